@@ -1,0 +1,119 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+)
+
+// CompleteAction is the reserved action that ends a round with an assistant
+// message carrying its "message" parameter.
+const CompleteAction = "workflow.complete"
+
+// ForbiddenFields are the names that never appear among business parameters:
+// references and context travel outside Stage 2.
+var ForbiddenFields = []string{"documentList", "connectionReference", "history", "documents", "connections"}
+
+// IsForbiddenField reports whether name is one of ForbiddenFields.
+func IsForbiddenField(name string) bool {
+	for _, f := range ForbiddenFields {
+		if f == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Effect says whether an action changes anything outside the workflow.
+type Effect string
+
+// Action effects.
+const (
+	EffectRead  Effect = "read"
+	EffectWrite Effect = "write"
+)
+
+// DocumentNeed says whether an action takes input documents.
+type DocumentNeed string
+
+// Document needs.
+const (
+	DocumentsNone     DocumentNeed = "none"
+	DocumentsOptional DocumentNeed = "optional"
+	DocumentsRequired DocumentNeed = "required"
+)
+
+// ActionSpec describes a registered action.
+type ActionSpec struct {
+	// Name is "method.action".
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Parameters is the JSON Schema of the business parameters.
+	Parameters json.RawMessage `json:"parameters"`
+	Effect     Effect          `json:"effect"`
+	Documents  DocumentNeed    `json:"documents"`
+	// ConnectionKind is the kind of connection the action uses ("" for
+	// none); ConnectionRequired says whether it cannot run without one.
+	ConnectionKind     string `json:"connectionKind,omitempty"`
+	ConnectionRequired bool   `json:"connectionRequired"`
+}
+
+// Method returns the part of the name before the dot.
+func (s ActionSpec) Method() string {
+	m, _, _ := strings.Cut(s.Name, ".")
+	return m
+}
+
+// ActionName returns the part of the name after the dot.
+func (s ActionSpec) ActionName() string {
+	_, a, _ := strings.Cut(s.Name, ".")
+	return a
+}
+
+// Connection is the public description of a per-user credentialed endpoint.
+// It never carries a secret: credentials stay inside the actions package and
+// are attached only when an action runs.
+type Connection struct {
+	Label       string `json:"label"`
+	Kind        string `json:"kind"`
+	Description string `json:"description"`
+}
+
+// ActionCall is one execution of an action.
+type ActionCall struct {
+	WorkflowID string
+	UserID     string
+	Round      int
+	Step       int
+	Action     string
+	Parameters map[string]any
+	Documents  []DocumentContent
+	Connection *Connection
+	// IdempotencyKey is "{workflowId}:{round}:{step}".
+	IdempotencyKey string
+}
+
+// ActionResult is what an action produced. Documents need Name, MimeType
+// and Content; the engine assigns ids and the message they belong to.
+type ActionResult struct {
+	Text      string
+	Documents []DocumentContent
+}
+
+// Registry is the engine's view of the actions it may run and the
+// connections each user owns.
+type Registry interface {
+	// Actions returns every registered action, sorted by name.
+	Actions() []ActionSpec
+	// Action returns one action by name.
+	Action(name string) (ActionSpec, bool)
+	// ValidateParameters checks params against the action's JSON Schema and
+	// returns one "path: message" line per problem (nil when valid).
+	ValidateParameters(name string, params map[string]any) []string
+	// Execute runs the action. A returned error is an explained step
+	// failure, recorded in the action message; it never ends the round by
+	// itself.
+	Execute(ctx context.Context, call ActionCall) (ActionResult, error)
+	// Connections returns the connections userID owns, sorted by label.
+	Connections(userID string) []Connection
+}

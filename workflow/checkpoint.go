@@ -1,0 +1,99 @@
+package workflow
+
+import "maps"
+
+// Phase is the persisted position of the running step (DESIGN §3):
+//
+//	select -> parameterize -> execute -> commit
+//
+// A phase is saved with Store.Commit before the next model call, so a
+// restarted engine resumes with the phase after the last finished call.
+type Phase string
+
+// The step phases.
+const (
+	PhaseSelect       Phase = "select"
+	PhaseParameterize Phase = "parameterize"
+	PhaseExecute      Phase = "execute"
+	PhaseCommit       Phase = "commit"
+	// PhasePlan is the action-plan mode's planning call; after it the plan
+	// steps run with PhaseExecute.
+	PhasePlan Phase = "plan"
+)
+
+// FieldSpec is one parameter Stage 1 asks Stage 2 to fill.
+type FieldSpec struct {
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+	Required    bool   `json:"required"`
+	Description string `json:"description,omitempty"`
+}
+
+// ParametersSchema is Stage 1's compact description of the parameters it
+// wants; Stage 2's schema is rendered from the action's registered schema
+// limited to these fields plus every required one.
+type ParametersSchema struct {
+	Fields []FieldSpec `json:"fields"`
+}
+
+// Selection is a validated Stage 1 reply: which action to run and what it
+// needs, with no parameter values.
+type Selection struct {
+	Action                 string           `json:"action"`
+	ActionObjective        string           `json:"actionObjective"`
+	Learnings              []string         `json:"learnings"`
+	RequiredInputDocuments []string         `json:"requiredInputDocuments"`
+	RequiredConnection     string           `json:"requiredConnection,omitempty"`
+	ParametersContext      string           `json:"parametersContext"`
+	ParametersSchema       ParametersSchema `json:"parametersSchema"`
+}
+
+// PlanStep is one step of an action-plan round, after its legacy reference
+// fields were taken out of the parameters.
+type PlanStep struct {
+	Action      string         `json:"action"`
+	Parameters  map[string]any `json:"parameters"`
+	ResultLabel string         `json:"resultLabel,omitempty"`
+	Documents   []string       `json:"documents,omitempty"`
+	Connection  string         `json:"connection,omitempty"`
+}
+
+// Checkpoint is the persisted state of the running round's current step.
+type Checkpoint struct {
+	Phase Phase `json:"phase"`
+	// Selection is set once Stage 1 has succeeded.
+	Selection *Selection `json:"selection,omitempty"`
+	// Parameters is set once Stage 2 has succeeded.
+	Parameters map[string]any `json:"parameters,omitempty"`
+	// Failures counts failed steps in a row in this round.
+	Failures int `json:"failures"`
+	// Plan and PlanIndex are used by the action-plan mode.
+	Plan      []PlanStep `json:"plan,omitempty"`
+	PlanIndex int        `json:"planIndex,omitempty"`
+}
+
+// Clone returns a deep copy of the checkpoint's containers (parameter values
+// are copied one level deep).
+func (c *Checkpoint) Clone() *Checkpoint {
+	if c == nil {
+		return nil
+	}
+	d := *c
+	if c.Selection != nil {
+		s := *c.Selection
+		s.Learnings = append([]string(nil), s.Learnings...)
+		s.RequiredInputDocuments = append([]string(nil), s.RequiredInputDocuments...)
+		s.ParametersSchema.Fields = append([]FieldSpec(nil), s.ParametersSchema.Fields...)
+		d.Selection = &s
+	}
+	d.Parameters = maps.Clone(c.Parameters)
+	if c.Plan != nil {
+		d.Plan = make([]PlanStep, len(c.Plan))
+		for i, p := range c.Plan {
+			p.Parameters = maps.Clone(p.Parameters)
+			p.Documents = append([]string(nil), p.Documents...)
+			d.Plan[i] = p
+		}
+	}
+	return &d
+}

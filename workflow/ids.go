@@ -1,0 +1,34 @@
+package workflow
+
+import (
+	"strings"
+
+	"github.com/oklog/ulid/v2"
+)
+
+// ID prefixes. Ids are a prefix followed by a lower-case ULID, so ids of one
+// kind sort by creation time.
+const (
+	PrefixWorkflow = "wf_"
+	PrefixMessage  = "msg_"
+	PrefixDocument = "doc_"
+	PrefixTrace    = "tr_"
+)
+
+// NewID returns a new sortable id with the given prefix. It is safe for
+// concurrent use; ids made in the same millisecond by one process are
+// monotonic.
+func NewID(prefix string) string {
+	return prefix + strings.ToLower(ulid.Make().String())
+}
+
+// ValidID reports whether s is a well-formed id with the given prefix. It is
+// used to reject malformed ids before they reach a store key.
+func ValidID(prefix, s string) bool {
+	rest, ok := strings.CutPrefix(s, prefix)
+	if !ok || len(rest) != ulid.EncodedSize {
+		return false
+	}
+	_, err := ulid.ParseStrict(strings.ToUpper(rest))
+	return err == nil
+}

@@ -1,0 +1,39 @@
+package workflow
+
+import "context"
+
+// ModelRequest is one chat completion request.
+type ModelRequest struct {
+	Messages []PromptMessage
+	// JSON asks the provider for a JSON object reply where it supports it.
+	JSON bool
+	// MaxTokens bounds the reply; 0 means the adapter's default.
+	MaxTokens int
+	// Stage is used for metrics and logs only.
+	Stage Stage
+}
+
+// ModelResponse is a model's reply and its usage.
+type ModelResponse struct {
+	Text             string
+	Model            string
+	PromptTokens     int
+	CompletionTokens int
+}
+
+// Model is the engine's view of an LLM. Implementations honour ctx
+// cancellation at once, retry transient failures themselves, and return
+// errors of kind KindUnavailable when the provider could not answer (the
+// round fails with stop reason llm_error and can be resumed) and KindInvalid
+// when the request itself was refused.
+type Model interface {
+	Generate(ctx context.Context, req ModelRequest) (ModelResponse, error)
+}
+
+// ModelFunc adapts a function to the Model interface.
+type ModelFunc func(ctx context.Context, req ModelRequest) (ModelResponse, error)
+
+// Generate calls f.
+func (f ModelFunc) Generate(ctx context.Context, req ModelRequest) (ModelResponse, error) {
+	return f(ctx, req)
+}

@@ -1,0 +1,62 @@
+package workflow
+
+import "context"
+
+// Commit is one atomic change of a workflow: its new state, the messages
+// appended by the change and the documents (with content) they carry.
+type Commit struct {
+	// Workflow is the new state. ID and UserID must be set. The store sets
+	// Version to ExpectedVersion+1.
+	Workflow *Workflow
+	// ExpectedVersion is the version the caller read. Zero creates the
+	// workflow, which must not exist yet.
+	ExpectedVersion int64
+	// Messages are appended in order. The store assigns WorkflowID and a
+	// gap-free Seq; the caller sets ID (NewID(PrefixMessage)).
+	Messages []Message
+	// Documents are stored with their content. Each one's metadata should
+	// also appear in the Documents of the message that carries it.
+	Documents []DocumentContent
+}
+
+// Page selects a page of a listing: at most Limit items after Cursor, an
+// opaque value returned by the previous page ("" for the first page).
+type Page struct {
+	Limit  int
+	Cursor string
+}
+
+// Store persists workflows, their messages, documents and traces.
+//
+// Implementations guarantee: Commit is atomic (either the new state, every
+// message and every document are stored, or none is) and guarded by the
+// expected version (a stale version returns KindConflict and writes
+// nothing); message seqs are gap-free and unique per workflow; documents and
+// traces are only reachable through their own workflow; unknown ids return
+// an error of kind KindNotFound.
+type Store interface {
+	// Commit applies c atomically and returns the stored workflow and the
+	// messages with their seqs.
+	Commit(ctx context.Context, c Commit) (*Workflow, []Message, error)
+	// GetWorkflow returns the workflow with the given id.
+	GetWorkflow(ctx context.Context, id string) (*Workflow, error)
+	// ListWorkflows returns userID's workflows, newest first, and the cursor
+	// of the next page ("" on the last page).
+	ListWorkflows(ctx context.Context, userID string, p Page) ([]*Workflow, string, error)
+	// DeleteWorkflow removes the workflow and everything it owns.
+	DeleteWorkflow(ctx context.Context, id string) error
+	// Messages returns up to limit messages with seq > afterSeq, in seq
+	// order; limit <= 0 means all.
+	Messages(ctx context.Context, workflowID string, afterSeq int64, limit int) ([]Message, error)
+	// DocumentContent returns a document of the workflow with its bytes.
+	DocumentContent(ctx context.Context, workflowID, documentID string) (DocumentContent, error)
+	// AppendTrace stores a trace, keeping at most the store's cap of
+	// newest traces per workflow.
+	AppendTrace(ctx context.Context, t Trace) error
+	// Traces returns the workflow's traces, oldest first.
+	Traces(ctx context.Context, workflowID string) ([]Trace, error)
+	// GetTrace returns one trace by id.
+	GetTrace(ctx context.Context, traceID string) (Trace, error)
+	// Ping reports whether the store can serve requests.
+	Ping(ctx context.Context) error
+}

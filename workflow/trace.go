@@ -1,0 +1,46 @@
+package workflow
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Stage names the kind of model call (or action) a trace records.
+type Stage string
+
+// The trace stages of DESIGN §6.
+const (
+	StageOne    Stage = "stage1"
+	StageTwo    Stage = "stage2"
+	StagePlan   Stage = "plan"
+	StageRepair Stage = "repair"
+	StageAction Stage = "action"
+)
+
+// PromptMessage is one chat message sent to a model.
+type PromptMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Trace records one model call: the rendered prompt, the raw response, the
+// parse outcome, tokens and latency. Traces are redacted before they are
+// stored: they never carry a secret.
+type Trace struct {
+	ID               string          `json:"id"`
+	WorkflowID       string          `json:"workflowId"`
+	Round            int             `json:"round"`
+	Step             int             `json:"step"`
+	Stage            Stage           `json:"stage"`
+	Attempt          int             `json:"attempt"`
+	Template         string          `json:"template"`
+	Prompt           []PromptMessage `json:"prompt"`
+	Response         string          `json:"response"`
+	Parsed           json.RawMessage `json:"parsed,omitempty"`
+	Error            string          `json:"error"`
+	Model            string          `json:"model"`
+	PromptTokens     int             `json:"promptTokens"`
+	CompletionTokens int             `json:"completionTokens"`
+	LatencyMs        int64           `json:"latencyMs"`
+	CreatedAt        time.Time       `json:"createdAt"`
+}

@@ -1,0 +1,95 @@
+package workflow
+
+import "time"
+
+// Status is where a workflow stands.
+type Status string
+
+// The workflow statuses of DESIGN §6.
+const (
+	StatusRunning          Status = "running"
+	StatusAwaitingApproval Status = "awaiting_approval"
+	StatusCompleted        Status = "completed"
+	StatusFailed           Status = "failed"
+	StatusStopped          Status = "stopped"
+)
+
+// Terminal reports whether no round is running in this status.
+func (s Status) Terminal() bool {
+	return s == StatusCompleted || s == StatusFailed || s == StatusStopped
+}
+
+// StopReason says why the last round ended; empty while a round runs.
+type StopReason string
+
+// The stop reasons of DESIGN §3 and §5.
+const (
+	StopCompleted       StopReason = "completed"
+	StopMaxSteps        StopReason = "max_steps"
+	StopFailures        StopReason = "failures"
+	StopLLMError        StopReason = "llm_error"
+	StopStopped         StopReason = "stopped"
+	StopPlanUnavailable StopReason = "plan_unavailable"
+)
+
+// ModeName selects how a round is run.
+type ModeName string
+
+// The two modes. ModeReact is the default.
+const (
+	ModeReact      ModeName = "react"
+	ModeActionPlan ModeName = "actionplan"
+)
+
+// Valid reports whether m names a known mode.
+func (m ModeName) Valid() bool { return m == ModeReact || m == ModeActionPlan }
+
+// Stats counts the work a workflow has caused, over all its rounds.
+type Stats struct {
+	LLMCalls         int `json:"llmCalls"`
+	PromptTokens     int `json:"promptTokens"`
+	CompletionTokens int `json:"completionTokens"`
+	Actions          int `json:"actions"`
+}
+
+// Workflow is one conversation-like job of one user. Its JSON form is the
+// stored form; the HTTP layer has its own view without Version and
+// Checkpoint.
+type Workflow struct {
+	ID         string     `json:"id"`
+	UserID     string     `json:"userId"`
+	Mode       ModeName   `json:"mode"`
+	Status     Status     `json:"status"`
+	StopReason StopReason `json:"stopReason"`
+	Round      int        `json:"round"`
+	Step       int        `json:"step"`
+	MaxSteps   int        `json:"maxSteps"`
+	Error      string     `json:"error"`
+	Stats      Stats      `json:"stats"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	UpdatedAt  time.Time  `json:"updatedAt"`
+
+	// Version is incremented by every Store.Commit; a commit names the
+	// version it expects and fails with KindConflict when it is stale.
+	Version int64 `json:"version"`
+	// Checkpoint is the persisted phase of the running step, so a
+	// restarted process resumes after the last finished model call.
+	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
+}
+
+// Clone returns a deep copy, so a caller can change it without touching a
+// value shared with a store or another goroutine.
+func (w *Workflow) Clone() *Workflow {
+	if w == nil {
+		return nil
+	}
+	c := *w
+	c.Checkpoint = w.Checkpoint.Clone()
+	return &c
+}
+
+// OwnedBy reports whether the workflow belongs to userID. Callers answer
+// another user's workflow exactly like a missing one (ErrNotFound).
+func (w *Workflow) OwnedBy(userID string) bool {
+	return w != nil && userID != "" && w.UserID == userID
+}
