@@ -1,6 +1,9 @@
 package workflow
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Commit is one atomic change of a workflow: its new state, the messages
 // appended by the change and the documents (with content) they carry.
@@ -59,4 +62,16 @@ type Store interface {
 	GetTrace(ctx context.Context, traceID string) (Trace, error)
 	// Ping reports whether the store can serve requests.
 	Ping(ctx context.Context) error
+
+	// Running returns the ids of every workflow whose stored status is
+	// StatusRunning, in any order. Commit keeps this set up to date.
+	Running(ctx context.Context) ([]string, error)
+	// ClaimRound takes, or renews, the lease on workflowID's running round
+	// for owner until ttl passes. It returns false when another owner holds
+	// an unexpired lease. Several gateway instances use it so that exactly
+	// one of them runs a round, and a round whose instance died is taken
+	// over once its lease expires.
+	ClaimRound(ctx context.Context, workflowID, owner string, ttl time.Duration) (bool, error)
+	// ReleaseRound gives up owner's lease (no-op when owner does not hold it).
+	ReleaseRound(ctx context.Context, workflowID, owner string) error
 }
