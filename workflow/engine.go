@@ -1,0 +1,201 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+)
+
+// Defaults of EngineConfig.
+const (
+	DefaultMaxSteps          = 10
+	DefaultMaxStepsLimit     = 100
+	DefaultWorkers           = 8
+	DefaultMaxRunningPerUser = 4
+	DefaultLeaseTTL          = 30 * time.Second
+	DefaultRecoverInterval   = 10 * time.Second
+	DefaultPollInterval      = time.Second
+	// MaxFailuresInARow is the breaker: this many failed steps in a row end
+	// the round with status failed and stop reason failures.
+	MaxFailuresInARow = 3
+)
+
+// EngineConfig configures an Engine. Zero values take the defaults above.
+type EngineConfig struct {
+	// DefaultMaxSteps is a new workflow's maxSteps when the request names
+	// none; MaxStepsLimit is the largest maxSteps a request may ask for.
+	DefaultMaxSteps int
+	MaxStepsLimit   int
+	// Workers bounds how many rounds this instance runs at once.
+	Workers int
+	// MaxRunningPerUser bounds a user's running rounds (over every
+	// instance); beyond it Create, StartRound and Resume fail with
+	// KindTooMany.
+	MaxRunningPerUser int
+	// LeaseTTL is how long a claimed round stays this instance's without a
+	// renewal; leases are renewed every LeaseTTL/3 while the round runs.
+	LeaseTTL time.Duration
+	// RecoverInterval is how often the engine looks for running workflows
+	// that no instance runs (an expired lease) and resumes them.
+	RecoverInterval time.Duration
+	// PollInterval is how often a running round re-reads its status, so a
+	// Stop made on another instance cancels the in-flight model call.
+	PollInterval time.Duration
+	// InstanceID names this instance as the owner of its leases; empty means
+	// a fresh random id.
+	InstanceID string
+	// Logger receives operational logs; nil discards them.
+	Logger *slog.Logger
+	// Observer receives metrics hooks; nil means none.
+	Observer Observer
+}
+
+// Observer receives the engine's events, for metrics. Its methods are
+// called synchronously from the goroutine running a round, so they must be
+// fast and safe for concurrent use.
+type Observer interface {
+	// RoundEnded is called once a round has ended (any status but running).
+	RoundEnded(wf *Workflow)
+	// StepFinished is called when a step committed.
+	StepFinished(mode ModeName, action string, status MessageStatus, d time.Duration)
+	// ModelCalled is called after every model call; outcome is "ok",
+	// "rejected", "error" or "cancelled".
+	ModelCalled(stage Stage, outcome string, promptTokens, completionTokens int)
+}
+
+// Engine runs workflows: it validates and commits requests (Create,
+// StartRound, Stop, Resume, Delete) and runs rounds in the background on a
+// bounded pool of workers, one step phase at a time, every phase persisted
+// with Store.Commit under the version check. Several engines (gateway
+// instances) may share one store: a round runs on the instance holding its
+// lease, and a round whose instance died is resumed by another one.
+//
+// An Engine is safe for concurrent use. Start must be called once before
+// rounds run; Shutdown stops it.
+type Engine struct {
+	cfg      EngineConfig
+	store    Store
+	model    Model
+	registry Registry
+	modes    map[ModeName]Mode
+	log      *slog.Logger
+	now      func() time.Time
+
+	runner *runner
+
+	// changed is closed and replaced after every commit this engine makes,
+	// to wake Wait.
+	changedMu sync.Mutex
+	changed   chan struct{}
+}
+
+// NewEngine returns an engine over store, model and registry running the
+// given modes. It fails with KindInvalid when a dependency is missing or
+// the configuration is inconsistent.
+func NewEngine(cfg EngineConfig, store Store, model Model, registry Registry, modes map[ModeName]Mode) (*Engine, error) {
+	if store == nil || model == nil || registry == nil {
+		return nil, Errorf(KindInvalid, "NewEngine: store, model and registry are required")
+	}
+	if modes[ModeReact] == nil && modes[ModeActionPlan] == nil {
+		return nil, Errorf(KindInvalid, "NewEngine: no mode to run")
+	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	e := &Engine{
+		cfg:      cfg,
+		store:    store,
+		model:    model,
+		registry: registry,
+		modes:    modes,
+		log:      log.With("instance", cfg.InstanceID),
+		now:      func() time.Time { return time.Now().UTC() },
+		changed:  make(chan struct{}),
+	}
+	e.runner = newRunner(e)
+	return e, nil
+}
+
+func (c EngineConfig) withDefaults() (EngineConfig, error) {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&c.DefaultMaxSteps, DefaultMaxSteps)
+	def(&c.MaxStepsLimit, DefaultMaxStepsLimit)
+	def(&c.Workers, DefaultWorkers)
+	def(&c.MaxRunningPerUser, DefaultMaxRunningPerUser)
+	defDur := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	defDur(&c.LeaseTTL, DefaultLeaseTTL)
+	defDur(&c.RecoverInterval, DefaultRecoverInterval)
+	defDur(&c.PollInterval, DefaultPollInterval)
+	if c.InstanceID == "" {
+		host, _ := os.Hostname()
+		c.InstanceID = host + "-" + NewID("")
+	}
+	var errs []error
+	if c.DefaultMaxSteps < 1 || c.DefaultMaxSteps > c.MaxStepsLimit {
+		errs = append(errs, errors.New("DefaultMaxSteps must be between 1 and MaxStepsLimit"))
+	}
+	if c.Workers < 1 || c.MaxRunningPerUser < 1 {
+		errs = append(errs, errors.New("Workers and MaxRunningPerUser must be positive"))
+	}
+	if c.LeaseTTL < 0 || c.RecoverInterval < 0 || c.PollInterval < 0 {
+		errs = append(errs, errors.New("durations must be positive"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return c, WrapKind(KindInvalid, err, "NewEngine: bad configuration")
+	}
+	return c, nil
+}
+
+// Start starts the workers and the recovery loop. They run until ctx is
+// cancelled or Shutdown is called; the engine owns and waits for them.
+func (e *Engine) Start(ctx context.Context) { e.runner.start(ctx) }
+
+// Shutdown stops taking rounds, cancels the running ones at their current
+// checkpoint WITHOUT changing their status (they stay running, so this or
+// another instance resumes them), releases their leases and waits for the
+// workers until ctx is done.
+func (e *Engine) Shutdown(ctx context.Context) error { return e.runner.shutdown(ctx) }
+
+// notify wakes every Wait after a commit.
+func (e *Engine) notify() {
+	e.changedMu.Lock()
+	close(e.changed)
+	e.changed = make(chan struct{})
+	e.changedMu.Unlock()
+}
+
+func (e *Engine) changes() <-chan struct{} {
+	e.changedMu.Lock()
+	defer e.changedMu.Unlock()
+	return e.changed
+}
+
+// observer returns the configured Observer or one that does nothing.
+func (e *Engine) observer() Observer {
+	if e.cfg.Observer != nil {
+		return e.cfg.Observer
+	}
+	return noObserver{}
+}
+
+type noObserver struct{}
+
+func (noObserver) RoundEnded(*Workflow)                                        {}
+func (noObserver) StepFinished(ModeName, string, MessageStatus, time.Duration) {}
+func (noObserver) ModelCalled(Stage, string, int, int)                         {}

@@ -1,0 +1,265 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Create validates in (a non-empty prompt and user, a mode this engine
+// runs, maxSteps within 1..MaxStepsLimit: else KindInvalid; the user's
+// running rounds under MaxRunningPerUser: else KindTooMany), commits the
+// workflow with its first user message and documents (label
+// round1_user_context) with status running at round 1, schedules the round
+// and returns the stored workflow.
+func (e *Engine) Create(ctx context.Context, in NewWorkflow) (_ *Workflow, err error) {
+	defer Wrap(&err, "Create")
+	if strings.TrimSpace(in.UserID) == "" {
+		return nil, Errorf(KindInvalid, "a user is required")
+	}
+	if in.Mode == "" {
+		in.Mode = ModeReact
+	}
+	if !in.Mode.Valid() || e.modes[in.Mode] == nil {
+		return nil, Errorf(KindInvalid, "mode %q is not available (want %q or %q)", in.Mode, ModeReact, ModeActionPlan)
+	}
+	if in.MaxSteps == 0 {
+		in.MaxSteps = e.cfg.DefaultMaxSteps
+	}
+	if in.MaxSteps < 1 || in.MaxSteps > e.cfg.MaxStepsLimit {
+		return nil, Errorf(KindInvalid, "maxSteps must be between 1 and %d, not %d", e.cfg.MaxStepsLimit, in.MaxSteps)
+	}
+	now := e.now()
+	wf := &Workflow{
+		ID: NewID(PrefixWorkflow), UserID: in.UserID, Mode: in.Mode, MaxSteps: in.MaxSteps,
+		CreatedAt: now, UpdatedAt: now,
+	}
+	msg, docs, err := e.userMessage(wf, 1, in.Prompt, in.Documents)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.checkRunningLimit(ctx, in.UserID); err != nil {
+		return nil, err
+	}
+	startRound(wf, 1)
+	stored, _, err := e.store.Commit(ctx, Commit{Workflow: wf, Messages: []Message{msg}, Documents: docs})
+	if err != nil {
+		return nil, err
+	}
+	e.notify()
+	e.runner.schedule(stored.ID)
+	return stored, nil
+}
+
+// StartRound starts the next round of a workflow whose last round ended,
+// with a new user message; KindConflict while a round runs.
+func (e *Engine) StartRound(ctx context.Context, userID, id string, in NewRound) (_ *Workflow, err error) {
+	defer Wrap(&err, "StartRound(%q)", id)
+	wf, err := e.Get(ctx, userID, id)
+	if err != nil {
+		return nil, err
+	}
+	if !wf.Status.Terminal() {
+		return nil, Errorf(KindConflict, "workflow %s has a round %s; wait for it to end or stop it", id, wf.Status)
+	}
+	round := wf.Round + 1
+	msg, docs, err := e.userMessage(wf, round, in.Prompt, in.Documents)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.checkRunningLimit(ctx, userID); err != nil {
+		return nil, err
+	}
+	next := wf.Clone()
+	startRound(next, round)
+	next.UpdatedAt = e.now()
+	return e.commitAndSchedule(ctx, next, wf.Version, []Message{msg}, docs)
+}
+
+// Resume continues a failed or stopped round from its last checkpoint
+// (the failure count reset); KindConflict for any other status.
+func (e *Engine) Resume(ctx context.Context, userID, id string) (_ *Workflow, err error) {
+	defer Wrap(&err, "Resume(%q)", id)
+	wf, err := e.Get(ctx, userID, id)
+	if err != nil {
+		return nil, err
+	}
+	if wf.Status != StatusFailed && wf.Status != StatusStopped {
+		return nil, Errorf(KindConflict, "only a failed or stopped round can be resumed; workflow %s is %s", id, wf.Status)
+	}
+	if err := e.checkRunningLimit(ctx, userID); err != nil {
+		return nil, err
+	}
+	next := wf.Clone()
+	if next.StopReason == StopFailures {
+		next.Step++ // the breaker ended the round after a committed step
+	}
+	if next.Checkpoint == nil {
+		next.Checkpoint = &Checkpoint{Phase: PhaseSelect}
+	}
+	next.Checkpoint.Failures = 0
+	next.Status, next.StopReason, next.Error = StatusRunning, "", ""
+	next.UpdatedAt = e.now()
+	return e.commitAndSchedule(ctx, next, wf.Version, nil, nil)
+}
+
+// Stop ends the running round with status stopped: it commits the status
+// (under the version check, so a round that ended meanwhile answers
+// KindConflict) and cancels the in-flight model call — at once on this
+// instance, within a status poll on another. The checkpoint is kept for
+// Resume.
+func (e *Engine) Stop(ctx context.Context, userID, id string) (_ *Workflow, err error) {
+	defer Wrap(&err, "Stop(%q)", id)
+	stored, err := e.stop(ctx, userID, id)
+	if err != nil {
+		return nil, err
+	}
+	e.runner.stop(id, errStopped)
+	e.observer().RoundEnded(stored.Clone())
+	return stored, nil
+}
+
+func (e *Engine) stop(ctx context.Context, userID, id string) (*Workflow, error) {
+	for {
+		wf, err := e.Get(ctx, userID, id)
+		if err != nil {
+			return nil, err
+		}
+		if wf.Status != StatusRunning {
+			return nil, Errorf(KindConflict, "workflow %s has no running round (status %s)", id, wf.Status)
+		}
+		next := wf.Clone()
+		next.Status, next.StopReason, next.Error = StatusStopped, StopStopped, ""
+		next.UpdatedAt = e.now()
+		stored, _, err := e.store.Commit(ctx, Commit{Workflow: next, ExpectedVersion: wf.Version})
+		if KindOf(err) == KindConflict {
+			continue // the round moved on meanwhile: look again
+		}
+		if err != nil {
+			return nil, err
+		}
+		e.notify()
+		return stored, nil
+	}
+}
+
+// Get returns userID's workflow; another user's answers KindNotFound.
+func (e *Engine) Get(ctx context.Context, userID, id string) (*Workflow, error) {
+	if !ValidID(PrefixWorkflow, id) {
+		return nil, Errorf(KindNotFound, "workflow %q not found", id)
+	}
+	wf, err := e.store.GetWorkflow(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !wf.OwnedBy(userID) {
+		return nil, Errorf(KindNotFound, "workflow %q not found", id)
+	}
+	return wf, nil
+}
+
+// Delete removes the workflow and everything it owns, stopping its running
+// round first (and, on this instance, waiting for the run to end).
+func (e *Engine) Delete(ctx context.Context, userID, id string) (err error) {
+	defer Wrap(&err, "Delete(%q)", id)
+	if _, err := e.stop(ctx, userID, id); err != nil && KindOf(err) != KindConflict {
+		return err
+	}
+	if done := e.runner.stop(id, errStopped); done != nil {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return WrapKind(KindUnavailable, ctx.Err(), "the round did not stop in time")
+		}
+	}
+	return e.store.DeleteWorkflow(ctx, id)
+}
+
+// Wait blocks until id's round is no longer running (or ctx is done) and
+// returns the workflow. It works whichever instance runs the round. Meant
+// for tests and demos; it does not check ownership.
+func (e *Engine) Wait(ctx context.Context, id string) (*Workflow, error) {
+	for {
+		changed := e.changes()
+		wf, err := e.store.GetWorkflow(ctx, id)
+		if err != nil || wf.Status != StatusRunning {
+			return wf, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, WrapKind(KindUnavailable, ctx.Err(), "Wait(%q)", id)
+		case <-changed:
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (e *Engine) commitAndSchedule(ctx context.Context, next *Workflow, version int64, msgs []Message, docs []DocumentContent) (*Workflow, error) {
+	stored, _, err := e.store.Commit(ctx, Commit{Workflow: next, ExpectedVersion: version, Messages: msgs, Documents: docs})
+	if KindOf(err) == KindConflict {
+		return nil, WrapKind(KindConflict, err, "workflow %s changed meanwhile; try again", next.ID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	e.notify()
+	e.runner.schedule(stored.ID)
+	return stored, nil
+}
+
+// startRound puts wf at the first step of round.
+func startRound(wf *Workflow, round int) {
+	wf.Round, wf.Step = round, 1
+	wf.Status, wf.StopReason, wf.Error = StatusRunning, "", ""
+	wf.Checkpoint = &Checkpoint{Phase: PhaseSelect}
+}
+
+// checkRunningLimit fails with KindTooMany when userID already has
+// MaxRunningPerUser running rounds, counted over the whole store.
+func (e *Engine) checkRunningLimit(ctx context.Context, userID string) error {
+	ids, err := e.store.Running(ctx)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, id := range ids {
+		wf, err := e.store.GetWorkflow(ctx, id)
+		if err == nil && wf.UserID == userID && wf.Status == StatusRunning {
+			n++
+		}
+	}
+	if n >= e.cfg.MaxRunningPerUser {
+		return Errorf(KindTooMany, "%d rounds are already running for this user (limit %d); wait for one to end", n, e.cfg.MaxRunningPerUser)
+	}
+	return nil
+}
+
+// userMessage builds the user message opening round, with its uploads
+// labelled round{R}_user_context.
+func (e *Engine) userMessage(wf *Workflow, round int, prompt string, uploads []DocumentContent) (Message, []DocumentContent, error) {
+	if strings.TrimSpace(prompt) == "" {
+		return Message{}, nil, Errorf(KindInvalid, "the prompt must not be empty")
+	}
+	msg := Message{
+		ID: NewID(PrefixMessage), WorkflowID: wf.ID, Round: round, Role: RoleUser, Text: prompt,
+		Documents: []Document{}, CreatedAt: e.now(),
+	}
+	docs := make([]DocumentContent, 0, len(uploads))
+	for i, d := range uploads {
+		if strings.TrimSpace(d.Name) == "" {
+			return Message{}, nil, Errorf(KindInvalid, "document %d has no name", i+1)
+		}
+		d.ID, d.WorkflowID, d.MessageID = NewID(PrefixDocument), wf.ID, msg.ID
+		if d.MimeType == "" {
+			d.MimeType = "application/octet-stream"
+		}
+		d.Size = int64(len(d.Content))
+		docs = append(docs, d)
+		msg.Documents = append(msg.Documents, d.Document)
+	}
+	if len(docs) > 0 {
+		msg.DocumentsLabel = fmt.Sprintf("round%d_user_context", round)
+	}
+	return msg, docs, nil
+}

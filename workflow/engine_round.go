@@ -1,0 +1,123 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// runRound drives wf's running round from its checkpoint until the round
+// ends, the context is cancelled (Stop, Shutdown, a lost lease) or the run
+// loses the workflow to another writer. On cancellation it writes nothing:
+// whoever cancelled has already committed what the status should be (Stop),
+// or wants the round to stay running for a later resume (Shutdown).
+func (e *Engine) runRound(ctx context.Context, wf *Workflow) {
+	mode := e.modes[wf.Mode]
+	msgs, err := e.store.Messages(ctx, wf.ID, 0, 0)
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Error("loading messages failed", "workflow", wf.ID, "err", err)
+		}
+		return
+	}
+	if wf.Checkpoint == nil {
+		wf.Checkpoint = &Checkpoint{Phase: PhaseSelect}
+	}
+	run := &Run{e: e, mode: mode, wf: wf, msgs: msgs, stepStart: time.Now()}
+	if mode == nil {
+		e.failRound(ctx, run, Errorf(KindInvalid, "mode %q is not available on this instance", wf.Mode))
+		return
+	}
+	for run.wf.Status == StatusRunning && ctx.Err() == nil {
+		version := run.wf.Version
+		if run.wf.Step > run.wf.MaxSteps {
+			err = run.endAtLimit(ctx)
+		} else {
+			err = mode.Step(ctx, run)
+		}
+		if err == nil && run.wf.Version == version {
+			err = Errorf(KindInternal, "mode %s made no progress at phase %q", wf.Mode, run.wf.Checkpoint.Phase)
+		}
+		if err != nil {
+			e.failRound(ctx, run, err)
+			return
+		}
+	}
+}
+
+// settle applies the round-ending rules to next, the state after a step
+// whose messages are pending, in this order:
+//
+//  1. end set by the mode (workflow.complete, plan_unavailable): that outcome;
+//  2. MaxFailuresInARow failed steps in a row: status failed, stop reason
+//     failures (Resume continues with the next step, the count reset);
+//  3. the step after the last allowed one: the mode's closing message is
+//     appended (no model call), status completed, stop reason max_steps.
+//
+// It returns the messages to append. This is the one place both modes' rounds
+// end by rule; next.Step has already been advanced past the finished step.
+func (r *Run) settle(next *Workflow, end *RoundEnd, pending []Message) []Message {
+	switch {
+	case end != nil:
+		next.Status, next.StopReason, next.Error = end.Status, end.Reason, end.Error
+		next.Step--
+		next.Checkpoint = nil
+	case next.Checkpoint != nil && next.Checkpoint.Failures >= MaxFailuresInARow:
+		next.Status, next.StopReason = StatusFailed, StopFailures
+		next.Error = fmt.Sprintf("%d steps failed in a row", next.Checkpoint.Failures)
+		next.Step--
+	case next.Step > next.MaxSteps:
+		view := *r
+		view.wf = next
+		view.msgs = append(r.msgs[:len(r.msgs):len(r.msgs)], pending...)
+		closing := r.mode.Closing(&view)
+		next.Step = next.MaxSteps
+		if closing.ID == "" {
+			closing.ID = NewID(PrefixMessage)
+		}
+		closing.Role, closing.Round, closing.Step = RoleAssistant, next.Round, next.Step
+		next.Status, next.StopReason, next.Error = StatusCompleted, StopMaxSteps, ""
+		next.Checkpoint = nil
+		return []Message{closing}
+	}
+	return nil
+}
+
+// endAtLimit ends a round that resumed past its last allowed step.
+func (r *Run) endAtLimit(ctx context.Context) error {
+	next := r.wf.Clone()
+	msgs := r.settle(next, nil, nil)
+	return r.commit(ctx, next, msgs, nil)
+}
+
+// failRound records why a round could not go on. Nothing is written when
+// the run was cancelled or lost the workflow; a model error ends the round
+// with stop reason llm_error; anything else with stop reason failures. The
+// checkpoint is kept, so Resume continues from it.
+func (e *Engine) failRound(ctx context.Context, run *Run, err error) {
+	id := run.wf.ID
+	switch {
+	case ctx.Err() != nil:
+		e.log.Debug("round interrupted", "workflow", id, "cause", context.Cause(ctx))
+		return
+	case errors.Is(err, errRoundLost):
+		e.log.Info("round changed elsewhere; leaving it", "workflow", id, "err", err)
+		return
+	}
+	next := run.wf.Clone()
+	next.Status = StatusFailed
+	var me *modelError
+	if errors.As(err, &me) {
+		next.StopReason = StopLLMError
+		next.Error = "the model could not answer: " + PublicMessage(me.err)
+		e.log.Warn("round failed: model error", "workflow", id, "err", err)
+	} else {
+		next.StopReason = StopFailures
+		next.Error = PublicMessage(err)
+		e.log.Error("round failed", "workflow", id, "err", err)
+	}
+	if cerr := run.commit(ctx, next, nil, nil); cerr != nil {
+		e.log.Error("recording the failed round failed", "workflow", id, "err", cerr)
+	}
+}

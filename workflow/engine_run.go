@@ -1,0 +1,212 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// commitTimeout bounds a commit made after the run's context was cancelled:
+// a finished phase is still persisted (under the version check) so a
+// shutdown never throws away a finished model call.
+const commitTimeout = 10 * time.Second
+
+// errRoundLost says a commit found the workflow changed under the run
+// (stopped, deleted, or taken over by another instance): the run ends
+// without writing anything.
+var errRoundLost = errors.New("the round changed under this run")
+
+// modelError marks an error returned by the model, so the engine ends the
+// round with stop reason llm_error.
+type modelError struct{ err error }
+
+func (m *modelError) Error() string { return "model call failed: " + m.err.Error() }
+func (m *modelError) Unwrap() error { return m.err }
+
+// Run is a mode's handle on the round it runs. It is used by one goroutine
+// at a time (the one running the round) and exposes the workflow, its
+// messages, the registry, a traced model call and the two persisted
+// transitions of a step: Checkpoint and CommitStep.
+type Run struct {
+	e     *Engine
+	mode  Mode
+	wf    *Workflow
+	msgs  []Message
+	conns []Connection
+	// stepStart is when this process started the current step.
+	stepStart time.Time
+}
+
+// Workflow returns the current state. It is the run's own value: read it,
+// never change it (use Checkpoint and CommitStep).
+func (r *Run) Workflow() *Workflow { return r.wf }
+
+// Messages returns every message of the workflow in seq order, including
+// those committed by this run. Read-only.
+func (r *Run) Messages() []Message { return r.msgs }
+
+// Registry returns the action registry.
+func (r *Run) Registry() Registry { return r.e.registry }
+
+// Connections returns the connections the workflow's user owns (public
+// descriptions only), read once per run.
+func (r *Run) Connections() []Connection {
+	if r.conns == nil {
+		r.conns = r.e.registry.Connections(r.wf.UserID)
+		if r.conns == nil {
+			r.conns = []Connection{}
+		}
+	}
+	return r.conns
+}
+
+// DocumentContent returns a document of this workflow with its bytes.
+func (r *Run) DocumentContent(ctx context.Context, documentID string) (DocumentContent, error) {
+	return r.e.store.DocumentContent(ctx, r.wf.ID, documentID)
+}
+
+// IdempotencyKey returns "{workflowId}:{round}:{step}" for the current step.
+func (r *Run) IdempotencyKey() string {
+	return fmt.Sprintf("%s:%d:%d", r.wf.ID, r.wf.Round, r.wf.Step)
+}
+
+// Generate makes one model call: it counts it in the workflow's stats,
+// runs call.Check on the reply and stores a trace with the prompt, the raw
+// reply, the parse outcome, tokens and latency. A model error (after the
+// adapter's own retries) is returned wrapped so the engine fails the round
+// with stop reason llm_error; a cancelled context is returned as is. A
+// rejected reply is not an error: Generate returns the response and the
+// mode reads the rejection from its own Check.
+func (r *Run) Generate(ctx context.Context, call ModelCall) (ModelResponse, error) {
+	start := time.Now()
+	resp, err := r.e.model.Generate(ctx, ModelRequest{
+		Messages: call.Prompt, JSON: call.JSON, MaxTokens: call.MaxTokens, Stage: call.Stage,
+	})
+	t := Trace{
+		ID: NewID(PrefixTrace), WorkflowID: r.wf.ID, Round: r.wf.Round, Step: r.wf.Step,
+		Stage: call.Stage, Attempt: call.Attempt, Template: call.Template, Prompt: call.Prompt,
+		Response: resp.Text, Model: resp.Model, PromptTokens: resp.PromptTokens,
+		CompletionTokens: resp.CompletionTokens, LatencyMs: time.Since(start).Milliseconds(),
+		CreatedAt: r.e.now(),
+	}
+	r.wf.Stats.LLMCalls++
+	r.wf.Stats.PromptTokens += resp.PromptTokens
+	r.wf.Stats.CompletionTokens += resp.CompletionTokens
+	outcome := "ok"
+	switch {
+	case err != nil && ctx.Err() != nil:
+		outcome, t.Error = "cancelled", "cancelled: "+context.Cause(ctx).Error()
+		err = ctx.Err()
+	case err != nil:
+		outcome, t.Error = "error", err.Error()
+		err = &modelError{err: err}
+	case call.Check != nil:
+		t.Parsed, t.Error = call.Check(resp.Text)
+		if t.Error != "" {
+			outcome = "rejected"
+		}
+	}
+	r.e.observer().ModelCalled(call.Stage, outcome, resp.PromptTokens, resp.CompletionTokens)
+	r.RecordTrace(ctx, t)
+	return resp, err
+}
+
+// RecordTrace stores a trace of this workflow (e.g. an action's, or a plan
+// step dropped by validation). A failure to store it is logged, never
+// fatal: traces are diagnostics.
+func (r *Run) RecordTrace(ctx context.Context, t Trace) {
+	if t.ID == "" {
+		t.ID = NewID(PrefixTrace)
+	}
+	t.WorkflowID = r.wf.ID
+	if t.CreatedAt.IsZero() {
+		t.CreatedAt = r.e.now()
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+	defer cancel()
+	if err := r.e.store.AppendTrace(ctx, t); err != nil {
+		r.e.log.Warn("storing trace failed", "workflow", r.wf.ID, "stage", t.Stage, "err", err)
+	}
+}
+
+// Checkpoint persists the next phase of the current step (with the stats
+// gathered so far), so a restarted engine resumes from it. The engine keeps
+// the failure count; cp's own Failures is ignored.
+func (r *Run) Checkpoint(ctx context.Context, cp Checkpoint) error {
+	next := r.wf.Clone()
+	if r.wf.Checkpoint != nil {
+		cp.Failures = r.wf.Checkpoint.Failures
+	}
+	next.Checkpoint = &cp
+	return r.commit(ctx, next, nil, nil)
+}
+
+// CommitStep ends the current step: it commits the step's messages and
+// documents atomically with the new state, after applying the round-ending
+// rules (End, the failure breaker, maxSteps — see settle). After it the
+// round either continues with the next step or has ended.
+func (r *Run) CommitStep(ctx context.Context, res StepResult) error {
+	next := r.wf.Clone()
+	failures := 0
+	if r.wf.Checkpoint != nil {
+		failures = r.wf.Checkpoint.Failures
+	}
+	if res.Failed {
+		failures++
+	} else {
+		failures = 0
+	}
+	if res.Executed {
+		next.Stats.Actions++
+	}
+	cp := Checkpoint{Phase: PhaseSelect}
+	if res.Next != nil {
+		cp = *res.Next.Clone()
+	}
+	cp.Failures = failures
+	next.Checkpoint = &cp
+	next.Step++
+	msgs := append([]Message(nil), res.Messages...)
+	msgs = append(msgs, r.settle(next, res.End, msgs)...)
+	if err := r.commit(ctx, next, msgs, res.Documents); err != nil {
+		return err
+	}
+	status := MessageSuccess
+	if res.Failed {
+		status = MessageError
+	}
+	r.e.observer().StepFinished(r.wf.Mode, res.Action, status, time.Since(r.stepStart))
+	r.stepStart = time.Now()
+	return nil
+}
+
+// commit stores next with msgs and docs under the version check. A conflict
+// means someone else changed the workflow (a Stop, a Delete, another
+// instance): the run must end without writing, so it returns errRoundLost.
+func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs []DocumentContent) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+	defer cancel()
+	next.UpdatedAt = r.e.now()
+	for i := range msgs {
+		if msgs[i].CreatedAt.IsZero() {
+			msgs[i].CreatedAt = next.UpdatedAt
+		}
+	}
+	stored, saved, err := r.e.store.Commit(ctx, Commit{
+		Workflow: next, ExpectedVersion: r.wf.Version, Messages: msgs, Documents: docs,
+	})
+	if err != nil {
+		if k := KindOf(err); k == KindConflict || k == KindNotFound {
+			return fmt.Errorf("commit of %s at version %d: %w: %w", r.wf.ID, r.wf.Version, errRoundLost, err)
+		}
+		return fmt.Errorf("commit of %s: %w", r.wf.ID, err)
+	}
+	r.wf = stored
+	r.msgs = append(r.msgs, saved...)
+	r.e.notify()
+	if stored.Status != StatusRunning {
+		r.e.observer().RoundEnded(stored.Clone())
+	}
+	return nil
+}

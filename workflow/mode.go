@@ -1,0 +1,76 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Mode runs the steps of a round: react (Stage 1 -> Stage 2 -> execute) or
+// actionplan. The engine owns the loop, the persistence and every
+// round-ending rule; a mode only decides what the next phase of the current
+// step is and hands its outcome to the Run.
+//
+// Contract: each call of Step advances the round by exactly one persisted
+// transition — Run.Checkpoint (the next phase of the same step) or
+// Run.CommitStep (the step's record, which also ends the round when a rule
+// says so) — and then returns nil. A Step that returns nil without either is
+// a bug; the engine fails the round rather than loop. Step reads the phase to
+// run from Run.Workflow().Checkpoint, so a step interrupted by a crash resumes
+// after its last persisted phase. Errors returned by Run.Generate must be
+// returned unchanged (the engine tells a model outage from a cancellation by
+// them); a rejected model reply is not an error.
+type Mode interface {
+	// Step runs the next phase of the current step.
+	Step(ctx context.Context, run *Run) error
+	// Closing builds the assistant message that ends a round at maxSteps.
+	// It lists what the round did and makes no model call.
+	Closing(run *Run) Message
+}
+
+// StepResult is how a mode hands a finished step to Run.CommitStep. The
+// engine commits it atomically with the new workflow state, after applying
+// the round-ending rules (maxSteps, the failure breaker, End).
+type StepResult struct {
+	// Action names the step's action, for the Observer.
+	Action string
+	// Messages are the step's record: its action message (success or
+	// error), or, for a step that ends the round, its assistant message.
+	Messages []Message
+	// Documents are the contents of the documents the messages carry.
+	Documents []DocumentContent
+	// Failed says the step failed (rejected replies, an action error): it
+	// counts toward the breaker. A step that did not fail resets it.
+	Failed bool
+	// Executed says an action ran (counted in Stats.Actions).
+	Executed bool
+	// End, when set, ends the round with this outcome (e.g. completed by
+	// workflow.complete, or plan_unavailable).
+	End *RoundEnd
+	// Next is the checkpoint the next step starts from; nil means a fresh
+	// PhaseSelect. The engine sets its Failures.
+	Next *Checkpoint
+}
+
+// RoundEnd is the outcome of a round that a mode ends by itself.
+type RoundEnd struct {
+	Status Status
+	Reason StopReason
+	// Error is a caller-safe explanation for a failed round.
+	Error string
+}
+
+// ModelCall is one model call made through Run.Generate, with what its
+// trace needs.
+type ModelCall struct {
+	Stage    Stage
+	Attempt  int
+	Template string
+	Prompt   []PromptMessage
+	// JSON asks for a JSON object reply; MaxTokens bounds it (0: default).
+	JSON      bool
+	MaxTokens int
+	// Check parses and validates the reply. It returns the parsed JSON kept
+	// in the trace and the rejection text ("" when the reply is accepted).
+	// Nil accepts every reply.
+	Check func(reply string) (parsed json.RawMessage, rejection string)
+}

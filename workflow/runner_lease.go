@@ -1,0 +1,106 @@
+package workflow
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// runClaimed runs id's round if this instance can claim its lease and the
+// round is still running. While it runs, a watcher renews the lease and
+// polls the status; the lease is released when the run ends.
+func (e *Engine) runClaimed(ctx context.Context, id string) {
+	owner, ttl := e.cfg.InstanceID, e.cfg.LeaseTTL
+	ok, err := e.store.ClaimRound(ctx, id, owner, ttl)
+	if err != nil || !ok {
+		if err != nil && ctx.Err() == nil {
+			e.log.Warn("claiming a round failed", "workflow", id, "err", err)
+		}
+		return
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+		defer cancel()
+		if err := e.store.ReleaseRound(rctx, id, owner); err != nil {
+			e.log.Warn("releasing a round failed", "workflow", id, "err", err)
+		}
+	}()
+	wf, err := e.store.GetWorkflow(ctx, id)
+	if err != nil || wf.Status != StatusRunning {
+		return
+	}
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	wg.Go(func() { e.watch(runCtx, cancel, id, time.Now()) })
+	e.runRound(runCtx, wf)
+	cancel(nil)
+	wg.Wait()
+}
+
+// watch keeps a running round's lease and notices a Stop or Delete made on
+// another instance: every poll it re-reads the status and, every LeaseTTL/3,
+// renews the lease. It cancels the run when the workflow is no longer
+// running, when another owner holds the lease, or when no renewal succeeded
+// for a whole LeaseTTL (the store is unreachable: another instance may
+// already have taken the round over).
+func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id string, claimed time.Time) {
+	ttl := e.cfg.LeaseTTL
+	renewEvery := ttl / 3
+	tick := min(e.cfg.PollInterval, renewEvery)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	lastRenewed, lastTried := claimed, claimed
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		if now.Sub(lastTried) >= renewEvery {
+			lastTried = now
+			ok, err := e.store.ClaimRound(ctx, id, e.cfg.InstanceID, ttl)
+			switch {
+			case err == nil && !ok:
+				cancel(errLeaseLost)
+				return
+			case err == nil:
+				lastRenewed = now
+			}
+		}
+		if now.Sub(lastRenewed) >= ttl {
+			cancel(errLeaseLost)
+			return
+		}
+		wf, err := e.store.GetWorkflow(ctx, id)
+		if (err == nil && wf.Status != StatusRunning) || KindOf(err) == KindNotFound {
+			cancel(errStoppedElsewhere)
+			return
+		}
+	}
+}
+
+// recoverLoop queues, at once and then every RecoverInterval, every running
+// workflow of the store that is not running here. Rounds held by a live
+// lease elsewhere are skipped by the claim; rounds whose instance died (an
+// expired lease) or that were left by a shutdown are resumed from their
+// checkpoint.
+func (r *runner) recoverLoop() {
+	t := time.NewTicker(r.e.cfg.RecoverInterval)
+	defer t.Stop()
+	for {
+		ids, err := r.e.store.Running(r.base)
+		if err != nil && r.base.Err() == nil {
+			r.e.log.Warn("listing running workflows failed", "err", err)
+		}
+		for _, id := range ids {
+			r.recover(id)
+		}
+		select {
+		case <-r.base.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
