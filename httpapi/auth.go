@@ -1,0 +1,161 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+)
+
+// DevUser is the user every request maps to in insecure development mode.
+const DevUser = "dev"
+
+// Credential is one userId:token pair of GATEWAY_TOKENS or
+// GATEWAY_ADMIN_TOKENS.
+type Credential struct {
+	UserID string
+	Token  string
+}
+
+// ParseCredentials parses a comma-separated list of userId:token pairs. It
+// reports every malformed entry at once; the error never contains a token.
+func ParseCredentials(s string) ([]Credential, error) {
+	var creds []Credential
+	var problems []string
+	for i, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		user, token, ok := strings.Cut(part, ":")
+		user, token = strings.TrimSpace(user), strings.TrimSpace(token)
+		switch {
+		case !ok || user == "" || token == "":
+			problems = append(problems, fmt.Sprintf("entry %d is not userId:token", i+1))
+		case strings.ContainsAny(user, " \t/"):
+			problems = append(problems, fmt.Sprintf("entry %d: user id %q contains spaces or slashes", i+1, user))
+		default:
+			creds = append(creds, Credential{UserID: user, Token: token})
+		}
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(problems, "; "))
+	}
+	return creds, nil
+}
+
+type hashedCredential struct {
+	userID string
+	sum    [sha256.Size]byte
+}
+
+// Authenticator maps bearer tokens to users. Tokens are compared in constant
+// time (over their SHA-256 digests, so length leaks nothing) against every
+// configured credential, with no early exit.
+type Authenticator struct {
+	users    []hashedCredential
+	admins   []hashedCredential
+	insecure bool
+}
+
+// NewAuthenticator returns an Authenticator for the given user and admin
+// credentials. With none configured it fails unless insecureDev is set, in
+// which case every request is user DevUser (also an admin).
+func NewAuthenticator(users, admins []Credential, insecureDev bool) (*Authenticator, error) {
+	if len(users) == 0 && len(admins) == 0 && !insecureDev {
+		return nil, fmt.Errorf("no tokens configured: set GATEWAY_TOKENS (userId:token,...) or GATEWAY_INSECURE_DEV=1 for local development")
+	}
+	a := &Authenticator{insecure: len(users) == 0 && len(admins) == 0}
+	for _, c := range users {
+		a.users = append(a.users, hashedCredential{c.UserID, sha256.Sum256([]byte(c.Token))})
+	}
+	for _, c := range admins {
+		a.admins = append(a.admins, hashedCredential{c.UserID, sha256.Sum256([]byte(c.Token))})
+	}
+	return a, nil
+}
+
+// Insecure reports whether every request is mapped to DevUser.
+func (a *Authenticator) Insecure() bool { return a.insecure }
+
+// Identify returns the user a token belongs to and whether it is an admin
+// token; ok is false for an unknown token. Admin tokens also act as their
+// user on /api routes.
+func (a *Authenticator) Identify(token string) (userID string, admin, ok bool) {
+	if a.insecure {
+		return DevUser, true, true
+	}
+	sum := sha256.Sum256([]byte(token))
+	for _, c := range a.admins {
+		if subtle.ConstantTimeCompare(sum[:], c.sum[:]) == 1 {
+			userID, admin, ok = c.userID, true, true
+		}
+	}
+	for _, c := range a.users {
+		if subtle.ConstantTimeCompare(sum[:], c.sum[:]) == 1 && !ok {
+			userID, ok = c.userID, true
+		}
+	}
+	return userID, admin, ok
+}
+
+type userKey struct{}
+
+// WithUser returns ctx carrying the authenticated user id.
+func WithUser(ctx context.Context, userID string) context.Context {
+	return context.WithValue(ctx, userKey{}, userID)
+}
+
+// UserFrom returns the authenticated user id carried by ctx ("" if none).
+func UserFrom(ctx context.Context) string {
+	u, _ := ctx.Value(userKey{}).(string)
+	return u
+}
+
+// authenticate guards /api (any valid token) and /admin (an admin token)
+// before routing, so even an unknown /admin path answers 401/403 first.
+// Other paths (health, metrics, OpenAPI) are public.
+func (s *Server) authenticate() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		path := c.Request.URL.Path
+		needAdmin := path == "/admin" || strings.HasPrefix(path, "/admin/")
+		if !needAdmin && path != "/api" && !strings.HasPrefix(path, "/api/") {
+			c.Next()
+			return
+		}
+		token, found := bearerToken(c.GetHeader("Authorization"))
+		if !found && !s.auth.Insecure() {
+			c.Header("WWW-Authenticate", `Bearer realm="twostep"`)
+			writeProblem(c, http.StatusUnauthorized, "missing bearer token: send Authorization: Bearer <token>")
+			return
+		}
+		user, admin, ok := s.auth.Identify(token)
+		if !ok {
+			c.Header("WWW-Authenticate", `Bearer realm="twostep", error="invalid_token"`)
+			writeProblem(c, http.StatusUnauthorized, "unknown token")
+			return
+		}
+		if needAdmin && !admin {
+			writeProblem(c, http.StatusForbidden, "this route needs an admin token")
+			return
+		}
+		ctx := WithUser(c.Request.Context(), user)
+		if l := loggerFrom(ctx); l != nil {
+			ctx = l.With().Str("user", user).Logger().WithContext(ctx)
+		}
+		c.Request = c.Request.WithContext(ctx)
+		c.Next()
+	}
+}
+
+func bearerToken(h string) (string, bool) {
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		t := strings.TrimSpace(h[7:])
+		return t, t != ""
+	}
+	return "", false
+}

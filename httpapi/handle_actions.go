@@ -1,0 +1,59 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+)
+
+// ActionView describes a registered action (DESIGN §6).
+type ActionView struct {
+	Name        string         `json:"name" doc:"method.action"`
+	Description string         `json:"description"`
+	Parameters  map[string]any `json:"parameters" doc:"JSON Schema of the business parameters"`
+	Effect      string         `json:"effect" enum:"read,write"`
+	Connection  string         `json:"connection" doc:"Kind of connection the action uses; empty for none"`
+	// ConnectionRequired and Documents add detail beyond DESIGN §6.
+	ConnectionRequired bool   `json:"connectionRequired"`
+	Documents          string `json:"documents" enum:"none,optional,required"`
+}
+
+// ActionList is every registered action, sorted by name.
+type ActionList struct {
+	Actions []ActionView `json:"actions"`
+}
+
+type listActionsOutput struct {
+	Body ActionList
+}
+
+func (s *Server) registerActions(api huma.API) {
+	huma.Register(api, huma.Operation{
+		OperationID: "listActions", Method: http.MethodGet, Path: "/api/v1/actions",
+		Summary: "List the registered actions", Tags: []string{"actions"}, Errors: []int{401},
+	}, s.listActions)
+}
+
+func (s *Server) listActions(ctx context.Context, _ *struct{}) (*listActionsOutput, error) {
+	specs := s.actions.Actions()
+	out := &listActionsOutput{Body: ActionList{Actions: make([]ActionView, 0, len(specs))}}
+	for _, a := range specs {
+		params := map[string]any{}
+		if len(a.Parameters) > 0 {
+			if err := json.Unmarshal(a.Parameters, &params); err != nil {
+				return nil, s.fail(ctx, "listActions", err)
+			}
+		}
+		docs := string(a.Documents)
+		if docs == "" {
+			docs = "none"
+		}
+		out.Body.Actions = append(out.Body.Actions, ActionView{
+			Name: a.Name, Description: a.Description, Parameters: params, Effect: string(a.Effect),
+			Connection: a.ConnectionKind, ConnectionRequired: a.ConnectionRequired, Documents: docs,
+		})
+	}
+	return out, nil
+}

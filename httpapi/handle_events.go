@@ -1,0 +1,167 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/rs/zerolog"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+type eventsInput struct {
+	WorkflowPath
+	LastEventID string `header:"Last-Event-ID" maxLength:"20" doc:"Resume after this message seq"`
+}
+
+// eventsPage is how many messages one store read returns while streaming.
+const eventsPage = 200
+
+func (s *Server) registerEvents(api huma.API) {
+	huma.Register(api, huma.Operation{
+		OperationID: "workflowEvents", Method: http.MethodGet, Path: "/api/v1/workflows/{id}/events",
+		Summary: "Server-Sent Events: message and status events until the round ends",
+		Description: "Each `message` event carries a message and has the message's seq as its id, so a " +
+			"reconnecting client (Last-Event-ID) gets only what it missed. `status` events carry the workflow. " +
+			"The stream ends after the status event of a workflow that is no longer running.",
+		Tags: []string{"events"}, Errors: []int{401, 404, 422},
+	}, s.workflowEvents)
+}
+
+func (s *Server) workflowEvents(ctx context.Context, in *eventsInput) (*huma.StreamResponse, error) {
+	var after int64
+	if in.LastEventID != "" {
+		n, err := strconv.ParseInt(strings.TrimSpace(in.LastEventID), 10, 64)
+		if err != nil || n < 0 {
+			return nil, invalid("header.Last-Event-ID", "must be the non-negative seq of the last message event received", in.LastEventID)
+		}
+		after = n
+	}
+	if _, err := s.ownedWorkflow(ctx, in.ID); err != nil {
+		return nil, s.fail(ctx, "workflowEvents", err)
+	}
+	return &huma.StreamResponse{Body: func(hctx huma.Context) {
+		hctx.SetHeader("Content-Type", "text/event-stream")
+		hctx.SetHeader("Cache-Control", "no-store")
+		hctx.SetHeader("X-Accel-Buffering", "no")
+		hctx.SetStatus(http.StatusOK)
+		st := &eventStream{w: hctx.BodyWriter(), after: after}
+		if err := s.stream(hctx.Context(), in.ID, st); err != nil && hctx.Context().Err() == nil {
+			zerolog.Ctx(ctx).Warn().Err(err).Str("workflow", in.ID).Msg("event stream ended early")
+		}
+	}}, nil
+}
+
+// stream polls the store until the workflow is no longer running, the
+// client leaves or the workflow disappears. Reading the workflow before its
+// messages guarantees that when a terminal status is seen, every message
+// committed with it has been sent.
+func (s *Server) stream(ctx context.Context, id string, st *eventStream) error {
+	ticker := time.NewTicker(s.poll)
+	defer ticker.Stop()
+	if err := st.write("retry: 2000\n\n"); err != nil {
+		return err
+	}
+	for {
+		w, err := s.store.GetWorkflow(ctx, id)
+		if err != nil {
+			if workflow.KindOf(err) == workflow.KindNotFound {
+				return nil // deleted while streaming
+			}
+			return err
+		}
+		if err := s.sendNewMessages(ctx, id, st); err != nil {
+			return err
+		}
+		if err := st.status(w); err != nil {
+			return err
+		}
+		if w.Status != workflow.StatusRunning {
+			return nil
+		}
+		if time.Since(st.lastWrite) >= s.heartbeat {
+			if err := st.write(": heartbeat\n\n"); err != nil {
+				return err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ticker.C:
+		}
+	}
+}
+
+func (s *Server) sendNewMessages(ctx context.Context, id string, st *eventStream) error {
+	for {
+		msgs, err := s.store.Messages(ctx, id, st.after, eventsPage)
+		if err != nil {
+			return err
+		}
+		for _, m := range msgs {
+			if err := st.message(m); err != nil {
+				return err
+			}
+		}
+		if len(msgs) < eventsPage {
+			return nil
+		}
+	}
+}
+
+// eventStream writes SSE frames and remembers what it has sent.
+type eventStream struct {
+	w         io.Writer
+	after     int64
+	lastKey   string
+	lastWrite time.Time
+}
+
+func (st *eventStream) message(m workflow.Message) error {
+	data, err := json.Marshal(viewMessage(m))
+	if err != nil {
+		return err
+	}
+	if err := st.write(fmt.Sprintf("id: %d\nevent: message\ndata: %s\n\n", m.Seq, data)); err != nil {
+		return err
+	}
+	st.after = m.Seq
+	return nil
+}
+
+// status sends the workflow when anything visible changed since the last
+// status event. Status events carry no id, so Last-Event-ID keeps naming
+// the last message.
+func (st *eventStream) status(w *workflow.Workflow) error {
+	key := fmt.Sprintf("%s|%s|%d|%d|%s", w.Status, w.StopReason, w.Round, w.Step, w.UpdatedAt.Format(time.RFC3339Nano))
+	if key == st.lastKey {
+		return nil
+	}
+	data, err := json.Marshal(viewWorkflow(w))
+	if err != nil {
+		return err
+	}
+	if err := st.write("event: status\ndata: " + string(data) + "\n\n"); err != nil {
+		return err
+	}
+	st.lastKey = key
+	return nil
+}
+
+func (st *eventStream) write(frame string) error {
+	if _, err := io.WriteString(st.w, frame); err != nil {
+		return err
+	}
+	if f, ok := st.w.(http.Flusher); ok {
+		f.Flush()
+	}
+	st.lastWrite = time.Now()
+	return nil
+}

@@ -1,0 +1,60 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/gin-gonic/gin"
+)
+
+// Health is the body of /healthz and /readyz.
+type Health struct {
+	Status string            `json:"status" enum:"ok,unavailable"`
+	Checks map[string]string `json:"checks,omitempty" doc:"Each readiness check: ok or what failed"`
+}
+
+type healthOutput struct {
+	Body Health
+}
+
+func (s *Server) registerHealth(r *gin.Engine, api huma.API) {
+	public := []map[string][]string{}
+	huma.Register(api, huma.Operation{
+		OperationID: "healthz", Method: http.MethodGet, Path: "/healthz",
+		Summary: "Liveness: the process serves requests", Tags: []string{"health"}, Security: public,
+	}, func(context.Context, *struct{}) (*healthOutput, error) {
+		return &healthOutput{Body: Health{Status: "ok"}}, nil
+	})
+	huma.Register(api, huma.Operation{
+		OperationID: "readyz", Method: http.MethodGet, Path: "/readyz",
+		Summary: "Readiness: the store answers and a model is configured", Tags: []string{"health"},
+		Security: public, Errors: []int{503},
+	}, s.readyz)
+	if s.metrics != nil {
+		r.GET("/metrics", gin.WrapH(s.metrics.Handler()))
+	}
+}
+
+// readyz answers 503 with every failing check named, so an operator sees
+// at once what is missing; store errors are logged, not echoed.
+func (s *Server) readyz(ctx context.Context, _ *struct{}) (*healthOutput, error) {
+	checks := map[string]string{"store": "ok", "model": "ok"}
+	pingCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	ready := true
+	if err := s.store.Ping(pingCtx); err != nil {
+		s.fail(ctx, "readyz", err) //nolint:errcheck // logs the detail; the answer is below
+		checks["store"] = "unreachable"
+		ready = false
+	}
+	if s.modelName == "" {
+		checks["model"] = "not configured"
+		ready = false
+	}
+	if !ready {
+		return nil, huma.Error503ServiceUnavailable("not ready: store " + checks["store"] + ", model " + checks["model"])
+	}
+	return &healthOutput{Body: Health{Status: "ok", Checks: checks}}, nil
+}

@@ -1,0 +1,45 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+)
+
+type listMessagesInput struct {
+	WorkflowPath
+	After int64 `query:"after" minimum:"0" doc:"Only messages with a greater seq"`
+}
+
+// MessageList is a workflow's messages in seq order.
+type MessageList struct {
+	Messages []MessageView `json:"messages"`
+}
+
+type listMessagesOutput struct {
+	Body MessageList
+}
+
+func (s *Server) registerMessages(api huma.API) {
+	huma.Register(api, huma.Operation{
+		OperationID: "listMessages", Method: http.MethodGet, Path: "/api/v1/workflows/{id}/messages",
+		Summary: "List a workflow's messages in seq order", Tags: []string{"messages"},
+		Errors: []int{401, 404, 422},
+	}, s.listMessages)
+}
+
+func (s *Server) listMessages(ctx context.Context, in *listMessagesInput) (*listMessagesOutput, error) {
+	if _, err := s.ownedWorkflow(ctx, in.ID); err != nil {
+		return nil, s.fail(ctx, "listMessages", err)
+	}
+	msgs, err := s.store.Messages(ctx, in.ID, in.After, 0)
+	if err != nil {
+		return nil, s.fail(ctx, "listMessages", err)
+	}
+	out := &listMessagesOutput{Body: MessageList{Messages: make([]MessageView, len(msgs))}}
+	for i, m := range msgs {
+		out.Body.Messages[i] = viewMessage(m)
+	}
+	return out, nil
+}

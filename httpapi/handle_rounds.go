@@ -1,0 +1,81 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// NewRoundBody is the body of POST /api/v1/workflows/{id}/rounds.
+type NewRoundBody struct {
+	Prompt    string          `json:"prompt" minLength:"1" doc:"The next user prompt"`
+	Documents []DocumentInput `json:"documents,omitempty" doc:"Documents for this round"`
+}
+
+type startRoundInput struct {
+	WorkflowPath
+	Body NewRoundBody
+}
+
+func (s *Server) registerRounds(api huma.API) {
+	huma.Register(api, huma.Operation{
+		OperationID: "startRound", Method: http.MethodPost, Path: "/api/v1/workflows/{id}/rounds",
+		Summary: "Start the next round; 409 while a round is running", Tags: []string{"rounds"},
+		DefaultStatus: http.StatusAccepted, MaxBodyBytes: s.limits.MaxBodyBytes, BodyReadTimeout: time.Minute,
+		Errors: []int{400, 401, 404, 409, 413, 422, 429},
+	}, s.startRound)
+	huma.Register(api, huma.Operation{
+		OperationID: "stopWorkflow", Method: http.MethodPost, Path: "/api/v1/workflows/{id}/stop",
+		Summary: "Stop the running round, cancelling its in-flight model call", Tags: []string{"rounds"},
+		Errors: []int{401, 404, 409},
+	}, s.stopWorkflow)
+	huma.Register(api, huma.Operation{
+		OperationID: "resumeWorkflow", Method: http.MethodPost, Path: "/api/v1/workflows/{id}/resume",
+		Summary: "Continue a failed or stopped round from its last checkpoint", Tags: []string{"rounds"},
+		DefaultStatus: http.StatusAccepted, Errors: []int{401, 404, 409, 429},
+	}, s.resumeWorkflow)
+}
+
+func (s *Server) startRound(ctx context.Context, in *startRoundInput) (*workflowOutput, error) {
+	if err := checkWorkflowID(in.ID); err != nil {
+		return nil, s.fail(ctx, "startRound", err)
+	}
+	if err := s.limits.checkPrompt(in.Body.Prompt); err != nil {
+		return nil, err
+	}
+	docs, err := s.limits.decodeDocuments(in.Body.Documents)
+	if err != nil {
+		return nil, err
+	}
+	w, err := s.engine.StartRound(ctx, UserFrom(ctx), in.ID, workflow.NewRound{Prompt: in.Body.Prompt, Documents: docs})
+	if err != nil {
+		return nil, s.fail(ctx, "startRound", err)
+	}
+	return &workflowOutput{Body: viewWorkflow(w)}, nil
+}
+
+func (s *Server) stopWorkflow(ctx context.Context, in *WorkflowPath) (*workflowOutput, error) {
+	if err := checkWorkflowID(in.ID); err != nil {
+		return nil, s.fail(ctx, "stopWorkflow", err)
+	}
+	w, err := s.engine.Stop(ctx, UserFrom(ctx), in.ID)
+	if err != nil {
+		return nil, s.fail(ctx, "stopWorkflow", err)
+	}
+	return &workflowOutput{Body: viewWorkflow(w)}, nil
+}
+
+func (s *Server) resumeWorkflow(ctx context.Context, in *WorkflowPath) (*workflowOutput, error) {
+	if err := checkWorkflowID(in.ID); err != nil {
+		return nil, s.fail(ctx, "resumeWorkflow", err)
+	}
+	w, err := s.engine.Resume(ctx, UserFrom(ctx), in.ID)
+	if err != nil {
+		return nil, s.fail(ctx, "resumeWorkflow", err)
+	}
+	return &workflowOutput{Body: viewWorkflow(w)}, nil
+}

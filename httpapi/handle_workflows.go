@@ -1,0 +1,151 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// WorkflowPath names a workflow in a route.
+type WorkflowPath struct {
+	ID string `path:"id" maxLength:"64" doc:"Workflow id (wf_...)"`
+}
+
+// CreateWorkflowBody is the body of POST /api/v1/workflows.
+type CreateWorkflowBody struct {
+	Prompt    string          `json:"prompt" minLength:"1" doc:"What the user wants done"`
+	Mode      string          `json:"mode,omitempty" enum:"react,actionplan" doc:"How rounds run (default react)"`
+	MaxSteps  int             `json:"maxSteps,omitempty" minimum:"1" maximum:"100" doc:"Step limit per round (default from GATEWAY_MAX_STEPS)"`
+	Documents []DocumentInput `json:"documents,omitempty" doc:"Documents for the first round"`
+}
+
+type createWorkflowInput struct {
+	Body CreateWorkflowBody
+}
+
+type workflowOutput struct {
+	Body WorkflowView
+}
+
+type listWorkflowsInput struct {
+	Limit  int    `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Page size"`
+	Cursor string `query:"cursor" maxLength:"512" doc:"nextCursor of the previous page"`
+}
+
+// WorkflowList is a page of the user's workflows, newest first.
+type WorkflowList struct {
+	Workflows  []WorkflowView `json:"workflows"`
+	NextCursor string         `json:"nextCursor" doc:"Cursor of the next page; empty on the last page"`
+}
+
+type listWorkflowsOutput struct {
+	Body WorkflowList
+}
+
+func (s *Server) registerWorkflows(api huma.API) {
+	huma.Register(api, huma.Operation{
+		OperationID: "createWorkflow", Method: http.MethodPost, Path: "/api/v1/workflows",
+		Summary: "Create a workflow and start its first round in the background", Tags: []string{"workflows"},
+		DefaultStatus: http.StatusCreated, MaxBodyBytes: s.limits.MaxBodyBytes, BodyReadTimeout: time.Minute,
+		Errors: []int{400, 401, 413, 422, 429},
+	}, s.createWorkflow)
+	huma.Register(api, huma.Operation{
+		OperationID: "listWorkflows", Method: http.MethodGet, Path: "/api/v1/workflows",
+		Summary: "List the caller's workflows, newest first", Tags: []string{"workflows"},
+		Errors: []int{401, 422},
+	}, s.listWorkflows)
+	huma.Register(api, huma.Operation{
+		OperationID: "getWorkflow", Method: http.MethodGet, Path: "/api/v1/workflows/{id}",
+		Summary: "Get a workflow", Tags: []string{"workflows"}, Errors: []int{401, 404},
+	}, s.getWorkflow)
+	huma.Register(api, huma.Operation{
+		OperationID: "deleteWorkflow", Method: http.MethodDelete, Path: "/api/v1/workflows/{id}",
+		Summary: "Delete a workflow and everything it owns", Tags: []string{"workflows"},
+		DefaultStatus: http.StatusNoContent, Errors: []int{401, 404},
+	}, s.deleteWorkflow)
+}
+
+func (s *Server) createWorkflow(ctx context.Context, in *createWorkflowInput) (*workflowOutput, error) {
+	if err := s.limits.checkPrompt(in.Body.Prompt); err != nil {
+		return nil, err
+	}
+	docs, err := s.limits.decodeDocuments(in.Body.Documents)
+	if err != nil {
+		return nil, err
+	}
+	w, err := s.engine.Create(ctx, workflow.NewWorkflow{
+		UserID: UserFrom(ctx), Prompt: in.Body.Prompt, Mode: workflow.ModeName(in.Body.Mode),
+		MaxSteps: in.Body.MaxSteps, Documents: docs,
+	})
+	if err != nil {
+		return nil, s.fail(ctx, "createWorkflow", err)
+	}
+	return &workflowOutput{Body: viewWorkflow(w)}, nil
+}
+
+func (s *Server) listWorkflows(ctx context.Context, in *listWorkflowsInput) (*listWorkflowsOutput, error) {
+	ws, next, err := s.store.ListWorkflows(ctx, UserFrom(ctx), workflow.Page{Limit: in.Limit, Cursor: in.Cursor})
+	if err != nil {
+		if workflow.KindOf(err) == workflow.KindInvalid {
+			return nil, invalid("query.cursor", "cursor is not one this server returned; start again without it", in.Cursor)
+		}
+		return nil, s.fail(ctx, "listWorkflows", err)
+	}
+	out := &listWorkflowsOutput{Body: WorkflowList{Workflows: make([]WorkflowView, 0, len(ws)), NextCursor: next}}
+	for _, w := range ws {
+		if w.OwnedBy(UserFrom(ctx)) {
+			out.Body.Workflows = append(out.Body.Workflows, viewWorkflow(w))
+		}
+	}
+	return out, nil
+}
+
+func (s *Server) getWorkflow(ctx context.Context, in *WorkflowPath) (*workflowOutput, error) {
+	if err := checkWorkflowID(in.ID); err != nil {
+		return nil, s.fail(ctx, "getWorkflow", err)
+	}
+	w, err := s.engine.Get(ctx, UserFrom(ctx), in.ID)
+	if err != nil {
+		return nil, s.fail(ctx, "getWorkflow", err)
+	}
+	return &workflowOutput{Body: viewWorkflow(w)}, nil
+}
+
+func (s *Server) deleteWorkflow(ctx context.Context, in *WorkflowPath) (*struct{}, error) {
+	if err := checkWorkflowID(in.ID); err != nil {
+		return nil, s.fail(ctx, "deleteWorkflow", err)
+	}
+	if err := s.engine.Delete(ctx, UserFrom(ctx), in.ID); err != nil {
+		return nil, s.fail(ctx, "deleteWorkflow", err)
+	}
+	return nil, nil
+}
+
+// checkWorkflowID answers a malformed id exactly like an unknown one, before
+// it reaches a store key.
+func checkWorkflowID(id string) error {
+	if !workflow.ValidID(workflow.PrefixWorkflow, id) {
+		return workflow.Errorf(workflow.KindNotFound, "workflow %q not found", id)
+	}
+	return nil
+}
+
+// ownedWorkflow reads a workflow from the store for the caller, answering
+// another user's workflow exactly like a missing one.
+func (s *Server) ownedWorkflow(ctx context.Context, id string) (*workflow.Workflow, error) {
+	if err := checkWorkflowID(id); err != nil {
+		return nil, err
+	}
+	w, err := s.store.GetWorkflow(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !w.OwnedBy(UserFrom(ctx)) {
+		return nil, workflow.Errorf(workflow.KindNotFound, "workflow %q not found", id)
+	}
+	return w, nil
+}

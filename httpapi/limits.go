@@ -1,0 +1,162 @@
+package httpapi
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"mime"
+	"path"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// Limits bound what one request may ask for. Zero fields take the defaults
+// documented on each; every limit answers a clear 4xx when exceeded.
+type Limits struct {
+	// MaxBodyBytes caps a request body (default 32 MiB, answered with 413).
+	MaxBodyBytes int64 `yaml:"maxBodyBytes"`
+	// MaxDocuments caps documents per request (default 20).
+	MaxDocuments int `yaml:"maxDocuments"`
+	// MaxDocumentBytes caps one decoded document (default 10 MiB).
+	MaxDocumentBytes int64 `yaml:"maxDocumentBytes"`
+	// MaxPromptChars caps a prompt in characters (default 20,000).
+	MaxPromptChars int `yaml:"maxPromptChars"`
+	// RetryAfter is sent with 429 and 503 answers (default 5 s).
+	RetryAfter time.Duration `yaml:"retryAfter"`
+}
+
+// MaxStepsLimit is the largest maxSteps a request may ask for (DESIGN: 1–100).
+const MaxStepsLimit = 100
+
+const maxNameLen = 255
+
+func (l Limits) withDefaults() (Limits, error) {
+	if l.MaxBodyBytes == 0 {
+		l.MaxBodyBytes = 32 << 20
+	}
+	if l.MaxDocuments == 0 {
+		l.MaxDocuments = 20
+	}
+	if l.MaxDocumentBytes == 0 {
+		l.MaxDocumentBytes = 10 << 20
+	}
+	if l.MaxPromptChars == 0 {
+		l.MaxPromptChars = 20000
+	}
+	if l.RetryAfter == 0 {
+		l.RetryAfter = 5 * time.Second
+	}
+	return l, l.Validate()
+}
+
+// Validate reports every negative or too small limit at once.
+func (l Limits) Validate() error {
+	var errs []error
+	if l.MaxBodyBytes < 0 || l.MaxDocuments < 0 || l.MaxDocumentBytes < 0 || l.MaxPromptChars < 0 {
+		errs = append(errs, errors.New("limits must not be negative"))
+	}
+	if l.RetryAfter < 0 {
+		errs = append(errs, errors.New("limits.retryAfter must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// DocumentInput is an uploaded document: a file name, its media type and
+// its bytes in standard base64.
+type DocumentInput struct {
+	Name     string `json:"name" minLength:"1" maxLength:"255" doc:"File name: no path separators, '..' or control characters" example:"notes.txt"`
+	MimeType string `json:"mimeType,omitempty" maxLength:"255" doc:"Media type; derived from the name when omitted" example:"text/plain"`
+	Content  string `json:"content" minLength:"1" contentEncoding:"base64" doc:"The bytes, standard base64"`
+}
+
+// checkPrompt rejects an empty or over-long prompt.
+func (l Limits) checkPrompt(prompt string) error {
+	if strings.TrimSpace(prompt) == "" {
+		return invalid("body.prompt", "prompt must not be blank", nil)
+	}
+	if n := utf8.RuneCountInString(prompt); n > l.MaxPromptChars {
+		return invalid("body.prompt", fmt.Sprintf("prompt has %d characters; the limit is %d", n, l.MaxPromptChars), nil)
+	}
+	return nil
+}
+
+// decodeDocuments validates and decodes uploads. It returns the first
+// problem as a 422 (or 413 for an oversized document) naming the document.
+func (l Limits) decodeDocuments(in []DocumentInput) ([]workflow.DocumentContent, error) {
+	if len(in) > l.MaxDocuments {
+		return nil, invalid("body.documents", fmt.Sprintf("%d documents sent; the limit is %d per request", len(in), l.MaxDocuments), nil)
+	}
+	out := make([]workflow.DocumentContent, 0, len(in))
+	seen := make(map[string]bool, len(in))
+	for i, d := range in {
+		loc := fmt.Sprintf("body.documents[%d]", i)
+		if err := checkDocumentName(d.Name); err != nil {
+			return nil, invalid(loc+".name", err.Error(), d.Name)
+		}
+		if seen[d.Name] {
+			return nil, invalid(loc+".name", fmt.Sprintf("duplicate document name %q in this request", d.Name), d.Name)
+		}
+		seen[d.Name] = true
+		mt, err := documentMimeType(d.Name, d.MimeType)
+		if err != nil {
+			return nil, invalid(loc+".mimeType", err.Error(), d.MimeType)
+		}
+		if int64(base64.StdEncoding.DecodedLen(len(d.Content))) > l.MaxDocumentBytes+3 {
+			return nil, tooLarge(loc, l.MaxDocumentBytes)
+		}
+		content, err := base64.StdEncoding.DecodeString(d.Content)
+		if err != nil {
+			return nil, invalid(loc+".content", "content is not valid standard base64: "+err.Error(), nil)
+		}
+		if len(content) == 0 {
+			return nil, invalid(loc+".content", "document is empty", nil)
+		}
+		if int64(len(content)) > l.MaxDocumentBytes {
+			return nil, tooLarge(loc, l.MaxDocumentBytes)
+		}
+		out = append(out, workflow.DocumentContent{
+			Document: workflow.Document{Name: d.Name, MimeType: mt, Size: int64(len(content))},
+			Content:  content,
+		})
+	}
+	return out, nil
+}
+
+// checkDocumentName rejects names that could be read as paths or that
+// carry invisible characters.
+func checkDocumentName(name string) error {
+	switch {
+	case name == "" || strings.TrimSpace(name) == "":
+		return errors.New("name must not be blank")
+	case len(name) > maxNameLen:
+		return fmt.Errorf("name is longer than %d bytes", maxNameLen)
+	case !utf8.ValidString(name):
+		return errors.New("name is not valid UTF-8")
+	case strings.ContainsAny(name, `/\`):
+		return errors.New("name must not contain path separators")
+	case name == "." || strings.Contains(name, ".."):
+		return errors.New("name must not contain '..'")
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return errors.New("name must not contain control characters")
+	case strings.ContainsRune(name, ':'):
+		return errors.New("name must not contain ':' (it separates parts of document references)")
+	}
+	return nil
+}
+
+func documentMimeType(name, given string) (string, error) {
+	if given == "" {
+		if t := mime.TypeByExtension(path.Ext(name)); t != "" {
+			return t, nil
+		}
+		return "application/octet-stream", nil
+	}
+	if _, _, err := mime.ParseMediaType(given); err != nil || !strings.Contains(given, "/") {
+		return "", fmt.Errorf("%q is not a media type such as text/plain", given)
+	}
+	return given, nil
+}

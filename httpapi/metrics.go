@@ -1,0 +1,89 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+var _ workflow.Observer = (*Metrics)(nil)
+
+// Metrics holds the gateway's Prometheus collectors on a registry of its
+// own (never the global default one): HTTP requests by route and status,
+// rounds by outcome, model calls by stage and outcome, tokens, and the step
+// duration histogram. It is the engine's workflow.Observer and is safe for
+// concurrent use.
+type Metrics struct {
+	registry   *prometheus.Registry
+	requests   *prometheus.CounterVec
+	rounds     *prometheus.CounterVec
+	modelCalls *prometheus.CounterVec
+	tokens     *prometheus.CounterVec
+	steps      *prometheus.HistogramVec
+}
+
+// NewMetrics registers the collectors (and the Go and process collectors)
+// on a new registry.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "twostep_http_requests_total", Help: "HTTP requests by method, route and status.",
+		}, []string{"method", "route", "status"}),
+		rounds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "twostep_rounds_total", Help: "Finished rounds by outcome (stop reason, or the status when none).",
+		}, []string{"outcome"}),
+		modelCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "twostep_model_calls_total", Help: "Model calls by stage and outcome (ok, rejected, error, cancelled).",
+		}, []string{"stage", "outcome"}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "twostep_model_tokens_total", Help: "Model tokens by stage and kind (prompt or completion).",
+		}, []string{"stage", "kind"}),
+		steps: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "twostep_step_duration_seconds", Help: "Duration of executed steps by mode, action and status.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 12),
+		}, []string{"mode", "action", "status"}),
+	}
+	m.registry.MustRegister(m.requests, m.rounds, m.modelCalls, m.tokens, m.steps,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
+}
+
+// Registry returns the registry, for tests and extra collectors.
+func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
+
+// RoundEnded counts a round that finished, by its stop reason (or status).
+func (m *Metrics) RoundEnded(w *workflow.Workflow) {
+	outcome := string(w.StopReason)
+	if outcome == "" {
+		outcome = string(w.Status)
+	}
+	m.rounds.WithLabelValues(outcome).Inc()
+}
+
+// StepFinished observes one executed step's duration.
+func (m *Metrics) StepFinished(mode workflow.ModeName, action string, status workflow.MessageStatus, d time.Duration) {
+	m.steps.WithLabelValues(string(mode), action, string(status)).Observe(d.Seconds())
+}
+
+// ModelCalled counts one model call (outcome ok, rejected, error or
+// cancelled) and its tokens.
+func (m *Metrics) ModelCalled(stage workflow.Stage, outcome string, promptTokens, completionTokens int) {
+	st := string(stage)
+	if st == "" {
+		st = "unknown"
+	}
+	m.modelCalls.WithLabelValues(st, outcome).Inc()
+	m.tokens.WithLabelValues(st, "prompt").Add(float64(max(promptTokens, 0)))
+	m.tokens.WithLabelValues(st, "completion").Add(float64(max(completionTokens, 0)))
+}

@@ -1,0 +1,172 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humagin"
+	"github.com/gin-gonic/gin"
+	"github.com/rs/zerolog"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// Engine is the part of *workflow.Engine the HTTP layer drives. Every method
+// scopes its work to userID and answers another user's workflow with an error
+// of kind KindNotFound.
+type Engine interface {
+	Create(ctx context.Context, in workflow.NewWorkflow) (*workflow.Workflow, error)
+	StartRound(ctx context.Context, userID, id string, in workflow.NewRound) (*workflow.Workflow, error)
+	Stop(ctx context.Context, userID, id string) (*workflow.Workflow, error)
+	Resume(ctx context.Context, userID, id string) (*workflow.Workflow, error)
+	Get(ctx context.Context, userID, id string) (*workflow.Workflow, error)
+	Delete(ctx context.Context, userID, id string) error
+}
+
+// ActionLister lists the registered actions for GET /api/v1/actions;
+// *actions.Registry (any workflow.Registry) satisfies it.
+type ActionLister interface {
+	Actions() []workflow.ActionSpec
+}
+
+// AdminRoutes registers the /admin/v1 operations on api. The admin
+// middleware (401 without a token, 403 with a user token) already guards
+// every /admin path before these handlers run; handlers read the admin's id
+// with UserFrom(ctx).
+type AdminRoutes func(api huma.API)
+
+// Options wires a Server. Engine, Store, Actions and Auth are required.
+type Options struct {
+	Engine  Engine
+	Store   workflow.Store
+	Actions ActionLister
+	Auth    *Authenticator
+	Limits  Limits
+	// Logger is the base logger; each request carries a child of it in its
+	// context (zerolog.Ctx).
+	Logger zerolog.Logger
+	// Metrics is optional; nil disables /metrics and request counting.
+	Metrics *Metrics
+	// ModelName names the configured model; /readyz fails while it is "".
+	ModelName string
+	// Version is shown in the OpenAPI document.
+	Version string
+	// Admin registers the /admin/v1 routes (nil: none yet).
+	Admin AdminRoutes
+	// EventPoll is how often the events stream polls the store (0: 250ms);
+	// Heartbeat how often an idle stream sends a comment (0: 15s).
+	EventPoll time.Duration
+	Heartbeat time.Duration
+}
+
+// Server is the HTTP API. It holds no per-request state and is safe for
+// concurrent use.
+type Server struct {
+	engine    Engine
+	store     workflow.Store
+	actions   ActionLister
+	auth      *Authenticator
+	limits    Limits
+	log       zerolog.Logger
+	metrics   *Metrics
+	modelName string
+	version   string
+	admin     AdminRoutes
+	poll      time.Duration
+	heartbeat time.Duration
+
+	handler http.Handler
+}
+
+// New validates opts and builds the routes.
+func New(opts Options) (*Server, error) {
+	var errs []error
+	if opts.Engine == nil {
+		errs = append(errs, errors.New("Engine is required"))
+	}
+	if opts.Store == nil {
+		errs = append(errs, errors.New("Store is required"))
+	}
+	if opts.Actions == nil {
+		errs = append(errs, errors.New("Actions is required"))
+	}
+	if opts.Auth == nil {
+		errs = append(errs, errors.New("Auth is required"))
+	}
+	limits, err := opts.Limits.withDefaults()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, workflow.WrapKind(workflow.KindInvalid, errors.Join(errs...), "httpapi.New")
+	}
+	s := &Server{
+		engine: opts.Engine, store: opts.Store, actions: opts.Actions, auth: opts.Auth,
+		limits: limits, log: opts.Logger, metrics: opts.Metrics, modelName: opts.ModelName,
+		version: opts.Version, admin: opts.Admin,
+		poll: orDefault(opts.EventPoll, 250*time.Millisecond), heartbeat: orDefault(opts.Heartbeat, 15*time.Second),
+	}
+	s.handler = s.buildRoutes()
+	return s, nil
+}
+
+// Routes returns the HTTP handler serving every route.
+func (s *Server) Routes() http.Handler { return s.handler }
+
+func (s *Server) buildRoutes() http.Handler {
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	r.ContextWithFallback = true
+	r.Use(s.recoverPanics(), s.observeRequests(), s.authenticate())
+	r.NoRoute(func(c *gin.Context) {
+		writeProblem(c, http.StatusNotFound, "no route matches "+c.Request.Method+" "+c.Request.URL.Path)
+	})
+	r.NoMethod(func(c *gin.Context) {
+		writeProblem(c, http.StatusMethodNotAllowed, "method "+c.Request.Method+" is not allowed on "+c.Request.URL.Path)
+	})
+
+	api := humagin.New(r, s.humaConfig())
+	s.registerHealth(r, api)
+	s.registerWorkflows(api)
+	s.registerRounds(api)
+	s.registerMessages(api)
+	s.registerDocuments(api)
+	s.registerEvents(api)
+	s.registerActions(api)
+	s.registerAdmin(api)
+	return r
+}
+
+func (s *Server) humaConfig() huma.Config {
+	cfg := huma.DefaultConfig("twostep gateway", orDefaultString(s.version, "dev"))
+	cfg.OpenAPIPath = "/openapi"
+	cfg.DocsPath = ""
+	cfg.SchemasPath = ""
+	cfg.RejectUnknownQueryParameters = true
+	// Drop the default $schema link transformer: responses keep exactly
+	// the fields of DESIGN §6.
+	cfg.CreateHooks = nil
+	cfg.Info.Description = "Two-stage ReAct workflow engine. Every /api route needs `Authorization: Bearer <token>`."
+	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		"bearer": {Type: "http", Scheme: "bearer"},
+	}
+	cfg.Security = []map[string][]string{{"bearer": {}}}
+	return cfg
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+func orDefaultString(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

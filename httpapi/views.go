@@ -1,0 +1,78 @@
+package httpapi
+
+import (
+	"time"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// WorkflowView is a workflow as the API shows it (DESIGN §6): the stored
+// form without its version and checkpoint.
+type WorkflowView struct {
+	ID         string              `json:"id"`
+	UserID     string              `json:"userId"`
+	Mode       workflow.ModeName   `json:"mode" enum:"react,actionplan"`
+	Status     workflow.Status     `json:"status" enum:"running,awaiting_approval,completed,failed,stopped"`
+	StopReason workflow.StopReason `json:"stopReason"`
+	Round      int                 `json:"round"`
+	Step       int                 `json:"step"`
+	MaxSteps   int                 `json:"maxSteps"`
+	Error      string              `json:"error"`
+	Stats      workflow.Stats      `json:"stats"`
+	CreatedAt  time.Time           `json:"createdAt"`
+	UpdatedAt  time.Time           `json:"updatedAt"`
+}
+
+// DocumentView is a document's metadata; its bytes are at
+// /api/v1/workflows/{id}/documents/{docId}.
+type DocumentView struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	MimeType string `json:"mimeType"`
+	Size     int64  `json:"size"`
+}
+
+// MessageView is a message as the API shows it (DESIGN §6).
+type MessageView struct {
+	ID              string                 `json:"id"`
+	Seq             int64                  `json:"seq"`
+	Round           int                    `json:"round"`
+	Step            int                    `json:"step"`
+	Role            workflow.Role          `json:"role" enum:"user,action,assistant"`
+	Text            string                 `json:"text"`
+	Action          string                 `json:"action"`
+	ActionObjective string                 `json:"actionObjective"`
+	Parameters      map[string]any         `json:"parameters"`
+	Status          workflow.MessageStatus `json:"status"`
+	DocumentsLabel  string                 `json:"documentsLabel"`
+	Documents       []DocumentView         `json:"documents"`
+	Summary         string                 `json:"summary"`
+	Findings        string                 `json:"findings"`
+	Learnings       []string               `json:"learnings"`
+	CreatedAt       time.Time              `json:"createdAt"`
+}
+
+func viewWorkflow(w *workflow.Workflow) WorkflowView {
+	return WorkflowView{
+		ID: w.ID, UserID: w.UserID, Mode: w.Mode, Status: w.Status, StopReason: w.StopReason,
+		Round: w.Round, Step: w.Step, MaxSteps: w.MaxSteps, Error: w.Error, Stats: w.Stats,
+		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt,
+	}
+}
+
+func viewMessage(m workflow.Message) MessageView {
+	docs := make([]DocumentView, len(m.Documents))
+	for i, d := range m.Documents {
+		docs[i] = DocumentView{ID: d.ID, Name: d.Name, MimeType: d.MimeType, Size: d.Size}
+	}
+	learnings := m.Learnings
+	if learnings == nil {
+		learnings = []string{}
+	}
+	return MessageView{
+		ID: m.ID, Seq: m.Seq, Round: m.Round, Step: m.Step, Role: m.Role, Text: m.Text,
+		Action: m.Action, ActionObjective: m.ActionObjective, Parameters: m.Parameters,
+		Status: m.Status, DocumentsLabel: m.DocumentsLabel, Documents: docs, Summary: m.Summary,
+		Findings: m.Findings, Learnings: learnings, CreatedAt: m.CreatedAt,
+	}
+}
