@@ -1,0 +1,158 @@
+package placeholders
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// textExcerpt bounds the text shown for user and assistant messages.
+const textExcerpt = 400
+
+// History returns the WORKFLOW_HISTORY value. Entries are
+// reverse-chronological: the messages of the current round newest to
+// oldest, then earlier rounds, newest round first (messages are ordered by
+// round, then seq, both descending; equal seqs keep reverse slice order).
+// Each entry shows role, round, step, action, status, objective, its
+// documentsLabel and document references, summary, findings and learnings.
+//
+// budget bounds the result in characters (runes); 0 means
+// DefaultHistoryBudget. When the entries do not fit, the oldest are dropped
+// first and a last line says how many were omitted; the newest entry alone
+// is cut to fit rather than dropped. Only the entries that fit are
+// rendered, so the cost grows with the budget, not with the history.
+func History(msgs []workflow.Message, budget int) string {
+	if budget <= 0 {
+		budget = DefaultHistoryBudget
+	}
+	if len(msgs) == 0 {
+		return "(no history yet)"
+	}
+	order := make([]int, len(msgs))
+	for i := range order {
+		order[i] = len(msgs) - 1 - i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		if c := cmp.Compare(msgs[b].Round, msgs[a].Round); c != 0 {
+			return c
+		}
+		return cmp.Compare(msgs[b].Seq, msgs[a].Seq)
+	})
+
+	var b strings.Builder
+	var ends []int // b.Len() after each kept entry
+	used := 0      // runes in b
+	usedAt := []int{}
+	var entry strings.Builder
+	for n, idx := range order {
+		entry.Reset()
+		if n > 0 {
+			entry.WriteByte('\n')
+		}
+		writeEntry(&entry, &msgs[idx])
+		e := entry.String()
+		runes := utf8.RuneCountInString(e)
+		if used+runes > budget {
+			if n == 0 {
+				e = cutRunes(e, budget-omittedLen(len(order)-1)-1)
+				b.WriteString(e)
+				ends, usedAt = append(ends, b.Len()), append(usedAt, used+utf8.RuneCountInString(e))
+			}
+			break
+		}
+		b.WriteString(e)
+		used += runes
+		ends, usedAt = append(ends, b.Len()), append(usedAt, used)
+	}
+	kept := len(ends)
+	omitted := len(order) - kept
+	if omitted == 0 {
+		return b.String()
+	}
+	// Drop more entries until the omitted line fits too (keep the newest).
+	for kept > 1 && usedAt[kept-1]+omittedLen(omitted) > budget {
+		kept--
+		omitted++
+	}
+	return b.String()[:ends[kept-1]] + omittedLine(omitted)
+}
+
+func omittedLine(n int) string {
+	if n == 1 {
+		return "\n(1 older entry omitted)"
+	}
+	return fmt.Sprintf("\n(%d older entries omitted)", n)
+}
+
+func omittedLen(n int) int { return len(omittedLine(n)) }
+
+// cutRunes cuts s to at most max runes, ending in "…" when cut.
+func cutRunes(s string, max int) string {
+	if max < 1 {
+		return ""
+	}
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	return string([]rune(s)[:max-1]) + "…"
+}
+
+// writeEntry renders one history entry.
+func writeEntry(b *strings.Builder, m *workflow.Message) {
+	switch m.Role {
+	case workflow.RoleUser:
+		fmt.Fprintf(b, "- [round %d] user: %s", m.Round, Excerpt(m.Text, textExcerpt))
+	case workflow.RoleAssistant:
+		fmt.Fprintf(b, "- [round %d, step %d] assistant: %s", m.Round, m.Step, Excerpt(m.Text, textExcerpt))
+	default:
+		status := m.Status
+		if status == "" {
+			status = workflow.MessageSuccess
+		}
+		fmt.Fprintf(b, "- [round %d, step %d] action %s: %s", m.Round, m.Step, m.Action, status)
+		if m.ActionObjective != "" {
+			b.WriteString("\n  objective: ")
+			b.WriteString(oneLine(m.ActionObjective))
+		}
+	}
+	writeDocuments(b, m)
+	if m.Role == workflow.RoleAction {
+		if m.Summary != "" {
+			b.WriteString("\n  summary: ")
+			b.WriteString(oneLine(m.Summary))
+		}
+		if m.Findings != "" {
+			b.WriteString("\n  findings: ")
+			b.WriteString(oneLine(m.Findings))
+		}
+	}
+	if len(m.Learnings) > 0 {
+		b.WriteString("\n  learnings: ")
+		for i, l := range m.Learnings {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			b.WriteString(oneLine(l))
+		}
+	}
+}
+
+// writeDocuments renders the documents line: the label, the docList
+// reference and each docItem reference.
+func writeDocuments(b *strings.Builder, m *workflow.Message) {
+	if len(m.Documents) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n  documents: %s -> docList:%s:%s (", m.DocumentsLabel, m.ID, m.DocumentsLabel)
+	for i, d := range m.Documents {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(b, "docItem:%s:%s", d.ID, oneLine(d.Name))
+	}
+	b.WriteString(")")
+}

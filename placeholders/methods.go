@@ -1,0 +1,137 @@
+package placeholders
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// Methods returns the AVAILABLE_METHODS value for exactly the given
+// actions, in the given order: per action its name, effect and
+// description, its parameter names (required ones first and marked), what
+// documents it takes and the connection kind it uses. A caller that offers
+// a subset (the action-plan mode's top-K) passes just that subset.
+func Methods(actions []workflow.ActionSpec) string {
+	if len(actions) == 0 {
+		return "(no methods)"
+	}
+	var b strings.Builder
+	for i, a := range actions {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString("- ")
+		b.WriteString(a.Name)
+		b.WriteString(" [")
+		b.WriteString(string(effectOf(a)))
+		b.WriteString("]")
+		if d := oneLine(a.Description); d != "" {
+			b.WriteString(": ")
+			b.WriteString(d)
+		}
+		b.WriteString("\n  parameters: ")
+		b.WriteString(paramList(a.Parameters))
+		if a.Documents != "" && a.Documents != workflow.DocumentsNone {
+			b.WriteString("\n  input documents: ")
+			b.WriteString(string(a.Documents))
+		}
+		if a.ConnectionKind != "" {
+			b.WriteString("\n  connection: ")
+			b.WriteString(a.ConnectionKind)
+			if a.ConnectionRequired {
+				b.WriteString(" (required)")
+			} else {
+				b.WriteString(" (optional)")
+			}
+		}
+	}
+	return b.String()
+}
+
+func effectOf(a workflow.ActionSpec) workflow.Effect {
+	if a.Effect == "" {
+		return workflow.EffectRead
+	}
+	return a.Effect
+}
+
+// Param is one top-level property of an action's parameter schema.
+type Param struct {
+	Name     string
+	Type     string
+	Required bool
+	// Schema is the property's own JSON Schema, verbatim.
+	Schema json.RawMessage
+}
+
+// SchemaParams returns the top-level properties of a JSON Schema object:
+// required ones first, each group sorted by name. A schema that is not an
+// object with properties yields nil.
+func SchemaParams(schema json.RawMessage) []Param {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	if len(schema) == 0 || json.Unmarshal(schema, &s) != nil {
+		return nil
+	}
+	out := make([]Param, 0, len(s.Properties))
+	for name, raw := range s.Properties {
+		var p struct {
+			Type any   `json:"type"`
+			Enum []any `json:"enum"`
+		}
+		_ = json.Unmarshal(raw, &p)
+		typ := typeName(p.Type)
+		if len(p.Enum) > 0 {
+			typ = "enum"
+		}
+		out = append(out, Param{Name: name, Type: typ, Required: slices.Contains(s.Required, name), Schema: raw})
+	}
+	slices.SortFunc(out, func(a, b Param) int {
+		if a.Required != b.Required {
+			if a.Required {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out
+}
+
+// typeName renders a JSON Schema "type" (a string or a list of strings).
+func typeName(t any) string {
+	switch v := t.(type) {
+	case string:
+		return v
+	case []any:
+		var names []string
+		for _, x := range v {
+			if s, ok := x.(string); ok {
+				names = append(names, s)
+			}
+		}
+		return strings.Join(names, "|")
+	}
+	return "any"
+}
+
+// paramList renders "a (required, string), b (number)" or "(none)".
+func paramList(schema json.RawMessage) string {
+	params := SchemaParams(schema)
+	if len(params) == 0 {
+		return "(none)"
+	}
+	parts := make([]string, len(params))
+	for i, p := range params {
+		if p.Required {
+			parts[i] = p.Name + " (required, " + p.Type + ")"
+		} else {
+			parts[i] = p.Name + " (" + p.Type + ")"
+		}
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,120 @@
+package placeholders
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// StageTwoSchema returns the PARAMETERS_SCHEMA value: a JSON Schema object
+// rendered from the action's registered schema (workflow.ActionSpec.
+// Parameters), limited to every field the action requires plus the fields
+// Stage 1 asked for, in that order. A Stage 1 field description is added to
+// the registered property's description. A field Stage 1 asked for that the
+// registered schema lacks is shown only when the schema allows additional
+// properties (with the type Stage 1 gave); forbidden field names never
+// appear. The result is indented JSON with "additionalProperties": false
+// when the registered schema says so.
+func StageTwoSchema(action workflow.ActionSpec, fields []workflow.FieldSpec) (string, error) {
+	var reg struct {
+		Properties           map[string]json.RawMessage `json:"properties"`
+		Required             []string                   `json:"required"`
+		AdditionalProperties *bool                      `json:"additionalProperties"`
+	}
+	if len(action.Parameters) > 0 {
+		if err := json.Unmarshal(action.Parameters, &reg); err != nil {
+			return "", workflow.WrapKind(workflow.KindInternal, err, "action %s: parameter schema is not a JSON object", action.Name)
+		}
+	}
+	closed := reg.AdditionalProperties != nil && !*reg.AdditionalProperties
+	asked := map[string]workflow.FieldSpec{}
+	for _, f := range fields {
+		asked[f.Name] = f
+	}
+
+	var names []string
+	for _, p := range SchemaParams(action.Parameters) {
+		if p.Required {
+			names = append(names, p.Name)
+		}
+	}
+	for _, f := range fields {
+		_, known := reg.Properties[f.Name]
+		if slices.Contains(names, f.Name) || workflow.IsForbiddenField(f.Name) || (!known && closed) {
+			continue
+		}
+		names = append(names, f.Name)
+	}
+
+	var b bytes.Buffer
+	b.WriteString("{\n  \"type\": \"object\",\n  \"properties\": {")
+	var required []string
+	for i, name := range names {
+		prop, err := property(reg.Properties[name], asked[name])
+		if err != nil {
+			return "", workflow.WrapKind(workflow.KindInternal, err, "action %s: property %q", action.Name, name)
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		key, _ := json.Marshal(name)
+		b.WriteString("\n    ")
+		b.Write(key)
+		b.WriteString(": ")
+		b.WriteString(strings.ReplaceAll(string(prop), "\n", "\n    "))
+		if slices.Contains(reg.Required, name) {
+			required = append(required, name)
+		}
+	}
+	if len(names) > 0 {
+		b.WriteString("\n  ")
+	}
+	b.WriteString("}")
+	req, _ := json.Marshal(required)
+	if len(required) == 0 {
+		req = []byte("[]")
+	}
+	b.WriteString(",\n  \"required\": ")
+	b.Write(req)
+	if closed {
+		b.WriteString(",\n  \"additionalProperties\": false")
+	}
+	b.WriteString("\n}")
+	return b.String(), nil
+}
+
+// property returns the indented schema of one property: the registered one
+// with Stage 1's description added, or one made from Stage 1's field.
+func property(registered json.RawMessage, f workflow.FieldSpec) ([]byte, error) {
+	m := map[string]any{}
+	if len(registered) > 0 {
+		if err := json.Unmarshal(registered, &m); err != nil {
+			return nil, err
+		}
+	} else {
+		switch f.Type {
+		case "enum":
+			m["type"] = "string"
+		case "string", "number", "boolean", "object":
+			m["type"] = f.Type
+		}
+	}
+	if d := oneLine(f.Description); d != "" {
+		if old, ok := m["description"].(string); ok && old != "" && old != d {
+			m["description"] = old + " (for this step: " + d + ")"
+		} else {
+			m["description"] = d
+		}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(m); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}

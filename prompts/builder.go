@@ -1,0 +1,91 @@
+// Package prompts builds each stage's prompt from the templates and the
+// placeholder factory, and parses and validates each stage's reply.
+//
+// Builders are immutable and safe for concurrent use. Parsing treats the
+// model's reply as untrusted input: it is size-capped before any work,
+// extracted from fences or prose, repaired with a JSON-repair library,
+// decoded strictly and validated against DESIGN §3; every rejection is a
+// problem line that names what was wrong, fed back to the model with
+// Feedback.
+package prompts
+
+import (
+	"errors"
+
+	"github.com/twostep/twostep/templates"
+	"github.com/twostep/twostep/workflow"
+)
+
+// Options configures a Builder.
+type Options struct {
+	// HistoryBudget bounds WORKFLOW_HISTORY in characters; 0 means
+	// placeholders.DefaultHistoryBudget (12,000).
+	HistoryBudget int
+}
+
+// Builder renders prompts from a template set.
+type Builder struct {
+	set  *templates.Set
+	opts Options
+}
+
+// NewBuilder returns a Builder over set.
+func NewBuilder(set *templates.Set, opts Options) *Builder {
+	return &Builder{set: set, opts: opts}
+}
+
+// Rendered is a fully rendered prompt: the template it came from, the chat
+// messages to send and the value of every placeholder the template uses
+// (for traces and the admin render route).
+type Rendered struct {
+	Template     string
+	Messages     []workflow.PromptMessage
+	Placeholders map[string]string
+}
+
+// Templates returns the builder's template set.
+func (b *Builder) Templates() *templates.Set { return b.set }
+
+// Render renders the set's template called name with values. A missing
+// template is KindNotFound; a value missing for a key the template uses is
+// KindInternal (the caller forgot it — never rendered as an empty string).
+func (b *Builder) Render(name string, values map[string]string) (Rendered, error) {
+	t, err := b.set.Get(name)
+	if err != nil {
+		if errors.Is(err, templates.ErrNotFound) {
+			return Rendered{}, workflow.WrapKind(workflow.KindNotFound, err, "prompts.Render: no template %q", name)
+		}
+		return Rendered{}, workflow.WrapKind(workflow.KindInternal, err, "prompts.Render(%q)", name)
+	}
+	return RenderTemplate(t, values)
+}
+
+// RenderTemplate renders t with values (missingkey=error). It is what
+// Render uses, and lets a caller render an override template that is not in
+// the set (the admin render route). Placeholders holds exactly t's keys.
+func RenderTemplate(t templates.Template, values map[string]string) (Rendered, error) {
+	parts, err := t.Render(values)
+	if err != nil {
+		return Rendered{}, workflow.WrapKind(workflow.KindInternal, err, "prompts.Render(%q)", t.Name)
+	}
+	r := Rendered{
+		Template:     t.Name,
+		Messages:     make([]workflow.PromptMessage, len(parts)),
+		Placeholders: make(map[string]string, len(t.Keys())),
+	}
+	for i, p := range parts {
+		r.Messages[i] = workflow.PromptMessage{Role: p.Role, Content: p.Content}
+	}
+	for _, k := range t.Keys() {
+		r.Placeholders[k] = values[k]
+	}
+	return r, nil
+}
+
+// render renders the override when it is set, else the set's template name.
+func (b *Builder) render(name string, override *templates.Template, values map[string]string) (Rendered, error) {
+	if override != nil {
+		return RenderTemplate(*override, values)
+	}
+	return b.Render(name, values)
+}

@@ -1,0 +1,150 @@
+package prompts
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// rawField is a parametersSchema field as the model wrote it.
+type rawField struct {
+	Name        json.RawMessage `json:"name"`
+	Type        json.RawMessage `json:"type"`
+	Required    json.RawMessage `json:"required"`
+	Description json.RawMessage `json:"description"`
+}
+
+// parseFields parses "parametersSchema": {"fields": [...]} (a bare list of
+// fields is accepted too) and adds a problem for each forbidden name, type
+// outside allowedFieldTypes, or malformed field.
+func parseFields(raw json.RawMessage, p *problems) []workflow.FieldSpec {
+	if len(raw) == 0 || isNull(raw) {
+		return nil
+	}
+	var wrapper struct {
+		Fields json.RawMessage `json:"fields"`
+	}
+	list := raw
+	if json.Unmarshal(raw, &wrapper) == nil {
+		list = wrapper.Fields
+		if len(list) == 0 || isNull(list) {
+			return nil
+		}
+	}
+	var items []json.RawMessage
+	if json.Unmarshal(list, &items) != nil {
+		p.add(`"parametersSchema" must be {"fields": [{"name", "type", "required", "description"}, ...]}, got %s`, jsonKind(list))
+		return nil
+	}
+	fields := make([]workflow.FieldSpec, 0, len(items))
+	for i, item := range items {
+		if f, ok := parseField(i, item, p); ok {
+			fields = append(fields, f)
+		}
+	}
+	return fields
+}
+
+func parseField(i int, item json.RawMessage, p *problems) (workflow.FieldSpec, bool) {
+	var rf rawField
+	var f workflow.FieldSpec
+	if json.Unmarshal(item, &rf) != nil {
+		p.add(`parametersSchema.fields[%d] must be an object, got %s`, i, jsonKind(item))
+		return f, false
+	}
+	if json.Unmarshal(rf.Name, &f.Name) != nil || strings.TrimSpace(f.Name) == "" {
+		p.add(`parametersSchema.fields[%d].name must be a non-empty string`, i)
+		return f, false
+	}
+	ok := true
+	if workflow.IsForbiddenField(f.Name) {
+		p.add(`parametersSchema.fields[%d].name %q is forbidden: documents and connections are chosen with "requiredInputDocuments" and "requiredConnection", never as parameters (forbidden: %s)`,
+			i, f.Name, strings.Join(workflow.ForbiddenFields, ", "))
+		ok = false
+	}
+	if json.Unmarshal(rf.Type, &f.Type) != nil || !slices.Contains(allowedFieldTypes, f.Type) {
+		got := f.Type
+		if got == "" {
+			got = strings.TrimSpace(string(rf.Type))
+		}
+		p.add(`parametersSchema.fields[%d] (%s): type %s is not one of %s`,
+			i, clip(f.Name), quoteOrMissing(got), strings.Join(allowedFieldTypes, "|"))
+		ok = false
+	}
+	if len(rf.Required) > 0 && !isNull(rf.Required) && json.Unmarshal(rf.Required, &f.Required) != nil {
+		p.add(`parametersSchema.fields[%d] (%s): "required" must be true or false`, i, clip(f.Name))
+		ok = false
+	}
+	if len(rf.Description) > 0 && !isNull(rf.Description) && json.Unmarshal(rf.Description, &f.Description) != nil {
+		p.add(`parametersSchema.fields[%d] (%s): "description" must be a string`, i, clip(f.Name))
+		ok = false
+	}
+	return f, ok
+}
+
+func quoteOrMissing(s string) string {
+	if s == "" {
+		return "(missing)"
+	}
+	return `"` + clip(strings.Trim(s, `"`)) + `"`
+}
+
+// checkDocuments adds one problem per reference that does not resolve in
+// the workflow's messages, and one when the action requires documents and
+// none were given.
+func checkDocuments(refs []string, msgs []workflow.Message, spec workflow.ActionSpec, known bool, p *problems) {
+	for i, ref := range refs {
+		if _, err := workflow.ResolveDocuments(msgs, []string{ref}); err != nil {
+			p.add(`requiredInputDocuments[%d]: %s; copy a reference exactly from the documents index`, i, workflow.PublicMessage(err))
+		}
+	}
+	if known && spec.Documents == workflow.DocumentsRequired && len(refs) == 0 {
+		p.add(`action %q needs input documents: list them in "requiredInputDocuments"`, spec.Name)
+	}
+}
+
+// checkConnection adds a problem when label is not one of conns, when the
+// action requires a connection and label is empty, or when the connection
+// is of another kind than the action uses.
+func checkConnection(label string, conns []workflow.Connection, spec workflow.ActionSpec, known bool, p *problems) {
+	if label == "" {
+		if known && spec.ConnectionRequired {
+			p.add(`action %q requires a connection of kind %q: set "requiredConnection" to one of: %s`,
+				spec.Name, spec.ConnectionKind, labelsOfKind(conns, spec.ConnectionKind))
+		}
+		return
+	}
+	c, err := workflow.ResolveConnection(conns, label)
+	if err != nil {
+		p.add(`requiredConnection: %s`, clipMessage(workflow.PublicMessage(err)))
+		return
+	}
+	if known && spec.ConnectionKind != "" && c.Kind != spec.ConnectionKind {
+		p.add(`requiredConnection %q is of kind %q, but action %q uses kind %q: choose one of: %s`,
+			c.Label, c.Kind, spec.Name, spec.ConnectionKind, labelsOfKind(conns, spec.ConnectionKind))
+	}
+}
+
+// labelsOfKind lists the labels of conns of the given kind ("" for any).
+func labelsOfKind(conns []workflow.Connection, kind string) string {
+	var labels []string
+	for _, c := range conns {
+		if kind == "" || c.Kind == kind {
+			labels = append(labels, c.Label)
+		}
+	}
+	if len(labels) == 0 {
+		return "(you have no such connection)"
+	}
+	return strings.Join(labels, ", ")
+}
+
+// clipMessage bounds a problem line that quotes model text.
+func clipMessage(s string) string {
+	if len(s) <= 400 {
+		return s
+	}
+	return strings.ToValidUTF8(s[:400], "") + "…"
+}

@@ -1,0 +1,175 @@
+package prompts
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/kaptinlin/jsonrepair"
+	"github.com/twostep/twostep/workflow"
+)
+
+// MaxReplyBytes caps a model reply before any parsing work (64 KiB).
+const MaxReplyBytes = 64 << 10
+
+// ExtractJSON finds the JSON value in a model reply and returns it as
+// valid, compact JSON. It accepts a bare value, a value inside a Markdown
+// code fence, or one wrapped in prose: the first balanced {...} or [...]
+// (outside strings) is taken; an unbalanced one is taken to the end and
+// left to repair. Malformed JSON (trailing commas, single quotes, comments,
+// missing brackets) is repaired with github.com/kaptinlin/jsonrepair.
+// A reply over MaxReplyBytes, or one with no JSON value, is an error of
+// kind KindInvalid saying so.
+func ExtractJSON(reply string) (json.RawMessage, error) {
+	return extract(reply, "{[")
+}
+
+// ExtractObject is ExtractJSON for replies that must hold an object: only
+// a "{" starts a candidate, so a bracket in the surrounding prose is
+// never mistaken for the value.
+func ExtractObject(reply string) (json.RawMessage, error) {
+	return extract(reply, "{")
+}
+
+// maxCandidates bounds how many start positions extract tries before it
+// falls back to repairing the first candidate.
+const maxCandidates = 16
+
+func extract(reply, openers string) (json.RawMessage, error) {
+	if len(reply) > MaxReplyBytes {
+		return nil, workflow.Errorf(workflow.KindInvalid, "the reply is %d bytes, more than the limit of %d", len(reply), MaxReplyBytes)
+	}
+	text := unfence(reply)
+	first := ""
+	for i, n := 0, 0; n < maxCandidates; n++ {
+		j := strings.IndexAny(text[i:], openers)
+		if j < 0 {
+			break
+		}
+		c := balanced(text[i+j:])
+		if first == "" {
+			first = c
+		}
+		if json.Valid([]byte(c)) {
+			return compact(c)
+		}
+		// Continue after this candidate: a value nested inside it is
+		// never taken for the reply.
+		i += j + len(c)
+	}
+	if first == "" {
+		return nil, workflow.Errorf(workflow.KindInvalid, "the reply contains no JSON value")
+	}
+	repaired, err := jsonrepair.Repair(first)
+	if err != nil || !json.Valid([]byte(repaired)) {
+		return nil, workflow.Errorf(workflow.KindInvalid, "the reply is not valid JSON and could not be repaired: %s", repairReason(err))
+	}
+	return compact(repaired)
+}
+
+func repairReason(err error) string {
+	if err == nil {
+		return "the repaired text is still invalid"
+	}
+	return err.Error()
+}
+
+func compact(s string) (json.RawMessage, error) {
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(s)); err != nil {
+		return nil, workflow.WrapKind(workflow.KindInvalid, err, "the reply is not valid JSON")
+	}
+	return b.Bytes(), nil
+}
+
+// unfence returns the body of the first ``` code fence that holds a "{" or
+// "[", or s when there is none.
+func unfence(s string) string {
+	rest := s
+	for {
+		i := strings.Index(rest, "```")
+		if i < 0 {
+			return s
+		}
+		body := rest[i+3:]
+		// Skip the info string ("json") up to the end of the line.
+		if nl := strings.IndexByte(body, '\n'); nl >= 0 && !strings.ContainsAny(body[:nl], "{[") {
+			body = body[nl+1:]
+		}
+		end := strings.Index(body, "```")
+		inner := body
+		if end >= 0 {
+			inner = body[:end]
+		}
+		if strings.ContainsAny(inner, "{[") {
+			return inner
+		}
+		if end < 0 {
+			return s
+		}
+		rest = body[end+3:]
+	}
+}
+
+// balanced returns the balanced JSON object or array that starts s, scanning
+// strings and escapes so brackets inside strings do not count. When the
+// value never closes, it returns everything from its start.
+func balanced(s string) string {
+	const start = 0
+	depth, inString, escaped := 0, false, false
+	for i := start; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			if c == '\\' {
+				escaped = true
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+			if depth == 0 {
+				return s[start : i+1]
+			}
+		}
+	}
+	return s[start:]
+}
+
+// decodeObject decodes raw into a map of its top-level members, or returns
+// a problem line saying the reply is not a JSON object.
+func decodeObject(raw json.RawMessage) (map[string]json.RawMessage, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return nil, fmt.Errorf("the reply must be one JSON object, got %s", jsonKind(raw))
+	}
+	return obj, nil
+}
+
+// jsonKind names the kind of a JSON value for problem lines.
+func jsonKind(raw json.RawMessage) string {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 {
+		return "nothing"
+	}
+	switch t[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}

@@ -1,0 +1,184 @@
+package prompts
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// Stage1Env is what a Stage 1 reply is validated against: the registered
+// actions, the workflow's messages (for document references) and the
+// connections the workflow's user owns.
+type Stage1Env struct {
+	Registry    workflow.Registry
+	Messages    []workflow.Message
+	Connections []workflow.Connection
+}
+
+// Stage1Result is the outcome of parsing a Stage 1 reply. Problems empty
+// means accepted and Selection is valid; otherwise each problem is one line
+// naming what was wrong, ready for Feedback. Parsed is the extracted,
+// repaired JSON (nil when none was found), for the trace.
+type Stage1Result struct {
+	Selection workflow.Selection
+	Parsed    json.RawMessage
+	Problems  []string
+}
+
+// allowedFieldTypes are the parametersSchema field types of DESIGN §3.
+var allowedFieldTypes = []string{"string", "number", "boolean", "enum", "object"}
+
+// ParseStage1 parses and validates a Stage 1 reply against every rejection
+// rule of DESIGN §3: a top-level "parameters" key; an action that is not a
+// string naming a registered action; a forbidden field name or a field type
+// outside string|number|boolean|enum|object in parametersSchema.fields; a
+// document reference that does not resolve in this workflow; a connection
+// the user does not own, or none when the action requires one. "learnings"
+// may be a single string; "requiredConnection" may be null or "". Other
+// keys are ignored (they stay in Parsed). It never panics and does bounded
+// work: the reply is capped at MaxReplyBytes first.
+func ParseStage1(reply string, env Stage1Env) Stage1Result {
+	raw, err := ExtractObject(reply)
+	if err != nil {
+		return Stage1Result{Problems: []string{workflow.PublicMessage(err)}}
+	}
+	res := Stage1Result{Parsed: raw}
+	obj, err := decodeObject(raw)
+	if err != nil {
+		res.Problems = []string{err.Error()}
+		return res
+	}
+	p := &problems{}
+	if _, ok := obj["parameters"]; ok {
+		p.add(`the reply has a "parameters" key: Stage 1 must not fill parameter values; describe them in "parametersContext" and "parametersSchema" instead`)
+	}
+	sel := &res.Selection
+	spec, known := parseAction(obj, env.Registry, sel, p)
+	sel.ActionObjective = textMember(obj, "actionObjective", p)
+	sel.ParametersContext = contextMember(obj)
+	sel.Learnings = stringList(obj, "learnings", p)
+	sel.RequiredInputDocuments = stringList(obj, "requiredInputDocuments", p)
+	sel.ParametersSchema.Fields = parseFields(obj["parametersSchema"], p)
+	checkDocuments(sel.RequiredInputDocuments, env.Messages, spec, known, p)
+	sel.RequiredConnection = connectionMember(obj, p)
+	checkConnection(sel.RequiredConnection, env.Connections, spec, known, p)
+	res.Problems = p.lines
+	return res
+}
+
+// problems collects problem lines in the order they are found.
+type problems struct{ lines []string }
+
+func (p *problems) add(format string, args ...any) {
+	p.lines = append(p.lines, fmt.Sprintf(format, args...))
+}
+
+// parseAction checks "action" and returns the registered spec.
+func parseAction(obj map[string]json.RawMessage, reg workflow.Registry, sel *workflow.Selection, p *problems) (workflow.ActionSpec, bool) {
+	raw, ok := obj["action"]
+	if !ok {
+		p.add(`"action" is missing: name one registered action, e.g. %q`, workflow.CompleteAction)
+		return workflow.ActionSpec{}, false
+	}
+	var name string
+	if json.Unmarshal(raw, &name) != nil {
+		p.add(`"action" must be a string naming a registered action, got %s`, jsonKind(raw))
+		return workflow.ActionSpec{}, false
+	}
+	sel.Action = name
+	if reg == nil {
+		p.add(`action %q is not a registered action`, clip(name))
+		return workflow.ActionSpec{}, false
+	}
+	spec, ok := reg.Action(name)
+	if !ok {
+		p.add(`action %q is not a registered action; choose one of: %s`, clip(name), actionNames(reg))
+		return workflow.ActionSpec{}, false
+	}
+	return spec, true
+}
+
+// actionNames lists up to 40 registered action names.
+func actionNames(reg workflow.Registry) string {
+	specs := reg.Actions()
+	names := make([]string, 0, min(len(specs), 40))
+	for _, s := range specs[:min(len(specs), 40)] {
+		names = append(names, s.Name)
+	}
+	if len(specs) > 40 {
+		names = append(names, "…")
+	}
+	return strings.Join(names, ", ")
+}
+
+// textMember returns a string member ("" when absent or null).
+func textMember(obj map[string]json.RawMessage, key string, p *problems) string {
+	raw, ok := obj[key]
+	if !ok || isNull(raw) {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		p.add(`%q must be a string, got %s`, key, jsonKind(raw))
+	}
+	return s
+}
+
+// contextMember returns "parametersContext": a string as is, any other
+// JSON value as its compact text (the model sometimes writes an object).
+func contextMember(obj map[string]json.RawMessage) string {
+	raw, ok := obj["parametersContext"]
+	if !ok || isNull(raw) {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
+
+// stringList returns a list-of-strings member; a single string is accepted
+// as a one-element list, null or absent as none.
+func stringList(obj map[string]json.RawMessage, key string, p *problems) []string {
+	raw, ok := obj[key]
+	if !ok || isNull(raw) {
+		return nil
+	}
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		if strings.TrimSpace(one) == "" {
+			return nil
+		}
+		return []string{one}
+	}
+	var list []string
+	if json.Unmarshal(raw, &list) != nil {
+		p.add(`%q must be a list of strings, got %s`, key, jsonKind(raw))
+		return nil
+	}
+	return list
+}
+
+// connectionMember returns "requiredConnection" ("" for null or absent).
+func connectionMember(obj map[string]json.RawMessage, p *problems) string {
+	return strings.TrimSpace(textMember(obj, "requiredConnection", p))
+}
+
+func isNull(raw json.RawMessage) bool {
+	return strings.TrimSpace(string(raw)) == "null"
+}
+
+// clip shortens model-supplied text quoted in a problem line.
+func clip(s string) string {
+	if len(s) <= 80 {
+		return s
+	}
+	r := []rune(s)
+	if len(r) <= 80 {
+		return s
+	}
+	return string(r[:79]) + "…"
+}

@@ -1,0 +1,98 @@
+package prompts
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// ParametersSchemaID is the "schema" value a Stage 2 reply must carry.
+const ParametersSchemaID = "parameters_v1"
+
+// Stage2Result is the outcome of parsing a Stage 2 reply. Problems empty
+// means accepted and Parameters are schema-valid for the action; otherwise
+// each problem is one line ("path: message" for schema errors), ready for
+// Feedback. Parsed is the extracted, repaired JSON, for the trace.
+type Stage2Result struct {
+	Parameters map[string]any
+	Parsed     json.RawMessage
+	Problems   []string
+}
+
+// ParseStage2 parses {"schema": "parameters_v1", "parameters": {...}}
+// (fenced, wrapped in prose or slightly malformed replies are extracted
+// and repaired), rejects a missing or different "schema", a missing or
+// non-object "parameters" and every forbidden key (workflow.ForbiddenFields),
+// then validates the parameters with reg.ValidateParameters and adds its
+// "path: message" lines. It never panics; the reply is capped at
+// MaxReplyBytes first.
+func ParseStage2(reply string, action workflow.ActionSpec, reg workflow.Registry) Stage2Result {
+	raw, err := ExtractObject(reply)
+	if err != nil {
+		return Stage2Result{Problems: []string{workflow.PublicMessage(err)}}
+	}
+	res := Stage2Result{Parsed: raw}
+	obj, err := decodeObject(raw)
+	if err != nil {
+		res.Problems = []string{err.Error()}
+		return res
+	}
+	p := &problems{}
+	schemaRaw, ok := obj["schema"]
+	var schema string
+	switch {
+	case !ok:
+		p.add(`"schema" is missing: reply with {"schema": %q, "parameters": {...}}`, ParametersSchemaID)
+	case json.Unmarshal(schemaRaw, &schema) != nil || schema != ParametersSchemaID:
+		p.add(`"schema" must be %q, got %s`, ParametersSchemaID, clip(strings.TrimSpace(string(schemaRaw))))
+	}
+	paramsRaw, ok := obj["parameters"]
+	if !ok {
+		p.add(`"parameters" is missing: reply with {"schema": %q, "parameters": {...}}`, ParametersSchemaID)
+		res.Problems = p.lines
+		return res
+	}
+	var params map[string]any
+	if json.Unmarshal(paramsRaw, &params) != nil || params == nil {
+		p.add(`"parameters" must be an object, got %s`, jsonKind(paramsRaw))
+		res.Problems = p.lines
+		return res
+	}
+	keys := make([]string, 0, len(params))
+	for k := range params {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if workflow.IsForbiddenField(k) {
+			p.add(`parameters.%s: forbidden key: documents, connections and history are attached by the engine, never passed as parameters`, k)
+		}
+	}
+	if reg == nil {
+		p.add("no registry to validate the parameters against")
+	} else {
+		for _, line := range reg.ValidateParameters(action.Name, params) {
+			p.add("%s", clipMessage(line))
+		}
+	}
+	res.Parameters = params
+	res.Problems = p.lines
+	return res
+}
+
+// Feedback returns the VALIDATION_FEEDBACK text for a retry: a heading, an
+// instruction and one "- " line per problem; "" when there is no problem.
+func Feedback(problems []string) string {
+	if len(problems) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("# Validation feedback\nYour previous reply was rejected. Fix every problem below and reply again with the corrected JSON only:")
+	for _, line := range problems {
+		b.WriteString("\n- ")
+		b.WriteString(strings.ReplaceAll(line, "\n", " "))
+	}
+	return b.String()
+}

@@ -1,0 +1,66 @@
+package prompts
+
+import (
+	"github.com/twostep/twostep/placeholders"
+	"github.com/twostep/twostep/templates"
+	"github.com/twostep/twostep/workflow"
+)
+
+// Stage1Input is the workflow state Stage 1 (and the action-plan mode's
+// plan call) is rendered from.
+type Stage1Input struct {
+	// Workflow gives the current round; nil means the latest round among
+	// Messages.
+	Workflow *workflow.Workflow
+	// Messages are the workflow's messages in seq order.
+	Messages []workflow.Message
+	// Actions are the methods to offer (all registered ones for React, the
+	// top-K subset for the action-plan mode).
+	Actions []workflow.ActionSpec
+	// Connections are the connections the workflow's user owns.
+	Connections []workflow.Connection
+	// Feedback is the VALIDATION_FEEDBACK of a retry (see Feedback); ""
+	// on a first attempt.
+	Feedback string
+	// Template, when set, is rendered instead of the set's template (an
+	// admin's override under test).
+	Template *templates.Template
+}
+
+// Stage1Values returns the value of every Stage 1 placeholder: USER_PROMPT,
+// AVAILABLE_METHODS, AVAILABLE_DOCUMENTS_INDEX, AVAILABLE_CONNECTIONS_INDEX,
+// WORKFLOW_HISTORY and VALIDATION_FEEDBACK.
+func (b *Builder) Stage1Values(in Stage1Input) map[string]string {
+	return map[string]string{
+		placeholders.UserPrompt:                placeholders.UserPromptText(in.Messages, currentRound(in)),
+		placeholders.AvailableMethods:          placeholders.Methods(in.Actions),
+		placeholders.AvailableDocumentsIndex:   placeholders.DocumentsIndex(in.Messages),
+		placeholders.AvailableConnectionsIndex: placeholders.ConnectionsIndex(in.Connections),
+		placeholders.WorkflowHistory:           placeholders.History(in.Messages, b.opts.HistoryBudget),
+		placeholders.ValidationFeedback:        in.Feedback,
+	}
+}
+
+// Stage1 renders the Stage 1 prompt (template "stage1").
+func (b *Builder) Stage1(in Stage1Input) (Rendered, error) {
+	return b.render(templates.Stage1, in.Template, b.Stage1Values(in))
+}
+
+// Plan renders the action-plan mode's planning prompt (template "plan")
+// from the same state as Stage 1; in.Actions is the offered subset.
+func (b *Builder) Plan(in Stage1Input) (Rendered, error) {
+	return b.render(templates.Plan, in.Template, b.Stage1Values(in))
+}
+
+// currentRound is the workflow's round, or the latest round of the
+// messages when no workflow is given.
+func currentRound(in Stage1Input) int {
+	if in.Workflow != nil {
+		return in.Workflow.Round
+	}
+	r := 0
+	for _, m := range in.Messages {
+		r = max(r, m.Round)
+	}
+	return r
+}

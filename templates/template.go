@@ -1,0 +1,90 @@
+package templates
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Roles a template part may speak for. They match the chat roles every
+// model provider accepts.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// Part is one chat message of a rendered template.
+type Part struct {
+	Role    string
+	Content string
+}
+
+// Template is a parsed prompt template: a sequence of role sections, each a
+// list of literal text and {{KEY:NAME}} placeholders. A Template is
+// immutable after Parse and safe for concurrent use.
+type Template struct {
+	// Name is the template's name ("stage1"); Source is its text as read.
+	Name   string
+	Source string
+
+	sections []section
+	keys     []string
+}
+
+type section struct {
+	role   string
+	chunks []chunk
+}
+
+// chunk is either literal text (key == "") or a placeholder.
+type chunk struct {
+	text string
+	key  string
+}
+
+// Keys returns the placeholder names the template uses, sorted and unique.
+func (t Template) Keys() []string { return slices.Clone(t.keys) }
+
+// Render substitutes values into the template and returns one Part per
+// section, in order. It has missingkey=error semantics: a key the template
+// names but values lacks is an error, never an empty string (a present key
+// with an empty value is fine). Values are inserted verbatim and never
+// re-scanned, so a value containing "{{KEY:...}}" stays literal. Leading and
+// trailing blank lines of each part are trimmed.
+func (t Template) Render(values map[string]string) ([]Part, error) {
+	var missing []string
+	for _, k := range t.keys {
+		if _, ok := values[k]; !ok {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("template %q: no value for %s", t.Name, strings.Join(missing, ", "))
+	}
+	parts := make([]Part, 0, len(t.sections))
+	for _, s := range t.sections {
+		var b strings.Builder
+		for _, c := range s.chunks {
+			if c.key == "" {
+				b.WriteString(c.text)
+			} else {
+				b.WriteString(values[c.key])
+			}
+		}
+		parts = append(parts, Part{Role: s.role, Content: trimBlankLines(b.String())})
+	}
+	return parts, nil
+}
+
+// trimBlankLines removes leading blank lines and all trailing whitespace.
+func trimBlankLines(s string) string {
+	s = strings.TrimRight(s, " \t\r\n")
+	for {
+		line, rest, ok := strings.Cut(s, "\n")
+		if !ok || strings.TrimSpace(line) != "" {
+			return s
+		}
+		s = rest
+	}
+}
