@@ -68,11 +68,11 @@ func (r *Run) settle(next *Workflow, end *RoundEnd, pending []Message) []Message
 		next.Error = fmt.Sprintf("%d steps failed in a row", next.Checkpoint.Failures)
 		next.Step--
 	case next.Step > next.MaxSteps:
+		next.Step = next.MaxSteps
 		view := *r
 		view.wf = next
 		view.msgs = append(r.msgs[:len(r.msgs):len(r.msgs)], pending...)
 		closing := r.mode.Closing(&view)
-		next.Step = next.MaxSteps
 		if closing.ID == "" {
 			closing.ID = NewID(PrefixMessage)
 		}

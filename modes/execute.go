@@ -1,0 +1,137 @@
+package modes
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/twostep/twostep/messages"
+	"github.com/twostep/twostep/workflow"
+)
+
+// StepCall is one step to execute, whichever mode chose it.
+type StepCall struct {
+	Action     string
+	Objective  string
+	Learnings  []string
+	Parameters map[string]any
+	// Documents are the document references the action reads; Connection
+	// is the label of the connection it uses ("" for none).
+	Documents  []string
+	Connection string
+	// Label overrides the output documents' label (the action-plan mode's
+	// resultLabel); "" means round{R}_step{S}_{method}_{action}.
+	Label string
+}
+
+// Execute runs call as the current step of run and commits it: it resolves
+// the document references and the connection server-side (references that
+// do not resolve, or a missing required connection, make a failed step
+// without running the action), runs the action through the registry with
+// the step's idempotency key, and commits the action message with its
+// output documents atomically (an action error is a failed step). next is
+// the checkpoint the following step starts from (nil for react).
+//
+// When ctx is cancelled while the action runs, nothing is committed and the
+// context's error is returned: the step runs again on resume, with the same
+// idempotency key.
+func Execute(ctx context.Context, run *workflow.Run, call StepCall, next *workflow.Checkpoint) error {
+	in, err := resolve(ctx, run, call)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if workflow.KindOf(err) != workflow.KindInvalid && workflow.KindOf(err) != workflow.KindNotFound {
+			return err
+		}
+		return Fail(ctx, run, Failure{Action: call.Action, Objective: call.Objective, Learnings: call.Learnings,
+			Reason: "inputs did not resolve: " + workflow.PublicMessage(err), Next: next})
+	}
+	wf := run.Workflow()
+	start := time.Now()
+	res, aerr := run.Registry().Execute(ctx, in)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	traceAction(ctx, run, call, res, aerr, time.Since(start))
+	msg, docs := messages.NewAction(messages.ActionInput{
+		WorkflowID: wf.ID, Round: wf.Round, Step: wf.Step, Action: call.Action,
+		Objective: call.Objective, Learnings: call.Learnings, Parameters: call.Parameters,
+		Result: res, Err: publicError(aerr), Label: call.Label,
+	})
+	return run.CommitStep(ctx, workflow.StepResult{
+		Action: call.Action, Messages: []workflow.Message{msg}, Documents: docs,
+		Failed: aerr != nil, Executed: true, Next: next,
+	})
+}
+
+// resolve turns call into an ActionCall: documents with their bytes, the
+// connection's public description, the idempotency key.
+func resolve(ctx context.Context, run *workflow.Run, call StepCall) (workflow.ActionCall, error) {
+	wf := run.Workflow()
+	spec, ok := run.Registry().Action(call.Action)
+	if !ok {
+		return workflow.ActionCall{}, workflow.Errorf(workflow.KindInvalid, "action %q is not registered", call.Action)
+	}
+	metas, err := workflow.ResolveDocuments(run.Messages(), call.Documents)
+	if err != nil {
+		return workflow.ActionCall{}, err
+	}
+	if spec.Documents == workflow.DocumentsRequired && len(metas) == 0 {
+		return workflow.ActionCall{}, workflow.Errorf(workflow.KindInvalid, "action %s needs input documents and none were given", spec.Name)
+	}
+	docs := make([]workflow.DocumentContent, 0, len(metas))
+	for _, d := range metas {
+		c, err := run.DocumentContent(ctx, d.ID)
+		if err != nil {
+			return workflow.ActionCall{}, fmt.Errorf("reading document %s: %w", d.ID, err)
+		}
+		docs = append(docs, c)
+	}
+	var conn *workflow.Connection
+	if call.Connection != "" {
+		if conn, err = workflow.ResolveConnection(run.Connections(), call.Connection); err != nil {
+			return workflow.ActionCall{}, err
+		}
+	}
+	if conn == nil && spec.ConnectionRequired {
+		return workflow.ActionCall{}, workflow.Errorf(workflow.KindInvalid, "action %s needs a connection and none was given", spec.Name)
+	}
+	return workflow.ActionCall{
+		WorkflowID: wf.ID, UserID: wf.UserID, Round: wf.Round, Step: wf.Step, Action: call.Action,
+		Parameters: call.Parameters, Documents: docs, Connection: conn, IdempotencyKey: run.IdempotencyKey(),
+	}, nil
+}
+
+// publicError keeps only the caller-safe text of an action error for the
+// message (the full error goes to the trace).
+func publicError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s", workflow.PublicMessage(err))
+}
+
+// traceAction records the action's execution as a trace of stage action:
+// parameters as parsed, an excerpt of the result, the error, the latency.
+func traceAction(ctx context.Context, run *workflow.Run, call StepCall, res workflow.ActionResult, err error, d time.Duration) {
+	params, _ := json.Marshal(call.Parameters)
+	t := workflow.Trace{
+		Round: run.Workflow().Round, Step: run.Workflow().Step, Stage: workflow.StageAction, Attempt: 1,
+		Template: call.Action, Response: excerpt(res.Text, 2000), Parsed: params, LatencyMs: d.Milliseconds(),
+	}
+	if err != nil {
+		t.Error = workflow.PublicMessage(err)
+	}
+	run.RecordTrace(ctx, t)
+}
+
+func excerpt(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := strings.ToValidUTF8(s[:n], "")
+	return cut + "…"
+}
