@@ -1,0 +1,188 @@
+package actions
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// Config is the actions, connections and limits sections of the
+// GATEWAY_CONFIG YAML file. LoadConfig reads it; New turns it into a
+// Registry. A Config built in code (tests) is used as is: its header values
+// are literal, no environment reference is resolved.
+type Config struct {
+	Connections []ConnectionConfig `yaml:"connections"`
+	HTTPActions []HTTPActionConfig `yaml:"httpActions"`
+	Limits      Limits             `yaml:"limits"`
+}
+
+// ConnectionConfig declares one connection of one user. Header values may
+// reference environment variables as ${NAME}; LoadConfig resolves them and
+// remembers the resolved values as secrets.
+type ConnectionConfig struct {
+	User        string            `yaml:"user"`
+	Label       string            `yaml:"label"`
+	Kind        string            `yaml:"kind"`
+	BaseURL     string            `yaml:"baseURL"`
+	Description string            `yaml:"description"`
+	Headers     map[string]string `yaml:"headers"`
+	// Timeout bounds one request through this connection; 0 means
+	// Limits.HTTPTimeout.
+	Timeout time.Duration `yaml:"timeout"`
+
+	// secrets are the values substituted for ${NAME} references.
+	secrets []string
+}
+
+// HTTPActionConfig declares an action served by an HTTP endpoint: the
+// gateway POSTs {parameters, documents, connection, idempotencyKey} to URL
+// and reads {text, documents} back.
+type HTTPActionConfig struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// Parameters is the JSON Schema of the business parameters, written as
+	// YAML. Empty means an object with no parameters.
+	Parameters map[string]any `yaml:"parameters"`
+	URL        string         `yaml:"url"`
+	// Effect is "read" or "write"; empty means "write".
+	Effect workflow.Effect `yaml:"effect"`
+	// Timeout bounds one call; 0 means Limits.HTTPTimeout.
+	Timeout time.Duration `yaml:"timeout"`
+	// Documents is "none", "optional" or "required"; empty means "optional".
+	Documents workflow.DocumentNeed `yaml:"documents"`
+	// ConnectionKind is the kind of connection the action accepts ("" for
+	// none); ConnectionRequired makes one mandatory. Only the connection's
+	// label is sent to the action's URL, never its secrets.
+	ConnectionKind     string `yaml:"connectionKind"`
+	ConnectionRequired bool   `yaml:"connectionRequired"`
+	// Headers are sent with every call to URL (for the action service's own
+	// credentials); values may reference ${NAME} like connection headers.
+	Headers map[string]string `yaml:"headers"`
+
+	secrets []string
+}
+
+// Limits bound what actions may fetch and produce. Zero values mean the
+// defaults in DefaultLimits.
+type Limits struct {
+	// HTTPTimeout bounds one outgoing HTTP request.
+	HTTPTimeout time.Duration `yaml:"httpTimeout"`
+	// MaxResponseBytes caps an HTTP reply; a larger reply is a step failure.
+	MaxResponseBytes int64 `yaml:"maxResponseBytes"`
+	// MaxDocumentBytes caps one produced document.
+	MaxDocumentBytes int64 `yaml:"maxDocumentBytes"`
+	// MaxModelInputChars caps the document text ai.process sends to the model.
+	MaxModelInputChars int `yaml:"maxModelInputChars"`
+	// ModelMaxTokens bounds ai.process's reply; 0 means the model's default.
+	ModelMaxTokens int `yaml:"modelMaxTokens"`
+}
+
+// DefaultLimits are the limits used where Limits leaves a zero value.
+var DefaultLimits = Limits{
+	HTTPTimeout:        30 * time.Second,
+	MaxResponseBytes:   10 << 20,
+	MaxDocumentBytes:   10 << 20,
+	MaxModelInputChars: 200_000,
+}
+
+// withDefaults fills every zero limit from DefaultLimits.
+func (l Limits) withDefaults() Limits {
+	if l.HTTPTimeout <= 0 {
+		l.HTTPTimeout = DefaultLimits.HTTPTimeout
+	}
+	if l.MaxResponseBytes <= 0 {
+		l.MaxResponseBytes = DefaultLimits.MaxResponseBytes
+	}
+	if l.MaxDocumentBytes <= 0 {
+		l.MaxDocumentBytes = DefaultLimits.MaxDocumentBytes
+	}
+	if l.MaxModelInputChars <= 0 {
+		l.MaxModelInputChars = DefaultLimits.MaxModelInputChars
+	}
+	return l
+}
+
+// fileSections is the part of the YAML file this package reads; other
+// top-level keys (templates, ...) belong to other packages and are ignored.
+type fileSections struct {
+	Connections yaml.Node `yaml:"connections"`
+	HTTPActions yaml.Node `yaml:"httpActions"`
+	Limits      Limits    `yaml:"limits"`
+}
+
+// LoadConfig reads the YAML file's connections, httpActions and limits,
+// resolves ${NAME} references in header values through lookupEnv, and checks
+// every entry. It reports every problem at once, as one KindInvalid error
+// with one line per problem; no problem ever quotes a resolved secret. An
+// empty file is an empty Config. Unknown keys inside connections and
+// httpActions entries are problems (typos would otherwise be silent).
+func LoadConfig(r io.Reader, lookupEnv func(string) (string, bool)) (cfg Config, err error) {
+	defer workflow.Wrap(&err, "actions.LoadConfig")
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return Config{}, workflow.WrapKind(workflow.KindInvalid, err, "cannot read the config file")
+	}
+	var sections fileSections
+	if err := yaml.Unmarshal(data, &sections); err != nil {
+		return Config{}, workflow.WrapKind(workflow.KindInvalid, err, "the config file is not valid YAML")
+	}
+	var problems []string
+	if err := decodeStrict(&sections.Connections, &cfg.Connections); err != nil {
+		problems = append(problems, "connections: "+err.Error())
+	}
+	if err := decodeStrict(&sections.HTTPActions, &cfg.HTTPActions); err != nil {
+		problems = append(problems, "httpActions: "+err.Error())
+	}
+	cfg.Limits = sections.Limits
+	if lookupEnv == nil {
+		lookupEnv = func(string) (string, bool) { return "", false }
+	}
+	for i := range cfg.Connections {
+		c := &cfg.Connections[i]
+		where := fmt.Sprintf("connections[%d]", i)
+		c.Headers, c.secrets, problems = expandHeaders(where, c.Headers, lookupEnv, problems)
+	}
+	for i := range cfg.HTTPActions {
+		a := &cfg.HTTPActions[i]
+		where := fmt.Sprintf("httpActions[%d]", i)
+		a.Headers, a.secrets, problems = expandHeaders(where, a.Headers, lookupEnv, problems)
+	}
+	problems = append(problems, cfg.problems()...)
+	if len(problems) > 0 {
+		return Config{}, invalidConfig(problems)
+	}
+	return cfg, nil
+}
+
+// decodeStrict decodes one YAML section into out, refusing unknown keys.
+func decodeStrict(node *yaml.Node, out any) error {
+	if node.Kind == 0 {
+		return nil
+	}
+	raw, err := yaml.Marshal(node)
+	if err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(out); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
+// invalidConfig turns a list of problems into one KindInvalid error whose
+// message lists them all.
+func invalidConfig(problems []string) error {
+	msg := "invalid actions configuration:"
+	for _, p := range problems {
+		msg += "\n- " + p
+	}
+	return workflow.Errorf(workflow.KindInvalid, "%s", msg)
+}

@@ -1,0 +1,171 @@
+package actions
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"path"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// excerptChars bounds the excerpt of a result that goes into ActionResult.Text.
+const excerptChars = 400
+
+// runExtract is document.extract: one text document per input document. Any
+// input it cannot read fails the step with one line per such document, so
+// the model can retry with the readable ones.
+func (r *Registry) runExtract(_ context.Context, inv invocation) (workflow.ActionResult, error) {
+	out, _ := inv.call.Parameters["format"].(string)
+	if out == "" {
+		out = formatText
+	}
+	ext, mimeType := ".txt", "text/plain; charset=utf-8"
+	if out == formatMarkdown {
+		ext, mimeType = ".md", "text/markdown; charset=utf-8"
+	}
+	var (
+		res      workflow.ActionResult
+		problems []string
+		lines    []string
+		taken    = map[string]bool{}
+	)
+	for _, d := range inv.call.Documents {
+		text, err := extractText(d, out)
+		if err != nil {
+			problems = append(problems, workflow.PublicMessage(err)+errDetail(err))
+			continue
+		}
+		name := uniqueName(taken, strings.TrimSuffix(safeFileName(d.Name), path.Ext(d.Name))+ext)
+		res.Documents = append(res.Documents, textDocument(name, mimeType, text))
+		lines = append(lines, fmt.Sprintf("%s from %s (%d characters)", name, d.Name, utf8.RuneCountInString(text)))
+	}
+	if len(problems) > 0 {
+		return workflow.ActionResult{}, workflow.Errorf(workflow.KindInvalid,
+			"cannot extract text from %d of %d documents:\n%s", len(problems), len(inv.call.Documents), strings.Join(problems, "\n"))
+	}
+	res.Text = fmt.Sprintf("Extracted %d documents: %s.", len(lines), strings.Join(lines, "; "))
+	if len(res.Documents) > 0 {
+		res.Text += "\nExcerpt: " + excerpt(string(res.Documents[0].Content), excerptChars)
+	}
+	return res, nil
+}
+
+// runGenerate is document.generate: one document with the given name and
+// content. A JSON document must be valid JSON.
+func (r *Registry) runGenerate(_ context.Context, inv invocation) (workflow.ActionResult, error) {
+	p := inv.call.Parameters
+	content, _ := p["content"].(string)
+	name := safeFileName(p["fileName"].(string))
+	if name == "" {
+		return workflow.ActionResult{}, workflow.Errorf(workflow.KindInvalid, "fileName %s is not a usable file name", quote(p["fileName"].(string)))
+	}
+	if int64(len(content)) > r.limits.MaxDocumentBytes {
+		return workflow.ActionResult{}, workflow.Errorf(workflow.KindInvalid,
+			"content is %d bytes, more than the %d allowed for one document", len(content), r.limits.MaxDocumentBytes)
+	}
+	mimeType, _ := p["mimeType"].(string)
+	if mimeType == "" {
+		mimeType = mimeFromName(name)
+	}
+	if _, _, err := mime.ParseMediaType(mimeType); err != nil {
+		return workflow.ActionResult{}, workflow.Errorf(workflow.KindInvalid, "mimeType %s is not a MIME type", quote(mimeType))
+	}
+	if detectFormat(workflow.DocumentContent{Document: workflow.Document{MimeType: mimeType}}) == formatJSON && !json.Valid([]byte(content)) {
+		return workflow.ActionResult{}, workflow.Errorf(workflow.KindInvalid, "content is not valid JSON, but mimeType is %s", mimeType)
+	}
+	doc := textDocument(name, mimeType, content)
+	return workflow.ActionResult{
+		Text:      fmt.Sprintf("Generated %s (%s, %d bytes).\nExcerpt: %s", name, mimeType, len(content), excerpt(content, excerptChars)),
+		Documents: []workflow.DocumentContent{doc},
+	}, nil
+}
+
+// textDocument returns a document to be committed by the engine.
+func textDocument(name, mimeType, content string) workflow.DocumentContent {
+	return workflow.DocumentContent{
+		Document: workflow.Document{Name: name, MimeType: mimeType, Size: int64(len(content))},
+		Content:  []byte(content),
+	}
+}
+
+// safeFileName reduces name to a plain file name: no directories, no
+// control characters, at most 200 bytes. It returns "" when nothing usable
+// is left.
+func safeFileName(name string) string {
+	name = strings.ReplaceAll(name, "\\", "/")
+	name = path.Base(strings.TrimSpace(name))
+	name = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || strings.ContainsRune(`<>:"|?*`, r) {
+			return '_'
+		}
+		return r
+	}, name)
+	if name == "." || name == "/" || name == ".." || strings.Trim(name, "._ ") == "" {
+		return ""
+	}
+	for len(name) > 200 {
+		_, size := utf8.DecodeLastRuneInString(name)
+		name = name[:len(name)-size]
+	}
+	return name
+}
+
+// uniqueName returns name, or name with a numeric suffix when taken already.
+func uniqueName(taken map[string]bool, name string) string {
+	if name == "" || strings.HasPrefix(name, ".") {
+		name = "document" + name
+	}
+	candidate := name
+	for i := 2; taken[candidate]; i++ {
+		ext := path.Ext(name)
+		candidate = fmt.Sprintf("%s_%d%s", strings.TrimSuffix(name, ext), i, ext)
+	}
+	taken[candidate] = true
+	return candidate
+}
+
+// mimeFromName returns the MIME type of a file name's extension, text/plain
+// when it has none the package knows.
+func mimeFromName(name string) string {
+	switch strings.ToLower(path.Ext(name)) {
+	case ".md", ".markdown":
+		return "text/markdown; charset=utf-8"
+	case ".csv":
+		return "text/csv; charset=utf-8"
+	case ".json":
+		return "application/json"
+	case ".html", ".htm":
+		return "text/html; charset=utf-8"
+	}
+	if t := mime.TypeByExtension(path.Ext(name)); t != "" {
+		return t
+	}
+	return "text/plain; charset=utf-8"
+}
+
+// excerpt returns at most n runes of s on one line, with "…" when cut.
+func excerpt(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	runes := []rune(s)
+	return string(runes[:n]) + "…"
+}
+
+// errDetail returns ": cause" for an error whose cause is safe to show (a
+// parse error of the user's own document), "" otherwise.
+func errDetail(err error) string {
+	var we *workflow.Error
+	if e, ok := err.(*workflow.Error); ok {
+		we = e
+	}
+	if we == nil || we.Err == nil {
+		return ""
+	}
+	return ": " + we.Err.Error()
+}

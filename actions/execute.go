@@ -1,0 +1,106 @@
+package actions
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// Execute runs one action. It validates the parameters again, checks the
+// documents the action needs and the connection (owned by call.UserID, of
+// the action's kind), fills in the idempotency key when the caller left it
+// empty, and recovers a panicking action into an internal error. A returned
+// error is an explained step failure: its workflow.PublicMessage says what a
+// person (or the model) can do about it. Neither the result nor the error
+// ever carries a secret.
+func (r *Registry) Execute(ctx context.Context, call workflow.ActionCall) (res workflow.ActionResult, err error) {
+	start := time.Now()
+	defer func() { r.logExecution(call, start, err) }()
+	a, ok := r.actions[call.Action]
+	if !ok {
+		return workflow.ActionResult{}, workflow.Errorf(workflow.KindNotFound, "unknown action %s", quote(call.Action))
+	}
+	if lines := a.schema.validate(call.Parameters); len(lines) > 0 {
+		return workflow.ActionResult{}, workflow.Errorf(workflow.KindInvalid,
+			"invalid parameters for %s:\n%s", call.Action, strings.Join(lines, "\n"))
+	}
+	if a.spec.Documents == workflow.DocumentsRequired && len(call.Documents) == 0 {
+		return workflow.ActionResult{}, workflow.Errorf(workflow.KindInvalid,
+			"%s needs at least one input document: list the documents to use", call.Action)
+	}
+	conn, err := r.connectionFor(a.spec, call)
+	if err != nil {
+		return workflow.ActionResult{}, err
+	}
+	if call.IdempotencyKey == "" {
+		call.IdempotencyKey = fmt.Sprintf("%s:%d:%d", call.WorkflowID, call.Round, call.Step)
+	}
+	res, err = r.runSafely(ctx, a, invocation{call: call, conn: conn})
+	if err != nil {
+		return workflow.ActionResult{}, r.scrubError(err)
+	}
+	return r.scrubResult(res), nil
+}
+
+// runSafely runs the action, turning a panic into an internal error.
+func (r *Registry) runSafely(ctx context.Context, a action, inv invocation) (res workflow.ActionResult, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = workflow.WrapKind(workflow.KindInternal, fmt.Errorf("panic: %v", p), "%s failed unexpectedly", a.spec.Name)
+		}
+	}()
+	if err := ctx.Err(); err != nil {
+		return workflow.ActionResult{}, workflow.WrapKind(workflow.KindUnavailable, err, "%s was cancelled", a.spec.Name)
+	}
+	return a.run(ctx, inv)
+}
+
+// connectionFor resolves the call's connection for the action: nil when the
+// action takes none and none was given; an error when one is required and
+// missing, not owned by the user, or of the wrong kind.
+func (r *Registry) connectionFor(spec workflow.ActionSpec, call workflow.ActionCall) (*connection, error) {
+	if call.Connection == nil || call.Connection.Label == "" {
+		if spec.ConnectionRequired {
+			return nil, workflow.Errorf(workflow.KindInvalid,
+				"%s needs a connection of kind %s: choose one of the user's connections", spec.Name, quote(spec.ConnectionKind))
+		}
+		return nil, nil
+	}
+	if spec.ConnectionKind == "" {
+		return nil, nil // the action uses no connection; ignore the reference
+	}
+	c, ok := r.conns[call.UserID][call.Connection.Label]
+	if !ok {
+		return nil, workflow.Errorf(workflow.KindNotFound,
+			"connection %s does not exist for this user: choose one of the user's connections", quote(call.Connection.Label))
+	}
+	if c.public.Kind != spec.ConnectionKind {
+		return nil, workflow.Errorf(workflow.KindInvalid,
+			"connection %s is of kind %s, but %s needs kind %s", quote(c.public.Label), quote(c.public.Kind), spec.Name, quote(spec.ConnectionKind))
+	}
+	return c, nil
+}
+
+// logExecution writes one line per execution: who, what, how long, outcome.
+// It never logs parameters, documents or headers; the error is scrubbed.
+func (r *Registry) logExecution(call workflow.ActionCall, start time.Time, err error) {
+	ev := r.log.Info()
+	if err != nil {
+		ev = r.log.Warn().Str("error", r.scrubString(err.Error())).Str("kind", string(workflow.KindOf(err)))
+	}
+	label := ""
+	if call.Connection != nil {
+		label = call.Connection.Label
+	}
+	ev.Str("action", call.Action).
+		Str("workflowId", call.WorkflowID).
+		Int("round", call.Round).
+		Int("step", call.Step).
+		Str("connection", label).
+		Int("documents", len(call.Documents)).
+		Dur("duration", time.Since(start)).
+		Msg("action executed")
+}

@@ -1,0 +1,171 @@
+package actions
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"path"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// Document formats document.extract and ai.process understand.
+const (
+	formatText     = "text"
+	formatMarkdown = "markdown"
+	formatCSV      = "csv"
+	formatJSON     = "json"
+	formatHTML     = "html"
+	formatPDF      = "pdf"
+)
+
+// supportedFormats is the sentence an unsupported document's error ends with.
+const supportedFormats = "supported are plain text, Markdown, CSV, JSON, HTML and PDF"
+
+// detectFormat names the format of d from its MIME type, then its file
+// extension, then its first bytes; "" when the format is not supported.
+func detectFormat(d workflow.DocumentContent) string {
+	mt, _, err := mime.ParseMediaType(d.MimeType)
+	if err != nil {
+		mt = strings.ToLower(strings.TrimSpace(d.MimeType))
+	}
+	switch {
+	case mt == "text/markdown" || mt == "text/x-markdown":
+		return formatMarkdown
+	case mt == "text/csv" || mt == "application/csv":
+		return formatCSV
+	case mt == "application/json" || mt == "text/json" || strings.HasSuffix(mt, "+json"):
+		return formatJSON
+	case mt == "text/html" || mt == "application/xhtml+xml":
+		return formatHTML
+	case mt == "application/pdf":
+		return formatPDF
+	case strings.HasPrefix(mt, "text/"):
+		return formatText
+	case mt != "" && mt != "application/octet-stream":
+		return ""
+	}
+	switch strings.ToLower(path.Ext(d.Name)) {
+	case ".md", ".markdown":
+		return formatMarkdown
+	case ".csv":
+		return formatCSV
+	case ".json":
+		return formatJSON
+	case ".html", ".htm":
+		return formatHTML
+	case ".pdf":
+		return formatPDF
+	case ".txt", ".log", ".text":
+		return formatText
+	}
+	if bytes.HasPrefix(d.Content, []byte("%PDF-")) {
+		return formatPDF
+	}
+	if utf8.Valid(d.Content) && !bytes.ContainsRune(d.Content, 0) {
+		return formatText
+	}
+	return ""
+}
+
+// extractText returns the text of d in the output format (formatText or
+// formatMarkdown), or an error that names the document and says why.
+func extractText(d workflow.DocumentContent, out string) (string, error) {
+	format := detectFormat(d)
+	var (
+		text string
+		err  error
+	)
+	switch format {
+	case formatText, formatMarkdown:
+		text = cleanText(d.Content)
+	case formatCSV:
+		text, err = csvText(cleanText(d.Content), out)
+	case formatJSON:
+		text, err = jsonText(d.Content, out)
+	case formatHTML:
+		text, err = htmlText(d.Content, out)
+	case formatPDF:
+		text, err = pdfText(d.Content)
+	default:
+		return "", workflow.Errorf(workflow.KindInvalid, "%s: unsupported type %s: %s",
+			d.Name, quote(orUnknown(d.MimeType)), supportedFormats)
+	}
+	if err != nil {
+		return "", workflow.WrapKind(workflow.KindInvalid, err, "%s: cannot read it as %s", d.Name, format)
+	}
+	return text, nil
+}
+
+// cleanText turns bytes into valid UTF-8 without a byte-order mark and with
+// "\n" line ends.
+func cleanText(b []byte) string {
+	s := strings.TrimPrefix(string(b), "\uFEFF")
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.ReplaceAll(s, "\r", "\n")
+}
+
+// csvText checks the CSV and returns it as is (text) or as a Markdown table.
+// The delimiter is ';' when the first line has more of them than commas.
+func csvText(s, out string) (string, error) {
+	r := csv.NewReader(strings.NewReader(s))
+	first, _, _ := strings.Cut(s, "\n")
+	if strings.Count(first, ";") > strings.Count(first, ",") {
+		r.Comma = ';'
+	}
+	r.FieldsPerRecord = -1
+	r.LazyQuotes = true
+	rows, err := r.ReadAll()
+	if err != nil {
+		return "", err
+	}
+	if out != formatMarkdown || len(rows) == 0 {
+		return s, nil
+	}
+	width := 0
+	for _, row := range rows {
+		width = max(width, len(row))
+	}
+	var b strings.Builder
+	for i, row := range rows {
+		b.WriteString("|")
+		for c := 0; c < width; c++ {
+			cell := ""
+			if c < len(row) {
+				cell = strings.NewReplacer("|", `\|`, "\n", " ").Replace(row[c])
+			}
+			b.WriteString(" " + cell + " |")
+		}
+		b.WriteString("\n")
+		if i == 0 {
+			b.WriteString("|" + strings.Repeat(" --- |", width) + "\n")
+		}
+	}
+	return b.String(), nil
+}
+
+// jsonText checks the JSON and returns it indented (text) or in a fenced
+// json block (Markdown).
+func jsonText(b []byte, out string) (string, error) {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, bytes.TrimPrefix(b, []byte("\uFEFF")), "", "  "); err != nil {
+		return "", fmt.Errorf("not valid JSON: %w", err)
+	}
+	if out == formatMarkdown {
+		return "```json\n" + buf.String() + "\n```\n", nil
+	}
+	return buf.String() + "\n", nil
+}
+
+// orUnknown returns s, or "unknown" when s is empty.
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}

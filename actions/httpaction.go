@@ -1,0 +1,192 @@
+package actions
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// httpActionRequest is the JSON body POSTed to an HTTP action's URL.
+type httpActionRequest struct {
+	Parameters     map[string]any    `json:"parameters"`
+	Documents      []httpActionInDoc `json:"documents"`
+	Connection     *string           `json:"connection"`
+	IdempotencyKey string            `json:"idempotencyKey"`
+}
+
+// httpActionInDoc is one input document: metadata and base64 content.
+type httpActionInDoc struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	MimeType string `json:"mimeType"`
+	Size     int64  `json:"size"`
+	Content  []byte `json:"content"`
+}
+
+// httpActionReply is the JSON an HTTP action answers with.
+type httpActionReply struct {
+	Text      *string `json:"text"`
+	Documents []struct {
+		Name     string `json:"name"`
+		MimeType string `json:"mimeType"`
+		Content  []byte `json:"content"`
+	} `json:"documents"`
+}
+
+// httpActionTarget is a configured HTTP action's endpoint and credentials.
+type httpActionTarget struct {
+	url     *url.URL
+	headers http.Header
+	timeout time.Duration
+}
+
+// httpAction builds the action declared by ac (already checked).
+func (r *Registry) httpAction(ac HTTPActionConfig) (action, error) {
+	schema, err := compileSchema(ac.Name, ac.Parameters)
+	if err != nil {
+		return action{}, invalidConfig([]string{fmt.Sprintf("httpActions %s: parameters: %v", ac.Name, err)})
+	}
+	u, _ := url.Parse(ac.URL)
+	t := &httpActionTarget{url: u, headers: http.Header{}, timeout: ac.Timeout}
+	for name, v := range ac.Headers {
+		t.headers.Set(name, v)
+	}
+	spec := workflow.ActionSpec{
+		Name: ac.Name, Description: ac.Description, Parameters: schema.raw,
+		Effect: ac.Effect, Documents: ac.Documents,
+		ConnectionKind: ac.ConnectionKind, ConnectionRequired: ac.ConnectionRequired,
+	}
+	if spec.Effect == "" {
+		spec.Effect = workflow.EffectWrite
+	}
+	if spec.Documents == "" {
+		spec.Documents = workflow.DocumentsOptional
+	}
+	run := func(ctx context.Context, inv invocation) (workflow.ActionResult, error) {
+		return r.runHTTPAction(ctx, spec, t, inv)
+	}
+	return action{spec: spec, schema: schema, run: run}, nil
+}
+
+// runHTTPAction POSTs the call to the action's URL and turns the JSON reply
+// into the result. Non-2xx and malformed replies are explained failures.
+func (r *Registry) runHTTPAction(ctx context.Context, spec workflow.ActionSpec, t *httpActionTarget, inv invocation) (workflow.ActionResult, error) {
+	body := httpActionRequest{
+		Parameters:     inv.call.Parameters,
+		Documents:      []httpActionInDoc{},
+		IdempotencyKey: inv.call.IdempotencyKey,
+	}
+	if body.Parameters == nil {
+		body.Parameters = map[string]any{}
+	}
+	if spec.Documents != workflow.DocumentsNone {
+		for _, d := range inv.call.Documents {
+			body.Documents = append(body.Documents, httpActionInDoc{
+				ID: d.ID, Name: d.Name, MimeType: d.MimeType, Size: int64(len(d.Content)), Content: d.Content,
+			})
+		}
+	}
+	if inv.conn != nil {
+		body.Connection = &inv.conn.public.Label
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return workflow.ActionResult{}, workflow.WrapKind(workflow.KindInvalid, err, "cannot encode the call to %s", spec.Name)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url.String(), bytes.NewReader(raw))
+	if err != nil {
+		return workflow.ActionResult{}, workflow.WrapKind(workflow.KindInternal, err, "cannot build the call to %s", spec.Name)
+	}
+	for name, values := range t.headers {
+		req.Header[name] = values
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "twostep")
+	req.Header.Set("Idempotency-Key", inv.call.IdempotencyKey)
+	what := "the service of action " + quote(spec.Name)
+	rp, err := r.send(ctx, req, t.url, t.timeout, what)
+	if err != nil {
+		return workflow.ActionResult{}, err
+	}
+	if !rp.ok() {
+		return workflow.ActionResult{}, statusError(rp, what, replyDetail(rp.body))
+	}
+	return r.decodeActionReply(rp.body, what)
+}
+
+// decodeActionReply checks and converts an HTTP action's {text, documents}.
+func (r *Registry) decodeActionReply(b []byte, what string) (workflow.ActionResult, error) {
+	malformed := func(why string) error {
+		return workflow.Errorf(workflow.KindUnavailable,
+			"%s sent a malformed reply (%s); it must be JSON {\"text\": string, \"documents\": [{\"name\", \"mimeType\", \"content\" (base64)}]}", what, why)
+	}
+	var rep httpActionReply
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return workflow.ActionResult{}, malformed(jsonProblem(err))
+	}
+	if rep.Text == nil && len(rep.Documents) == 0 {
+		return workflow.ActionResult{}, malformed("neither text nor documents")
+	}
+	var res workflow.ActionResult
+	if rep.Text != nil {
+		res.Text = *rep.Text
+	}
+	taken := map[string]bool{}
+	for i, d := range rep.Documents {
+		name := safeFileName(d.Name)
+		if name == "" {
+			return workflow.ActionResult{}, malformed(fmt.Sprintf("documents[%d] has no usable name", i))
+		}
+		if int64(len(d.Content)) > r.limits.MaxDocumentBytes {
+			return workflow.ActionResult{}, malformed(fmt.Sprintf("documents[%d] is larger than %d bytes", i, r.limits.MaxDocumentBytes))
+		}
+		mimeType := d.MimeType
+		if mimeType == "" {
+			mimeType = mimeFromName(name)
+		}
+		name = uniqueName(taken, name)
+		res.Documents = append(res.Documents, workflow.DocumentContent{
+			Document: workflow.Document{Name: name, MimeType: mimeType, Size: int64(len(d.Content))},
+			Content:  d.Content,
+		})
+	}
+	if res.Text == "" {
+		res.Text = fmt.Sprintf("%s produced %d documents.", what, len(res.Documents))
+	}
+	return res, nil
+}
+
+// replyDetail returns the explanation of a failed reply: the error, message,
+// detail or title field of a JSON body, else an excerpt of the body.
+func replyDetail(b []byte) string {
+	var fields map[string]any
+	if json.Unmarshal(b, &fields) == nil {
+		for _, k := range []string{"error", "message", "detail", "title"} {
+			if s, ok := fields[k].(string); ok && s != "" {
+				return excerpt(s, 300)
+			}
+		}
+	}
+	return bodyExcerpt(b, 300)
+}
+
+// jsonProblem describes a JSON decoding error without quoting the input.
+func jsonProblem(err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Sprintf("not JSON: %v at byte %d", se, se.Offset)
+	case errors.As(err, &te):
+		return fmt.Sprintf("field %s is %s, not %s", te.Field, te.Value, te.Type)
+	}
+	return err.Error()
+}

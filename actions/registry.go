@@ -1,0 +1,166 @@
+package actions
+
+import (
+	"cmp"
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+var _ workflow.Registry = (*Registry)(nil)
+
+// Registry holds every action twostep may run and every user's connections.
+// It is immutable after New and safe for concurrent use.
+type Registry struct {
+	actions map[string]action
+	specs   []workflow.ActionSpec
+	conns   map[string]map[string]*connection // user → label → connection
+	secrets []string
+	scrub   *strings.Replacer
+	client  *http.Client
+	model   workflow.Model
+	limits  Limits
+	log     zerolog.Logger
+}
+
+// action is one registered action: its public spec, its compiled schema and
+// the function that runs it.
+type action struct {
+	spec   workflow.ActionSpec
+	schema paramSchema
+	run    func(ctx context.Context, inv invocation) (workflow.ActionResult, error)
+}
+
+// invocation is what an action's run function receives: the validated call
+// and the resolved connection (nil when the call has none).
+type invocation struct {
+	call workflow.ActionCall
+	conn *connection
+}
+
+// Option configures New.
+type Option func(*Registry)
+
+// WithHTTPClient sets the client used for http.request and HTTP actions. The
+// client is never modified: each request uses a shallow copy whose redirect
+// policy keeps it under the allowed URL.
+func WithHTTPClient(c *http.Client) Option {
+	return func(r *Registry) {
+		if c != nil {
+			r.client = c
+		}
+	}
+}
+
+// WithLogger sets the logger for one line per execution. Log lines never
+// carry a secret, parameters or document content.
+func WithLogger(l zerolog.Logger) Option {
+	return func(r *Registry) { r.log = l }
+}
+
+// New builds a Registry from cfg. model runs ai.process; when model is nil,
+// ai.process is not registered. New checks cfg like LoadConfig does and
+// reports every problem at once.
+func New(cfg Config, model workflow.Model, opts ...Option) (*Registry, error) {
+	if problems := cfg.problems(); len(problems) > 0 {
+		return nil, invalidConfig(problems)
+	}
+	r := &Registry{
+		actions: map[string]action{},
+		client:  &http.Client{},
+		model:   model,
+		limits:  cfg.Limits.withDefaults(),
+		log:     zerolog.Nop(),
+	}
+	for _, o := range opts {
+		o(r)
+	}
+	for _, a := range r.builtins() {
+		r.actions[a.spec.Name] = a
+	}
+	for _, ac := range cfg.HTTPActions {
+		a, err := r.httpAction(ac)
+		if err != nil {
+			return nil, err
+		}
+		r.actions[a.spec.Name] = a
+	}
+	for _, a := range r.actions {
+		r.specs = append(r.specs, a.spec)
+	}
+	slices.SortFunc(r.specs, func(a, b workflow.ActionSpec) int { return cmp.Compare(a.Name, b.Name) })
+	r.conns, r.secrets = buildConnections(cfg)
+	for _, ac := range cfg.HTTPActions {
+		r.secrets = append(r.secrets, headerSecrets(ac.Headers, ac.secrets)...)
+	}
+	r.secrets = normalizeSecrets(r.secrets)
+	r.scrub = newScrubber(r.secrets)
+	return r, nil
+}
+
+// Actions returns every registered action, sorted by name.
+func (r *Registry) Actions() []workflow.ActionSpec {
+	return slices.Clone(r.specs)
+}
+
+// Action returns one action by name.
+func (r *Registry) Action(name string) (workflow.ActionSpec, bool) {
+	a, ok := r.actions[name]
+	return a.spec, ok
+}
+
+// ValidateParameters checks params against the action's JSON Schema and
+// returns one "path: message" line per problem (paths are JSON Pointers, "/"
+// the parameters object), sorted; nil when params are valid.
+func (r *Registry) ValidateParameters(name string, params map[string]any) []string {
+	a, ok := r.actions[name]
+	if !ok {
+		return []string{"/: unknown action " + quote(name)}
+	}
+	return a.schema.validate(params)
+}
+
+// Connections returns the connections userID owns, sorted by label. They
+// carry label, kind and description only, never a secret.
+func (r *Registry) Connections(userID string) []workflow.Connection {
+	var out []workflow.Connection
+	for _, c := range r.conns[userID] {
+		out = append(out, c.public)
+	}
+	slices.SortFunc(out, func(a, b workflow.Connection) int { return cmp.Compare(a.Label, b.Label) })
+	return out
+}
+
+// Secrets returns every secret value the registry holds (resolved ${NAME}
+// references, whole values of credential headers), longest first, so that
+// trace and log redaction can scrub them.
+func (r *Registry) Secrets() []string {
+	return slices.Clone(r.secrets)
+}
+
+// EffectOf returns the effect of one call of the action: http.request with
+// method GET reads, every other method writes; other actions have their
+// registered effect. Unknown actions are treated as writes.
+func (r *Registry) EffectOf(name string, params map[string]any) workflow.Effect {
+	a, ok := r.actions[name]
+	if !ok {
+		return workflow.EffectWrite
+	}
+	if name == HTTPRequestAction {
+		if m, _ := params["method"].(string); m == "" || m == http.MethodGet {
+			return workflow.EffectRead
+		}
+		return workflow.EffectWrite
+	}
+	return a.spec.Effect
+}
+
+// quote quotes s for a message.
+func quote(s string) string {
+	return "\"" + strings.ReplaceAll(s, "\"", "'") + "\""
+}

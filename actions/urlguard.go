@@ -1,0 +1,104 @@
+package actions
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// pathUnder returns the URL of p under base with the query parameters q.
+// Only paths relative to base are accepted: absolute URLs, scheme-relative
+// ("//host") and scheme-switching ("https:...") references, "." and ".."
+// segments (also percent-encoded), backslashes, double encoding, control
+// characters and an inline query or fragment are refused with a message
+// that says what to send instead. The result is checked with withinBase.
+func pathUnder(base *url.URL, p string, q map[string]any) (*url.URL, error) {
+	refuse := func(why string) error {
+		return workflow.Errorf(workflow.KindInvalid, "path %s refused: %s", quote(excerpt(p, 200)), why)
+	}
+	const relative = "give a path relative to the connection's base URL, such as /customers/42"
+	switch {
+	case strings.ContainsFunc(p, func(r rune) bool { return r <= 0x20 || r == 0x7f }):
+		return nil, refuse("spaces and control characters must be percent-encoded")
+	case strings.Contains(p, `\`):
+		return nil, refuse("backslashes are not allowed")
+	case strings.HasPrefix(p, "//"):
+		return nil, refuse("it names another host; " + relative)
+	case strings.ContainsAny(p, "?#"):
+		return nil, refuse("put query parameters in the query parameter, not in the path")
+	}
+	ref, err := url.Parse(p)
+	if err != nil {
+		return nil, refuse("it is not a valid URL path")
+	}
+	if ref.Scheme != "" || ref.Host != "" || ref.Opaque != "" || ref.User != nil {
+		return nil, refuse("absolute URLs are not allowed; " + relative)
+	}
+	decoded, err := url.PathUnescape(p)
+	if err != nil {
+		return nil, refuse("invalid percent-encoding")
+	}
+	if strings.Contains(decoded, "%") {
+		return nil, refuse("double percent-encoding is not allowed")
+	}
+	if strings.ContainsAny(decoded, "\\\x00") {
+		return nil, refuse("encoded backslashes and NUL are not allowed")
+	}
+	for seg := range strings.SplitSeq(decoded, "/") {
+		if seg == "." || seg == ".." {
+			return nil, refuse(`"." and ".." segments are not allowed; ` + relative)
+		}
+	}
+	u := *base
+	u.Path = base.Path + "/" + strings.TrimPrefix(decoded, "/")
+	u.RawPath = base.EscapedPath() + "/" + strings.TrimPrefix(p, "/")
+	u.RawQuery = encodeQuery(q)
+	u.Fragment, u.RawFragment = "", ""
+	if !withinBase(base, &u) {
+		return nil, refuse("it leaves the connection's base URL")
+	}
+	return &u, nil
+}
+
+// withinBase reports whether u has base's scheme and host and a path equal
+// to or below base's path. It is the rule for requests and redirects alike.
+func withinBase(base, u *url.URL) bool {
+	if !strings.EqualFold(u.Scheme, base.Scheme) || !strings.EqualFold(u.Host, base.Host) || u.User != nil {
+		return false
+	}
+	bp := strings.TrimSuffix(base.Path, "/")
+	if u.Path != bp && !strings.HasPrefix(u.Path, bp+"/") {
+		return false
+	}
+	for seg := range strings.SplitSeq(u.Path, "/") {
+		if seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
+}
+
+// encodeQuery encodes query parameters (url.Values sorts them by name); numbers are written
+// without exponent or trailing zeros.
+func encodeQuery(q map[string]any) string {
+	if len(q) == 0 {
+		return ""
+	}
+	v := url.Values{}
+	for k, val := range q {
+		switch x := val.(type) {
+		case string:
+			v.Set(k, x)
+		case float64:
+			v.Set(k, strconv.FormatFloat(x, 'f', -1, 64))
+		case bool:
+			v.Set(k, strconv.FormatBool(x))
+		default:
+			v.Set(k, fmt.Sprint(x))
+		}
+	}
+	return v.Encode()
+}
