@@ -1,0 +1,129 @@
+package memstore
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"slices"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// ListWorkflows returns userID's workflows newest first (by descending id,
+// which for ids made by workflow.NewID is creation order) and the cursor of
+// the next page.
+func (s *Store) ListWorkflows(ctx context.Context, userID string, p workflow.Page) (_ []*workflow.Workflow, _ string, err error) {
+	defer workflow.Wrap(&err, "memstore.ListWorkflows(%q)", userID)
+	if err := checkID(ctx, "user id", userID); err != nil {
+		return nil, "", err
+	}
+	after, err := decodeCursor(p.Cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	limit := pageLimit(p)
+
+	type entry struct {
+		id    string
+		state []byte
+	}
+	var all []entry
+	s.mu.RLock()
+	for id, rec := range s.wfs {
+		if rec.userID == userID && (after == "" || id < after) {
+			all = append(all, entry{id, rec.state})
+		}
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(all, func(a, b entry) int { return cmp.Compare(b.id, a.id) })
+
+	next := ""
+	if len(all) > limit {
+		all = all[:limit]
+		next = encodeCursor(all[limit-1].id)
+	}
+	out := make([]*workflow.Workflow, 0, len(all))
+	for _, e := range all {
+		wf, err := decodeWorkflow(e.state)
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, wf)
+	}
+	return out, next, nil
+}
+
+// DeleteWorkflow removes the workflow with its messages, documents, traces
+// and lease; KindNotFound when it does not exist.
+func (s *Store) DeleteWorkflow(ctx context.Context, id string) (err error) {
+	defer workflow.Wrap(&err, "memstore.DeleteWorkflow(%q)", id)
+	if err := checkID(ctx, "workflow id", id); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, ok := s.wfs[id]
+	if !ok {
+		return workflow.Errorf(workflow.KindNotFound, "workflow %s not found", id)
+	}
+	for _, t := range rec.traces {
+		delete(s.traces, t.id)
+	}
+	delete(s.wfs, id)
+	return nil
+}
+
+// Messages returns up to limit messages with seq > afterSeq in seq order
+// (limit <= 0: all of them); KindNotFound for an unknown workflow.
+func (s *Store) Messages(ctx context.Context, workflowID string, afterSeq int64, limit int) (_ []workflow.Message, err error) {
+	defer workflow.Wrap(&err, "memstore.Messages(%q)", workflowID)
+	if err := checkID(ctx, "workflow id", workflowID); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	rec, ok := s.wfs[workflowID]
+	var msgs [][]byte
+	if ok {
+		msgs = rec.msgs[:len(rec.msgs):len(rec.msgs)]
+	}
+	s.mu.RUnlock()
+	if !ok {
+		return nil, workflow.Errorf(workflow.KindNotFound, "workflow %s not found", workflowID)
+	}
+	start := min(max(afterSeq, 0), int64(len(msgs)))
+	msgs = msgs[start:]
+	if limit > 0 && len(msgs) > limit {
+		msgs = msgs[:limit]
+	}
+	out := make([]workflow.Message, len(msgs))
+	for i, b := range msgs {
+		if err := json.Unmarshal(b, &out[i]); err != nil {
+			return nil, workflow.WrapKind(workflow.KindInternal, err, "stored message is corrupt")
+		}
+		out[i].Seq = start + int64(i) + 1
+	}
+	return out, nil
+}
+
+// DocumentContent returns a copy of a document of the workflow with its
+// bytes; KindNotFound when the workflow does not own it.
+func (s *Store) DocumentContent(ctx context.Context, workflowID, documentID string) (_ workflow.DocumentContent, err error) {
+	defer workflow.Wrap(&err, "memstore.DocumentContent(%q, %q)", workflowID, documentID)
+	if err := checkID(ctx, "workflow id", workflowID); err != nil {
+		return workflow.DocumentContent{}, err
+	}
+	if err := checkID(ctx, "document id", documentID); err != nil {
+		return workflow.DocumentContent{}, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	rec, ok := s.wfs[workflowID]
+	if !ok {
+		return workflow.DocumentContent{}, workflow.Errorf(workflow.KindNotFound, "workflow %s not found", workflowID)
+	}
+	d, ok := rec.docs[documentID]
+	if !ok {
+		return workflow.DocumentContent{}, workflow.Errorf(workflow.KindNotFound, "document %s not found in workflow %s", documentID, workflowID)
+	}
+	return workflow.DocumentContent{Document: d.meta, Content: slices.Clone(d.content)}, nil
+}

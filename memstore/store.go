@@ -1,0 +1,228 @@
+// Package memstore is the in-memory workflow.Store: one process, no
+// persistence. It backs the gateway when no Redis is configured and the
+// tests of packages that need a real store.
+//
+// Every value crosses the store boundary as a deep copy (workflows, messages
+// and traces are kept in their JSON form, document bytes are copied), so a
+// caller never shares memory with the store or with another caller. All
+// methods are safe for concurrent use; Commit is atomic under one mutex.
+package memstore
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// DefaultTraceCap is the number of newest traces kept per workflow when no
+// WithTraceCap option is given.
+const DefaultTraceCap = 500
+
+var _ workflow.Store = (*Store)(nil)
+
+// Store is an in-memory workflow.Store. The zero value is not usable; call
+// New.
+type Store struct {
+	traceCap int
+	now      func() time.Time
+
+	mu     sync.RWMutex
+	wfs    map[string]*record // by workflow id
+	traces map[string]string  // trace id -> workflow id
+}
+
+// record is everything one workflow owns.
+type record struct {
+	userID string
+	status workflow.Status
+	state  []byte   // JSON of the workflow, Version included
+	msgs   [][]byte // JSON of each message; seq is index+1
+	docs   map[string]storedDoc
+	traces []storedTrace // oldest first, at most traceCap
+	lease  lease
+}
+
+type storedDoc struct {
+	meta    workflow.Document
+	content []byte
+}
+
+type storedTrace struct {
+	id   string
+	data []byte
+}
+
+// lease is the holder of a workflow's running round (see ClaimRound).
+type lease struct {
+	owner   string
+	expires time.Time
+}
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithTraceCap keeps at most n newest traces per workflow (n <= 0 keeps the
+// default, DefaultTraceCap).
+func WithTraceCap(n int) Option {
+	return func(s *Store) {
+		if n > 0 {
+			s.traceCap = n
+		}
+	}
+}
+
+// WithClock sets the clock leases are measured with (time.Now by default);
+// tests use it to expire a lease without sleeping.
+func WithClock(now func() time.Time) Option {
+	return func(s *Store) {
+		if now != nil {
+			s.now = now
+		}
+	}
+}
+
+// New returns an empty store.
+func New(opts ...Option) *Store {
+	s := &Store{
+		traceCap: DefaultTraceCap,
+		now:      time.Now,
+		wfs:      make(map[string]*record),
+		traces:   make(map[string]string),
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Commit applies c atomically: on a stale ExpectedVersion (or, with
+// ExpectedVersion 0, an existing workflow) it returns KindConflict and
+// changes nothing. Message seqs continue the workflow's gap-free sequence.
+func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Workflow, _ []workflow.Message, err error) {
+	defer workflow.Wrap(&err, "memstore.Commit")
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	if err := validateCommit(c); err != nil {
+		return nil, nil, err
+	}
+	wf := c.Workflow.Clone()
+	wf.Version = c.ExpectedVersion + 1
+	state, err := json.Marshal(wf)
+	if err != nil {
+		return nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "workflow %s cannot be encoded", wf.ID)
+	}
+	msgs, encoded, err := encodeMessages(wf.ID, c.Messages)
+	if err != nil {
+		return nil, nil, err
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, err := s.recordForCommit(wf, c.ExpectedVersion)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, d := range c.Documents {
+		if _, dup := rec.docs[d.ID]; dup {
+			return nil, nil, workflow.Errorf(workflow.KindConflict, "document %s already exists in workflow %s", d.ID, wf.ID)
+		}
+	}
+	base := int64(len(rec.msgs))
+	for i := range msgs {
+		msgs[i].Seq = base + int64(i) + 1
+	}
+	rec.msgs = append(rec.msgs, encoded...)
+	for _, d := range c.Documents {
+		meta := d.Document
+		meta.WorkflowID = wf.ID
+		meta.Size = int64(len(d.Content))
+		rec.docs[d.ID] = storedDoc{meta: meta, content: slices.Clone(d.Content)}
+	}
+	rec.state, rec.status = state, wf.Status
+	s.wfs[wf.ID] = rec
+	return wf.Clone(), msgs, nil
+}
+
+// recordForCommit returns the record a commit of wf at expected applies to,
+// or the conflict that forbids it. A new record is not yet stored.
+func (s *Store) recordForCommit(wf *workflow.Workflow, expected int64) (*record, error) {
+	rec, ok := s.wfs[wf.ID]
+	switch {
+	case expected == 0 && ok:
+		return nil, workflow.Errorf(workflow.KindConflict, "workflow %s already exists", wf.ID)
+	case expected == 0:
+		return &record{userID: wf.UserID, docs: make(map[string]storedDoc)}, nil
+	case !ok:
+		return nil, workflow.Errorf(workflow.KindNotFound, "workflow %s not found", wf.ID)
+	case rec.userID != wf.UserID:
+		return nil, workflow.Errorf(workflow.KindInvalid, "workflow %s cannot change its user", wf.ID)
+	}
+	var cur struct{ Version int64 }
+	if err := json.Unmarshal(rec.state, &cur); err != nil {
+		return nil, workflow.WrapKind(workflow.KindInternal, err, "stored workflow %s is corrupt", wf.ID)
+	}
+	if cur.Version != expected {
+		return nil, workflow.Errorf(workflow.KindConflict, "workflow %s is at version %d, not %d", wf.ID, cur.Version, expected)
+	}
+	return rec, nil
+}
+
+// encodeMessages returns the messages as the store keeps them (JSON, with
+// the workflow id set) and the copies Commit hands back.
+func encodeMessages(wfID string, in []workflow.Message) ([]workflow.Message, [][]byte, error) {
+	out := make([]workflow.Message, len(in))
+	enc := make([][]byte, len(in))
+	for i, m := range in {
+		m.WorkflowID = wfID
+		m.Seq = 0
+		m.Documents = slices.Clone(m.Documents)
+		for j := range m.Documents {
+			m.Documents[j].WorkflowID = wfID
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			return nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "message %s cannot be encoded", m.ID)
+		}
+		if err := json.Unmarshal(b, &out[i]); err != nil {
+			return nil, nil, workflow.WrapKind(workflow.KindInternal, err, "message %s does not decode", m.ID)
+		}
+		enc[i] = b
+	}
+	return out, enc, nil
+}
+
+// GetWorkflow returns a copy of the workflow, or KindNotFound.
+func (s *Store) GetWorkflow(ctx context.Context, id string) (_ *workflow.Workflow, err error) {
+	defer workflow.Wrap(&err, "memstore.GetWorkflow(%q)", id)
+	if err := checkID(ctx, "workflow id", id); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	rec, ok := s.wfs[id]
+	var state []byte
+	if ok {
+		state = rec.state
+	}
+	s.mu.RUnlock()
+	if !ok {
+		return nil, workflow.Errorf(workflow.KindNotFound, "workflow %s not found", id)
+	}
+	return decodeWorkflow(state)
+}
+
+func decodeWorkflow(state []byte) (*workflow.Workflow, error) {
+	var wf workflow.Workflow
+	if err := json.Unmarshal(state, &wf); err != nil {
+		return nil, workflow.WrapKind(workflow.KindInternal, err, "stored workflow is corrupt")
+	}
+	return &wf, nil
+}
+
+// Ping reports whether the store serves requests: always, unless ctx is
+// done.
+func (s *Store) Ping(ctx context.Context) error { return ctx.Err() }

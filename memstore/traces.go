@@ -1,0 +1,97 @@
+package memstore
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// AppendTrace stores t with its workflow, dropping the oldest traces beyond
+// the cap. The workflow must exist (KindNotFound otherwise) and the trace id
+// must be new (KindConflict otherwise).
+func (s *Store) AppendTrace(ctx context.Context, t workflow.Trace) (err error) {
+	defer workflow.Wrap(&err, "memstore.AppendTrace(%q)", t.ID)
+	if err := checkID(ctx, "trace id", t.ID); err != nil {
+		return err
+	}
+	if err := checkID(ctx, "trace workflow id", t.WorkflowID); err != nil {
+		return err
+	}
+	data, err := json.Marshal(t)
+	if err != nil {
+		return workflow.WrapKind(workflow.KindInvalid, err, "trace %s cannot be encoded", t.ID)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, ok := s.wfs[t.WorkflowID]
+	if !ok {
+		return workflow.Errorf(workflow.KindNotFound, "workflow %s not found", t.WorkflowID)
+	}
+	if _, dup := s.traces[t.ID]; dup {
+		return workflow.Errorf(workflow.KindConflict, "trace %s already exists", t.ID)
+	}
+	rec.traces = append(rec.traces, storedTrace{id: t.ID, data: data})
+	s.traces[t.ID] = t.WorkflowID
+	if over := len(rec.traces) - s.traceCap; over > 0 {
+		for _, old := range rec.traces[:over] {
+			delete(s.traces, old.id)
+		}
+		rec.traces = append([]storedTrace(nil), rec.traces[over:]...)
+	}
+	return nil
+}
+
+// Traces returns the workflow's kept traces, oldest first; KindNotFound for
+// an unknown workflow.
+func (s *Store) Traces(ctx context.Context, workflowID string) (_ []workflow.Trace, err error) {
+	defer workflow.Wrap(&err, "memstore.Traces(%q)", workflowID)
+	if err := checkID(ctx, "workflow id", workflowID); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	rec, ok := s.wfs[workflowID]
+	var kept []storedTrace
+	if ok {
+		kept = rec.traces[:len(rec.traces):len(rec.traces)]
+	}
+	s.mu.RUnlock()
+	if !ok {
+		return nil, workflow.Errorf(workflow.KindNotFound, "workflow %s not found", workflowID)
+	}
+	out := make([]workflow.Trace, len(kept))
+	for i, st := range kept {
+		if err := json.Unmarshal(st.data, &out[i]); err != nil {
+			return nil, workflow.WrapKind(workflow.KindInternal, err, "stored trace is corrupt")
+		}
+	}
+	return out, nil
+}
+
+// GetTrace returns one kept trace by id; KindNotFound when it is unknown,
+// was dropped by the cap or its workflow was deleted.
+func (s *Store) GetTrace(ctx context.Context, traceID string) (_ workflow.Trace, err error) {
+	defer workflow.Wrap(&err, "memstore.GetTrace(%q)", traceID)
+	if err := checkID(ctx, "trace id", traceID); err != nil {
+		return workflow.Trace{}, err
+	}
+	var data []byte
+	s.mu.RLock()
+	if rec, ok := s.wfs[s.traces[traceID]]; ok {
+		for _, st := range rec.traces {
+			if st.id == traceID {
+				data = st.data
+				break
+			}
+		}
+	}
+	s.mu.RUnlock()
+	if data == nil {
+		return workflow.Trace{}, workflow.Errorf(workflow.KindNotFound, "trace %s not found", traceID)
+	}
+	var t workflow.Trace
+	if err := json.Unmarshal(data, &t); err != nil {
+		return workflow.Trace{}, workflow.WrapKind(workflow.KindInternal, err, "stored trace is corrupt")
+	}
+	return t, nil
+}

@@ -1,0 +1,171 @@
+package storetest
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// testDelete removes a workflow with everything it owns and leaves its
+// neighbour intact.
+func testDelete(t *testing.T, f Fixture) {
+	ctx := context.Background()
+	a, _, aDoc := create(t, f.Store, newWorkflow("alice"))
+	a, _ = step(t, f.Store, a, "work")
+	b, _, bDoc := create(t, f.Store, newWorkflow("alice"))
+	aTrace, bTrace := newTrace(a.ID, 1), newTrace(b.ID, 1)
+	must(t, "AppendTrace(A)", f.Store.AppendTrace(ctx, aTrace))
+	must(t, "AppendTrace(B)", f.Store.AppendTrace(ctx, bTrace))
+	ok, err := f.Store.ClaimRound(ctx, a.ID, "instance-1", time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("ClaimRound(A) = %v, %v; want true", ok, err)
+	}
+
+	must(t, "DeleteWorkflow(A)", f.Store.DeleteWorkflow(ctx, a.ID))
+
+	_, err = f.Store.GetWorkflow(ctx, a.ID)
+	wantKind(t, "GetWorkflow after delete", err, workflow.KindNotFound)
+	_, err = f.Store.Messages(ctx, a.ID, 0, 0)
+	wantKind(t, "Messages after delete", err, workflow.KindNotFound)
+	_, err = f.Store.DocumentContent(ctx, a.ID, aDoc.ID)
+	wantKind(t, "DocumentContent after delete", err, workflow.KindNotFound)
+	_, err = f.Store.Traces(ctx, a.ID)
+	wantKind(t, "Traces after delete", err, workflow.KindNotFound)
+	_, err = f.Store.GetTrace(ctx, aTrace.ID)
+	wantKind(t, "GetTrace after delete", err, workflow.KindNotFound)
+	wantKind(t, "DeleteWorkflow twice", f.Store.DeleteWorkflow(ctx, a.ID), workflow.KindNotFound)
+	_, err = f.Store.ClaimRound(ctx, a.ID, "instance-2", time.Minute)
+	wantKind(t, "ClaimRound after delete", err, workflow.KindNotFound)
+	_, _, err = f.Store.Commit(ctx, workflow.Commit{Workflow: a, ExpectedVersion: a.Version})
+	wantKind(t, "Commit after delete", err, workflow.KindNotFound)
+
+	list, _, err := f.Store.ListWorkflows(ctx, "alice", workflow.Page{})
+	must(t, "ListWorkflows", err)
+	if len(list) != 1 || list[0].ID != b.ID {
+		t.Errorf("listing after delete has %d workflows, want only %s", len(list), b.ID)
+	}
+	running, err := f.Store.Running(ctx)
+	must(t, "Running", err)
+	if slices.Contains(running, a.ID) || !slices.Contains(running, b.ID) {
+		t.Errorf("Running = %v, want %s and not the deleted %s", running, b.ID, a.ID)
+	}
+	if f.KeysLeft != nil {
+		if n := f.KeysLeft(t, a.ID); n != 0 {
+			t.Errorf("%d keys or index entries of %s left after delete", n, a.ID)
+		}
+		if n := f.KeysLeft(t, b.ID); n == 0 {
+			t.Errorf("KeysLeft(%s) = 0 for a live workflow: the hook counts nothing", b.ID)
+		}
+	}
+	if _, err := f.Store.DocumentContent(ctx, b.ID, bDoc.ID); err != nil {
+		t.Errorf("B's document after deleting A: %v", err)
+	}
+	if _, err := f.Store.GetTrace(ctx, bTrace.ID); err != nil {
+		t.Errorf("B's trace after deleting A: %v", err)
+	}
+}
+
+// testRunning follows a workflow in and out of the running set.
+func testRunning(t *testing.T, f Fixture) {
+	ctx := context.Background()
+	isRunning := func(id string) bool {
+		t.Helper()
+		ids, err := f.Store.Running(ctx)
+		must(t, "Running", err)
+		return slices.Contains(ids, id)
+	}
+	wf, _, _ := create(t, f.Store, newWorkflow("alice"))
+	idle := newWorkflow("alice")
+	idle.Status = workflow.StatusCompleted
+	idle.StopReason = workflow.StopCompleted
+	create(t, f.Store, idle)
+	if !isRunning(wf.ID) || isRunning(idle.ID) {
+		t.Fatalf("after create: running(%s) = %v, running(completed %s) = %v; want true, false",
+			wf.ID, isRunning(wf.ID), idle.ID, isRunning(idle.ID))
+	}
+	done := wf.Clone()
+	done.Status, done.StopReason = workflow.StatusCompleted, workflow.StopCompleted
+	done, _, err := f.Store.Commit(ctx, workflow.Commit{Workflow: done, ExpectedVersion: wf.Version})
+	must(t, "Commit(completed)", err)
+	if isRunning(wf.ID) {
+		t.Errorf("a completed workflow is still in the running set")
+	}
+	// A stale commit that would set it running again must not.
+	stale := wf.Clone()
+	_, _, err = f.Store.Commit(ctx, workflow.Commit{Workflow: stale, ExpectedVersion: wf.Version})
+	wantKind(t, "stale commit", err, workflow.KindConflict)
+	if isRunning(wf.ID) {
+		t.Errorf("a stale commit put the completed workflow back in the running set")
+	}
+	again := done.Clone()
+	again.Status, again.StopReason, again.Round = workflow.StatusRunning, "", 2
+	_, _, err = f.Store.Commit(ctx, workflow.Commit{Workflow: again, ExpectedVersion: done.Version})
+	must(t, "Commit(new round)", err)
+	if !isRunning(wf.ID) {
+		t.Errorf("a workflow running a new round is not in the running set")
+	}
+}
+
+// testLeases makes two owners contend for one round.
+func testLeases(t *testing.T, f Fixture) {
+	ctx := context.Background()
+	wf, _, _ := create(t, f.Store, newWorkflow("alice"))
+	claim := func(owner string) bool {
+		t.Helper()
+		ok, err := f.Store.ClaimRound(ctx, wf.ID, owner, time.Minute)
+		must(t, "ClaimRound("+owner+")", err)
+		return ok
+	}
+	steps := []struct {
+		do   func() bool
+		want bool
+		name string
+	}{
+		{func() bool { return claim("a") }, true, "a claims a free round"},
+		{func() bool { return claim("b") }, false, "b cannot take a's lease"},
+		{func() bool { return claim("a") }, true, "a renews its lease"},
+		{func() bool { must(t, "ReleaseRound(b)", f.Store.ReleaseRound(ctx, wf.ID, "b")); return claim("b") }, false, "b's release does not free a's lease"},
+		{func() bool { must(t, "ReleaseRound(a)", f.Store.ReleaseRound(ctx, wf.ID, "a")); return claim("b") }, true, "b claims after a released"},
+		{func() bool { return claim("a") }, false, "a cannot take b's lease"},
+	}
+	for _, s := range steps {
+		if got := s.do(); got != s.want {
+			t.Fatalf("%s: got %v, want %v", s.name, got, s.want)
+		}
+	}
+}
+
+// testLeaseExpiry lets a lease run out: the other owner takes over.
+func testLeaseExpiry(t *testing.T, f Fixture) {
+	ctx := context.Background()
+	wf, _, _ := create(t, f.Store, newWorkflow("alice"))
+	const ttl = time.Second
+	ok, err := f.Store.ClaimRound(ctx, wf.ID, "a", ttl)
+	must(t, "ClaimRound(a)", err)
+	if !ok {
+		t.Fatal("a could not claim a free round")
+	}
+	ok, err = f.Store.ClaimRound(ctx, wf.ID, "b", ttl)
+	must(t, "ClaimRound(b)", err)
+	if ok {
+		t.Fatal("b took a's unexpired lease")
+	}
+	if f.Advance != nil {
+		f.Advance(ttl + 100*time.Millisecond)
+	} else {
+		time.Sleep(ttl + 100*time.Millisecond)
+	}
+	ok, err = f.Store.ClaimRound(ctx, wf.ID, "b", time.Minute)
+	must(t, "ClaimRound(b) after expiry", err)
+	if !ok {
+		t.Fatal("b could not take over an expired lease")
+	}
+	ok, err = f.Store.ClaimRound(ctx, wf.ID, "a", ttl)
+	must(t, "ClaimRound(a) after takeover", err)
+	if ok {
+		t.Error("a renewed a lease it had lost")
+	}
+}

@@ -1,0 +1,109 @@
+// Package storetest is the conformance suite every workflow.Store
+// implementation runs in its tests: the in-memory store, the Redis store on
+// miniredis and the Redis store on a real Redis.
+//
+// The suite checks the guarantees documented on workflow.Store: atomic,
+// version-guarded commits; gap-free, unique message seqs under concurrent
+// committers; scoping of documents, messages and traces to their workflow
+// and of listings to their user; deletion that leaves nothing behind; the
+// trace cap; the running set and round leases.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// Fixture is one fresh store under test and the hooks the suite uses to look
+// past its interface.
+type Fixture struct {
+	// Store is empty when the fixture is made.
+	Store workflow.Store
+	// TraceCap is the number of traces per workflow Store keeps; 0 means
+	// the stores' default of 500.
+	TraceCap int
+	// KeysLeft, when set, counts what the backend still holds for a
+	// workflow (keys with its hash tag, index entries naming it). The suite
+	// expects 0 after DeleteWorkflow.
+	KeysLeft func(t *testing.T, workflowID string) int
+	// Advance moves the store's clock forward by d so that leases expire.
+	// nil means the suite sleeps for d.
+	Advance func(d time.Duration)
+}
+
+// Run runs the suite against stores made by newStore, which must return a
+// new, empty store for each call. Stores with test hooks use RunFixture.
+func Run(t *testing.T, newStore func(t *testing.T) workflow.Store) {
+	RunFixture(t, func(t *testing.T) Fixture { return Fixture{Store: newStore(t)} })
+}
+
+// RunFixture runs the suite with a fresh fixture for every test.
+func RunFixture(t *testing.T, newFixture func(t *testing.T) Fixture) {
+	tests := []struct {
+		name string
+		run  func(t *testing.T, f Fixture)
+	}{
+		{"CreateAndGet", testCreateAndGet},
+		{"CreateTwiceConflicts", testCreateTwice},
+		{"StaleVersionConflicts", testStaleVersion},
+		{"CheckpointRoundTrip", testCheckpointRoundTrip},
+		{"ReturnsCopies", testReturnsCopies},
+		{"UserCannotChange", testUserCannotChange},
+		{"InvalidInput", testInvalidInput},
+		{"UnknownIDs", testUnknownIDs},
+		{"Messages", testMessages},
+		{"ConcurrentSameVersion", testConcurrentSameVersion},
+		{"ConcurrentSeqs", testConcurrentSeqs},
+		{"ListingScopedAndPaged", testListing},
+		{"ListingCursorAndLimit", testListingCursor},
+		{"CrossWorkflowScoping", testCrossWorkflow},
+		{"LargeDocument", testLargeDocument},
+		{"Traces", testTraces},
+		{"TraceCap", testTraceCap},
+		{"Delete", testDelete},
+		{"Running", testRunning},
+		{"Leases", testLeases},
+		{"LeaseExpiry", testLeaseExpiry},
+		{"Ping", testPing},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			if f.TraceCap == 0 {
+				f.TraceCap = 500
+			}
+			tc.run(t, f)
+		})
+	}
+}
+
+// wantKind fails t unless err is of kind want.
+func wantKind(t *testing.T, what string, err error, want workflow.Kind) {
+	t.Helper()
+	if got := workflow.KindOf(err); got != want {
+		t.Errorf("%s: error kind = %q (%v), want %q", what, got, err, want)
+	}
+}
+
+// must fails t at once on err.
+func must(t *testing.T, what string, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func testPing(t *testing.T, f Fixture) {
+	ctx := context.Background()
+	must(t, "Ping", f.Store.Ping(ctx))
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := f.Store.Ping(done); !errors.Is(err, context.Canceled) {
+		t.Errorf("Ping(cancelled ctx) = %v, want context.Canceled", err)
+	}
+}
