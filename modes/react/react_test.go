@@ -1,0 +1,185 @@
+package react_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/enginetest"
+)
+
+const (
+	s1 = workflow.StageOne
+	s2 = workflow.StageTwo
+)
+
+func TestRoundCompletes(t *testing.T) {
+	t.Parallel()
+	store, reg := newStore(), enginetest.NewRegistry()
+	model := enginetest.Script(replies(enginetest.Echoes("alpha"), enginetest.Echoes("beta"), enginetest.Completes("all done"))...)
+	e := startEngine(t, testConfig("a"), store, model, reg)
+	wf := wait(t, e, create(t, e, "echo alpha then beta", 5).ID)
+
+	if wf.Status != workflow.StatusCompleted || wf.StopReason != workflow.StopCompleted || wf.Step != 3 {
+		t.Errorf("workflow = %s/%s step %d, want completed/completed step 3", wf.Status, wf.StopReason, wf.Step)
+	}
+	if want := (workflow.Stats{LLMCalls: 6, Actions: 2}); wf.Stats.LLMCalls != want.LLMCalls || wf.Stats.Actions != want.Actions ||
+		wf.Stats.PromptTokens == 0 || wf.Stats.CompletionTokens == 0 {
+		t.Errorf("stats = %+v, want 6 calls, 2 actions and tokens", wf.Stats)
+	}
+	msgs := messages(t, store, wf.ID)
+	want := []shape{
+		{1, 0, workflow.RoleUser, "", ""},
+		{1, 1, workflow.RoleAction, enginetest.Echo, workflow.MessageSuccess},
+		{1, 2, workflow.RoleAction, enginetest.Echo, workflow.MessageSuccess},
+		{1, 3, workflow.RoleAssistant, "", ""},
+	}
+	if diff := cmp.Diff(want, shapes(msgs)); diff != "" {
+		t.Fatalf("messages (-want +got):\n%s", diff)
+	}
+	if got := msgs[3].Text; got != "all done" {
+		t.Errorf("assistant text = %q, want the complete message", got)
+	}
+	if l := msgs[1].DocumentsLabel; l != "round1_step1_test_echo" || len(msgs[1].Documents) != 1 || msgs[1].Summary == "" {
+		t.Errorf("first action message: label %q, %d documents, summary %q", l, len(msgs[1].Documents), msgs[1].Summary)
+	}
+	calls := reg.Calls()
+	if len(calls) != 2 || calls[0].IdempotencyKey != wf.ID+":1:1" || calls[1].Parameters["text"] != "beta" {
+		t.Errorf("executions = %+v, want echo alpha (key %s:1:1) then echo beta", calls, wf.ID)
+	}
+	traces, err := store.Traces(context.Background(), wf.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var model6 []workflow.Stage
+	for _, tr := range traces {
+		if tr.Stage == workflow.StageAction {
+			continue
+		}
+		model6 = append(model6, tr.Stage)
+		if tr.Template == "" || len(tr.Prompt) == 0 || tr.Response == "" || len(tr.Parsed) == 0 || tr.Model != "scripted" || tr.Error != "" {
+			t.Errorf("trace %s of step %d lacks fields: %+v", tr.Stage, tr.Step, tr)
+		}
+	}
+	if diff := cmp.Diff([]workflow.Stage{s1, s2, s1, s2, s1, s2}, model6); diff != "" {
+		t.Errorf("model traces (-want +got):\n%s", diff)
+	}
+}
+
+// A Stage 1 reply carrying parameters is rejected, retried with feedback
+// naming the problem, and its values never reach Stage 2 or the action.
+func TestStage1ParametersRejected(t *testing.T) {
+	t.Parallel()
+	var withParams map[string]any
+	_ = json.Unmarshal([]byte(enginetest.Select(enginetest.Echo, "echo", nil, "", "text")), &withParams)
+	withParams["parameters"] = map[string]any{"text": "SMUGGLED"}
+	bad, _ := json.Marshal(withParams)
+
+	store, reg := newStore(), enginetest.NewRegistry()
+	model := enginetest.Script(replies([]string{string(bad)}, enginetest.Echoes("clean"), enginetest.Completes("ok"))...)
+	e := startEngine(t, testConfig("a"), store, model, reg)
+	wf := wait(t, e, create(t, e, "echo something", 5).ID)
+	if wf.Status != workflow.StatusCompleted {
+		t.Fatalf("status = %s (%s), want completed", wf.Status, wf.Error)
+	}
+	calls := model.Calls()
+	if diff := cmp.Diff([]workflow.Stage{s1, s1, s2, s1, s2}, stages(calls)); diff != "" {
+		t.Fatalf("model calls (-want +got):\n%s", diff)
+	}
+	if strings.Contains(calls[0].Text(), "Validation feedback") {
+		t.Errorf("first Stage 1 prompt already carries feedback")
+	}
+	retry := calls[1].Text()
+	if !strings.Contains(retry, "Validation feedback") || !strings.Contains(retry, "parameters") {
+		t.Errorf("retry prompt lacks the feedback about parameters:\n%s", retry)
+	}
+	for i, c := range calls {
+		if c.Stage == s2 && strings.Contains(c.Text(), "SMUGGLED") {
+			t.Errorf("call %d (stage 2) saw the rejected Stage 1 parameters", i)
+		}
+	}
+	if ex := reg.Calls(); len(ex) != 1 || ex[0].Parameters["text"] != "clean" {
+		t.Errorf("executions = %+v, want one echo with Stage 2's text", ex)
+	}
+	traces, _ := store.Traces(context.Background(), wf.ID)
+	if traces[0].Stage != s1 || traces[0].Attempt != 1 || !strings.Contains(traces[0].Error, "parameters") || traces[1].Attempt != 2 {
+		t.Errorf("first traces = %+v / %+v, want the rejection recorded on attempt 1", traces[0], traces[1])
+	}
+}
+
+// Three rejected Stage 1 replies make one failed action message; the round
+// goes on and completes.
+func TestStage1RejectedThreeTimesFailsTheStep(t *testing.T) {
+	t.Parallel()
+	bad := enginetest.Select("no.such", "x", nil, "")
+	store, reg := newStore(), enginetest.NewRegistry()
+	model := enginetest.Script(replies([]string{bad, bad, bad}, enginetest.Completes("gave up"))...)
+	e := startEngine(t, testConfig("a"), store, model, reg)
+	wf := wait(t, e, create(t, e, "do it", 5).ID)
+	msgs := messages(t, store, wf.ID)
+	want := []shape{
+		{1, 0, workflow.RoleUser, "", ""},
+		{1, 1, workflow.RoleAction, "", workflow.MessageError},
+		{1, 2, workflow.RoleAssistant, "", ""},
+	}
+	if diff := cmp.Diff(want, shapes(msgs)); diff != "" {
+		t.Fatalf("messages (-want +got):\n%s", diff)
+	}
+	if s := msgs[1].Summary; !strings.Contains(s, "Stage 1 rejected 3 times") || !strings.Contains(s, "no.such") {
+		t.Errorf("failed step summary = %q, want the reason", s)
+	}
+	if wf.Status != workflow.StatusCompleted || len(reg.Calls()) != 0 {
+		t.Errorf("status %s, %d executions; want completed and none", wf.Status, len(reg.Calls()))
+	}
+}
+
+func TestRoundEndings(t *testing.T) {
+	t.Parallel()
+	broken := []string{enginetest.Select(enginetest.Broken, "break", nil, ""), enginetest.Params(map[string]any{})}
+	tests := []struct {
+		name      string
+		maxSteps  int
+		replies   []string
+		status    workflow.Status
+		reason    workflow.StopReason
+		wantCalls int
+		wantLast  workflow.Role
+	}{
+		{"max steps soft finish", 2, replies(enginetest.Echoes("a"), enginetest.Echoes("b"), enginetest.Completes("never")),
+			workflow.StatusCompleted, workflow.StopMaxSteps, 4, workflow.RoleAssistant},
+		{"breaker after three failures", 10, replies(broken, broken, broken, enginetest.Completes("never")),
+			workflow.StatusFailed, workflow.StopFailures, 6, workflow.RoleAction},
+		{"a success resets the breaker", 10, replies(broken, broken, enginetest.Echoes("ok"), broken, broken, enginetest.Completes("fine")),
+			workflow.StatusCompleted, workflow.StopCompleted, 12, workflow.RoleAssistant},
+		{"model outage", 10, replies(enginetest.Echoes("a"), enginetest.Echoes("b")[:1]),
+			workflow.StatusFailed, workflow.StopLLMError, 4, workflow.RoleAction},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			store := newStore()
+			model := enginetest.Script(tc.replies...)
+			e := startEngine(t, testConfig("a"), store, model, enginetest.NewRegistry())
+			wf := wait(t, e, create(t, e, "go", tc.maxSteps).ID)
+			if wf.Status != tc.status || wf.StopReason != tc.reason {
+				t.Errorf("ended %s/%s (%q), want %s/%s", wf.Status, wf.StopReason, wf.Error, tc.status, tc.reason)
+			}
+			if n := len(model.Calls()); n != tc.wantCalls {
+				t.Errorf("%d model calls, want %d", n, tc.wantCalls)
+			}
+			msgs := messages(t, store, wf.ID)
+			if last := msgs[len(msgs)-1]; last.Role != tc.wantLast {
+				t.Errorf("last message role %s, want %s", last.Role, tc.wantLast)
+			}
+			if tc.reason == workflow.StopMaxSteps {
+				last := msgs[len(msgs)-1]
+				if wf.Step != 2 || !strings.Contains(last.Text, "2 steps") || !strings.Contains(last.Text, enginetest.Echo) {
+					t.Errorf("closing message (step %d) = %q, want the limit and what was done", wf.Step, last.Text)
+				}
+			}
+		})
+	}
+}
