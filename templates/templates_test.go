@@ -1,0 +1,157 @@
+package templates
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestLoadBuiltin(t *testing.T) {
+	t.Parallel()
+	set, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := set.Names(), []string{"plan", "repair", "stage1", "stage2"}; !slices.Equal(got, want) {
+		t.Fatalf("Names() = %v, want %v", got, want)
+	}
+	tests := []struct {
+		name string
+		keys []string
+	}{
+		{Stage1, []string{KeyAvailableConnectionsIndex, KeyAvailableDocumentsIndex, KeyAvailableMethods, KeyUserPrompt, KeyValidationFeedback, KeyWorkflowHistory}},
+		{Stage2, []string{KeyActionObjective, KeyParametersContext, KeyParametersSchema, KeySelectedAction, KeyValidationFeedback}},
+		{Plan, []string{KeyAvailableConnectionsIndex, KeyAvailableDocumentsIndex, KeyAvailableMethods, KeyUserPrompt, KeyValidationFeedback, KeyWorkflowHistory}},
+		{Repair, []string{KeyAvailableMethods, KeyPreviousResponse, KeyValidationFeedback}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tmpl, err := set.Get(tt.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tmpl.Keys(); !slices.Equal(got, tt.keys) {
+				t.Errorf("Keys() = %v, want %v", got, tt.keys)
+			}
+			if tmpl.Name != tt.name || !strings.Contains(tmpl.Source, "--- system ---") {
+				t.Errorf("Name = %q, Source starts %q", tmpl.Name, tmpl.Source[:20])
+			}
+		})
+	}
+	if _, err := set.Get("nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Get(nope) error = %v, want ErrNotFound", err)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, tmpl, src, want string
+	}{
+		{"unknown key", "x", "--- user ---\nhi {{KEY:NOPE}}", `unknown placeholder key "NOPE"`},
+		{"lower-case key", "x", "--- user ---\n{{KEY:user_prompt}}", "malformed placeholder"},
+		{"unterminated", "x", "--- user ---\n{{KEY:USER_PROMPT", "unterminated placeholder"},
+		{"text before divider", "x", "hello\n--- user ---\nhi", "text before the first role divider"},
+		{"empty section", "x", "--- system ---\n\n--- user ---\nhi", "the system section is empty"},
+		{"no sections", "x", "", "no role sections"},
+		{"user prompt in stage2", Stage2, "--- user ---\n{{KEY:USER_PROMPT}}", `"USER_PROMPT" is not allowed in this template`},
+		{"history in stage2", Stage2, "--- user ---\n{{KEY:WORKFLOW_HISTORY}}", `"WORKFLOW_HISTORY" is not allowed`},
+		{"connections in stage2", Stage2, "--- user ---\n{{KEY:AVAILABLE_CONNECTIONS_INDEX}}", "not allowed"},
+		{"schema in stage1", Stage1, "--- user ---\n{{KEY:PARAMETERS_SCHEMA}}", "not allowed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Parse(tt.tmpl, tt.src)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Parse() error = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestRender(t *testing.T) {
+	t.Parallel()
+	tmpl, err := Parse("custom", "\n--- system ---\nYou help.\n--- user ---\n\nAsk: {{KEY:USER_PROMPT}}\nAgain: {{KEY:USER_PROMPT}} {{ not a placeholder }}\n{{KEY:VALIDATION_FEEDBACK}}\n\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tmpl.Keys(), []string{KeyUserPrompt, KeyValidationFeedback}; !slices.Equal(got, want) {
+		t.Fatalf("Keys() = %v, want %v", got, want)
+	}
+	t.Run("values verbatim, never re-scanned", func(t *testing.T) {
+		parts, err := tmpl.Render(map[string]string{KeyUserPrompt: "{{KEY:VALIDATION_FEEDBACK}}", KeyValidationFeedback: ""})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []Part{
+			{Role: RoleSystem, Content: "You help."},
+			{Role: RoleUser, Content: "Ask: {{KEY:VALIDATION_FEEDBACK}}\nAgain: {{KEY:VALIDATION_FEEDBACK}} {{ not a placeholder }}"},
+		}
+		if !slices.Equal(parts, want) {
+			t.Errorf("Render() = %q, want %q", parts, want)
+		}
+	})
+	t.Run("missing key is an error", func(t *testing.T) {
+		_, err := tmpl.Render(map[string]string{KeyUserPrompt: "x"})
+		if err == nil || !strings.Contains(err.Error(), "no value for VALIDATION_FEEDBACK") {
+			t.Errorf("Render() error = %v, want a missing VALIDATION_FEEDBACK", err)
+		}
+	})
+}
+
+func TestLoadOverride(t *testing.T) {
+	t.Parallel()
+	t.Run("replaces and adds", func(t *testing.T) {
+		dir := t.TempDir()
+		write(t, dir, "stage2.tmpl", "--- user ---\nOVERRIDDEN {{KEY:PARAMETERS_SCHEMA}}")
+		write(t, dir, "extra.tmpl", "--- user ---\n{{KEY:USER_PROMPT}}")
+		write(t, dir, "notes.txt", "ignored")
+		set, err := Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := set.Get(Stage2)
+		if !strings.Contains(got.Source, "OVERRIDDEN") {
+			t.Errorf("stage2 not overridden: %q", got.Source)
+		}
+		if got, want := set.Names(), []string{"extra", "plan", "repair", "stage1", "stage2"}; !slices.Equal(got, want) {
+			t.Errorf("Names() = %v, want %v", got, want)
+		}
+	})
+	t.Run("bad override fails the load", func(t *testing.T) {
+		dir := t.TempDir()
+		write(t, dir, "stage1.tmpl", "--- user ---\n{{KEY:MYSTERY}}")
+		if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), `unknown placeholder key "MYSTERY"`) {
+			t.Errorf("Load() error = %v, want unknown key", err)
+		}
+	})
+	t.Run("missing dir fails the load", func(t *testing.T) {
+		if _, err := Load(filepath.Join(t.TempDir(), "absent")); err == nil {
+			t.Error("Load(absent dir) succeeded")
+		}
+	})
+}
+
+func TestWithAndNewSet(t *testing.T) {
+	t.Parallel()
+	a, _ := Parse("a", "--- user ---\nA")
+	b, _ := Parse("a", "--- user ---\nB")
+	s := NewSet(a)
+	s2 := s.With(b)
+	got1, _ := s.Get("a")
+	got2, _ := s2.Get("a")
+	if got1.Source != a.Source || got2.Source != b.Source {
+		t.Errorf("With changed the receiver or did not replace: %q, %q", got1.Source, got2.Source)
+	}
+}
+
+func write(t *testing.T, dir, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
