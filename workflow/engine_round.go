@@ -88,7 +88,11 @@ func (r *Run) settle(next *Workflow, end *RoundEnd, pending []Message) []Message
 func (r *Run) endAtLimit(ctx context.Context) error {
 	next := r.wf.Clone()
 	msgs := r.settle(next, nil, nil)
-	return r.commit(ctx, next, msgs, nil)
+	if err := r.commit(ctx, next, msgs, nil); err != nil {
+		return err
+	}
+	r.reportEnd()
+	return nil
 }
 
 // failRound records why a round could not go on. Nothing is written when
@@ -119,5 +123,7 @@ func (e *Engine) failRound(ctx context.Context, run *Run, err error) {
 	}
 	if cerr := run.commit(ctx, next, nil, nil); cerr != nil {
 		e.log.Error("recording the failed round failed", "workflow", id, "err", cerr)
+		return
 	}
+	run.reportEnd()
 }

@@ -178,6 +178,7 @@ func (r *Run) CommitStep(ctx context.Context, res StepResult) error {
 	}
 	r.e.observer().StepFinished(r.wf.Mode, res.Action, status, time.Since(r.stepStart))
 	r.stepStart = time.Now()
+	r.reportEnd()
 	return nil
 }
 
@@ -205,8 +206,12 @@ func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs [
 	r.wf = stored
 	r.msgs = append(r.msgs, saved...)
 	r.e.notify()
-	if stored.Status != StatusRunning {
-		r.e.observer().RoundEnded(stored.Clone())
-	}
 	return nil
+}
+
+// reportEnd tells the Observer when the last commit ended the round.
+func (r *Run) reportEnd() {
+	if r.wf.Status != StatusRunning {
+		r.e.observer().RoundEnded(r.wf.Clone())
+	}
 }

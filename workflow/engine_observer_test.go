@@ -1,0 +1,65 @@
+package workflow_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/twostep/twostep/memstore"
+	"github.com/twostep/twostep/workflow"
+)
+
+// recorder is an Observer that records its events as strings.
+type recorder struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (r *recorder) add(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, s)
+}
+
+func (r *recorder) RoundEnded(wf *workflow.Workflow) { r.add("round " + string(wf.StopReason)) }
+func (r *recorder) StepFinished(mode workflow.ModeName, action string, status workflow.MessageStatus, _ time.Duration) {
+	r.add("step " + string(mode) + " " + action + " " + string(status))
+}
+func (r *recorder) ModelCalled(stage workflow.Stage, outcome string, pt, ct int) {
+	r.add("model " + string(stage) + " " + outcome)
+}
+
+func TestObserverSeesModelCallsStepsAndRoundEnd(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	model := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
+		return workflow.ModelResponse{Text: "{}", PromptTokens: 10, CompletionTokens: 2}, nil
+	})
+	store := memstore.New()
+	e := newEngine(t, workflow.EngineConfig{Observer: rec}, store, model, callThenComplete)
+	wf, err := e.Create(context.Background(), workflow.NewWorkflow{UserID: "alice", Prompt: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	got, err := e.Wait(ctx, wf.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Stats != (workflow.Stats{LLMCalls: 1, PromptTokens: 10, CompletionTokens: 2}) {
+		t.Errorf("stats = %+v", got.Stats)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	want := []string{"model stage1 ok", "step react  success", "round completed"}
+	if diff := cmp.Diff(want, rec.events); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	traces, _ := store.Traces(ctx, wf.ID)
+	if len(traces) != 1 || traces[0].Step != 1 || traces[0].Round != 1 || traces[0].Response != "{}" || traces[0].PromptTokens != 10 {
+		t.Errorf("traces = %+v, want the one call", traces)
+	}
+}
