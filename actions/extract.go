@@ -153,7 +153,7 @@ func csvText(s, out string) (string, error) {
 // json block (Markdown).
 func jsonText(b []byte, out string) (string, error) {
 	var buf bytes.Buffer
-	if err := json.Indent(&buf, bytes.TrimPrefix(b, []byte("\uFEFF")), "", "  "); err != nil {
+	if err := json.Indent(&buf, bytes.TrimSpace(bytes.TrimPrefix(b, []byte("\uFEFF"))), "", "  "); err != nil {
 		return "", fmt.Errorf("not valid JSON: %w", err)
 	}
 	if out == formatMarkdown {

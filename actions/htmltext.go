@@ -88,9 +88,8 @@ func (w *htmlWriter) element(n *html.Node) {
 	case a == atom.Br:
 		w.b.WriteString("\n")
 		return
-	case a == atom.Td || a == atom.Th:
-		w.children(n)
-		w.b.WriteString(" | ")
+	case a == atom.Tr:
+		w.row(n)
 		return
 	case a == atom.A && w.markdown:
 		w.link(n)
@@ -105,7 +104,11 @@ func (w *htmlWriter) element(n *html.Node) {
 		w.children(n)
 		return
 	}
-	w.b.WriteString("\n")
+	spaced := a == atom.P || headingLevel(a) > 0 || a == atom.Table || a == atom.Pre || a == atom.Ul || a == atom.Ol
+	w.newline()
+	if spaced {
+		w.blankLine()
+	}
 	if w.markdown {
 		if level := headingLevel(a); level > 0 {
 			w.b.WriteString(strings.Repeat("#", level) + " ")
@@ -119,10 +122,56 @@ func (w *htmlWriter) element(n *html.Node) {
 		defer func() { w.pre-- }()
 	}
 	w.children(n)
-	w.b.WriteString("\n")
-	if a == atom.P || headingLevel(a) > 0 || a == atom.Table || a == atom.Pre {
+	w.newline()
+	if spaced {
+		w.blankLine()
+	}
+}
+
+// blankLine ends the current paragraph with an empty line, once.
+func (w *htmlWriter) blankLine() {
+	w.newline()
+	if cur := w.b.String(); cur != "" && !strings.HasSuffix(cur, "\n\n") {
 		w.b.WriteString("\n")
 	}
+}
+
+// newline ends the current line unless it is empty.
+func (w *htmlWriter) newline() {
+	if cur := w.b.String(); cur != "" && !strings.HasSuffix(cur, "\n") {
+		w.b.WriteString("\n")
+	}
+}
+
+// row writes a table row on one line, cells separated by " | "; in Markdown
+// a row of header cells is followed by the separator line.
+func (w *htmlWriter) row(n *html.Node) {
+	w.newline()
+	cells, headers := 0, 0
+	if w.markdown {
+		w.b.WriteString("| ")
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type != html.ElementNode || (c.DataAtom != atom.Td && c.DataAtom != atom.Th) {
+			continue
+		}
+		if cells > 0 {
+			w.b.WriteString(" | ")
+		}
+		cells++
+		if c.DataAtom == atom.Th {
+			headers++
+		}
+		w.children(c)
+	}
+	if w.markdown {
+		w.b.WriteString(" |\n")
+		if headers > 0 && headers == cells {
+			w.b.WriteString("|" + strings.Repeat(" --- |", cells) + "\n")
+		}
+		return
+	}
+	w.b.WriteString("\n")
 }
 
 // text writes a text node, collapsing white space outside <pre>.

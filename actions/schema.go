@@ -101,15 +101,20 @@ func (s paramSchema) validate(params map[string]any) []string {
 	if err != nil {
 		return []string{"/: " + err.Error()}
 	}
+	var lines []string
+	for _, k := range sortedKeys(params) {
+		if workflow.IsForbiddenField(k) {
+			lines = append(lines, pointer([]string{k})+": reserved name: documents and connections are chosen with the action, never passed as parameters")
+		}
+	}
 	err = s.compiled.Validate(doc)
 	if err == nil {
-		return nil
+		return lines
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return []string{"/: " + err.Error()}
+		return append(lines, "/: "+err.Error())
 	}
-	var lines []string
 	collectLines(ve, message.NewPrinter(language.English), &lines)
 	slices.Sort(lines)
 	return slices.Compact(lines)
@@ -130,6 +135,9 @@ func collectLines(ve *jsonschema.ValidationError, p *message.Printer, lines *[]s
 		}
 	case *kind.AdditionalProperties:
 		for _, p := range k.Properties {
+			if len(ve.InstanceLocation) == 0 && workflow.IsForbiddenField(p) {
+				continue // reported as reserved
+			}
 			*lines = append(*lines, pointer(append(slices.Clone(ve.InstanceLocation), p))+": unknown parameter, not allowed here")
 		}
 	default:

@@ -1,0 +1,185 @@
+package actions
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// env returns a lookup func over a fixed map: tests never read os.Getenv.
+func env(vars map[string]string) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		v, ok := vars[name]
+		return v, ok
+	}
+}
+
+const validYAML = `
+templates:            # another package's section: ignored here
+  stage1: custom.tmpl
+connections:
+  - user: alice
+    label: crm
+    kind: http
+    baseURL: https://crm.example.com/api/v2/
+    description: Alice's CRM
+    headers:
+      Authorization: "Bearer ${CRM_TOKEN}"
+      Accept: application/json
+    timeout: 5s
+httpActions:
+  - name: crm.lookup
+    description: Look a customer up
+    url: https://actions.example.com/lookup
+    effect: read
+    timeout: 2s
+    documents: none
+    connectionKind: http
+    headers:
+      X-Api-Key: "${ACTIONS_KEY}"
+    parameters:
+      type: object
+      properties:
+        customerId: {type: string}
+        limit: {type: integer, minimum: 1}
+      required: [customerId]
+limits:
+  httpTimeout: 7s
+  maxResponseBytes: 1024
+`
+
+func TestLoadConfigValid(t *testing.T) {
+	t.Parallel()
+	cfg, err := LoadConfig(strings.NewReader(validYAML), env(map[string]string{
+		"CRM_TOKEN": "tok-123", "ACTIONS_KEY": "key-456",
+	}))
+	if err != nil {
+		t.Fatalf("LoadConfig: %v", err)
+	}
+	c := cfg.Connections[0]
+	if c.User != "alice" || c.Label != "crm" || c.BaseURL != "https://crm.example.com/api/v2/" || c.Timeout != 5*time.Second {
+		t.Errorf("connection = %+v", c)
+	}
+	if got, want := c.Headers["Authorization"], "Bearer tok-123"; got != want {
+		t.Errorf("Authorization = %q, want %q", got, want)
+	}
+	a := cfg.HTTPActions[0]
+	if a.Effect != workflow.EffectRead || a.Timeout != 2*time.Second || a.Documents != workflow.DocumentsNone {
+		t.Errorf("http action = %+v", a)
+	}
+	if cfg.Limits.HTTPTimeout != 7*time.Second || cfg.Limits.MaxResponseBytes != 1024 {
+		t.Errorf("limits = %+v", cfg.Limits)
+	}
+
+	r := mustNew(t, cfg, nil)
+	wantSecrets := []string{"Bearer tok-123", "key-456", "tok-123"}
+	if diff := cmp.Diff(wantSecrets, r.Secrets()); diff != "" {
+		t.Errorf("Secrets (-want +got):\n%s", diff)
+	}
+	spec, ok := r.Action("crm.lookup")
+	if !ok {
+		t.Fatal("crm.lookup not registered")
+	}
+	if got := r.ValidateParameters("crm.lookup", map[string]any{"customerId": "c1", "limit": 0.0}); len(got) != 1 || !strings.HasPrefix(got[0], "/limit: ") {
+		t.Errorf("YAML schema not enforced: %q", got)
+	}
+	if spec.ConnectionKind != KindHTTP || spec.ConnectionRequired || spec.Effect != workflow.EffectRead {
+		t.Errorf("spec = %+v", spec)
+	}
+}
+
+func TestLoadConfigEmpty(t *testing.T) {
+	t.Parallel()
+	cfg, err := LoadConfig(strings.NewReader(""), nil)
+	if err != nil {
+		t.Fatalf("LoadConfig(empty): %v", err)
+	}
+	if len(cfg.Connections) != 0 || len(cfg.HTTPActions) != 0 {
+		t.Errorf("cfg = %+v, want empty", cfg)
+	}
+}
+
+func TestLoadConfigReportsEveryProblem(t *testing.T) {
+	t.Parallel()
+	const bad = `
+connections:
+  - user: alice
+    label: crm
+    kind: http
+    baseURL: https://crm.example.com
+    headers:
+      Authorization: "Bearer ${CRM_TOKEN}"
+      X-Other: "${MISSING_VAR}"
+  - user: alice
+    label: crm
+    kind: ftp
+    baseURL: ftp://files.example.com
+  - user: ""
+    label: "bad label!"
+    kind: http
+    baseURL: https://user:pw@example.com
+  - user: bob
+    label: erp
+    kind: http
+    baseUrl: https://typo.example.com
+httpActions:
+  - name: ai.process
+    description: clash with a built-in
+    url: https://a.example.com
+  - name: NoDot
+    url: /relative
+    effect: delete
+    documents: many
+    parameters:
+      type: object
+      properties:
+        documentList: {type: array}
+`
+	_, err := LoadConfig(strings.NewReader(bad), env(map[string]string{"CRM_TOKEN": "SECRET-MARKER-1"}))
+	wantKind(t, err, workflow.KindInvalid)
+	msg := err.Error()
+	for _, want := range []string{
+		"environment variable MISSING_VAR is not set",
+		`user "alice" already has a connection labelled "crm"`,
+		`kind "ftp" is not supported`,
+		"user is required",
+		`label "bad label!"`,
+		"must not carry credentials",
+		"field baseUrl not found",
+		`action "ai.process" is already registered`,
+		`name "NoDot" must be method.action`,
+		`url "/relative" must start with http://`,
+		`effect "delete" must be read or write`,
+		`documents "many" must be none, optional or required`,
+		`property "documentList" is reserved`,
+		"description is required",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "SECRET-MARKER-1") {
+		t.Errorf("error quotes a resolved secret:\n%s", msg)
+	}
+}
+
+func TestLoadConfigInvalidYAML(t *testing.T) {
+	t.Parallel()
+	_, err := LoadConfig(strings.NewReader("connections: [unclosed"), nil)
+	wantKind(t, err, workflow.KindInvalid)
+}
+
+func TestNewChecksConfigBuiltInCode(t *testing.T) {
+	t.Parallel()
+	_, err := New(Config{HTTPActions: []HTTPActionConfig{{
+		Name: "document.extract", Description: "dup", URL: "http://127.0.0.1:1/x",
+	}}}, nil)
+	wantKind(t, err, workflow.KindInvalid)
+	if !strings.Contains(err.Error(), `action "document.extract" is already registered`) {
+		t.Errorf("err = %v", err)
+	}
+}
