@@ -1,10 +1,10 @@
 package placeholders
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/twostep/twostep/workflow"
@@ -32,39 +32,29 @@ func History(msgs []workflow.Message, budget int) string {
 	if len(msgs) == 0 {
 		return "(no history yet)"
 	}
-	order := make([]int, len(msgs))
-	for i := range order {
-		order[i] = len(msgs) - 1 - i
-	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		if c := cmp.Compare(msgs[b].Round, msgs[a].Round); c != 0 {
-			return c
-		}
-		return cmp.Compare(msgs[b].Seq, msgs[a].Seq)
-	})
-
-	var b strings.Builder
-	var ends []int // b.Len() after each kept entry
-	used := 0      // runes in b
-	usedAt := []int{}
-	var entry strings.Builder
+	order := newestFirst(msgs)
+	var b bytes.Buffer
+	b.Grow(budget + 256)
+	var ends, usedAt []int // b.Len() and runes used after each kept entry
+	used := 0              // runes in b
 	for n, idx := range order {
-		entry.Reset()
+		start := b.Len()
 		if n > 0 {
-			entry.WriteByte('\n')
+			b.WriteByte('\n')
 		}
-		writeEntry(&entry, &msgs[idx])
-		e := entry.String()
-		runes := utf8.RuneCountInString(e)
+		writeEntry(&b, &msgs[idx])
+		runes := utf8.RuneCount(b.Bytes()[start:])
 		if used+runes > budget {
-			if n == 0 {
-				e = cutRunes(e, budget-omittedLen(len(order)-1)-1)
-				b.WriteString(e)
-				ends, usedAt = append(ends, b.Len()), append(usedAt, used+utf8.RuneCountInString(e))
+			if n > 0 {
+				b.Truncate(start)
+				break
 			}
+			e := cutRunes(b.String(), budget-omittedLen(len(order)-1)-1)
+			b.Reset()
+			b.WriteString(e)
+			ends, usedAt = append(ends, b.Len()), append(usedAt, utf8.RuneCountInString(e))
 			break
 		}
-		b.WriteString(e)
 		used += runes
 		ends, usedAt = append(ends, b.Len()), append(usedAt, used)
 	}
@@ -78,7 +68,7 @@ func History(msgs []workflow.Message, budget int) string {
 		kept--
 		omitted++
 	}
-	return b.String()[:ends[kept-1]] + omittedLine(omitted)
+	return string(b.Bytes()[:ends[kept-1]]) + omittedLine(omitted)
 }
 
 func omittedLine(n int) string {
@@ -102,7 +92,7 @@ func cutRunes(s string, max int) string {
 }
 
 // writeEntry renders one history entry.
-func writeEntry(b *strings.Builder, m *workflow.Message) {
+func writeEntry(b *bytes.Buffer, m *workflow.Message) {
 	switch m.Role {
 	case workflow.RoleUser:
 		fmt.Fprintf(b, "- [round %d] user: %s", m.Round, Excerpt(m.Text, textExcerpt))
@@ -143,7 +133,7 @@ func writeEntry(b *strings.Builder, m *workflow.Message) {
 
 // writeDocuments renders the documents line: the label, the docList
 // reference and each docItem reference.
-func writeDocuments(b *strings.Builder, m *workflow.Message) {
+func writeDocuments(b *bytes.Buffer, m *workflow.Message) {
 	if len(m.Documents) == 0 {
 		return
 	}
@@ -155,4 +145,27 @@ func writeDocuments(b *strings.Builder, m *workflow.Message) {
 		fmt.Fprintf(b, "docItem:%s:%s", d.ID, oneLine(d.Name))
 	}
 	b.WriteString(")")
+}
+
+// newestFirst returns the indexes of msgs ordered by round, then seq, both
+// descending (equal keys: later in the slice first). Messages from a store
+// are already in seq order, so the common case is a plain reversal.
+func newestFirst(msgs []workflow.Message) []int {
+	order := make([]int, len(msgs))
+	sorted := true
+	for i := range order {
+		order[i] = len(msgs) - 1 - i
+		if i > 0 && (msgs[i].Round < msgs[i-1].Round || msgs[i].Round == msgs[i-1].Round && msgs[i].Seq < msgs[i-1].Seq) {
+			sorted = false
+		}
+	}
+	if !sorted {
+		slices.SortStableFunc(order, func(a, b int) int {
+			if c := cmp.Compare(msgs[b].Round, msgs[a].Round); c != 0 {
+				return c
+			}
+			return cmp.Compare(msgs[b].Seq, msgs[a].Seq)
+		})
+	}
+	return order
 }
