@@ -124,7 +124,7 @@ func NewFailedStep(in FailedStepInput) workflow.Message {
 		ActionObjective: in.Objective,
 		Status:          workflow.MessageError,
 		Documents:       []workflow.Document{},
-		Summary:         cut("step failed: "+oneLine(in.Reason), MaxSummary),
+		Summary:         cut("step failed: "+oneLine(head(in.Reason, 4*MaxSummary)), MaxSummary),
 		Learnings:       nonEmpty(in.Learnings),
 		CreatedAt:       now(in.Now),
 	}

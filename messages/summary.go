@@ -33,7 +33,7 @@ func Summary(o Observation) string {
 	b.WriteString(o.Action)
 	if o.Err != nil {
 		b.WriteString(" failed: ")
-		b.WriteString(oneLine(o.Err.Error()))
+		b.WriteString(oneLine(head(o.Err.Error(), 4*MaxSummary)))
 		return cut(b.String(), MaxSummary)
 	}
 	b.WriteString(" succeeded")
@@ -56,7 +56,7 @@ func Summary(o Observation) string {
 		b.WriteString(") as ")
 		b.WriteString(o.Label)
 	}
-	if t := oneLine(o.Text); t != "" {
+	if t := oneLine(head(o.Text, 4*MaxSummary)); t != "" {
 		b.WriteString("; result: ")
 		b.WriteString(t)
 	} else {
@@ -68,7 +68,7 @@ func Summary(o Observation) string {
 // Findings returns a short excerpt of an action's text result: on one line,
 // at most MaxFindings characters.
 func Findings(text string) string {
-	return cut(oneLine(text), MaxFindings)
+	return cut(oneLine(head(text, 4*MaxFindings)), MaxFindings)
 }
 
 // oneLine collapses whitespace runs to one space and trims.
@@ -83,4 +83,16 @@ func cut(s string, max int) string {
 	}
 	r := []rune(s)
 	return strings.TrimRight(string(r[:max-1]), " ") + "…"
+}
+
+// head returns at most the first n bytes of s, never splitting a UTF-8
+// sequence, so excerpts of large results cost O(n), not O(len(s)).
+func head(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
