@@ -1,0 +1,108 @@
+// Package actionplan is the action-plan compatibility mode (DESIGN §5): one
+// model call plans the whole round as a list of steps, the way the older
+// gateway's planner did, and the steps then run in order through the same
+// executor, reference resolver and message creator as React mode
+// (modes.Execute, workflow.ResolveDocuments, package messages).
+//
+// A round goes through two persisted phases:
+//
+//	plan (the planning call, and at most one repair call) -> execute (one plan step per Step)
+//
+// The validated plan is saved in the checkpoint (workflow.Checkpoint.Plan
+// and PlanIndex) before any step runs, so a restarted engine continues the
+// plan where it stopped without a new planning call. A reply that holds no
+// plan gets one repair call; when that fails too, or when no step of the
+// plan is valid, the round ends with one assistant message saying the plan
+// was unavailable and stop reason plan_unavailable.
+package actionplan
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/twostep/twostep/modes"
+	"github.com/twostep/twostep/prompts"
+	"github.com/twostep/twostep/workflow"
+)
+
+// Options configures the mode.
+type Options struct {
+	// TopK is how many actions (besides workflow.complete) the plan prompt
+	// offers, the most relevant to the user prompt first; 0 means
+	// DefaultTopK.
+	TopK int
+}
+
+// Mode is the action-plan mode. It is stateless and safe for concurrent
+// use by any number of rounds.
+type Mode struct {
+	prompts *prompts.Builder
+	topK    int
+}
+
+var _ workflow.Mode = (*Mode)(nil)
+
+// New returns the action-plan mode rendering its prompts (templates "plan"
+// and "repair") with b.
+func New(b *prompts.Builder, opts Options) *Mode {
+	k := opts.TopK
+	if k <= 0 {
+		k = DefaultTopK
+	}
+	return &Mode{prompts: b, topK: k}
+}
+
+// TopK returns how many actions the plan prompt offers besides
+// workflow.complete (the admin render route offers the same subset with
+// Relevant).
+func (m *Mode) TopK() int { return m.topK }
+
+// Step runs the round's next phase: the planning call when no plan is
+// saved (phase select — a fresh round or a resumed one without a plan — or
+// plan), else the next plan step (phase execute). After the last plan step
+// it ends the round with an assistant message listing what was done (no
+// model call); a workflow.complete step ends it with that step's message.
+func (m *Mode) Step(ctx context.Context, run *workflow.Run) error {
+	cp := run.Workflow().Checkpoint
+	phase := workflow.PhaseSelect
+	if cp != nil {
+		phase = cp.Phase
+	}
+	switch phase {
+	case workflow.PhaseSelect, workflow.PhasePlan, "":
+		return m.plan(ctx, run)
+	case workflow.PhaseExecute:
+		if len(cp.Plan) > 0 {
+			return m.execute(ctx, run, cp)
+		}
+	}
+	return workflow.Errorf(workflow.KindInternal, "actionplan: cannot run phase %q of step %d", phase, run.Workflow().Step)
+}
+
+// Closing returns the max-steps closing message (no model call), the same
+// as React mode's.
+func (m *Mode) Closing(run *workflow.Run) workflow.Message { return modes.Closing(run) }
+
+// execute runs plan step cp.PlanIndex through the shared executor and
+// saves the index of the step after it; past the last step it ends the
+// round.
+func (m *Mode) execute(ctx context.Context, run *workflow.Run, cp *workflow.Checkpoint) error {
+	i := cp.PlanIndex
+	if i >= len(cp.Plan) {
+		return finish(ctx, run)
+	}
+	step := cp.Plan[i]
+	if step.Action == workflow.CompleteAction {
+		text, _ := step.Parameters["message"].(string)
+		return modes.Complete(ctx, run, text, nil)
+	}
+	next := &workflow.Checkpoint{Phase: workflow.PhaseExecute, Plan: cp.Plan, PlanIndex: i + 1}
+	return modes.Execute(ctx, run, modes.StepCall{
+		Action:     step.Action,
+		Objective:  fmt.Sprintf("plan step %d of %d", i+1, len(cp.Plan)),
+		Parameters: step.Parameters,
+		Documents:  step.Documents,
+		Connection: step.Connection,
+		Label:      step.ResultLabel,
+	}, next)
+}

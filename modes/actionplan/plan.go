@@ -1,0 +1,141 @@
+package actionplan
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/twostep/twostep/placeholders"
+	"github.com/twostep/twostep/prompts"
+	"github.com/twostep/twostep/workflow"
+)
+
+// Attempts of the planning calls, as recorded in their traces: the repair
+// call is the second attempt at a plan.
+const (
+	planAttempt   = 1
+	repairAttempt = 2
+)
+
+// planned is the outcome of one planning (or repair) call.
+type planned struct {
+	reply string
+	// err says the reply holds no plan at all (ParsePlan's error); then
+	// plan is empty.
+	err  error
+	plan Validated
+}
+
+// plan makes the planning call, and one repair call when its reply holds
+// no plan. A usable plan is saved with phase execute; otherwise the round
+// ends as plan_unavailable. Model errors are returned unchanged.
+func (m *Mode) plan(ctx context.Context, run *workflow.Run) error {
+	wf := run.Workflow()
+	offered := Relevant(run.Registry().Actions(), placeholders.UserPromptText(run.Messages(), wf.Round), m.topK)
+	env := Env{
+		Registry: run.Registry(), Messages: run.Messages(), Connections: run.Connections(),
+		MaxSteps: wf.MaxSteps - wf.Step + 1,
+	}
+	rendered, err := m.prompts.Plan(prompts.Stage1Input{
+		Workflow: wf, Messages: run.Messages(), Actions: offered, Connections: run.Connections(),
+	})
+	if err != nil {
+		return fmt.Errorf("actionplan: rendering the plan prompt: %w", err)
+	}
+	out, err := call(ctx, run, workflow.StagePlan, planAttempt, rendered, env)
+	if err != nil {
+		return err
+	}
+	first := out
+	if out.err != nil {
+		rendered, err = m.prompts.Repair(prompts.RepairInput{
+			Previous: out.reply, Actions: offered, Feedback: prompts.Feedback([]string{workflow.PublicMessage(out.err)}),
+		})
+		if err != nil {
+			return fmt.Errorf("actionplan: rendering the repair prompt: %w", err)
+		}
+		if out, err = call(ctx, run, workflow.StageRepair, repairAttempt, rendered, env); err != nil {
+			return err
+		}
+		if out.err != nil {
+			return unavailable(ctx, run, "the model's reply could not be read as a plan, even after a repair request", first.reply)
+		}
+	}
+	if len(out.plan.Steps) == 0 {
+		return unavailable(ctx, run, noValidStep(out.plan), out.reply)
+	}
+	return run.Checkpoint(ctx, workflow.Checkpoint{Phase: workflow.PhaseExecute, Plan: out.plan.Steps})
+}
+
+// call makes one planning model call; the reply is parsed and validated
+// inside the call's Check, so its trace records the validated plan
+// (Parsed) and every dropped step's reason (Error).
+func call(ctx context.Context, run *workflow.Run, stage workflow.Stage, attempt int, r prompts.Rendered, env Env) (planned, error) {
+	var out planned
+	resp, err := run.Generate(ctx, workflow.ModelCall{
+		Stage: stage, Attempt: attempt, Template: r.Template, Prompt: r.Messages,
+		Check: func(reply string) (json.RawMessage, string) {
+			out = check(reply, env)
+			return out.trace()
+		},
+	})
+	out.reply = resp.Text
+	return out, err
+}
+
+// check parses and validates one reply.
+func check(reply string, env Env) planned {
+	drafts, err := ParsePlan(reply)
+	if err != nil {
+		return planned{err: err}
+	}
+	return planned{plan: Validate(drafts, env)}
+}
+
+// trace returns what the call's trace records: the validated plan with its
+// dropped steps, and a rejection text naming each dropped step and why (or
+// why the reply held no plan).
+func (p planned) trace() (json.RawMessage, string) {
+	if p.err != nil {
+		return nil, workflow.PublicMessage(p.err)
+	}
+	parsed, err := json.Marshal(p.plan)
+	if err != nil {
+		return nil, "encoding the validated plan: " + err.Error()
+	}
+	lines := make([]string, 0, len(p.plan.Dropped)+1)
+	if len(p.plan.Steps) == 0 {
+		lines = append(lines, "no valid step in the plan")
+	}
+	for _, d := range p.plan.Dropped {
+		lines = append(lines, droppedLine(d))
+	}
+	return parsed, strings.Join(lines, "\n")
+}
+
+func droppedLine(d Dropped) string {
+	if d.Action == "" {
+		return fmt.Sprintf("step %d dropped: %s", d.Index+1, d.Reason)
+	}
+	return fmt.Sprintf("step %d (%s) dropped: %s", d.Index+1, d.Action, d.Reason)
+}
+
+// noValidStep explains, for a person, why a parsed plan left nothing to run.
+func noValidStep(v Validated) string {
+	switch {
+	case len(v.Dropped) == 0 && v.Truncated == 0:
+		return "the model planned no step"
+	case len(v.Dropped) == 0:
+		return "the round has no step left to run the plan"
+	}
+	reasons := make([]string, 0, 3)
+	for _, d := range v.Dropped[:min(3, len(v.Dropped))] {
+		reasons = append(reasons, droppedLine(d))
+	}
+	more := ""
+	if n := len(v.Dropped) - len(reasons); n > 0 {
+		more = fmt.Sprintf("; and %d more", n)
+	}
+	return fmt.Sprintf("none of the %d planned steps was valid (%s%s)", len(v.Dropped), strings.Join(reasons, "; "), more)
+}

@@ -1,0 +1,195 @@
+package actionplan
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// maxReason bounds one dropped step's reason, so a trace stays readable.
+const maxReason = 400
+
+// maxLabel is the longest documentsLabel a reference can name (see
+// workflow.ParseReference).
+const maxLabel = 200
+
+// Env is what plan steps are validated against: the registry, the
+// workflow's messages (for document references), the connections the user
+// owns, and how many steps the plan may keep.
+type Env struct {
+	Registry    workflow.Registry
+	Messages    []workflow.Message
+	Connections []workflow.Connection
+	// MaxSteps is how many steps the round has left; the valid steps are
+	// truncated to it. 0 or less keeps none.
+	MaxSteps int
+}
+
+// Dropped is a plan step that validation removed, and why.
+type Dropped struct {
+	// Index is the step's 0-based position in the model's plan.
+	Index  int    `json:"index"`
+	Action string `json:"action,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// Validated is a validated plan, as recorded in the planning call's trace.
+type Validated struct {
+	// Steps are the valid steps, in the model's order, at most Env.MaxSteps.
+	Steps []workflow.PlanStep `json:"steps"`
+	// Dropped are the invalid steps with their reasons.
+	Dropped []Dropped `json:"dropped,omitempty"`
+	// Truncated counts valid steps cut off beyond Env.MaxSteps.
+	Truncated int `json:"truncated,omitempty"`
+}
+
+// Validate checks every draft and keeps the valid ones. A step is valid
+// when it is well-formed, names a registered action (workflow.complete
+// with a non-empty "message" is always accepted), carries no forbidden
+// parameter (workflow.ForbiddenFields, once the legacy reference fields are
+// taken out), has schema-valid parameters (Registry.ValidateParameters),
+// its document references resolve inside the workflow — or name, as
+// "docList:<label>", the resultLabel of an earlier valid step, resolved
+// when the step runs — and its connection is one the user owns (and is
+// given when the action requires one). Steps after workflow.complete are
+// dropped: it ends the round. The valid steps are then truncated to
+// env.MaxSteps. Validate never runs an action and never calls the model.
+func Validate(drafts []Draft, env Env) Validated {
+	v := validator{env: env, labels: map[string]bool{}}
+	out := Validated{Steps: []workflow.PlanStep{}}
+	completed := false
+	for i, d := range drafts {
+		var reason string
+		step := workflow.PlanStep{}
+		if completed {
+			reason = "comes after " + workflow.CompleteAction + ", which ends the round"
+		} else {
+			step, reason = v.step(d)
+		}
+		if reason != "" {
+			out.Dropped = append(out.Dropped, Dropped{Index: i, Action: clip(d.Action, 100), Reason: clip(reason, maxReason)})
+			continue
+		}
+		completed = step.Action == workflow.CompleteAction
+		if step.ResultLabel != "" {
+			v.labels[step.ResultLabel] = true
+		}
+		out.Steps = append(out.Steps, step)
+	}
+	limit := max(env.MaxSteps, 0)
+	if len(out.Steps) > limit {
+		out.Truncated = len(out.Steps) - limit
+		out.Steps = out.Steps[:limit]
+	}
+	return out
+}
+
+// validator checks one step at a time; labels holds the resultLabels of
+// the valid steps before it.
+type validator struct {
+	env    Env
+	labels map[string]bool
+}
+
+// step validates d and returns it as a plan step, or the reason it is
+// invalid.
+func (v *validator) step(d Draft) (workflow.PlanStep, string) {
+	if d.Problem != "" {
+		return workflow.PlanStep{}, d.Problem
+	}
+	step := workflow.PlanStep{
+		Action: d.Action, Parameters: d.Parameters, ResultLabel: cleanLabel(d.ResultLabel),
+		Documents: d.Documents, Connection: d.Connection,
+	}
+	spec, registered := v.env.Registry.Action(d.Action)
+	if !registered && d.Action != workflow.CompleteAction {
+		return step, fmt.Sprintf("action %q is not registered", d.Action)
+	}
+	var problems []string
+	for _, k := range sortedKeys(d.Parameters) {
+		if workflow.IsForbiddenField(k) {
+			problems = append(problems, fmt.Sprintf("parameters.%s: forbidden key: documents, connections and history are attached by the engine", k))
+		}
+	}
+	if registered {
+		problems = append(problems, v.env.Registry.ValidateParameters(d.Action, d.Parameters)...)
+	}
+	if d.Action == workflow.CompleteAction {
+		if msg, _ := d.Parameters["message"].(string); strings.TrimSpace(msg) == "" {
+			problems = append(problems, `parameters.message: the final answer must be a non-empty string`)
+		}
+		return step, strings.Join(problems, "; ")
+	}
+	problems = append(problems, v.references(spec, d)...)
+	return step, strings.Join(problems, "; ")
+}
+
+// references checks the step's documents and connection.
+func (v *validator) references(spec workflow.ActionSpec, d Draft) []string {
+	var problems []string
+	for _, s := range d.Documents {
+		ref, err := workflow.ParseReference(s)
+		if err == nil && ref.Kind == workflow.RefDocList && ref.MessageID == "" && v.labels[ref.Label] {
+			continue // an earlier step's output, resolved when this step runs
+		}
+		if err == nil {
+			_, err = workflow.ResolveReference(v.env.Messages, ref)
+		}
+		if err != nil {
+			problems = append(problems, workflow.PublicMessage(err))
+		}
+	}
+	if spec.Documents == workflow.DocumentsRequired && len(d.Documents) == 0 {
+		problems = append(problems, fmt.Sprintf("action %s needs input documents: pass them in parameters.documentList", spec.Name))
+	}
+	if d.Connection != "" {
+		if _, err := workflow.ResolveConnection(v.env.Connections, d.Connection); err != nil {
+			problems = append(problems, workflow.PublicMessage(err))
+		}
+	} else if spec.ConnectionRequired {
+		problems = append(problems, fmt.Sprintf("action %s needs a connection: pass its label in parameters.connectionReference", spec.Name))
+	}
+	return problems
+}
+
+// cleanLabel makes a resultLabel usable as a documentsLabel that a
+// "docList:<label>" reference can name: whitespace, control characters and
+// colons become "_", and it is cut to maxLabel bytes.
+func cleanLabel(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r <= ' ' || r == 0x7f || r == ':' || r == utf8.RuneError {
+			return '_'
+		}
+		return r
+	}, strings.TrimSpace(s))
+	return cutUTF8(s, maxLabel)
+}
+
+// cutUTF8 returns at most n bytes of s, never splitting a rune.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// clip returns s on one line, cut to n bytes with an ellipsis.
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	return cutUTF8(s, n) + "…"
+}
+
+// sortedKeys returns m's keys in order, so problem lines are stable.
+func sortedKeys(m map[string]any) []string {
+	return slices.Sorted(maps.Keys(m))
+}
