@@ -1,6 +1,16 @@
 package httpapi
 
-import "github.com/danielgtaylor/huma/v2"
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/rs/zerolog"
+
+	"github.com/twostep/twostep/prompts"
+	"github.com/twostep/twostep/workflow"
+)
 
 // registerAdmin is the slot for the /admin/v1 routes of DESIGN §6 (traces,
 // render, replay). They arrive through Options.Admin; the authenticate
@@ -10,4 +20,122 @@ func (s *Server) registerAdmin(api huma.API) {
 	if s.admin != nil {
 		s.admin(api)
 	}
+}
+
+// PlanActionsFunc returns the actions the action-plan mode offers for a
+// round's prompt (its top-K by keyword score) out of every registered one.
+type PlanActionsFunc func(prompt string, all []workflow.ActionSpec) []workflow.ActionSpec
+
+// AdminOptions wires the admin routes. Store, Model, Registry and Prompts
+// are required.
+type AdminOptions struct {
+	// Store is read for workflows, messages and traces; the admin routes
+	// never write to it.
+	Store workflow.Store
+	// Model answers replays. Pass the same model the engine uses.
+	Model workflow.Model
+	// Registry gives the actions, the connections of a workflow's user and
+	// the parameter validation replays are parsed with.
+	Registry workflow.Registry
+	// Prompts must be the builder the modes render with, so a render is the
+	// exact prompt the engine would send.
+	Prompts *prompts.Builder
+	// PlanActions selects the methods the plan stage offers; nil offers
+	// every registered action.
+	PlanActions PlanActionsFunc
+	// Users are the user ids GET /admin/v1/workflows lists when no userId
+	// is given (the store lists one user at a time): every configured
+	// user and admin.
+	Users []string
+	// Redactor scrubs secrets from everything the admin routes answer with
+	// (renders, replays); nil redacts nothing.
+	Redactor *Redactor
+}
+
+// Admin serves the /admin/v1 routes and the trace viewer page. It never
+// changes a workflow: render makes no model call, replay calls the model but
+// stores nothing. It is safe for concurrent use.
+type Admin struct {
+	store       workflow.Store
+	model       workflow.Model
+	registry    workflow.Registry
+	prompts     *prompts.Builder
+	planActions PlanActionsFunc
+	users       []string
+	redact      *Redactor
+}
+
+// NewAdmin checks opts and returns the admin routes.
+func NewAdmin(opts AdminOptions) (*Admin, error) {
+	var errs []error
+	if opts.Store == nil {
+		errs = append(errs, errors.New("Store is required"))
+	}
+	if opts.Model == nil {
+		errs = append(errs, errors.New("Model is required"))
+	}
+	if opts.Registry == nil {
+		errs = append(errs, errors.New("Registry is required"))
+	}
+	if opts.Prompts == nil {
+		errs = append(errs, errors.New("Prompts is required"))
+	}
+	if len(errs) > 0 {
+		return nil, workflow.WrapKind(workflow.KindInvalid, errors.Join(errs...), "httpapi.NewAdmin")
+	}
+	return &Admin{
+		store: opts.Store, model: opts.Model, registry: opts.Registry, prompts: opts.Prompts,
+		planActions: opts.PlanActions, users: dedupe(opts.Users), redact: opts.Redactor,
+	}, nil
+}
+
+// Register adds the admin operations and the viewer page to api; pass it as
+// Options.Admin.
+func (a *Admin) Register(api huma.API) {
+	a.registerPage(api)
+	a.registerReads(api)
+	a.registerRender(api)
+	a.registerReplay(api)
+}
+
+// adminOp returns the common shape of an admin operation.
+func adminOp(id, method, path, summary string, errs ...int) huma.Operation {
+	return huma.Operation{
+		OperationID: id, Method: method, Path: path, Summary: summary, Tags: []string{"admin"},
+		Errors: append([]int{http.StatusUnauthorized, http.StatusForbidden}, errs...),
+	}
+}
+
+// fail maps err to the problem the admin sees, like Server.fail: the status
+// of its kind, the caller-safe message, internal details logged only.
+func (a *Admin) fail(ctx context.Context, op string, err error) error {
+	status := StatusOf(err)
+	msg := workflow.PublicMessage(err)
+	if status >= 500 {
+		zerolog.Ctx(ctx).Error().Err(err).Str("op", op).Msg("admin request failed")
+		if status == http.StatusInternalServerError {
+			msg = "internal error; the gateway log has the details"
+		}
+	}
+	return huma.NewError(status, msg)
+}
+
+// workflow reads any user's workflow; a malformed id answers 404.
+func (a *Admin) workflow(ctx context.Context, id string) (*workflow.Workflow, error) {
+	if err := checkWorkflowID(id); err != nil {
+		return nil, err
+	}
+	return a.store.GetWorkflow(ctx, id)
+}
+
+func dedupe(in []string) []string {
+	seen := make(map[string]bool, len(in))
+	out := make([]string, 0, len(in))
+	for _, s := range in {
+		if s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
 }

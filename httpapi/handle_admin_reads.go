@@ -1,0 +1,213 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// AdminWorkflowView is a workflow as an admin sees it: the API view plus
+// the checkpoint of its current step (phase, Stage 1 selection, parameters).
+type AdminWorkflowView struct {
+	WorkflowView
+	Checkpoint *workflow.Checkpoint `json:"checkpoint" doc:"The persisted phase of the current step; null when no round runs"`
+}
+
+// AdminWorkflowList is a page of workflows, newest first.
+type AdminWorkflowList struct {
+	Workflows  []AdminWorkflowView `json:"workflows"`
+	NextCursor string              `json:"nextCursor" doc:"Cursor of the next page (only with userId); empty on the last page"`
+}
+
+// TraceView is a trace as DESIGN §6 shows it.
+type TraceView struct {
+	ID               string                   `json:"id"`
+	WorkflowID       string                   `json:"workflowId"`
+	Round            int                      `json:"round"`
+	Step             int                      `json:"step"`
+	Stage            workflow.Stage           `json:"stage" enum:"stage1,stage2,plan,repair,action"`
+	Attempt          int                      `json:"attempt"`
+	Template         string                   `json:"template"`
+	Prompt           []workflow.PromptMessage `json:"prompt"`
+	Response         string                   `json:"response"`
+	Parsed           json.RawMessage          `json:"parsed" doc:"The extracted JSON of the reply; null when none was found"`
+	Error            string                   `json:"error" doc:"The rejection or model error; empty when the reply was accepted"`
+	Model            string                   `json:"model"`
+	PromptTokens     int                      `json:"promptTokens"`
+	CompletionTokens int                      `json:"completionTokens"`
+	LatencyMs        int64                    `json:"latencyMs"`
+	CreatedAt        time.Time                `json:"createdAt"`
+}
+
+// TraceList is a workflow's traces, oldest first.
+type TraceList struct {
+	Traces []TraceView `json:"traces"`
+}
+
+// TemplateView is one prompt template of the running gateway.
+type TemplateView struct {
+	Name   string   `json:"name"`
+	Keys   []string `json:"keys" doc:"The placeholders the template uses"`
+	Source string   `json:"source"`
+}
+
+// TemplateList lists the gateway's templates by name.
+type TemplateList struct {
+	Templates []TemplateView `json:"templates"`
+}
+
+type adminListInput struct {
+	UserID string `query:"userId" maxLength:"128" doc:"Only this user's workflows (with cursor paging)"`
+	Limit  int    `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Page size"`
+	Cursor string `query:"cursor" maxLength:"512" doc:"nextCursor of the previous page (only with userId)"`
+}
+
+type tracePath struct {
+	TraceID string `path:"traceId" maxLength:"64" doc:"Trace id (tr_...)"`
+}
+
+type body[T any] struct{ Body T }
+
+func (a *Admin) registerReads(api huma.API) {
+	huma.Register(api, adminOp("adminListWorkflows", http.MethodGet, "/admin/v1/workflows",
+		"List workflows of every configured user (or of ?userId=), newest first", 422), a.listWorkflows)
+	huma.Register(api, adminOp("adminGetWorkflow", http.MethodGet, "/admin/v1/workflows/{id}",
+		"Get any user's workflow with its checkpoint", 404), a.getWorkflow)
+	huma.Register(api, adminOp("adminListMessages", http.MethodGet, "/admin/v1/workflows/{id}/messages",
+		"List any user's workflow messages in seq order", 404), a.listMessages)
+	huma.Register(api, adminOp("adminListTraces", http.MethodGet, "/admin/v1/workflows/{id}/traces",
+		"Every kept LLM call (and action) trace of a workflow, oldest first", 404), a.listTraces)
+	huma.Register(api, adminOp("adminGetTrace", http.MethodGet, "/admin/v1/traces/{traceId}",
+		"Get one trace", 404), a.getTrace)
+	huma.Register(api, adminOp("adminListTemplates", http.MethodGet, "/admin/v1/templates",
+		"The prompt templates the gateway renders with"), a.listTemplates)
+}
+
+// listWorkflows lists one user's page, or — because the store lists one
+// user at a time — the newest Limit workflows over every configured user,
+// without a next page.
+func (a *Admin) listWorkflows(ctx context.Context, in *adminListInput) (*body[AdminWorkflowList], error) {
+	if in.UserID == "" && in.Cursor != "" {
+		return nil, invalid("query.cursor", "a cursor pages one user's workflows: give userId too", in.Cursor)
+	}
+	users := a.users
+	if in.UserID != "" {
+		users = []string{in.UserID}
+	}
+	out := &body[AdminWorkflowList]{Body: AdminWorkflowList{Workflows: []AdminWorkflowView{}}}
+	var all []*workflow.Workflow
+	for _, u := range users {
+		ws, next, err := a.store.ListWorkflows(ctx, u, workflow.Page{Limit: in.Limit, Cursor: in.Cursor})
+		if err != nil {
+			if workflow.KindOf(err) == workflow.KindInvalid {
+				return nil, invalid("query.cursor", "cursor is not one this server returned; start again without it", in.Cursor)
+			}
+			return nil, a.fail(ctx, "adminListWorkflows", err)
+		}
+		if in.UserID != "" {
+			out.Body.NextCursor = next
+		}
+		all = append(all, ws...)
+	}
+	slices.SortStableFunc(all, func(x, y *workflow.Workflow) int {
+		if c := y.CreatedAt.Compare(x.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(y.ID, x.ID)
+	})
+	for _, w := range all[:min(len(all), in.Limit)] {
+		out.Body.Workflows = append(out.Body.Workflows, adminView(w))
+	}
+	return out, nil
+}
+
+func adminView(w *workflow.Workflow) AdminWorkflowView {
+	return AdminWorkflowView{WorkflowView: viewWorkflow(w), Checkpoint: w.Checkpoint}
+}
+
+func (a *Admin) getWorkflow(ctx context.Context, in *WorkflowPath) (*body[AdminWorkflowView], error) {
+	w, err := a.workflow(ctx, in.ID)
+	if err != nil {
+		return nil, a.fail(ctx, "adminGetWorkflow", err)
+	}
+	return &body[AdminWorkflowView]{Body: adminView(w)}, nil
+}
+
+func (a *Admin) listMessages(ctx context.Context, in *WorkflowPath) (*body[MessageList], error) {
+	if _, err := a.workflow(ctx, in.ID); err != nil {
+		return nil, a.fail(ctx, "adminListMessages", err)
+	}
+	msgs, err := a.store.Messages(ctx, in.ID, 0, 0)
+	if err != nil {
+		return nil, a.fail(ctx, "adminListMessages", err)
+	}
+	out := &body[MessageList]{Body: MessageList{Messages: make([]MessageView, len(msgs))}}
+	for i, m := range msgs {
+		out.Body.Messages[i] = viewMessage(m)
+	}
+	return out, nil
+}
+
+func (a *Admin) listTraces(ctx context.Context, in *WorkflowPath) (*body[TraceList], error) {
+	if _, err := a.workflow(ctx, in.ID); err != nil {
+		return nil, a.fail(ctx, "adminListTraces", err)
+	}
+	ts, err := a.store.Traces(ctx, in.ID)
+	if err != nil {
+		return nil, a.fail(ctx, "adminListTraces", err)
+	}
+	out := &body[TraceList]{Body: TraceList{Traces: make([]TraceView, len(ts))}}
+	for i, t := range ts {
+		out.Body.Traces[i] = viewTrace(t)
+	}
+	return out, nil
+}
+
+func (a *Admin) getTrace(ctx context.Context, in *tracePath) (*body[TraceView], error) {
+	t, err := a.trace(ctx, in.TraceID)
+	if err != nil {
+		return nil, a.fail(ctx, "adminGetTrace", err)
+	}
+	return &body[TraceView]{Body: viewTrace(t)}, nil
+}
+
+// trace reads a trace; a malformed id answers like an unknown one.
+func (a *Admin) trace(ctx context.Context, id string) (workflow.Trace, error) {
+	if !workflow.ValidID(workflow.PrefixTrace, id) {
+		return workflow.Trace{}, workflow.Errorf(workflow.KindNotFound, "trace %q not found", id)
+	}
+	return a.store.GetTrace(ctx, id)
+}
+
+func (a *Admin) listTemplates(ctx context.Context, _ *struct{}) (*body[TemplateList], error) {
+	set := a.prompts.Templates()
+	out := &body[TemplateList]{Body: TemplateList{Templates: []TemplateView{}}}
+	for _, name := range set.Names() {
+		t, err := set.Get(name)
+		if err != nil {
+			return nil, a.fail(ctx, "adminListTemplates", workflow.WrapKind(workflow.KindInternal, err, "template %q", name))
+		}
+		out.Body.Templates = append(out.Body.Templates, TemplateView{Name: t.Name, Keys: t.Keys(), Source: t.Source})
+	}
+	return out, nil
+}
+
+func viewTrace(t workflow.Trace) TraceView {
+	prompt := t.Prompt
+	if prompt == nil {
+		prompt = []workflow.PromptMessage{}
+	}
+	return TraceView{
+		ID: t.ID, WorkflowID: t.WorkflowID, Round: t.Round, Step: t.Step, Stage: t.Stage, Attempt: t.Attempt,
+		Template: t.Template, Prompt: prompt, Response: t.Response, Parsed: t.Parsed, Error: t.Error,
+		Model: t.Model, PromptTokens: t.PromptTokens, CompletionTokens: t.CompletionTokens,
+		LatencyMs: t.LatencyMs, CreatedAt: t.CreatedAt,
+	}
+}
