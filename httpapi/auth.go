@@ -118,11 +118,12 @@ func UserFrom(ctx context.Context) string {
 
 // authenticate guards /api (any valid token) and /admin (an admin token)
 // before routing, so even an unknown /admin path answers 401/403 first.
-// Other paths (health, metrics, OpenAPI) are public.
+// Other paths (health, metrics, OpenAPI) and the admin viewer page's own
+// files (isAdminPage; they hold no data) are public.
 func (s *Server) authenticate() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		path := c.Request.URL.Path
-		needAdmin := path == "/admin" || strings.HasPrefix(path, "/admin/")
+		needAdmin := (path == "/admin" || strings.HasPrefix(path, "/admin/")) && !isAdminPage(c.Request.Method, path)
 		if !needAdmin && path != "/api" && !strings.HasPrefix(path, "/api/") {
 			c.Next()
 			return
