@@ -105,8 +105,8 @@ func (r *runner) schedule(id string) {
 	r.enqueueLocked(id)
 }
 
-// recover queues id unless it is already queued or running here.
-func (r *runner) recover(id string) {
+// reclaim queues id unless it is already queued or running here.
+func (r *runner) reclaim(id string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.active[id] == nil {

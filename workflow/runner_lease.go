@@ -95,7 +95,7 @@ func (r *runner) recoverLoop() {
 			r.e.log.Warn("listing running workflows failed", "err", err)
 		}
 		for _, id := range ids {
-			r.recover(id)
+			r.reclaim(id)
 		}
 		select {
 		case <-r.base.Done():

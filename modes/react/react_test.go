@@ -183,3 +183,36 @@ func TestRoundEndings(t *testing.T) {
 		})
 	}
 }
+
+// A Stage 2 reply that breaks the action's schema is retried with the
+// validator's "path: message" lines as feedback; only the accepted
+// parameters reach the action.
+func TestStage2RejectionRetriesWithFeedback(t *testing.T) {
+	t.Parallel()
+	store, reg := newStore(), enginetest.NewRegistry()
+	model := enginetest.Script(
+		enginetest.Select(enginetest.Echo, "echo", nil, "", "text"),
+		enginetest.Params(map[string]any{"text": "x", "colour": "red"}),
+		`{"schema": "parameters_v2", "parameters": {"text": "y"}}`,
+		enginetest.Params(map[string]any{"text": "accepted"}),
+		enginetest.Completes("ok")[0], enginetest.Completes("ok")[1],
+	)
+	e := startEngine(t, testConfig("a"), store, model, reg)
+	wf := wait(t, e, create(t, e, "echo", 5).ID)
+	if wf.Status != workflow.StatusCompleted {
+		t.Fatalf("ended %s (%s)", wf.Status, wf.Error)
+	}
+	calls := model.Calls()
+	if diff := cmp.Diff([]workflow.Stage{s1, s2, s2, s2, s1, s2}, stages(calls)); diff != "" {
+		t.Fatalf("model calls (-want +got):\n%s", diff)
+	}
+	if p := calls[2].Text(); !strings.Contains(p, "/colour") || !strings.Contains(p, "Validation feedback") {
+		t.Errorf("first Stage 2 retry lacks the schema feedback:\n%s", p)
+	}
+	if p := calls[3].Text(); !strings.Contains(p, "parameters_v2") && !strings.Contains(p, "parameters_v1") {
+		t.Errorf("second Stage 2 retry does not mention the schema value:\n%s", p)
+	}
+	if ex := reg.Calls(); len(ex) != 1 || ex[0].Parameters["text"] != "accepted" || len(ex[0].Parameters) != 1 {
+		t.Errorf("executions = %+v, want only the accepted parameters", ex)
+	}
+}

@@ -185,7 +185,14 @@ func TestStopCancelsTheInFlightCallThenResume(t *testing.T) {
 			e1 := startEngine(t, testConfig("one"), store, m, reg)
 			stopper := e1
 			if tc.remote {
-				stopper = startEngine(t, testConfig("two"), store, enginetest.Script(), reg)
+				// An instance that only serves the HTTP request: not started, so
+				// it cannot run the round itself after the resume.
+				var err error
+				stopper, err = workflow.NewEngine(testConfig("two"), store, enginetest.Script(), reg,
+					map[workflow.ModeName]workflow.Mode{workflow.ModeReact: newMode(t)})
+				if err != nil {
+					t.Fatal(err)
+				}
 			}
 			wf := create(t, e1, "echo", 5)
 			<-entered
