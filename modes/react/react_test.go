@@ -154,6 +154,8 @@ func TestRoundEndings(t *testing.T) {
 			workflow.StatusFailed, workflow.StopFailures, 6, workflow.RoleAction},
 		{"a success resets the breaker", 10, replies(broken, broken, enginetest.Echoes("ok"), broken, broken, enginetest.Completes("fine")),
 			workflow.StatusCompleted, workflow.StopCompleted, 12, workflow.RoleAssistant},
+		{"complete on the last allowed step", 2, replies(enginetest.Echoes("a"), enginetest.Completes("just in time")),
+			workflow.StatusCompleted, workflow.StopCompleted, 4, workflow.RoleAssistant},
 		{"model outage", 10, replies(enginetest.Echoes("a"), enginetest.Echoes("b")[:1]),
 			workflow.StatusFailed, workflow.StopLLMError, 4, workflow.RoleAction},
 	}
@@ -214,5 +216,36 @@ func TestStage2RejectionRetriesWithFeedback(t *testing.T) {
 	}
 	if ex := reg.Calls(); len(ex) != 1 || ex[0].Parameters["text"] != "accepted" || len(ex[0].Parameters) != 1 {
 		t.Errorf("executions = %+v, want only the accepted parameters", ex)
+	}
+}
+
+// After the breaker, Resume resets the count and continues with the next
+// step; the failed steps stay recorded.
+func TestResumeAfterBreaker(t *testing.T) {
+	t.Parallel()
+	broken := []string{enginetest.Select(enginetest.Broken, "break", nil, ""), enginetest.Params(map[string]any{})}
+	store := newStore()
+	model := enginetest.Script(replies(broken, broken, broken, enginetest.Completes("recovered"))...)
+	e := startEngine(t, testConfig("a"), store, model, enginetest.NewRegistry())
+	wf := wait(t, e, create(t, e, "go", 10).ID)
+	if wf.StopReason != workflow.StopFailures || wf.Step != 3 || !strings.Contains(wf.Error, "3 steps failed") {
+		t.Fatalf("ended %s/%s at step %d (%q), want failures at step 3", wf.Status, wf.StopReason, wf.Step, wf.Error)
+	}
+	if _, err := e.Resume(context.Background(), "alice", wf.ID); err != nil {
+		t.Fatal(err)
+	}
+	got := wait(t, e, wf.ID)
+	if got.Status != workflow.StatusCompleted || got.Step != 4 {
+		t.Fatalf("after resume %s/%s at step %d, want completed at step 4", got.Status, got.StopReason, got.Step)
+	}
+	want := []shape{
+		{1, 0, workflow.RoleUser, "", ""},
+		{1, 1, workflow.RoleAction, enginetest.Broken, workflow.MessageError},
+		{1, 2, workflow.RoleAction, enginetest.Broken, workflow.MessageError},
+		{1, 3, workflow.RoleAction, enginetest.Broken, workflow.MessageError},
+		{1, 4, workflow.RoleAssistant, "", ""},
+	}
+	if diff := cmp.Diff(want, shapes(messages(t, store, wf.ID))); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
 	}
 }
