@@ -23,7 +23,12 @@ func (r *Registry) Execute(ctx context.Context, call workflow.ActionCall) (res w
 	if !ok {
 		return workflow.ActionResult{}, workflow.Errorf(workflow.KindNotFound, "unknown action %s", quote(call.Action))
 	}
-	if lines := a.schema.validate(call.Parameters); len(lines) > 0 {
+	params, err := normalizeParams(call.Parameters)
+	if err != nil {
+		return workflow.ActionResult{}, workflow.WrapKind(workflow.KindInvalid, err, "the parameters for %s are not JSON", call.Action)
+	}
+	call.Parameters = params
+	if lines := a.schema.validateNormal(params); len(lines) > 0 {
 		return workflow.ActionResult{}, workflow.Errorf(workflow.KindInvalid,
 			"invalid parameters for %s:\n%s", call.Action, strings.Join(lines, "\n"))
 	}

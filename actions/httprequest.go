@@ -57,7 +57,7 @@ func (r *Registry) runHTTPRequest(ctx context.Context, inv invocation) (workflow
 	}
 	shown := method + " " + target.EscapedPath()
 	if !rp.ok() {
-		return workflow.ActionResult{}, statusError(rp, fmt.Sprintf("%s (%s)", what, shown), bodyExcerpt(rp.body, 300))
+		return workflow.ActionResult{}, statusError(rp, fmt.Sprintf("%s (%s)", what, shown), replyDetail(rp.body))
 	}
 	mimeType := rp.header.Get("Content-Type")
 	if mimeType == "" {

@@ -72,6 +72,7 @@ func TestHTTPRequestBodies(t *testing.T) {
 		{"JSON string", map[string]any{"method": "PUT", "path": "/orders/1", "body": `{"qty":3}`}, `{"qty":3}`, "application/json"},
 		{"plain string", map[string]any{"method": "PATCH", "path": "/orders/1/note", "body": "hello"}, "hello", "text/plain; charset=utf-8"},
 		{"no body", map[string]any{"method": "DELETE", "path": "/orders/1"}, "", ""},
+		{"Go-typed values", map[string]any{"method": "POST", "path": "/orders", "query": map[string]int{"v": 2}, "body": map[string][]int{"ids": {1, 2}}}, `{"ids":[1,2]}`, "application/json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -84,30 +84,44 @@ func mustCompileSchema(name, text string) paramSchema {
 	return s
 }
 
+// normalizeParams returns params as the JSON the model would have sent:
+// numbers are float64, objects map[string]any, arrays []any. Actions read
+// the normalized copy, so their type assertions match what was validated.
+func normalizeParams(params map[string]any) (map[string]any, error) {
+	if params == nil {
+		return map[string]any{}, nil
+	}
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // validate checks params and returns one "path: message" line per problem,
 // sorted, or nil when params are valid. Paths are JSON Pointers into the
 // parameters object ("/" is the object itself).
 func (s paramSchema) validate(params map[string]any) []string {
-	if params == nil {
-		params = map[string]any{}
-	}
-	// Round-trip through JSON so any Go value (ints, typed slices) is seen as
-	// the JSON the model would have sent.
-	raw, err := json.Marshal(params)
+	norm, err := normalizeParams(params)
 	if err != nil {
 		return []string{"/: parameters cannot be written as JSON: " + err.Error()}
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return []string{"/: " + err.Error()}
-	}
+	return s.validateNormal(norm)
+}
+
+// validateNormal is validate for parameters already normalized.
+func (s paramSchema) validateNormal(params map[string]any) []string {
 	var lines []string
 	for _, k := range sortedKeys(params) {
 		if workflow.IsForbiddenField(k) {
 			lines = append(lines, pointer([]string{k})+": reserved name: documents and connections are chosen with the action, never passed as parameters")
 		}
 	}
-	err = s.compiled.Validate(doc)
+	err := s.compiled.Validate(params)
 	if err == nil {
 		return lines
 	}
