@@ -1,0 +1,199 @@
+package llm
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// The providers New accepts (LLM_PROVIDER).
+const (
+	ProviderOpenAI    = "openai"
+	ProviderAnthropic = "anthropic"
+	ProviderGoogleAI  = "googleai"
+	ProviderOllama    = "ollama"
+	ProviderScripted  = "scripted"
+)
+
+// Defaults applied by New for zero Config fields.
+const (
+	DefaultTimeout        = 120 * time.Second
+	DefaultMaxAttempts    = 3
+	DefaultMaxInFlight    = 16
+	DefaultRetryBaseDelay = 500 * time.Millisecond
+	DefaultMaxRetryDelay  = 30 * time.Second
+	defaultOpenAIBaseURL  = "https://api.openai.com/v1"
+	defaultOllamaBaseURL  = "http://localhost:11434"
+)
+
+// DefaultModel returns the model used for provider when Config.Model is
+// empty, and "" for an unknown provider.
+func DefaultModel(provider string) string {
+	switch provider {
+	case ProviderOpenAI:
+		return "gpt-4o-mini"
+	case ProviderAnthropic:
+		return "claude-sonnet-4-0"
+	case ProviderGoogleAI:
+		return "gemini-2.0-flash"
+	case ProviderOllama:
+		return "llama3.1"
+	case ProviderScripted:
+		return "scripted"
+	}
+	return ""
+}
+
+// Retry describes one retry the Model is about to make, for logs and tests.
+type Retry struct {
+	Attempt int           // the attempt that failed, from 1
+	Delay   time.Duration // how long the Model waits before the next attempt
+	Status  int           // the provider's HTTP status, 0 for timeouts and transport errors
+	Err     error         // the failure, already free of secrets
+}
+
+// Config is filled by cmd/gateway from the environment. The zero value of
+// every field except Provider and the keys has a sensible default.
+type Config struct {
+	// Provider is openai|anthropic|googleai|ollama|scripted; "" → openai if
+	// OpenAIAPIKey is set, else ollama.
+	Provider string
+	// Model is the provider's model name; "" → a per-provider default. It is
+	// required with OpenAIBaseURL, whose server decides the model names.
+	Model string
+
+	OpenAIBaseURL, OpenAIAPIKey, AnthropicAPIKey, GoogleAPIKey, OllamaBaseURL string
+
+	Timeout     time.Duration // per attempt; 0 → 120s
+	MaxAttempts int           // 0 → 3
+	MaxInFlight int           // calls on the wire at once; 0 → 16
+	HTTPClient  *http.Client  // optional, for tests; never mutated
+
+	// RetryBaseDelay is the first backoff step, doubled per attempt; 0 → 500ms.
+	RetryBaseDelay time.Duration
+	// MaxRetryDelay caps a backoff step; a Retry-After longer than this ends
+	// the call instead of waiting. 0 → 30s.
+	MaxRetryDelay time.Duration
+	// OnRetry, when set, is called before each backoff wait.
+	OnRetry func(Retry)
+}
+
+// provider returns the provider Config selects, applying the documented
+// derivation for an empty Provider.
+func (c Config) provider() string {
+	p := strings.ToLower(strings.TrimSpace(c.Provider))
+	if p != "" {
+		return p
+	}
+	if c.OpenAIAPIKey != "" {
+		return ProviderOpenAI
+	}
+	return ProviderOllama
+}
+
+// model returns the model name Config selects.
+func (c Config) model() string {
+	if c.Model != "" {
+		return c.Model
+	}
+	return DefaultModel(c.provider())
+}
+
+// Validate reports every problem of c at once, as one KindInvalid error whose
+// message names the environment variables to fix. It never quotes a key or a
+// URL, so its message is safe to log.
+func (c Config) Validate() error {
+	var problems []string
+	add := func(p string) { problems = append(problems, p) }
+	switch c.provider() {
+	case ProviderOpenAI:
+		if c.OpenAIBaseURL != "" && !validHTTPURL(c.OpenAIBaseURL) {
+			add("OPENAI_BASE_URL is not a valid http(s) URL")
+		}
+		if c.OpenAIAPIKey == "" && c.OpenAIBaseURL == "" {
+			add("OPENAI_API_KEY is required for LLM_PROVIDER=openai (or set OPENAI_BASE_URL for a server that needs no key)")
+		}
+		if c.OpenAIBaseURL != "" && c.Model == "" {
+			add("LLM_MODEL is required with OPENAI_BASE_URL: the server decides its model names")
+		}
+	case ProviderAnthropic:
+		if c.AnthropicAPIKey == "" {
+			add("ANTHROPIC_API_KEY is required for LLM_PROVIDER=anthropic")
+		}
+	case ProviderGoogleAI:
+		if c.GoogleAPIKey == "" {
+			add("GOOGLE_API_KEY is required for LLM_PROVIDER=googleai")
+		}
+	case ProviderOllama:
+		if c.OllamaBaseURL != "" && !validHTTPURL(c.OllamaBaseURL) {
+			add("OLLAMA_BASE_URL is not a valid http(s) URL")
+		}
+	case ProviderScripted:
+	default:
+		add("LLM_PROVIDER must be one of openai, anthropic, googleai, ollama, scripted")
+	}
+	if c.Timeout < 0 {
+		add("the LLM timeout must not be negative")
+	}
+	if c.MaxAttempts < 0 {
+		add("the LLM max attempts must not be negative")
+	}
+	if c.MaxInFlight < 0 {
+		add("the LLM max in-flight calls must not be negative")
+	}
+	if c.RetryBaseDelay < 0 || c.MaxRetryDelay < 0 {
+		add("the LLM retry delays must not be negative")
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return workflow.Errorf(workflow.KindInvalid, "llm config: %s", strings.Join(problems, "; "))
+}
+
+// withDefaults returns c with every zero field set to its default.
+func (c Config) withDefaults() Config {
+	c.Provider = c.provider()
+	c.Model = c.model()
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = DefaultMaxAttempts
+	}
+	if c.MaxInFlight == 0 {
+		c.MaxInFlight = DefaultMaxInFlight
+	}
+	if c.RetryBaseDelay == 0 {
+		c.RetryBaseDelay = DefaultRetryBaseDelay
+	}
+	if c.MaxRetryDelay == 0 {
+		c.MaxRetryDelay = DefaultMaxRetryDelay
+	}
+	if c.OpenAIBaseURL == "" {
+		c.OpenAIBaseURL = defaultOpenAIBaseURL
+	}
+	if c.OllamaBaseURL == "" {
+		c.OllamaBaseURL = defaultOllamaBaseURL
+	}
+	return c
+}
+
+// secrets returns the non-empty API keys of c, which must never leave the
+// adapter in an error or a log line.
+func (c Config) secrets() []string {
+	var out []string
+	for _, s := range []string{c.OpenAIAPIKey, c.AnthropicAPIKey, c.GoogleAPIKey} {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func validHTTPURL(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}

@@ -1,0 +1,24 @@
+// Package llm is twostep's one adapter over langchaingo: it turns the
+// engine's workflow.ModelRequest into a chat call to the configured provider
+// (openai and every OpenAI-compatible server, anthropic, googleai, ollama) and
+// the reply into a workflow.ModelResponse with token usage.
+//
+// Model guarantees, for every provider:
+//   - each attempt is bounded by Config.Timeout; 429, 5xx, timeouts and
+//     transport failures are retried with exponential backoff and full jitter,
+//     honouring Retry-After, up to Config.MaxAttempts attempts; other 4xx are
+//     never retried;
+//   - failures are *workflow.Error values: KindUnavailable when the provider
+//     could not answer ("try later"), KindInvalid when it refused the request;
+//   - the caller's context cancellation is returned as-is (errors.Is holds for
+//     context.Canceled and context.DeadlineExceeded) and never retried;
+//   - at most Config.MaxInFlight calls are on the wire at once per Model;
+//   - usage comes from the provider; when it reports none, it is estimated
+//     with an embedded cl100k tokenizer, never downloaded;
+//   - API keys never appear in errors or logs.
+//
+// Scripted is a thread-safe stand-in for tests and the offline demo: it
+// replies from a list or a function and records every call.
+//
+// No other twostep package imports langchaingo.
+package llm

@@ -1,0 +1,155 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// Model is the engine's LLM over a langchaingo provider client. It is safe
+// for concurrent use; make one per process so MaxInFlight bounds the process.
+type Model struct {
+	provider, model string
+	client          client
+	timeout         time.Duration
+	maxAttempts     int
+	baseDelay       time.Duration
+	maxDelay        time.Duration
+	onRetry         func(Retry)
+	slots           chan struct{} // one token per call on the wire
+	secrets         []string
+	tokens          *Tokenizer
+	rnd             func(n int64) int64
+}
+
+var _ workflow.Model = (*Model)(nil)
+
+// New validates cfg and builds the Model for its provider. It makes no
+// network call. Provider "scripted" is refused: a script cannot come from the
+// environment, so callers use NewScripted or NewScriptedFunc.
+func New(ctx context.Context, cfg Config) (*Model, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	m := &Model{
+		provider:    cfg.Provider,
+		model:       cfg.Model,
+		timeout:     cfg.Timeout,
+		maxAttempts: cfg.MaxAttempts,
+		baseDelay:   cfg.RetryBaseDelay,
+		maxDelay:    cfg.MaxRetryDelay,
+		onRetry:     cfg.OnRetry,
+		slots:       make(chan struct{}, cfg.MaxInFlight),
+		secrets:     cfg.secrets(),
+		tokens:      &Tokenizer{},
+		rnd:         jitter,
+	}
+	c, err := newClient(ctx, cfg)
+	if err != nil {
+		var we *workflow.Error
+		if errors.As(err, &we) {
+			return nil, err
+		}
+		return nil, workflow.WrapKind(workflow.KindInvalid, m.redact(err), "llm.New: %s client", cfg.Provider)
+	}
+	m.client = c
+	return m, nil
+}
+
+// Name returns "provider/model", for traces and logs.
+func (m *Model) Name() string { return m.provider + "/" + m.model }
+
+// Close releases the provider client's resources.
+func (m *Model) Close() error {
+	if m.client.close != nil {
+		return m.client.close()
+	}
+	return nil
+}
+
+// Generate sends req to the provider, retrying transient failures, and
+// returns the reply text with its token usage. See the package comment for
+// the retry, error and cancellation guarantees.
+func (m *Model) Generate(ctx context.Context, req workflow.ModelRequest) (resp workflow.ModelResponse, err error) {
+	defer workflow.Wrap(&err, "llm.Generate(%s)", m.Name())
+	msgs, err := toMessages(req.Messages)
+	if err != nil {
+		return workflow.ModelResponse{}, err
+	}
+	opts := m.client.callOptions(req)
+	log := zerolog.Ctx(ctx)
+	for attempt := 1; ; attempt++ {
+		out, f := m.attempt(ctx, msgs, opts)
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return workflow.ModelResponse{}, ctxErr
+		}
+		if f == nil {
+			return m.response(req, out), nil
+		}
+		if !f.retryable || attempt >= m.maxAttempts {
+			return workflow.ModelResponse{}, retryExhausted(*f, attempt)
+		}
+		delay, ok := backoff(attempt, m.baseDelay, m.maxDelay, f.retryAfter, m.rnd)
+		if !ok {
+			return workflow.ModelResponse{}, workflow.WrapKind(workflow.KindUnavailable, f.err,
+				"%s asked to retry after %s, longer than the %s allowed", m.provider, delay, m.maxDelay)
+		}
+		log.Warn().Str("model", m.Name()).Str("stage", string(req.Stage)).Int("attempt", attempt).
+			Int("status", f.status).Dur("delay", delay).Str("error", f.err.Error()).Msg("llm call failed, retrying")
+		if m.onRetry != nil {
+			m.onRetry(Retry{Attempt: attempt, Delay: delay, Status: f.status, Err: f.err})
+		}
+		if err := sleep(ctx, delay); err != nil {
+			return workflow.ModelResponse{}, err
+		}
+	}
+}
+
+// attempt makes one bounded call while holding an in-flight slot. It returns
+// the reply, or the classified failure.
+func (m *Model) attempt(ctx context.Context, msgs []llms.MessageContent, opts []llms.CallOption) (*llms.ContentResponse, *failure) {
+	select {
+	case m.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, &failure{err: ctx.Err()}
+	}
+	defer func() { <-m.slots }()
+	actx, cancel := context.WithTimeout(ctx, m.timeout)
+	defer cancel()
+	obs := &observation{}
+	out, err := m.client.llm.GenerateContent(withObservation(actx, obs), msgs, opts...)
+	if err == nil && (out == nil || len(out.Choices) == 0) {
+		err = errors.New("the reply has no choices")
+	}
+	if err != nil {
+		f := m.classify(actx, obs, err)
+		return nil, &f
+	}
+	return out, nil
+}
+
+// response builds the engine's view of a reply: the text of every choice
+// (Anthropic returns one choice per content block) and the usage the
+// provider reported, estimated offline where it reported none.
+func (m *Model) response(req workflow.ModelRequest, out *llms.ContentResponse) workflow.ModelResponse {
+	var text strings.Builder
+	for _, c := range out.Choices {
+		text.WriteString(c.Content)
+	}
+	resp := workflow.ModelResponse{Text: text.String(), Model: m.Name()}
+	resp.PromptTokens, resp.CompletionTokens = reportedUsage(out.Choices[0])
+	if resp.PromptTokens == 0 {
+		resp.PromptTokens = promptTokens(req.Messages, m.tokens.Count)
+	}
+	if resp.CompletionTokens == 0 {
+		resp.CompletionTokens = m.tokens.Count(resp.Text)
+	}
+	return resp
+}

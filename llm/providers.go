@@ -1,0 +1,119 @@
+package llm
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/llms/anthropic"
+	"github.com/tmc/langchaingo/llms/googleai"
+	"github.com/tmc/langchaingo/llms/ollama"
+	"github.com/tmc/langchaingo/llms/openai"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// client is the provider client the Model drives, with what the adapter must
+// know about it.
+type client struct {
+	llm llms.Model
+	// jsonMode is true when the provider honours llms.WithJSONMode.
+	jsonMode bool
+	// legacyMaxTokens sends max_tokens instead of max_completion_tokens, for
+	// OpenAI-compatible servers that predate the newer field.
+	legacyMaxTokens bool
+	close           func() error
+}
+
+// newClient builds the langchaingo client for cfg (with defaults applied).
+// Every option is passed explicitly, so langchaingo never falls back to its
+// own environment variables.
+func newClient(ctx context.Context, cfg Config) (client, error) {
+	switch cfg.Provider {
+	case ProviderOpenAI:
+		token := cfg.OpenAIAPIKey
+		if token == "" {
+			// A keyless OpenAI-compatible server (Validate allows it only
+			// with OPENAI_BASE_URL); langchaingo insists on some token.
+			token = "unused"
+		}
+		c, err := openai.New(
+			openai.WithToken(token),
+			openai.WithModel(cfg.Model),
+			openai.WithBaseURL(cfg.OpenAIBaseURL),
+			openai.WithHTTPClient(newHTTPClient(cfg.HTTPClient, nil)),
+		)
+		return client{llm: c, jsonMode: true, legacyMaxTokens: cfg.OpenAIBaseURL != defaultOpenAIBaseURL}, err
+	case ProviderAnthropic:
+		c, err := anthropic.New(
+			anthropic.WithToken(cfg.AnthropicAPIKey),
+			anthropic.WithModel(cfg.Model),
+			anthropic.WithHTTPClient(newHTTPClient(cfg.HTTPClient, nil)),
+		)
+		// The Messages API has no JSON mode; the stage prompts ask for JSON.
+		return client{llm: c}, err
+	case ProviderGoogleAI:
+		// Given an HTTP client, the Google client no longer sends the key
+		// itself: the transport adds it as a header (never in the URL).
+		header := http.Header{"X-Goog-Api-Key": []string{cfg.GoogleAPIKey}}
+		c, err := googleai.New(ctx,
+			googleai.WithAPIKey(cfg.GoogleAPIKey),
+			googleai.WithDefaultModel(cfg.Model),
+			googleai.WithRest(),
+			googleai.WithHTTPClient(newHTTPClient(cfg.HTTPClient, header)),
+		)
+		if err != nil {
+			return client{}, err
+		}
+		return client{llm: c, jsonMode: true, close: c.Close}, nil
+	case ProviderOllama:
+		c, err := ollama.New(
+			ollama.WithModel(cfg.Model),
+			ollama.WithServerURL(cfg.OllamaBaseURL), // validated: it log.Fatals on a bad URL
+			ollama.WithHTTPClient(newHTTPClient(cfg.HTTPClient, nil)),
+		)
+		return client{llm: c, jsonMode: true}, err
+	case ProviderScripted:
+		return client{}, workflow.Errorf(workflow.KindInvalid,
+			"llm.New: LLM_PROVIDER=scripted needs a script: use llm.NewScripted or llm.NewScriptedFunc")
+	}
+	return client{}, workflow.Errorf(workflow.KindInvalid, "llm.New: unknown provider %q", cfg.Provider)
+}
+
+// callOptions returns the langchaingo options for req.
+func (c client) callOptions(req workflow.ModelRequest) []llms.CallOption {
+	var opts []llms.CallOption
+	if req.JSON && c.jsonMode {
+		opts = append(opts, llms.WithJSONMode())
+	}
+	if req.MaxTokens > 0 {
+		opts = append(opts, llms.WithMaxTokens(req.MaxTokens))
+		if c.legacyMaxTokens {
+			opts = append(opts, openai.WithLegacyMaxTokensField())
+		}
+	}
+	return opts
+}
+
+// toMessages converts the engine's prompt into langchaingo messages.
+func toMessages(in []workflow.PromptMessage) ([]llms.MessageContent, error) {
+	if len(in) == 0 {
+		return nil, workflow.Errorf(workflow.KindInvalid, "the prompt has no messages")
+	}
+	out := make([]llms.MessageContent, 0, len(in))
+	for i, m := range in {
+		var role llms.ChatMessageType
+		switch m.Role {
+		case "system":
+			role = llms.ChatMessageTypeSystem
+		case "user", "human":
+			role = llms.ChatMessageTypeHuman
+		case "assistant", "ai":
+			role = llms.ChatMessageTypeAI
+		default:
+			return nil, workflow.Errorf(workflow.KindInvalid, "prompt message %d has unknown role %q", i, m.Role)
+		}
+		out = append(out, llms.TextParts(role, m.Content))
+	}
+	return out, nil
+}

@@ -1,0 +1,107 @@
+package llm
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// observation is what the transport saw of one attempt's HTTP exchange.
+// langchaingo's clients flatten HTTP failures into strings, so the adapter
+// learns the status code and Retry-After here instead of parsing messages.
+type observation struct {
+	mu         sync.Mutex
+	reached    bool          // a request reached the transport
+	status     int           // the last response's status code, 0 if none
+	retryAfter time.Duration // the last response's Retry-After, 0 if none
+	netErr     bool          // the last round trip failed below HTTP
+}
+
+func (o *observation) snapshot() (reached bool, status int, retryAfter time.Duration, netErr bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.reached, o.status, o.retryAfter, o.netErr
+}
+
+type observationKey struct{}
+
+// withObservation returns ctx carrying obs for the transport to fill.
+func withObservation(ctx context.Context, obs *observation) context.Context {
+	return context.WithValue(ctx, observationKey{}, obs)
+}
+
+// observingTransport records status codes and Retry-After headers into the
+// request context's observation, and sets provider headers (the googleai
+// key, which the Google client drops once it is given an HTTP client).
+// It never mutates the caller's request.
+type observingTransport struct {
+	base   http.RoundTripper
+	header http.Header // set on every request when absent
+	now    func() time.Time
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *observingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(t.header) > 0 {
+		req = req.Clone(req.Context())
+		for k, vs := range t.header {
+			if req.Header.Get(k) == "" {
+				req.Header[k] = vs
+			}
+		}
+	}
+	obs, _ := req.Context().Value(observationKey{}).(*observation)
+	resp, err := t.base.RoundTrip(req)
+	if obs == nil {
+		return resp, err
+	}
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	obs.reached = true
+	obs.netErr = err != nil
+	if err != nil {
+		obs.status = 0
+		return resp, err
+	}
+	obs.status = resp.StatusCode
+	obs.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), t.now())
+	return resp, nil
+}
+
+// parseRetryAfter reads a Retry-After value in seconds or as an HTTP date,
+// and returns 0 when it is absent, malformed or in the past.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.Atoi(v); err == nil {
+		if secs <= 0 {
+			return 0
+		}
+		return time.Duration(secs) * time.Second
+	}
+	if at, err := http.ParseTime(v); err == nil {
+		if d := at.Sub(now); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// newHTTPClient returns a client for the provider clients: a copy of base
+// (or a fresh client) whose transport observes every exchange. base is not
+// mutated. The client has no overall timeout: attempts are bounded by ctx.
+func newHTTPClient(base *http.Client, header http.Header) *http.Client {
+	c := &http.Client{}
+	if base != nil {
+		*c = *base
+	}
+	rt := c.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	c.Transport = &observingTransport{base: rt, header: header, now: time.Now}
+	return c
+}

@@ -1,0 +1,109 @@
+package llm
+
+import (
+	"sync"
+
+	"github.com/pkoukk/tiktoken-go"
+	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// Tokenizer estimates token counts offline with the cl100k_base encoding,
+// read from the tables embedded in tiktoken-go-loader. It never touches the
+// network: it does not use tiktoken's global loader (which downloads), nor
+// langchaingo's llms.CountTokens. The tables load on first use; Tokenizer is
+// safe for concurrent use.
+type Tokenizer struct {
+	once sync.Once
+	enc  *tiktoken.Tiktoken
+	err  error
+}
+
+// cl100k_base's split pattern and special tokens, as tiktoken defines them.
+const cl100kPattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+
+func (t *Tokenizer) load() {
+	ranks, err := tiktokenloader.NewOfflineLoader().LoadTiktokenBpe("cl100k_base.tiktoken")
+	if err != nil {
+		t.err = err
+		return
+	}
+	special := map[string]int{
+		"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
+		"<|fim_suffix|>": 100260, "<|endofprompt|>": 100276,
+	}
+	bpe, err := tiktoken.NewCoreBPE(ranks, special, cl100kPattern)
+	if err != nil {
+		t.err = err
+		return
+	}
+	set := make(map[string]any, len(special))
+	for k := range special {
+		set[k] = true
+	}
+	enc := &tiktoken.Encoding{Name: "cl100k_base", PatStr: cl100kPattern, MergeableRanks: ranks, SpecialTokens: special}
+	t.enc = tiktoken.NewTiktoken(bpe, enc, set)
+}
+
+// Count returns the number of tokens of text. Should the embedded tables
+// ever fail to load, it falls back to ApproxTokens.
+func (t *Tokenizer) Count(text string) int {
+	if text == "" {
+		return 0
+	}
+	t.once.Do(t.load)
+	if t.err != nil {
+		return ApproxTokens(text)
+	}
+	return len(t.enc.EncodeOrdinary(text))
+}
+
+// ApproxTokens is a cheap estimate of the tokens of text (about four bytes a
+// token, at least one for non-empty text), used by Scripted so tests stay
+// fast.
+func ApproxTokens(text string) int {
+	if text == "" {
+		return 0
+	}
+	return (len(text) + 3) / 4
+}
+
+// promptTokens estimates a chat prompt's tokens: its text plus OpenAI's
+// documented overhead of about 4 tokens a message and 3 for the reply.
+func promptTokens(msgs []workflow.PromptMessage, count func(string) int) int {
+	n := 3
+	for _, m := range msgs {
+		n += 4 + count(m.Content)
+	}
+	return n
+}
+
+// reportedUsage reads the prompt and completion tokens a provider reported
+// in a choice's GenerationInfo; langchaingo names them per provider.
+func reportedUsage(c *llms.ContentChoice) (prompt, completion int) {
+	if c == nil {
+		return 0, 0
+	}
+	info := c.GenerationInfo
+	prompt = firstInt(info, "PromptTokens", "InputTokens")
+	completion = firstInt(info, "CompletionTokens", "OutputTokens")
+	return prompt, completion
+}
+
+func firstInt(info map[string]any, keys ...string) int {
+	for _, k := range keys {
+		switch v := info[k].(type) {
+		case int:
+			return v
+		case int32:
+			return int(v)
+		case int64:
+			return int(v)
+		case float64:
+			return int(v)
+		}
+	}
+	return 0
+}
