@@ -26,7 +26,7 @@ type recorder struct {
 }
 
 // newRecorder starts a recording server, closed when the test ends.
-func newRecorder(t *testing.T, handle http.HandlerFunc) *recorder {
+func newRecorder(t testing.TB, handle http.HandlerFunc) *recorder {
 	t.Helper()
 	rec := &recorder{}
 	rec.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -1,0 +1,79 @@
+package actions
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+func BenchmarkValidateParameters(b *testing.B) {
+	r, err := New(Config{}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	params := map[string]any{"method": "POST", "path": "/orders", "query": map[string]any{"limit": 5.0}, "body": map[string]any{"sku": "A1"}}
+	for b.Loop() {
+		if lines := r.ValidateParameters(HTTPRequestAction, params); lines != nil {
+			b.Fatal(lines)
+		}
+	}
+}
+
+func BenchmarkPathUnder(b *testing.B) {
+	base, _ := url.Parse("https://crm.example.com/api/v2")
+	for b.Loop() {
+		if _, err := pathUnder(base, "/customers/42/orders", map[string]any{"limit": 5.0}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkExtractHTML(b *testing.B) {
+	page, err := os.ReadFile(filepath.Join("testdata", "page.html"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := doc("page.html", "text/html", page)
+	b.SetBytes(int64(len(page)))
+	for b.Loop() {
+		if _, err := extractText(d, formatMarkdown); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkExtractPDF(b *testing.B) {
+	lines := make([]string, 40)
+	for i := range lines {
+		lines[i] = "A line of a quarterly report with some numbers 12345."
+	}
+	pdf := pdfBytes(b, lines, lines, lines)
+	d := workflow.DocumentContent{Document: workflow.Document{Name: "r.pdf", MimeType: "application/pdf"}, Content: pdf}
+	b.SetBytes(int64(len(pdf)))
+	for b.Loop() {
+		if _, err := extractText(d, formatText); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkExecuteHTTPRequest(b *testing.B) {
+	srv := newRecorder(b, answer(200, "application/json", `{"id":42}`))
+	r, err := New(Config{Connections: []ConnectionConfig{{
+		User: "alice", Label: "crm", Kind: "http", BaseURL: srv.URL,
+		Headers: map[string]string{"Authorization": "Bearer benchmark-token"},
+	}}}, nil, WithHTTPClient(srv.Client()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := crmCall(map[string]any{"path": "/customers/42"})
+	for b.Loop() {
+		if _, err := r.Execute(context.Background(), c); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
