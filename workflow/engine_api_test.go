@@ -37,7 +37,7 @@ var blocking = workflow.ModelFunc(func(ctx context.Context, _ workflow.ModelRequ
 	return workflow.ModelResponse{}, ctx.Err()
 })
 
-func newEngine(t *testing.T, cfg workflow.EngineConfig, store workflow.Store, model workflow.Model, step func(context.Context, *workflow.Run) error) *workflow.Engine {
+func newEngine(t testing.TB, cfg workflow.EngineConfig, store workflow.Store, model workflow.Model, step func(context.Context, *workflow.Run) error) *workflow.Engine {
 	t.Helper()
 	cfg.PollInterval, cfg.RecoverInterval, cfg.LeaseTTL = 10*time.Millisecond, 50*time.Millisecond, time.Second
 	e, err := workflow.NewEngine(cfg, store, model, enginetest.NewRegistry(),
