@@ -32,16 +32,13 @@ type planned struct {
 // ends as plan_unavailable. Model errors are returned unchanged.
 func (m *Mode) plan(ctx context.Context, run *workflow.Run) error {
 	wf := run.Workflow()
-	offered := Relevant(run.Registry().Actions(), placeholders.UserPromptText(run.Messages(), wf.Round), m.topK)
 	env := Env{
 		Registry: run.Registry(), Messages: run.Messages(), Connections: run.Connections(),
 		MaxSteps: wf.MaxSteps - wf.Step + 1,
 	}
-	rendered, err := m.prompts.Plan(prompts.Stage1Input{
-		Workflow: wf, Messages: run.Messages(), Actions: offered, Connections: run.Connections(),
-	})
+	rendered, offered, err := m.planPrompt(wf, run.Messages(), run.Registry().Actions(), run.Connections())
 	if err != nil {
-		return fmt.Errorf("actionplan: rendering the plan prompt: %w", err)
+		return err
 	}
 	out, err := call(ctx, run, workflow.StagePlan, planAttempt, rendered, env)
 	if err != nil {
@@ -66,6 +63,30 @@ func (m *Mode) plan(ctx context.Context, run *workflow.Run) error {
 		return unavailable(ctx, run, noValidStep(out.plan), out.reply)
 	}
 	return run.Checkpoint(ctx, workflow.Checkpoint{Phase: workflow.PhaseExecute, Plan: out.plan.Steps})
+}
+
+// PlanPrompt renders the planning prompt exactly as Step sends it for a
+// workflow in state wf with messages msgs: the user prompt, documents
+// index, connections index and history, and as AVAILABLE_METHODS the
+// Relevant subset of actions for the round's user prompt (top-K, then
+// workflow.complete). It makes no model call and changes nothing, so the
+// admin render route can show it.
+func (m *Mode) PlanPrompt(wf *workflow.Workflow, msgs []workflow.Message, actions []workflow.ActionSpec, conns []workflow.Connection) (prompts.Rendered, error) {
+	r, _, err := m.planPrompt(wf, msgs, actions, conns)
+	return r, err
+}
+
+func (m *Mode) planPrompt(wf *workflow.Workflow, msgs []workflow.Message, actions []workflow.ActionSpec, conns []workflow.Connection) (prompts.Rendered, []workflow.ActionSpec, error) {
+	round := 0
+	if wf != nil {
+		round = wf.Round
+	}
+	offered := Relevant(actions, placeholders.UserPromptText(msgs, round), m.topK)
+	r, err := m.prompts.Plan(prompts.Stage1Input{Workflow: wf, Messages: msgs, Actions: offered, Connections: conns})
+	if err != nil {
+		return prompts.Rendered{}, nil, fmt.Errorf("actionplan: rendering the plan prompt: %w", err)
+	}
+	return r, offered, nil
 }
 
 // call makes one planning model call; the reply is parsed and validated

@@ -1,0 +1,151 @@
+package actionplan_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/enginetest"
+)
+
+// dyingStore is a Store that dies (every call fails with KindUnavailable)
+// once its round runner made killAfter commits, like an instance that
+// crashed; died is closed then.
+type dyingStore struct {
+	workflow.Store
+	killAfter int
+	commits   atomic.Int32
+	dead      atomic.Bool
+	once      sync.Once
+	died      chan struct{}
+}
+
+var errDead = workflow.Errorf(workflow.KindUnavailable, "instance crashed")
+
+func (s *dyingStore) Commit(ctx context.Context, c workflow.Commit) (*workflow.Workflow, []workflow.Message, error) {
+	if s.dead.Load() {
+		return nil, nil, errDead
+	}
+	wf, msgs, err := s.Store.Commit(ctx, c)
+	if err == nil && c.ExpectedVersion != 0 && int(s.commits.Add(1)) == s.killAfter {
+		s.dead.Store(true)
+		s.once.Do(func() { close(s.died) })
+	}
+	return wf, msgs, err
+}
+
+func (s *dyingStore) GetWorkflow(ctx context.Context, id string) (*workflow.Workflow, error) {
+	if s.dead.Load() {
+		return nil, errDead
+	}
+	return s.Store.GetWorkflow(ctx, id)
+}
+
+func (s *dyingStore) AppendTrace(ctx context.Context, t workflow.Trace) error {
+	if s.dead.Load() {
+		return errDead
+	}
+	return s.Store.AppendTrace(ctx, t)
+}
+
+func (s *dyingStore) ClaimRound(ctx context.Context, id, owner string, ttl time.Duration) (bool, error) {
+	if s.dead.Load() {
+		return false, errDead
+	}
+	return s.Store.ClaimRound(ctx, id, owner, ttl)
+}
+
+func (s *dyingStore) ReleaseRound(ctx context.Context, id, owner string) error {
+	if s.dead.Load() {
+		return errDead
+	}
+	return s.Store.ReleaseRound(ctx, id, owner)
+}
+
+// An instance crashing after the plan was saved (or after any plan step)
+// loses nothing: another instance continues the saved plan once the lease
+// expires, with no new planning call and no step run twice into the
+// record.
+func TestCrashAfterPlanningResumesWithoutReplanning(t *testing.T) {
+	t.Parallel()
+	plan := planJSON(echo("a", "first"), echo("b", "", "docList:first"), complete("done"))
+	wantShapes := []shape{
+		{1, 0, workflow.RoleUser, "", ""},
+		{1, 1, workflow.RoleAction, enginetest.Echo, workflow.MessageSuccess},
+		{1, 2, workflow.RoleAction, enginetest.Echo, workflow.MessageSuccess},
+		{1, 3, workflow.RoleAssistant, "", ""},
+	}
+	// The runner commits: the plan, step 1, step 2, then the final message.
+	for _, n := range []int{1, 2, 3} {
+		t.Run("after commit "+string(rune('0'+n)), func(t *testing.T) {
+			t.Parallel()
+			mem := newStore()
+			dying := &dyingStore{Store: mem, killAfter: n, died: make(chan struct{})}
+			reg := enginetest.NewRegistry()
+			first := enginetest.Script(plan)
+			e1 := startEngine(t, testConfig("one"), dying, first, reg)
+			wf := create(t, e1, "echo a, then b with a's output", 5)
+			select {
+			case <-dying.died:
+			case <-time.After(10 * time.Second):
+				t.Fatal("instance one never reached its crash point")
+			}
+			mid, err := mem.GetWorkflow(context.Background(), wf.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cp := mid.Checkpoint; cp == nil || cp.Phase != workflow.PhaseExecute || len(cp.Plan) != 3 || cp.PlanIndex != n-1 {
+				t.Fatalf("saved checkpoint = %+v, want phase execute with the 3-step plan at index %d", cp, n-1)
+			}
+			second := enginetest.Script() // any model call fails the round
+			e2 := startEngine(t, testConfig("two"), mem, second, reg)
+			got := wait(t, e2, wf.ID)
+			if got.Status != workflow.StatusCompleted || got.StopReason != workflow.StopCompleted {
+				t.Fatalf("ended %s/%s (%s), want completed", got.Status, got.StopReason, got.Error)
+			}
+			if calls := len(first.Calls()) + len(second.Calls()); calls != 1 || got.Stats.LLMCalls != 1 {
+				t.Errorf("%d model calls (stats %d), want the one planning call", calls, got.Stats.LLMCalls)
+			}
+			msgs := messages(t, mem, wf.ID)
+			if diff := cmp.Diff(wantShapes, shapes(msgs)); diff != "" {
+				t.Errorf("messages (-want +got):\n%s", diff)
+			}
+			if !strings.Contains(msgs[2].Text, "b") || msgs[3].Text != "done" {
+				t.Errorf("messages = %q, %q", msgs[2].Text, msgs[3].Text)
+			}
+		})
+	}
+}
+
+// After the failure breaker ends a round, Resume continues the saved plan
+// at the step after the last failure, again without planning.
+func TestResumeAfterBreakerContinuesThePlan(t *testing.T) {
+	t.Parallel()
+	store, reg := newStore(), enginetest.NewRegistry()
+	broken := step{Action: enginetest.Broken}
+	model := enginetest.Script(planJSON(broken, broken, broken, echo("after", ""), complete("done")))
+	e := startEngine(t, testConfig("a"), store, model, reg)
+	wf := wait(t, e, create(t, e, "try hard", 10).ID)
+	if wf.Status != workflow.StatusFailed || wf.StopReason != workflow.StopFailures {
+		t.Fatalf("ended %s/%s, want failed/failures", wf.Status, wf.StopReason)
+	}
+	if cp := wf.Checkpoint; cp == nil || cp.PlanIndex != 3 {
+		t.Fatalf("checkpoint = %+v, want the plan saved at index 3", wf.Checkpoint)
+	}
+	if _, err := e.Resume(context.Background(), "alice", wf.ID); err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	got := wait(t, e, wf.ID)
+	if got.Status != workflow.StatusCompleted || got.StopReason != workflow.StopCompleted || got.Stats.LLMCalls != 1 {
+		t.Fatalf("after resume %s/%s with %d model calls, want completed with 1", got.Status, got.StopReason, got.Stats.LLMCalls)
+	}
+	calls := reg.Calls()
+	if last := calls[len(calls)-1]; last.Action != enginetest.Echo || last.IdempotencyKey != wf.ID+":1:4" {
+		t.Errorf("last execution = %s (%s), want echo as step 4", last.Action, last.IdempotencyKey)
+	}
+}

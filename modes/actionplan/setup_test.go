@@ -1,0 +1,163 @@
+package actionplan_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/twostep/twostep/memstore"
+	"github.com/twostep/twostep/modes/actionplan"
+	"github.com/twostep/twostep/prompts"
+	"github.com/twostep/twostep/templates"
+	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/enginetest"
+)
+
+// testConfig is a configuration with short intervals, so lease and poll
+// behaviour shows within a test.
+func testConfig(instance string) workflow.EngineConfig {
+	return workflow.EngineConfig{
+		InstanceID: instance, LeaseTTL: 300 * time.Millisecond,
+		RecoverInterval: 20 * time.Millisecond, PollInterval: 10 * time.Millisecond,
+	}
+}
+
+func newBuilder(t testing.TB) *prompts.Builder {
+	t.Helper()
+	set, err := templates.Load("")
+	if err != nil {
+		t.Fatalf("templates.Load: %v", err)
+	}
+	return prompts.NewBuilder(set, prompts.Options{})
+}
+
+func newMode(t testing.TB) *actionplan.Mode {
+	t.Helper()
+	return actionplan.New(newBuilder(t), actionplan.Options{})
+}
+
+// startEngine returns a started engine running the action-plan mode over
+// store; it is shut down when the test ends.
+func startEngine(t testing.TB, cfg workflow.EngineConfig, store workflow.Store, model workflow.Model, reg workflow.Registry) *workflow.Engine {
+	t.Helper()
+	e, err := workflow.NewEngine(cfg, store, model, reg, map[workflow.ModeName]workflow.Mode{workflow.ModeActionPlan: newMode(t)})
+	if err != nil {
+		t.Fatalf("NewEngine: %v", err)
+	}
+	e.Start(context.Background())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := e.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	})
+	return e
+}
+
+func create(t testing.TB, e *workflow.Engine, prompt string, maxSteps int) *workflow.Workflow {
+	t.Helper()
+	wf, err := e.Create(context.Background(), workflow.NewWorkflow{
+		UserID: "alice", Prompt: prompt, Mode: workflow.ModeActionPlan, MaxSteps: maxSteps,
+	})
+	if err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	return wf
+}
+
+func wait(t testing.TB, e *workflow.Engine, id string) *workflow.Workflow {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	wf, err := e.Wait(ctx, id)
+	if err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	return wf
+}
+
+func messages(t testing.TB, s workflow.Store, id string) []workflow.Message {
+	t.Helper()
+	msgs, err := s.Messages(context.Background(), id, 0, 0)
+	if err != nil {
+		t.Fatalf("Messages: %v", err)
+	}
+	return msgs
+}
+
+func traces(t testing.TB, s workflow.Store, id string) []workflow.Trace {
+	t.Helper()
+	out, err := s.Traces(context.Background(), id)
+	if err != nil {
+		t.Fatalf("Traces: %v", err)
+	}
+	return out
+}
+
+// modelTraces returns the traces of model calls (plan and repair), in order.
+func modelTraces(t testing.TB, s workflow.Store, id string) []workflow.Trace {
+	t.Helper()
+	var out []workflow.Trace
+	for _, tr := range traces(t, s, id) {
+		if tr.Stage != workflow.StageAction {
+			out = append(out, tr)
+		}
+	}
+	return out
+}
+
+// shape is a message reduced to what the tests compare.
+type shape struct {
+	Round, Step int
+	Role        workflow.Role
+	Action      string
+	Status      workflow.MessageStatus
+}
+
+func shapes(msgs []workflow.Message) []shape {
+	out := make([]shape, len(msgs))
+	for i, m := range msgs {
+		out[i] = shape{m.Round, m.Step, m.Role, m.Action, m.Status}
+	}
+	return out
+}
+
+func stages(calls []enginetest.Call) []workflow.Stage {
+	out := make([]workflow.Stage, len(calls))
+	for i, c := range calls {
+		out[i] = c.Stage
+	}
+	return out
+}
+
+// step is one plan step as the model writes it.
+type step struct {
+	Action      string         `json:"action"`
+	Parameters  map[string]any `json:"parameters,omitempty"`
+	ResultLabel string         `json:"resultLabel,omitempty"`
+}
+
+func echo(text, label string, docs ...string) step {
+	p := map[string]any{"text": text}
+	if len(docs) > 0 {
+		p["documentList"] = docs
+	}
+	return step{Action: enginetest.Echo, Parameters: p, ResultLabel: label}
+}
+
+func complete(message string) step {
+	return step{Action: workflow.CompleteAction, Parameters: map[string]any{"message": message}}
+}
+
+// planJSON renders steps as the model's JSON array.
+func planJSON(steps ...step) string {
+	b, err := json.MarshalIndent(steps, "", "  ")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+func newStore() *memstore.Store { return memstore.New() }
