@@ -144,8 +144,10 @@ func TestGenerateRetries(t *testing.T) {
 			},
 		},
 		{
-			name:      "500 three times",
-			reply:     func(_ int, w http.ResponseWriter) { writeError(w, http.StatusInternalServerError, "The server had an error") },
+			name: "500 three times",
+			reply: func(_ int, w http.ResponseWriter) {
+				writeError(w, http.StatusInternalServerError, "The server had an error")
+			},
 			wantHits:  3,
 			wantKind:  workflow.KindUnavailable,
 			wantInErr: "answered HTTP 500 (gave up after 3 attempts)",
@@ -177,8 +179,11 @@ func TestGenerateRetries(t *testing.T) {
 			wantInErr: "returned a reply that could not be read",
 		},
 		{
-			name:      "Retry-After beyond the cap fails at once",
-			reply:     func(_ int, w http.ResponseWriter) { w.Header().Set("Retry-After", "3600"); writeError(w, 429, "slow down") },
+			name: "Retry-After beyond the cap fails at once",
+			reply: func(_ int, w http.ResponseWriter) {
+				w.Header().Set("Retry-After", "3600")
+				writeError(w, 429, "slow down")
+			},
 			wantHits:  1,
 			wantKind:  workflow.KindUnavailable,
 			wantInErr: "asked to retry after 1h0m0s",
