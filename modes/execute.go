@@ -51,7 +51,7 @@ func Execute(ctx context.Context, run *workflow.Run, call StepCall, next *workfl
 	}
 	wf := run.Workflow()
 	start := time.Now()
-	res, aerr := run.Registry().Execute(ctx, in)
+	res, aerr := execute(ctx, run.Registry(), in)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -65,6 +65,16 @@ func Execute(ctx context.Context, run *workflow.Run, call StepCall, next *workfl
 		Action: call.Action, Messages: []workflow.Message{msg}, Documents: docs,
 		Failed: aerr != nil, Executed: true, Next: next,
 	})
+}
+
+// execute runs the action, turning a panic into an explained step failure.
+func execute(ctx context.Context, reg workflow.Registry, in workflow.ActionCall) (res workflow.ActionResult, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = workflow.ActionResult{}, workflow.Errorf(workflow.KindInternal, "action %s panicked: %v", in.Action, p)
+		}
+	}()
+	return reg.Execute(ctx, in)
 }
 
 // resolve turns call into an ActionCall: documents with their bytes, the

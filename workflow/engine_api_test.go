@@ -209,3 +209,23 @@ func TestModeWithoutProgressFailsTheRound(t *testing.T) {
 		t.Errorf("ended %+v (%v), want failed with a generic error", got, err)
 	}
 }
+
+// A panicking mode fails its round with a generic error; the engine and
+// the process go on.
+func TestPanickingModeFailsTheRound(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, workflow.EngineConfig{}, memstore.New(), blocking,
+		func(context.Context, *workflow.Run) error { panic("bug") })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for range 2 { // the worker survives the first panic
+		wf, err := e.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "p"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.Wait(ctx, wf.ID)
+		if err != nil || got.Status != workflow.StatusFailed || got.Error != "internal error" {
+			t.Fatalf("ended %+v (%v), want failed with a generic error", got, err)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"time"
 )
 
@@ -25,6 +26,11 @@ func (e *Engine) runRound(ctx context.Context, wf *Workflow) {
 		wf.Checkpoint = &Checkpoint{Phase: PhaseSelect}
 	}
 	run := &Run{e: e, mode: mode, wf: wf, msgs: msgs, stepStart: time.Now()}
+	defer func() {
+		if p := recover(); p != nil { // a bug in a mode fails its round, not the process
+			e.failRound(ctx, run, Errorf(KindInternal, "mode %s panicked: %v\n%s", wf.Mode, p, debug.Stack()))
+		}
+	}()
 	if mode == nil {
 		e.failRound(ctx, run, Errorf(KindInvalid, "mode %q is not available on this instance", wf.Mode))
 		return

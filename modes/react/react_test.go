@@ -249,3 +249,20 @@ func TestResumeAfterBreaker(t *testing.T) {
 		t.Errorf("messages (-want +got):\n%s", diff)
 	}
 }
+
+// An action that panics is a failed step, not a crashed round.
+func TestPanickingActionIsAFailedStep(t *testing.T) {
+	t.Parallel()
+	store, reg := newStore(), enginetest.NewRegistry()
+	reg.ExecuteFunc = func(context.Context, workflow.ActionCall) (workflow.ActionResult, error) { panic("boom") }
+	model := enginetest.Script(replies(enginetest.Echoes("a"), enginetest.Completes("done"))...)
+	e := startEngine(t, testConfig("a"), store, model, reg)
+	wf := wait(t, e, create(t, e, "echo", 5).ID)
+	msgs := messages(t, store, wf.ID)
+	if wf.Status != workflow.StatusCompleted || len(msgs) != 3 || msgs[1].Status != workflow.MessageError {
+		t.Fatalf("ended %s with %+v, want a failed step then completion", wf.Status, shapes(msgs))
+	}
+	if strings.Contains(msgs[1].Text, "boom") {
+		t.Errorf("the panic value leaked into the message: %q", msgs[1].Text)
+	}
+}
