@@ -1,0 +1,133 @@
+package httpapi
+
+import (
+	"bufio"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+type sseEvent struct{ id, event, data string }
+
+func parseSSE(t *testing.T, body string) []sseEvent {
+	t.Helper()
+	var out []sseEvent
+	var cur sseEvent
+	sc := bufio.NewScanner(strings.NewReader(body))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if cur.event != "" {
+				out = append(out, cur)
+			}
+			cur = sseEvent{}
+		case strings.HasPrefix(line, "id: "):
+			cur.id = line[4:]
+		case strings.HasPrefix(line, "event: "):
+			cur.event = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			cur.data = line[6:]
+		}
+	}
+	return out
+}
+
+// TestEventsStreamUntilRoundEnds advances a workflow on each store read and
+// checks the stream sends every message once, in seq order, with its seq as
+// the event id, then the final status, then ends.
+func TestEventsStreamUntilRoundEnds(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, nil)
+	w := testWorkflow("alice", workflow.StatusRunning)
+	env.store.put(w, workflow.Message{ID: "m1", Role: workflow.RoleUser, Text: "hi"})
+	env.store.onGet = func(s *fakeStore, id string) {
+		switch s.gets {
+		case 3:
+			s.putLocked(s.wfs[id], workflow.Message{ID: "m2", Role: workflow.RoleAction, Action: "ai.process", Status: workflow.MessageSuccess})
+		case 5:
+			done := s.wfs[id].Clone()
+			done.Status, done.StopReason, done.Step = workflow.StatusCompleted, workflow.StopCompleted, 2
+			s.putLocked(done, workflow.Message{ID: "m3", Role: workflow.RoleAssistant, Text: "done"})
+		}
+	}
+	rec := env.do(t, "GET", "/api/v1/workflows/"+w.ID+"/events", aliceToken, nil)
+	if rec.Code != 200 || rec.Header().Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("status %d, type %q: %s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+	}
+	events := parseSSE(t, rec.Body.String())
+	var msgs, statuses []string
+	for _, e := range events {
+		switch e.event {
+		case "message":
+			var m MessageView
+			if err := json.Unmarshal([]byte(e.data), &m); err != nil {
+				t.Fatal(err)
+			}
+			if e.id == "" || e.id != jsonNumber(m.Seq) {
+				t.Errorf("message %s has event id %q, want its seq %d", m.ID, e.id, m.Seq)
+			}
+			msgs = append(msgs, m.ID)
+		case "status":
+			var v WorkflowView
+			if err := json.Unmarshal([]byte(e.data), &v); err != nil {
+				t.Fatal(err)
+			}
+			if e.id != "" {
+				t.Errorf("status event carries id %q", e.id)
+			}
+			statuses = append(statuses, string(v.Status))
+		}
+	}
+	if strings.Join(msgs, ",") != "m1,m2,m3" {
+		t.Errorf("messages = %v, want m1,m2,m3", msgs)
+	}
+	if len(statuses) == 0 || statuses[0] != "running" || statuses[len(statuses)-1] != "completed" {
+		t.Errorf("statuses = %v, want running … completed", statuses)
+	}
+	if last := events[len(events)-1]; last.event != "status" {
+		t.Errorf("stream ends with %q, want the final status", last.event)
+	}
+}
+
+func TestEventsReplayFromLastEventID(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, nil)
+	w := testWorkflow("alice", workflow.StatusCompleted)
+	env.store.put(w, workflow.Message{ID: "m1"}, workflow.Message{ID: "m2"}, workflow.Message{ID: "m3"})
+	req := func(lastID string) *sseResult {
+		rec := env.doWith(t, "GET", "/api/v1/workflows/"+w.ID+"/events", aliceToken, map[string]string{"Last-Event-ID": lastID})
+		return &sseResult{code: rec.Code, events: parseSSE(t, rec.Body.String())}
+	}
+	got := req("2")
+	if got.code != 200 {
+		t.Fatalf("status %d", got.code)
+	}
+	var ids []string
+	for _, e := range got.events {
+		if e.event == "message" {
+			ids = append(ids, e.id)
+		}
+	}
+	if strings.Join(ids, ",") != "3" {
+		t.Errorf("after Last-Event-ID 2 got message ids %v, want [3]", ids)
+	}
+	for _, bad := range []string{"x", "-1", "1.5"} {
+		if r := req(bad); r.code != 422 {
+			t.Errorf("Last-Event-ID %q: status %d, want 422", bad, r.code)
+		}
+	}
+}
+
+type sseResult struct {
+	code   int
+	events []sseEvent
+}
+
+func jsonNumber(n int64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}

@@ -1,0 +1,160 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+func TestReadyz(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		pingErr error
+		model   string
+		status  int
+		detail  string
+	}{
+		{"ready", nil, "scripted/x", 200, ""},
+		{"store down", errors.New("dial tcp: refused"), "scripted/x", 503, "store unreachable"},
+		{"no model", nil, "", 503, "model not configured"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			env := newTestEnv(t, func(o *Options) { o.ModelName = tt.model })
+			env.store.pingErr = tt.pingErr
+			rec := env.do(t, "GET", "/readyz", "", nil)
+			if rec.Code != tt.status {
+				t.Fatalf("status %d, want %d: %s", rec.Code, tt.status, rec.Body)
+			}
+			if tt.status != 200 {
+				if d := problem(t, rec)["detail"].(string); !strings.Contains(d, tt.detail) {
+					t.Errorf("detail %q lacks %q", d, tt.detail)
+				}
+			}
+		})
+	}
+}
+
+func TestMetricsCountRequestsAndRounds(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, nil)
+	env.do(t, "GET", "/api/v1/workflows", "", nil)
+	env.do(t, "GET", "/healthz", "", nil)
+	w := testWorkflow("alice", workflow.StatusCompleted)
+	w.StopReason = workflow.StopMaxSteps
+	env.metrics.RoundEnded(w)
+	env.metrics.ModelCalled(workflow.StageOne, "ok", 100, 20)
+	env.metrics.StepFinished(workflow.ModeReact, "ai.process", workflow.MessageSuccess, 0)
+	body := env.do(t, "GET", "/metrics", "", nil).Body.String()
+	for _, want := range []string{
+		`twostep_http_requests_total{method="GET",route="/api/v1/workflows",status="401"} 1`,
+		`twostep_http_requests_total{method="GET",route="/healthz",status="200"} 1`,
+		`twostep_rounds_total{outcome="max_steps"} 1`,
+		`twostep_model_calls_total{outcome="ok",stage="stage1"} 1`,
+		`twostep_model_tokens_total{kind="prompt",stage="stage1"} 100`,
+		`twostep_step_duration_seconds_count{action="ai.process",mode="react",status="success"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+func TestOpenAPIDocument(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, nil)
+	rec := env.do(t, "GET", "/openapi.json", "", nil)
+	var doc struct {
+		OpenAPI string                    `json:"openapi"`
+		Paths   map[string]map[string]any `json:"paths"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(doc.OpenAPI, "3.1") {
+		t.Errorf("openapi = %q, want 3.1.x", doc.OpenAPI)
+	}
+	for path, method := range map[string]string{
+		"/api/v1/workflows": "post", "/api/v1/workflows/{id}": "delete", "/api/v1/workflows/{id}/rounds": "post",
+		"/api/v1/workflows/{id}/stop": "post", "/api/v1/workflows/{id}/resume": "post",
+		"/api/v1/workflows/{id}/messages": "get", "/api/v1/workflows/{id}/events": "get",
+		"/api/v1/workflows/{id}/documents/{docId}": "get", "/api/v1/actions": "get", "/readyz": "get",
+	} {
+		if _, ok := doc.Paths[path][method]; !ok {
+			t.Errorf("OpenAPI lacks %s %s", method, path)
+		}
+	}
+}
+
+func TestRoundsStopResumeStatuses(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, nil)
+	id := workflow.NewID(workflow.PrefixWorkflow)
+	ok := func(user, gotID string) (*workflow.Workflow, error) {
+		w := testWorkflow(user, workflow.StatusRunning)
+		w.ID = gotID
+		return w, nil
+	}
+	env.engine.StartFn = func(user, gotID string, in workflow.NewRound) (*workflow.Workflow, error) {
+		if in.Prompt == "busy" {
+			return nil, workflow.Errorf(workflow.KindConflict, "a round is running; stop it or wait")
+		}
+		return ok(user, gotID)
+	}
+	env.engine.StopFn = ok
+	env.engine.ResumeFn = func(string, string) (*workflow.Workflow, error) {
+		return nil, workflow.Errorf(workflow.KindTooMany, "4 rounds are already running")
+	}
+	env.engine.DeleteFn = func(string, string) error { return nil }
+	tests := []struct {
+		method, path string
+		body         any
+		status       int
+	}{
+		{"POST", "/rounds", map[string]any{"prompt": "next"}, 202},
+		{"POST", "/rounds", map[string]any{"prompt": "busy"}, 409},
+		{"POST", "/rounds", map[string]any{"prompt": "x", "mode": "react"}, 422},
+		{"POST", "/stop", nil, 200},
+		{"POST", "/resume", nil, 429},
+		{"DELETE", "", nil, 204},
+	}
+	for _, tt := range tests {
+		rec := env.do(t, tt.method, "/api/v1/workflows/"+id+tt.path, aliceToken, tt.body)
+		if rec.Code != tt.status {
+			t.Errorf("%s %s %v: status %d, want %d: %s", tt.method, tt.path, tt.body, rec.Code, tt.status, rec.Body)
+		}
+		if tt.status >= 400 {
+			problem(t, rec)
+		}
+		if tt.status == 429 && rec.Header().Get("Retry-After") != "5" {
+			t.Errorf("429 Retry-After = %q", rec.Header().Get("Retry-After"))
+		}
+	}
+}
+
+func TestDocumentDownloadHeaders(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, nil)
+	w := testWorkflow("alice", workflow.StatusCompleted)
+	env.store.put(w)
+	d := workflow.DocumentContent{Document: workflow.Document{ID: workflow.NewID(workflow.PrefixDocument), WorkflowID: w.ID,
+		Name: "report \"q3\".html", MimeType: "text/html", Size: 21}, Content: []byte("<script>x()</script>\n")}
+	env.store.docs[d.ID] = d
+	rec := env.do(t, "GET", "/api/v1/workflows/"+w.ID+"/documents/"+d.ID, aliceToken, nil)
+	if rec.Code != 200 || rec.Body.String() != string(d.Content) {
+		t.Fatalf("status %d body %q", rec.Code, rec.Body)
+	}
+	for h, want := range map[string]string{
+		"Content-Type": "text/html", "X-Content-Type-Options": "nosniff", "Content-Security-Policy": "sandbox",
+		"Content-Disposition": `attachment; filename="report \"q3\".html"`,
+	} {
+		if got := rec.Header().Get(h); got != want {
+			t.Errorf("%s = %q, want %q", h, got, want)
+		}
+	}
+}
