@@ -54,8 +54,8 @@ type EngineConfig struct {
 }
 
 // Observer receives the engine's events, for metrics. Its methods are
-// called synchronously from the goroutine running a round, so they must be
-// fast and safe for concurrent use.
+// called synchronously from the goroutine running a round (or calling
+// Stop), so they must be fast and safe for concurrent use.
 type Observer interface {
 	// RoundEnded is called once a round has ended (any status but running).
 	RoundEnded(wf *Workflow)
@@ -74,7 +74,9 @@ type Observer interface {
 // lease, and a round whose instance died is resumed by another one.
 //
 // An Engine is safe for concurrent use. Start must be called once before
-// rounds run; Shutdown stops it.
+// rounds run here; Shutdown stops it. Before Start and after Shutdown the
+// request methods still commit, and their rounds wait in the store for an
+// instance that runs them (this one after Start, or any other).
 type Engine struct {
 	cfg      EngineConfig
 	store    Store
