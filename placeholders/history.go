@@ -21,7 +21,7 @@ const textExcerpt = 400
 // documentsLabel and document references, summary, findings and learnings.
 //
 // budget bounds the result in characters (runes); 0 means
-// DefaultHistoryBudget. When the entries do not fit, the oldest are dropped
+// DefaultHistoryBudget and smaller budgets are raised to MinHistoryBudget. When the entries do not fit, the oldest are dropped
 // first and a last line says how many were omitted; the newest entry alone
 // is cut to fit rather than dropped. Only the entries that fit are
 // rendered, so the cost grows with the budget, not with the history.
@@ -29,6 +29,7 @@ func History(msgs []workflow.Message, budget int) string {
 	if budget <= 0 {
 		budget = DefaultHistoryBudget
 	}
+	budget = max(budget, MinHistoryBudget)
 	if len(msgs) == 0 {
 		return "(no history yet)"
 	}
@@ -49,7 +50,7 @@ func History(msgs []workflow.Message, budget int) string {
 				b.Truncate(start)
 				break
 			}
-			e := cutRunes(b.String(), budget-omittedLen(len(order)-1)-1)
+			e := cutRunes(b.String(), budget)
 			b.Reset()
 			b.WriteString(e)
 			ends, usedAt = append(ends, b.Len()), append(usedAt, utf8.RuneCountInString(e))
@@ -63,12 +64,17 @@ func History(msgs []workflow.Message, budget int) string {
 	if omitted == 0 {
 		return b.String()
 	}
-	// Drop more entries until the omitted line fits too (keep the newest).
+	// Drop more entries until the omitted line fits too (keep the newest,
+	// cut if need be).
 	for kept > 1 && usedAt[kept-1]+omittedLen(omitted) > budget {
 		kept--
 		omitted++
 	}
-	return string(b.Bytes()[:ends[kept-1]]) + omittedLine(omitted)
+	out := string(b.Bytes()[:ends[kept-1]])
+	if usedAt[kept-1]+omittedLen(omitted) > budget {
+		out = cutRunes(out, budget-omittedLen(omitted))
+	}
+	return out + omittedLine(omitted)
 }
 
 func omittedLine(n int) string {
@@ -103,7 +109,11 @@ func writeEntry(b *bytes.Buffer, m *workflow.Message) {
 		if status == "" {
 			status = workflow.MessageSuccess
 		}
-		fmt.Fprintf(b, "- [round %d, step %d] action %s: %s", m.Round, m.Step, m.Action, status)
+		action := m.Action
+		if action == "" {
+			action = "(none chosen)"
+		}
+		fmt.Fprintf(b, "- [round %d, step %d] action %s: %s", m.Round, m.Step, action, status)
 		if m.ActionObjective != "" {
 			b.WriteString("\n  objective: ")
 			b.WriteString(oneLine(m.ActionObjective))

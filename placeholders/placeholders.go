@@ -28,3 +28,7 @@ const (
 // DefaultHistoryBudget is the WORKFLOW_HISTORY size budget, in characters,
 // used when a caller passes 0.
 const DefaultHistoryBudget = 12000
+
+// MinHistoryBudget is the smallest WORKFLOW_HISTORY budget: enough for the
+// start of the newest entry and the omitted-entries line.
+const MinHistoryBudget = 200

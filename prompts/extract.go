@@ -13,12 +13,24 @@ import (
 // MaxReplyBytes caps a model reply before any parsing work (64 KiB).
 const MaxReplyBytes = 64 << 10
 
+// MaxRepairBytes caps the JSON handed to the repair library, whose
+// worst case grows faster than linearly (a 64 KiB adversarial reply takes
+// seconds). Larger replies must be valid JSON, or JSON whose only defect is
+// trailing commas.
+const MaxRepairBytes = 8 << 10
+
+// MaxDepth bounds the nesting of brackets in a reply; deeper replies are
+// rejected before any decoding or repair.
+const MaxDepth = 64
+
 // ExtractJSON finds the JSON value in a model reply and returns it as
 // valid, compact JSON. It accepts a bare value, a value inside a Markdown
 // code fence, or one wrapped in prose: the first balanced {...} or [...]
 // (outside strings) is taken; an unbalanced one is taken to the end and
 // left to repair. Malformed JSON (trailing commas, single quotes, comments,
-// missing brackets) is repaired with github.com/kaptinlin/jsonrepair.
+// missing brackets) is repaired: trailing commas in one linear pass, the
+// rest with github.com/kaptinlin/jsonrepair for values up to
+// MaxRepairBytes.
 // A reply over MaxReplyBytes, or one with no JSON value, is an error of
 // kind KindInvalid saying so.
 func ExtractJSON(reply string) (json.RawMessage, error) {
@@ -28,7 +40,14 @@ func ExtractJSON(reply string) (json.RawMessage, error) {
 // ExtractObject is ExtractJSON for replies that must hold an object: only
 // a "{" starts a candidate, so a bracket in the surrounding prose is
 // never mistaken for the value.
+//
+// A reply that is a bare array (after fences and leading space) is
+// rejected rather than mined for its first element: Stage 1 and Stage 2
+// each expect exactly one object.
 func ExtractObject(reply string) (json.RawMessage, error) {
+	if len(reply) <= MaxReplyBytes && strings.HasPrefix(strings.TrimSpace(unfence(reply)), "[") {
+		return nil, workflow.Errorf(workflow.KindInvalid, "the reply must be one JSON object, got an array")
+	}
 	return extract(reply, "{")
 }
 
@@ -61,11 +80,54 @@ func extract(reply, openers string) (json.RawMessage, error) {
 	if first == "" {
 		return nil, workflow.Errorf(workflow.KindInvalid, "the reply contains no JSON value")
 	}
+	if fixed := stripTrailingCommas(first); json.Valid([]byte(fixed)) {
+		return compact(fixed)
+	}
+	if depth(first) > MaxDepth {
+		return nil, workflow.Errorf(workflow.KindInvalid, "the reply's JSON nests deeper than %d levels", MaxDepth)
+	}
+	if len(first) > MaxRepairBytes {
+		return nil, workflow.Errorf(workflow.KindInvalid, "the reply's JSON is invalid and, at %d bytes, too large to repair (limit %d): send valid JSON", len(first), MaxRepairBytes)
+	}
 	repaired, err := jsonrepair.Repair(first)
 	if err != nil || !json.Valid([]byte(repaired)) {
 		return nil, workflow.Errorf(workflow.KindInvalid, "the reply is not valid JSON and could not be repaired: %s", repairReason(err))
 	}
 	return compact(repaired)
+}
+
+// stripTrailingCommas removes every comma that, outside strings and
+// ignoring whitespace, is followed by "}" or "]" — the most common defect
+// of model JSON — in one linear pass.
+func stripTrailingCommas(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	inString, escaped := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			if c == '\\' {
+				escaped = true
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ',':
+			j := i + 1
+			for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r') {
+				j++
+			}
+			if j < len(s) && (s[j] == '}' || s[j] == ']') {
+				continue
+			}
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 func repairReason(err error) string {
@@ -94,7 +156,9 @@ func unfence(s string) string {
 		}
 		body := rest[i+3:]
 		// Skip the info string ("json") up to the end of the line.
-		if nl := strings.IndexByte(body, '\n'); nl >= 0 && !strings.ContainsAny(body[:nl], "{[") {
+		// Skip the info string ("json") up to the end of the line; an info
+		// string is short, so only the first bytes are searched.
+		if nl := strings.IndexByte(body[:min(len(body), 32)], '\n'); nl >= 0 && !strings.ContainsAny(body[:nl], "{[") {
 			body = body[nl+1:]
 		}
 		end := strings.Index(body, "```")
@@ -172,4 +236,30 @@ func jsonKind(raw json.RawMessage) string {
 		return "null"
 	}
 	return "a number"
+}
+
+// depth returns the deepest bracket nesting of s outside strings.
+func depth(s string) int {
+	d, deepest, inString, escaped := 0, 0, false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			if c == '\\' {
+				escaped = true
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			d++
+			deepest = max(deepest, d)
+		case c == '}' || c == ']':
+			d--
+		}
+	}
+	return deepest
 }

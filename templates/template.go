@@ -50,8 +50,10 @@ func (t Template) Keys() []string { return slices.Clone(t.keys) }
 // section, in order. It has missingkey=error semantics: a key the template
 // names but values lacks is an error, never an empty string (a present key
 // with an empty value is fine). Values are inserted verbatim and never
-// re-scanned, so a value containing "{{KEY:...}}" stays literal. Leading and
-// trailing blank lines of each part are trimmed.
+// re-scanned, so a value containing "{{KEY:...}}" stays literal. A
+// placeholder alone on its line whose value is empty (VALIDATION_FEEDBACK on
+// a first attempt) removes that line. Leading and trailing blank lines of
+// each part are trimmed.
 func (t Template) Render(values map[string]string) ([]Part, error) {
 	var missing []string
 	for _, k := range t.keys {
@@ -65,12 +67,21 @@ func (t Template) Render(values map[string]string) ([]Part, error) {
 	parts := make([]Part, 0, len(t.sections))
 	for _, s := range t.sections {
 		var b strings.Builder
+		skipNewline := false
 		for _, c := range s.chunks {
-			if c.key == "" {
-				b.WriteString(c.text)
-			} else {
-				b.WriteString(values[c.key])
+			if c.key != "" {
+				v := values[c.key]
+				b.WriteString(v)
+				// An empty value alone on its line removes the line.
+				skipNewline = v == "" && (b.Len() == 0 || strings.HasSuffix(b.String(), "\n"))
+				continue
 			}
+			text := c.text
+			if skipNewline {
+				text = strings.TrimPrefix(text, "\n")
+				skipNewline = false
+			}
+			b.WriteString(text)
 		}
 		parts = append(parts, Part{Role: s.role, Content: trimBlankLines(b.String())})
 	}

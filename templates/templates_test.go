@@ -155,3 +155,26 @@ func write(t *testing.T, dir, name, content string) {
 		t.Fatal(err)
 	}
 }
+
+func TestRenderDropsEmptyPlaceholderLine(t *testing.T) {
+	t.Parallel()
+	tmpl, err := Parse("x", "--- user ---\nA\n\n{{KEY:VALIDATION_FEEDBACK}}\nB {{KEY:USER_PROMPT}}.\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		feedback, prompt, want string
+	}{
+		{"", "", "A\n\nB ."},
+		{"F", "p", "A\n\nF\nB p."},
+	}
+	for _, tt := range tests {
+		parts, err := tmpl.Render(map[string]string{KeyValidationFeedback: tt.feedback, KeyUserPrompt: tt.prompt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if parts[0].Content != tt.want {
+			t.Errorf("Render(%q, %q) = %q, want %q", tt.feedback, tt.prompt, parts[0].Content, tt.want)
+		}
+	}
+}

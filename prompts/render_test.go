@@ -1,0 +1,171 @@
+package prompts
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/twostep/twostep/placeholders"
+	"github.com/twostep/twostep/templates"
+	"github.com/twostep/twostep/workflow"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func newBuilder(t testing.TB, budget int) *Builder {
+	t.Helper()
+	set, err := templates.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewBuilder(set, Options{HistoryBudget: budget})
+}
+
+// golden compares the rendered prompt with testdata/name.golden.
+func golden(t *testing.T, name string, r Rendered) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("template: " + r.Template + "\n")
+	for _, m := range r.Messages {
+		b.WriteString("=== " + m.Role + " ===\n" + m.Content + "\n")
+	}
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./prompts -update)", err)
+	}
+	if diff := cmp.Diff(string(want), b.String()); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
+	}
+}
+
+func TestGoldenPrompts(t *testing.T) {
+	wf, msgs := twoRounds()
+	reg := newRegistry()
+	stage1 := Stage1Input{Workflow: wf, Messages: msgs, Actions: reg.Actions(), Connections: reg.Connections("u1")}
+	sel := workflow.Selection{Action: "ai.process", ActionObjective: "Summarise ACME's contract terms in German",
+		ParametersContext: "Contract: 3 years, 90-day notice. Audience: ACME account manager J. Doe.",
+		ParametersSchema: workflow.ParametersSchema{Fields: []workflow.FieldSpec{
+			{Name: "language", Type: "string", Required: true, Description: "German: de"},
+			{Name: "maxWords", Type: "number", Description: "Keep it short"},
+		}}}
+	spec, _ := reg.Action("ai.process")
+	tests := []struct {
+		name   string
+		render func(b *Builder) (Rendered, error)
+		budget int
+	}{
+		{"stage1_two_rounds", func(b *Builder) (Rendered, error) { return b.Stage1(stage1) }, 0},
+		{"stage1_budget", func(b *Builder) (Rendered, error) { return b.Stage1(stage1) }, 700},
+		{"stage1_retry", func(b *Builder) (Rendered, error) {
+			in := stage1
+			in.Feedback = Feedback(ParseStage1(`{"action": "crm.find", "parameters": {"x": 1}}`, Stage1Env{Registry: reg}).Problems)
+			return b.Stage1(in)
+		}, 0},
+		{"stage2", func(b *Builder) (Rendered, error) { return b.Stage2(Stage2Input{Selection: sel, Action: spec}) }, 0},
+		{"stage2_retry", func(b *Builder) (Rendered, error) {
+			fb := Feedback(ParseStage2(`{"schema": "parameters_v1", "parameters": {"maxWords": "short"}}`, spec, reg).Problems)
+			return b.Stage2(Stage2Input{Selection: sel, Action: spec, Feedback: fb})
+		}, 0},
+		{"plan", func(b *Builder) (Rendered, error) { return b.Plan(stage1) }, 0},
+		{"repair", func(b *Builder) (Rendered, error) {
+			return b.Repair(RepairInput{Previous: `[{"action": "ai.process", "parameters": {`, Actions: reg.Actions()[:1], Feedback: Feedback([]string{"the reply is not valid JSON"})})
+		}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := tt.render(newBuilder(t, tt.budget))
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.name, r)
+		})
+	}
+}
+
+func TestHistoryInStage1(t *testing.T) {
+	t.Parallel()
+	wf, msgs := twoRounds()
+	reg := newRegistry()
+	r, err := newBuilder(t, 0).Stage1(Stage1Input{Workflow: wf, Messages: msgs, Actions: reg.Actions(), Connections: reg.Connections("u1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := r.Placeholders[placeholders.WorkflowHistory]
+	// Newest first: round 2 newest to oldest, then round 1 newest to oldest.
+	order := []string{"[round 2, step 2] action", "[round 2, step 1] action crm.lookup", "[round 2] user", "[round 1, step 2] assistant", "[round 1, step 1] action document.extract", "[round 1] user"}
+	last := -1
+	for _, s := range order {
+		i := strings.Index(h, s)
+		if i <= last {
+			t.Fatalf("history order wrong at %q (index %d after %d):\n%s", s, i, last, h)
+		}
+		last = i
+	}
+	for _, m := range msgs {
+		if m.Role == workflow.RoleAction && !strings.Contains(h, "summary: "+m.Summary) {
+			t.Errorf("history lacks the summary of %s", m.ID)
+		}
+	}
+	if got := r.Placeholders[placeholders.UserPrompt]; got != "Now look up the customer ACME in the CRM." {
+		t.Errorf("USER_PROMPT = %q", got)
+	}
+
+	small, err := newBuilder(t, 700).Stage1(Stage1Input{Workflow: wf, Messages: msgs, Actions: reg.Actions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh := small.Placeholders[placeholders.WorkflowHistory]
+	if len([]rune(sh)) > 700 || !strings.HasSuffix(sh, "older entries omitted)") || strings.Contains(sh, "[round 1] user") || !strings.HasPrefix(sh, "- [round 2, step 2]") {
+		t.Errorf("history under a 700-character budget:\n%s", sh)
+	}
+}
+
+func TestRenderErrors(t *testing.T) {
+	t.Parallel()
+	b := newBuilder(t, 0)
+	if _, err := b.Render("nope", nil); workflow.KindOf(err) != workflow.KindNotFound {
+		t.Errorf("Render(nope) error = %v, want not found", err)
+	}
+	if _, err := b.Render(templates.Stage2, map[string]string{placeholders.ActionObjective: "x"}); workflow.KindOf(err) != workflow.KindInternal ||
+		!strings.Contains(err.Error(), "no value for") {
+		t.Errorf("Render(stage2, partial) error = %v, want a missing key", err)
+	}
+	override, err := templates.Parse(templates.Stage2, "--- user ---\nONLY {{KEY:SELECTED_ACTION}}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := newRegistry()
+	spec, _ := reg.Action("ai.process")
+	r, err := b.Stage2(Stage2Input{Action: spec, Template: &override})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Messages) != 1 || !strings.HasPrefix(r.Messages[0].Content, "ONLY ai.process") || len(r.Placeholders) != 1 {
+		t.Errorf("override render = %+v", r)
+	}
+}
+
+func TestPlaceholderNamesMatchTemplates(t *testing.T) {
+	t.Parallel()
+	got := []string{placeholders.UserPrompt, placeholders.AvailableMethods, placeholders.AvailableDocumentsIndex,
+		placeholders.AvailableConnectionsIndex, placeholders.WorkflowHistory, placeholders.ValidationFeedback,
+		placeholders.ActionObjective, placeholders.SelectedAction, placeholders.ParametersContext,
+		placeholders.ParametersSchema, placeholders.PreviousResponse}
+	slices.Sort(got)
+	if diff := cmp.Diff(templates.KnownKeys(), got); diff != "" {
+		t.Errorf("placeholder names differ from templates.KnownKeys (-templates +placeholders):\n%s", diff)
+	}
+}
