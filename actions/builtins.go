@@ -54,7 +54,8 @@ func (r *Registry) builtins() []action {
 				"required": ["fileName", "content"],
 				"additionalProperties": false
 			}`),
-			run: r.runGenerate,
+			check: r.checkGenerate,
+			run:   r.runGenerate,
 		},
 		{
 			spec: workflow.ActionSpec{
@@ -75,7 +76,8 @@ func (r *Registry) builtins() []action {
 				"required": ["path"],
 				"additionalProperties": false
 			}`),
-			run: r.runHTTPRequest,
+			check: checkHTTPRequest,
+			run:   r.runHTTPRequest,
 		},
 		{
 			spec: workflow.ActionSpec{

@@ -54,34 +54,51 @@ func (r *Registry) runExtract(_ context.Context, inv invocation) (workflow.Actio
 	return res, nil
 }
 
-// runGenerate is document.generate: one document with the given name and
-// content. A JSON document must be valid JSON.
-func (r *Registry) runGenerate(_ context.Context, inv invocation) (workflow.ActionResult, error) {
-	p := inv.call.Parameters
-	content, _ := p["content"].(string)
+// checkGenerate returns the problems schema validation cannot see: an
+// unusable file name, an oversize content, a malformed MIME type, JSON
+// content that does not parse.
+func (r *Registry) checkGenerate(p map[string]any) []string {
+	var lines []string
 	name := safeFileName(p["fileName"].(string))
 	if name == "" {
-		return workflow.ActionResult{}, workflow.Errorf(workflow.KindInvalid, "fileName %s is not a usable file name", quote(p["fileName"].(string)))
+		lines = append(lines, "/fileName: not a usable file name; give a plain name such as report.md")
 	}
+	content := p["content"].(string)
 	if int64(len(content)) > r.limits.MaxDocumentBytes {
-		return workflow.ActionResult{}, workflow.Errorf(workflow.KindInvalid,
-			"content is %d bytes, more than the %d allowed for one document", len(content), r.limits.MaxDocumentBytes)
+		lines = append(lines, fmt.Sprintf("/content: %d bytes, more than the %d allowed for one document", len(content), r.limits.MaxDocumentBytes))
 	}
 	mimeType, _ := p["mimeType"].(string)
 	if mimeType == "" {
 		mimeType = mimeFromName(name)
 	}
 	if _, _, err := mime.ParseMediaType(mimeType); err != nil {
-		return workflow.ActionResult{}, workflow.Errorf(workflow.KindInvalid, "mimeType %s is not a MIME type", quote(mimeType))
+		lines = append(lines, "/mimeType: not a MIME type, such as text/markdown")
+	} else if isJSONType(mimeType) && !json.Valid([]byte(content)) {
+		lines = append(lines, "/content: not valid JSON, but the document is "+mimeType)
 	}
-	if detectFormat(workflow.DocumentContent{Document: workflow.Document{MimeType: mimeType}}) == formatJSON && !json.Valid([]byte(content)) {
-		return workflow.ActionResult{}, workflow.Errorf(workflow.KindInvalid, "content is not valid JSON, but mimeType is %s", mimeType)
+	return lines
+}
+
+// runGenerate is document.generate: one document with the given name and
+// content, checked by checkGenerate.
+func (r *Registry) runGenerate(_ context.Context, inv invocation) (workflow.ActionResult, error) {
+	p := inv.call.Parameters
+	content := p["content"].(string)
+	name := safeFileName(p["fileName"].(string))
+	mimeType, _ := p["mimeType"].(string)
+	if mimeType == "" {
+		mimeType = mimeFromName(name)
 	}
 	doc := textDocument(name, mimeType, content)
 	return workflow.ActionResult{
 		Text:      fmt.Sprintf("Generated %s (%s, %d bytes).\nExcerpt: %s", name, mimeType, len(content), excerpt(content, excerptChars)),
 		Documents: []workflow.DocumentContent{doc},
 	}, nil
+}
+
+// isJSONType reports whether a MIME type names JSON.
+func isJSONType(mimeType string) bool {
+	return detectFormat(workflow.DocumentContent{Document: workflow.Document{MimeType: mimeType}}) == formatJSON
 }
 
 // textDocument returns a document to be committed by the engine.

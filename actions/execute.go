@@ -28,7 +28,7 @@ func (r *Registry) Execute(ctx context.Context, call workflow.ActionCall) (res w
 		return workflow.ActionResult{}, workflow.WrapKind(workflow.KindInvalid, err, "the parameters for %s are not JSON", call.Action)
 	}
 	call.Parameters = params
-	if lines := a.schema.validateNormal(params); len(lines) > 0 {
+	if lines := a.problems(params); len(lines) > 0 {
 		return workflow.ActionResult{}, workflow.Errorf(workflow.KindInvalid,
 			"invalid parameters for %s:\n%s", call.Action, strings.Join(lines, "\n"))
 	}

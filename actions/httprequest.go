@@ -33,7 +33,7 @@ func (r *Registry) runHTTPRequest(ctx context.Context, inv invocation) (workflow
 	if err != nil {
 		return workflow.ActionResult{}, err
 	}
-	body, contentType, err := requestBody(method, p["body"])
+	body, contentType, err := requestBody(p["body"])
 	if err != nil {
 		return workflow.ActionResult{}, err
 	}
@@ -75,24 +75,36 @@ func (r *Registry) runHTTPRequest(ctx context.Context, inv invocation) (workflow
 	return workflow.ActionResult{Text: text, Documents: []workflow.DocumentContent{doc}}, nil
 }
 
+// checkHTTPRequest returns the problems schema validation cannot see: a
+// path that would leave the base URL (checkPath), a body on a GET.
+func checkHTTPRequest(p map[string]any) []string {
+	var lines []string
+	if _, refused := checkPath(p["path"].(string)); refused != "" {
+		lines = append(lines, "/path: refused: "+refused)
+	}
+	method, _ := p["method"].(string)
+	if body, ok := p["body"]; ok && body != "" && (method == "" || method == http.MethodGet) {
+		lines = append(lines, "/body: a GET request takes no body; use query parameters or another method")
+	}
+	return lines
+}
+
 // requestBody encodes the body parameter: an object as JSON, a string as is
-// (JSON when it parses as JSON, plain text otherwise). GET takes no body.
-func requestBody(method string, body any) (io.Reader, string, error) {
+// (JSON when it parses as JSON, plain text otherwise). checkHTTPRequest has
+// refused a body on a GET.
+func requestBody(body any) (io.Reader, string, error) {
 	switch b := body.(type) {
 	case nil:
 		return nil, "", nil
 	case string:
-		if method == http.MethodGet && b != "" {
-			return nil, "", workflow.Errorf(workflow.KindInvalid, "a GET request takes no body: use query parameters or another method")
+		if b == "" {
+			return nil, "", nil
 		}
 		if json.Valid([]byte(b)) {
 			return strings.NewReader(b), "application/json", nil
 		}
 		return strings.NewReader(b), "text/plain; charset=utf-8", nil
 	default:
-		if method == http.MethodGet {
-			return nil, "", workflow.Errorf(workflow.KindInvalid, "a GET request takes no body: use query parameters or another method")
-		}
 		raw, err := json.Marshal(b)
 		if err != nil {
 			return nil, "", workflow.WrapKind(workflow.KindInvalid, err, "the body cannot be written as JSON")

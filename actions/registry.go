@@ -28,12 +28,26 @@ type Registry struct {
 	log     zerolog.Logger
 }
 
-// action is one registered action: its public spec, its compiled schema and
-// the function that runs it.
+// action is one registered action: its public spec, its compiled schema,
+// the checks a schema cannot express and the function that runs it.
 type action struct {
 	spec   workflow.ActionSpec
 	schema paramSchema
-	run    func(ctx context.Context, inv invocation) (workflow.ActionResult, error)
+	// check, when set, runs on schema-valid parameters and returns
+	// "path: message" lines like the schema's.
+	check func(params map[string]any) []string
+	run   func(ctx context.Context, inv invocation) (workflow.ActionResult, error)
+}
+
+// problems returns every "path: message" line for normalized params, sorted:
+// the schema's, then (when those pass) the action's own checks.
+func (a action) problems(params map[string]any) []string {
+	lines := a.schema.validateNormal(params)
+	if len(lines) == 0 && a.check != nil {
+		lines = a.check(params)
+		slices.Sort(lines)
+	}
+	return lines
 }
 
 // invocation is what an action's run function receives: the validated call
@@ -114,15 +128,21 @@ func (r *Registry) Action(name string) (workflow.ActionSpec, bool) {
 	return a.spec, ok
 }
 
-// ValidateParameters checks params against the action's JSON Schema and
-// returns one "path: message" line per problem (paths are JSON Pointers, "/"
-// the parameters object), sorted; nil when params are valid.
+// ValidateParameters checks params against the action's JSON Schema, then
+// (when they pass) against the action's own rules (an http.request path
+// that would leave the base URL, a document.generate file name that is not
+// usable...), and returns one "path: message" line per problem (paths are
+// JSON Pointers, "/" the parameters object); nil when params are valid.
 func (r *Registry) ValidateParameters(name string, params map[string]any) []string {
 	a, ok := r.actions[name]
 	if !ok {
 		return []string{"/: unknown action " + quote(name)}
 	}
-	return a.schema.validate(params)
+	norm, err := normalizeParams(params)
+	if err != nil {
+		return []string{"/: parameters cannot be written as JSON: " + err.Error()}
+	}
+	return a.problems(norm)
 }
 
 // Connections returns the connections userID owns, sorted by label. They

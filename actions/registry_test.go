@@ -91,6 +91,9 @@ func TestValidateParametersLines(t *testing.T) {
 		{"forbidden key", "document.generate", map[string]any{"fileName": "a.md", "content": "x", "documentList": []any{"docList:x"}}},
 		{"enum", "http.request", map[string]any{"method": "TRACE", "path": "/x"}},
 		{"nested", "http.request", map[string]any{"path": "/x", "query": map[string]any{"limit": []any{1.0}}}},
+		{"path leaves the base URL, GET with body", "http.request", map[string]any{"path": "http://169.254.169.254/", "body": "x"}},
+		{"encoded dot-dot", "http.request", map[string]any{"method": "POST", "path": "/a/%2e%2e/b", "body": "x"}},
+		{"generate rules", "document.generate", map[string]any{"fileName": "..", "content": "{", "mimeType": "application/json"}},
 		{"unknown action", "nope.nothing", map[string]any{}},
 		{"nil params", "workflow.complete", nil},
 	}

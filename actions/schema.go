@@ -102,18 +102,9 @@ func normalizeParams(params map[string]any) (map[string]any, error) {
 	return out, nil
 }
 
-// validate checks params and returns one "path: message" line per problem,
-// sorted, or nil when params are valid. Paths are JSON Pointers into the
-// parameters object ("/" is the object itself).
-func (s paramSchema) validate(params map[string]any) []string {
-	norm, err := normalizeParams(params)
-	if err != nil {
-		return []string{"/: parameters cannot be written as JSON: " + err.Error()}
-	}
-	return s.validateNormal(norm)
-}
-
-// validateNormal is validate for parameters already normalized.
+// validateNormal checks normalized params (normalizeParams) and returns one
+// "path: message" line per problem, sorted, or nil when params are valid.
+// Paths are JSON Pointers into the parameters object ("/" is the object).
 func (s paramSchema) validateNormal(params map[string]any) []string {
 	var lines []string
 	for _, k := range sortedKeys(params) {

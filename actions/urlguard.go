@@ -9,48 +9,60 @@ import (
 	"github.com/twostep/twostep/workflow"
 )
 
-// pathUnder returns the URL of p under base with the query parameters q.
-// Only paths relative to base are accepted: absolute URLs, scheme-relative
+// relativeHint ends the messages of refused paths.
+const relativeHint = "give a path relative to the connection's base URL, such as /customers/42"
+
+// checkPath decides whether p may be appended to a base URL. It returns p
+// percent-decoded, or why p is refused: absolute URLs, scheme-relative
 // ("//host") and scheme-switching ("https:...") references, "." and ".."
 // segments (also percent-encoded), backslashes, double encoding, control
-// characters and an inline query or fragment are refused with a message
-// that says what to send instead. The result is checked with withinBase.
+// characters and an inline query or fragment, each with what to send
+// instead. It needs no base URL, so ValidateParameters uses it too.
+func checkPath(p string) (decoded, refused string) {
+	switch {
+	case strings.ContainsFunc(p, func(r rune) bool { return r <= 0x20 || r == 0x7f }):
+		return "", "spaces and control characters must be percent-encoded"
+	case strings.Contains(p, `\`):
+		return "", "backslashes are not allowed"
+	case strings.HasPrefix(p, "//"):
+		return "", "it names another host; " + relativeHint
+	case strings.ContainsAny(p, "?#"):
+		return "", "put query parameters in the query parameter, not in the path"
+	}
+	ref, err := url.Parse(p)
+	if err != nil {
+		return "", "it is not a valid URL path"
+	}
+	if ref.Scheme != "" || ref.Host != "" || ref.Opaque != "" || ref.User != nil {
+		return "", "absolute URLs are not allowed; " + relativeHint
+	}
+	decoded, err = url.PathUnescape(p)
+	switch {
+	case err != nil:
+		return "", "invalid percent-encoding"
+	case strings.Contains(decoded, "%"):
+		return "", "double percent-encoding is not allowed"
+	case strings.ContainsAny(decoded, "\\\x00"):
+		return "", "encoded backslashes and NUL are not allowed"
+	}
+	for seg := range strings.SplitSeq(decoded, "/") {
+		if seg == "." || seg == ".." {
+			return "", `"." and ".." segments are not allowed; ` + relativeHint
+		}
+	}
+	return decoded, ""
+}
+
+// pathUnder returns the URL of p under base with the query parameters q,
+// or a KindInvalid error when checkPath refuses p or the result would not
+// be within base.
 func pathUnder(base *url.URL, p string, q map[string]any) (*url.URL, error) {
 	refuse := func(why string) error {
 		return workflow.Errorf(workflow.KindInvalid, "path %s refused: %s", quote(excerpt(p, 200)), why)
 	}
-	const relative = "give a path relative to the connection's base URL, such as /customers/42"
-	switch {
-	case strings.ContainsFunc(p, func(r rune) bool { return r <= 0x20 || r == 0x7f }):
-		return nil, refuse("spaces and control characters must be percent-encoded")
-	case strings.Contains(p, `\`):
-		return nil, refuse("backslashes are not allowed")
-	case strings.HasPrefix(p, "//"):
-		return nil, refuse("it names another host; " + relative)
-	case strings.ContainsAny(p, "?#"):
-		return nil, refuse("put query parameters in the query parameter, not in the path")
-	}
-	ref, err := url.Parse(p)
-	if err != nil {
-		return nil, refuse("it is not a valid URL path")
-	}
-	if ref.Scheme != "" || ref.Host != "" || ref.Opaque != "" || ref.User != nil {
-		return nil, refuse("absolute URLs are not allowed; " + relative)
-	}
-	decoded, err := url.PathUnescape(p)
-	if err != nil {
-		return nil, refuse("invalid percent-encoding")
-	}
-	if strings.Contains(decoded, "%") {
-		return nil, refuse("double percent-encoding is not allowed")
-	}
-	if strings.ContainsAny(decoded, "\\\x00") {
-		return nil, refuse("encoded backslashes and NUL are not allowed")
-	}
-	for seg := range strings.SplitSeq(decoded, "/") {
-		if seg == "." || seg == ".." {
-			return nil, refuse(`"." and ".." segments are not allowed; ` + relative)
-		}
+	decoded, refused := checkPath(p)
+	if refused != "" {
+		return nil, refuse(refused)
 	}
 	u := *base
 	u.Path = base.Path + "/" + strings.TrimPrefix(decoded, "/")
