@@ -60,7 +60,7 @@ func (s *Server) workflowEvents(ctx context.Context, in *eventsInput) (*huma.Str
 }
 
 // stream polls the store until the workflow is no longer running, the
-// client leaves or the workflow disappears. Reading the workflow before its
+// client leaves, the workflow disappears or the server shuts down. Reading the workflow before its
 // messages guarantees that when a terminal status is seen, every message
 // committed with it has been sent.
 func (s *Server) stream(ctx context.Context, id string, st *eventStream) error {
@@ -94,6 +94,8 @@ func (s *Server) stream(ctx context.Context, id string, st *eventStream) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-s.closing:
+			return nil
 		case <-ticker.C:
 		}
 	}

@@ -131,3 +131,20 @@ func jsonNumber(n int64) string {
 	b, _ := json.Marshal(n)
 	return string(b)
 }
+
+func TestCloseStreamsEndsRunningStream(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, nil)
+	w := testWorkflow("alice", workflow.StatusRunning)
+	env.store.put(w, workflow.Message{ID: "m1"})
+	env.store.onGet = func(s *fakeStore, _ string) {
+		if s.gets == 3 {
+			env.srv.CloseStreams()
+		}
+	}
+	rec := env.do(t, "GET", "/api/v1/workflows/"+w.ID+"/events", aliceToken, nil)
+	events := parseSSE(t, rec.Body.String())
+	if rec.Code != 200 || len(events) != 2 || events[0].event != "message" || events[1].event != "status" {
+		t.Errorf("status %d events %+v, want one message and one status then the end", rec.Code, events)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -79,6 +80,10 @@ type Server struct {
 	heartbeat time.Duration
 
 	handler http.Handler
+
+	// closing is closed by CloseStreams to end every event stream.
+	closing   chan struct{}
+	closeOnce sync.Once
 }
 
 // New validates opts and builds the routes.
@@ -108,6 +113,7 @@ func New(opts Options) (*Server, error) {
 		limits: limits, log: opts.Logger, metrics: opts.Metrics, modelName: opts.ModelName,
 		version: opts.Version, admin: opts.Admin,
 		poll: orDefault(opts.EventPoll, 250*time.Millisecond), heartbeat: orDefault(opts.Heartbeat, 15*time.Second),
+		closing: make(chan struct{}),
 	}
 	s.handler = s.buildRoutes()
 	return s, nil
@@ -115,6 +121,12 @@ func New(opts Options) (*Server, error) {
 
 // Routes returns the HTTP handler serving every route.
 func (s *Server) Routes() http.Handler { return s.handler }
+
+// CloseStreams ends every open event stream (and any opened later) after
+// its current frame, so http.Server.Shutdown need not wait for clients that
+// never hang up. Register it with http.Server.RegisterOnShutdown. It is
+// safe to call more than once.
+func (s *Server) CloseStreams() { s.closeOnce.Do(func() { close(s.closing) }) }
 
 func (s *Server) buildRoutes() http.Handler {
 	r := gin.New()
