@@ -39,8 +39,8 @@ type ReplayResult struct {
 }
 
 type replayInput struct {
-	tracePath
-	Body *ReplayBody
+	TraceID string `path:"traceId" maxLength:"64" doc:"Trace id (tr_...)"`
+	Body    *ReplayBody
 }
 
 func (a *Admin) registerReplay(api huma.API) {

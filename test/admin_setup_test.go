@@ -1,0 +1,254 @@
+package test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/rs/zerolog"
+
+	"github.com/twostep/twostep/actions"
+	"github.com/twostep/twostep/httpapi"
+	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/memstore"
+	"github.com/twostep/twostep/modes/actionplan"
+	"github.com/twostep/twostep/modes/react"
+	"github.com/twostep/twostep/prompts"
+	"github.com/twostep/twostep/templates"
+	"github.com/twostep/twostep/workflow"
+)
+
+func init() { gin.SetMode(gin.ReleaseMode) } // no route dump in test logs
+
+// Tokens and marker secrets of the admin tests. The markers must never
+// reach a stored trace; adminAPIKeyMarker has characters encoding/json
+// escapes, so its JSON-quoted form is exercised too.
+const (
+	adminAliceToken       = "tok-admin-test-alice-0123456789"
+	adminRootToken        = "tok-admin-test-root-0123456789"
+	adminConnSecretMarker = "conn-secret-MARKER-5f1c9e"
+	adminAPIKeyMarker     = "sk-MARKER<&>apikey-77aa"
+)
+
+// stageScript is the model of the admin tests: replies queued per stage;
+// once a stage's queue is empty its calls block until cancelled (block) or
+// fail. Safe for concurrent use.
+type stageScript struct {
+	mu     sync.Mutex
+	queues map[workflow.Stage][]string
+	block  map[workflow.Stage]bool
+}
+
+func (s *stageScript) push(stage workflow.Stage, replies ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queues[stage] = append(s.queues[stage], replies...)
+}
+
+func (s *stageScript) blockWhenEmpty(stage workflow.Stage) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.block[stage] = true
+}
+
+func (s *stageScript) reply(req workflow.ModelRequest) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if q := s.queues[req.Stage]; len(q) > 0 {
+		s.queues[req.Stage] = q[1:]
+		return q[0], nil
+	}
+	if s.block[req.Stage] {
+		return "", llm.ErrBlock
+	}
+	return "", workflow.Errorf(workflow.KindUnavailable, "no %s reply scripted", req.Stage)
+}
+
+// adminEnv is the gateway wired as cmd/gateway wires it — memstore behind
+// the trace-redacting decorator, the engine with both modes, the real
+// actions registry, the scripted model, the HTTP server with the admin
+// routes — served on a loopback port.
+type adminEnv struct {
+	url    string
+	raw    *memstore.Store // the store under the redaction decorator
+	engine *workflow.Engine
+	model  *llm.Scripted
+	script *stageScript
+}
+
+func newAdminEnv(t *testing.T) *adminEnv {
+	t.Helper()
+	script := &stageScript{queues: map[workflow.Stage][]string{}, block: map[workflow.Stage]bool{}}
+	model := llm.NewScriptedFunc(script.reply)
+	reg, err := actions.New(actions.Config{Connections: []actions.ConnectionConfig{{
+		User: "alice", Label: "crm", Kind: actions.KindHTTP, BaseURL: "https://crm.example.test",
+		Description: "the CRM", Headers: map[string]string{"X-Api-Key": adminConnSecretMarker},
+	}}}, model)
+	if err != nil {
+		t.Fatalf("actions.New: %v", err)
+	}
+	set, err := templates.Load("")
+	if err != nil {
+		t.Fatalf("templates.Load: %v", err)
+	}
+	builder := prompts.NewBuilder(set, prompts.Options{})
+	plan := actionplan.New(builder, actionplan.Options{})
+	redactor := httpapi.NewRedactor(append(reg.Secrets(), adminAPIKeyMarker, adminAliceToken, adminRootToken)...)
+	raw := memstore.New()
+	store := httpapi.RedactTraces(raw, redactor)
+
+	engine, err := workflow.NewEngine(workflow.EngineConfig{
+		LeaseTTL: 2 * time.Second, RecoverInterval: 50 * time.Millisecond, PollInterval: 10 * time.Millisecond,
+	}, store, model, reg, map[workflow.ModeName]workflow.Mode{
+		workflow.ModeReact: react.New(builder), workflow.ModeActionPlan: plan,
+	})
+	if err != nil {
+		t.Fatalf("NewEngine: %v", err)
+	}
+	admin, err := httpapi.NewAdmin(httpapi.AdminOptions{
+		Store: store, Model: model, Registry: reg, Prompts: builder, Users: []string{"alice", "bob", "root"},
+		Redactor: redactor,
+		PlanActions: func(prompt string, all []workflow.ActionSpec) []workflow.ActionSpec {
+			return actionplan.Relevant(all, prompt, plan.TopK())
+		},
+	})
+	if err != nil {
+		t.Fatalf("NewAdmin: %v", err)
+	}
+	auth, err := httpapi.NewAuthenticator([]httpapi.Credential{{UserID: "alice", Token: adminAliceToken}},
+		[]httpapi.Credential{{UserID: "root", Token: adminRootToken}}, false)
+	if err != nil {
+		t.Fatalf("NewAuthenticator: %v", err)
+	}
+	srv, err := httpapi.New(httpapi.Options{
+		Engine: engine, Store: store, Actions: reg, Auth: auth, Logger: zerolog.Nop(),
+		ModelName: model.Name(), Admin: admin.Register,
+	})
+	if err != nil {
+		t.Fatalf("httpapi.New: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	engine.Start(ctx)
+	hs := httptest.NewServer(srv.Routes())
+	t.Cleanup(func() {
+		hs.Close()
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer scancel()
+		if err := engine.Shutdown(sctx); err != nil {
+			t.Errorf("engine.Shutdown: %v", err)
+		}
+		cancel()
+	})
+	return &adminEnv{url: hs.URL, raw: raw, engine: engine, model: model, script: script}
+}
+
+// call sends a request and returns the status and body; body may be nil.
+func (e *adminEnv) call(t *testing.T, method, path, token string, body any) (int, []byte) {
+	t.Helper()
+	var r io.Reader
+	if body != nil {
+		data, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = bytes.NewReader(data)
+	}
+	req, err := http.NewRequest(method, e.url+path, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, data
+}
+
+// must sends a request that must answer want and decodes the reply into out.
+func (e *adminEnv) must(t *testing.T, want int, method, path, token string, body, out any) {
+	t.Helper()
+	status, data := e.call(t, method, path, token, body)
+	if status != want {
+		t.Fatalf("%s %s = %d, want %d: %s", method, path, status, want, data)
+	}
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			t.Fatalf("%s %s: decoding %s: %v", method, path, data, err)
+		}
+	}
+}
+
+// create starts a workflow for alice over HTTP.
+func (e *adminEnv) create(t *testing.T, prompt string) string {
+	t.Helper()
+	var wf httpapi.WorkflowView
+	e.must(t, http.StatusCreated, "POST", "/api/v1/workflows", adminAliceToken,
+		map[string]any{"prompt": prompt, "maxSteps": 5}, &wf)
+	return wf.ID
+}
+
+// wait blocks until the workflow's round is no longer running.
+func (e *adminEnv) wait(t *testing.T, id string) *workflow.Workflow {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	wf, err := e.engine.Wait(ctx, id)
+	if err != nil {
+		t.Fatalf("Wait(%s): %v", id, err)
+	}
+	return wf
+}
+
+// waitCalls blocks until the model has received n calls.
+func (e *adminEnv) waitCalls(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(e.model.Calls()) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("the model received %d calls, want %d", len(e.model.Calls()), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// traces returns the workflow's traces through the admin API, waiting until
+// there are at least n.
+func (e *adminEnv) traces(t *testing.T, id string, n int) []httpapi.TraceView {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var list httpapi.TraceList
+		e.must(t, http.StatusOK, "GET", "/admin/v1/workflows/"+id+"/traces", adminRootToken, nil, &list)
+		if len(list.Traces) >= n {
+			return list.Traces
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("workflow %s has %d traces, want %d", id, len(list.Traces), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// stop stops alice's workflow over HTTP (cancelling the in-flight call).
+func (e *adminEnv) stop(t *testing.T, id string) {
+	t.Helper()
+	e.must(t, http.StatusOK, "POST", "/api/v1/workflows/"+id+"/stop", adminAliceToken, nil, nil)
+}
