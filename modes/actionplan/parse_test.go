@@ -123,3 +123,25 @@ func FuzzParsePlan(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkParsePlan(b *testing.B) {
+	var steps []step
+	for i := range 50 {
+		steps = append(steps, echo(strings.Repeat("x", 200), "label"+string(rune('a'+i%26)), "docList:round1_user_context"))
+	}
+	valid := planJSON(steps...)
+	cases := map[string]string{
+		"50 steps in a fence": "```json\n" + valid + "\n```",
+		"50 steps to repair":  strings.ReplaceAll(valid, `"`, `'`),
+		"64KiB of brackets":   strings.Repeat("[", prompts.MaxReplyBytes),
+		"64KiB of prose":      strings.Repeat("no plan here ", prompts.MaxReplyBytes/13),
+	}
+	for name, reply := range cases {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(reply)))
+			for b.Loop() {
+				_, _ = actionplan.ParsePlan(reply)
+			}
+		})
+	}
+}
