@@ -1,0 +1,41 @@
+package redisstore
+
+import (
+	"context"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// DeleteWorkflow removes every key of the workflow in one script, then its
+// entries in the user's listing, the running set and the trace index (other
+// slots, so separate commands in one pipeline). KindNotFound when it does
+// not exist. Should the index cleanup fail, the entries left behind point to
+// a workflow that is gone, which readers skip.
+func (s *Store) DeleteWorkflow(ctx context.Context, id string) (err error) {
+	defer workflow.Wrap(&err, "redisstore.DeleteWorkflow(%q)", id)
+	if err := checkWorkflowID(ctx, id, false); err != nil {
+		return err
+	}
+	reply, err := s.evalPipelined(ctx, nil, deleteScript, s.keys.workflow(id).all())
+	if err != nil {
+		return err
+	}
+	if reply[0] == "missing" {
+		return workflow.Errorf(workflow.KindNotFound, "workflow %s not found", id)
+	}
+	rest, err := replyStrings(reply, 1)
+	if err != nil || len(rest) == 0 {
+		return workflow.WrapKind(workflow.KindInternal, err, "delete script replied %v", reply)
+	}
+	user, traceIDs := rest[0], rest[1:]
+	pipe := s.rdb.Pipeline()
+	pipe.ZRem(ctx, s.keys.user(user), id)
+	pipe.SRem(ctx, s.keys.running(), id)
+	for _, t := range traceIDs {
+		pipe.Del(ctx, s.keys.trace(t)) // one DEL per key: they are in different slots
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return workflow.WrapKind(workflow.KindUnavailable, redisErr(err), "workflow %s was deleted but its index entries were not", id)
+	}
+	return nil
+}

@@ -1,0 +1,173 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// GetWorkflow returns the workflow, or KindNotFound.
+func (s *Store) GetWorkflow(ctx context.Context, id string) (_ *workflow.Workflow, err error) {
+	defer workflow.Wrap(&err, "redisstore.GetWorkflow(%q)", id)
+	if err := checkWorkflowID(ctx, id, false); err != nil {
+		return nil, err
+	}
+	b, err := s.rdb.HGet(ctx, s.keys.workflow(id).state, "json").Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, workflow.Errorf(workflow.KindNotFound, "workflow %s not found", id)
+	}
+	if err != nil {
+		return nil, redisErr(err)
+	}
+	return decodeWorkflow(b)
+}
+
+func decodeWorkflow(b []byte) (*workflow.Workflow, error) {
+	var wf workflow.Workflow
+	if err := json.Unmarshal(b, &wf); err != nil {
+		return nil, workflow.WrapKind(workflow.KindInternal, err, "stored workflow is corrupt")
+	}
+	return &wf, nil
+}
+
+// ListWorkflows returns userID's workflows newest first (descending id,
+// which for ids made by workflow.NewID is creation order) and the cursor of
+// the next page. Index entries whose workflow is gone (deleted, expired) or
+// belongs to someone else are skipped.
+func (s *Store) ListWorkflows(ctx context.Context, userID string, p workflow.Page) (_ []*workflow.Workflow, _ string, err error) {
+	defer workflow.Wrap(&err, "redisstore.ListWorkflows(%q)", userID)
+	if err := checkID(ctx, "user id", userID); err != nil {
+		return nil, "", err
+	}
+	after, err := decodeCursor(p.Cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	limit := pageLimit(p)
+	var out []*workflow.Workflow
+	for {
+		// Ask for one more than the page still needs, to learn whether a
+		// next page exists.
+		want := limit + 1 - len(out)
+		upper := "+"
+		if after != "" {
+			upper = "(" + after
+		}
+		ids, err := s.rdb.ZRevRangeByLex(ctx, s.keys.user(userID), &redis.ZRangeBy{
+			Max: upper, Min: "-", Count: int64(want),
+		}).Result()
+		if err != nil {
+			return nil, "", redisErr(err)
+		}
+		found, err := s.ownedWorkflows(ctx, userID, ids)
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, found...)
+		if len(out) > limit {
+			out = out[:limit]
+			return out, encodeCursor(out[limit-1].ID), nil
+		}
+		if len(ids) < want {
+			return out, "", nil
+		}
+		after = ids[len(ids)-1]
+	}
+}
+
+// ownedWorkflows reads the workflows ids name, in order, in one pipeline,
+// keeping those that exist and belong to userID.
+func (s *Store) ownedWorkflows(ctx context.Context, userID string, ids []string) ([]*workflow.Workflow, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.SliceCmd, len(ids))
+	for i, id := range ids {
+		cmds[i] = pipe.HMGet(ctx, s.keys.workflow(id).state, "user", "json")
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, redisErr(err)
+	}
+	var out []*workflow.Workflow
+	for _, cmd := range cmds {
+		vals := cmd.Val()
+		user, _ := vals[0].(string)
+		data, _ := vals[1].(string)
+		if user != userID || data == "" {
+			continue
+		}
+		wf, err := decodeWorkflow([]byte(data))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, wf)
+	}
+	return out, nil
+}
+
+// Messages returns up to limit messages with seq > afterSeq in seq order
+// (limit <= 0: all of them), read atomically with the workflow's existence;
+// KindNotFound for an unknown workflow.
+func (s *Store) Messages(ctx context.Context, workflowID string, afterSeq int64, limit int) (_ []workflow.Message, err error) {
+	defer workflow.Wrap(&err, "redisstore.Messages(%q)", workflowID)
+	if err := checkWorkflowID(ctx, workflowID, false); err != nil {
+		return nil, err
+	}
+	k := s.keys.workflow(workflowID)
+	start := max(afterSeq, 0)
+	stop := int64(-1)
+	if limit > 0 {
+		stop = start + int64(limit) - 1
+	}
+	pipe := s.rdb.TxPipeline()
+	exists := pipe.Exists(ctx, k.state)
+	rng := pipe.LRange(ctx, k.msgs, start, stop)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, redisErr(err)
+	}
+	if exists.Val() == 0 {
+		return nil, workflow.Errorf(workflow.KindNotFound, "workflow %s not found", workflowID)
+	}
+	raw := rng.Val()
+	out := make([]workflow.Message, len(raw))
+	for i, r := range raw {
+		if err := json.Unmarshal([]byte(r), &out[i]); err != nil {
+			return nil, workflow.WrapKind(workflow.KindInternal, err, "stored message is corrupt")
+		}
+		out[i].Seq = start + int64(i) + 1
+	}
+	return out, nil
+}
+
+// DocumentContent returns a document of the workflow with its bytes;
+// KindNotFound when the workflow does not own it.
+func (s *Store) DocumentContent(ctx context.Context, workflowID, documentID string) (_ workflow.DocumentContent, err error) {
+	defer workflow.Wrap(&err, "redisstore.DocumentContent(%q, %q)", workflowID, documentID)
+	if err := checkWorkflowID(ctx, workflowID, false); err != nil {
+		return workflow.DocumentContent{}, err
+	}
+	if err := checkID(ctx, "document id", documentID); err != nil {
+		return workflow.DocumentContent{}, err
+	}
+	k := s.keys.workflow(workflowID)
+	pipe := s.rdb.TxPipeline()
+	meta := pipe.HGet(ctx, k.docmeta, documentID)
+	content := pipe.HGet(ctx, k.docs, documentID)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return workflow.DocumentContent{}, redisErr(err)
+	}
+	if meta.Err() != nil || content.Err() != nil {
+		return workflow.DocumentContent{}, workflow.Errorf(workflow.KindNotFound, "document %s not found in workflow %s", documentID, workflowID)
+	}
+	var dc workflow.DocumentContent
+	if err := json.Unmarshal([]byte(meta.Val()), &dc.Document); err != nil {
+		return workflow.DocumentContent{}, workflow.WrapKind(workflow.KindInternal, err, "stored document metadata is corrupt")
+	}
+	dc.Content = []byte(content.Val())
+	return dc, nil
+}

@@ -1,0 +1,126 @@
+package redisstore_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/twostep/twostep/redisstore"
+	"github.com/twostep/twostep/workflow"
+)
+
+// roundTrips is a go-redis hook that counts round trips: one per command
+// sent alone, one per pipeline.
+type roundTrips struct{ n atomic.Int64 }
+
+func (r *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (r *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		r.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		r.n.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
+// stepper commits steps of one running workflow, as the engine does.
+type stepper struct {
+	store *redisstore.Store
+	cur   *workflow.Workflow
+}
+
+func newStepper(tb testing.TB, s *redisstore.Store) *stepper {
+	tb.Helper()
+	wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "bench", Mode: workflow.ModeReact, Status: workflow.StatusRunning}
+	cur, _, err := s.Commit(context.Background(), workflow.Commit{Workflow: wf})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &stepper{store: s, cur: cur}
+}
+
+var stepContent = []byte("a small action output, about one line of text")
+
+// step commits one step: the state, one action message, one small document.
+func (st *stepper) step(ctx context.Context) error {
+	next := st.cur.Clone()
+	next.Step++
+	d := workflow.DocumentContent{Document: workflow.Document{ID: workflow.NewID(workflow.PrefixDocument), Name: "out.txt", MimeType: "text/plain"}, Content: stepContent}
+	m := workflow.Message{ID: workflow.NewID(workflow.PrefixMessage), Role: workflow.RoleAction, Action: "ai.process", Status: workflow.MessageSuccess, Summary: "ok", Documents: []workflow.Document{d.Document}}
+	cur, _, err := st.store.Commit(ctx, workflow.Commit{Workflow: next, ExpectedVersion: st.cur.Version, Messages: []workflow.Message{m}, Documents: []workflow.DocumentContent{d}})
+	if err != nil {
+		return err
+	}
+	st.cur = cur
+	return nil
+}
+
+// TestCommitStepIsOneRoundTrip pins the cost of a step commit: once the
+// script is cached, one pipeline and nothing else.
+func TestCommitStepIsOneRoundTrip(t *testing.T) {
+	t.Parallel()
+	mr := miniredis.RunT(t)
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = client.Close() })
+	counter := &roundTrips{}
+	client.AddHook(counter)
+	st := newStepper(t, redisstore.New(client, redisstore.Options{}))
+	ctx := context.Background()
+	if err := st.step(ctx); err != nil { // caches the script
+		t.Fatal(err)
+	}
+	before := counter.n.Load()
+	for range 10 {
+		if err := st.step(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := counter.n.Load() - before; got != 10 {
+		t.Errorf("10 step commits took %d round trips, want 10", got)
+	}
+}
+
+func BenchmarkCommitStep(b *testing.B) {
+	b.Run("miniredis", func(b *testing.B) {
+		mr := miniredis.RunT(b)
+		benchCommitStep(b, redis.NewClient(&redis.Options{Addr: mr.Addr()}))
+	})
+	b.Run("redis", func(b *testing.B) {
+		url := redisURL(b)
+		o, err := redis.ParseURL(url)
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchCommitStep(b, redis.NewClient(o))
+	})
+}
+
+func benchCommitStep(b *testing.B, client *redis.Client) {
+	b.Cleanup(func() { _ = client.Close() })
+	ctx := context.Background()
+	prefix := uniquePrefix(b, client)
+	counter := &roundTrips{}
+	client.AddHook(counter)
+	st := newStepper(b, redisstore.New(client, redisstore.Options{KeyPrefix: prefix}))
+	if err := st.step(ctx); err != nil {
+		b.Fatal(err)
+	}
+	counter.n.Store(0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if err := st.step(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(counter.n.Load())/float64(b.N), "roundtrips/op")
+}

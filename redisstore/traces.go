@@ -1,0 +1,116 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// AppendTrace stores t with its workflow (KindNotFound when the workflow
+// does not exist, KindConflict when the trace id does) and drops the oldest
+// traces beyond TraceCap. The trace index entry is written in the same
+// pipeline, before the script, so a stored trace is always findable by id.
+func (s *Store) AppendTrace(ctx context.Context, t workflow.Trace) (err error) {
+	defer workflow.Wrap(&err, "redisstore.AppendTrace(%q)", t.ID)
+	if err := checkID(ctx, "trace id", t.ID); err != nil {
+		return err
+	}
+	if err := checkWorkflowID(ctx, t.WorkflowID, true); err != nil {
+		return err
+	}
+	data, err := json.Marshal(t)
+	if err != nil {
+		return workflow.WrapKind(workflow.KindInvalid, err, "trace %s cannot be encoded", t.ID)
+	}
+	k := s.keys.workflow(t.WorkflowID)
+	reply, err := s.evalPipelined(ctx, func(p redis.Pipeliner) {
+		p.Set(ctx, s.keys.trace(t.ID), t.WorkflowID, s.opts.Retention)
+	}, appendTraceScript, []string{k.state, k.traces, k.tracedata}, t.ID, data, s.opts.TraceCap)
+	if err != nil {
+		return err
+	}
+	var drop []string
+	switch reply[0] {
+	case "ok":
+		if drop, err = replyStrings(reply, 1); err != nil {
+			return err
+		}
+	case "missing":
+		drop = []string{t.ID}
+		err = workflow.Errorf(workflow.KindNotFound, "workflow %s not found", t.WorkflowID)
+	case "exists":
+		return workflow.Errorf(workflow.KindConflict, "trace %s already exists", t.ID)
+	default:
+		return workflow.Errorf(workflow.KindInternal, "trace script replied %v", reply)
+	}
+	if len(drop) > 0 {
+		pipe := s.rdb.Pipeline()
+		for _, id := range drop {
+			pipe.Del(ctx, s.keys.trace(id))
+		}
+		if _, perr := pipe.Exec(ctx); perr != nil && err == nil {
+			err = workflow.WrapKind(workflow.KindUnavailable, redisErr(perr), "dropped traces keep their index entries")
+		}
+	}
+	return err
+}
+
+// Traces returns the workflow's kept traces, oldest first; KindNotFound for
+// an unknown workflow.
+func (s *Store) Traces(ctx context.Context, workflowID string) (_ []workflow.Trace, err error) {
+	defer workflow.Wrap(&err, "redisstore.Traces(%q)", workflowID)
+	if err := checkWorkflowID(ctx, workflowID, false); err != nil {
+		return nil, err
+	}
+	k := s.keys.workflow(workflowID)
+	raw, err := tracesScript.Run(ctx, s.rdb, []string{k.state, k.traces, k.tracedata}).StringSlice()
+	if errors.Is(err, redis.Nil) {
+		return nil, workflow.Errorf(workflow.KindNotFound, "workflow %s not found", workflowID)
+	}
+	if err != nil {
+		return nil, redisErr(err)
+	}
+	out := make([]workflow.Trace, len(raw))
+	for i, r := range raw {
+		if err := json.Unmarshal([]byte(r), &out[i]); err != nil {
+			return nil, workflow.WrapKind(workflow.KindInternal, err, "stored trace is corrupt")
+		}
+	}
+	return out, nil
+}
+
+// GetTrace returns one kept trace by id; KindNotFound when it is unknown,
+// was dropped by the cap, or its workflow is gone.
+func (s *Store) GetTrace(ctx context.Context, traceID string) (_ workflow.Trace, err error) {
+	defer workflow.Wrap(&err, "redisstore.GetTrace(%q)", traceID)
+	if err := checkID(ctx, "trace id", traceID); err != nil {
+		return workflow.Trace{}, err
+	}
+	notFound := workflow.Errorf(workflow.KindNotFound, "trace %s not found", traceID)
+	wfID, err := s.rdb.Get(ctx, s.keys.trace(traceID)).Result()
+	if errors.Is(err, redis.Nil) {
+		return workflow.Trace{}, notFound
+	}
+	if err != nil {
+		return workflow.Trace{}, redisErr(err)
+	}
+	if checkWorkflowID(ctx, wfID, false) != nil {
+		return workflow.Trace{}, notFound
+	}
+	b, err := s.rdb.HGet(ctx, s.keys.workflow(wfID).tracedata, traceID).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return workflow.Trace{}, notFound
+	}
+	if err != nil {
+		return workflow.Trace{}, redisErr(err)
+	}
+	var t workflow.Trace
+	if err := json.Unmarshal(b, &t); err != nil {
+		return workflow.Trace{}, workflow.WrapKind(workflow.KindInternal, err, "stored trace is corrupt")
+	}
+	return t, nil
+}
