@@ -129,7 +129,7 @@ func TestExtractManyDocumentsUniqueNames(t *testing.T) {
 	res, err := r.Execute(context.Background(), call(ExtractAction, map[string]any{"format": "markdown"},
 		doc("a.md", "text/markdown", []byte("# A\r\n\uFEFFbody")),
 		doc("a.html", "text/html", []byte("<p>from html</p>")),
-		doc("../../etc/a.txt", "text/plain", []byte("\xffinvalid utf8")),
+		doc("../../etc/a.txt", "text/plain", []byte("\xfflatin-1 text")),
 	))
 	if err != nil {
 		t.Fatalf("Execute: %v", err)
@@ -142,8 +142,31 @@ func TestExtractManyDocumentsUniqueNames(t *testing.T) {
 	if got, want := strings.Join(names, ","), "a.md,a_2.md,a_3.md"; got != want {
 		t.Errorf("names = %s, want %s", got, want)
 	}
-	if contents[0] != "# A\n\uFEFFbody" || contents[1] != "from html\n" || contents[2] != "\uFFFDinvalid utf8" {
+	if contents[0] != "# A\n\uFEFFbody" || contents[1] != "from html\n" || contents[2] != "ÿlatin-1 text" {
 		t.Errorf("contents = %q", contents)
+	}
+}
+
+func TestExtractCharsets(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, mimeType string
+		content        []byte
+		want           string
+	}{
+		{"declared latin-1 text", "text/plain; charset=iso-8859-1", []byte("caf\xe9"), "café"},
+		{"html meta charset", "text/html", []byte("<html><head><meta charset=\"windows-1252\"></head><body><p>na\xefve \x80</p></body></html>"), "naïve €\n"},
+		{"utf-16 with BOM", "text/plain", []byte("\xff\xfeh\x00i\x00"), "hi"},
+		{"utf-8 unchanged", "text/csv", []byte("a,b\nü,ß\n"), "a,b\nü,ß\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := extractText(doc("f", tt.mimeType, tt.content), formatText)
+			if err != nil || got != tt.want {
+				t.Errorf("extractText = %q, %v; want %q", got, err, tt.want)
+			}
+		})
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"golang.org/x/net/html/charset"
+
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -82,13 +84,13 @@ func extractText(d workflow.DocumentContent, out string) (string, error) {
 	)
 	switch format {
 	case formatText, formatMarkdown:
-		text = cleanText(d.Content)
+		text = cleanText(toUTF8(d.Content, d.MimeType))
 	case formatCSV:
-		text, err = csvText(cleanText(d.Content), out)
+		text, err = csvText(cleanText(toUTF8(d.Content, d.MimeType)), out)
 	case formatJSON:
-		text, err = jsonText(d.Content, out)
+		text, err = jsonText(toUTF8(d.Content, d.MimeType), out)
 	case formatHTML:
-		text, err = htmlText(d.Content, out)
+		text, err = htmlText(toUTF8(d.Content, d.MimeType), out)
 	case formatPDF:
 		text, err = pdfText(d.Content)
 	default:
@@ -99,6 +101,21 @@ func extractText(d workflow.DocumentContent, out string) (string, error) {
 		return "", workflow.WrapKind(workflow.KindInvalid, err, "%s: cannot read it as %s", d.Name, format)
 	}
 	return text, nil
+}
+
+// toUTF8 converts text to UTF-8 from the encoding its byte-order mark, its
+// MIME type's charset or (for HTML) its <meta> element declares; undeclared
+// text that is not valid UTF-8 is read as windows-1252, as browsers do.
+func toUTF8(b []byte, mimeType string) []byte {
+	enc, name, _ := charset.DetermineEncoding(b, mimeType)
+	if name == "utf-8" {
+		return b
+	}
+	out, err := enc.NewDecoder().Bytes(b)
+	if err != nil {
+		return b
+	}
+	return out
 }
 
 // cleanText turns bytes into valid UTF-8 without a byte-order mark and with
