@@ -97,7 +97,7 @@ func (r *Run) endAtLimit(ctx context.Context) error {
 	if err := r.commit(ctx, next, msgs, nil); err != nil {
 		return err
 	}
-	r.reportEnd()
+	r.published()
 	return nil
 }
 
@@ -131,5 +131,5 @@ func (e *Engine) failRound(ctx context.Context, run *Run, err error) {
 		e.log.Error("recording the failed round failed", "workflow", id, "err", cerr)
 		return
 	}
-	run.reportEnd()
+	run.published()
 }

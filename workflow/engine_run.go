@@ -139,7 +139,11 @@ func (r *Run) Checkpoint(ctx context.Context, cp Checkpoint) error {
 		cp.Failures = r.wf.Checkpoint.Failures
 	}
 	next.Checkpoint = &cp
-	return r.commit(ctx, next, nil, nil)
+	if err := r.commit(ctx, next, nil, nil); err != nil {
+		return err
+	}
+	r.published()
+	return nil
 }
 
 // CommitStep ends the current step: it commits the step's messages and
@@ -178,11 +182,12 @@ func (r *Run) CommitStep(ctx context.Context, res StepResult) error {
 	}
 	r.e.observer().StepFinished(r.wf.Mode, res.Action, status, time.Since(r.stepStart))
 	r.stepStart = time.Now()
-	r.reportEnd()
+	r.published()
 	return nil
 }
 
-// commit stores next with msgs and docs under the version check. A conflict
+// commit stores next with msgs and docs under the version check; the
+// caller then calls published. A conflict
 // means someone else changed the workflow (a Stop, a Delete, another
 // instance): the run must end without writing, so it returns errRoundLost.
 func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs []DocumentContent) error {
@@ -205,13 +210,14 @@ func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs [
 	}
 	r.wf = stored
 	r.msgs = append(r.msgs, saved...)
-	r.e.notify()
 	return nil
 }
 
-// reportEnd tells the Observer when the last commit ended the round.
-func (r *Run) reportEnd() {
+// published tells the Observer when the last commit ended the round, then
+// wakes Wait: once Wait has seen a commit, its hooks have run.
+func (r *Run) published() {
 	if r.wf.Status != StatusRunning {
 		r.e.observer().RoundEnded(r.wf.Clone())
 	}
+	r.e.notify()
 }
