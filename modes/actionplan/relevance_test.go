@@ -22,7 +22,7 @@ func catalogue() []workflow.ActionSpec {
 		{Name: "document.generate", Description: "Create one document with the given file name and content."},
 		{Name: "email.send", Description: "Send an email message to a recipient.", Effect: workflow.EffectWrite,
 			Parameters: schema(`"to": {"type": "string"}, "subject": {"type": "string"}, "body": {"type": "string"}`, "to", "subject", "body"),
-			Documents: workflow.DocumentsOptional, ConnectionKind: "smtp", ConnectionRequired: true},
+			Documents:  workflow.DocumentsOptional, ConnectionKind: "smtp", ConnectionRequired: true},
 		{Name: "http.request", Description: "Call the HTTP API of one of the user's connections."},
 		{Name: "invoice.create", Description: "Create an invoice in the ERP for a customer."},
 		{Name: "sheet.append", Description: "Append rows to a spreadsheet."},
