@@ -1,0 +1,65 @@
+package llm
+
+import (
+	"testing"
+
+	"github.com/tmc/langchaingo/llms"
+)
+
+func TestTokenizerIsOfflineAndExact(t *testing.T) {
+	t.Parallel()
+	var tk Tokenizer
+	tests := []struct {
+		text string
+		want int
+	}{
+		{"", 0},
+		{"Hello world", 2},
+		{"tiktoken is great!", 6},
+		{`{"action":"workflow.complete"}`, 6}, // {" action ":" workflow .complete "}
+	}
+	for _, tt := range tests {
+		if got := tk.Count(tt.text); got != tt.want {
+			t.Errorf("Count(%q) = %d, want %d", tt.text, got, tt.want)
+		}
+	}
+	// The tables come from the embedded assets: a load error would mean a
+	// silent fallback to the rough estimate.
+	if tk.err != nil {
+		t.Fatalf("loading the embedded cl100k tables: %v", tk.err)
+	}
+}
+
+func TestApproxTokens(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]int{"": 0, "a": 1, "abcd": 1, "abcde": 2, "twelve chars": 3} {
+		if got := ApproxTokens(in); got != want {
+			t.Errorf("ApproxTokens(%q) = %d, want %d", in, got, want)
+		}
+	}
+}
+
+func TestReportedUsage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		info  map[string]any
+		wantP int
+		wantC int
+	}{
+		{"openai and ollama ints", map[string]any{"PromptTokens": 21, "CompletionTokens": 13}, 21, 13},
+		{"googleai int32", map[string]any{"PromptTokens": int32(11), "CompletionTokens": int32(4)}, 11, 4},
+		{"anthropic names", map[string]any{"InputTokens": 13, "OutputTokens": 35}, 13, 35},
+		{"float64", map[string]any{"PromptTokens": 3.0, "CompletionTokens": 2.0}, 3, 2},
+		{"none", nil, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p, c := reportedUsage(&llms.ContentChoice{GenerationInfo: tt.info})
+			if p != tt.wantP || c != tt.wantC {
+				t.Errorf("reportedUsage = %d/%d, want %d/%d", p, c, tt.wantP, tt.wantC)
+			}
+		})
+	}
+}
