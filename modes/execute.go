@@ -34,9 +34,10 @@ type StepCall struct {
 // output documents atomically (an action error is a failed step). next is
 // the checkpoint the following step starts from (nil for react).
 //
-// When ctx is cancelled while the action runs, nothing is committed and the
-// context's error is returned: the step runs again on resume, with the same
-// idempotency key.
+// When ctx is cancelled while the action runs and the action fails, nothing
+// is committed and the context's error is returned: the step runs again on
+// resume, with the same idempotency key. An action that finished is still
+// committed (under the version check, so a Stop wins).
 func Execute(ctx context.Context, run *workflow.Run, call StepCall, next *workflow.Checkpoint) error {
 	in, err := resolve(ctx, run, call)
 	if err != nil {
@@ -52,8 +53,8 @@ func Execute(ctx context.Context, run *workflow.Run, call StepCall, next *workfl
 	wf := run.Workflow()
 	start := time.Now()
 	res, aerr := execute(ctx, run.Registry(), in)
-	if ctx.Err() != nil {
-		return ctx.Err()
+	if aerr != nil && ctx.Err() != nil {
+		return ctx.Err() // failed because it was cancelled: not the action's fault
 	}
 	traceAction(ctx, run, call, res, aerr, time.Since(start))
 	msg, docs := messages.NewAction(messages.ActionInput{
