@@ -93,8 +93,12 @@ func (r *Registry) connectionFor(spec workflow.ActionSpec, call workflow.ActionC
 // It never logs parameters, documents or headers; the error is scrubbed.
 func (r *Registry) logExecution(call workflow.ActionCall, start time.Time, err error) {
 	ev := r.log.Info()
-	if err != nil {
-		ev = r.log.Warn().Str("error", r.scrubString(err.Error())).Str("kind", string(workflow.KindOf(err)))
+	switch kind := workflow.KindOf(err); {
+	case err == nil:
+	case kind == workflow.KindInternal:
+		ev = r.log.Error().Str("error", r.scrubString(err.Error())).Str("kind", string(kind))
+	default:
+		ev = r.log.Warn().Str("error", r.scrubString(err.Error())).Str("kind", string(kind))
 	}
 	label := ""
 	if call.Connection != nil {
@@ -105,6 +109,7 @@ func (r *Registry) logExecution(call workflow.ActionCall, start time.Time, err e
 		Int("round", call.Round).
 		Int("step", call.Step).
 		Str("connection", label).
+		Str("idempotencyKey", call.IdempotencyKey).
 		Int("documents", len(call.Documents)).
 		Dur("duration", time.Since(start)).
 		Msg("action executed")

@@ -117,14 +117,20 @@ func New(cfg Config, model workflow.Model, opts ...Option) (*Registry, error) {
 	return r, nil
 }
 
-// Actions returns every registered action, sorted by name.
+// Actions returns every registered action, sorted by name. The result is a
+// copy the caller may change.
 func (r *Registry) Actions() []workflow.ActionSpec {
-	return slices.Clone(r.specs)
+	out := slices.Clone(r.specs)
+	for i := range out {
+		out[i].Parameters = slices.Clone(out[i].Parameters)
+	}
+	return out
 }
 
 // Action returns one action by name.
 func (r *Registry) Action(name string) (workflow.ActionSpec, bool) {
 	a, ok := r.actions[name]
+	a.spec.Parameters = slices.Clone(a.spec.Parameters)
 	return a.spec, ok
 }
 

@@ -1,12 +1,14 @@
 package actions
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/workflow"
 )
@@ -205,4 +207,37 @@ func TestExecuteRecoversPanic(t *testing.T) {
 func withConn(c workflow.ActionCall, conn *workflow.Connection) workflow.ActionCall {
 	c.Connection = conn
 	return c
+}
+
+func TestExecuteLogsOneLinePerCall(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	r := mustNew(t, Config{}, nil, WithLogger(zerolog.New(&buf)))
+	ctx := context.Background()
+	if _, err := r.Execute(ctx, call(GenerateAction, map[string]any{"fileName": "a.md", "content": "private text"})); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = r.Execute(ctx, call(GenerateAction, map[string]any{"fileName": "a.md"}))
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("log line %q: %v", l, err)
+		}
+		delete(m, "duration")
+		lines = append(lines, m)
+	}
+	want := []map[string]any{
+		{"level": "info", "message": "action executed", "action": "document.generate", "workflowId": "wf_1", "round": 2.0, "step": 3.0,
+			"connection": "", "idempotencyKey": "wf_1:2:3", "documents": 0.0},
+		{"level": "warn", "message": "action executed", "action": "document.generate", "workflowId": "wf_1", "round": 2.0, "step": 3.0,
+			"connection": "", "idempotencyKey": "", "documents": 0.0, "kind": "invalid",
+			"error": "invalid parameters for document.generate:\n/content: required parameter is missing"},
+	}
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Errorf("log lines (-want +got):\n%s", diff)
+	}
+	if strings.Contains(buf.String(), "private text") {
+		t.Error("a parameter value reached the log")
+	}
 }
