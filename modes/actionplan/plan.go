@@ -18,6 +18,10 @@ const (
 	repairAttempt = 2
 )
 
+// maxTraceLines bounds the dropped-step lines of a trace's error text; the
+// trace's parsed plan lists every dropped step.
+const maxTraceLines = 20
+
 // planned is the outcome of one planning (or repair) call.
 type planned struct {
 	reply string
@@ -125,12 +129,15 @@ func (p planned) trace() (json.RawMessage, string) {
 	if err != nil {
 		return nil, "encoding the validated plan: " + err.Error()
 	}
-	lines := make([]string, 0, len(p.plan.Dropped)+1)
+	lines := make([]string, 0, maxTraceLines+2)
 	if len(p.plan.Steps) == 0 {
 		lines = append(lines, "no valid step in the plan")
 	}
-	for _, d := range p.plan.Dropped {
+	for _, d := range p.plan.Dropped[:min(maxTraceLines, len(p.plan.Dropped))] {
 		lines = append(lines, droppedLine(d))
+	}
+	if n := len(p.plan.Dropped) - maxTraceLines; n > 0 {
+		lines = append(lines, fmt.Sprintf("and %d more dropped steps (see parsed)", n))
 	}
 	return parsed, strings.Join(lines, "\n")
 }

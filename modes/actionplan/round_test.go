@@ -209,12 +209,39 @@ func TestInvalidStepsAreDroppedAndTraced(t *testing.T) {
 			t.Errorf("plan trace error lacks %q:\n%s", s, tr.Error)
 		}
 	}
+	if strings.Contains(tr.Error, "more dropped steps") {
+		t.Errorf("plan trace error says lines were left out, but only 4 steps were dropped:\n%s", tr.Error)
+	}
 	var parsed actionplan.Validated
 	if err := json.Unmarshal(tr.Parsed, &parsed); err != nil {
 		t.Fatalf("trace parsed: %v", err)
 	}
 	if len(parsed.Steps) != 2 || len(parsed.Dropped) != 4 || parsed.Dropped[1].Index != 1 {
 		t.Errorf("trace parsed = %+v, want 2 steps and 4 dropped", parsed)
+	}
+}
+
+// A plan with many invalid steps keeps its trace's error text short; the
+// parsed plan still lists every dropped step.
+func TestManyDroppedStepsKeepTheTraceShort(t *testing.T) {
+	t.Parallel()
+	steps := []step{echo("kept", "")}
+	for range 30 {
+		steps = append(steps, step{Action: "no.such"})
+	}
+	store := newStore()
+	e := startEngine(t, testConfig("a"), store, enginetest.Script(planJSON(steps...)), enginetest.NewRegistry())
+	wf := wait(t, e, create(t, e, "echo", 5).ID)
+	if wf.Status != workflow.StatusCompleted || wf.Stats.Actions != 1 {
+		t.Fatalf("ended %s/%s with %d actions, want completed with 1", wf.Status, wf.StopReason, wf.Stats.Actions)
+	}
+	tr := modelTraces(t, store, wf.ID)[0]
+	if n := strings.Count(tr.Error, "dropped:"); n != 20 || !strings.Contains(tr.Error, "and 10 more dropped steps") {
+		t.Errorf("trace error has %d dropped lines:\n%s\nwant 20 and a note of 10 more", n, tr.Error)
+	}
+	var parsed actionplan.Validated
+	if err := json.Unmarshal(tr.Parsed, &parsed); err != nil || len(parsed.Dropped) != 30 {
+		t.Errorf("parsed lists %d dropped steps (%v), want 30", len(parsed.Dropped), err)
 	}
 }
 

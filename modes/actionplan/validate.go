@@ -13,6 +13,12 @@ import (
 // maxReason bounds one dropped step's reason, so a trace stays readable.
 const maxReason = 400
 
+// MaxPlanSteps bounds how many steps of a plan are looked at: steps beyond
+// it are ignored without validation (a round never runs more than
+// workflow.DefaultMaxStepsLimit steps), so a reply full of tiny steps
+// cannot make validation or the trace large.
+const MaxPlanSteps = 200
+
 // maxLabel is the longest documentsLabel a reference can name (see
 // workflow.ParseReference).
 const maxLabel = 200
@@ -45,6 +51,8 @@ type Validated struct {
 	Dropped []Dropped `json:"dropped,omitempty"`
 	// Truncated counts valid steps cut off beyond Env.MaxSteps.
 	Truncated int `json:"truncated,omitempty"`
+	// Ignored counts steps beyond MaxPlanSteps, never validated.
+	Ignored int `json:"ignored,omitempty"`
 }
 
 // Validate checks every draft and keeps the valid ones. A step is valid
@@ -57,10 +65,15 @@ type Validated struct {
 // when the step runs — and its connection is one the user owns (and is
 // given when the action requires one). Steps after workflow.complete are
 // dropped: it ends the round. The valid steps are then truncated to
-// env.MaxSteps. Validate never runs an action and never calls the model.
+// env.MaxSteps; steps beyond MaxPlanSteps are ignored. Validate never runs
+// an action and never calls the model.
 func Validate(drafts []Draft, env Env) Validated {
 	v := validator{env: env, labels: map[string]bool{}}
 	out := Validated{Steps: []workflow.PlanStep{}}
+	if len(drafts) > MaxPlanSteps {
+		out.Ignored = len(drafts) - MaxPlanSteps
+		drafts = drafts[:MaxPlanSteps]
+	}
 	completed := false
 	for i, d := range drafts {
 		var reason string

@@ -144,3 +144,16 @@ func TestValidateCleansResultLabels(t *testing.T) {
 		t.Errorf("cleaned label is not referenceable: %v", err)
 	}
 }
+
+func TestValidateIgnoresStepsBeyondTheCap(t *testing.T) {
+	t.Parallel()
+	drafts := make([]actionplan.Draft, actionplan.MaxPlanSteps+50)
+	for i := range drafts {
+		drafts[i] = actionplan.Draft{Action: "no.such", Parameters: map[string]any{}}
+	}
+	drafts[len(drafts)-1] = actionplan.Draft{Action: enginetest.Echo, Parameters: map[string]any{"text": "late"}}
+	got := actionplan.Validate(drafts, actionplan.Env{Registry: enginetest.NewRegistry(), MaxSteps: 100})
+	if len(got.Steps) != 0 || len(got.Dropped) != actionplan.MaxPlanSteps || got.Ignored != 50 {
+		t.Errorf("steps %d, dropped %d, ignored %d; want 0, %d, 50", len(got.Steps), len(got.Dropped), got.Ignored, actionplan.MaxPlanSteps)
+	}
+}
