@@ -26,8 +26,9 @@ type Config struct {
 // reference environment variables as ${NAME}; LoadConfig resolves them and
 // remembers the resolved values as secrets.
 type ConnectionConfig struct {
-	User        string            `yaml:"user"`
-	Label       string            `yaml:"label"`
+	User  string `yaml:"user"`
+	Label string `yaml:"label"`
+	// Kind is "http" (the only kind); empty means "http".
 	Kind        string            `yaml:"kind"`
 	BaseURL     string            `yaml:"baseURL"`
 	Description string            `yaml:"description"`
@@ -83,27 +84,33 @@ type Limits struct {
 	ModelMaxTokens int `yaml:"modelMaxTokens"`
 }
 
-// DefaultLimits are the limits used where Limits leaves a zero value.
-var DefaultLimits = Limits{
-	HTTPTimeout:        30 * time.Second,
-	MaxResponseBytes:   10 << 20,
-	MaxDocumentBytes:   10 << 20,
-	MaxModelInputChars: 200_000,
+// DefaultLimits returns the limits used where Limits leaves a zero value:
+// 30s per HTTP request, 10 MiB per reply and per produced document, 200,000
+// characters of document text per ai.process call, the model's own default
+// reply length.
+func DefaultLimits() Limits {
+	return Limits{
+		HTTPTimeout:        30 * time.Second,
+		MaxResponseBytes:   10 << 20,
+		MaxDocumentBytes:   10 << 20,
+		MaxModelInputChars: 200_000,
+	}
 }
 
 // withDefaults fills every zero limit from DefaultLimits.
 func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
 	if l.HTTPTimeout <= 0 {
-		l.HTTPTimeout = DefaultLimits.HTTPTimeout
+		l.HTTPTimeout = d.HTTPTimeout
 	}
 	if l.MaxResponseBytes <= 0 {
-		l.MaxResponseBytes = DefaultLimits.MaxResponseBytes
+		l.MaxResponseBytes = d.MaxResponseBytes
 	}
 	if l.MaxDocumentBytes <= 0 {
-		l.MaxDocumentBytes = DefaultLimits.MaxDocumentBytes
+		l.MaxDocumentBytes = d.MaxDocumentBytes
 	}
 	if l.MaxModelInputChars <= 0 {
-		l.MaxModelInputChars = DefaultLimits.MaxModelInputChars
+		l.MaxModelInputChars = d.MaxModelInputChars
 	}
 	return l
 }

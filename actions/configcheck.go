@@ -73,7 +73,7 @@ func (cfg Config) problems() []string {
 			problems = append(problems, fmt.Sprintf("%s: user %q already has a connection labelled %q", where, c.User, c.Label))
 		}
 		seen[key] = true
-		if c.Kind != KindHTTP {
+		if c.Kind != KindHTTP && c.Kind != "" {
 			problems = append(problems, fmt.Sprintf("%s: kind %q is not supported (only %q)", where, c.Kind, KindHTTP))
 		}
 		if err := checkBaseURL(c.BaseURL); err != "" {

@@ -33,8 +33,12 @@ func buildConnections(cfg Config) (map[string]map[string]*connection, []string) 
 		base, _ := url.Parse(cc.BaseURL)
 		base.Path = strings.TrimSuffix(base.Path, "/")
 		base.RawPath = ""
+		kind := cc.Kind
+		if kind == "" {
+			kind = KindHTTP
+		}
 		c := &connection{
-			public:  workflow.Connection{Label: cc.Label, Kind: cc.Kind, Description: cc.Description},
+			public:  workflow.Connection{Label: cc.Label, Kind: kind, Description: cc.Description},
 			base:    base,
 			headers: http.Header{},
 			timeout: cc.Timeout,

@@ -3,6 +3,7 @@ package actions
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"path"
@@ -178,10 +179,7 @@ func excerpt(s string, n int) string {
 // parse error of the user's own document), "" otherwise.
 func errDetail(err error) string {
 	var we *workflow.Error
-	if e, ok := err.(*workflow.Error); ok {
-		we = e
-	}
-	if we == nil || we.Err == nil {
+	if !errors.As(err, &we) || we.Err == nil {
 		return ""
 	}
 	return ": " + we.Err.Error()

@@ -13,10 +13,11 @@ import (
 	"github.com/twostep/twostep/workflow"
 )
 
-// twoUsersConfig gives alice two connections and bob one.
+// twoUsersConfig gives alice two connections and bob one; erp-test leaves
+// its kind to the default.
 func twoUsersConfig() Config {
 	return Config{Connections: []ConnectionConfig{
-		{User: "alice", Label: "erp-test", Kind: "http", BaseURL: "http://127.0.0.1:1/erp", Description: "test ERP"},
+		{User: "alice", Label: "erp-test", BaseURL: "http://127.0.0.1:1/erp", Description: "test ERP"},
 		{User: "alice", Label: "crm", Kind: "http", BaseURL: "http://127.0.0.1:1/crm", Description: "CRM",
 			Headers: map[string]string{"Authorization": "Bearer alice-token"}},
 		{User: "bob", Label: "crm", Kind: "http", BaseURL: "http://127.0.0.1:1/bobcrm", Description: "Bob's CRM"},
