@@ -149,3 +149,37 @@ func TestResumeAfterBreakerContinuesThePlan(t *testing.T) {
 		t.Errorf("last execution = %s (%s), want echo as step 4", last.Action, last.IdempotencyKey)
 	}
 }
+
+// Stop cancels the in-flight planning call; Resume plans again (nothing
+// was saved) and runs the new plan.
+func TestStopDuringPlanningThenResume(t *testing.T) {
+	t.Parallel()
+	entered := make(chan struct{})
+	plan := planJSON(echo("a", ""), complete("done"))
+	model := &enginetest.Model{Reply: func(n int, _ workflow.ModelRequest) (string, error) {
+		if n == 0 {
+			close(entered)
+			return enginetest.Block, nil
+		}
+		return plan, nil
+	}}
+	store, reg := newStore(), enginetest.NewRegistry()
+	e := startEngine(t, testConfig("a"), store, model, reg)
+	wf := create(t, e, "echo a", 5)
+	<-entered
+	stopped, err := e.Stop(context.Background(), "alice", wf.ID)
+	if err != nil || stopped.Status != workflow.StatusStopped {
+		t.Fatalf("Stop = %+v, %v; want stopped", stopped, err)
+	}
+	if _, err := e.Resume(context.Background(), "alice", wf.ID); err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	got := wait(t, e, wf.ID)
+	if got.Status != workflow.StatusCompleted || got.StopReason != workflow.StopCompleted || got.Stats.Actions != 1 {
+		t.Fatalf("after resume %s/%s with %d actions, want completed with 1", got.Status, got.StopReason, got.Stats.Actions)
+	}
+	calls := model.Calls()
+	if len(calls) != 2 || calls[0].Err == nil || calls[1].Stage != workflow.StagePlan {
+		t.Errorf("model calls = %+v, want a cancelled plan call then a new one", calls)
+	}
+}
