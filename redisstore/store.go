@@ -20,6 +20,12 @@
 //	twostep:user:{userId}:workflows  sorted set of the user's workflow ids (lex order = creation order)
 //	twostep:trace:{traceId}          the workflow id of a trace
 //	twostep:running                  set of ids of workflows that may be running
+//
+// With Options.Retention, a workflow's keys expire together; the user's
+// listing key expires a Retention after the user's last commit and the trace
+// index entries a Retention after they were written. Until then, listing
+// entries of expired workflows stay in the sorted set (readers skip them),
+// as do running-set entries of workflows that expired while running.
 package redisstore
 
 import (

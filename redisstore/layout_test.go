@@ -1,0 +1,135 @@
+package redisstore_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/twostep/twostep/redisstore"
+	"github.com/twostep/twostep/workflow"
+)
+
+func newMini(t *testing.T, opts redisstore.Options) (*miniredis.Miniredis, *redisstore.Store) {
+	t.Helper()
+	mr := miniredis.RunT(t)
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = client.Close() })
+	return mr, redisstore.New(client, opts)
+}
+
+// TestRetention checks that every key of a workflow, and its index entries,
+// get the retention as TTL, that a commit refreshes it, and that an expired
+// workflow disappears from every read.
+func TestRetention(t *testing.T) {
+	t.Parallel()
+	const retention = time.Hour
+	mr, s := newMini(t, redisstore.Options{KeyPrefix: "rt", Retention: retention})
+	ctx := context.Background()
+	st := newStepper(t, s)
+	if err := st.step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tr := workflow.Trace{ID: workflow.NewID(workflow.PrefixTrace), WorkflowID: st.cur.ID}
+	if err := s.AppendTrace(ctx, tr); err != nil {
+		t.Fatal(err)
+	}
+	wfKeys := []string{"state", "msgs", "docs", "docmeta", "traces", "tracedata"}
+	checkTTL := func(when string, want time.Duration) {
+		t.Helper()
+		for _, k := range wfKeys {
+			if got := mr.TTL("rt:{" + st.cur.ID + "}:" + k); got != want {
+				t.Errorf("%s: TTL of %s = %v, want %v", when, k, got, want)
+			}
+		}
+		if got := mr.TTL("rt:user:{bench}:workflows"); got != want {
+			t.Errorf("%s: TTL of the user listing = %v, want %v", when, got, want)
+		}
+	}
+	checkTTL("after the first commits", retention)
+	if got := mr.TTL("rt:trace:{" + tr.ID + "}"); got != retention {
+		t.Errorf("TTL of the trace index entry = %v, want %v", got, retention)
+	}
+
+	mr.FastForward(40 * time.Minute)
+	if err := st.step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkTTL("after a commit 40 minutes later", retention)
+
+	mr.FastForward(retention + time.Minute)
+	_, err := s.GetWorkflow(ctx, st.cur.ID)
+	wantKind(t, "GetWorkflow of an expired workflow", err, workflow.KindNotFound)
+	_, err = s.GetTrace(ctx, tr.ID)
+	wantKind(t, "GetTrace of an expired workflow", err, workflow.KindNotFound)
+	list, _, err := s.ListWorkflows(ctx, "bench", workflow.Page{})
+	if err != nil || len(list) != 0 {
+		t.Errorf("ListWorkflows after expiry = %d workflows, %v; want none", len(list), err)
+	}
+	if keys := mr.Keys(); len(keys) != 1 || keys[0] != "rt:running" {
+		t.Errorf("keys after expiry = %v, want only the shared running set", keys)
+	}
+	running, err := s.Running(ctx)
+	if err != nil || len(running) != 0 {
+		t.Errorf("Running after expiry = %v, %v; want none", running, err)
+	}
+}
+
+// TestStaleIndexEntries plants index entries whose workflow is gone or
+// belongs to another user: every reader skips them.
+func TestStaleIndexEntries(t *testing.T) {
+	t.Parallel()
+	mr, s := newMini(t, redisstore.Options{KeyPrefix: "st"})
+	ctx := context.Background()
+	st := newStepper(t, s) // user "bench", running
+	gone := workflow.NewID(workflow.PrefixWorkflow)
+	other := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "someone-else", Status: workflow.StatusCompleted}
+	if _, _, err := s.Commit(ctx, workflow.Commit{Workflow: other}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{gone, other.ID} {
+		if _, err := mr.ZAdd("st:user:{bench}:workflows", 0, id); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := mr.SetAdd("st:running", id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ghost := workflow.NewID(workflow.PrefixTrace)
+	if err := mr.Set("st:trace:{"+ghost+"}", gone); err != nil {
+		t.Fatal(err)
+	}
+
+	list, next, err := s.ListWorkflows(ctx, "bench", workflow.Page{Limit: 1})
+	if err != nil || len(list) != 1 || list[0].ID != st.cur.ID || next != "" {
+		t.Errorf("ListWorkflows = %v, cursor %q, %v; want only %s and no next page", list, next, err, st.cur.ID)
+	}
+	running, err := s.Running(ctx)
+	if err != nil || !slices.Equal(running, []string{st.cur.ID}) {
+		t.Errorf("Running = %v, %v; want [%s]", running, err, st.cur.ID)
+	}
+	_, err = s.GetTrace(ctx, ghost)
+	wantKind(t, "GetTrace through a stale index entry", err, workflow.KindNotFound)
+}
+
+// TestBracedIDs checks that an id that would break the shared hash tag is
+// refused on write and unknown on read.
+func TestBracedIDs(t *testing.T) {
+	t.Parallel()
+	_, s := newMini(t, redisstore.Options{})
+	ctx := context.Background()
+	_, _, err := s.Commit(ctx, workflow.Commit{Workflow: &workflow.Workflow{ID: "wf}{x", UserID: "u"}})
+	wantKind(t, "Commit of a braced id", err, workflow.KindInvalid)
+	_, err = s.GetWorkflow(ctx, "wf}{x")
+	wantKind(t, "GetWorkflow of a braced id", err, workflow.KindNotFound)
+}
+
+func wantKind(t *testing.T, what string, err error, want workflow.Kind) {
+	t.Helper()
+	if got := workflow.KindOf(err); got != want {
+		t.Errorf("%s: error kind %q (%v), want %q", what, got, err, want)
+	}
+}
