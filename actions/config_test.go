@@ -183,3 +183,29 @@ func TestNewChecksConfigBuiltInCode(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+func TestSchemaRefusesExternalReferences(t *testing.T) {
+	t.Parallel()
+	for _, ref := range []string{"https://schemas.example.com/customer.json", "file:///etc/passwd", "other.json"} {
+		_, err := New(Config{HTTPActions: []HTTPActionConfig{{
+			Name: "crm.lookup", Description: "x", URL: "http://127.0.0.1:1/x",
+			Parameters: map[string]any{"type": "object", "properties": map[string]any{"c": map[string]any{"$ref": ref}}},
+		}}}, nil)
+		wantKind(t, err, workflow.KindInvalid)
+		if !strings.Contains(err.Error(), "httpActions[0]: parameters:") {
+			t.Errorf("%s: err = %v", ref, err)
+		}
+	}
+	// A reference inside the schema itself is fine.
+	r := mustNew(t, Config{HTTPActions: []HTTPActionConfig{{
+		Name: "crm.lookup", Description: "x", URL: "http://127.0.0.1:1/x",
+		Parameters: map[string]any{
+			"type":       "object",
+			"$defs":      map[string]any{"id": map[string]any{"type": "string", "pattern": "^c[0-9]+$"}},
+			"properties": map[string]any{"c": map[string]any{"$ref": "#/$defs/id"}},
+		},
+	}}}, nil)
+	if got := r.ValidateParameters("crm.lookup", map[string]any{"c": "x1"}); len(got) != 1 || !strings.HasPrefix(got[0], "/c: ") {
+		t.Errorf("internal $ref not enforced: %q", got)
+	}
+}

@@ -209,3 +209,31 @@ func TestGenerate(t *testing.T) {
 		})
 	}
 }
+
+func TestDetectFormat(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, mimeType string
+		content        string
+		want           string
+	}{
+		{"a.txt", "text/plain; charset=utf-8", "x", formatText},
+		{"a", "text/x-markdown", "x", formatMarkdown},
+		{"a", "application/csv", "x", formatCSV},
+		{"a", "application/ld+json", "{}", formatJSON},
+		{"a", "application/xhtml+xml", "<p/>", formatHTML},
+		{"a", "text/xml", "<a/>", formatText},
+		{"a.docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", "PK", ""},
+		{"a.md", "application/octet-stream", "x", formatMarkdown},
+		{"a.HTM", "", "x", formatHTML},
+		{"a.log", "", "x", formatText},
+		{"scan", "", "%PDF-1.7 ...", formatPDF},
+		{"blob", "", "\x00\x01\x02", ""},
+		{"notes", "", "plain words", formatText},
+	}
+	for _, tt := range tests {
+		if got := detectFormat(doc(tt.name, tt.mimeType, []byte(tt.content))); got != tt.want {
+			t.Errorf("detectFormat(%q, %q) = %q, want %q", tt.name, tt.mimeType, got, tt.want)
+		}
+	}
+}
