@@ -1,0 +1,146 @@
+package test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/twostep/twostep/httpapi"
+	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/enginetest"
+)
+
+// chromiumPath finds Debian's chromium. Without it the browser test skips,
+// unless TWOSTEP_REQUIRE_CHROMIUM=1 (CI), where it fails.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "/usr/bin/chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("TWOSTEP_REQUIRE_CHROMIUM") == "1" {
+		t.Fatal("chromium is not installed but TWOSTEP_REQUIRE_CHROMIUM=1: apt-get install -y chromium")
+	}
+	t.Skip("chromium is not installed (apt-get install -y chromium); set TWOSTEP_REQUIRE_CHROMIUM=1 to make this a failure")
+	return ""
+}
+
+// browser starts a fresh headless Chromium for the test and returns a tab
+// context bounded by timeout.
+func browser(t *testing.T, timeout time.Duration) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
+	t.Cleanup(func() {
+		cancelTimeout()
+		cancelTab()
+		cancelAlloc() // waits for the browser process to exit
+	})
+	return ctx
+}
+
+// TestAdminPageInBrowser loads the viewer in a real Chromium, enters the
+// token, opens a workflow and reads its Stage 2 prompt; hostile text in
+// the prompt and the replies stays text, and the rejected Stage 1 attempt
+// is highlighted with its feedback.
+func TestAdminPageInBrowser(t *testing.T) {
+	ctx := browser(t, 90*time.Second)
+	env := newAdminEnv(t)
+	hostile := `<img src=x id=pwn onerror="window.__pwned=1"> & <script>window.__pwned=2</script>`
+	env.script.push(workflow.StageOne,
+		`{"action": "no.such.action", "actionObjective": "`+strings.ReplaceAll(hostile, `"`, `\"`)+`"}`,
+		generate("write it <b>bold</b>"), enginetest.Completes("done")[0])
+	env.script.push(workflow.StageTwo, generateParams("x.md", "# X"), enginetest.Completes("done")[1])
+	id := env.create(t, "Write a note: "+hostile)
+	if wf := env.wait(t, id); wf.Status != workflow.StatusCompleted {
+		t.Fatalf("status %s (%s)", wf.Status, wf.Error)
+	}
+	var stage2 httpapi.TraceView
+	for _, tr := range env.traces(t, id, 6) {
+		if tr.Stage == workflow.StageTwo {
+			stage2 = tr
+			break
+		}
+	}
+	var wantPrompt []string
+	for _, m := range stage2.Prompt {
+		wantPrompt = append(wantPrompt, m.Content)
+	}
+
+	row := chromedp.CSS(`#workflows li[data-id="` + id + `"]`)
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(env.url+"/admin/"),
+		chromedp.WaitVisible(chromedp.CSS(`#token`)),
+		chromedp.SendKeys(chromedp.CSS(`#token`), adminRootToken),
+		chromedp.Click(chromedp.CSS(`#save-token`)),
+		chromedp.WaitVisible(row),
+		chromedp.Click(row),
+		chromedp.WaitVisible(chromedp.CSS(`.call[data-stage="stage2"] pre.prompt-text`)),
+	)
+	if err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	gotPrompt := evaluate[[]string](ctx, t, `Array.from(document.querySelector('.call[data-stage="stage2"]')
+		.querySelectorAll('.prompt pre.prompt-text')).map(e => e.textContent)`)
+	stored := evaluate[string](ctx, t, `sessionStorage.getItem('twostep.adminToken')`)
+	images := evaluate[int](ctx, t, `document.querySelectorAll('img, #timeline script').length`)
+	pwned := evaluate[bool](ctx, t, `window.__pwned !== undefined`)
+	rejected := evaluate[int](ctx, t, `document.querySelectorAll('.call.rejected[data-stage="stage1"] .feedback').length`)
+	feedback := evaluate[string](ctx, t, `document.querySelector('.call.rejected .feedback').textContent`)
+	userText := evaluate[string](ctx, t, `document.querySelector('.message.user pre').textContent`)
+	if dir := os.Getenv("TWOSTEP_ADMIN_SCREENSHOT_DIR"); dir != "" { // for a person checking the layout
+		err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 1100))
+		var shot []byte
+		if err == nil {
+			shot, err = chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, "admin.png"), shot, 0o644)
+		}
+		if err != nil {
+			t.Errorf("screenshot: %v", err)
+		}
+	}
+	if strings.Join(gotPrompt, "\x00") != strings.Join(wantPrompt, "\x00") {
+		t.Errorf("Stage 2 prompt on the page:\n%q\nwant the trace's:\n%q", gotPrompt, wantPrompt)
+	}
+	if stored != adminRootToken {
+		t.Errorf("sessionStorage token = %q", stored)
+	}
+	if images != 0 || pwned {
+		t.Errorf("hostile text became markup: %d img/script elements, script ran: %v", images, pwned)
+	}
+	if rejected != 1 || !strings.Contains(feedback, "no.such.action") {
+		t.Errorf("%d highlighted rejections, feedback %q", rejected, feedback)
+	}
+	if !strings.Contains(userText, hostile) {
+		t.Errorf("user prompt shown as %q, want the literal text", userText)
+	}
+}
+
+// evaluate runs a script in the page and returns its result.
+func evaluate[T any](ctx context.Context, t *testing.T, script string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](script))
+	if err != nil {
+		t.Fatalf("evaluating %s: %v", script, err)
+	}
+	return v
+}
