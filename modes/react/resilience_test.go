@@ -102,6 +102,12 @@ func (s *sharedScript) stages() []workflow.Stage {
 // finished model call.
 func TestCrashAfterEachPhaseIsTakenOver(t *testing.T) {
 	t.Parallel()
+	crashTakeover(t, func(testing.TB) workflow.Store { return newStore() }, 1, 2, 3, 4, 5, 6, 7)
+}
+
+// crashTakeover crashes instance one after each of the given numbers of
+// run commits, on a store shared with instance two.
+func crashTakeover(t *testing.T, newShared func(testing.TB) workflow.Store, crashAfter ...int) {
 	full := replies(enginetest.Echoes("a"), enginetest.Echoes("b"), enginetest.Completes("done"))
 	wantStages := []workflow.Stage{s1, s2, s1, s2, s1, s2}
 	wantShapes := []shape{
@@ -111,10 +117,10 @@ func TestCrashAfterEachPhaseIsTakenOver(t *testing.T) {
 		{1, 3, workflow.RoleAssistant, "", ""},
 	}
 	// Run commits: select, parameterize, step 1, select, parameterize, step 2, select.
-	for n := 1; n <= 7; n++ {
+	for _, n := range crashAfter {
 		t.Run(string(rune('0'+n)), func(t *testing.T) {
 			t.Parallel()
-			mem := newStore()
+			mem := newShared(t)
 			dying := &flakyStore{Store: mem, killAfter: n, died: make(chan struct{})}
 			script := &sharedScript{replies: full}
 			reg := enginetest.NewRegistry()
@@ -173,6 +179,12 @@ func blockAt(at int, replies []string) (m workflow.Model, rec *enginetest.Model,
 
 func TestStopCancelsTheInFlightCallThenResume(t *testing.T) {
 	t.Parallel()
+	stopThenResume(t, func(testing.TB) workflow.Store { return newStore() })
+}
+
+// stopThenResume stops a round blocked in a model call, from the same and
+// from another instance sharing the store, then resumes it.
+func stopThenResume(t *testing.T, newShared func(testing.TB) workflow.Store) {
 	tests := []struct {
 		name   string
 		remote bool
@@ -180,7 +192,7 @@ func TestStopCancelsTheInFlightCallThenResume(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			store, reg := newStore(), enginetest.NewRegistry()
+			store, reg := newShared(t), enginetest.NewRegistry()
 			m, model, entered, returned := blockAt(2, replies(enginetest.Echoes("a"), enginetest.Echoes("b"), enginetest.Completes("done")))
 			e1 := startEngine(t, testConfig("one"), store, m, reg)
 			stopper := e1
