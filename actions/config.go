@@ -70,14 +70,17 @@ type HTTPActionConfig struct {
 }
 
 // Limits bound what actions may fetch and produce. Zero values mean the
-// defaults in DefaultLimits.
+// defaults in DefaultLimits. The YAML keys are unique across the file's
+// limits section, which other packages' limits share.
 type Limits struct {
 	// HTTPTimeout bounds one outgoing HTTP request.
 	HTTPTimeout time.Duration `yaml:"httpTimeout"`
 	// MaxResponseBytes caps an HTTP reply; a larger reply is a step failure.
 	MaxResponseBytes int64 `yaml:"maxResponseBytes"`
-	// MaxDocumentBytes caps one produced document.
-	MaxDocumentBytes int64 `yaml:"maxDocumentBytes"`
+	// MaxDocumentBytes caps one document an action produces. Its YAML key
+	// differs from httpapi's upload limit (maxDocumentBytes) because the
+	// gateway inlines both structs into one limits section.
+	MaxDocumentBytes int64 `yaml:"maxActionDocumentBytes"`
 	// MaxModelInputChars caps the document text ai.process sends to the model.
 	MaxModelInputChars int `yaml:"maxModelInputChars"`
 	// ModelMaxTokens bounds ai.process's reply; 0 means the model's default.

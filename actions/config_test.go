@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"gopkg.in/yaml.v3"
 
 	"github.com/twostep/twostep/workflow"
 )
@@ -50,6 +51,9 @@ httpActions:
 limits:
   httpTimeout: 7s
   maxResponseBytes: 1024
+  maxActionDocumentBytes: 2048
+  maxDocumentBytes: 99      # httpapi's upload limit, shares the section
+  historyBudget: 5000       # another package's limit
 `
 
 func TestLoadConfigValid(t *testing.T) {
@@ -71,7 +75,7 @@ func TestLoadConfigValid(t *testing.T) {
 	if a.Effect != workflow.EffectRead || a.Timeout != 2*time.Second || a.Documents != workflow.DocumentsNone {
 		t.Errorf("http action = %+v", a)
 	}
-	if cfg.Limits.HTTPTimeout != 7*time.Second || cfg.Limits.MaxResponseBytes != 1024 {
+	if cfg.Limits.HTTPTimeout != 7*time.Second || cfg.Limits.MaxResponseBytes != 1024 || cfg.Limits.MaxDocumentBytes != 2048 {
 		t.Errorf("limits = %+v", cfg.Limits)
 	}
 
@@ -207,5 +211,26 @@ func TestSchemaRefusesExternalReferences(t *testing.T) {
 	}}}, nil)
 	if got := r.ValidateParameters("crm.lookup", map[string]any{"c": "x1"}); len(got) != 1 || !strings.HasPrefix(got[0], "/c: ") {
 		t.Errorf("internal $ref not enforced: %q", got)
+	}
+}
+
+// TestLimitsInlineWithOtherSections guards the gateway's use: it inlines
+// Limits next to other packages' limits in one struct, which yaml.v3 refuses
+// when two inlined structs share a key.
+func TestLimitsInlineWithOtherSections(t *testing.T) {
+	t.Parallel()
+	var file struct {
+		Limits struct {
+			Actions       Limits `yaml:",inline"`
+			Upload        int64  `yaml:"maxDocumentBytes"`
+			HistoryBudget int    `yaml:"historyBudget"`
+		} `yaml:"limits"`
+	}
+	err := yaml.Unmarshal([]byte("limits: {httpTimeout: 3s, maxDocumentBytes: 7, maxActionDocumentBytes: 9}"), &file)
+	if err != nil {
+		t.Fatalf("Unmarshal: %v", err)
+	}
+	if file.Limits.Actions.HTTPTimeout != 3*time.Second || file.Limits.Upload != 7 || file.Limits.Actions.MaxDocumentBytes != 9 {
+		t.Errorf("limits = %+v", file.Limits)
 	}
 }
