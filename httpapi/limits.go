@@ -22,7 +22,7 @@ type Limits struct {
 	// MaxDocuments caps documents per request (default 20).
 	MaxDocuments int `yaml:"maxDocuments"`
 	// MaxDocumentBytes caps one decoded document (default 10 MiB).
-	MaxDocumentBytes int64 `yaml:"maxDocumentBytes"`
+	MaxDocumentBytes int64 `yaml:"maxUploadBytes"`
 	// MaxPromptChars caps a prompt in characters (default 20,000).
 	MaxPromptChars int `yaml:"maxPromptChars"`
 	// RetryAfter is sent with 429 and 503 answers (default 5 s).

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/caarlos0/env/v11"
+	"gopkg.in/yaml.v3"
+
+	"github.com/twostep/twostep/actions"
+	"github.com/twostep/twostep/httpapi"
+	"github.com/twostep/twostep/llm"
+)
+
+// Config is the whole gateway configuration: the environment variables of
+// DESIGN §7 plus the optional YAML file named by GATEWAY_CONFIG. It is
+// built once by loadConfig and passed down; nothing reads the environment
+// afterwards.
+type Config struct {
+	Addr        string `env:"GATEWAY_ADDR" envDefault:":8080"`
+	RedisURL    string `env:"REDIS_URL"`
+	Tokens      string `env:"GATEWAY_TOKENS"`
+	AdminTokens string `env:"GATEWAY_ADMIN_TOKENS"`
+	InsecureDev bool   `env:"GATEWAY_INSECURE_DEV"`
+
+	LLMProvider     string `env:"LLM_PROVIDER"`
+	LLMModel        string `env:"LLM_MODEL"`
+	OpenAIBaseURL   string `env:"OPENAI_BASE_URL"`
+	OpenAIAPIKey    string `env:"OPENAI_API_KEY"`
+	AnthropicAPIKey string `env:"ANTHROPIC_API_KEY"`
+	GoogleAPIKey    string `env:"GOOGLE_API_KEY"`
+	OllamaBaseURL   string `env:"OLLAMA_BASE_URL"`
+
+	ConfigFile string `env:"GATEWAY_CONFIG"`
+	MaxSteps   int    `env:"GATEWAY_MAX_STEPS" envDefault:"10"`
+	LogLevel   string `env:"LOG_LEVEL" envDefault:"info"`
+	LogFormat  string `env:"LOG_FORMAT" envDefault:"json"`
+
+	// Users and Admins are Tokens and AdminTokens parsed.
+	Users  []httpapi.Credential `env:"-"`
+	Admins []httpapi.Credential `env:"-"`
+	// File is the YAML file's content (zero when GATEWAY_CONFIG is unset).
+	File FileConfig `env:"-"`
+	// Actions is the file's connections, httpActions and limits, resolved.
+	Actions actions.Config `env:"-"`
+}
+
+// FileConfig is the gateway's own part of the GATEWAY_CONFIG file; the
+// connections and httpActions sections are read by actions.LoadConfig.
+type FileConfig struct {
+	Templates struct {
+		// OverrideDir holds *.tmpl files that replace the embedded ones.
+		OverrideDir string `yaml:"overrideDir"`
+	} `yaml:"templates"`
+	Limits FileLimits `yaml:"limits"`
+	// Connections and HTTPActions are decoded by actions.LoadConfig.
+	Connections yaml.Node `yaml:"connections"`
+	HTTPActions yaml.Node `yaml:"httpActions"`
+}
+
+// FileLimits is the file's limits section: the HTTP limits, the engine's
+// and the store's, and (inline) those of the actions package.
+type FileLimits struct {
+	HTTP    httpapi.Limits `yaml:",inline"`
+	Actions actions.Limits `yaml:",inline"`
+	// HistoryBudget bounds WORKFLOW_HISTORY in characters (0: 12,000).
+	HistoryBudget int `yaml:"historyBudget"`
+	// MaxRunningPerUser bounds a user's running rounds (0: 4).
+	MaxRunningPerUser int `yaml:"maxRunningPerUser"`
+	// Workers bounds the rounds this instance runs at once (0: 8).
+	Workers int `yaml:"workers"`
+	// ModelTimeout bounds one model call attempt (0: 120s).
+	ModelTimeout time.Duration `yaml:"modelTimeout"`
+	// ModelMaxInFlight bounds concurrent model calls (0: 16).
+	ModelMaxInFlight int `yaml:"modelMaxInFlight"`
+	// TraceCap is how many traces are kept per workflow (0: 500).
+	TraceCap int `yaml:"traceCap"`
+	// Retention expires a workflow this long after its last change (Redis
+	// store only; 0 keeps it until deleted).
+	Retention time.Duration `yaml:"retention"`
+	// ActionPlanTopK is how many actions the plan prompt offers (0: default).
+	ActionPlanTopK int `yaml:"actionPlanTopK"`
+}
+
+// loadConfig reads the environment through getenv and, when GATEWAY_CONFIG
+// is set, the YAML file; then validates everything, reporting every
+// problem at once. No error message ever quotes a token or a key.
+func loadConfig(getenv func(string) string) (Config, error) {
+	var cfg Config
+	params, err := env.GetFieldParams(&cfg)
+	if err != nil {
+		return cfg, err
+	}
+	vars := map[string]string{}
+	for _, p := range params {
+		if v := getenv(p.Key); v != "" {
+			vars[p.Key] = v
+		}
+	}
+	if err := env.ParseWithOptions(&cfg, env.Options{Environment: vars}); err != nil {
+		return cfg, fmt.Errorf("environment: %w", err)
+	}
+	var problems []string
+	if cfg.ConfigFile != "" {
+		problems = append(problems, cfg.readFile(getenv)...)
+	}
+	problems = append(problems, cfg.problems()...)
+	if len(problems) > 0 {
+		return cfg, fmt.Errorf("invalid configuration:\n  - %s", strings.Join(problems, "\n  - "))
+	}
+	return cfg, nil
+}
+
+// readFile loads GATEWAY_CONFIG, refusing unknown keys so typos are not
+// silently ignored.
+func (c *Config) readFile(getenv func(string) string) []string {
+	data, err := os.ReadFile(c.ConfigFile)
+	if err != nil {
+		return []string{fmt.Sprintf("GATEWAY_CONFIG: %v", err)}
+	}
+	var problems []string
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c.File); err != nil && !errors.Is(err, io.EOF) {
+		problems = append(problems, fmt.Sprintf("GATEWAY_CONFIG %s: %v", c.ConfigFile, err))
+	}
+	lookup := func(k string) (string, bool) { v := getenv(k); return v, v != "" }
+	ac, err := actions.LoadConfig(bytes.NewReader(data), lookup)
+	if err != nil {
+		problems = append(problems, fmt.Sprintf("GATEWAY_CONFIG %s: %v", c.ConfigFile, err))
+	}
+	c.Actions = ac
+	return problems
+}
+
+// Validate reports every problem of the configuration at once.
+func (c *Config) Validate() error {
+	if p := c.problems(); len(p) > 0 {
+		return fmt.Errorf("invalid configuration:\n  - %s", strings.Join(p, "\n  - "))
+	}
+	return nil
+}
+
+func (c *Config) problems() []string {
+	var problems []string
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	var err error
+	if c.Users, err = httpapi.ParseCredentials(c.Tokens); err != nil {
+		add("GATEWAY_TOKENS: %v", err)
+	}
+	if c.Admins, err = httpapi.ParseCredentials(c.AdminTokens); err != nil {
+		add("GATEWAY_ADMIN_TOKENS: %v", err)
+	}
+	if c.MaxSteps < 1 || c.MaxSteps > httpapi.MaxStepsLimit {
+		add("GATEWAY_MAX_STEPS must be between 1 and %d, not %d", httpapi.MaxStepsLimit, c.MaxSteps)
+	}
+	if !oneOf(strings.ToLower(c.LogFormat), "json", "console") {
+		add("LOG_FORMAT must be json or console, not %q", c.LogFormat)
+	}
+	if _, err := parseLevel(c.LogLevel); err != nil {
+		add("LOG_LEVEL: %v", err)
+	}
+	if c.RedisURL != "" && !strings.HasPrefix(c.RedisURL, "redis://") && !strings.HasPrefix(c.RedisURL, "rediss://") {
+		add("REDIS_URL must start with redis:// or rediss://")
+	}
+	if c.Addr == "" {
+		add("GATEWAY_ADDR must not be empty")
+	}
+	if err := c.File.Limits.HTTP.Validate(); err != nil {
+		add("limits: %v", err)
+	}
+	l := c.File.Limits
+	if l.HistoryBudget < 0 || l.MaxRunningPerUser < 0 || l.Workers < 0 || l.ModelTimeout < 0 ||
+		l.ModelMaxInFlight < 0 || l.TraceCap < 0 || l.Retention < 0 || l.ActionPlanTopK < 0 {
+		add("limits: values must not be negative")
+	}
+	if !strings.EqualFold(c.LLMProvider, llm.ProviderScripted) {
+		if err := c.LLM().Validate(); err != nil {
+			add("%v", err)
+		}
+	}
+	return problems
+}
+
+// LLM returns the model adapter's configuration.
+func (c *Config) LLM() llm.Config {
+	return llm.Config{
+		Provider: c.LLMProvider, Model: c.LLMModel,
+		OpenAIBaseURL: c.OpenAIBaseURL, OpenAIAPIKey: c.OpenAIAPIKey, AnthropicAPIKey: c.AnthropicAPIKey,
+		GoogleAPIKey: c.GoogleAPIKey, OllamaBaseURL: c.OllamaBaseURL,
+		Timeout: c.File.Limits.ModelTimeout, MaxInFlight: c.File.Limits.ModelMaxInFlight,
+	}
+}
+
+// Secrets returns every configured secret value (tokens, API keys) for
+// trace redaction; connection secrets come from the actions registry.
+func (c *Config) Secrets() []string {
+	s := []string{c.OpenAIAPIKey, c.AnthropicAPIKey, c.GoogleAPIKey}
+	for _, cr := range append(append([]httpapi.Credential(nil), c.Users...), c.Admins...) {
+		s = append(s, cr.Token)
+	}
+	return s
+}
+
+func oneOf(s string, options ...string) bool {
+	for _, o := range options {
+		if s == o {
+			return true
+		}
+	}
+	return false
+}

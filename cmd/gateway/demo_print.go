@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// printRun prints each step of the finished round from the store: Stage
+// 1's choice, Stage 2's prompt size beside Stage 1's, the action message
+// with its summary, and the final answer.
+func printRun(ctx context.Context, w io.Writer, store workflow.Store, wf *workflow.Workflow) error {
+	traces, err := store.Traces(ctx, wf.ID)
+	if err != nil {
+		return fmt.Errorf("read traces: %w", err)
+	}
+	msgs, err := store.Messages(ctx, wf.ID, 0, 0)
+	if err != nil {
+		return fmt.Errorf("read messages: %w", err)
+	}
+	for step := 1; step <= wf.Step; step++ {
+		s1, s2 := lastTrace(traces, step, workflow.StageOne), lastTrace(traces, step, workflow.StageTwo)
+		if s1 == nil {
+			continue
+		}
+		var sel workflow.Selection
+		_ = json.Unmarshal(s1.Parsed, &sel)
+		fmt.Fprintf(w, "step %d  stage 1 chose %s: %s\n", step, orString(sel.Action, "(rejected)"), sel.ActionObjective)
+		if s2 != nil {
+			n1, n2 := promptSize(s1.Prompt), promptSize(s2.Prompt)
+			fmt.Fprintf(w, "        stage 2 prompt %d chars beside stage 1's %d (%.0f%%)\n", n2, n1, 100*float64(n2)/float64(max(n1, 1)))
+		}
+		for _, m := range msgs {
+			if m.Round != wf.Round || m.Step != step || m.Role == workflow.RoleUser {
+				continue
+			}
+			switch m.Role {
+			case workflow.RoleAction:
+				fmt.Fprintf(w, "        action %s [%s]: %s\n", m.Action, m.Status, oneLine(m.Summary))
+				for _, d := range m.Documents {
+					fmt.Fprintf(w, "          -> %s (%s, %d bytes)\n", d.Name, d.MimeType, d.Size)
+				}
+			case workflow.RoleAssistant:
+				fmt.Fprintf(w, "\nfinal answer:\n  %s\n", m.Text)
+			}
+		}
+	}
+	fmt.Fprintf(w, "\nstatus %s (stop reason %s); %d model calls, %d prompt + %d completion tokens, %d actions\n",
+		wf.Status, wf.StopReason, wf.Stats.LLMCalls, wf.Stats.PromptTokens, wf.Stats.CompletionTokens, wf.Stats.Actions)
+	if wf.Status != workflow.StatusCompleted {
+		return fmt.Errorf("the demo round ended %s (%s): %s", wf.Status, wf.StopReason, wf.Error)
+	}
+	return nil
+}
+
+func lastTrace(ts []workflow.Trace, step int, stage workflow.Stage) *workflow.Trace {
+	var found *workflow.Trace
+	for i := range ts {
+		if ts[i].Step == step && ts[i].Stage == stage {
+			found = &ts[i]
+		}
+	}
+	return found
+}
+
+func promptSize(p []workflow.PromptMessage) int {
+	n := 0
+	for _, m := range p {
+		n += len(m.Content)
+	}
+	return n
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// newLogger returns the process logger: JSON lines by default, a
+// human-readable console format with LOG_FORMAT=console. Callers carry it
+// in contexts (zerolog.Ctx); there is no global logger.
+func newLogger(w io.Writer, format, level string) (zerolog.Logger, error) {
+	lvl, err := parseLevel(level)
+	if err != nil {
+		return zerolog.Nop(), err
+	}
+	if strings.EqualFold(format, "console") {
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
+	}
+	return zerolog.New(w).Level(lvl).With().Timestamp().Str("service", "twostep-gateway").Logger(), nil
+}
+
+func parseLevel(s string) (zerolog.Level, error) {
+	if s == "" {
+		return zerolog.InfoLevel, nil
+	}
+	lvl, err := zerolog.ParseLevel(strings.ToLower(s))
+	if err != nil || lvl == zerolog.NoLevel {
+		return zerolog.InfoLevel, fmt.Errorf("unknown level %q (use trace, debug, info, warn, error)", s)
+	}
+	return lvl, nil
+}
+
+// slogFor adapts the logger for the engine, which logs through log/slog.
+func slogFor(l zerolog.Logger) *slog.Logger {
+	return slog.New(zerolog.NewSlogHandler(l))
+}
+
+// redisLogger routes go-redis's internal log lines (dial retries, pool
+// notices) into the gateway's logger at debug level, so a failed start
+// prints one clear error line instead of the client's retry chatter.
+type redisLogger struct{ log zerolog.Logger }
+
+func (r redisLogger) Printf(_ context.Context, format string, v ...any) {
+	r.log.Debug().Str("component", "redis").Msg(fmt.Sprintf(format, v...))
+}

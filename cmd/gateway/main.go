@@ -1,0 +1,69 @@
+// Command gateway serves twostep over HTTP (DESIGN §6–7).
+//
+//	gateway [serve]   run the HTTP gateway (the default)
+//	gateway demo      run a sample workflow offline with a scripted model
+//	gateway version   print the version
+//
+// Configuration comes from the environment and the optional GATEWAY_CONFIG
+// YAML file; main only wires packages together.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/gin-gonic/gin"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := realMain(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "gateway: "+err.Error())
+		stop()
+		os.Exit(1)
+	}
+}
+
+// realMain runs one subcommand. Everything it needs from the process comes
+// in as arguments, so tests can drive it.
+func realMain(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	gin.SetMode(gin.ReleaseMode) // no route dump on stdout
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd, args = args[0], args[1:]
+	}
+	if len(args) > 0 {
+		return fmt.Errorf("%s takes no arguments, got %q", cmd, strings.Join(args, " "))
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, getenv, stderr)
+	case "demo":
+		return demo(ctx, getenv, stdout, stderr)
+	case "version", "-version", "--version":
+		_, err := fmt.Fprintln(stdout, "twostep gateway "+version())
+		return err
+	case "help", "-h", "-help", "--help":
+		_, err := io.WriteString(stdout, usage)
+		return err
+	default:
+		return fmt.Errorf("unknown command %q; commands: serve (default), demo, version", cmd)
+	}
+}
+
+const usage = `usage: gateway [serve|demo|version]
+
+  serve     run the HTTP gateway (default); configured by environment variables:
+            GATEWAY_ADDR, REDIS_URL, GATEWAY_TOKENS, GATEWAY_ADMIN_TOKENS,
+            GATEWAY_INSECURE_DEV, LLM_PROVIDER, LLM_MODEL, OPENAI_BASE_URL,
+            OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_API_KEY, OLLAMA_BASE_URL,
+            GATEWAY_CONFIG, GATEWAY_MAX_STEPS, LOG_LEVEL, LOG_FORMAT
+  demo      run a sample workflow offline (scripted model, real engine and actions)
+  version   print the version
+`

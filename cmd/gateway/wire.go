@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+
+	"github.com/twostep/twostep/actions"
+	"github.com/twostep/twostep/httpapi"
+	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/memstore"
+	"github.com/twostep/twostep/modes/actionplan"
+	"github.com/twostep/twostep/modes/react"
+	"github.com/twostep/twostep/prompts"
+	"github.com/twostep/twostep/redisstore"
+	"github.com/twostep/twostep/templates"
+	"github.com/twostep/twostep/workflow"
+)
+
+// namedModel is a model that can say which provider and model it is.
+type namedModel interface {
+	workflow.Model
+	Name() string
+}
+
+// gateway is every wired component of one process.
+type gateway struct {
+	store    workflow.Store // the redacting store everything uses
+	raw      workflow.Store // the store under it
+	model    namedModel
+	registry *actions.Registry
+	engine   *workflow.Engine
+	api      *httpapi.Server
+	metrics  *httpapi.Metrics
+	close    func() error // releases the store's connections
+}
+
+// wire builds the gateway from cfg. model, when non-nil, replaces the
+// configured provider (the demo's scripted model).
+func wire(ctx context.Context, cfg Config, log zerolog.Logger, model namedModel) (*gateway, error) {
+	g := &gateway{close: func() error { return nil }}
+	if err := g.openStore(ctx, cfg, log); err != nil {
+		return nil, err
+	}
+	if model == nil {
+		if err := g.openModel(ctx, cfg); err != nil {
+			g.close()
+			return nil, err
+		}
+	} else {
+		g.model = model
+	}
+	if err := g.build(cfg, log); err != nil {
+		g.close()
+		return nil, err
+	}
+	return g, nil
+}
+
+// openStore connects to Redis when REDIS_URL is set, else uses memory. An
+// unreachable Redis is an error naming the problem, never the URL (it may
+// hold a password).
+func (g *gateway) openStore(ctx context.Context, cfg Config, log zerolog.Logger) error {
+	l := cfg.File.Limits
+	if cfg.RedisURL == "" {
+		g.raw = memstore.New(memstore.WithTraceCap(l.TraceCap))
+		return nil
+	}
+	redis.SetLogger(redisLogger{log}) // go-redis has only a process-wide logger
+	octx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	s, err := redisstore.Open(octx, cfg.RedisURL, redisstore.Options{TraceCap: l.TraceCap, Retention: l.Retention})
+	if err != nil {
+		return fmt.Errorf("redis is configured (REDIS_URL) but unreachable: %w", err)
+	}
+	g.raw, g.close = s, s.Close
+	return nil
+}
+
+func (g *gateway) openModel(ctx context.Context, cfg Config) error {
+	m, err := llm.New(ctx, cfg.LLM())
+	if err != nil {
+		return fmt.Errorf("llm.New: %w", err)
+	}
+	g.model = m
+	return nil
+}
+
+// build wires registry, prompts, modes, engine and HTTP API over the
+// opened store and model.
+func (g *gateway) build(cfg Config, log zerolog.Logger) error {
+	l := cfg.File.Limits
+	reg, err := actions.New(cfg.Actions, g.model, actions.WithLogger(log.With().Str("component", "actions").Logger()))
+	if err != nil {
+		return fmt.Errorf("actions.New: %w", err)
+	}
+	set, err := templates.Load(cfg.File.Templates.OverrideDir)
+	if err != nil {
+		return fmt.Errorf("templates.Load: %w", err)
+	}
+	builder := prompts.NewBuilder(set, prompts.Options{HistoryBudget: l.HistoryBudget})
+	plan := actionplan.New(builder, actionplan.Options{TopK: l.ActionPlanTopK})
+	redactor := httpapi.NewRedactor(append(reg.Secrets(), cfg.Secrets()...)...)
+	g.registry, g.store, g.metrics = reg, httpapi.RedactTraces(g.raw, redactor), httpapi.NewMetrics()
+
+	g.engine, err = workflow.NewEngine(workflow.EngineConfig{
+		DefaultMaxSteps: cfg.MaxSteps, MaxStepsLimit: httpapi.MaxStepsLimit, Workers: l.Workers,
+		MaxRunningPerUser: l.MaxRunningPerUser, Logger: slogFor(log.With().Str("component", "engine").Logger()),
+		Observer: g.metrics,
+	}, g.store, g.model, reg, map[workflow.ModeName]workflow.Mode{
+		workflow.ModeReact: react.New(builder), workflow.ModeActionPlan: plan,
+	})
+	if err != nil {
+		return fmt.Errorf("workflow.NewEngine: %w", err)
+	}
+	admin, err := httpapi.NewAdmin(httpapi.AdminOptions{
+		Store: g.store, Model: g.model, Registry: reg, Prompts: builder, Redactor: redactor,
+		Users: userIDs(cfg),
+		PlanActions: func(prompt string, all []workflow.ActionSpec) []workflow.ActionSpec {
+			return actionplan.Relevant(all, prompt, plan.TopK())
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("httpapi.NewAdmin: %w", err)
+	}
+	auth, err := httpapi.NewAuthenticator(cfg.Users, cfg.Admins, cfg.InsecureDev)
+	if err != nil {
+		return err
+	}
+	g.api, err = httpapi.New(httpapi.Options{
+		Engine: g.engine, Store: g.store, Actions: reg, Auth: auth, Limits: l.HTTP,
+		Logger: log.With().Str("component", "http").Logger(), Metrics: g.metrics,
+		ModelName: g.model.Name(), Version: version(), Admin: admin.Register,
+	})
+	if err != nil {
+		return fmt.Errorf("httpapi.New: %w", err)
+	}
+	return nil
+}
+
+func userIDs(cfg Config) []string {
+	var ids []string
+	for _, c := range append(append([]httpapi.Credential(nil), cfg.Users...), cfg.Admins...) {
+		ids = append(ids, c.UserID)
+	}
+	if cfg.InsecureDev && len(ids) == 0 {
+		ids = append(ids, httpapi.DevUser)
+	}
+	return ids
+}
