@@ -37,13 +37,14 @@ type Store struct {
 
 // record is everything one workflow owns.
 type record struct {
-	userID string
-	status workflow.Status
-	state  []byte   // JSON of the workflow, Version included
-	msgs   [][]byte // JSON of each message; seq is index+1
-	docs   map[string]storedDoc
-	traces []storedTrace // oldest first, at most traceCap
-	lease  lease
+	userID  string
+	status  workflow.Status
+	version int64
+	state   []byte   // JSON of the workflow, Version included
+	msgs    [][]byte // JSON of each message; seq is index+1
+	docs    map[string]storedDoc
+	traces  []storedTrace // oldest first, at most traceCap
+	lease   lease
 }
 
 type storedDoc struct {
@@ -143,7 +144,7 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		meta.Size = int64(len(d.Content))
 		rec.docs[d.ID] = storedDoc{meta: meta, content: slices.Clone(d.Content)}
 	}
-	rec.state, rec.status = state, wf.Status
+	rec.state, rec.status, rec.version = state, wf.Status, wf.Version
 	s.wfs[wf.ID] = rec
 	return wf.Clone(), msgs, nil
 }
@@ -162,12 +163,8 @@ func (s *Store) recordForCommit(wf *workflow.Workflow, expected int64) (*record,
 	case rec.userID != wf.UserID:
 		return nil, workflow.Errorf(workflow.KindInvalid, "workflow %s cannot change its user", wf.ID)
 	}
-	var cur struct{ Version int64 }
-	if err := json.Unmarshal(rec.state, &cur); err != nil {
-		return nil, workflow.WrapKind(workflow.KindInternal, err, "stored workflow %s is corrupt", wf.ID)
-	}
-	if cur.Version != expected {
-		return nil, workflow.Errorf(workflow.KindConflict, "workflow %s is at version %d, not %d", wf.ID, cur.Version, expected)
+	if rec.version != expected {
+		return nil, workflow.Errorf(workflow.KindConflict, "workflow %s is at version %d, not %d", wf.ID, rec.version, expected)
 	}
 	return rec, nil
 }
