@@ -131,10 +131,11 @@ func BenchmarkParsePlan(b *testing.B) {
 	}
 	valid := planJSON(steps...)
 	cases := map[string]string{
-		"50 steps in a fence": "```json\n" + valid + "\n```",
-		"50 steps to repair":  strings.ReplaceAll(valid, `"`, `'`),
-		"64KiB of brackets":   strings.Repeat("[", prompts.MaxReplyBytes),
-		"64KiB of prose":      strings.Repeat("no plan here ", prompts.MaxReplyBytes/13),
+		"50 steps in a fence":          "```json\n" + valid + "\n```",
+		"10 steps to repair":           strings.ReplaceAll(planJSON(steps[:10]...), `"`, `'`),
+		"50 malformed steps, over cap": strings.ReplaceAll(valid, `"`, `'`),
+		"64KiB of brackets":            strings.Repeat("[", prompts.MaxReplyBytes),
+		"64KiB of prose":               strings.Repeat("no plan here ", prompts.MaxReplyBytes/13),
 	}
 	for name, reply := range cases {
 		b.Run(name, func(b *testing.B) {
