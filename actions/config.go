@@ -78,8 +78,8 @@ type Limits struct {
 	// MaxResponseBytes caps an HTTP reply; a larger reply is a step failure.
 	MaxResponseBytes int64 `yaml:"maxResponseBytes"`
 	// MaxDocumentBytes caps one document an action produces. Its YAML key
-	// differs from httpapi's upload limit (maxDocumentBytes) because the
-	// gateway inlines both structs into one limits section.
+	// names actions because the gateway inlines this struct next to
+	// httpapi's upload limits in one limits section.
 	MaxDocumentBytes int64 `yaml:"maxActionDocumentBytes"`
 	// MaxModelInputChars caps the document text ai.process sends to the model.
 	MaxModelInputChars int `yaml:"maxModelInputChars"`

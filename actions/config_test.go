@@ -52,7 +52,7 @@ limits:
   httpTimeout: 7s
   maxResponseBytes: 1024
   maxActionDocumentBytes: 2048
-  maxDocumentBytes: 99      # httpapi's upload limit, shares the section
+  maxUploadBytes: 99        # httpapi's upload limit, shares the section
   historyBudget: 5000       # another package's limit
 `
 
@@ -222,11 +222,11 @@ func TestLimitsInlineWithOtherSections(t *testing.T) {
 	var file struct {
 		Limits struct {
 			Actions       Limits `yaml:",inline"`
-			Upload        int64  `yaml:"maxDocumentBytes"`
+			Upload        int64  `yaml:"maxUploadBytes"`
 			HistoryBudget int    `yaml:"historyBudget"`
 		} `yaml:"limits"`
 	}
-	err := yaml.Unmarshal([]byte("limits: {httpTimeout: 3s, maxDocumentBytes: 7, maxActionDocumentBytes: 9}"), &file)
+	err := yaml.Unmarshal([]byte("limits: {httpTimeout: 3s, maxUploadBytes: 7, maxActionDocumentBytes: 9}"), &file)
 	if err != nil {
 		t.Fatalf("Unmarshal: %v", err)
 	}
