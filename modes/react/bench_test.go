@@ -25,6 +25,11 @@ func tenSteps() []string {
 // an instant scripted model on memstore. Reported as ns/step and
 // allocs/step besides the per-workflow figures.
 func BenchmarkEngineStep(b *testing.B) {
+	b.Run("memstore", func(b *testing.B) { benchSteps(b, newStore()) })
+	b.Run("redis", func(b *testing.B) { benchSteps(b, redisStores(b)(b)) })
+}
+
+func benchSteps(b *testing.B, store workflow.Store) {
 	script := tenSteps()
 	model := &enginetest.Model{Reply: func(n int, _ workflow.ModelRequest) (string, error) {
 		return script[n%len(script)], nil
@@ -33,7 +38,7 @@ func BenchmarkEngineStep(b *testing.B) {
 	cfg.PollInterval = time.Second
 	steps := &enginetest.Steps{}
 	cfg.Observer = steps
-	e := startEngine(b, cfg, newStore(), model, enginetest.NewRegistry())
+	e := startEngine(b, cfg, store, model, enginetest.NewRegistry())
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()

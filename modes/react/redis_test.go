@@ -22,7 +22,7 @@ func TestMultiInstanceOnRedis(t *testing.T) {
 
 // redisStores returns a constructor of stores on REDIS_URL, each under its
 // own key prefix deleted when its test ends.
-func redisStores(t *testing.T) func(testing.TB) workflow.Store {
+func redisStores(t testing.TB) func(testing.TB) workflow.Store {
 	t.Helper()
 	url := os.Getenv("REDIS_URL")
 	if url == "" {
