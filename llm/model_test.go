@@ -230,8 +230,13 @@ func TestGenerateTimeout(t *testing.T) {
 	if errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("err = %v: a per-attempt timeout must not look like the caller's deadline", err)
 	}
-	if hits := srv.hits.Load(); hits != 3 {
-		t.Errorf("server hits = %d, want 3 attempts", hits)
+	// Three attempts, each cut by the timeout. Under load an attempt can time
+	// out before its request reaches the handler, so the server may see fewer.
+	if n := len(log.all()); n != 2 {
+		t.Errorf("retries = %d, want 2 (3 attempts)", n)
+	}
+	if hits := srv.hits.Load(); hits > 3 {
+		t.Errorf("server hits = %d, want at most 3 attempts", hits)
 	}
 }
 
