@@ -1,0 +1,131 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/twostep/twostep/memstore"
+	"github.com/twostep/twostep/workflow"
+)
+
+func TestRedactorString(t *testing.T) {
+	t.Parallel()
+	r := NewRedactor("sk-live-123456", "sk-live-123456-extended", `pa"ss<word>&1`, "short", "", "  padded-secret  ")
+	tests := []struct {
+		name, in, want string
+	}{
+		{"plain", "key=sk-live-123456.", "key=[REDACTED]."},
+		{"longest first", "sk-live-123456-extended", "[REDACTED]"},
+		{"twice", "sk-live-123456 sk-live-123456", "[REDACTED] [REDACTED]"},
+		{"json quoted", `{"k":"pa\"ss<word>&1"}`, `{"k":"[REDACTED]"}`},
+		{"json html escaped", `{"k":"pa\"ss\u003cword\u003e\u00261"}`, `{"k":"[REDACTED]"}`},
+		{"raw with quote", `pa"ss<word>&1`, `[REDACTED]`},
+		{"trimmed secret", "x padded-secret y", "x [REDACTED] y"},
+		{"too short to redact", "a short text", "a short text"},
+		{"nothing secret", "hello", "hello"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := r.String(tc.in); got != tc.want {
+				t.Errorf("String(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+	t.Run("nil redacts nothing", func(t *testing.T) {
+		var nilR *Redactor
+		if got := nilR.String("sk-live-123456"); got != "sk-live-123456" {
+			t.Errorf("nil Redactor changed the text: %q", got)
+		}
+		if got := NewRedactor().String("sk-live-123456"); got != "sk-live-123456" {
+			t.Errorf("empty Redactor changed the text: %q", got)
+		}
+	})
+}
+
+func TestRedactorTraceKeepsJSONValid(t *testing.T) {
+	t.Parallel()
+	secret := `tok<"&>-0123456789`
+	quoted, _ := json.Marshal(secret)
+	in := workflow.Trace{
+		ID: "tr_1", Prompt: []workflow.PromptMessage{{Role: "user", Content: "use " + secret}},
+		Response: `{"a":` + string(quoted) + `}`, Parsed: json.RawMessage(`{"a":` + string(quoted) + `}`),
+		Error: "bad " + secret, Model: "m",
+	}
+	got := NewRedactor(secret).Trace(in)
+	want := workflow.Trace{
+		ID: "tr_1", Prompt: []workflow.PromptMessage{{Role: "user", Content: "use [REDACTED]"}},
+		Response: `{"a":"[REDACTED]"}`, Parsed: json.RawMessage(`{"a":"[REDACTED]"}`), Error: "bad [REDACTED]", Model: "m",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Trace (-want +got):\n%s", diff)
+	}
+	if !json.Valid(got.Parsed) {
+		t.Errorf("redacted Parsed is not JSON: %s", got.Parsed)
+	}
+	if in.Prompt[0].Content != "use "+secret {
+		t.Errorf("Trace changed its argument's prompt")
+	}
+}
+
+// TestRedactTracesDecorator: the decorated store keeps redacted traces and
+// passes everything else through, cap included.
+func TestRedactTracesDecorator(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	raw := memstore.New(memstore.WithTraceCap(2))
+	store := RedactTraces(raw, NewRedactor("secret-value-42"))
+	wf := &workflow.Workflow{
+		ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "alice", Mode: workflow.ModeReact,
+		Status: workflow.StatusCompleted, MaxSteps: 3, CreatedAt: time.Now(), UpdatedAt: time.Now(),
+	}
+	if _, _, err := store.Commit(ctx, workflow.Commit{Workflow: wf}); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i := range 3 {
+		tr := workflow.Trace{
+			ID: workflow.NewID(workflow.PrefixTrace), WorkflowID: wf.ID, Stage: workflow.StageOne, Attempt: i + 1,
+			Prompt: []workflow.PromptMessage{{Role: "user", Content: "secret-value-42"}}, Response: "secret-value-42!",
+		}
+		ids = append(ids, tr.ID)
+		if err := store.AppendTrace(ctx, tr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept, err := raw.Traces(ctx, wf.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kept) != 2 || kept[0].ID != ids[1] {
+		t.Fatalf("kept %d traces starting %v, want the newest 2 (the wrapped store's cap)", len(kept), kept)
+	}
+	for _, tr := range kept {
+		if tr.Prompt[0].Content != Redacted || tr.Response != Redacted+"!" {
+			t.Errorf("stored trace not redacted: %+v", tr)
+		}
+	}
+	if _, err := store.GetWorkflow(ctx, wf.ID); err != nil {
+		t.Errorf("GetWorkflow through the decorator: %v", err)
+	}
+}
+
+func BenchmarkRedactorTrace(b *testing.B) {
+	secrets := make([]string, 20)
+	for i := range secrets {
+		secrets[i] = "secret-" + strings.Repeat("x", i) + "-value"
+	}
+	r := NewRedactor(secrets...)
+	prompt := strings.Repeat("a typical prompt line with no secret in it at all\n", 400) // ~20 kB
+	tr := workflow.Trace{Prompt: []workflow.PromptMessage{{Role: "system", Content: prompt}, {Role: "user", Content: prompt}},
+		Response: `{"action":"document.generate"}`, Parsed: json.RawMessage(`{"action":"document.generate"}`)}
+	b.SetBytes(int64(2 * len(prompt)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Trace(tr)
+	}
+}

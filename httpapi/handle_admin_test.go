@@ -1,0 +1,268 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/twostep/twostep/memstore"
+	"github.com/twostep/twostep/prompts"
+	"github.com/twostep/twostep/templates"
+	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/enginetest"
+)
+
+// adminFixture is a test server whose admin routes read a memstore seeded
+// directly, with the fake registry and a model that must not be called
+// unless a test scripts it.
+type adminFixture struct {
+	env     *testEnv
+	store   workflow.Store
+	builder *prompts.Builder
+	reg     *enginetest.Registry
+	model   *enginetest.Model
+}
+
+func newAdminFixture(t *testing.T, store workflow.Store) *adminFixture {
+	t.Helper()
+	set, err := templates.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &adminFixture{store: store, builder: prompts.NewBuilder(set, prompts.Options{}), reg: enginetest.NewRegistry(),
+		model: enginetest.Script()}
+	admin, err := NewAdmin(AdminOptions{Store: store, Model: f.model, Registry: f.reg, Prompts: f.builder,
+		Users: []string{"alice", "bob", "alice", ""}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.env = newTestEnv(t, func(o *Options) { o.Admin = admin.Register })
+	return f
+}
+
+// seed commits a workflow of user created at the given minute with a user
+// message, and returns it.
+func seed(t *testing.T, s workflow.Store, user string, minute int, cp *workflow.Checkpoint) *workflow.Workflow {
+	t.Helper()
+	at := time.Date(2026, 11, 22, 12, minute, 0, 0, time.UTC)
+	wf := &workflow.Workflow{
+		ID: workflow.NewID(workflow.PrefixWorkflow), UserID: user, Mode: workflow.ModeReact, Status: workflow.StatusStopped,
+		StopReason: workflow.StopStopped, Round: 1, Step: 1, MaxSteps: 5, CreatedAt: at, UpdatedAt: at, Checkpoint: cp,
+	}
+	msg := workflow.Message{ID: workflow.NewID(workflow.PrefixMessage), Round: 1, Role: workflow.RoleUser,
+		Text: "prompt of " + user, CreatedAt: at}
+	stored, _, err := s.Commit(context.Background(), workflow.Commit{Workflow: wf, Messages: []workflow.Message{msg}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stored
+}
+
+func TestNewAdminReportsEveryMissingDependency(t *testing.T) {
+	t.Parallel()
+	_, err := NewAdmin(AdminOptions{})
+	if workflow.KindOf(err) != workflow.KindInvalid {
+		t.Fatalf("kind %v, want invalid", workflow.KindOf(err))
+	}
+	for _, want := range []string{"Store", "Model", "Registry", "Prompts"} {
+		if !strings.Contains(err.Error(), want+" is required") {
+			t.Errorf("error %q does not name %s", err, want)
+		}
+	}
+}
+
+func TestAdminListWorkflows(t *testing.T) {
+	t.Parallel()
+	store := memstore.New()
+	f := newAdminFixture(t, store)
+	a1 := seed(t, store, "alice", 1, nil)
+	b2 := seed(t, store, "bob", 2, nil)
+	a3 := seed(t, store, "alice", 3, nil)
+	c4 := seed(t, store, "carol", 4, nil) // not a configured user: only listed with ?userId=
+	ids := func(path string) ([]string, string) {
+		rec := f.env.do(t, "GET", path, adminToken, nil)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body)
+		}
+		var l AdminWorkflowList
+		if err := json.Unmarshal(rec.Body.Bytes(), &l); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, w := range l.Workflows {
+			out = append(out, w.ID)
+		}
+		return out, l.NextCursor
+	}
+	tests := []struct {
+		name, path string
+		want       []string
+		cursor     bool
+	}{
+		{"every configured user, newest first", "/admin/v1/workflows", []string{a3.ID, b2.ID, a1.ID}, false},
+		{"limit across users", "/admin/v1/workflows?limit=2", []string{a3.ID, b2.ID}, false},
+		{"one user, paged", "/admin/v1/workflows?userId=alice&limit=1", []string{a3.ID}, true},
+		{"an unconfigured user by id", "/admin/v1/workflows?userId=carol", []string{c4.ID}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, next := ids(tc.path)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("ids (-want +got):\n%s", diff)
+			}
+			if (next != "") != tc.cursor {
+				t.Errorf("nextCursor %q, want one: %v", next, tc.cursor)
+			}
+		})
+	}
+	_, next := ids("/admin/v1/workflows?userId=alice&limit=1")
+	if got, _ := ids("/admin/v1/workflows?userId=alice&limit=1&cursor=" + next); len(got) != 1 || got[0] != a1.ID {
+		t.Errorf("page 2 = %v, want [%s]", got, a1.ID)
+	}
+}
+
+// failingStore fails listings with an internal error.
+type failingStore struct{ workflow.Store }
+
+func (failingStore) ListWorkflows(context.Context, string, workflow.Page) ([]*workflow.Workflow, string, error) {
+	return nil, "", errors.New("redis: connection pool exhausted at 10.0.0.7")
+}
+
+func TestAdminErrors(t *testing.T) {
+	t.Parallel()
+	f := newAdminFixture(t, failingStore{memstore.New()})
+	tests := []struct {
+		name, method, path string
+		body               any
+		status             int
+		detail             string
+	}{
+		{"store failure is a generic 500", "GET", "/admin/v1/workflows", nil, 500, "internal error"},
+		{"malformed workflow id", "GET", "/admin/v1/workflows/nope", nil, 404, "not found"},
+		{"unknown workflow", "GET", "/admin/v1/workflows/wf_01ARZ3NDEKTSV4RRFFQ69G5FAV/traces", nil, 404, "not found"},
+		{"malformed trace id", "GET", "/admin/v1/traces/../x", nil, 404, ""},
+		{"unknown trace", "POST", "/admin/v1/traces/tr_01ARZ3NDEKTSV4RRFFQ69G5FAV/replay", nil, 404, "not found"},
+		{"render without stage", "POST", "/admin/v1/workflows/wf_01ARZ3NDEKTSV4RRFFQ69G5FAV/render", map[string]any{}, 422, "stage"},
+		{"replay with an empty message", "POST", "/admin/v1/traces/tr_01ARZ3NDEKTSV4RRFFQ69G5FAV/replay",
+			map[string]any{"prompt": []map[string]string{{"role": "user", "content": ""}}}, 422, "content"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := f.env.do(t, tc.method, tc.path, adminToken, tc.body)
+			if rec.Code != tc.status || !strings.Contains(rec.Body.String(), tc.detail) {
+				t.Errorf("%d %s; want %d mentioning %q", rec.Code, rec.Body, tc.status, tc.detail)
+			}
+			if strings.Contains(rec.Body.String(), "10.0.0.7") {
+				t.Errorf("internal detail leaked: %s", rec.Body)
+			}
+		})
+	}
+}
+
+// TestAdminRenderFromState renders each stage from seeded state and checks
+// it against the builder called as the react mode calls it.
+func TestAdminRenderFromState(t *testing.T) {
+	t.Parallel()
+	store := memstore.New()
+	f := newAdminFixture(t, store)
+	sel := workflow.Selection{Action: enginetest.Echo, ActionObjective: "echo it", ParametersContext: "say hi",
+		ParametersSchema: workflow.ParametersSchema{Fields: []workflow.FieldSpec{{Name: "text", Type: "string", Required: true}}}}
+	atSelect := seed(t, store, "alice", 1, &workflow.Checkpoint{Phase: workflow.PhaseSelect})
+	atParams := seed(t, store, "alice", 2, &workflow.Checkpoint{Phase: workflow.PhaseParameterize, Selection: &sel})
+	msgs, _ := store.Messages(context.Background(), atSelect.ID, 0, 0)
+	want1, err := f.builder.Stage1(prompts.Stage1Input{Workflow: atSelect, Messages: msgs, Actions: f.reg.Actions(),
+		Connections: f.reg.Connections("alice")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := f.reg.Action(enginetest.Echo)
+	want2, err := f.builder.Stage2(prompts.Stage2Input{Selection: sel, Action: spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		id   string
+		body map[string]any
+		want []workflow.PromptMessage
+	}{
+		{"stage1", atSelect.ID, map[string]any{"stage": "stage1"}, want1.Messages},
+		{"stage2 from the checkpoint", atParams.ID, map[string]any{"stage": "stage2"}, want2.Messages},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := f.env.do(t, "POST", "/admin/v1/workflows/"+tc.id+"/render", adminToken, tc.body)
+			var got RenderResult
+			if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &got) != nil {
+				t.Fatalf("%d %s", rec.Code, rec.Body)
+			}
+			if diff := cmp.Diff(tc.want, got.Prompt); diff != "" {
+				t.Errorf("prompt (-builder +render):\n%s", diff)
+			}
+		})
+	}
+	t.Run("feedback renders the retry", func(t *testing.T) {
+		rec := f.env.do(t, "POST", "/admin/v1/workflows/"+atSelect.ID+"/render", adminToken,
+			map[string]any{"stage": "stage1", "feedback": []string{"action is missing"}})
+		var got RenderResult
+		_ = json.Unmarshal(rec.Body.Bytes(), &got)
+		if got.Placeholders["VALIDATION_FEEDBACK"] != prompts.Feedback([]string{"action is missing"}) {
+			t.Errorf("VALIDATION_FEEDBACK = %q", got.Placeholders["VALIDATION_FEEDBACK"])
+		}
+	})
+	if n := len(f.model.Calls()); n != 0 {
+		t.Errorf("render called the model %d times", n)
+	}
+}
+
+// TestAdminPage: the viewer's files load without a token, with a strict
+// CSP; anything else under /admin still needs an admin token, and the page
+// stays out of the OpenAPI document.
+func TestAdminPage(t *testing.T) {
+	t.Parallel()
+	f := newAdminFixture(t, memstore.New())
+	tests := []struct {
+		method, path string
+		status       int
+		ctype        string
+	}{
+		{"GET", "/admin/", 200, "text/html; charset=utf-8"},
+		{"GET", "/admin/app.js", 200, "text/javascript; charset=utf-8"},
+		{"GET", "/admin/app.css", 200, "text/css; charset=utf-8"},
+		{"GET", "/admin", 301, ""},
+		{"POST", "/admin/", 401, ""},
+		{"GET", "/admin/other.js", 401, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			rec := f.env.do(t, tc.method, tc.path, "", nil)
+			if rec.Code != tc.status {
+				t.Fatalf("status %d, want %d: %s", rec.Code, tc.status, rec.Body)
+			}
+			if tc.ctype != "" {
+				if got := rec.Header().Get("Content-Type"); got != tc.ctype {
+					t.Errorf("Content-Type %q, want %q", got, tc.ctype)
+				}
+				if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
+					t.Errorf("CSP %q", csp)
+				}
+			}
+		})
+	}
+	js := f.env.do(t, "GET", "/admin/app.js", "", nil).Body.String()
+	for _, banned := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("} {
+		if strings.Contains(js, banned) {
+			t.Errorf("app.js uses %s", banned)
+		}
+	}
+	spec := f.env.do(t, "GET", "/openapi.json", "", nil).Body.String()
+	if !strings.Contains(spec, "/admin/v1/workflows/{id}/render") || strings.Contains(spec, `"/admin/"`) {
+		t.Errorf("OpenAPI should list the admin API but not the page")
+	}
+}
