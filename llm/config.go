@@ -65,6 +65,9 @@ type Config struct {
 	// required with OpenAIBaseURL, whose server decides the model names.
 	Model string
 
+	// Provider endpoints and keys (OPENAI_BASE_URL, OPENAI_API_KEY,
+	// ANTHROPIC_API_KEY, GOOGLE_API_KEY, OLLAMA_BASE_URL). Keys are secrets:
+	// the adapter redacts them from every error and log line.
 	OpenAIBaseURL, OpenAIAPIKey, AnthropicAPIKey, GoogleAPIKey, OllamaBaseURL string
 
 	Timeout     time.Duration // per attempt; 0 → 120s

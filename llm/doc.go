@@ -5,9 +5,10 @@
 //
 // Model guarantees, for every provider:
 //   - each attempt is bounded by Config.Timeout; 429, 5xx, timeouts and
-//     transport failures are retried with exponential backoff and full jitter,
-//     honouring Retry-After, up to Config.MaxAttempts attempts; other 4xx are
-//     never retried;
+//     transport failures are retried with exponential backoff and jitter
+//     (each wait uniform in [step/2, step], step = RetryBaseDelay·2^(n-1)
+//     capped at MaxRetryDelay), honouring Retry-After, up to
+//     Config.MaxAttempts attempts; other 4xx are never retried;
 //   - failures are *workflow.Error values: KindUnavailable when the provider
 //     could not answer ("try later"), KindInvalid when it refused the request;
 //   - the caller's context cancellation is returned as-is (errors.Is holds for

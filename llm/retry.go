@@ -51,7 +51,7 @@ func (m *Model) classify(attemptCtx context.Context, obs *observation, err error
 }
 
 // backoff is the wait before retry number attempt (1 for the first retry):
-// full jitter over base·2^(attempt-1), capped at max. A Retry-After from the
+// uniform in [step/2, step] where step is base·2^(attempt-1) capped at max. A Retry-After from the
 // provider replaces the computed delay. ok is false when Retry-After asks for
 // more than max: waiting that long would hold a round hostage, so the call
 // fails as unavailable instead.
@@ -63,8 +63,8 @@ func backoff(attempt int, base, maxDelay, retryAfter time.Duration, rnd func(n i
 	if ceil <= 0 || ceil > maxDelay {
 		ceil = maxDelay
 	}
-	// Full jitter, but never less than half the step, so a retry storm still
-	// spreads out and the schedule stays recognisably exponential.
+	// Jitter over the upper half of the step: a retry storm still spreads
+	// out, and the schedule stays recognisably exponential.
 	half := ceil / 2
 	return half + time.Duration(rnd(int64(ceil-half)+1)), true
 }
