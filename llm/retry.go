@@ -51,10 +51,10 @@ func (m *Model) classify(attemptCtx context.Context, obs *observation, err error
 }
 
 // backoff is the wait before retry number attempt (1 for the first retry):
-// uniform in [step/2, step] where step is base·2^(attempt-1) capped at max. A Retry-After from the
-// provider replaces the computed delay. ok is false when Retry-After asks for
-// more than max: waiting that long would hold a round hostage, so the call
-// fails as unavailable instead.
+// uniform in [step/2, step], where step is base·2^(attempt-1) capped at
+// maxDelay. A Retry-After from the provider replaces the computed delay. ok
+// is false when Retry-After asks for more than maxDelay: waiting that long
+// would hold a round hostage, so the call fails as unavailable instead.
 func backoff(attempt int, base, maxDelay, retryAfter time.Duration, rnd func(n int64) int64) (d time.Duration, ok bool) {
 	if retryAfter > 0 {
 		return retryAfter, retryAfter <= maxDelay
