@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -67,11 +68,17 @@ func TestNewNamesAndDefaults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			m, err := New(context.Background(), tt.cfg)
+			cfg := tt.cfg
+			rt := &handlerTransport{h: http.NotFoundHandler()}
+			cfg.HTTPClient = &http.Client{Transport: rt}
+			m, err := New(context.Background(), cfg)
 			if err != nil {
 				t.Fatalf("New: %v", err)
 			}
 			defer m.Close()
+			if len(rt.seen) != 0 {
+				t.Errorf("New sent %d requests, want none", len(rt.seen))
+			}
 			if got := m.Name(); got != tt.name {
 				t.Errorf("Name = %q, want %q", got, tt.name)
 			}
