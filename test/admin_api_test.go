@@ -189,3 +189,30 @@ func snapshot(t *testing.T, env *adminEnv, id string) state {
 	}
 	return s
 }
+
+// TestAdminRenderPlanMatchesTrace: an action-plan workflow stopped during
+// its planning call renders the plan prompt the engine sent, with the same
+// top-K methods.
+func TestAdminRenderPlanMatchesTrace(t *testing.T) {
+	t.Parallel()
+	env := newAdminEnv(t)
+	env.script.blockWhenEmpty(workflow.StagePlan)
+	var wf httpapi.WorkflowView
+	env.must(t, http.StatusCreated, "POST", "/api/v1/workflows", adminAliceToken,
+		map[string]any{"prompt": "Extract the text of the invoice document", "mode": "actionplan"}, &wf)
+	env.waitCalls(t, 1)
+	env.stop(t, wf.ID)
+	traces := env.traces(t, wf.ID, 1)
+	if traces[0].Stage != workflow.StagePlan {
+		t.Fatalf("first trace is %s, want plan", traces[0].Stage)
+	}
+	var got httpapi.RenderResult
+	env.must(t, http.StatusOK, "POST", "/admin/v1/workflows/"+wf.ID+"/render", adminRootToken,
+		map[string]any{"stage": "plan"}, &got)
+	if diff := cmp.Diff(traces[0].Prompt, got.Prompt); diff != "" {
+		t.Errorf("plan render differs from the plan trace (-trace +render):\n%s", diff)
+	}
+	if !strings.Contains(got.Placeholders["AVAILABLE_METHODS"], "document.extract") {
+		t.Errorf("AVAILABLE_METHODS lacks the most relevant action:\n%s", got.Placeholders["AVAILABLE_METHODS"])
+	}
+}
