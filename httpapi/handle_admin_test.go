@@ -216,6 +216,25 @@ func TestAdminRenderFromState(t *testing.T) {
 			t.Errorf("VALIDATION_FEEDBACK = %q", got.Placeholders["VALIDATION_FEEDBACK"])
 		}
 	})
+	t.Run("stage2 from the last action message when no trace is kept", func(t *testing.T) {
+		wf := seed(t, store, "alice", 5, nil)
+		act := workflow.Message{ID: workflow.NewID(workflow.PrefixMessage), Round: 1, Step: 1, Role: workflow.RoleAction,
+			Action: enginetest.Echo, ActionObjective: "echo again", Status: workflow.MessageSuccess, Learnings: []string{"l1"}}
+		next := wf.Clone()
+		if _, _, err := store.Commit(context.Background(), workflow.Commit{Workflow: next, ExpectedVersion: wf.Version,
+			Messages: []workflow.Message{act}}); err != nil {
+			t.Fatal(err)
+		}
+		rec := f.env.do(t, "POST", "/admin/v1/workflows/"+wf.ID+"/render", adminToken, map[string]any{"stage": "stage2"})
+		var got RenderResult
+		if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &got) != nil {
+			t.Fatalf("%d %s", rec.Code, rec.Body)
+		}
+		if !strings.HasPrefix(got.Source, "message "+act.ID) || !strings.Contains(got.Source, "partial") ||
+			got.Placeholders["ACTION_OBJECTIVE"] != "echo again" {
+			t.Errorf("source %q, ACTION_OBJECTIVE %q", got.Source, got.Placeholders["ACTION_OBJECTIVE"])
+		}
+	})
 	if n := len(f.model.Calls()); n != 0 {
 		t.Errorf("render called the model %d times", n)
 	}
