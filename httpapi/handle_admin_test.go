@@ -48,7 +48,7 @@ func newAdminFixture(t *testing.T, store workflow.Store) *adminFixture {
 
 // seed commits a workflow of user created at the given minute with a user
 // message, and returns it.
-func seed(t *testing.T, s workflow.Store, user string, minute int, cp *workflow.Checkpoint) *workflow.Workflow {
+func seed(t testing.TB, s workflow.Store, user string, minute int, cp *workflow.Checkpoint) *workflow.Workflow {
 	t.Helper()
 	at := time.Date(2026, 11, 22, 12, minute, 0, 0, time.UTC)
 	wf := &workflow.Workflow{
