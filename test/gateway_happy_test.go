@@ -1,0 +1,192 @@
+package test
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+type sseEvent struct{ id, event, data string }
+
+// readEvents reads the workflow's event stream until the server ends it.
+func (g *gateway) readEvents(t *testing.T, token, id, lastEventID string) []sseEvent {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", g.url+"/api/v1/workflows/"+id+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	if lastEventID != "" {
+		req.Header.Set("Last-Event-ID", lastEventID)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("events: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	var out []sseEvent
+	var cur sseEvent
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 4<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if cur.event != "" {
+				out = append(out, cur)
+			}
+			cur = sseEvent{}
+		case strings.HasPrefix(line, "id: "):
+			cur.id = line[4:]
+		case strings.HasPrefix(line, "event: "):
+			cur.event = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			cur.data = line[6:]
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("reading events: %v", err)
+	}
+	return out
+}
+
+// TestHappyPath drives one workflow over HTTP: create with a document, the
+// event stream, messages, document download, then a second round.
+func TestHappyPath(t *testing.T) {
+	t.Parallel()
+	model := newFakeLLM(t)
+	g := startGateway(t, model)
+	notes := "Quarterly notes: revenue up 12%.\nRisk: supplier delay.\n"
+
+	var wf wfView
+	g.expect(t, http.StatusCreated, "POST", "/api/v1/workflows", gwAlice, map[string]any{
+		"prompt": "happy1 summarise the notes", "maxSteps": 5,
+		"documents": []map[string]string{{"name": "notes.txt", "mimeType": "text/plain", "content": base64.StdEncoding.EncodeToString([]byte(notes))}},
+	}, &wf)
+	if wf.Status != "running" || wf.Round != 1 || wf.UserID != "alice" || wf.MaxSteps != 5 {
+		t.Fatalf("created workflow = %+v", wf)
+	}
+
+	events := g.readEvents(t, gwAlice, wf.ID, "")
+	var roles []string
+	var lastStatus wfView
+	for _, e := range events {
+		switch e.event {
+		case "message":
+			var m msgView
+			if err := json.Unmarshal([]byte(e.data), &m); err != nil {
+				t.Fatal(err)
+			}
+			if e.id != itoa(m.Seq) {
+				t.Errorf("message event id %q, seq %d", e.id, m.Seq)
+			}
+			roles = append(roles, m.Role+":"+m.Action)
+		case "status":
+			lastStatus = wfView{}
+			if err := json.Unmarshal([]byte(e.data), &lastStatus); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if got := strings.Join(roles, ","); got != "user:,action:document.extract,assistant:" {
+		t.Errorf("event messages = %s", got)
+	}
+	if lastStatus.Status != "completed" || lastStatus.StopReason != "completed" {
+		t.Errorf("last status event = %+v", lastStatus)
+	}
+	if replay := g.readEvents(t, gwAlice, wf.ID, "2"); len(replay) != 2 || replay[0].id != "3" || replay[1].event != "status" {
+		t.Errorf("replay after Last-Event-ID 2 = %+v, want message 3 then status", replay)
+	}
+
+	msgs := g.messages(t, gwAlice, wf.ID)
+	if len(msgs) != 3 {
+		t.Fatalf("messages = %+v", msgs)
+	}
+	user, action, final := msgs[0], msgs[1], msgs[2]
+	if user.Role != "user" || user.DocumentsLabel != "round1_user_context" || len(user.Documents) != 1 {
+		t.Errorf("user message = %+v", user)
+	}
+	if action.Status != "success" || action.Summary == "" || len(action.Documents) != 1 {
+		t.Errorf("action message = %+v", action)
+	}
+	if final.Role != "assistant" || final.Text != "final answer for happy1" {
+		t.Errorf("assistant message = %+v", final)
+	}
+	status, hdr, body := g.send(t, "GET", "/api/v1/workflows/"+wf.ID+"/documents/"+user.Documents[0].ID, gwAlice, nil)
+	if status != 200 || string(body) != notes || !strings.HasPrefix(hdr.Get("Content-Type"), "text/plain") {
+		t.Errorf("download: %d %q %q", status, hdr.Get("Content-Type"), body)
+	}
+	_, _, extracted := g.send(t, "GET", "/api/v1/workflows/"+wf.ID+"/documents/"+action.Documents[0].ID, gwAlice, nil)
+	if !strings.Contains(string(extracted), "revenue up 12%") {
+		t.Errorf("extracted document = %q", extracted)
+	}
+
+	var w2 wfView
+	g.expect(t, http.StatusAccepted, "POST", "/api/v1/workflows/"+wf.ID+"/rounds", gwAlice,
+		map[string]any{"prompt": "happy2 now write a note"}, &w2)
+	if w2.Round != 2 || w2.Status != "running" {
+		t.Errorf("second round = %+v", w2)
+	}
+	done := g.waitDone(t, gwAlice, wf.ID)
+	if done.Status != "completed" || done.Round != 2 {
+		t.Errorf("after round 2: %+v", done)
+	}
+	msgs = g.messages(t, gwAlice, wf.ID)
+	if len(msgs) != 6 || msgs[3].Round != 2 || msgs[4].Action != "document.extract" || msgs[5].Text != "final answer for happy2" {
+		t.Errorf("round 2 messages = %+v", msgs[3:])
+	}
+	var after struct {
+		Messages []msgView `json:"messages"`
+	}
+	g.expect(t, 200, "GET", "/api/v1/workflows/"+wf.ID+"/messages?after=4", gwAlice, nil, &after)
+	if len(after.Messages) != 2 || after.Messages[0].Seq != 5 {
+		t.Errorf("?after=4 = %+v", after.Messages)
+	}
+	if _, bad := model.stats(); bad != 0 {
+		t.Errorf("%d model calls without the configured API key", bad)
+	}
+	_, _, metrics := g.send(t, "GET", "/metrics", "", nil)
+	for _, want := range []string{`twostep_rounds_total{outcome="completed"} 2`, `twostep_model_calls_total{outcome="ok",stage="stage1"}`} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	g.expect(t, http.StatusNoContent, "DELETE", "/api/v1/workflows/"+wf.ID, gwAlice, nil, nil)
+	g.expect(t, http.StatusNotFound, "GET", "/api/v1/workflows/"+wf.ID, gwAlice, nil, nil)
+}
+
+// TestStopConflictResume blocks the model mid-round: a new round is 409,
+// stop cancels the in-flight call, resume finishes the round.
+func TestStopConflictResume(t *testing.T) {
+	t.Parallel()
+	model := newFakeLLM(t)
+	g := startGateway(t, model)
+	model.blockNext("blocker1")
+	var wf wfView
+	g.expect(t, http.StatusCreated, "POST", "/api/v1/workflows", gwAlice, map[string]any{"prompt": "blocker1 do it"}, &wf)
+	model.waitBlocked(t, 1)
+	g.expect(t, http.StatusConflict, "POST", "/api/v1/workflows/"+wf.ID+"/rounds", gwAlice, map[string]any{"prompt": "again"}, nil)
+	var stopped wfView
+	g.expect(t, http.StatusOK, "POST", "/api/v1/workflows/"+wf.ID+"/stop", gwAlice, nil, &stopped)
+	if stopped.Status != "stopped" || stopped.StopReason != "stopped" {
+		t.Errorf("stop answered %+v", stopped)
+	}
+	model.waitCancelled(t, 1) // stop cancels the in-flight model call
+	g.expect(t, http.StatusConflict, "POST", "/api/v1/workflows/"+wf.ID+"/stop", gwAlice, nil, nil)
+	g.expect(t, http.StatusAccepted, "POST", "/api/v1/workflows/"+wf.ID+"/resume", gwAlice, nil, nil)
+	if done := g.waitDone(t, gwAlice, wf.ID); done.Status != "completed" {
+		t.Errorf("after resume: %+v", done)
+	}
+}
+
+func itoa(n int64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}

@@ -1,0 +1,293 @@
+package test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// gatewayBin is the gateway binary built once by TestMain.
+var gatewayBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "twostep-gateway-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	gatewayBin = filepath.Join(dir, "gateway")
+	build := exec.Command("go", "build", "-o", gatewayBin, "github.com/twostep/twostep/cmd/gateway")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building the gateway:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// Tokens of the end-to-end users.
+const (
+	gwAlice = "e2e-alice-token-0123456789"
+	gwBob   = "e2e-bob-token-0123456789"
+	gwAdmin = "e2e-admin-token-0123456789"
+	// gwAPIKey is the OpenAI key marker: it must reach the model server and
+	// appear nowhere else.
+	gwAPIKey = "sk-e2e-MARKER-d41d8cd9"
+)
+
+// gateway is a running gateway process.
+type gateway struct {
+	url    string
+	cmd    *exec.Cmd
+	stderr *lockedBuffer
+	done   chan error
+}
+
+// startGateway runs the binary on a free loopback port with env (on top of
+// the tokens and the model server) and waits until /healthz answers. The
+// process is stopped with SIGTERM at cleanup, which must exit 0 within 5 s.
+func startGateway(t *testing.T, model *fakeLLM, env ...string) *gateway {
+	t.Helper()
+	g := launch(t, model, env...)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp, err := http.Get(g.url + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		select {
+		case err := <-g.done:
+			t.Fatalf("gateway exited early: %v\n%s", err, g.stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gateway did not become healthy:\n%s", g.stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Cleanup(func() {
+		if err := g.stop(); err != nil {
+			t.Errorf("gateway shutdown: %v\n%s", err, g.stderr)
+		}
+		if strings.Contains(g.stderr.String(), gwAPIKey) {
+			t.Errorf("the API key reached the gateway log")
+		}
+		for _, tok := range []string{gwAlice, gwBob, gwAdmin} {
+			if strings.Contains(g.stderr.String(), tok) {
+				t.Errorf("a token reached the gateway log")
+			}
+		}
+	})
+	return g
+}
+
+// launch starts the process without waiting for it to be healthy.
+func launch(t *testing.T, model *fakeLLM, env ...string) *gateway {
+	t.Helper()
+	addr := freeAddr(t)
+	base := []string{
+		"PATH=" + os.Getenv("PATH"), "GATEWAY_ADDR=" + addr,
+		"GATEWAY_TOKENS=alice:" + gwAlice + ",bob:" + gwBob, "GATEWAY_ADMIN_TOKENS=root:" + gwAdmin,
+		"LLM_PROVIDER=openai", "OPENAI_API_KEY=" + gwAPIKey, "LLM_MODEL=fake-model", "LOG_LEVEL=info",
+	}
+	if model != nil {
+		base = append(base, "OPENAI_BASE_URL="+model.URL()+"/v1")
+	} else {
+		base = append(base, "OPENAI_BASE_URL=http://127.0.0.1:9/v1")
+	}
+	g := &gateway{url: "http://" + addr, stderr: &lockedBuffer{}, done: make(chan error, 1)}
+	g.cmd = exec.Command(gatewayBin)
+	g.cmd.Env = append(base, env...)
+	g.cmd.Stdout = io.Discard
+	g.cmd.Stderr = g.stderr
+	if err := g.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { g.done <- g.cmd.Wait() }()
+	return g
+}
+
+// stop sends SIGTERM and requires a clean exit within 5 s.
+func (g *gateway) stop() error {
+	if err := g.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return err
+	}
+	select {
+	case err := <-g.done:
+		return err
+	case <-time.After(5 * time.Second):
+		_ = g.cmd.Process.Kill()
+		<-g.done
+		return fmt.Errorf("still running 5 s after SIGTERM")
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// lockedBuffer lets the test read the process's stderr while it runs.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// send performs a request and returns status, headers and body.
+func (g *gateway) send(t *testing.T, method, path, token string, body any, hdr ...string) (int, http.Header, []byte) {
+	t.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		r = strings.NewReader(b)
+	case []byte:
+		r = bytes.NewReader(b)
+	default:
+		data, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = bytes.NewReader(data)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, g.url+path, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, data
+}
+
+// expect sends a request that must answer want and decodes the JSON reply
+// into out (when non-nil).
+func (g *gateway) expect(t *testing.T, want int, method, path, token string, body, out any) {
+	t.Helper()
+	status, _, data := g.send(t, method, path, token, body)
+	if status != want {
+		t.Fatalf("%s %s = %d, want %d: %s", method, path, status, want, data)
+	}
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			t.Fatalf("%s %s: decoding %s: %v", method, path, data, err)
+		}
+	}
+}
+
+// waitDone polls the workflow until it is no longer running.
+func (g *gateway) waitDone(t *testing.T, token, id string) wfView {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var w wfView
+		g.expect(t, 200, "GET", "/api/v1/workflows/"+id, token, nil, &w)
+		if w.Status != "running" {
+			return w
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("workflow %s still running: %+v", id, w)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// wfView, msgView and docView are the API's JSON shapes as a client sees
+// them (decoded independently of httpapi's types).
+type wfView struct {
+	ID         string `json:"id"`
+	UserID     string `json:"userId"`
+	Mode       string `json:"mode"`
+	Status     string `json:"status"`
+	StopReason string `json:"stopReason"`
+	Round      int    `json:"round"`
+	Step       int    `json:"step"`
+	MaxSteps   int    `json:"maxSteps"`
+	Error      string `json:"error"`
+	Stats      struct {
+		LLMCalls int `json:"llmCalls"`
+		Actions  int `json:"actions"`
+	} `json:"stats"`
+}
+
+type docView struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	MimeType string `json:"mimeType"`
+	Size     int64  `json:"size"`
+}
+
+type msgView struct {
+	ID             string    `json:"id"`
+	Seq            int64     `json:"seq"`
+	Round          int       `json:"round"`
+	Step           int       `json:"step"`
+	Role           string    `json:"role"`
+	Text           string    `json:"text"`
+	Action         string    `json:"action"`
+	Status         string    `json:"status"`
+	DocumentsLabel string    `json:"documentsLabel"`
+	Documents      []docView `json:"documents"`
+	Summary        string    `json:"summary"`
+}
+
+func (g *gateway) messages(t *testing.T, token, id string) []msgView {
+	t.Helper()
+	var out struct {
+		Messages []msgView `json:"messages"`
+	}
+	g.expect(t, 200, "GET", "/api/v1/workflows/"+id+"/messages", token, nil, &out)
+	return out.Messages
+}
