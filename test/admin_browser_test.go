@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/workflow"
@@ -72,17 +73,20 @@ func TestAdminPageInBrowser(t *testing.T) {
 	if wf := env.wait(t, id); wf.Status != workflow.StatusCompleted {
 		t.Fatalf("status %s (%s)", wf.Status, wf.Error)
 	}
-	var stage2 httpapi.TraceView
+	var stage2 []httpapi.TraceView
 	for _, tr := range env.traces(t, id, 6) {
 		if tr.Stage == workflow.StageTwo {
-			stage2 = tr
-			break
+			stage2 = append(stage2, tr)
 		}
 	}
-	var wantPrompt []string
-	for _, m := range stage2.Prompt {
-		wantPrompt = append(wantPrompt, m.Content)
+	contents := func(p []workflow.PromptMessage) []string {
+		var out []string
+		for _, m := range p {
+			out = append(out, m.Content)
+		}
+		return out
 	}
+	wantPrompt := contents(stage2[0].Prompt)
 
 	row := chromedp.CSS(`#workflows li[data-id="` + id + `"]`)
 	err := chromedp.Do(ctx,
@@ -105,6 +109,30 @@ func TestAdminPageInBrowser(t *testing.T) {
 	rejected := evaluate[int](ctx, t, `document.querySelectorAll('.call.rejected[data-stage="stage1"] .feedback').length`)
 	feedback := evaluate[string](ctx, t, `document.querySelector('.call.rejected .feedback').textContent`)
 	userText := evaluate[string](ctx, t, `document.querySelector('.message.user pre').textContent`)
+	// Render stage 2 (the last step's, as recorded) and replay the first
+	// Stage 1 call with a scripted answer.
+	env.script.push(workflow.StageOne, generate("replayed <i>now</i>"))
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#render-stage2`)),
+		chromedp.WaitVisible(chromedp.CSS(`#render-out .render pre.prompt-text`)),
+		chromedp.Click(chromedp.CSS(`.call[data-stage="stage1"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(`.call[data-stage="stage1"] .replay-out pre.reply-text`)),
+	)
+	if err != nil {
+		t.Fatalf("browser render/replay: %v", err)
+	}
+	rendered := evaluate[[]string](ctx, t, `Array.from(document.querySelectorAll('#render-out .render .prompt pre.prompt-text')).map(e => e.textContent)`)
+	if diff := cmp.Diff(contents(stage2[len(stage2)-1].Prompt), rendered); diff != "" {
+		t.Errorf("rendered stage 2 on the page (-trace +page):\n%s", diff)
+	}
+	replayed := evaluate[string](ctx, t, `document.querySelector('.call[data-stage="stage1"] .replay-out pre.reply-text').textContent`)
+	if !strings.Contains(replayed, `replayed \u003ci\u003enow\u003c/i\u003e`) {
+		t.Errorf("replay shown as %q", replayed)
+	}
+	if n := evaluate[int](ctx, t, `document.querySelectorAll('i, img').length`); n != 0 {
+		t.Errorf("replayed text became markup: %d elements", n)
+	}
+
 	if dir := os.Getenv("TWOSTEP_ADMIN_SCREENSHOT_DIR"); dir != "" { // for a person checking the layout
 		err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 1100))
 		var shot []byte

@@ -144,7 +144,23 @@
     return wrap;
   }
 
+  // renderAction shows an action trace: the parameters it ran with and an
+  // excerpt of its result.
+  function renderAction(t) {
+    const call = el('div', 'call' + (t.error ? ' rejected' : ''));
+    call.dataset.stage = t.stage;
+    call.dataset.traceId = t.id;
+    call.appendChild(el('div', 'meta', badge(t.error ? 'error' : 'success'),
+      'action ' + (t.template || '') + ' · ' + t.latencyMs + ' ms'));
+    if (t.error) call.appendChild(el('div', 'feedback', t.error));
+    call.appendChild(el('div', 'pair',
+      el('div', null, el('div', 'role', 'parameters'), el('pre', null, JSON.stringify(t.parsed, null, 2) || '')),
+      el('div', null, el('div', 'role', 'result'), el('pre', 'reply-text', t.response || ''))));
+    return call;
+  }
+
   function renderCall(t) {
+    if (t.stage === 'action') return renderAction(t);
     const rejected = !!t.error;
     const call = el('div', 'call' + (rejected ? ' rejected' : ''));
     call.dataset.stage = t.stage;
@@ -156,7 +172,7 @@
     call.appendChild(el('div', 'pair',
       el('div', null, el('div', 'role', 'prompt'), renderPrompt(t.prompt)),
       el('div', null, el('div', 'role', 'raw reply'), el('pre', 'reply-text', t.response || ''))));
-    if (t.stage !== 'action') call.appendChild(replayControls(t));
+    call.appendChild(replayControls(t));
     return call;
   }
 
