@@ -1,6 +1,9 @@
 package workflow
 
-import "maps"
+import (
+	"maps"
+	"slices"
+)
 
 // Phase is the persisted position of the running step (DESIGN §3):
 //
@@ -67,6 +70,14 @@ type Checkpoint struct {
 	Parameters map[string]any `json:"parameters,omitempty"`
 	// Failures counts failed steps in a row in this round.
 	Failures int `json:"failures"`
+	// Attempt counts the model calls of the current phase that were made
+	// and rejected (0: none yet), and Feedback holds the problems of the
+	// last of them. A mode persists both after every rejected reply, so a
+	// restarted engine resumes the phase's retries with attempt Attempt+1
+	// and the same VALIDATION_FEEDBACK, never repeating a rejected call. A
+	// transition to another phase or step starts again from zero.
+	Attempt  int      `json:"attempt,omitempty"`
+	Feedback []string `json:"feedback,omitempty"`
 	// Plan and PlanIndex are used by the action-plan mode.
 	Plan      []PlanStep `json:"plan,omitempty"`
 	PlanIndex int        `json:"planIndex,omitempty"`
@@ -87,6 +98,7 @@ func (c *Checkpoint) Clone() *Checkpoint {
 		d.Selection = &s
 	}
 	d.Parameters = maps.Clone(c.Parameters)
+	d.Feedback = slices.Clone(c.Feedback)
 	if c.Plan != nil {
 		d.Plan = make([]PlanStep, len(c.Plan))
 		for i, p := range c.Plan {

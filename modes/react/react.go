@@ -2,11 +2,14 @@
 // Stage 1 which action to run (no parameters), Stage 2 for the business
 // parameters only, then executes the action and commits its message.
 //
-// Every phase is persisted before the next model call (through
+// Every model call is followed by a persisted transition (through
 // workflow.Run.Checkpoint), so a step interrupted by a crash resumes after
-// its last finished model call. A rejected reply is retried with the
-// problems as VALIDATION_FEEDBACK at most MaxRetries times; then the step
-// is recorded as a failed action message and the round goes on.
+// its last finished model call and never repeats it. A rejected reply is
+// retried with the problems as VALIDATION_FEEDBACK at most MaxRetries
+// times; each rejected attempt is persisted with its feedback
+// (workflow.Checkpoint.Attempt and Feedback), so the retries survive a
+// restart too. Then the step is recorded as a failed action message and the
+// round goes on.
 package react
 
 import (
@@ -35,8 +38,10 @@ var _ workflow.Mode = (*Mode)(nil)
 // New returns the React mode rendering its prompts with b.
 func New(b *prompts.Builder) *Mode { return &Mode{prompts: b} }
 
-// Step runs the current step's next phase: select (Stage 1), parameterize
-// (Stage 2; for workflow.complete it ends the round), or execute.
+// Step runs the current step's next phase once: a Stage 1 attempt (select),
+// a Stage 2 attempt (parameterize; for workflow.complete it ends the
+// round), or the action (execute). Every model call it makes is followed
+// by one persisted transition.
 func (m *Mode) Step(ctx context.Context, run *workflow.Run) error {
 	cp := run.Workflow().Checkpoint
 	phase := workflow.PhaseSelect
@@ -45,10 +50,10 @@ func (m *Mode) Step(ctx context.Context, run *workflow.Run) error {
 	}
 	switch phase {
 	case workflow.PhaseSelect, "":
-		return m.selectAction(ctx, run)
+		return m.selectAction(ctx, run, cp)
 	case workflow.PhaseParameterize:
 		if cp.Selection != nil {
-			return m.parameterize(ctx, run, *cp.Selection)
+			return m.parameterize(ctx, run, cp)
 		}
 	case workflow.PhaseExecute:
 		if cp.Selection != nil {
@@ -65,47 +70,51 @@ func (m *Mode) Step(ctx context.Context, run *workflow.Run) error {
 // Closing returns the max-steps closing message (no model call).
 func (m *Mode) Closing(run *workflow.Run) workflow.Message { return modes.Closing(run) }
 
-// selectAction runs Stage 1 until a reply is accepted (then persists the
-// selection with phase parameterize) or the retries are spent (then the
-// step fails).
-func (m *Mode) selectAction(ctx context.Context, run *workflow.Run) error {
+// selectAction makes one Stage 1 attempt. An accepted reply persists the
+// selection with phase parameterize; a rejected one persists the attempt
+// and its problems (phase select, retried by the next Step with them as
+// feedback) until the retries are spent, then the step fails.
+func (m *Mode) selectAction(ctx context.Context, run *workflow.Run, cp *workflow.Checkpoint) error {
+	attempt, problems := nextAttempt(cp)
+	if attempt > 1+MaxRetries {
+		return modes.Fail(ctx, run, modes.Failure{Reason: rejected("Stage 1", attempt-1, problems)})
+	}
 	reg := run.Registry()
 	env := prompts.Stage1Env{Registry: reg, Messages: run.Messages(), Connections: run.Connections()}
-	var problems []string
-	for attempt := 1; attempt <= 1+MaxRetries; attempt++ {
-		rendered, err := m.prompts.Stage1(prompts.Stage1Input{
-			Workflow: run.Workflow(), Messages: run.Messages(), Actions: reg.Actions(),
-			Connections: run.Connections(), Feedback: prompts.Feedback(problems),
-		})
-		if err != nil {
-			return fmt.Errorf("react: rendering stage 1: %w", err)
-		}
-		var res prompts.Stage1Result
-		_, err = run.Generate(ctx, workflow.ModelCall{
-			Stage: workflow.StageOne, Attempt: attempt, Template: rendered.Template, Prompt: rendered.Messages, JSON: true,
-			Check: func(reply string) (json.RawMessage, string) {
-				res = prompts.ParseStage1(reply, env)
-				return res.Parsed, strings.Join(res.Problems, "\n")
-			},
-		})
-		if err != nil {
-			return err
-		}
-		if len(res.Problems) == 0 {
-			sel := res.Selection
-			return run.Checkpoint(ctx, workflow.Checkpoint{Phase: workflow.PhaseParameterize, Selection: &sel})
-		}
-		problems = res.Problems
-	}
-	return modes.Fail(ctx, run, modes.Failure{
-		Reason: fmt.Sprintf("Stage 1 rejected %d times: %s", 1+MaxRetries, strings.Join(problems, "; ")),
+	rendered, err := m.prompts.Stage1(prompts.Stage1Input{
+		Workflow: run.Workflow(), Messages: run.Messages(), Actions: reg.Actions(),
+		Connections: run.Connections(), Feedback: prompts.Feedback(problems),
 	})
+	if err != nil {
+		return fmt.Errorf("react: rendering stage 1: %w", err)
+	}
+	var res prompts.Stage1Result
+	_, err = run.Generate(ctx, workflow.ModelCall{
+		Stage: workflow.StageOne, Attempt: attempt, Template: rendered.Template, Prompt: rendered.Messages, JSON: true,
+		Check: func(reply string) (json.RawMessage, string) {
+			res = prompts.ParseStage1(reply, env)
+			return res.Parsed, strings.Join(res.Problems, "\n")
+		},
+	})
+	switch {
+	case err != nil:
+		return err
+	case len(res.Problems) == 0:
+		sel := res.Selection
+		return run.Checkpoint(ctx, workflow.Checkpoint{Phase: workflow.PhaseParameterize, Selection: &sel})
+	case attempt <= MaxRetries:
+		return run.Checkpoint(ctx, workflow.Checkpoint{Phase: workflow.PhaseSelect, Attempt: attempt, Feedback: res.Problems})
+	}
+	return modes.Fail(ctx, run, modes.Failure{Reason: rejected("Stage 1", attempt, res.Problems)})
 }
 
-// parameterize runs Stage 2 for sel until its parameters are accepted, then
-// persists them with phase execute — or, for workflow.complete, ends the
-// round with the assistant message.
-func (m *Mode) parameterize(ctx context.Context, run *workflow.Run, sel workflow.Selection) error {
+// parameterize makes one Stage 2 attempt for sel. Accepted parameters are
+// persisted with phase execute — or, for workflow.complete, end the round
+// with the assistant message; a rejected reply persists the attempt and
+// its problems (phase parameterize) until the retries are spent, then the
+// step fails.
+func (m *Mode) parameterize(ctx context.Context, run *workflow.Run, cp *workflow.Checkpoint) error {
+	sel := *cp.Selection
 	reg := run.Registry()
 	fail := modes.Failure{Action: sel.Action, Objective: sel.ActionObjective, Learnings: sel.Learnings}
 	spec, ok := reg.Action(sel.Action)
@@ -113,30 +122,50 @@ func (m *Mode) parameterize(ctx context.Context, run *workflow.Run, sel workflow
 		fail.Reason = fmt.Sprintf("action %q is no longer registered", sel.Action)
 		return modes.Fail(ctx, run, fail)
 	}
-	var problems []string
-	for attempt := 1; attempt <= 1+MaxRetries; attempt++ {
-		rendered, err := m.prompts.Stage2(prompts.Stage2Input{Selection: sel, Action: spec, Feedback: prompts.Feedback(problems)})
-		if err != nil {
-			return fmt.Errorf("react: rendering stage 2: %w", err)
-		}
-		var res prompts.Stage2Result
-		_, err = run.Generate(ctx, workflow.ModelCall{
-			Stage: workflow.StageTwo, Attempt: attempt, Template: rendered.Template, Prompt: rendered.Messages, JSON: true,
-			Check: func(reply string) (json.RawMessage, string) {
-				res = prompts.ParseStage2(reply, spec, reg)
-				return res.Parsed, strings.Join(res.Problems, "\n")
-			},
-		})
-		if err != nil {
-			return err
-		}
-		if len(res.Problems) == 0 {
-			return m.parameterized(ctx, run, sel, res.Parameters)
-		}
-		problems = res.Problems
+	attempt, problems := nextAttempt(cp)
+	if attempt > 1+MaxRetries {
+		fail.Reason = rejected("Stage 2", attempt-1, problems)
+		return modes.Fail(ctx, run, fail)
 	}
-	fail.Reason = fmt.Sprintf("Stage 2 rejected %d times: %s", 1+MaxRetries, strings.Join(problems, "; "))
+	rendered, err := m.prompts.Stage2(prompts.Stage2Input{Selection: sel, Action: spec, Feedback: prompts.Feedback(problems)})
+	if err != nil {
+		return fmt.Errorf("react: rendering stage 2: %w", err)
+	}
+	var res prompts.Stage2Result
+	_, err = run.Generate(ctx, workflow.ModelCall{
+		Stage: workflow.StageTwo, Attempt: attempt, Template: rendered.Template, Prompt: rendered.Messages, JSON: true,
+		Check: func(reply string) (json.RawMessage, string) {
+			res = prompts.ParseStage2(reply, spec, reg)
+			return res.Parsed, strings.Join(res.Problems, "\n")
+		},
+	})
+	switch {
+	case err != nil:
+		return err
+	case len(res.Problems) == 0:
+		return m.parameterized(ctx, run, sel, res.Parameters)
+	case attempt <= MaxRetries:
+		return run.Checkpoint(ctx, workflow.Checkpoint{
+			Phase: workflow.PhaseParameterize, Selection: &sel, Attempt: attempt, Feedback: res.Problems,
+		})
+	}
+	fail.Reason = rejected("Stage 2", attempt, res.Problems)
 	return modes.Fail(ctx, run, fail)
+}
+
+// nextAttempt returns the number of the current phase's next model call and
+// the feedback it carries, as the last rejected attempt persisted them (1
+// and none for a phase not tried yet).
+func nextAttempt(cp *workflow.Checkpoint) (int, []string) {
+	if cp == nil {
+		return 1, nil
+	}
+	return cp.Attempt + 1, cp.Feedback
+}
+
+// rejected is the reason of a step whose stage was rejected n times.
+func rejected(stage string, n int, problems []string) string {
+	return fmt.Sprintf("%s rejected %d times: %s", stage, n, strings.Join(problems, "; "))
 }
 
 func (m *Mode) parameterized(ctx context.Context, run *workflow.Run, sel workflow.Selection, params map[string]any) error {

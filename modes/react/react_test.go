@@ -266,3 +266,50 @@ func TestPanickingActionIsAFailedStep(t *testing.T) {
 		t.Errorf("the panic value leaked into the message: %q", msgs[1].Text)
 	}
 }
+
+// A rejected attempt is persisted with its feedback before the retry, so a
+// round stopped during the retry resumes with that retry — attempt 2, the
+// same feedback — instead of starting Stage 1 over.
+func TestRejectedAttemptSurvivesStopAndResume(t *testing.T) {
+	t.Parallel()
+	store, reg := newStore(), enginetest.NewRegistry()
+	bad := enginetest.Select("no.such", "guess", nil, "")
+	m, model, entered, _ := blockAt(1, replies([]string{bad}, enginetest.Echoes("a"), enginetest.Completes("done")))
+	e := startEngine(t, testConfig("a"), store, m, reg)
+	wf := create(t, e, "echo", 5)
+	<-entered
+	mid, err := store.GetWorkflow(context.Background(), wf.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp := mid.Checkpoint; cp == nil || cp.Phase != workflow.PhaseSelect || cp.Attempt != 1 ||
+		len(cp.Feedback) == 0 || !strings.Contains(strings.Join(cp.Feedback, " "), "no.such") || mid.Stats.LLMCalls != 1 {
+		t.Fatalf("during the retry: checkpoint %+v, %d calls; want select, attempt 1, the feedback, 1 call", cp, mid.Stats.LLMCalls)
+	}
+	if _, err := e.Stop(context.Background(), "alice", wf.ID); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if _, err := e.Resume(context.Background(), "alice", wf.ID); err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	if got := wait(t, e, wf.ID); got.Status != workflow.StatusCompleted {
+		t.Fatalf("after resume %s/%s (%s), want completed", got.Status, got.StopReason, got.Error)
+	}
+	calls := model.Calls()
+	if diff := cmp.Diff([]workflow.Stage{s1, s1, s1, s2, s1, s2}, stages(calls)); diff != "" {
+		t.Fatalf("model calls (-want +got):\n%s", diff)
+	}
+	if p := calls[2].Text(); !strings.Contains(p, "Validation feedback") || !strings.Contains(p, "no.such") {
+		t.Errorf("the resumed retry lacks the feedback:\n%s", p)
+	}
+	var attempts []int
+	traces, _ := store.Traces(context.Background(), wf.ID)
+	for _, tr := range traces {
+		if tr.Stage == s1 {
+			attempts = append(attempts, tr.Attempt)
+		}
+	}
+	if diff := cmp.Diff([]int{1, 2, 2, 1}, attempts); diff != "" {
+		t.Errorf("Stage 1 trace attempts (-want +got):\n%s", diff)
+	}
+}

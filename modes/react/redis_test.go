@@ -3,6 +3,7 @@ package react_test
 import (
 	"context"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -16,7 +17,10 @@ import (
 func TestMultiInstanceOnRedis(t *testing.T) {
 	t.Parallel()
 	newShared := redisStores(t)
-	t.Run("crash takeover", func(t *testing.T) { crashTakeover(t, newShared, 1, 3, 5) })
+	t.Run("crash takeover", func(t *testing.T) { crashTakeover(t, newShared, happyPath(), afterCommits(1, 3, 5)...) })
+	t.Run("crash after a rejected attempt", func(t *testing.T) {
+		crashTakeover(t, newShared, withRejections(), slices.Concat(afterCommits(1, 3), duringCalls(1, 3))...)
+	})
 	t.Run("stop and resume", func(t *testing.T) { stopThenResume(t, newShared) })
 }
 

@@ -106,6 +106,8 @@ func testCheckpointRoundTrip(t *testing.T, f Fixture) {
 		},
 		Parameters: map[string]any{"fields": map[string]any{"total": true, "n": 2.5}, "tags": []any{"a", "b"}},
 		Failures:   1,
+		Attempt:    2,
+		Feedback:   []string{"/fields: missing property", "Stage 1 named \"x\""},
 		Plan:       []workflow.PlanStep{{Action: "ai.process", Parameters: map[string]any{"q": "x"}, ResultLabel: "r", Documents: []string{"docList:l"}}},
 		PlanIndex:  1,
 	}
