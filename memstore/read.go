@@ -106,7 +106,8 @@ func (s *Store) Messages(ctx context.Context, workflowID string, afterSeq int64,
 }
 
 // DocumentContent returns a copy of a document of the workflow with its
-// bytes; KindNotFound when the workflow does not own it.
+// bytes (never nil: an empty document has zero-length content); KindNotFound
+// when the workflow does not own it.
 func (s *Store) DocumentContent(ctx context.Context, workflowID, documentID string) (_ workflow.DocumentContent, err error) {
 	defer workflow.Wrap(&err, "memstore.DocumentContent(%q, %q)", workflowID, documentID)
 	if err := checkID(ctx, "workflow id", workflowID); err != nil {
@@ -125,5 +126,5 @@ func (s *Store) DocumentContent(ctx context.Context, workflowID, documentID stri
 	if !ok {
 		return workflow.DocumentContent{}, workflow.Errorf(workflow.KindNotFound, "document %s not found in workflow %s", documentID, workflowID)
 	}
-	return workflow.DocumentContent{Document: d.meta, Content: slices.Clone(d.content)}, nil
+	return workflow.DocumentContent{Document: d.meta, Content: copyContent(d.content)}, nil
 }

@@ -47,9 +47,18 @@ type record struct {
 	lease   lease
 }
 
+// storedDoc is a document as the store keeps it. content is never nil: an
+// empty document (Size 0) is legitimate and reads back as empty bytes.
 type storedDoc struct {
 	meta    workflow.Document
 	content []byte
+}
+
+// copyContent returns a copy of b that is never nil, so an empty document
+// (nil or zero-length content) reads back the same way whichever it was
+// committed as.
+func copyContent(b []byte) []byte {
+	return append(make([]byte, 0, len(b)), b...)
 }
 
 type storedTrace struct {
@@ -142,7 +151,7 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		meta := d.Document
 		meta.WorkflowID = wf.ID
 		meta.Size = int64(len(d.Content))
-		rec.docs[d.ID] = storedDoc{meta: meta, content: slices.Clone(d.Content)}
+		rec.docs[d.ID] = storedDoc{meta: meta, content: copyContent(d.Content)}
 	}
 	rec.state, rec.status, rec.version = state, wf.Status, wf.Version
 	s.wfs[wf.ID] = rec

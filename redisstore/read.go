@@ -144,8 +144,10 @@ func (s *Store) Messages(ctx context.Context, workflowID string, afterSeq int64,
 	return out, nil
 }
 
-// DocumentContent returns a document of the workflow with its bytes;
-// KindNotFound when the workflow does not own it.
+// DocumentContent returns a document of the workflow with its bytes (never
+// nil: an empty document is stored as an empty hash field value and reads
+// back as zero-length content); KindNotFound when the workflow does not own
+// it.
 func (s *Store) DocumentContent(ctx context.Context, workflowID, documentID string) (_ workflow.DocumentContent, err error) {
 	defer workflow.Wrap(&err, "redisstore.DocumentContent(%q, %q)", workflowID, documentID)
 	if err := checkWorkflowID(ctx, workflowID, false); err != nil {

@@ -19,7 +19,9 @@ const (
 const cursorTag = "after:"
 
 // validateCommit reports the first reason c cannot be stored, as
-// KindInvalid.
+// KindInvalid. A document needs an id and a name; empty content is
+// legitimate (an empty upload, an action's empty output) and is stored as a
+// document of size 0.
 func validateCommit(c workflow.Commit) error {
 	switch {
 	case c.Workflow == nil:
@@ -41,8 +43,8 @@ func validateCommit(c workflow.Commit) error {
 		switch {
 		case d.ID == "":
 			return workflow.Errorf(workflow.KindInvalid, "document %d has no id", i)
-		case len(d.Content) == 0:
-			return workflow.Errorf(workflow.KindInvalid, "document %s has no content", d.ID)
+		case d.Name == "":
+			return workflow.Errorf(workflow.KindInvalid, "document %s has no name", d.ID)
 		case seen[d.ID]:
 			return workflow.Errorf(workflow.KindInvalid, "document %s appears twice", d.ID)
 		}

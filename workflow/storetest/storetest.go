@@ -62,6 +62,7 @@ func RunFixture(t *testing.T, newFixture func(t *testing.T) Fixture) {
 		{"ListingCursorAndLimit", testListingCursor},
 		{"CrossWorkflowScoping", testCrossWorkflow},
 		{"LargeDocument", testLargeDocument},
+		{"EmptyDocuments", testEmptyDocuments},
 		{"Traces", testTraces},
 		{"TraceCap", testTraceCap},
 		{"Delete", testDelete},

@@ -16,7 +16,7 @@ func testInvalidInput(t *testing.T, f Fixture) {
 	noID := newWorkflow("alice")
 	noID.ID = ""
 	noUser := newWorkflow("")
-	docNoContent := document("empty.txt", nil)
+	docNoName := document("", []byte("x"))
 	docNoID := document("noid.txt", []byte("x"))
 	docNoID.ID = ""
 	msgNoID := userMessage("x")
@@ -37,8 +37,8 @@ func testInvalidInput(t *testing.T, f Fixture) {
 			_, _, err := s.Commit(ctx, workflow.Commit{Workflow: newWorkflow("alice"), Messages: []workflow.Message{msgNoID}})
 			return err
 		}},
-		{"Commit with document without content", func() error {
-			_, _, err := s.Commit(ctx, workflow.Commit{Workflow: newWorkflow("alice"), Documents: []workflow.DocumentContent{docNoContent}})
+		{"Commit with document without name", func() error {
+			_, _, err := s.Commit(ctx, workflow.Commit{Workflow: newWorkflow("alice"), Documents: []workflow.DocumentContent{docNoName}})
 			return err
 		}},
 		{"Commit with document without id", func() error {
