@@ -3,6 +3,7 @@ package test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -64,25 +65,7 @@ type gateway struct {
 func startGateway(t *testing.T, model *fakeLLM, env ...string) *gateway {
 	t.Helper()
 	g := launch(t, model, env...)
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		resp, err := http.Get(g.url + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
-		select {
-		case err := <-g.done:
-			t.Fatalf("gateway exited early: %v\n%s", err, g.stderr)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("gateway did not become healthy:\n%s", g.stderr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitHealthy(t, g)
 	t.Cleanup(func() {
 		if err := g.stop(); err != nil {
 			t.Errorf("gateway shutdown: %v\n%s", err, g.stderr)
@@ -99,8 +82,38 @@ func startGateway(t *testing.T, model *fakeLLM, env ...string) *gateway {
 	return g
 }
 
+// waitHealthy waits until /healthz answers 200.
+func waitHealthy(t *testing.T, g *gateway) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp, err := http.Get(g.url + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		select {
+		case err := <-g.done:
+			t.Fatalf("gateway exited early: %v\n%s", err, g.stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gateway did not become healthy:\n%s", g.stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // launch starts the process without waiting for it to be healthy.
 func launch(t *testing.T, model *fakeLLM, env ...string) *gateway {
+	t.Helper()
+	return launchWith(t, model, nil, env)
+}
+
+// launchWith starts the binary with args and env on top of the defaults.
+func launchWith(t *testing.T, model *fakeLLM, args, env []string) *gateway {
 	t.Helper()
 	addr := freeAddr(t)
 	base := []string{
@@ -114,7 +127,7 @@ func launch(t *testing.T, model *fakeLLM, env ...string) *gateway {
 		base = append(base, "OPENAI_BASE_URL=http://127.0.0.1:9/v1")
 	}
 	g := &gateway{url: "http://" + addr, stderr: &lockedBuffer{}, done: make(chan error, 1)}
-	g.cmd = exec.Command(gatewayBin)
+	g.cmd = exec.Command(gatewayBin, args...)
 	g.cmd.Env = append(base, env...)
 	g.cmd.Stdout = io.Discard
 	g.cmd.Stderr = g.stderr
@@ -291,3 +304,23 @@ func (g *gateway) messages(t *testing.T, token, id string) []msgView {
 	g.expect(t, 200, "GET", "/api/v1/workflows/"+id+"/messages", token, nil, &out)
 	return out.Messages
 }
+
+// runBinary runs a subcommand to completion and returns its stdout.
+func runBinary(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, gatewayBin, args...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return string(out) + stderr.String(), err
+	}
+	return string(out), nil
+}
+
+func b64s(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }

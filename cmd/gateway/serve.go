@@ -12,11 +12,12 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Shutdown budget: in-flight requests get httpGrace, then running rounds
-// stop at a checkpoint within engineGrace; the total stays under 5 s.
+// Shutdown budget: in-flight requests get up to httpGrace, then running
+// rounds stop at a checkpoint within what is left of shutdownBudget, so the
+// process exits within 5 s of SIGTERM.
 const (
-	httpGrace   = 3 * time.Second
-	engineGrace = 1500 * time.Millisecond
+	shutdownBudget = 4500 * time.Millisecond
+	httpGrace      = 3 * time.Second
 )
 
 // serve runs the gateway until ctx is cancelled (SIGINT/SIGTERM), then
@@ -75,6 +76,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 
 func shutdown(srv *http.Server, g *gateway, serveErr <-chan error, log zerolog.Logger) error {
 	log.Info().Msg("shutting down: finishing in-flight requests")
+	deadline := time.Now().Add(shutdownBudget)
 	hctx, cancel := context.WithTimeout(context.Background(), httpGrace)
 	defer cancel()
 	var errs []error
@@ -85,7 +87,7 @@ func shutdown(srv *http.Server, g *gateway, serveErr <-chan error, log zerolog.L
 	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		errs = append(errs, err)
 	}
-	ectx, cancel2 := context.WithTimeout(context.Background(), engineGrace)
+	ectx, cancel2 := context.WithDeadline(context.Background(), deadline)
 	defer cancel2()
 	if err := g.engine.Shutdown(ectx); err != nil {
 		errs = append(errs, fmt.Errorf("engine shutdown: %w", err))
