@@ -27,7 +27,7 @@ type fakeLLM struct {
 	blocked, cancelled int
 }
 
-func newFakeLLM(t *testing.T) *fakeLLM {
+func newFakeLLM(t testing.TB) *fakeLLM {
 	f := &fakeLLM{steps: map[string]int{}, block: map[string]bool{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)

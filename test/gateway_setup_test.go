@@ -62,7 +62,7 @@ type gateway struct {
 // startGateway runs the binary on a free loopback port with env (on top of
 // the tokens and the model server) and waits until /healthz answers. The
 // process is stopped with SIGTERM at cleanup, which must exit 0 within 5 s.
-func startGateway(t *testing.T, model *fakeLLM, env ...string) *gateway {
+func startGateway(t testing.TB, model *fakeLLM, env ...string) *gateway {
 	t.Helper()
 	g := launch(t, model, env...)
 	waitHealthy(t, g)
@@ -83,7 +83,7 @@ func startGateway(t *testing.T, model *fakeLLM, env ...string) *gateway {
 }
 
 // waitHealthy waits until /healthz answers 200.
-func waitHealthy(t *testing.T, g *gateway) {
+func waitHealthy(t testing.TB, g *gateway) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
@@ -107,13 +107,13 @@ func waitHealthy(t *testing.T, g *gateway) {
 }
 
 // launch starts the process without waiting for it to be healthy.
-func launch(t *testing.T, model *fakeLLM, env ...string) *gateway {
+func launch(t testing.TB, model *fakeLLM, env ...string) *gateway {
 	t.Helper()
 	return launchWith(t, model, nil, env)
 }
 
 // launchWith starts the binary with args and env on top of the defaults.
-func launchWith(t *testing.T, model *fakeLLM, args, env []string) *gateway {
+func launchWith(t testing.TB, model *fakeLLM, args, env []string) *gateway {
 	t.Helper()
 	addr := freeAddr(t)
 	base := []string{
@@ -153,7 +153,7 @@ func (g *gateway) stop() error {
 	}
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -182,7 +182,7 @@ func (b *lockedBuffer) String() string {
 }
 
 // send performs a request and returns status, headers and body.
-func (g *gateway) send(t *testing.T, method, path, token string, body any, hdr ...string) (int, http.Header, []byte) {
+func (g *gateway) send(t testing.TB, method, path, token string, body any, hdr ...string) (int, http.Header, []byte) {
 	t.Helper()
 	var r io.Reader
 	switch b := body.(type) {
@@ -227,7 +227,7 @@ func (g *gateway) send(t *testing.T, method, path, token string, body any, hdr .
 
 // expect sends a request that must answer want and decodes the JSON reply
 // into out (when non-nil).
-func (g *gateway) expect(t *testing.T, want int, method, path, token string, body, out any) {
+func (g *gateway) expect(t testing.TB, want int, method, path, token string, body, out any) {
 	t.Helper()
 	status, _, data := g.send(t, method, path, token, body)
 	if status != want {
@@ -241,7 +241,7 @@ func (g *gateway) expect(t *testing.T, want int, method, path, token string, bod
 }
 
 // waitDone polls the workflow until it is no longer running.
-func (g *gateway) waitDone(t *testing.T, token, id string) wfView {
+func (g *gateway) waitDone(t testing.TB, token, id string) wfView {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
