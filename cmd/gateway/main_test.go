@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata golden files")
+
+func TestRealMainCommands(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args    []string
+		out     string
+		wantErr string
+	}{
+		{[]string{"version"}, "twostep gateway ", ""},
+		{[]string{"help"}, "usage: gateway", ""},
+		{[]string{"bogus"}, "", `unknown command "bogus"`},
+		{[]string{"version", "extra"}, "", "takes no arguments"},
+		{nil, "", "no tokens configured"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := realMain(context.Background(), tt.args, envOf(map[string]string{"OPENAI_API_KEY": "k"}), &stdout, &stderr)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || !strings.HasPrefix(stdout.String(), tt.out) {
+				t.Errorf("out %q err %v", stdout.String(), err)
+			}
+		})
+	}
+}
+
+// TestDemoGolden runs the demo and compares its output with
+// testdata/demo.golden, ids, prompt sizes and token counts
+// masked. Run with -update after an intended change.
+func TestDemoGolden(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if err := realMain(context.Background(), []string{"demo"}, envOf(nil), &stdout, &stderr); err != nil {
+		t.Fatalf("demo: %v\n%s", err, stderr.String())
+	}
+	got := regexp.MustCompile(`wf_[0-9a-z]+`).ReplaceAllString(stdout.String(), "wf_ID")
+	// Prompt sizes and token counts follow the templates: mask them.
+	got = regexp.MustCompile(`prompt [0-9]+ chars beside stage 1's [0-9]+ \([0-9]+%\)`).ReplaceAllString(got, "prompt N chars beside stage 1's N (N%)")
+	got = regexp.MustCompile(`[0-9]+ prompt \+ [0-9]+ completion tokens`).ReplaceAllString(got, "N prompt + N completion tokens")
+	path := filepath.Join("testdata", "demo.golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("demo output differs from %s (-update to accept):\n%s", path, got)
+	}
+}
