@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twostep/twostep/workflow"
 )
@@ -146,5 +147,23 @@ func TestCloseStreamsEndsRunningStream(t *testing.T) {
 	events := parseSSE(t, rec.Body.String())
 	if rec.Code != 200 || len(events) != 2 || events[0].event != "message" || events[1].event != "status" {
 		t.Errorf("status %d events %+v, want one message and one status then the end", rec.Code, events)
+	}
+}
+
+func TestEventsHeartbeat(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, func(o *Options) { o.Heartbeat = time.Nanosecond })
+	w := testWorkflow("alice", workflow.StatusRunning)
+	env.store.put(w)
+	env.store.onGet = func(s *fakeStore, id string) {
+		if s.gets == 4 {
+			done := s.wfs[id].Clone()
+			done.Status = workflow.StatusFailed
+			s.putLocked(done)
+		}
+	}
+	rec := env.do(t, "GET", "/api/v1/workflows/"+w.ID+"/events", aliceToken, nil)
+	if n := strings.Count(rec.Body.String(), ": heartbeat\n\n"); n < 1 {
+		t.Errorf("no heartbeat in %q", rec.Body)
 	}
 }

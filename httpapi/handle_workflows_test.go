@@ -192,3 +192,19 @@ func TestOtherUsersWorkflowIs404(t *testing.T) {
 		t.Errorf("document through another workflow: %d, want 404", rec.Code)
 	}
 }
+
+// TestRejectedBodyIsNotEchoed: a large malformed body is not sent back in
+// the problem's error details.
+func TestRejectedBodyIsNotEchoed(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, nil)
+	body := `{"prompt": "` + strings.Repeat("z", 100000)
+	rec := env.do(t, "POST", "/api/v1/workflows", aliceToken, body)
+	if rec.Code != 400 {
+		t.Fatalf("status %d", rec.Code)
+	}
+	problem(t, rec)
+	if rec.Body.Len() > 2000 {
+		t.Errorf("problem is %d bytes: the body was echoed", rec.Body.Len())
+	}
+}

@@ -21,7 +21,8 @@ type Limits struct {
 	MaxBodyBytes int64 `yaml:"maxBodyBytes"`
 	// MaxDocuments caps documents per request (default 20).
 	MaxDocuments int `yaml:"maxDocuments"`
-	// MaxDocumentBytes caps one decoded document (default 10 MiB).
+	// MaxDocumentBytes caps one decoded upload (default 10 MiB; YAML
+	// limits.maxUploadBytes, answered with 413).
 	MaxDocumentBytes int64 `yaml:"maxUploadBytes"`
 	// MaxPromptChars caps a prompt in characters (default 20,000).
 	MaxPromptChars int `yaml:"maxPromptChars"`

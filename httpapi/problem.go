@@ -86,3 +86,24 @@ func tooLarge(location string, limit int64) error {
 	return huma.Error413RequestEntityTooLarge(fmt.Sprintf("%s: document is larger than the limit of %d bytes", location, limit),
 		&huma.ErrorDetail{Location: location, Message: "document too large"})
 }
+
+// maxEchoedValue bounds how much of a rejected value a problem echoes.
+const maxEchoedValue = 200
+
+// trimErrorValues shortens the values huma echoes in validation errors, so
+// a rejected 30 MiB body or a document's content is not sent back.
+func trimErrorValues(_ huma.Context, _ string, v any) (any, error) {
+	em, ok := v.(*huma.ErrorModel)
+	if !ok {
+		return v, nil
+	}
+	for _, d := range em.Errors {
+		if d == nil {
+			continue
+		}
+		if s, ok := d.Value.(string); ok && len(s) > maxEchoedValue {
+			d.Value = s[:maxEchoedValue] + "…(truncated)"
+		}
+	}
+	return em, nil
+}

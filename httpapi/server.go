@@ -166,6 +166,7 @@ func (s *Server) humaConfig() huma.Config {
 		"bearer": {Type: "http", Scheme: "bearer"},
 	}
 	cfg.Security = []map[string][]string{{"bearer": {}}}
+	cfg.Transformers = append(cfg.Transformers, trimErrorValues)
 	return cfg
 }
 
