@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -159,7 +160,31 @@ func TestHappyPath(t *testing.T) {
 		}
 	}
 	g.expect(t, http.StatusNoContent, "DELETE", "/api/v1/workflows/"+wf.ID, gwAlice, nil, nil)
-	g.expect(t, http.StatusNotFound, "GET", "/api/v1/workflows/"+wf.ID, gwAlice, nil, nil)
+	for _, p := range []string{"", "/messages", "/documents/" + user.Documents[0].ID, "/documents/" + action.Documents[0].ID} {
+		g.expect(t, http.StatusNotFound, "GET", "/api/v1/workflows/"+wf.ID+p, gwAlice, nil, nil)
+	}
+	if ids := listIDs(t, g, gwAlice); len(ids) != 0 {
+		t.Errorf("list after delete: %v", ids)
+	}
+}
+
+// TestRunningRoundsPerUser: beyond the per-user limit (default 4) a new
+// round answers 429 with Retry-After; another user is not affected.
+func TestRunningRoundsPerUser(t *testing.T) {
+	t.Parallel()
+	model := newFakeLLM(t)
+	g := startGateway(t, model)
+	for i := range 5 {
+		model.blockNext(fmt.Sprintf("limit%d", i))
+	}
+	for i := range 4 {
+		g.expect(t, http.StatusCreated, "POST", "/api/v1/workflows", gwAlice, map[string]any{"prompt": fmt.Sprintf("limit%d go", i)}, nil)
+	}
+	status, hdr, body := g.send(t, "POST", "/api/v1/workflows", gwAlice, map[string]any{"prompt": "limit9 go"})
+	if status != http.StatusTooManyRequests || hdr.Get("Retry-After") == "" || hdr.Get("Content-Type") != "application/problem+json" {
+		t.Errorf("fifth running round: %d Retry-After=%q %s", status, hdr.Get("Retry-After"), body)
+	}
+	g.expect(t, http.StatusCreated, "POST", "/api/v1/workflows", gwBob, map[string]any{"prompt": "limit4 go"}, nil)
 }
 
 // TestStopConflictResume blocks the model mid-round: a new round is 409,
