@@ -13,7 +13,17 @@ import (
 // description, its parameter names (required ones first and marked), what
 // documents it takes and the connection kind it uses. A caller that offers
 // a subset (the action-plan mode's top-K) passes just that subset.
+//
+// Methods parses every action's parameter schema on every call; a caller
+// that renders repeatedly (every Stage 1 prompt) uses a MethodCache, which
+// renders the same text.
 func Methods(actions []workflow.ActionSpec) string {
+	return renderMethods(actions, func(a workflow.ActionSpec) string { return paramList(a.Parameters) })
+}
+
+// renderMethods renders AVAILABLE_METHODS for actions, taking each
+// action's parameter summary (see paramList) from params.
+func renderMethods(actions []workflow.ActionSpec, params func(workflow.ActionSpec) string) string {
 	if len(actions) == 0 {
 		return "(no methods)"
 	}
@@ -32,7 +42,7 @@ func Methods(actions []workflow.ActionSpec) string {
 			b.WriteString(d)
 		}
 		b.WriteString("\n  parameters: ")
-		b.WriteString(paramList(a.Parameters))
+		b.WriteString(params(a))
 		if a.Documents != "" && a.Documents != workflow.DocumentsNone {
 			b.WriteString("\n  input documents: ")
 			b.WriteString(string(a.Documents))

@@ -3,7 +3,9 @@
 // each {{KEY:NAME}} placeholder of DESIGN §3–4.
 //
 // Every function is pure and deterministic: the same state gives the same
-// text, which keeps rendered prompts testable with golden files. Nothing
+// text, which keeps rendered prompts testable with golden files. The one
+// value with state, MethodCache, only memoizes: it renders exactly what
+// Methods renders, without re-parsing each action's schema every time. Nothing
 // here reads a global registry; callers pass the actions and connections to
 // show (the action-plan mode passes a subset). No secret is ever rendered:
 // connections are shown by label, kind and description only.

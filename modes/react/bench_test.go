@@ -2,6 +2,7 @@ package react_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -24,12 +25,41 @@ func tenSteps() []string {
 // prompt renders and parses, three commits, two traces, the action — with
 // an instant scripted model on memstore. Reported as ns/step and
 // allocs/step besides the per-workflow figures.
+//
+// The memstore-40-actions case offers 36 more actions with realistic
+// parameter schemas, as a deployed registry does: there AVAILABLE_METHODS
+// dominates the Stage 1 render.
 func BenchmarkEngineStep(b *testing.B) {
-	b.Run("memstore", func(b *testing.B) { benchSteps(b, newStore()) })
-	b.Run("redis", func(b *testing.B) { benchSteps(b, redisStores(b)(b)) })
+	b.Run("memstore", func(b *testing.B) { benchSteps(b, newStore(), enginetest.NewRegistry()) })
+	b.Run("memstore-40-actions", func(b *testing.B) { benchSteps(b, newStore(), largeRegistry(36)) })
+	b.Run("redis", func(b *testing.B) { benchSteps(b, redisStores(b)(b), enginetest.NewRegistry()) })
 }
 
-func benchSteps(b *testing.B, store workflow.Store) {
+// largeRegistry is the test registry plus n read actions whose schemas have
+// a handful of described, typed, nested properties.
+func largeRegistry(n int) *enginetest.Registry {
+	reg := enginetest.NewRegistry()
+	schema, _ := json.Marshal(map[string]any{
+		"type": "object", "required": []string{"query", "language"},
+		"properties": map[string]any{
+			"query":    map[string]any{"type": "string", "description": "what to look for, in plain words"},
+			"language": map[string]any{"type": "string", "enum": []string{"en", "de", "fr"}, "description": "output language"},
+			"limit":    map[string]any{"type": "integer", "minimum": 1, "maximum": 100, "description": "how many results"},
+			"options": map[string]any{"type": "object", "properties": map[string]any{
+				"strict": map[string]any{"type": "boolean"}, "fields": map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
+			}},
+		},
+	})
+	for i := range n {
+		reg.Specs = append(reg.Specs, workflow.ActionSpec{
+			Name: fmt.Sprintf("extra%d.search%d", i/4, i), Description: "Searches source " + fmt.Sprint(i) + ".",
+			Parameters: schema, Effect: workflow.EffectRead, Documents: workflow.DocumentsOptional,
+		})
+	}
+	return reg
+}
+
+func benchSteps(b *testing.B, store workflow.Store, reg workflow.Registry) {
 	script := tenSteps()
 	model := &enginetest.Model{Reply: func(n int, _ workflow.ModelRequest) (string, error) {
 		return script[n%len(script)], nil
@@ -38,7 +68,7 @@ func benchSteps(b *testing.B, store workflow.Store) {
 	cfg.PollInterval = time.Second
 	steps := &enginetest.Steps{}
 	cfg.Observer = steps
-	e := startEngine(b, cfg, store, model, enginetest.NewRegistry())
+	e := startEngine(b, cfg, store, model, reg)
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()

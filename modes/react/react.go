@@ -19,7 +19,9 @@ import (
 	"strings"
 
 	"github.com/twostep/twostep/modes"
+	"github.com/twostep/twostep/placeholders"
 	"github.com/twostep/twostep/prompts"
+	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -27,16 +29,21 @@ import (
 // retried with feedback before the step fails.
 const MaxRetries = 2
 
-// Mode is the React mode. It is stateless and safe for concurrent use by
-// any number of rounds.
+// Mode is the React mode. It keeps no state of any round (everything a
+// step needs is in the run and its checkpoint) and is safe for concurrent
+// use by any number of rounds. It owns a cache of the actions' parameter
+// summaries, so a Stage 1 prompt does not re-parse every action's schema.
 type Mode struct {
 	prompts *prompts.Builder
+	methods *placeholders.MethodCache
 }
 
 var _ workflow.Mode = (*Mode)(nil)
 
 // New returns the React mode rendering its prompts with b.
-func New(b *prompts.Builder) *Mode { return &Mode{prompts: b} }
+func New(b *prompts.Builder) *Mode {
+	return &Mode{prompts: b, methods: placeholders.NewMethodCache()}
+}
 
 // Step runs the current step's next phase once: a Stage 1 attempt (select),
 // a Stage 2 attempt (parameterize; for workflow.complete it ends the
@@ -81,10 +88,7 @@ func (m *Mode) selectAction(ctx context.Context, run *workflow.Run, cp *workflow
 	}
 	reg := run.Registry()
 	env := prompts.Stage1Env{Registry: reg, Messages: run.Messages(), Connections: run.Connections()}
-	rendered, err := m.prompts.Stage1(prompts.Stage1Input{
-		Workflow: run.Workflow(), Messages: run.Messages(), Actions: reg.Actions(),
-		Connections: run.Connections(), Feedback: prompts.Feedback(problems),
-	})
+	rendered, err := m.stage1Prompt(run, problems)
 	if err != nil {
 		return fmt.Errorf("react: rendering stage 1: %w", err)
 	}
@@ -106,6 +110,19 @@ func (m *Mode) selectAction(ctx context.Context, run *workflow.Run, cp *workflow
 		return run.Checkpoint(ctx, workflow.Checkpoint{Phase: workflow.PhaseSelect, Attempt: attempt, Feedback: res.Problems})
 	}
 	return modes.Fail(ctx, run, modes.Failure{Reason: rejected("Stage 1", attempt, res.Problems)})
+}
+
+// stage1Prompt renders the Stage 1 prompt as prompts.Builder.Stage1 does,
+// with AVAILABLE_METHODS from the mode's cache: the builder renders the
+// other placeholders (given no actions, its own methods text costs
+// nothing) and the cached text of every registered action replaces it.
+func (m *Mode) stage1Prompt(run *workflow.Run, problems []string) (prompts.Rendered, error) {
+	values := m.prompts.Stage1Values(prompts.Stage1Input{
+		Workflow: run.Workflow(), Messages: run.Messages(),
+		Connections: run.Connections(), Feedback: prompts.Feedback(problems),
+	})
+	values[placeholders.AvailableMethods] = m.methods.Methods(run.Registry().Actions())
+	return m.prompts.Render(templates.Stage1, values)
 }
 
 // parameterize makes one Stage 2 attempt for sel. Accepted parameters are

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -311,5 +312,52 @@ func TestRejectedAttemptSurvivesStopAndResume(t *testing.T) {
 	}
 	if diff := cmp.Diff([]int{1, 2, 2, 1}, attempts); diff != "" {
 		t.Errorf("Stage 1 trace attempts (-want +got):\n%s", diff)
+	}
+}
+
+// The Stage 1 prompt the mode sends (AVAILABLE_METHODS from its cache) is
+// exactly what prompts.Builder.Stage1 renders from the same state, so the
+// admin render route and the traces agree — also after the registry
+// changes an action's schema between rounds.
+func TestStage1PromptMatchesTheBuilder(t *testing.T) {
+	t.Parallel()
+	store, reg := newStore(), enginetest.NewRegistry()
+	model := enginetest.Script(replies(enginetest.Completes("one"), enginetest.Completes("two"))...)
+	e := startEngine(t, testConfig("a"), store, model, reg)
+	wf := wait(t, e, create(t, e, "answer", 5).ID)
+	offered := [][]workflow.ActionSpec{reg.Actions()}
+	for i, s := range reg.Specs { // a reloaded registry: same name, new schema
+		if s.Name == enginetest.Broken {
+			reg.Specs[i].Parameters = json.RawMessage(`{"type":"object","required":["why"],"properties":{"why":{"type":"string"}}}`)
+		}
+	}
+	if _, err := e.StartRound(context.Background(), "alice", wf.ID, workflow.NewRound{Prompt: "again"}); err != nil {
+		t.Fatalf("StartRound: %v", err)
+	}
+	wf = wait(t, e, wf.ID)
+	offered = append(offered, reg.Actions())
+	msgs := messages(t, store, wf.ID)
+	calls := model.Calls()
+	bld := newBuilder(t)
+	for i, round := range []int{1, 2} {
+		var seen []workflow.Message
+		for _, m := range msgs {
+			if m.Round < round || m.Role == workflow.RoleUser && m.Round == round {
+				seen = append(seen, m)
+			}
+		}
+		want, err := bld.Stage1(prompts.Stage1Input{
+			Workflow: &workflow.Workflow{ID: wf.ID, Round: round}, Messages: seen,
+			Actions: offered[i], Connections: reg.Connections("alice"),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want.Messages, calls[2*i].Prompt); diff != "" {
+			t.Errorf("round %d: Stage 1 prompt differs from the builder's (-builder +sent):\n%s", round, diff)
+		}
+	}
+	if p := calls[2].Text(); !strings.Contains(p, "why (required, string)") {
+		t.Errorf("round 2's Stage 1 prompt does not show the changed schema:\n%s", p)
 	}
 }

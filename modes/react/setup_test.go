@@ -25,11 +25,17 @@ func testConfig(instance string) workflow.EngineConfig {
 
 func newMode(t testing.TB) *react.Mode {
 	t.Helper()
+	return react.New(newBuilder(t))
+}
+
+// newBuilder returns a prompt builder over the embedded templates.
+func newBuilder(t testing.TB) *prompts.Builder {
+	t.Helper()
 	set, err := templates.Load("")
 	if err != nil {
 		t.Fatalf("templates.Load: %v", err)
 	}
-	return react.New(prompts.NewBuilder(set, prompts.Options{}))
+	return prompts.NewBuilder(set, prompts.Options{})
 }
 
 // startEngine returns a started engine over store; it is shut down when the
