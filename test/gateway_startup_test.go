@@ -172,20 +172,7 @@ func TestConcurrentWorkflows(t *testing.T) {
 // TestRestartResumesRunningRound (Redis): a round cut by SIGTERM mid model
 // call stays running and the next gateway on the same Redis finishes it.
 func TestRestartResumesRunningRound(t *testing.T) {
-	url := os.Getenv("REDIS_URL")
-	if url == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI is set but REDIS_URL is not")
-		}
-		t.Skip("REDIS_URL not set")
-	}
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatalf("REDIS_URL: %v", err)
-	}
-	if err := redis.NewClient(opt).Ping(context.Background()).Err(); err != nil {
-		t.Fatalf("REDIS_URL unusable: %v", err)
-	}
+	url := redisURL(t)
 	model := newFakeLLM(t)
 	model.blockNext("restart1")
 	g1 := launch(t, model, "REDIS_URL="+url)
@@ -205,4 +192,52 @@ func TestRestartResumesRunningRound(t *testing.T) {
 		t.Errorf("messages after restart: %+v", msgs)
 	}
 	g2.expect(t, http.StatusNoContent, "DELETE", "/api/v1/workflows/"+wf.ID, gwAlice, nil, nil)
+}
+
+// TestEventsFromAnotherInstance (Redis): a client streams events from one
+// gateway while the round runs on another sharing the store.
+func TestEventsFromAnotherInstance(t *testing.T) {
+	url := redisURL(t)
+	model := newFakeLLM(t)
+	g1 := startGateway(t, model, "REDIS_URL="+url)
+	g2 := startGateway(t, model, "REDIS_URL="+url)
+	var wf wfView
+	g1.expect(t, http.StatusCreated, "POST", "/api/v1/workflows", gwAlice, map[string]any{"prompt": "twoinst1 go"}, &wf)
+	var roles []string
+	for _, e := range g2.readEvents(t, gwAlice, wf.ID, "") {
+		if e.event == "message" {
+			var m msgView
+			if err := jsonUnmarshal([]byte(e.data), &m); err != nil {
+				t.Fatal(err)
+			}
+			roles = append(roles, m.Role)
+		}
+	}
+	if got := strings.Join(roles, ","); got != "user,action,assistant" {
+		t.Errorf("events via the other instance: %s", got)
+	}
+	g2.expect(t, http.StatusNoContent, "DELETE", "/api/v1/workflows/"+wf.ID, gwAlice, nil, nil)
+}
+
+// redisURL returns REDIS_URL after a ping; it skips without one, but fails
+// when CI is set.
+func redisURL(t *testing.T) string {
+	t.Helper()
+	url := os.Getenv("REDIS_URL")
+	if url == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI is set but REDIS_URL is not")
+		}
+		t.Skip("REDIS_URL not set")
+	}
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatalf("REDIS_URL: %v", err)
+	}
+	client := redis.NewClient(opt)
+	defer client.Close()
+	if err := client.Ping(context.Background()).Err(); err != nil {
+		t.Fatalf("REDIS_URL unusable: %v", err)
+	}
+	return url
 }
