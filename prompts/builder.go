@@ -12,6 +12,7 @@ package prompts
 import (
 	"errors"
 
+	"github.com/twostep/twostep/placeholders"
 	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
 )
@@ -27,11 +28,14 @@ type Options struct {
 type Builder struct {
 	set  *templates.Set
 	opts Options
+	// methods caches each action's AVAILABLE_METHODS entry, so a render
+	// does not re-parse every action's JSON Schema.
+	methods *placeholders.MethodCache
 }
 
 // NewBuilder returns a Builder over set.
 func NewBuilder(set *templates.Set, opts Options) *Builder {
-	return &Builder{set: set, opts: opts}
+	return &Builder{set: set, opts: opts, methods: placeholders.NewMethodCache()}
 }
 
 // Rendered is a fully rendered prompt: the template it came from, the chat

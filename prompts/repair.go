@@ -25,7 +25,7 @@ func (b *Builder) Repair(in RepairInput) (Rendered, error) {
 	}
 	return b.render(templates.Repair, in.Template, map[string]string{
 		placeholders.PreviousResponse:   prev,
-		placeholders.AvailableMethods:   placeholders.Methods(in.Actions),
+		placeholders.AvailableMethods:   b.methods.Methods(in.Actions),
 		placeholders.ValidationFeedback: in.Feedback,
 	})
 }

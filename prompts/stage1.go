@@ -33,7 +33,7 @@ type Stage1Input struct {
 func (b *Builder) Stage1Values(in Stage1Input) map[string]string {
 	return map[string]string{
 		placeholders.UserPrompt:                placeholders.UserPromptText(in.Messages, currentRound(in)),
-		placeholders.AvailableMethods:          placeholders.Methods(in.Actions),
+		placeholders.AvailableMethods:          b.methods.Methods(in.Actions),
 		placeholders.AvailableDocumentsIndex:   placeholders.DocumentsIndex(in.Messages),
 		placeholders.AvailableConnectionsIndex: placeholders.ConnectionsIndex(in.Connections),
 		placeholders.WorkflowHistory:           placeholders.History(in.Messages, b.opts.HistoryBudget),

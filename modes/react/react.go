@@ -19,9 +19,7 @@ import (
 	"strings"
 
 	"github.com/twostep/twostep/modes"
-	"github.com/twostep/twostep/placeholders"
 	"github.com/twostep/twostep/prompts"
-	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -31,18 +29,16 @@ const MaxRetries = 2
 
 // Mode is the React mode. It keeps no state of any round (everything a
 // step needs is in the run and its checkpoint) and is safe for concurrent
-// use by any number of rounds. It owns a cache of the actions' parameter
-// summaries, so a Stage 1 prompt does not re-parse every action's schema.
+// use by any number of rounds.
 type Mode struct {
 	prompts *prompts.Builder
-	methods *placeholders.MethodCache
 }
 
 var _ workflow.Mode = (*Mode)(nil)
 
 // New returns the React mode rendering its prompts with b.
 func New(b *prompts.Builder) *Mode {
-	return &Mode{prompts: b, methods: placeholders.NewMethodCache()}
+	return &Mode{prompts: b}
 }
 
 // Step runs the current step's next phase once: a Stage 1 attempt (select),
@@ -112,17 +108,12 @@ func (m *Mode) selectAction(ctx context.Context, run *workflow.Run, cp *workflow
 	return modes.Fail(ctx, run, modes.Failure{Reason: rejected("Stage 1", attempt, res.Problems)})
 }
 
-// stage1Prompt renders the Stage 1 prompt as prompts.Builder.Stage1 does,
-// with AVAILABLE_METHODS from the mode's cache: the builder renders the
-// other placeholders (given no actions, its own methods text costs
-// nothing) and the cached text of every registered action replaces it.
+// stage1Prompt renders the Stage 1 prompt with every registered action.
 func (m *Mode) stage1Prompt(run *workflow.Run, problems []string) (prompts.Rendered, error) {
-	values := m.prompts.Stage1Values(prompts.Stage1Input{
-		Workflow: run.Workflow(), Messages: run.Messages(),
+	return m.prompts.Stage1(prompts.Stage1Input{
+		Workflow: run.Workflow(), Messages: run.Messages(), Actions: run.Registry().Actions(),
 		Connections: run.Connections(), Feedback: prompts.Feedback(problems),
 	})
-	values[placeholders.AvailableMethods] = m.methods.Methods(run.Registry().Actions())
-	return m.prompts.Render(templates.Stage1, values)
 }
 
 // parameterize makes one Stage 2 attempt for sel. Accepted parameters are
