@@ -52,6 +52,27 @@ func TestCreateWorkflow(t *testing.T) {
 	}
 }
 
+// TestCreateAcceptsEmptyDocument: an empty file is a legitimate upload (a
+// placeholder, an empty export) and reaches the engine with size 0.
+func TestCreateAcceptsEmptyDocument(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, nil)
+	var got workflow.NewWorkflow
+	env.engine.CreateFn = func(in workflow.NewWorkflow) (*workflow.Workflow, error) {
+		got = in
+		return testWorkflow(in.UserID, workflow.StatusRunning), nil
+	}
+	rec := env.do(t, "POST", "/api/v1/workflows", aliceToken, map[string]any{
+		"prompt": "x", "documents": []map[string]string{{"name": "empty.txt", "content": ""}},
+	})
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("status = %d, want 201: %s", rec.Code, rec.Body)
+	}
+	if len(got.Documents) != 1 || got.Documents[0].Name != "empty.txt" || got.Documents[0].Size != 0 || len(got.Documents[0].Content) != 0 {
+		t.Errorf("documents = %+v", got.Documents)
+	}
+}
+
 // TestCreateRejectsBadInput sends malformed creates: each must answer a 4xx
 // problem and never reach the engine.
 func TestCreateRejectsBadInput(t *testing.T) {
@@ -82,7 +103,6 @@ func TestCreateRejectsBadInput(t *testing.T) {
 		{"documents not array", map[string]any{"prompt": "x", "documents": "a"}, 422, ""},
 		{"too many documents", map[string]any{"prompt": "x", "documents": many}, 422, "limit is 20"},
 		{"bad base64", map[string]any{"prompt": "x", "documents": []any{doc("a.txt", "!!!")}}, 422, "base64"},
-		{"empty document", map[string]any{"prompt": "x", "documents": []any{map[string]any{"name": "a.txt", "content": ""}}}, 422, ""},
 		{"slash name", map[string]any{"prompt": "x", "documents": []any{doc("../etc/passwd", b64("x"))}}, 422, "path separators"},
 		{"backslash name", map[string]any{"prompt": "x", "documents": []any{doc(`a\b.txt`, b64("x"))}}, 422, "path separators"},
 		{"dotdot name", map[string]any{"prompt": "x", "documents": []any{doc("..", b64("x"))}}, 422, ".."},

@@ -71,7 +71,7 @@ func (l Limits) Validate() error {
 type DocumentInput struct {
 	Name     string `json:"name" minLength:"1" maxLength:"255" doc:"File name: no path separators, '..' or control characters" example:"notes.txt"`
 	MimeType string `json:"mimeType,omitempty" maxLength:"255" doc:"Media type; derived from the name when omitted" example:"text/plain"`
-	Content  string `json:"content" minLength:"1" contentEncoding:"base64" doc:"The bytes, standard base64"`
+	Content  string `json:"content" contentEncoding:"base64" doc:"The bytes, standard base64 (empty for an empty file)"`
 }
 
 // checkPrompt rejects an empty or over-long prompt.
@@ -112,9 +112,6 @@ func (l Limits) decodeDocuments(in []DocumentInput) ([]workflow.DocumentContent,
 		content, err := base64.StdEncoding.DecodeString(d.Content)
 		if err != nil {
 			return nil, invalid(loc+".content", "content is not valid standard base64: "+err.Error(), nil)
-		}
-		if len(content) == 0 {
-			return nil, invalid(loc+".content", "document is empty", nil)
 		}
 		if int64(len(content)) > l.MaxDocumentBytes {
 			return nil, tooLarge(loc, l.MaxDocumentBytes)

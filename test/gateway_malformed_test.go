@@ -64,7 +64,6 @@ func TestMalformedRequests(t *testing.T) {
 		{"document extra field", "POST", create, withDocs(map[string]any{"name": "a", "content": b64("x"), "path": "/etc"}), nil, 422},
 		{"bad base64", "POST", create, withDocs(doc("a.txt", "%%%not base64")), nil, 422},
 		{"url-safe base64", "POST", create, withDocs(doc("a.txt", "-_-_")), nil, 422},
-		{"empty content", "POST", create, withDocs(doc("a.txt", "")), nil, 422},
 		{"name dotdot path", "POST", create, withDocs(doc("../etc/passwd", b64("x"))), nil, 422},
 		{"name slash", "POST", create, withDocs(doc("dir/a.txt", b64("x"))), nil, 422},
 		{"name backslash", "POST", create, withDocs(doc(`C:\a.txt`, b64("x"))), nil, 422},

@@ -17,8 +17,10 @@ type Commit struct {
 	// Messages are appended in order. The store assigns WorkflowID and a
 	// gap-free Seq; the caller sets ID (NewID(PrefixMessage)).
 	Messages []Message
-	// Documents are stored with their content. Each one's metadata should
-	// also appear in the Documents of the message that carries it.
+	// Documents are stored with their content. Each needs an ID and a Name;
+	// empty content is a legitimate (zero-length) document. Each one's
+	// metadata should also appear in the Documents of the message that
+	// carries it.
 	Documents []DocumentContent
 }
 
