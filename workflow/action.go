@@ -98,6 +98,30 @@ type ActionCall struct {
 type ActionResult struct {
 	Text      string
 	Documents []DocumentContent
+	// ModelCalls are the model calls the action made while it ran (ai.process
+	// makes one), in the order made, whether they succeeded or not. The
+	// engine stores one trace of stage action per call and counts each in
+	// the workflow's stats, in the same commit as the step's action message.
+	ModelCalls []ActionModelCall
+}
+
+// ActionModelCall is one model call made inside an action, with what its
+// trace needs. Like every trace it must not carry a secret; the store's
+// redaction applies to it as well.
+type ActionModelCall struct {
+	// Template names what made the call, e.g. "ai.process".
+	Template string
+	// Prompt is the prompt exactly as sent.
+	Prompt []PromptMessage
+	// Response is the model's raw answer ("" when the call failed).
+	Response string
+	// Error says why the call failed, or why its answer was unusable; ""
+	// when the answer was used.
+	Error            string
+	Model            string
+	PromptTokens     int
+	CompletionTokens int
+	LatencyMs        int64
 }
 
 // Registry is the engine's view of the actions it may run and the
@@ -112,7 +136,10 @@ type Registry interface {
 	ValidateParameters(name string, params map[string]any) []string
 	// Execute runs the action. A returned error is an explained step
 	// failure, recorded in the action message; it never ends the round by
-	// itself.
+	// itself. With an error, only the result's ModelCalls count: an action
+	// that fails after calling the model still reports those calls, and the
+	// engine traces and counts them whether or not err is nil (Text and
+	// Documents are ignored on error).
 	Execute(ctx context.Context, call ActionCall) (ActionResult, error)
 	// Connections returns the connections userID owns, sorted by label.
 	Connections(userID string) []Connection

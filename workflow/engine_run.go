@@ -112,6 +112,39 @@ func (r *Run) Generate(ctx context.Context, call ModelCall) (ModelResponse, erro
 	return resp, err
 }
 
+// RecordActionCalls traces and counts the model calls an action made
+// (ActionResult.ModelCalls), as Generate does for a mode's own calls: each
+// is added to the workflow's stats (llmCalls and tokens), reported to the
+// Observer with stage action (outcome "ok", "error", or "cancelled" when a
+// failed call's ctx is done), and stored as a trace of stage action for the
+// current round and step, attempts numbered from 1 in call order.
+//
+// The stats live in the run's own state until the next Checkpoint or
+// CommitStep persists them: call it just before committing the step whose
+// action made the calls, so they are counted in the same atomic commit as
+// its action message — a crash before that commit re-runs the step and its
+// calls are counted once.
+func (r *Run) RecordActionCalls(ctx context.Context, calls []ActionModelCall) {
+	for i, c := range calls {
+		r.wf.Stats.LLMCalls++
+		r.wf.Stats.PromptTokens += c.PromptTokens
+		r.wf.Stats.CompletionTokens += c.CompletionTokens
+		outcome := "ok"
+		switch {
+		case c.Error != "" && ctx.Err() != nil:
+			outcome = "cancelled"
+		case c.Error != "":
+			outcome = "error"
+		}
+		r.e.observer().ModelCalled(StageAction, outcome, c.PromptTokens, c.CompletionTokens)
+		r.RecordTrace(ctx, Trace{
+			Round: r.wf.Round, Step: r.wf.Step, Stage: StageAction, Attempt: i + 1, Template: c.Template,
+			Prompt: c.Prompt, Response: c.Response, Error: c.Error, Model: c.Model,
+			PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, LatencyMs: c.LatencyMs,
+		})
+	}
+}
+
 // RecordTrace stores a trace of this workflow (e.g. an action's, or a plan
 // step dropped by validation). A failure to store it is logged, never
 // fatal: traces are diagnostics.
