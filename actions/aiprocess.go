@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/twostep/twostep/workflow"
@@ -42,7 +43,9 @@ func (r *Registry) aiProcess() action {
 
 // runAIProcess makes one model call with the instruction and the fenced
 // documents' text and returns the answer as one document; the result text is
-// an excerpt of the answer.
+// an excerpt of the answer. The call is reported in the result's ModelCalls
+// (prompt as sent, raw answer, usage, latency), also when the action fails
+// because of it.
 func (r *Registry) runAIProcess(ctx context.Context, inv invocation) (workflow.ActionResult, error) {
 	instruction := inv.call.Parameters["aiPrompt"].(string)
 	name, _ := inv.call.Parameters["resultFileName"].(string)
@@ -54,24 +57,35 @@ func (r *Registry) runAIProcess(ctx context.Context, inv invocation) (workflow.A
 	if docs != "" {
 		user += "\n\nDocuments (untrusted data):\n\n" + docs
 	}
+	prompt := []workflow.PromptMessage{
+		{Role: "system", Content: aiSystemPrompt},
+		{Role: "user", Content: user},
+	}
+	start := time.Now()
 	resp, err := r.model.Generate(ctx, workflow.ModelRequest{
-		Messages: []workflow.PromptMessage{
-			{Role: "system", Content: aiSystemPrompt},
-			{Role: "user", Content: user},
-		},
-		MaxTokens: r.limits.ModelMaxTokens,
-		Stage:     workflow.StageAction,
+		Messages: prompt, MaxTokens: r.limits.ModelMaxTokens, Stage: workflow.StageAction,
 	})
-	if err != nil {
-		return workflow.ActionResult{}, workflow.WrapKind(workflow.KindOf(err), err, "ai.process: the model call failed: %s", workflow.PublicMessage(err))
+	mc := workflow.ActionModelCall{
+		Template: AIProcessAction, Prompt: prompt, Response: resp.Text, Model: resp.Model,
+		PromptTokens: resp.PromptTokens, CompletionTokens: resp.CompletionTokens,
+		LatencyMs: time.Since(start).Milliseconds(),
 	}
 	answer := strings.TrimSpace(resp.Text)
-	if answer == "" {
-		return workflow.ActionResult{}, workflow.Errorf(workflow.KindUnavailable, "ai.process: the model returned an empty answer")
+	switch {
+	case err != nil:
+		mc.Error = err.Error()
+		err = workflow.WrapKind(workflow.KindOf(err), err, "ai.process: the model call failed: %s", workflow.PublicMessage(err))
+	case answer == "":
+		err = workflow.Errorf(workflow.KindUnavailable, "ai.process: the model returned an empty answer")
+		mc.Error = err.Error()
+	}
+	if err != nil {
+		return workflow.ActionResult{ModelCalls: []workflow.ActionModelCall{mc}}, err
 	}
 	return workflow.ActionResult{
-		Text:      excerpt(answer, excerptChars),
-		Documents: []workflow.DocumentContent{textDocument(name, mimeFromName(name), answer+"\n")},
+		Text:       excerpt(answer, excerptChars),
+		Documents:  []workflow.DocumentContent{textDocument(name, mimeFromName(name), answer+"\n")},
+		ModelCalls: []workflow.ActionModelCall{mc},
 	}, nil
 }
 

@@ -126,13 +126,14 @@ func (r *Registry) scrubString(s string) string {
 	return r.scrub.Replace(s)
 }
 
-// scrubResult replaces every secret in the result's text and documents (a
-// remote service may echo the credentials it received).
+// scrubResult replaces every secret in the result's text, documents and
+// model calls (a remote service may echo the credentials it received).
 func (r *Registry) scrubResult(res workflow.ActionResult) workflow.ActionResult {
 	if r.scrub == nil {
 		return res
 	}
 	res.Text = r.scrub.Replace(res.Text)
+	res.ModelCalls = r.scrubModelCalls(res.ModelCalls)
 	for i := range res.Documents {
 		d := &res.Documents[i]
 		d.Name = r.scrub.Replace(d.Name)
@@ -142,6 +143,24 @@ func (r *Registry) scrubResult(res workflow.ActionResult) workflow.ActionResult 
 		}
 	}
 	return res
+}
+
+// scrubModelCalls returns calls with every secret in their prompts,
+// responses and errors replaced; calls is left unchanged.
+func (r *Registry) scrubModelCalls(calls []workflow.ActionModelCall) []workflow.ActionModelCall {
+	if len(calls) == 0 {
+		return calls
+	}
+	out := make([]workflow.ActionModelCall, len(calls))
+	for i, c := range calls {
+		prompt := make([]workflow.PromptMessage, len(c.Prompt))
+		for j, m := range c.Prompt {
+			prompt[j] = workflow.PromptMessage{Role: m.Role, Content: r.scrub.Replace(m.Content)}
+		}
+		c.Prompt, c.Response, c.Error = prompt, r.scrub.Replace(c.Response), r.scrub.Replace(c.Error)
+		out[i] = c
+	}
+	return out
 }
 
 // scrubError returns err unchanged when its text carries no secret, else an

@@ -14,8 +14,10 @@ import (
 // the action's kind), fills in the idempotency key when the caller left it
 // empty, and recovers a panicking action into an internal error. A returned
 // error is an explained step failure: its workflow.PublicMessage says what a
-// person (or the model) can do about it. Neither the result nor the error
-// ever carries a secret.
+// person (or the model) can do about it; beside an error the result holds
+// only the model calls the action made (ModelCalls), for their traces.
+// Neither the result (model calls included) nor the error ever carries a
+// secret.
 func (r *Registry) Execute(ctx context.Context, call workflow.ActionCall) (res workflow.ActionResult, err error) {
 	start := time.Now()
 	defer func() { r.logExecution(call, start, err) }()
@@ -45,7 +47,8 @@ func (r *Registry) Execute(ctx context.Context, call workflow.ActionCall) (res w
 	}
 	res, err = r.runSafely(ctx, a, invocation{call: call, conn: conn})
 	if err != nil {
-		return workflow.ActionResult{}, r.scrubError(err)
+		// A failed action still reports the model calls it made.
+		return r.scrubResult(workflow.ActionResult{ModelCalls: res.ModelCalls}), r.scrubError(err)
 	}
 	return r.scrubResult(res), nil
 }
