@@ -17,11 +17,11 @@ func (s *Store) ListWorkflows(ctx context.Context, userID string, p workflow.Pag
 	if err := checkID(ctx, "user id", userID); err != nil {
 		return nil, "", err
 	}
-	after, err := decodeCursor(p.Cursor)
+	after, err := workflow.DecodeCursor(p.Cursor)
 	if err != nil {
 		return nil, "", err
 	}
-	limit := pageLimit(p)
+	limit := p.Size()
 
 	type entry struct {
 		id    string
@@ -40,7 +40,7 @@ func (s *Store) ListWorkflows(ctx context.Context, userID string, p workflow.Pag
 	next := ""
 	if len(all) > limit {
 		all = all[:limit]
-		next = encodeCursor(all[limit-1].id)
+		next = workflow.EncodeCursor(all[limit-1].id)
 	}
 	out := make([]*workflow.Workflow, 0, len(all))
 	for _, e := range all {

@@ -117,7 +117,7 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	if err := validateCommit(c); err != nil {
+	if err := c.Validate(); err != nil {
 		return nil, nil, err
 	}
 	wf := c.Workflow.Clone()

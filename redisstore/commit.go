@@ -23,7 +23,7 @@ import (
 // check them against the workflow's state.
 func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Workflow, _ []workflow.Message, err error) {
 	defer workflow.Wrap(&err, "redisstore.Commit")
-	if err := validateCommit(c); err != nil {
+	if err := c.Validate(); err != nil {
 		return nil, nil, err
 	}
 	if err := checkWorkflowID(ctx, c.Workflow.ID, true); err != nil {

@@ -43,11 +43,11 @@ func (s *Store) ListWorkflows(ctx context.Context, userID string, p workflow.Pag
 	if err := checkID(ctx, "user id", userID); err != nil {
 		return nil, "", err
 	}
-	after, err := decodeCursor(p.Cursor)
+	after, err := workflow.DecodeCursor(p.Cursor)
 	if err != nil {
 		return nil, "", err
 	}
-	limit := pageLimit(p)
+	limit := p.Size()
 	var out []*workflow.Workflow
 	for {
 		// Ask for one more than the page still needs, to learn whether a
@@ -70,7 +70,7 @@ func (s *Store) ListWorkflows(ctx context.Context, userID string, p workflow.Pag
 		out = append(out, found...)
 		if len(out) > limit {
 			out = out[:limit]
-			return out, encodeCursor(out[limit-1].ID), nil
+			return out, workflow.EncodeCursor(out[limit-1].ID), nil
 		}
 		if len(ids) < want {
 			return out, "", nil
