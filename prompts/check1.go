@@ -35,7 +35,7 @@ func parseFields(raw json.RawMessage, p *problems) []workflow.FieldSpec {
 	}
 	var items []json.RawMessage
 	if json.Unmarshal(list, &items) != nil {
-		p.add(`"parametersSchema" must be {"fields": [{"name", "type", "required", "description"}, ...]}, got %s`, jsonKind(list))
+		p.add(`"parametersSchema" must be {"fields": [{"name", "type", "required", "description"}, ...]}, got %s`, JSONKind(list))
 		return nil
 	}
 	fields := make([]workflow.FieldSpec, 0, len(items))
@@ -51,7 +51,7 @@ func parseField(i int, item json.RawMessage, p *problems) (workflow.FieldSpec, b
 	var rf rawField
 	var f workflow.FieldSpec
 	if json.Unmarshal(item, &rf) != nil {
-		p.add(`parametersSchema.fields[%d] must be an object, got %s`, i, jsonKind(item))
+		p.add(`parametersSchema.fields[%d] must be an object, got %s`, i, JSONKind(item))
 		return f, false
 	}
 	if json.Unmarshal(rf.Name, &f.Name) != nil || strings.TrimSpace(f.Name) == "" {

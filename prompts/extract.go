@@ -212,13 +212,14 @@ func balanced(s string) string {
 func decodeObject(raw json.RawMessage) (map[string]json.RawMessage, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return nil, fmt.Errorf("the reply must be one JSON object, got %s", jsonKind(raw))
+		return nil, fmt.Errorf("the reply must be one JSON object, got %s", JSONKind(raw))
 	}
 	return obj, nil
 }
 
-// jsonKind names the kind of a JSON value for problem lines.
-func jsonKind(raw json.RawMessage) string {
+// JSONKind names the kind of a JSON value ("an object", "a string", ...)
+// for problem lines fed back to a model.
+func JSONKind(raw json.RawMessage) string {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 {
 		return "nothing"

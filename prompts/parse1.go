@@ -84,7 +84,7 @@ func parseAction(obj map[string]json.RawMessage, reg workflow.Registry, sel *wor
 	}
 	var name string
 	if json.Unmarshal(raw, &name) != nil {
-		p.add(`"action" must be a string naming a registered action, got %s`, jsonKind(raw))
+		p.add(`"action" must be a string naming a registered action, got %s`, JSONKind(raw))
 		return workflow.ActionSpec{}, false
 	}
 	sel.Action = name
@@ -121,7 +121,7 @@ func textMember(obj map[string]json.RawMessage, key string, p *problems) string 
 	}
 	var s string
 	if json.Unmarshal(raw, &s) != nil {
-		p.add(`%q must be a string, got %s`, key, jsonKind(raw))
+		p.add(`%q must be a string, got %s`, key, JSONKind(raw))
 	}
 	return s
 }
@@ -156,7 +156,7 @@ func stringList(obj map[string]json.RawMessage, key string, p *problems) []strin
 	}
 	var list []string
 	if json.Unmarshal(raw, &list) != nil {
-		p.add(`%q must be a list of strings, got %s`, key, jsonKind(raw))
+		p.add(`%q must be a list of strings, got %s`, key, JSONKind(raw))
 		return nil
 	}
 	return list

@@ -56,7 +56,7 @@ func ParseStage2(reply string, action workflow.ActionSpec, reg workflow.Registry
 	}
 	var params map[string]any
 	if json.Unmarshal(paramsRaw, &params) != nil || params == nil {
-		p.add(`"parameters" must be an object, got %s`, jsonKind(paramsRaw))
+		p.add(`"parameters" must be an object, got %s`, JSONKind(paramsRaw))
 		res.Problems = p.lines
 		return res
 	}

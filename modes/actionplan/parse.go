@@ -65,11 +65,11 @@ func planItems(raw json.RawMessage) ([]json.RawMessage, error) {
 	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(raw, &obj) != nil || obj == nil {
-		return nil, workflow.Errorf(workflow.KindInvalid, "the reply must be a JSON array of steps, got %s", kindOf(raw))
+		return nil, workflow.Errorf(workflow.KindInvalid, "the reply must be a JSON array of steps, got %s", prompts.JSONKind(raw))
 	}
 	if list, ok := obj["actions"]; ok {
 		if json.Unmarshal(list, &items) != nil {
-			return nil, workflow.Errorf(workflow.KindInvalid, `"actions" must be an array of steps, got %s`, kindOf(list))
+			return nil, workflow.Errorf(workflow.KindInvalid, `"actions" must be an array of steps, got %s`, prompts.JSONKind(list))
 		}
 		return items, stepObjects(items)
 	}
@@ -84,7 +84,7 @@ func planItems(raw json.RawMessage) ([]json.RawMessage, error) {
 // call instead of passing for a plan whose steps are all malformed.
 func stepObjects(items []json.RawMessage) error {
 	for _, it := range items {
-		if kindOf(it) == "an object" {
+		if prompts.JSONKind(it) == "an object" {
 			return nil
 		}
 	}
@@ -99,7 +99,7 @@ func stepObjects(items []json.RawMessage) error {
 func decodeDraft(item json.RawMessage) Draft {
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(item, &obj) != nil || obj == nil {
-		return Draft{Problem: "the step must be an object, got " + kindOf(item)}
+		return Draft{Problem: "the step must be an object, got " + prompts.JSONKind(item)}
 	}
 	var d Draft
 	if json.Unmarshal(obj["action"], &d.Action) != nil || d.Action == "" {
@@ -115,7 +115,7 @@ func decodeDraft(item json.RawMessage) Draft {
 	if raw, ok := obj["parameters"]; ok && !isNull(raw) {
 		if json.Unmarshal(raw, &d.Parameters) != nil || d.Parameters == nil {
 			d.Parameters = map[string]any{}
-			d.Problem = `"parameters" must be an object, got ` + kindOf(raw)
+			d.Problem = `"parameters" must be an object, got ` + prompts.JSONKind(raw)
 			return d
 		}
 	}
@@ -166,23 +166,3 @@ func isNull(raw json.RawMessage) bool {
 	return bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
 }
 
-// kindOf names the kind of a JSON value for problem lines.
-func kindOf(raw json.RawMessage) string {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 {
-		return "nothing"
-	}
-	switch t[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
-}
