@@ -165,4 +165,3 @@ func takeReferences(d *Draft) error {
 func isNull(raw json.RawMessage) bool {
 	return bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
 }
-
