@@ -34,10 +34,16 @@ type StepCall struct {
 // output documents atomically (an action error is a failed step). next is
 // the checkpoint the following step starts from (nil for react).
 //
+// The model calls the action reports (ActionResult.ModelCalls, also beside
+// an error) are stored as traces of stage action and counted in the
+// workflow's stats by the same commit as the action message
+// (Run.RecordActionCalls).
+//
 // When ctx is cancelled while the action runs and the action fails, nothing
 // is committed and the context's error is returned: the step runs again on
-// resume, with the same idempotency key. An action that finished is still
-// committed (under the version check, so a Stop wins).
+// resume, with the same idempotency key (its model calls are traced, but
+// counted only by the run that commits the step). An action that finished
+// is still committed (under the version check, so a Stop wins).
 func Execute(ctx context.Context, run *workflow.Run, call StepCall, next *workflow.Checkpoint) error {
 	in, err := resolve(ctx, run, call)
 	if err != nil {
@@ -53,10 +59,17 @@ func Execute(ctx context.Context, run *workflow.Run, call StepCall, next *workfl
 	wf := run.Workflow()
 	start := time.Now()
 	res, aerr := execute(ctx, run.Registry(), in)
+	d := time.Since(start)
+	// The action's own model calls are traced and counted before the
+	// commit below, which persists their stats with the action message.
+	run.RecordActionCalls(ctx, res.ModelCalls)
 	if aerr != nil && ctx.Err() != nil {
 		return ctx.Err() // failed because it was cancelled: not the action's fault
 	}
-	traceAction(ctx, run, call, res, aerr, time.Since(start))
+	if aerr != nil {
+		res = workflow.ActionResult{} // only ModelCalls count beside an error
+	}
+	traceAction(ctx, run, call, res, aerr, d)
 	msg, docs := messages.NewAction(messages.ActionInput{
 		WorkflowID: wf.ID, Round: wf.Round, Step: wf.Step, Action: call.Action,
 		Objective: call.Objective, Learnings: call.Learnings, Parameters: call.Parameters,
