@@ -55,8 +55,8 @@ func (a *Admin) replay(ctx context.Context, in *replayInput) (*body[ReplayResult
 	if err != nil {
 		return nil, a.fail(ctx, "adminReplay", err)
 	}
-	if t.Stage == workflow.StageAction || len(t.Prompt) == 0 {
-		return nil, huma.Error422UnprocessableEntity("trace " + t.ID + " records an action, not a model call: there is no prompt to replay")
+	if len(t.Prompt) == 0 {
+		return nil, huma.Error422UnprocessableEntity("trace " + t.ID + " records an action's execution, not a model call: there is no prompt to replay")
 	}
 	prompt := t.Prompt
 	if in.Body != nil && len(in.Body.Prompt) > 0 {
@@ -101,6 +101,10 @@ func (a *Admin) parseReply(ctx context.Context, t workflow.Trace, out *ReplayRes
 		return err
 	}
 	switch t.Stage {
+	case workflow.StageAction:
+		// An action's own model call (ai.process) answers free text.
+		out.Note = "an action's model call answers free text; nothing to parse"
+		return nil
 	case workflow.StageOne:
 		res := prompts.ParseStage1(out.Response, prompts.Stage1Env{
 			Registry: a.registry, Messages: msgs, Connections: a.connections(wf.UserID),

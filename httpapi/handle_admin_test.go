@@ -285,3 +285,50 @@ func TestAdminPage(t *testing.T) {
 		t.Errorf("OpenAPI should list the admin API but not the page")
 	}
 }
+
+// TestAdminReplayActionTraces: an action's own model call (ai.process) is
+// replayable like a stage call; an action's execution record has no prompt
+// and answers 422.
+func TestAdminReplayActionTraces(t *testing.T) {
+	t.Parallel()
+	store := memstore.New()
+	f := newAdminFixture(t, store)
+	f.model = enginetest.Script("a fresh summary")
+	admin, err := NewAdmin(AdminOptions{Store: store, Model: f.model, Registry: f.reg, Prompts: f.builder, Users: []string{"alice"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.env = newTestEnv(t, func(o *Options) { o.Admin = admin.Register })
+	wf := seed(t, store, "alice", 1, nil)
+	call := workflow.Trace{ID: workflow.NewID(workflow.PrefixTrace), WorkflowID: wf.ID, Round: 1, Step: 1,
+		Stage: workflow.StageAction, Attempt: 1, Template: "ai.process",
+		Prompt: []workflow.PromptMessage{{Role: "user", Content: "summarise the notes"}}, Response: "old summary"}
+	exec := workflow.Trace{ID: workflow.NewID(workflow.PrefixTrace), WorkflowID: wf.ID, Round: 1, Step: 1,
+		Stage: workflow.StageAction, Attempt: 1, Template: "ai.process", Response: "result"}
+	for _, tr := range []workflow.Trace{call, exec} {
+		if err := store.AppendTrace(context.Background(), tr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := f.env.do(t, "POST", "/admin/v1/traces/"+call.ID+"/replay", adminToken, map[string]any{})
+	if rec.Code != http.StatusOK {
+		t.Fatalf("replay of the model call: %d %s", rec.Code, rec.Body)
+	}
+	var got ReplayResult
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Response != "a fresh summary" || got.Error != "" {
+		t.Errorf("replay = %+v, want the model's new answer and no error", got)
+	}
+	if calls := f.model.Calls(); len(calls) != 1 || !strings.Contains(calls[0].Text(), "summarise the notes") {
+		t.Errorf("model calls = %+v, want the recorded prompt once", calls)
+	}
+	rec = f.env.do(t, "POST", "/admin/v1/traces/"+exec.ID+"/replay", adminToken, map[string]any{})
+	if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), "no prompt to replay") {
+		t.Errorf("replay of the execution record: %d %s, want 422", rec.Code, rec.Body)
+	}
+	if n := len(f.model.Calls()); n != 1 {
+		t.Errorf("the execution record reached the model: %d calls", n)
+	}
+}

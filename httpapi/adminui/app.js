@@ -160,7 +160,9 @@
   }
 
   function renderCall(t) {
-    if (t.stage === 'action') return renderAction(t);
+    // An action trace with a prompt is an action's own model call
+    // (ai.process): shown and replayable like a stage call.
+    if (t.stage === 'action' && !(t.prompt && t.prompt.length)) return renderAction(t);
     const rejected = !!t.error;
     const call = el('div', 'call' + (rejected ? ' rejected' : ''));
     call.dataset.stage = t.stage;
