@@ -1,10 +1,8 @@
 package actionplan_test
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/modes/actionplan"
@@ -13,15 +11,6 @@ import (
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
-
-// testConfig is a configuration with short intervals, so lease and poll
-// behaviour shows within a test.
-func testConfig(instance string) workflow.EngineConfig {
-	return workflow.EngineConfig{
-		InstanceID: instance, LeaseTTL: 300 * time.Millisecond,
-		RecoverInterval: 20 * time.Millisecond, PollInterval: 10 * time.Millisecond,
-	}
-}
 
 func newBuilder(t testing.TB) *prompts.Builder {
 	t.Helper()
@@ -38,62 +27,20 @@ func newMode(t testing.TB) *actionplan.Mode {
 }
 
 // startEngine returns a started engine running the action-plan mode over
-// store; it is shut down when the test ends.
+// store.
 func startEngine(t testing.TB, cfg workflow.EngineConfig, store workflow.Store, model workflow.Model, reg workflow.Registry) *workflow.Engine {
 	t.Helper()
-	e, err := workflow.NewEngine(cfg, store, model, reg, map[workflow.ModeName]workflow.Mode{workflow.ModeActionPlan: newMode(t)})
-	if err != nil {
-		t.Fatalf("NewEngine: %v", err)
-	}
-	e.Start(context.Background())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := e.Shutdown(ctx); err != nil {
-			t.Errorf("Shutdown: %v", err)
-		}
-	})
-	return e
+	return enginetest.StartEngine(t, cfg, store, model, reg, map[workflow.ModeName]workflow.Mode{workflow.ModeActionPlan: newMode(t)})
 }
 
 func create(t testing.TB, e *workflow.Engine, prompt string, maxSteps int) *workflow.Workflow {
 	t.Helper()
-	wf, err := e.Create(context.Background(), workflow.NewWorkflow{
-		UserID: "alice", Prompt: prompt, Mode: workflow.ModeActionPlan, MaxSteps: maxSteps,
-	})
-	if err != nil {
-		t.Fatalf("Create: %v", err)
-	}
-	return wf
-}
-
-func wait(t testing.TB, e *workflow.Engine, id string) *workflow.Workflow {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	wf, err := e.Wait(ctx, id)
-	if err != nil {
-		t.Fatalf("Wait: %v", err)
-	}
-	return wf
-}
-
-func messages(t testing.TB, s workflow.Store, id string) []workflow.Message {
-	t.Helper()
-	msgs, err := s.Messages(context.Background(), id, 0, 0)
-	if err != nil {
-		t.Fatalf("Messages: %v", err)
-	}
-	return msgs
+	return enginetest.Create(t, e, workflow.ModeActionPlan, prompt, maxSteps)
 }
 
 func traces(t testing.TB, s workflow.Store, id string) []workflow.Trace {
 	t.Helper()
-	out, err := s.Traces(context.Background(), id)
-	if err != nil {
-		t.Fatalf("Traces: %v", err)
-	}
-	return out
+	return enginetest.Traces(t, s, id)
 }
 
 // modelTraces returns the traces of model calls (plan and repair), in order.
@@ -108,29 +55,32 @@ func modelTraces(t testing.TB, s workflow.Store, id string) []workflow.Trace {
 	return out
 }
 
-// shape is a message reduced to what the tests compare.
-type shape struct {
-	Round, Step int
-	Role        workflow.Role
-	Action      string
-	Status      workflow.MessageStatus
+// The harness lives in enginetest; these names keep the tests short.
+func testConfig(instance string) workflow.EngineConfig { return enginetest.Config(instance) }
+
+func wait(t testing.TB, e *workflow.Engine, id string) *workflow.Workflow {
+	t.Helper()
+	return enginetest.Wait(t, e, id)
 }
+
+func messages(t testing.TB, s workflow.Store, id string) []workflow.Message {
+	t.Helper()
+	return enginetest.Messages(t, s, id)
+}
+
+// shape is a message reduced to what the tests compare (a local type, so
+// the tests may write it unkeyed).
+type shape enginetest.Shape
 
 func shapes(msgs []workflow.Message) []shape {
 	out := make([]shape, len(msgs))
-	for i, m := range msgs {
-		out[i] = shape{m.Round, m.Step, m.Role, m.Action, m.Status}
+	for i, s := range enginetest.Shapes(msgs) {
+		out[i] = shape(s)
 	}
 	return out
 }
 
-func stages(calls []enginetest.Call) []workflow.Stage {
-	out := make([]workflow.Stage, len(calls))
-	for i, c := range calls {
-		out[i] = c.Stage
-	}
-	return out
-}
+func stages(calls []enginetest.Call) []workflow.Stage { return enginetest.Stages(calls) }
 
 // step is one plan step as the model writes it.
 type step struct {
