@@ -206,6 +206,9 @@ func (s *fakeStore) GetTrace(context.Context, string) (workflow.Trace, error) {
 }
 func (s *fakeStore) Ping(context.Context) error                { return s.pingErr }
 func (s *fakeStore) Running(context.Context) ([]string, error) { return nil, nil }
+func (s *fakeStore) RunningFor(context.Context, string) ([]string, error) {
+	return nil, nil
+}
 func (s *fakeStore) ClaimRound(context.Context, string, string, time.Duration) (bool, error) {
 	return true, nil
 }

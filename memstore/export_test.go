@@ -1,13 +1,18 @@
 package memstore
 
-// entriesOf counts what s still holds for the workflow: its record and the
-// trace index entries that name it. Tests expect 0 after DeleteWorkflow.
+// entriesOf counts what s still holds for the workflow: its record, its
+// entry in a user's running index and the trace index entries that name it. Tests expect 0 after DeleteWorkflow.
 func (s *Store) entriesOf(workflowID string) int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	n := 0
 	if _, ok := s.wfs[workflowID]; ok {
 		n++
+	}
+	for _, set := range s.running {
+		if _, ok := set[workflowID]; ok {
+			n++
+		}
 	}
 	for _, wf := range s.traces {
 		if wf == workflowID {

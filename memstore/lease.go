@@ -7,24 +7,6 @@ import (
 	"github.com/twostep/twostep/workflow"
 )
 
-// Running returns the ids of the workflows whose stored status is
-// StatusRunning. Commit keeps it exact: the status is read from the same
-// record a commit writes.
-func (s *Store) Running(ctx context.Context) ([]string, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	var ids []string
-	for id, rec := range s.wfs {
-		if rec.status == workflow.StatusRunning {
-			ids = append(ids, id)
-		}
-	}
-	return ids, nil
-}
-
 // ClaimRound takes or renews owner's lease on the workflow's round until ttl
 // passes on the store's clock. It returns false while another owner holds an
 // unexpired lease, and KindNotFound for an unknown workflow.

@@ -70,6 +70,7 @@ func (s *Store) DeleteWorkflow(ctx context.Context, id string) (err error) {
 		delete(s.traces, t.id)
 	}
 	delete(s.wfs, id)
+	s.unindexRunning(id, rec.userID)
 	return nil
 }
 

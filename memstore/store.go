@@ -30,9 +30,10 @@ type Store struct {
 	traceCap int
 	now      func() time.Time
 
-	mu     sync.RWMutex
-	wfs    map[string]*record // by workflow id
-	traces map[string]string  // trace id -> workflow id
+	mu      sync.RWMutex
+	wfs     map[string]*record             // by workflow id
+	traces  map[string]string              // trace id -> workflow id
+	running map[string]map[string]struct{} // user id -> ids of the user's running workflows
 }
 
 // record is everything one workflow owns.
@@ -102,6 +103,7 @@ func New(opts ...Option) *Store {
 		now:      time.Now,
 		wfs:      make(map[string]*record),
 		traces:   make(map[string]string),
+		running:  make(map[string]map[string]struct{}),
 	}
 	for _, o := range opts {
 		o(s)
@@ -155,6 +157,7 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	}
 	rec.state, rec.status, rec.version = state, wf.Status, wf.Version
 	s.wfs[wf.ID] = rec
+	s.indexRunning(wf.ID, rec)
 	return wf.Clone(), msgs, nil
 }
 

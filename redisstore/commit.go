@@ -13,11 +13,12 @@ import (
 
 // Commit applies c in one round trip: one pipeline carrying the index writes
 // that must precede the state (the user's listing entry on creation, the
-// running-set entry while the workflow runs) and the commit script, which
-// checks the version and writes the state, messages and documents of the
-// workflow atomically — or nothing, with KindConflict, on a stale version or
-// when a workflow to create exists already. Only a workflow leaving the
-// running status costs a second round trip (SREM after the script).
+// entries in the running set and the user's running set while the workflow
+// runs) and the commit script, which checks the version and writes the
+// state, messages and documents of the workflow atomically — or nothing,
+// with KindConflict, on a stale version or when a workflow to create exists
+// already. Only a workflow leaving the running status costs a second round
+// trip (both SREMs, pipelined, after the script).
 //
 // Index entries written before a conflicting script are harmless: readers
 // check them against the workflow's state.
@@ -48,6 +49,12 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		}
 		if running {
 			p.SAdd(ctx, s.keys.running(), wf.ID)
+			p.SAdd(ctx, s.keys.runningFor(wf.UserID), wf.ID)
+			if s.opts.Retention > 0 {
+				// Refreshed by every running commit of the user, so it
+				// outlives each of the user's workflows it names.
+				p.PExpire(ctx, s.keys.runningFor(wf.UserID), s.opts.Retention)
+			}
 		}
 	}, commitScript, keys, args...)
 	if err != nil {
@@ -55,16 +62,16 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	}
 	base, prev, err := commitOutcome(wf.ID, c.ExpectedVersion, reply)
 	if workflow.KindOf(err) == workflow.KindNotFound && running {
-		// The workflow is gone (deleted): take back the running-set entry
+		// The workflow is gone (deleted): take back the running-set entries
 		// queued before the script, so nothing of it is left.
-		s.rdb.SRem(ctx, s.keys.running(), wf.ID)
+		_ = s.unlistRunning(ctx, wf.ID, wf.UserID)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
 	if !running && prev == string(workflow.StatusRunning) {
-		if err := s.rdb.SRem(ctx, s.keys.running(), wf.ID).Err(); err != nil {
-			return nil, nil, workflow.WrapKind(workflow.KindUnavailable, redisErr(err),
+		if err := s.unlistRunning(ctx, wf.ID, wf.UserID); err != nil {
+			return nil, nil, workflow.WrapKind(workflow.KindUnavailable, err,
 				"workflow %s was committed but is still listed as running", wf.ID)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 )
 
 // DeleteWorkflow removes every key of the workflow in one script, then its
-// entries in the user's listing, the running set and the trace index (other
+// entries in the user's listing, the running sets and the trace index (other
 // slots, so separate commands in one pipeline). KindNotFound when it does
 // not exist. Should the index cleanup fail, the entries left behind point to
 // a workflow that is gone, which readers skip.
@@ -31,6 +31,7 @@ func (s *Store) DeleteWorkflow(ctx context.Context, id string) (err error) {
 	pipe := s.rdb.Pipeline()
 	pipe.ZRem(ctx, s.keys.user(user), id)
 	pipe.SRem(ctx, s.keys.running(), id)
+	pipe.SRem(ctx, s.keys.runningFor(user), id)
 	for _, t := range traceIDs {
 		pipe.Del(ctx, s.keys.trace(t)) // one DEL per key: they are in different slots
 	}

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"net/url"
 	"strings"
 
 	"github.com/twostep/twostep/workflow"
@@ -40,6 +41,14 @@ func (k keys) tagPattern(id string) string { return k.prefix + ":{" + id + "}:*"
 func (k keys) user(userID string) string   { return k.prefix + ":user:{" + userID + "}:workflows" }
 func (k keys) trace(traceID string) string { return k.prefix + ":trace:{" + traceID + "}" }
 func (k keys) running() string             { return k.prefix + ":running" }
+
+// runningFor names userID's running set. The user id is query-escaped, an
+// injective encoding with no braces, colons or glob characters left, so no
+// user id can move the key to another hash slot by a brace, reach another
+// user's set or another index, or turn a SCAN pattern into a wildcard.
+func (k keys) runningFor(userID string) string {
+	return k.prefix + ":running:u:" + url.QueryEscape(userID)
+}
 
 // checkWorkflowID validates a workflow id used in a key: KindInvalid when
 // empty. A brace would break the shared hash tag, so no stored workflow has

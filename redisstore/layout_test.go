@@ -48,6 +48,9 @@ func TestRetention(t *testing.T) {
 		if got := mr.TTL("rt:user:{bench}:workflows"); got != want {
 			t.Errorf("%s: TTL of the user listing = %v, want %v", when, got, want)
 		}
+		if got := mr.TTL("rt:running:u:bench"); got != want {
+			t.Errorf("%s: TTL of the user's running set = %v, want %v", when, got, want)
+		}
 	}
 	checkTTL("after the first commits", retention)
 	if got := mr.TTL("rt:trace:{" + tr.ID + "}"); got != retention {
@@ -76,6 +79,10 @@ func TestRetention(t *testing.T) {
 	if err != nil || len(running) != 0 {
 		t.Errorf("Running after expiry = %v, %v; want none", running, err)
 	}
+	mine, err := s.RunningFor(ctx, "bench")
+	if err != nil || len(mine) != 0 {
+		t.Errorf("RunningFor after expiry = %v, %v; want none", mine, err)
+	}
 }
 
 // TestStaleIndexEntries plants index entries whose workflow is gone or
@@ -94,8 +101,10 @@ func TestStaleIndexEntries(t *testing.T) {
 		if _, err := mr.ZAdd("st:user:{bench}:workflows", 0, id); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := mr.SetAdd("st:running", id); err != nil {
-			t.Fatal(err)
+		for _, set := range []string{"st:running", "st:running:u:bench"} {
+			if _, err := mr.SetAdd(set, id); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	ghost := workflow.NewID(workflow.PrefixTrace)
@@ -107,9 +116,26 @@ func TestStaleIndexEntries(t *testing.T) {
 	if err != nil || len(list) != 1 || list[0].ID != st.cur.ID || next != "" {
 		t.Errorf("ListWorkflows = %v, cursor %q, %v; want only %s and no next page", list, next, err, st.cur.ID)
 	}
+	// Then, in the user's running set: a completed workflow of the user
+	// whose SREM was lost, and another user's running workflow.
+	idle := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "bench", Status: workflow.StatusCompleted}
+	foreign := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "someone-else", Status: workflow.StatusRunning}
+	for _, wf := range []*workflow.Workflow{idle, foreign} {
+		if _, _, err := s.Commit(ctx, workflow.Commit{Workflow: wf}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := mr.SetAdd("st:running:u:bench", wf.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
 	running, err := s.Running(ctx)
-	if err != nil || !slices.Equal(running, []string{st.cur.ID}) {
-		t.Errorf("Running = %v, %v; want [%s]", running, err, st.cur.ID)
+	slices.Sort(running)
+	if want := slices.Sorted(slices.Values([]string{st.cur.ID, foreign.ID})); err != nil || !slices.Equal(running, want) {
+		t.Errorf("Running = %v, %v; want %v", running, err, want)
+	}
+	mine, err := s.RunningFor(ctx, "bench")
+	if err != nil || !slices.Equal(mine, []string{st.cur.ID}) {
+		t.Errorf("RunningFor(bench) = %v, %v; want [%s]", mine, err, st.cur.ID)
 	}
 	_, err = s.GetTrace(ctx, ghost)
 	wantKind(t, "GetTrace through a stale index entry", err, workflow.KindNotFound)
@@ -125,6 +151,43 @@ func TestBracedIDs(t *testing.T) {
 	wantKind(t, "Commit of a braced id", err, workflow.KindInvalid)
 	_, err = s.GetWorkflow(ctx, "wf}{x")
 	wantKind(t, "GetWorkflow of a braced id", err, workflow.KindNotFound)
+}
+
+// TestRunningForKeys pins the name of each user's running set: the user id
+// query-escaped, so braces, colons and glob characters cannot change the
+// key's hash slot, reach another key or widen a SCAN pattern — and a
+// commit leaving the running status empties (removes) the set.
+func TestRunningForKeys(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ user, key string }{
+		{"alice", "lk:running:u:alice"},
+		{"team:{ops}*", "lk:running:u:team%3A%7Bops%7D%2A"},
+		{"a b+c/d?e[f]", "lk:running:u:a+b%2Bc%2Fd%3Fe%5Bf%5D"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.user, func(t *testing.T) {
+			t.Parallel()
+			mr, s := newMini(t, redisstore.Options{KeyPrefix: "lk"})
+			ctx := context.Background()
+			wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: tc.user, Status: workflow.StatusRunning}
+			cur, _, err := s.Commit(ctx, workflow.Commit{Workflow: wf})
+			if err != nil {
+				t.Fatal(err)
+			}
+			members, err := mr.Members(tc.key)
+			if err != nil || !slices.Equal(members, []string{wf.ID}) {
+				t.Fatalf("members of %s = %v, %v; want [%s] (keys: %v)", tc.key, members, err, wf.ID, mr.Keys())
+			}
+			next := cur.Clone()
+			next.Status = workflow.StatusCompleted
+			if _, _, err := s.Commit(ctx, workflow.Commit{Workflow: next, ExpectedVersion: cur.Version}); err != nil {
+				t.Fatal(err)
+			}
+			if mr.Exists(tc.key) {
+				t.Errorf("%s still exists after the user's only running workflow completed", tc.key)
+			}
+		})
+	}
 }
 
 func wantKind(t *testing.T, what string, err error, want workflow.Kind) {

@@ -2,47 +2,10 @@ package redisstore
 
 import (
 	"context"
-	"errors"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/twostep/twostep/workflow"
 )
-
-// Running returns the ids of the workflows whose stored status is
-// StatusRunning. The running set may hold stale ids (a commit that lost its
-// version race after adding the id, a crash between a commit and its SREM);
-// each id is checked against the workflow's state, so only running
-// workflows are returned.
-func (s *Store) Running(ctx context.Context) (_ []string, err error) {
-	defer workflow.Wrap(&err, "redisstore.Running")
-	ids, err := s.rdb.SMembers(ctx, s.keys.running()).Result()
-	if err != nil {
-		return nil, redisErr(err)
-	}
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	pipe := s.rdb.Pipeline()
-	cmds := make([]*redis.StringCmd, len(ids))
-	for i, id := range ids {
-		cmds[i] = pipe.HGet(ctx, s.keys.workflow(id).state, "status")
-	}
-	_, _ = pipe.Exec(ctx) // redis.Nil for gone workflows; other errors are checked per command
-	var out []string
-	for i, cmd := range cmds {
-		status, err := cmd.Result()
-		switch {
-		case errors.Is(err, redis.Nil):
-		case err != nil:
-			return nil, redisErr(err)
-		case status == string(workflow.StatusRunning):
-			out = append(out, ids[i])
-		}
-	}
-	return out, nil
-}
 
 // ClaimRound takes or renews owner's lease (SET PX, renewed only when owner
 // holds it) in one script. It returns false while another owner holds an

@@ -95,8 +95,8 @@ func uniquePrefix(t testing.TB, client *redis.Client) string {
 }
 
 // keysLeft counts what Redis still holds for a workflow: keys with its hash
-// tag, its entry in the running set, in any user's listing and in the trace
-// index.
+// tag, its entry in the running set, in any user's running set, in any
+// user's listing and in the trace index.
 func keysLeft(t *testing.T, client *redis.Client, prefix, id string) int {
 	t.Helper()
 	ctx := context.Background()
@@ -114,6 +114,11 @@ func keysLeft(t *testing.T, client *redis.Client, prefix, id string) int {
 	if client.SIsMember(ctx, prefix+":running", id).Val() {
 		n++
 	}
+	scan(prefix+":running:u:*", func(key string) {
+		if client.SIsMember(ctx, key, id).Val() {
+			n++
+		}
+	})
 	scan(prefix+":user:*", func(key string) {
 		if client.ZScore(ctx, key, id).Err() == nil {
 			n++

@@ -216,20 +216,15 @@ func startRound(wf *Workflow, round int) {
 }
 
 // checkRunningLimit fails with KindTooMany when userID already has
-// MaxRunningPerUser running rounds, counted over the whole store.
+// MaxRunningPerUser running rounds, counted over the whole store (every
+// instance sharing it) with one RunningFor: the cost follows the user's
+// running rounds, not everyone's.
 func (e *Engine) checkRunningLimit(ctx context.Context, userID string) error {
-	ids, err := e.store.Running(ctx)
+	ids, err := e.store.RunningFor(ctx, userID)
 	if err != nil {
 		return err
 	}
-	n := 0
-	for _, id := range ids {
-		wf, err := e.store.GetWorkflow(ctx, id)
-		if err == nil && wf.UserID == userID && wf.Status == StatusRunning {
-			n++
-		}
-	}
-	if n >= e.cfg.MaxRunningPerUser {
+	if n := len(ids); n >= e.cfg.MaxRunningPerUser {
 		return Errorf(KindTooMany, "%d rounds are already running for this user (limit %d); wait for one to end", n, e.cfg.MaxRunningPerUser)
 	}
 	return nil

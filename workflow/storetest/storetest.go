@@ -6,7 +6,7 @@
 // version-guarded commits; gap-free, unique message seqs under concurrent
 // committers; scoping of documents, messages and traces to their workflow
 // and of listings to their user; deletion that leaves nothing behind; the
-// trace cap; the running set and round leases.
+// trace cap; the running set, each user's share of it, and round leases.
 package storetest
 
 import (
@@ -67,6 +67,7 @@ func RunFixture(t *testing.T, newFixture func(t *testing.T) Fixture) {
 		{"TraceCap", testTraceCap},
 		{"Delete", testDelete},
 		{"Running", testRunning},
+		{"RunningFor", testRunningFor},
 		{"Leases", testLeases},
 		{"LeaseExpiry", testLeaseExpiry},
 		{"Ping", testPing},
