@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -80,7 +81,13 @@ func (g *gateway) openStore(ctx context.Context, cfg Config, log zerolog.Logger)
 	return nil
 }
 
+// openModel builds the configured provider's adapter; LLM_PROVIDER=scripted
+// serves with the offline model, so the gateway can be tried without one.
 func (g *gateway) openModel(ctx context.Context, cfg Config) error {
+	if strings.EqualFold(cfg.LLMProvider, llm.ProviderScripted) {
+		g.model = offlineModel{}
+		return nil
+	}
 	m, err := llm.New(ctx, cfg.LLM())
 	if err != nil {
 		return fmt.Errorf("llm.New: %w", err)

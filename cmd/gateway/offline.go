@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+
+	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/workflow"
+)
+
+// offlineModel is what LLM_PROVIDER=scripted serves with: a stateless,
+// deterministic stand-in for a model, so the API, the engine, the actions
+// and the admin page can be tried with no provider at all. Each round it
+// extracts the round's uploads (when there are any) and then completes
+// with the last step's summary. It keeps nothing between calls.
+type offlineModel struct{}
+
+var _ namedModel = offlineModel{}
+
+// Name says what answers.
+func (offlineModel) Name() string { return llm.ProviderScripted + "/offline" }
+
+// Generate answers one stage prompt.
+func (offlineModel) Generate(ctx context.Context, req workflow.ModelRequest) (workflow.ModelResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return workflow.ModelResponse{}, err
+	}
+	prompt := promptText(req.Messages)
+	var reply string
+	switch req.Stage {
+	case workflow.StageOne:
+		reply = offlineSelect(prompt)
+	case workflow.StageTwo:
+		reply = offlineParameters(prompt)
+	default:
+		reply = "The offline scripted model does not write text; configure LLM_PROVIDER for real answers."
+	}
+	return workflow.ModelResponse{
+		Text: reply, Model: "offline",
+		PromptTokens: llm.ApproxTokens(prompt), CompletionTokens: llm.ApproxTokens(reply),
+	}, nil
+}
+
+var (
+	// newestHistory is the first (newest) entry of WORKFLOW_HISTORY.
+	newestHistory = regexp.MustCompile(`(?m)^# Workflow history \(newest first\)\n- \[round (\d+)(?:, step \d+)?\] (\w+)`)
+	newestSummary = regexp.MustCompile(`(?m)^  summary: (.*)$`)
+	paramsContext = regexp.MustCompile(`(?s)# Parameters context\n(.*?)\n\n# Parameter schema`)
+)
+
+// offlineSelect extracts the round's uploads when no step has run yet in
+// this round, else completes.
+func offlineSelect(prompt string) string {
+	m := newestHistory.FindStringSubmatch(prompt)
+	if m != nil && m[2] == "user" {
+		label := "round" + m[1] + "_user_context"
+		for _, ref := range docListRef.FindAllString(prompt, -1) {
+			if strings.HasSuffix(ref, ":"+label) {
+				return mustJSON(selection("document.extract", "Read the text of the uploaded documents",
+					[]string{ref}, "op=extract", field("format", "enum", false, "text")))
+			}
+		}
+	}
+	done := "Nothing needed doing."
+	if s := newestSummary.FindStringSubmatch(prompt); s != nil {
+		done = "Done: " + s[1]
+	}
+	return mustJSON(selection(workflow.CompleteAction, "Answer the user", nil, done,
+		field("message", "string", true, "the final answer")))
+}
+
+// offlineParameters fills the parameters from the Stage 1 context.
+func offlineParameters(prompt string) string {
+	ctx := ""
+	if m := paramsContext.FindStringSubmatch(prompt); m != nil {
+		ctx = strings.TrimSpace(m[1])
+	}
+	params := map[string]any{"message": "(offline scripted model) " + ctx}
+	if ctx == "op=extract" {
+		params = map[string]any{"format": "text"}
+	}
+	return mustJSON(map[string]any{"schema": "parameters_v1", "parameters": params})
+}
+
+// mustJSON marshals the maps of strings and slices built here, which
+// cannot fail.
+func mustJSON(v any) string {
+	data, _ := json.Marshal(v)
+	return string(data)
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// TestOfflineModelServesRounds wires the gateway with LLM_PROVIDER=scripted
+// and runs two rounds through the real engine and actions: the first
+// extracts the upload and completes with the step's summary, the second
+// (no upload) completes at once.
+func TestOfflineModelServesRounds(t *testing.T) {
+	t.Parallel()
+	cfg, err := loadConfig(envOf(map[string]string{"LLM_PROVIDER": "scripted", "GATEWAY_INSECURE_DEV": "1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	g, err := wire(ctx, cfg, zerolog.New(io.Discard), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.close()
+	if name := g.model.Name(); name != "scripted/offline" {
+		t.Errorf("model = %q, want scripted/offline", name)
+	}
+	g.engine.Start(ctx)
+	defer g.engine.Shutdown(context.Background())
+
+	wf, err := g.engine.Create(ctx, workflow.NewWorkflow{UserID: "dev", Prompt: "read this", Documents: []workflow.DocumentContent{{
+		Document: workflow.Document{Name: "a.txt", MimeType: "text/plain", Size: 5}, Content: []byte("hello"),
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wf, err = g.engine.Wait(ctx, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
+		t.Fatalf("round 1 ended %+v, %v", wf, err)
+	}
+	if _, err := g.engine.StartRound(ctx, "dev", wf.ID, workflow.NewRound{Prompt: "thanks"}); err != nil {
+		t.Fatal(err)
+	}
+	if wf, err = g.engine.Wait(ctx, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
+		t.Fatalf("round 2 ended %+v, %v", wf, err)
+	}
+	msgs, err := g.store.Messages(ctx, wf.ID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range msgs {
+		got = append(got, string(m.Role)+" "+m.Action)
+	}
+	want := []string{"user ", "action document.extract", "assistant ", "user ", "assistant "}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("messages = %q, want %q", got, want)
+	}
+	if !strings.Contains(msgs[2].Text, "Done: document.extract succeeded") {
+		t.Errorf("round 1 answer %q does not report the step", msgs[2].Text)
+	}
+	if msgs[1].Status != workflow.MessageSuccess || len(msgs[1].Documents) != 1 {
+		t.Errorf("extract message = %+v", msgs[1])
+	}
+	if wf.Stats.LLMCalls != 6 || wf.Stats.PromptTokens == 0 {
+		t.Errorf("stats = %+v, want 6 calls with tokens", wf.Stats)
+	}
+}
