@@ -171,6 +171,21 @@ func (s *fakeStore) ListWorkflows(_ context.Context, userID string, p workflow.P
 	return out, "", nil
 }
 
+// ListAll lists every user's workflows newest first, in one page.
+func (s *fakeStore) ListAll(context.Context, workflow.Page) ([]*workflow.Workflow, string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.listErr != nil {
+		return nil, "", s.listErr
+	}
+	out := make([]*workflow.Workflow, 0, len(s.wfs))
+	for _, w := range s.wfs {
+		out = append(out, w.Clone())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID > out[j].ID })
+	return out, "", nil
+}
+
 func (s *fakeStore) DeleteWorkflow(context.Context, string) error {
 	return workflow.Errorf(workflow.KindInternal, "fakeStore: DeleteWorkflow not supported")
 }

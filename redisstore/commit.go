@@ -12,13 +12,14 @@ import (
 )
 
 // Commit applies c in one round trip: one pipeline carrying the index writes
-// that must precede the state (the user's listing entry on creation, the
-// entries in the running set and the user's running set while the workflow
-// runs) and the commit script, which checks the version and writes the
-// state, messages and documents of the workflow atomically — or nothing,
-// with KindConflict, on a stale version or when a workflow to create exists
-// already. Only a workflow leaving the running status costs a second round
-// trip (both SREMs, pipelined, after the script).
+// that must precede the state (the entries in the user's listing and in the
+// global listing on creation, the entries in the running set and the user's
+// running set while the workflow runs) and the commit script, which checks
+// the version and writes the state, messages and documents of the workflow
+// atomically — or nothing, with KindConflict, on a stale version or when a
+// workflow to create exists already. Only a workflow leaving the running
+// status costs a second round trip (both SREMs, pipelined, after the
+// script).
 //
 // Index entries written before a conflicting script are harmless: readers
 // check them against the workflow's state.
@@ -40,12 +41,16 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	keys := []string{k.state, k.msgs, k.docs, k.docmeta, k.traces, k.tracedata}
 	running := wf.Status == workflow.StatusRunning
 	reply, err := s.evalPipelined(ctx, func(p redis.Pipeliner) {
-		userKey := s.keys.user(wf.UserID)
+		userKey, allKey := s.keys.user(wf.UserID), s.keys.listing()
 		if c.ExpectedVersion == 0 {
 			p.ZAddNX(ctx, userKey, redis.Z{Member: wf.ID})
+			p.ZAddNX(ctx, allKey, redis.Z{Member: wf.ID})
 		}
 		if s.opts.Retention > 0 {
 			p.PExpire(ctx, userKey, s.opts.Retention)
+			// Refreshed by every commit, so it outlives each workflow it
+			// names.
+			p.PExpire(ctx, allKey, s.opts.Retention)
 		}
 		if running {
 			p.SAdd(ctx, s.keys.running(), wf.ID)

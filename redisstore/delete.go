@@ -7,10 +7,10 @@ import (
 )
 
 // DeleteWorkflow removes every key of the workflow in one script, then its
-// entries in the user's listing, the running sets and the trace index (other
-// slots, so separate commands in one pipeline). KindNotFound when it does
-// not exist. Should the index cleanup fail, the entries left behind point to
-// a workflow that is gone, which readers skip.
+// entries in the user's listing, the global listing, the running sets and
+// the trace index (other slots, so separate commands in one pipeline).
+// KindNotFound when it does not exist. Should the index cleanup fail, the
+// entries left behind point to a workflow that is gone, which readers skip.
 func (s *Store) DeleteWorkflow(ctx context.Context, id string) (err error) {
 	defer workflow.Wrap(&err, "redisstore.DeleteWorkflow(%q)", id)
 	if err := checkWorkflowID(ctx, id, false); err != nil {
@@ -30,6 +30,7 @@ func (s *Store) DeleteWorkflow(ctx context.Context, id string) (err error) {
 	user, traceIDs := rest[0], rest[1:]
 	pipe := s.rdb.Pipeline()
 	pipe.ZRem(ctx, s.keys.user(user), id)
+	pipe.ZRem(ctx, s.keys.listing(), id)
 	pipe.SRem(ctx, s.keys.running(), id)
 	pipe.SRem(ctx, s.keys.runningFor(user), id)
 	for _, t := range traceIDs {

@@ -39,6 +39,7 @@ func (w wfKeys) all() []string {
 func (k keys) tagPattern(id string) string { return k.prefix + ":{" + id + "}:*" }
 
 func (k keys) user(userID string) string   { return k.prefix + ":user:{" + userID + "}:workflows" }
+func (k keys) listing() string             { return k.prefix + ":workflows" }
 func (k keys) trace(traceID string) string { return k.prefix + ":trace:{" + traceID + "}" }
 func (k keys) running() string             { return k.prefix + ":running" }
 

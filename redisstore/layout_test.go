@@ -48,6 +48,9 @@ func TestRetention(t *testing.T) {
 		if got := mr.TTL("rt:user:{bench}:workflows"); got != want {
 			t.Errorf("%s: TTL of the user listing = %v, want %v", when, got, want)
 		}
+		if got := mr.TTL("rt:workflows"); got != want {
+			t.Errorf("%s: TTL of the global listing = %v, want %v", when, got, want)
+		}
 		if got := mr.TTL("rt:running:u:bench"); got != want {
 			t.Errorf("%s: TTL of the user's running set = %v, want %v", when, got, want)
 		}
@@ -71,6 +74,10 @@ func TestRetention(t *testing.T) {
 	list, _, err := s.ListWorkflows(ctx, "bench", workflow.Page{})
 	if err != nil || len(list) != 0 {
 		t.Errorf("ListWorkflows after expiry = %d workflows, %v; want none", len(list), err)
+	}
+	list, _, err = s.ListAll(ctx, workflow.Page{})
+	if err != nil || len(list) != 0 {
+		t.Errorf("ListAll after expiry = %d workflows, %v; want none", len(list), err)
 	}
 	if keys := mr.Keys(); len(keys) != 1 || keys[0] != "rt:running" {
 		t.Errorf("keys after expiry = %v, want only the shared running set", keys)
@@ -101,6 +108,9 @@ func TestStaleIndexEntries(t *testing.T) {
 		if _, err := mr.ZAdd("st:user:{bench}:workflows", 0, id); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := mr.ZAdd("st:workflows", 0, id); err != nil {
+			t.Fatal(err)
+		}
 		for _, set := range []string{"st:running", "st:running:u:bench"} {
 			if _, err := mr.SetAdd(set, id); err != nil {
 				t.Fatal(err)
@@ -115,6 +125,11 @@ func TestStaleIndexEntries(t *testing.T) {
 	list, next, err := s.ListWorkflows(ctx, "bench", workflow.Page{Limit: 1})
 	if err != nil || len(list) != 1 || list[0].ID != st.cur.ID || next != "" {
 		t.Errorf("ListWorkflows = %v, cursor %q, %v; want only %s and no next page", list, next, err, st.cur.ID)
+	}
+	// The global listing skips the entry of the workflow that is gone.
+	all, next, err := s.ListAll(ctx, workflow.Page{Limit: 2})
+	if want := []string{other.ID, st.cur.ID}; err != nil || !slices.Equal(listedIDs(all), want) || next != "" {
+		t.Errorf("ListAll = %v, cursor %q, %v; want %v and no next page", listedIDs(all), next, err, want)
 	}
 	// Then, in the user's running set: a completed workflow of the user
 	// whose SREM was lost, and another user's running workflow.
@@ -195,4 +210,13 @@ func wantKind(t *testing.T, what string, err error, want workflow.Kind) {
 	if got := workflow.KindOf(err); got != want {
 		t.Errorf("%s: error kind %q (%v), want %q", what, got, err, want)
 	}
+}
+
+// listedIDs returns the ids of a listing, in order.
+func listedIDs(list []*workflow.Workflow) []string {
+	ids := make([]string, len(list))
+	for i, wf := range list {
+		ids[i] = wf.ID
+	}
+	return ids
 }

@@ -96,7 +96,7 @@ func uniquePrefix(t testing.TB, client *redis.Client) string {
 
 // keysLeft counts what Redis still holds for a workflow: keys with its hash
 // tag, its entry in the running set, in any user's running set, in any
-// user's listing and in the trace index.
+// user's listing, in the global listing and in the trace index.
 func keysLeft(t *testing.T, client *redis.Client, prefix, id string) int {
 	t.Helper()
 	ctx := context.Background()
@@ -124,6 +124,9 @@ func keysLeft(t *testing.T, client *redis.Client, prefix, id string) int {
 			n++
 		}
 	})
+	if client.ZScore(ctx, prefix+":workflows", id).Err() == nil {
+		n++
+	}
 	scan(prefix+":trace:*", func(key string) {
 		if client.Get(ctx, key).Val() == id {
 			n++

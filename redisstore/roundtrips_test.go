@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 
@@ -86,6 +87,41 @@ func TestCommitStepIsOneRoundTrip(t *testing.T) {
 	}
 	if got := counter.n.Load() - before; got != 10 {
 		t.Errorf("10 step commits took %d round trips, want 10", got)
+	}
+}
+
+// TestListAllPageRoundTrips pins the cost of an admin listing page: one
+// range read of the global listing and one pipeline of state reads,
+// however many users and workflows the store holds.
+func TestListAllPageRoundTrips(t *testing.T) {
+	t.Parallel()
+	mr := miniredis.RunT(t)
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = client.Close() })
+	counter := &roundTrips{}
+	client.AddHook(counter)
+	s := redisstore.New(client, redisstore.Options{})
+	ctx := context.Background()
+	for i := range 40 {
+		wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: fmt.Sprintf("user-%d", i%13), Status: workflow.StatusCompleted}
+		if _, _, err := s.Commit(ctx, workflow.Commit{Workflow: wf}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cursor := ""
+	for page := range 4 {
+		before := counter.n.Load()
+		list, next, err := s.ListAll(ctx, workflow.Page{Limit: 10, Cursor: cursor})
+		if err != nil || len(list) != 10 {
+			t.Fatalf("page %d: %d workflows, %v; want 10", page, len(list), err)
+		}
+		if got := counter.n.Load() - before; got != 2 {
+			t.Errorf("page %d took %d round trips, want 2", page, got)
+		}
+		if (next == "") != (page == 3) {
+			t.Errorf("page %d: cursor %q", page, next)
+		}
+		cursor = next
 	}
 }
 

@@ -14,10 +14,11 @@
 //	twostep:{wf_…}:tracedata  hash: trace id -> trace JSON
 //	twostep:{wf_…}:lease      the owner of the running round (PX = lease ttl)
 //
-// Four indexes live in other slots and are written with separate commands
+// Five indexes live in other slots and are written with separate commands
 // in the same pipeline; readers tolerate entries whose workflow is gone:
 //
 //	twostep:user:{userId}:workflows  sorted set of the user's workflow ids (lex order = creation order)
+//	twostep:workflows                sorted set of every workflow id, for ListAll (lex order = creation order)
 //	twostep:trace:{traceId}          the workflow id of a trace
 //	twostep:running                  set of ids of workflows that may be running
 //	twostep:running:u:<userId>       set of ids of the user's workflows that may be running
@@ -26,12 +27,13 @@
 // (url.QueryEscape), so it holds no brace, colon or glob character.
 //
 // With Options.Retention, a workflow's keys expire together; the user's
-// listing key expires a Retention after the user's last commit, the user's
-// running set a Retention after the user's last commit of a running
-// workflow, and the trace index entries a Retention after they were written.
-// Until then, listing entries of expired workflows stay in the sorted set
-// (readers skip them), as do running-set entries of workflows that expired
-// while running; the shared running set never expires.
+// listing key expires a Retention after the user's last commit, the global
+// listing a Retention after anyone's last commit, the user's running set a
+// Retention after the user's last commit of a running workflow, and the
+// trace index entries a Retention after they were written. Until then,
+// listing entries of expired workflows stay in the sorted sets (readers
+// skip them), as do running-set entries of workflows that expired while
+// running; the shared running set never expires.
 package redisstore
 
 import (

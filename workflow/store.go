@@ -48,6 +48,13 @@ type Store interface {
 	// ListWorkflows returns userID's workflows, newest first, and the cursor
 	// of the next page ("" on the last page).
 	ListWorkflows(ctx context.Context, userID string, p Page) ([]*Workflow, string, error)
+	// ListAll returns every user's workflows, newest first, and the cursor
+	// of the next page ("" on the last page), for administrators. Ordering,
+	// page size (Page.Size) and cursors (EncodeCursor, DecodeCursor) follow
+	// the rules of ListWorkflows: pages never repeat or skip a workflow that
+	// exists throughout the paging, deleted workflows are never listed, and a
+	// malformed cursor is KindInvalid.
+	ListAll(ctx context.Context, p Page) ([]*Workflow, string, error)
 	// DeleteWorkflow removes the workflow and everything it owns.
 	DeleteWorkflow(ctx context.Context, id string) error
 	// Messages returns up to limit messages with seq > afterSeq, in seq

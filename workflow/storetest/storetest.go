@@ -5,7 +5,8 @@
 // The suite checks the guarantees documented on workflow.Store: atomic,
 // version-guarded commits; gap-free, unique message seqs under concurrent
 // committers; scoping of documents, messages and traces to their workflow
-// and of listings to their user; deletion that leaves nothing behind; the
+// and of listings to their user; the administrators' listing of every
+// user's workflows; deletion that leaves nothing behind; the
 // trace cap; the running set, each user's share of it, and round leases.
 package storetest
 
@@ -60,6 +61,8 @@ func RunFixture(t *testing.T, newFixture func(t *testing.T) Fixture) {
 		{"ConcurrentSeqs", testConcurrentSeqs},
 		{"ListingScopedAndPaged", testListing},
 		{"ListingCursorAndLimit", testListingCursor},
+		{"ListAllUsersPaged", testListAll},
+		{"ListAllEmpty", testListAllEmpty},
 		{"CrossWorkflowScoping", testCrossWorkflow},
 		{"LargeDocument", testLargeDocument},
 		{"EmptyDocuments", testEmptyDocuments},

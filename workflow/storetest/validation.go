@@ -56,6 +56,7 @@ func testInvalidInput(t *testing.T, f Fixture) {
 			_, _, err := s.ListWorkflows(ctx, "alice", workflow.Page{Cursor: "d2ZfMTIz"})
 			return err
 		}},
+		{"ListAll malformed cursor", func() error { _, _, err := s.ListAll(ctx, workflow.Page{Cursor: "not a cursor!"}); return err }},
 		{"DeleteWorkflow empty id", func() error { return s.DeleteWorkflow(ctx, "") }},
 		{"Messages empty id", func() error { _, err := s.Messages(ctx, "", 0, 0); return err }},
 		{"DocumentContent empty workflow", func() error { _, err := s.DocumentContent(ctx, "", "doc_x"); return err }},
