@@ -43,10 +43,6 @@ type AdminOptions struct {
 	// PlanActions selects the methods the plan stage offers; nil offers
 	// every registered action.
 	PlanActions PlanActionsFunc
-	// Users are the user ids GET /admin/v1/workflows lists when no userId
-	// is given (the store lists one user at a time): every configured
-	// user and admin.
-	Users []string
 	// Redactor scrubs secrets from everything the admin routes answer with
 	// (renders, replays); nil redacts nothing.
 	Redactor *Redactor
@@ -61,7 +57,6 @@ type Admin struct {
 	registry    workflow.Registry
 	prompts     *prompts.Builder
 	planActions PlanActionsFunc
-	users       []string
 	redact      *Redactor
 }
 
@@ -85,7 +80,7 @@ func NewAdmin(opts AdminOptions) (*Admin, error) {
 	}
 	return &Admin{
 		store: opts.Store, model: opts.Model, registry: opts.Registry, prompts: opts.Prompts,
-		planActions: opts.PlanActions, users: dedupe(opts.Users), redact: opts.Redactor,
+		planActions: opts.PlanActions, redact: opts.Redactor,
 	}, nil
 }
 
@@ -126,16 +121,4 @@ func (a *Admin) workflow(ctx context.Context, id string) (*workflow.Workflow, er
 		return nil, err
 	}
 	return a.store.GetWorkflow(ctx, id)
-}
-
-func dedupe(in []string) []string {
-	seen := make(map[string]bool, len(in))
-	out := make([]string, 0, len(in))
-	for _, s := range in {
-		if s != "" && !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -23,7 +21,7 @@ type AdminWorkflowView struct {
 // AdminWorkflowList is a page of workflows, newest first.
 type AdminWorkflowList struct {
 	Workflows  []AdminWorkflowView `json:"workflows"`
-	NextCursor string              `json:"nextCursor" doc:"Cursor of the next page (only with userId); empty on the last page"`
+	NextCursor string              `json:"nextCursor" doc:"Cursor of the next page; empty on the last page"`
 }
 
 // TraceView is a trace as DESIGN §6 shows it.
@@ -64,9 +62,9 @@ type TemplateList struct {
 }
 
 type adminListInput struct {
-	UserID string `query:"userId" maxLength:"128" doc:"Only this user's workflows (with cursor paging)"`
+	UserID string `query:"userId" maxLength:"128" doc:"Only this user's workflows; without it, every user's"`
 	Limit  int    `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Page size"`
-	Cursor string `query:"cursor" maxLength:"512" doc:"nextCursor of the previous page (only with userId)"`
+	Cursor string `query:"cursor" maxLength:"512" doc:"nextCursor of the previous page, with the same userId (or none)"`
 }
 
 type tracePath struct {
@@ -77,7 +75,7 @@ type body[T any] struct{ Body T }
 
 func (a *Admin) registerReads(api huma.API) {
 	huma.Register(api, adminOp("adminListWorkflows", http.MethodGet, "/admin/v1/workflows",
-		"List workflows of every configured user (or of ?userId=), newest first", 422), a.listWorkflows)
+		"List every user's workflows (or one user's, with ?userId=), newest first, with a cursor", 422), a.listWorkflows)
 	huma.Register(api, adminOp("adminGetWorkflow", http.MethodGet, "/admin/v1/workflows/{id}",
 		"Get any user's workflow with its checkpoint", 404), a.getWorkflow)
 	huma.Register(api, adminOp("adminListMessages", http.MethodGet, "/admin/v1/workflows/{id}/messages",
@@ -90,40 +88,29 @@ func (a *Admin) registerReads(api huma.API) {
 		"The prompt templates the gateway renders with"), a.listTemplates)
 }
 
-// listWorkflows lists one user's page, or — because the store lists one
-// user at a time — the newest Limit workflows over every configured user,
-// without a next page.
+// listWorkflows lists one user's workflows (?userId=) or every user's, newest
+// first, a page at a time: nextCursor resumes the listing it came from.
 func (a *Admin) listWorkflows(ctx context.Context, in *adminListInput) (*body[AdminWorkflowList], error) {
-	if in.UserID == "" && in.Cursor != "" {
-		return nil, invalid("query.cursor", "a cursor pages one user's workflows: give userId too", in.Cursor)
-	}
-	users := a.users
+	p := workflow.Page{Limit: in.Limit, Cursor: in.Cursor}
+	var (
+		ws   []*workflow.Workflow
+		next string
+		err  error
+	)
 	if in.UserID != "" {
-		users = []string{in.UserID}
+		ws, next, err = a.store.ListWorkflows(ctx, in.UserID, p)
+	} else {
+		ws, next, err = a.store.ListAll(ctx, p)
 	}
-	out := &body[AdminWorkflowList]{Body: AdminWorkflowList{Workflows: []AdminWorkflowView{}}}
-	var all []*workflow.Workflow
-	for _, u := range users {
-		ws, next, err := a.store.ListWorkflows(ctx, u, workflow.Page{Limit: in.Limit, Cursor: in.Cursor})
-		if err != nil {
-			if workflow.KindOf(err) == workflow.KindInvalid {
-				return nil, invalid("query.cursor", "cursor is not one this server returned; start again without it", in.Cursor)
-			}
-			return nil, a.fail(ctx, "adminListWorkflows", err)
-		}
-		if in.UserID != "" {
-			out.Body.NextCursor = next
-		}
-		all = append(all, ws...)
+	if workflow.KindOf(err) == workflow.KindInvalid {
+		return nil, invalid("query.cursor", "cursor is not one this server returned; start again without it", in.Cursor)
 	}
-	slices.SortStableFunc(all, func(x, y *workflow.Workflow) int {
-		if c := y.CreatedAt.Compare(x.CreatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(y.ID, x.ID)
-	})
-	for _, w := range all[:min(len(all), in.Limit)] {
-		out.Body.Workflows = append(out.Body.Workflows, adminView(w))
+	if err != nil {
+		return nil, a.fail(ctx, "adminListWorkflows", err)
+	}
+	out := &body[AdminWorkflowList]{Body: AdminWorkflowList{Workflows: make([]AdminWorkflowView, len(ws)), NextCursor: next}}
+	for i, w := range ws {
+		out.Body.Workflows[i] = adminView(w)
 	}
 	return out, nil
 }

@@ -37,8 +37,7 @@ func newAdminFixture(t *testing.T, store workflow.Store) *adminFixture {
 	}
 	f := &adminFixture{store: store, builder: prompts.NewBuilder(set, prompts.Options{}), reg: enginetest.NewRegistry(),
 		model: enginetest.Script()}
-	admin, err := NewAdmin(AdminOptions{Store: store, Model: f.model, Registry: f.reg, Prompts: f.builder,
-		Users: []string{"alice", "bob", "alice", ""}})
+	admin, err := NewAdmin(AdminOptions{Store: store, Model: f.model, Registry: f.reg, Prompts: f.builder})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,8 +83,9 @@ func TestAdminListWorkflows(t *testing.T) {
 	a1 := seed(t, store, "alice", 1, nil)
 	b2 := seed(t, store, "bob", 2, nil)
 	a3 := seed(t, store, "alice", 3, nil)
-	c4 := seed(t, store, "carol", 4, nil) // not a configured user: only listed with ?userId=
-	ids := func(path string) ([]string, string) {
+	c4 := seed(t, store, "carol", 4, nil) // carol is in no token list
+	list := func(t *testing.T, path string) ([]string, string) {
+		t.Helper()
 		rec := f.env.do(t, "GET", path, adminToken, nil)
 		if rec.Code != http.StatusOK {
 			t.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body)
@@ -105,14 +105,15 @@ func TestAdminListWorkflows(t *testing.T) {
 		want       []string
 		cursor     bool
 	}{
-		{"every configured user, newest first", "/admin/v1/workflows", []string{a3.ID, b2.ID, a1.ID}, false},
-		{"limit across users", "/admin/v1/workflows?limit=2", []string{a3.ID, b2.ID}, false},
+		{"every user, newest first, also one in no token list", "/admin/v1/workflows", []string{c4.ID, a3.ID, b2.ID, a1.ID}, false},
+		{"limit across users", "/admin/v1/workflows?limit=2", []string{c4.ID, a3.ID}, true},
 		{"one user, paged", "/admin/v1/workflows?userId=alice&limit=1", []string{a3.ID}, true},
-		{"an unconfigured user by id", "/admin/v1/workflows?userId=carol", []string{c4.ID}, false},
+		{"a user in no token list by id", "/admin/v1/workflows?userId=carol", []string{c4.ID}, false},
+		{"a user with no workflows", "/admin/v1/workflows?userId=nobody", nil, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, next := ids(tc.path)
+			got, next := list(t, tc.path)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("ids (-want +got):\n%s", diff)
 			}
@@ -121,9 +122,36 @@ func TestAdminListWorkflows(t *testing.T) {
 			}
 		})
 	}
-	_, next := ids("/admin/v1/workflows?userId=alice&limit=1")
-	if got, _ := ids("/admin/v1/workflows?userId=alice&limit=1&cursor=" + next); len(got) != 1 || got[0] != a1.ID {
-		t.Errorf("page 2 = %v, want [%s]", got, a1.ID)
+	pages := []struct {
+		name, path string
+		want       [][]string
+	}{
+		{"every user", "/admin/v1/workflows?limit=3", [][]string{{c4.ID, a3.ID, b2.ID}, {a1.ID}}},
+		{"every user, one at a time", "/admin/v1/workflows?limit=1", [][]string{{c4.ID}, {a3.ID}, {b2.ID}, {a1.ID}}},
+		{"one user", "/admin/v1/workflows?userId=alice&limit=1", [][]string{{a3.ID}, {a1.ID}}},
+	}
+	for _, tc := range pages {
+		t.Run("paging "+tc.name, func(t *testing.T) {
+			var got [][]string
+			path := tc.path
+			for range len(tc.want) + 1 {
+				ids, next := list(t, path)
+				got = append(got, ids)
+				if next == "" {
+					break
+				}
+				path = tc.path + "&cursor=" + next
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("pages (-want +got):\n%s", diff)
+			}
+		})
+	}
+	for _, path := range []string{"/admin/v1/workflows?cursor=abc", "/admin/v1/workflows?userId=alice&cursor=abc"} {
+		rec := f.env.do(t, "GET", path, adminToken, nil)
+		if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), "cursor") {
+			t.Errorf("GET %s: %d %s, want 422 about the cursor", path, rec.Code, rec.Body)
+		}
 	}
 }
 
@@ -131,6 +159,10 @@ func TestAdminListWorkflows(t *testing.T) {
 type failingStore struct{ workflow.Store }
 
 func (failingStore) ListWorkflows(context.Context, string, workflow.Page) ([]*workflow.Workflow, string, error) {
+	return nil, "", errors.New("redis: connection pool exhausted at 10.0.0.7")
+}
+
+func (failingStore) ListAll(context.Context, workflow.Page) ([]*workflow.Workflow, string, error) {
 	return nil, "", errors.New("redis: connection pool exhausted at 10.0.0.7")
 }
 
@@ -144,6 +176,7 @@ func TestAdminErrors(t *testing.T) {
 		detail             string
 	}{
 		{"store failure is a generic 500", "GET", "/admin/v1/workflows", nil, 500, "internal error"},
+		{"one user's store failure is a generic 500", "GET", "/admin/v1/workflows?userId=alice", nil, 500, "internal error"},
 		{"malformed workflow id", "GET", "/admin/v1/workflows/nope", nil, 404, "not found"},
 		{"unknown workflow", "GET", "/admin/v1/workflows/wf_01ARZ3NDEKTSV4RRFFQ69G5FAV/traces", nil, 404, "not found"},
 		{"malformed trace id", "GET", "/admin/v1/traces/../x", nil, 404, ""},
@@ -294,7 +327,7 @@ func TestAdminReplayActionTraces(t *testing.T) {
 	store := memstore.New()
 	f := newAdminFixture(t, store)
 	f.model = enginetest.Script("a fresh summary")
-	admin, err := NewAdmin(AdminOptions{Store: store, Model: f.model, Registry: f.reg, Prompts: f.builder, Users: []string{"alice"}})
+	admin, err := NewAdmin(AdminOptions{Store: store, Model: f.model, Registry: f.reg, Prompts: f.builder})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,7 +125,6 @@ func (g *gateway) build(cfg Config, log zerolog.Logger) error {
 	}
 	admin, err := httpapi.NewAdmin(httpapi.AdminOptions{
 		Store: g.store, Model: g.model, Registry: reg, Prompts: builder, Redactor: redactor,
-		Users: userIDs(cfg),
 		PlanActions: func(prompt string, all []workflow.ActionSpec) []workflow.ActionSpec {
 			return actionplan.Relevant(all, prompt, plan.TopK())
 		},
@@ -146,15 +145,4 @@ func (g *gateway) build(cfg Config, log zerolog.Logger) error {
 		return fmt.Errorf("httpapi.New: %w", err)
 	}
 	return nil
-}
-
-func userIDs(cfg Config) []string {
-	var ids []string
-	for _, c := range append(append([]httpapi.Credential(nil), cfg.Users...), cfg.Admins...) {
-		ids = append(ids, c.UserID)
-	}
-	if cfg.InsecureDev && len(ids) == 0 {
-		ids = append(ids, httpapi.DevUser)
-	}
-	return ids
 }
