@@ -43,12 +43,6 @@ type AdminOptions struct {
 	// PlanActions selects the methods the plan stage offers; nil offers
 	// every registered action.
 	PlanActions PlanActionsFunc
-	// Users is ignored: GET /admin/v1/workflows lists every user's
-	// workflows through Store.ListAll, configured or not.
-	//
-	// Deprecated: kept only because test/admin_setup_test.go still sets it;
-	// remove it once no caller does.
-	Users []string
 	// Redactor scrubs secrets from everything the admin routes answer with
 	// (renders, replays); nil redacts nothing.
 	Redactor *Redactor

@@ -113,7 +113,7 @@ func newAdminEnv(t *testing.T) *adminEnv {
 		t.Fatalf("NewEngine: %v", err)
 	}
 	admin, err := httpapi.NewAdmin(httpapi.AdminOptions{
-		Store: store, Model: model, Registry: reg, Prompts: builder, Users: []string{"alice", "bob", "root"},
+		Store: store, Model: model, Registry: reg, Prompts: builder,
 		Redactor: redactor,
 		PlanActions: func(prompt string, all []workflow.ActionSpec) []workflow.ActionSpec {
 			return actionplan.Relevant(all, prompt, plan.TopK())
