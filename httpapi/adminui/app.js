@@ -44,16 +44,23 @@
     return data;
   }
 
-  async function loadList() {
+  let nextCursor = ''; // the listing's next page, '' when there is none
+
+  // loadList shows the first page of workflows, or with more=true appends
+  // the next page.
+  async function loadList(more) {
     showError(null);
     const list = $('workflows');
     const user = $('filter-user').value.trim();
     let path = '/admin/v1/workflows?limit=100';
     if (user) path += '&userId=' + encodeURIComponent(user);
+    if (more && nextCursor) path += '&cursor=' + encodeURIComponent(nextCursor);
     try {
       const data = await api('GET', path);
-      clear(list);
-      $('list-empty').hidden = data.workflows.length > 0;
+      if (!more) clear(list);
+      nextCursor = data.nextCursor || '';
+      $('more').hidden = !nextCursor;
+      $('list-empty').hidden = list.children.length + data.workflows.length > 0;
       for (const wf of data.workflows) {
         const li = el('li', null,
           el('div', 'wf-id', wf.id),
@@ -257,6 +264,7 @@
     $('detail').hidden = true;
   });
   $('filter-form').addEventListener('submit', (ev) => { ev.preventDefault(); loadList(); });
+  $('more').addEventListener('click', () => loadList(true));
   $('render-stage1').addEventListener('click', () => render('stage1'));
   $('render-stage2').addEventListener('click', () => render('stage2'));
   $('render-plan').addEventListener('click', () => render('plan'));
