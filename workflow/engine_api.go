@@ -92,8 +92,11 @@ func (e *Engine) Resume(ctx context.Context, userID, id string) (_ *Workflow, er
 		return nil, err
 	}
 	next := wf.Clone()
-	if next.StopReason == StopFailures {
-		next.Step++ // the breaker ended the round after a committed step
+	if next.StopReason == StopFailures && next.Checkpoint != nil && next.Checkpoint.Failures >= MaxFailuresInARow {
+		// The breaker ended the round after a committed step. A round
+		// failed by an error inside a step (failRound) committed none, so
+		// it resumes that step from its checkpoint.
+		next.Step++
 	}
 	if next.Checkpoint == nil {
 		next.Checkpoint = &Checkpoint{Phase: PhaseSelect}
