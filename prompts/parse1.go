@@ -68,11 +68,36 @@ func ParseStage1(reply string, env Stage1Env) Stage1Result {
 	return res
 }
 
-// problems collects problem lines in the order they are found.
-type problems struct{ lines []string }
+// MaxProblems bounds the problem lines of one parsed reply. A reply that
+// is crammed with bad entries (thousands of references or fields) gets its
+// first MaxProblems lines and one line counting the rest, so the feedback
+// persisted in the checkpoint and sent back in the retry prompt stays small
+// whatever the reply holds.
+const MaxProblems = 20
+
+// problems collects problem lines in the order they are found: at most
+// MaxProblems, then one last line counting the lines left out.
+type problems struct {
+	lines []string
+	more  int
+}
 
 func (p *problems) add(format string, args ...any) {
-	p.lines = append(p.lines, fmt.Sprintf(format, args...))
+	if len(p.lines) < MaxProblems {
+		p.lines = append(p.lines, fmt.Sprintf(format, args...))
+		return
+	}
+	p.more++
+	noun := "problems"
+	if p.more == 1 {
+		noun = "problem"
+	}
+	summary := fmt.Sprintf("and %d more %s like these; fix the ones above and check the rest the same way", p.more, noun)
+	if p.more == 1 {
+		p.lines = append(p.lines, summary)
+	} else {
+		p.lines[MaxProblems] = summary
+	}
 }
 
 // parseAction checks "action" and returns the registered spec.
