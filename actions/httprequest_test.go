@@ -161,6 +161,14 @@ func TestHTTPRequestRefusesEscapes(t *testing.T) {
 		"javascript:alert(1)",
 		"mailto:a@example.com",
 		"/%zz",
+		// Tomcat, Jetty and Spring drop ";params" from a segment before
+		// resolving dot segments, so "..;" climbs out of the base path there.
+		"..;/admin",
+		"/customers/..;/..;/admin",
+		"/customers/.;x=1/..;jsessionid=1/admin",
+		"/customers/%2e%2e%3b/admin",
+		// Overlong UTF-8 for "." that lenient decoders still accept.
+		"/%c0%ae%c0%ae/admin",
 	} {
 		t.Run(path, func(t *testing.T) {
 			_, err := r.Execute(context.Background(), crmCall(map[string]any{"path": path}))
@@ -192,6 +200,9 @@ func TestHTTPRequestRedirects(t *testing.T) {
 			http.Redirect(w, r, "/api/v2/here", http.StatusFound)
 		case "/api/v2/out-of-base":
 			http.Redirect(w, r, "/admin", http.StatusFound)
+		case "/api/v2/matrix":
+			w.Header().Set("Location", "/api/v2/..;/..;/admin")
+			w.WriteHeader(http.StatusFound)
 		case "/api/v2/other-host":
 			http.Redirect(w, r, evil.URL+"/api/v2/x", http.StatusFound)
 		default:
@@ -203,7 +214,7 @@ func TestHTTPRequestRedirects(t *testing.T) {
 	if err != nil || string(res.Documents[0].Content) != "here" {
 		t.Fatalf("redirect within the base URL: %v %v", res, err)
 	}
-	for _, path := range []string{"/out-of-base", "/other-host"} {
+	for _, path := range []string{"/out-of-base", "/matrix", "/other-host"} {
 		_, err := r.Execute(context.Background(), crmCall(map[string]any{"path": path}))
 		wantKind(t, err, workflow.KindUnavailable)
 		if !strings.Contains(workflow.PublicMessage(err), "leaves") {

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/twostep/twostep/workflow"
 )
@@ -44,11 +45,10 @@ func checkPath(p string) (decoded, refused string) {
 		return "", "double percent-encoding is not allowed"
 	case strings.ContainsAny(decoded, "\\\x00"):
 		return "", "encoded backslashes and NUL are not allowed"
-	}
-	for seg := range strings.SplitSeq(decoded, "/") {
-		if seg == "." || seg == ".." {
-			return "", `"." and ".." segments are not allowed; ` + relativeHint
-		}
+	case !utf8.ValidString(decoded):
+		return "", "the decoded path is not valid UTF-8"
+	case hasDotSegment(decoded):
+		return "", `"." and ".." segments are not allowed; ` + relativeHint
 	}
 	return decoded, ""
 }
@@ -85,12 +85,21 @@ func withinBase(base, u *url.URL) bool {
 	if u.Path != bp && !strings.HasPrefix(u.Path, bp+"/") {
 		return false
 	}
-	for seg := range strings.SplitSeq(u.Path, "/") {
+	return !hasDotSegment(u.Path) && utf8.ValidString(u.Path)
+}
+
+// hasDotSegment reports whether a decoded path has a "." or ".." segment,
+// counting "..;x" as "..": Tomcat, Jetty and Spring drop a segment's
+// ";params" before resolving dot segments, so "/base/..;/admin" would leave
+// the base path on such a server.
+func hasDotSegment(p string) bool {
+	for seg := range strings.SplitSeq(p, "/") {
+		seg, _, _ = strings.Cut(seg, ";")
 		if seg == "." || seg == ".." {
-			return false
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // encodeQuery encodes query parameters (url.Values sorts them by name); numbers are written
