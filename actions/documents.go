@@ -146,6 +146,26 @@ func uniqueName(taken map[string]bool, name string) string {
 	return candidate
 }
 
+// maxMimeTypeLen bounds a media type taken from another service's reply.
+const maxMimeTypeLen = 255
+
+// cleanMimeType returns given when it is a media type such as
+// "text/plain; charset=utf-8" of at most maxMimeTypeLen bytes, else "".
+// Services' media types reach the document index the model reads, so
+// anything else (newlines forging index lines, pages of text) is dropped.
+func cleanMimeType(given string) string {
+	if given == "" || len(given) > maxMimeTypeLen || !strings.Contains(given, "/") {
+		return ""
+	}
+	if _, _, err := mime.ParseMediaType(given); err != nil {
+		return ""
+	}
+	if strings.ContainsFunc(given, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return ""
+	}
+	return given
+}
+
 // mimeFromName returns the MIME type of a file name's extension, text/plain
 // when it has none the package knows.
 func mimeFromName(name string) string {

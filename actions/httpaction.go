@@ -148,7 +148,7 @@ func (r *Registry) decodeActionReply(b []byte, what string) (workflow.ActionResu
 		if int64(len(d.Content)) > r.limits.MaxDocumentBytes {
 			return workflow.ActionResult{}, malformed(fmt.Sprintf("documents[%d] is larger than %d bytes", i, r.limits.MaxDocumentBytes))
 		}
-		mimeType := d.MimeType
+		mimeType := cleanMimeType(d.MimeType)
 		if mimeType == "" {
 			mimeType = mimeFromName(name)
 		}

@@ -59,7 +59,7 @@ func (r *Registry) runHTTPRequest(ctx context.Context, inv invocation) (workflow
 	if !rp.ok() {
 		return workflow.ActionResult{}, statusError(rp, fmt.Sprintf("%s (%s)", what, shown), replyDetail(rp.body))
 	}
-	mimeType := rp.header.Get("Content-Type")
+	mimeType := cleanMimeType(rp.header.Get("Content-Type"))
 	if mimeType == "" {
 		mimeType = "application/octet-stream"
 	}
