@@ -78,6 +78,11 @@ type Checkpoint struct {
 	// transition to another phase or step starts again from zero.
 	Attempt  int      `json:"attempt,omitempty"`
 	Feedback []string `json:"feedback,omitempty"`
+	// Previous is the rejected reply of the phase's last model call when
+	// the next call quotes it (the action-plan mode's repair call, after a
+	// planning reply that held no plan), so a restarted engine makes that
+	// call without repeating the one that produced it.
+	Previous string `json:"previous,omitempty"`
 	// Plan and PlanIndex are used by the action-plan mode.
 	Plan      []PlanStep `json:"plan,omitempty"`
 	PlanIndex int        `json:"planIndex,omitempty"`

@@ -8,8 +8,10 @@
 //
 //	plan (the planning call, and at most one repair call) -> execute (one plan step per Step)
 //
-// The validated plan is saved in the checkpoint (workflow.Checkpoint.Plan
-// and PlanIndex) before any step runs, so a restarted engine continues the
+// A planning reply that holds no plan is saved (workflow.Checkpoint.Previous,
+// phase plan, attempt 1) before the repair call, and the validated plan is
+// saved in the checkpoint (workflow.Checkpoint.Plan and PlanIndex) before
+// any step runs, so a restarted engine continues the
 // plan where it stopped without a new planning call. A reply that holds no
 // plan gets one repair call; when that fails too, or when no step of the
 // plan is valid, the round ends with one assistant message saying the plan

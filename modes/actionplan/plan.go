@@ -31,9 +31,13 @@ type planned struct {
 	plan Validated
 }
 
-// plan makes the planning call, and one repair call when its reply holds
-// no plan. A usable plan is saved with phase execute; otherwise the round
-// ends as plan_unavailable. Model errors are returned unchanged.
+// plan makes the planning call — or, when the checkpoint holds a planning
+// reply that held no plan (phase plan, attempt 1), the repair call. A
+// planning reply with no plan is saved with why it failed (phase plan,
+// attempt 1, Previous) before the repair call, so a restart never repeats
+// the finished planning call. A usable plan is saved with phase execute;
+// otherwise the round ends as plan_unavailable. Model errors are returned
+// unchanged.
 func (m *Mode) plan(ctx context.Context, run *workflow.Run) error {
 	wf := run.Workflow()
 	env := Env{
@@ -44,25 +48,44 @@ func (m *Mode) plan(ctx context.Context, run *workflow.Run) error {
 	if err != nil {
 		return err
 	}
+	if cp := wf.Checkpoint; cp != nil && cp.Phase == workflow.PhasePlan && cp.Attempt >= planAttempt {
+		return m.repair(ctx, run, env, offered, cp.Previous, cp.Feedback)
+	}
 	out, err := call(ctx, run, workflow.StagePlan, planAttempt, rendered, env)
 	if err != nil {
 		return err
 	}
-	first := out
 	if out.err != nil {
-		rendered, err = m.prompts.Repair(prompts.RepairInput{
-			Previous: out.reply, Actions: offered, Feedback: prompts.Feedback([]string{workflow.PublicMessage(out.err)}),
+		return run.Checkpoint(ctx, workflow.Checkpoint{
+			Phase: workflow.PhasePlan, Attempt: planAttempt,
+			Feedback: []string{workflow.PublicMessage(out.err)}, Previous: cutUTF8(out.reply, prompts.MaxReplyBytes),
 		})
-		if err != nil {
-			return fmt.Errorf("actionplan: rendering the repair prompt: %w", err)
-		}
-		if out, err = call(ctx, run, workflow.StageRepair, repairAttempt, rendered, env); err != nil {
-			return err
-		}
-		if out.err != nil {
-			return unavailable(ctx, run, "the model's reply could not be read as a plan, even after a repair request", first.reply)
-		}
 	}
+	return m.planned(ctx, run, out)
+}
+
+// repair makes the repair call for previous, the planning reply that held
+// no plan for the reasons in problems.
+func (m *Mode) repair(ctx context.Context, run *workflow.Run, env Env, offered []workflow.ActionSpec, previous string, problems []string) error {
+	rendered, err := m.prompts.Repair(prompts.RepairInput{
+		Previous: previous, Actions: offered, Feedback: prompts.Feedback(problems),
+	})
+	if err != nil {
+		return fmt.Errorf("actionplan: rendering the repair prompt: %w", err)
+	}
+	out, err := call(ctx, run, workflow.StageRepair, repairAttempt, rendered, env)
+	if err != nil {
+		return err
+	}
+	if out.err != nil {
+		return unavailable(ctx, run, "the model's reply could not be read as a plan, even after a repair request", previous)
+	}
+	return m.planned(ctx, run, out)
+}
+
+// planned saves a usable plan with phase execute, or ends the round as
+// plan_unavailable when no step of it is valid.
+func (m *Mode) planned(ctx context.Context, run *workflow.Run, out planned) error {
 	if len(out.plan.Steps) == 0 {
 		return unavailable(ctx, run, noValidStep(out.plan), out.reply)
 	}
