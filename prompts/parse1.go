@@ -3,6 +3,8 @@ package prompts
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/twostep/twostep/workflow"
@@ -51,8 +53,11 @@ func ParseStage1(reply string, env Stage1Env) Stage1Result {
 		return res
 	}
 	p := &problems{}
-	if _, ok := obj["parameters"]; ok {
-		p.add(`the reply has a "parameters" key: Stage 1 must not fill parameter values; describe them in "parametersContext" and "parametersSchema" instead`)
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		// Any case: a decoder downstream would take "Parameters" for it.
+		if strings.EqualFold(k, "parameters") {
+			p.add(`the reply has a %q key: Stage 1 must not fill parameter values; describe them in "parametersContext" and "parametersSchema" instead`, clip(k))
+		}
 	}
 	sel := &res.Selection
 	spec, known := parseAction(obj, env.Registry, sel, p)

@@ -14,10 +14,13 @@ const CompleteAction = "workflow.complete"
 // references and context travel outside Stage 2.
 var ForbiddenFields = []string{"documentList", "connectionReference", "history", "documents", "connections"}
 
-// IsForbiddenField reports whether name is one of ForbiddenFields.
+// IsForbiddenField reports whether name is one of ForbiddenFields in any
+// case, as Go's encoding/json matches field names (Unicode simple case
+// folding): "Documents" or "documentſ" would reach a downstream decoder as
+// "documents", so they are forbidden too.
 func IsForbiddenField(name string) bool {
 	for _, f := range ForbiddenFields {
-		if f == name {
+		if strings.EqualFold(f, name) {
 			return true
 		}
 	}

@@ -1,0 +1,43 @@
+package prompts
+
+import (
+	"strings"
+	"testing"
+)
+
+// The rejection rules match names the way Go's encoding/json matches
+// struct fields (Unicode simple case folding), so a key a downstream
+// decoder would take for "parameters" or "documents" cannot slip past them
+// by its case or by a folding twin such as "ſ" (U+017F) for "s".
+func TestRejectionRulesIgnoreCase(t *testing.T) {
+	t.Parallel()
+	reg := newRegistry()
+	spec, _ := reg.Action("ai.process")
+	tests := []struct {
+		name    string
+		problem func() []string
+		want    string
+	}{
+		{"stage 1 Parameters", func() []string {
+			return ParseStage1(strings.Replace(validStage1, `"action":`, `"Parameters": {"customer": "4711"}, "action":`, 1), stage1Env()).Problems
+		}, `has a "Parameters" key`},
+		{"stage 1 field Documents", func() []string {
+			return ParseStage1(strings.Replace(validStage1, `"name": "customer"`, `"name": "Documents"`, 1), stage1Env()).Problems
+		}, `"Documents" is forbidden`},
+		{"stage 2 DocumentList", func() []string {
+			return ParseStage2(`{"schema": "parameters_v1", "parameters": {"instruction": "x", "DocumentList": ["docList:a"]}}`, spec, reg).Problems
+		}, "parameters.DocumentList: forbidden key"},
+		{"stage 2 folding twin", func() []string {
+			return ParseStage2(`{"schema": "parameters_v1", "parameters": {"instruction": "x", "documentſ": ["docList:a"]}}`, spec, reg).Problems
+		}, "parameters.documentſ: forbidden key"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := tc.problem()
+			if !strings.Contains(strings.Join(got, "\n"), tc.want) {
+				t.Errorf("problems %q, want one containing %q", got, tc.want)
+			}
+		})
+	}
+}
