@@ -52,7 +52,7 @@ func (s *Server) workflowEvents(ctx context.Context, in *eventsInput) (*huma.Str
 		hctx.SetHeader("Cache-Control", "no-store")
 		hctx.SetHeader("X-Accel-Buffering", "no")
 		hctx.SetStatus(http.StatusOK)
-		st := &eventStream{w: hctx.BodyWriter(), after: after}
+		st := &eventStream{w: hctx.BodyWriter(), after: after, writeWait: s.writeWait}
 		if err := s.stream(hctx.Context(), in.ID, st); err != nil && hctx.Context().Err() == nil {
 			zerolog.Ctx(ctx).Warn().Err(err).Str("workflow", in.ID).Msg("event stream ended early")
 		}
@@ -124,6 +124,9 @@ type eventStream struct {
 	after     int64
 	lastKey   string
 	lastWrite time.Time
+	// writeWait bounds each frame's write, so a client that stops reading
+	// ends the stream instead of holding it forever.
+	writeWait time.Duration
 }
 
 func (st *eventStream) message(m workflow.Message) error {
@@ -158,6 +161,9 @@ func (st *eventStream) status(w *workflow.Workflow) error {
 }
 
 func (st *eventStream) write(frame string) error {
+	if rw, ok := st.w.(http.ResponseWriter); ok && st.writeWait > 0 {
+		_ = http.NewResponseController(rw).SetWriteDeadline(time.Now().Add(st.writeWait))
+	}
 	if _, err := io.WriteString(st.w, frame); err != nil {
 		return err
 	}

@@ -28,6 +28,7 @@ func (s *Server) observeRequests() gin.HandlerFunc {
 			reqID = workflow.NewID("req_")
 		}
 		c.Header(requestIDHeader, reqID)
+		c.Writer = &deadlineWriter{ResponseWriter: c.Writer, wait: s.writeWait}
 		l := s.log.With().Str("requestId", reqID).Logger()
 		c.Request = c.Request.WithContext(l.WithContext(c.Request.Context()))
 

@@ -61,6 +61,11 @@ type Options struct {
 	// Heartbeat how often an idle stream sends a comment (0: 15s).
 	EventPoll time.Duration
 	Heartbeat time.Duration
+	// WriteTimeout bounds how long a response write may stay blocked on a
+	// client that does not read (0: 2 minutes). It covers a whole ordinary
+	// response and each frame of an event stream, so a stalled client
+	// cannot hold a handler and its buffers forever.
+	WriteTimeout time.Duration
 }
 
 // Server is the HTTP API. It holds no per-request state and is safe for
@@ -78,6 +83,7 @@ type Server struct {
 	admin     AdminRoutes
 	poll      time.Duration
 	heartbeat time.Duration
+	writeWait time.Duration
 
 	handler http.Handler
 
@@ -113,7 +119,8 @@ func New(opts Options) (*Server, error) {
 		limits: limits, log: opts.Logger, metrics: opts.Metrics, modelName: opts.ModelName,
 		version: opts.Version, admin: opts.Admin,
 		poll: orDefault(opts.EventPoll, 250*time.Millisecond), heartbeat: orDefault(opts.Heartbeat, 15*time.Second),
-		closing: make(chan struct{}),
+		writeWait: orDefault(opts.WriteTimeout, 2*time.Minute),
+		closing:   make(chan struct{}),
 	}
 	s.handler = s.buildRoutes()
 	return s, nil
