@@ -19,7 +19,8 @@ import (
 // atomically — or nothing, with KindConflict, on a stale version or when a
 // workflow to create exists already. Only a workflow leaving the running
 // status costs a second round trip (both SREMs, pipelined, after the
-// script).
+// script); when that one fails, the applied commit still succeeds and the
+// stale entries are skipped by readers.
 //
 // Index entries written before a conflicting script are harmless: readers
 // check them against the workflow's state.
@@ -75,10 +76,10 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		return nil, nil, err
 	}
 	if !running && prev == string(workflow.StatusRunning) {
-		if err := s.unlistRunning(ctx, wf.ID, wf.UserID); err != nil {
-			return nil, nil, workflow.WrapKind(workflow.KindUnavailable, err,
-				"workflow %s was committed but is still listed as running", wf.ID)
-		}
+		// The commit is applied: an error here leaves stale running-set
+		// entries, which Running and RunningFor skip, and must not be
+		// reported as a commit that wrote nothing.
+		_ = s.unlistRunning(ctx, wf.ID, wf.UserID)
 	}
 	for i := range msgs {
 		msgs[i].Seq = base + int64(i) + 1

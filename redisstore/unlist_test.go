@@ -1,0 +1,79 @@
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/twostep/twostep/redisstore"
+	"github.com/twostep/twostep/workflow"
+)
+
+// failSRem is a go-redis hook that fails every pipeline holding an SREM
+// while armed, like a connection lost right after the commit script ran.
+type failSRem struct{ armed atomic.Bool }
+
+func (h *failSRem) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *failSRem) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return next
+}
+func (h *failSRem) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			if h.armed.Load() && strings.EqualFold(c.Name(), "srem") {
+				err := errors.New("connection reset")
+				for _, c := range cmds {
+					c.SetErr(err)
+				}
+				return err
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// A commit that ends a round is applied by its script; failing to take the
+// id out of the running sets afterwards (readers skip such stale entries)
+// must not report the applied commit as failed, or callers act as if
+// nothing was written: Stop answers an error for a stop that took effect,
+// and the engine treats a committed step as lost.
+func TestCommitEndingARoundSucceedsWhenTheRunningSetsLag(t *testing.T) {
+	t.Parallel()
+	mr := miniredis.RunT(t)
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = client.Close() })
+	hook := &failSRem{}
+	client.AddHook(hook)
+	s := redisstore.New(client, redisstore.Options{KeyPrefix: "ts"})
+	ctx := context.Background()
+	now := time.Now().UTC()
+	wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "alice", Mode: workflow.ModeReact,
+		Status: workflow.StatusRunning, Round: 1, Step: 1, MaxSteps: 3, CreatedAt: now, UpdatedAt: now}
+	stored, _, err := s.Commit(ctx, workflow.Commit{Workflow: wf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook.armed.Store(true)
+	next := stored.Clone()
+	next.Status, next.StopReason = workflow.StatusStopped, workflow.StopStopped
+	got, _, err := s.Commit(ctx, workflow.Commit{Workflow: next, ExpectedVersion: stored.Version})
+	if err != nil {
+		t.Fatalf("Commit: %v, want the applied commit reported as applied", err)
+	}
+	if got.Status != workflow.StatusStopped || got.Version != stored.Version+1 {
+		t.Errorf("Commit returned %s at version %d, want stopped at %d", got.Status, got.Version, stored.Version+1)
+	}
+	hook.armed.Store(false)
+	if ids, err := s.RunningFor(ctx, "alice"); err != nil || len(ids) != 0 {
+		t.Errorf("RunningFor = %v, %v; want none (the stale entry is skipped)", ids, err)
+	}
+	if ids, err := s.Running(ctx); err != nil || len(ids) != 0 {
+		t.Errorf("Running = %v, %v; want none (the stale entry is skipped)", ids, err)
+	}
+}
