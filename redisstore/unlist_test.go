@@ -16,7 +16,7 @@ import (
 )
 
 // failSRem is a go-redis hook that fails every pipeline holding an SREM
-// while armed, like a connection lost right after the commit script ran.
+// while armed, like a connection lost right after a script ran.
 type failSRem struct{ armed atomic.Bool }
 
 func (h *failSRem) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -75,5 +75,39 @@ func TestCommitEndingARoundSucceedsWhenTheRunningSetsLag(t *testing.T) {
 	}
 	if ids, err := s.Running(ctx); err != nil || len(ids) != 0 {
 		t.Errorf("Running = %v, %v; want none (the stale entry is skipped)", ids, err)
+	}
+}
+
+// DeleteWorkflow's script removes the workflow; failing to clean its index
+// entries afterwards (readers skip them) must not report the delete as
+// failed.
+func TestDeleteSucceedsWhenTheIndexCleanupFails(t *testing.T) {
+	t.Parallel()
+	mr := miniredis.RunT(t)
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = client.Close() })
+	hook := &failSRem{}
+	client.AddHook(hook)
+	s := redisstore.New(client, redisstore.Options{KeyPrefix: "ts"})
+	ctx := context.Background()
+	now := time.Now().UTC()
+	wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "alice", Mode: workflow.ModeReact,
+		Status: workflow.StatusRunning, Round: 1, Step: 1, MaxSteps: 3, CreatedAt: now, UpdatedAt: now}
+	if _, _, err := s.Commit(ctx, workflow.Commit{Workflow: wf}); err != nil {
+		t.Fatal(err)
+	}
+	hook.armed.Store(true)
+	if err := s.DeleteWorkflow(ctx, wf.ID); err != nil {
+		t.Fatalf("DeleteWorkflow: %v, want the applied delete reported as applied", err)
+	}
+	hook.armed.Store(false)
+	if _, err := s.GetWorkflow(ctx, wf.ID); workflow.KindOf(err) != workflow.KindNotFound {
+		t.Errorf("GetWorkflow after delete: %v, want KindNotFound", err)
+	}
+	if list, _, err := s.ListWorkflows(ctx, "alice", workflow.Page{}); err != nil || len(list) != 0 {
+		t.Errorf("ListWorkflows = %d workflows, %v; want none (stale entries skipped)", len(list), err)
+	}
+	if ids, err := s.RunningFor(ctx, "alice"); err != nil || len(ids) != 0 {
+		t.Errorf("RunningFor = %v, %v; want none", ids, err)
 	}
 }
