@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -155,6 +156,31 @@ func TestDocumentDownloadHeaders(t *testing.T) {
 	} {
 		if got := rec.Header().Get(h); got != want {
 			t.Errorf("%s = %q, want %q", h, got, want)
+		}
+	}
+}
+
+// TestMetricsMethodLabelIsBounded: anyone can send any method token, so
+// the method label takes only the standard methods and "other"; otherwise
+// each invented method would add a time series for as long as the process
+// lives.
+func TestMetricsMethodLabelIsBounded(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, nil)
+	for i := range 20 {
+		env.do(t, fmt.Sprintf("INVENTED%d", i), "/healthz", "", nil)
+	}
+	env.do(t, "DELETE", "/healthz", "", nil)
+	body := env.do(t, "GET", "/metrics", "", nil).Body.String()
+	if strings.Contains(body, "INVENTED") {
+		t.Errorf("/metrics has a series per invented method:\n%s", body)
+	}
+	for _, want := range []string{
+		`twostep_http_requests_total{method="other",route="unmatched",status="405"} 20`,
+		`twostep_http_requests_total{method="DELETE",route="unmatched",status="405"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
 		}
 	}
 }

@@ -40,7 +40,7 @@ func (s *Server) observeRequests() gin.HandlerFunc {
 		}
 		status := c.Writer.Status()
 		if s.metrics != nil {
-			s.metrics.requests.WithLabelValues(c.Request.Method, route, strconv.Itoa(status)).Inc()
+			s.metrics.requests.WithLabelValues(methodLabel(c.Request.Method), route, strconv.Itoa(status)).Inc()
 		}
 		lvl := zerolog.InfoLevel
 		if status >= 500 {
@@ -50,6 +50,18 @@ func (s *Server) observeRequests() gin.HandlerFunc {
 			Str("method", c.Request.Method).Str("route", route).Int("status", status).
 			Int("bytes", c.Writer.Size()).Dur("duration", time.Since(start)).Msg("request")
 	}
+}
+
+// methodLabel is the method as a metric label: a standard method, or
+// "other" for any token a client invents, so unauthenticated requests
+// cannot add time series without bound.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return "other"
 }
 
 // recoverPanics turns a panic in any handler into a 500 problem and an
