@@ -139,7 +139,8 @@ func validLabel(s string) bool {
 // (when set) is the workflow of the messages: a reference to another
 // workflow's document never resolves. A docList with a message id must name
 // that message's documentsLabel; a docItem with a file name must name that
-// document's file name. When any reference fails, the error (kind
+// document's file name, exactly or in the one-line form the documents index
+// shows. When any reference fails, the error (kind
 // KindInvalid) names every bad reference and no documents are returned.
 func ResolveDocuments(msgs []Message, refs []string) ([]Document, error) {
 	wfID := workflowOf(msgs)
@@ -218,7 +219,7 @@ func resolve(msgs []Message, wfID string, ref Reference) ([]Document, error) {
 				if d.ID != ref.DocumentID {
 					continue
 				}
-				if ref.FileName != "" && ref.FileName != d.Name {
+				if ref.FileName != "" && !sameFileName(ref.FileName, d.Name) {
 					return nil, Errorf(KindInvalid, "document reference %q: document %s is named %q, not %q",
 						ref.String(), d.ID, d.Name, ref.FileName)
 				}
@@ -228,6 +229,14 @@ func resolve(msgs []Message, wfID string, ref Reference) ([]Document, error) {
 		return nil, Errorf(KindInvalid, "document reference %q: no document of this workflow has that id", ref.String())
 	}
 	return nil, Errorf(KindInvalid, "document reference %q: unknown kind", ref.String())
+}
+
+// sameFileName reports whether a reference's file name names a document
+// called name: exactly, or as the one-line form (whitespace runs collapsed
+// to one space, trimmed) in which the documents index and the history show
+// names, so every reference they print resolves.
+func sameFileName(ref, name string) bool {
+	return ref == name || strings.Join(strings.Fields(ref), " ") == strings.Join(strings.Fields(name), " ")
 }
 
 // findListMessage returns the message a docList reference names: by id, or
