@@ -148,6 +148,10 @@ func csvText(s, out string) (string, error) {
 	for _, row := range rows {
 		width = max(width, len(row))
 	}
+	// Every row is padded to the widest: "| x |" costs 4 bytes a cell.
+	if len(s)+4*width*(len(rows)+1) > expansionBudget(len(s)) {
+		return s, nil
+	}
 	var b strings.Builder
 	for i, row := range rows {
 		b.WriteString("|")
@@ -169,14 +173,59 @@ func csvText(s, out string) (string, error) {
 // jsonText checks the JSON and returns it indented (text) or in a fenced
 // json block (Markdown).
 func jsonText(b []byte, out string) (string, error) {
+	b = bytes.TrimSpace(bytes.TrimPrefix(b, []byte("\uFEFF")))
 	var buf bytes.Buffer
-	if err := json.Indent(&buf, bytes.TrimSpace(bytes.TrimPrefix(b, []byte("\uFEFF"))), "", "  "); err != nil {
+	if indentedSize(b) > expansionBudget(len(b)) {
+		// Too deep or too long to indent: kept as sent once it parses.
+		if err := json.Compact(&buf, b); err != nil {
+			return "", fmt.Errorf("not valid JSON: %w", err)
+		}
+		buf.Reset()
+		buf.Write(b)
+	} else if err := json.Indent(&buf, b, "", "  "); err != nil {
 		return "", fmt.Errorf("not valid JSON: %w", err)
 	}
 	if out == formatMarkdown {
 		return "```json\n" + buf.String() + "\n```\n", nil
 	}
 	return buf.String() + "\n", nil
+}
+
+// expansionBudget is the most text extraction lays n bytes out into
+// (4n + 1 MiB): room for any table or indentation of ordinary data, and a
+// bound on what ragged or deeply nested input could otherwise blow up to
+// (kilobytes of either become gigabytes). Over it, the text is kept as sent.
+func expansionBudget(n int) int { return 4*n + 1<<20 }
+
+// indentedSize is about how many bytes json.Indent with a two-space indent
+// makes of b: b plus a line break and the depth's indent before every
+// element and closing bracket. It is linear in len(b).
+func indentedSize(b []byte) int {
+	size, depth, inString, escaped := len(b), 0, false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			depth++
+			size += 1 + 2*depth
+		case c == ',':
+			size += 1 + 2*depth
+		case c == ']' || c == '}':
+			depth--
+			size += 1 + 2*max(depth, 0)
+		}
+	}
+	return size
 }
 
 // orUnknown returns s, or "unknown" when s is empty.
