@@ -36,7 +36,8 @@ type EngineConfig struct {
 	// KindTooMany.
 	MaxRunningPerUser int
 	// LeaseTTL is how long a claimed round stays this instance's without a
-	// renewal; leases are renewed every LeaseTTL/3 while the round runs.
+	// renewal (at least a millisecond); leases are renewed every LeaseTTL/3
+	// while the round runs.
 	LeaseTTL time.Duration
 	// RecoverInterval is how often the engine looks for running workflows
 	// that no instance runs (an expired lease) and resumes them.
@@ -157,6 +158,11 @@ func (c EngineConfig) withDefaults() (EngineConfig, error) {
 	}
 	if c.LeaseTTL < 0 || c.RecoverInterval < 0 || c.PollInterval < 0 {
 		errs = append(errs, errors.New("durations must be positive"))
+	}
+	if c.LeaseTTL > 0 && c.LeaseTTL < time.Millisecond {
+		// Leases are renewed every LeaseTTL/3 and stores count them in
+		// milliseconds.
+		errs = append(errs, errors.New("LeaseTTL must be at least a millisecond"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return c, WrapKind(KindInvalid, err, "NewEngine: bad configuration")

@@ -70,6 +70,9 @@ func TestNewEngineValidates(t *testing.T) {
 		{"no mode", workflow.EngineConfig{}, store, nil},
 		{"default above limit", workflow.EngineConfig{DefaultMaxSteps: 20, MaxStepsLimit: 10}, store, modes},
 		{"negative workers", workflow.EngineConfig{Workers: -1}, store, modes},
+		// The watcher renews every LeaseTTL/3: a zero interval would panic
+		// its ticker and take the process down with the first round.
+		{"lease under a millisecond", workflow.EngineConfig{LeaseTTL: 2 * time.Nanosecond}, store, modes},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
