@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -146,6 +147,11 @@ func TestParseRetryAfter(t *testing.T) {
 		{"soon", 0},
 		{now.Add(90 * time.Second).Format(timeFormatHTTP), 90 * time.Second},
 		{now.Add(-time.Hour).Format(timeFormatHTTP), 0},
+		// Past what a Duration holds: the longest wait, never a wrapped
+		// (negative or tiny) one that would retry at once.
+		{"9999999999", math.MaxInt64},
+		{"9223372036854775807", math.MaxInt64},
+		{"99999999999999999999", math.MaxInt64},
 	}
 	for _, tt := range tests {
 		if got := parseRetryAfter(tt.in, now); got != tt.want {

@@ -2,6 +2,8 @@ package llm
 
 import (
 	"context"
+	"errors"
+	"math"
 	"net/http"
 	"strconv"
 	"sync"
@@ -76,9 +78,12 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	if v == "" {
 		return 0
 	}
-	if secs, err := strconv.Atoi(v); err == nil {
-		if secs <= 0 {
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		switch {
+		case secs <= 0:
 			return 0
+		case secs > math.MaxInt64/int64(time.Second):
+			return math.MaxInt64 // longer than any wait allowed, not a wrapped one
 		}
 		return time.Duration(secs) * time.Second
 	}
