@@ -75,7 +75,7 @@ func (g *gateway) openStore(ctx context.Context, cfg Config, log zerolog.Logger)
 	defer cancel()
 	s, err := redisstore.Open(octx, cfg.RedisURL, redisstore.Options{TraceCap: l.TraceCap, Retention: l.Retention})
 	if err != nil {
-		return fmt.Errorf("redis is configured (REDIS_URL) but unreachable: %w", err)
+		return fmt.Errorf("redis is configured (REDIS_URL) but unreachable: %s", redactURL(err.Error(), cfg.RedisURL))
 	}
 	g.raw, g.close = s, s.Close
 	return nil
