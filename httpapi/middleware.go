@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -49,6 +50,19 @@ func (s *Server) observeRequests() gin.HandlerFunc {
 		zerolog.Ctx(c.Request.Context()).WithLevel(lvl).
 			Str("method", c.Request.Method).Str("route", route).Int("status", status).
 			Int("bytes", c.Writer.Size()).Dur("duration", time.Since(start)).Msg("request")
+	}
+}
+
+// rejectMalformedQuery answers 400 for a query string that does not decode:
+// url.Values silently drops such a pair, so "?limit=%ZZ" would run with the
+// default and "?bogus=%ZZ" would pass the unknown-parameter check.
+func rejectMalformedQuery() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if _, err := url.ParseQuery(c.Request.URL.RawQuery); err != nil {
+			writeProblem(c, http.StatusBadRequest, "the query string is malformed (invalid percent-encoding?): "+err.Error())
+			return
+		}
+		c.Next()
 	}
 }
 

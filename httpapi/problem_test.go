@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -104,5 +105,27 @@ func TestPanicBecomesProblem(t *testing.T) {
 	}
 	if !strings.Contains(env.logs.String(), "kaboom") {
 		t.Errorf("panic not logged: %s", env.logs)
+	}
+}
+
+// TestMalformedQueryIsRejected: url.Values drops a pair it cannot decode,
+// so "?limit=%ZZ" would silently list with the default limit and
+// "?bogus=%ZZ" would slip past the unknown-parameter check. Both are 400.
+func TestMalformedQueryIsRejected(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, nil)
+	for _, path := range []string{
+		"/api/v1/workflows?limit=%ZZ",
+		"/api/v1/workflows?bogus=%ZZ&limit=1",
+		"/api/v1/workflows/wf_x/messages?after=1%",
+	} {
+		rec := env.do(t, http.MethodGet, path, aliceToken, nil)
+		if rec.Code != http.StatusBadRequest {
+			t.Errorf("GET %s = %d, want 400: %s", path, rec.Code, rec.Body)
+			continue
+		}
+		if p := problem(t, rec); !strings.Contains(fmt.Sprint(p), "query string") {
+			t.Errorf("GET %s: problem %v does not name the query string", path, p)
+		}
 	}
 }

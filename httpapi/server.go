@@ -139,7 +139,7 @@ func (s *Server) buildRoutes() http.Handler {
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
-	r.Use(s.recoverPanics(), s.observeRequests(), s.authenticate())
+	r.Use(s.recoverPanics(), s.observeRequests(), s.authenticate(), rejectMalformedQuery())
 	r.NoRoute(func(c *gin.Context) {
 		writeProblem(c, http.StatusNotFound, "no route matches "+c.Request.Method+" "+c.Request.URL.Path)
 	})
