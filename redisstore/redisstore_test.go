@@ -175,3 +175,31 @@ func TestOpen(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenNeverEchoesThePassword: a malformed URL's error says what is
+// wrong without quoting the URL, which may carry a password.
+func TestOpenNeverEchoesThePassword(t *testing.T) {
+	t.Parallel()
+	const password = "pw-MARKER-5b7c"
+	for _, raw := range []string{
+		"redis://:" + password + "@[bad",
+		"redis://user:" + password + "@host:notaport",
+		"redis://:" + password + "@localhost:6379/notadb",
+		"http://:" + password + "@localhost:6379",
+	} {
+		_, err := redisstore.Open(context.Background(), raw, redisstore.Options{})
+		if err == nil {
+			t.Errorf("Open(<url>) succeeded, want an error")
+			continue
+		}
+		if workflow.KindOf(err) != workflow.KindInvalid {
+			t.Errorf("kind = %s, want invalid: %v", workflow.KindOf(err), err)
+		}
+		if strings.Contains(err.Error(), password) {
+			t.Errorf("the error quotes the password: %v", err)
+		}
+		if !strings.Contains(err.Error(), "malformed") {
+			t.Errorf("the error does not say the URL is malformed: %v", err)
+		}
+	}
+}

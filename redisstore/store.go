@@ -40,6 +40,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	neturl "net/url"
 	"strings"
 	"time"
 
@@ -116,8 +117,9 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	}
 	ro, err := redis.ParseURL(url)
 	if err != nil {
-		// The URL may hold a password: do not echo it.
-		return nil, workflow.WrapKind(workflow.KindInvalid, err, "redisstore.Open: the Redis URL is malformed")
+		// The URL may hold a password: neither the message nor the cause
+		// may echo it.
+		return nil, workflow.Errorf(workflow.KindInvalid, "redisstore.Open: the Redis URL is malformed: %s", urlProblem(err, url))
 	}
 	client := redis.NewClient(ro)
 	if err := client.Ping(ctx).Err(); err != nil {
@@ -156,4 +158,15 @@ func redisErr(err error) error {
 		return workflow.WrapKind(workflow.KindInternal, err, "redis rejected a command")
 	}
 	return workflow.WrapKind(workflow.KindUnavailable, err, "redis is unavailable")
+}
+
+// urlProblem says what is wrong with a Redis URL without quoting it: the
+// parser's own reason when it has one, else its message with the URL cut
+// out.
+func urlProblem(err error, rawURL string) string {
+	var uerr *neturl.Error
+	if errors.As(err, &uerr) {
+		return uerr.Err.Error()
+	}
+	return strings.ReplaceAll(err.Error(), rawURL, "<url>")
 }
