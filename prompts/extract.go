@@ -180,9 +180,23 @@ func unfence(s string) string {
 // strings and escapes so brackets inside strings do not count. When the
 // value never closes, it returns everything from its start.
 func balanced(s string) string {
-	const start = 0
+	end := len(s)
+	walkBrackets(s, func(i int, c byte, depth int) bool {
+		if (c == '}' || c == ']') && depth == 0 {
+			end = i + 1
+			return false
+		}
+		return true
+	})
+	return s[:end]
+}
+
+// walkBrackets calls visit for every bracket of s outside JSON strings,
+// with its index, the bracket and the nesting depth after it; visit
+// returns false to stop the walk.
+func walkBrackets(s string, visit func(i int, c byte, depth int) bool) {
 	depth, inString, escaped := 0, false, false
-	for i := start; i < len(s); i++ {
+	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case escaped:
@@ -197,14 +211,16 @@ func balanced(s string) string {
 			inString = true
 		case c == '{' || c == '[':
 			depth++
+			if !visit(i, c, depth) {
+				return
+			}
 		case c == '}' || c == ']':
 			depth--
-			if depth == 0 {
-				return s[start : i+1]
+			if !visit(i, c, depth) {
+				return
 			}
 		}
 	}
-	return s[start:]
 }
 
 // decodeObject decodes raw into a map of its top-level members, or returns
@@ -241,26 +257,10 @@ func JSONKind(raw json.RawMessage) string {
 
 // depth returns the deepest bracket nesting of s outside strings.
 func depth(s string) int {
-	d, deepest, inString, escaped := 0, 0, false, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case escaped:
-			escaped = false
-		case inString:
-			if c == '\\' {
-				escaped = true
-			} else if c == '"' {
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			d++
-			deepest = max(deepest, d)
-		case c == '}' || c == ']':
-			d--
-		}
-	}
+	deepest := 0
+	walkBrackets(s, func(_ int, _ byte, d int) bool {
+		deepest = max(deepest, d)
+		return true
+	})
 	return deepest
 }
