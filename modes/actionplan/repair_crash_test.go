@@ -18,21 +18,20 @@ func TestCrashBeforeRepairDoesNotRepeatThePlanningCall(t *testing.T) {
 	t.Parallel()
 	const garbage = "I would rather not plan today."
 	mem := newStore()
-	dying := &dyingStore{Store: mem, killAfter: -1, died: make(chan struct{})}
+	dying := enginetest.NewDyingStore(mem, 0)
 	first := &enginetest.Model{Reply: func(n int, _ workflow.ModelRequest) (string, error) {
 		if n == 0 {
 			return garbage, nil
 		}
 		// The repair call: the instance dies while it is in flight.
-		dying.dead.Store(true)
-		dying.once.Do(func() { close(dying.died) })
+		dying.Kill()
 		return enginetest.Block, nil
 	}}
 	reg := enginetest.NewRegistry()
 	e1 := startEngine(t, testConfig("one"), dying, first, reg)
 	wf := create(t, e1, "echo a", 5)
 	select {
-	case <-dying.died:
+	case <-dying.Died():
 	case <-time.After(10 * time.Second):
 		t.Fatal("instance one never made a second model call")
 	}

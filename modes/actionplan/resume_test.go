@@ -3,8 +3,6 @@ package actionplan_test
 import (
 	"context"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,60 +10,6 @@ import (
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
-
-// dyingStore is a Store that dies (every call fails with KindUnavailable)
-// once its round runner made killAfter commits, like an instance that
-// crashed; died is closed then.
-type dyingStore struct {
-	workflow.Store
-	killAfter int
-	commits   atomic.Int32
-	dead      atomic.Bool
-	once      sync.Once
-	died      chan struct{}
-}
-
-var errDead = workflow.Errorf(workflow.KindUnavailable, "instance crashed")
-
-func (s *dyingStore) Commit(ctx context.Context, c workflow.Commit) (*workflow.Workflow, []workflow.Message, error) {
-	if s.dead.Load() {
-		return nil, nil, errDead
-	}
-	wf, msgs, err := s.Store.Commit(ctx, c)
-	if err == nil && c.ExpectedVersion != 0 && int(s.commits.Add(1)) == s.killAfter {
-		s.dead.Store(true)
-		s.once.Do(func() { close(s.died) })
-	}
-	return wf, msgs, err
-}
-
-func (s *dyingStore) GetWorkflow(ctx context.Context, id string) (*workflow.Workflow, error) {
-	if s.dead.Load() {
-		return nil, errDead
-	}
-	return s.Store.GetWorkflow(ctx, id)
-}
-
-func (s *dyingStore) AppendTrace(ctx context.Context, t workflow.Trace) error {
-	if s.dead.Load() {
-		return errDead
-	}
-	return s.Store.AppendTrace(ctx, t)
-}
-
-func (s *dyingStore) ClaimRound(ctx context.Context, id, owner string, ttl time.Duration) (bool, error) {
-	if s.dead.Load() {
-		return false, errDead
-	}
-	return s.Store.ClaimRound(ctx, id, owner, ttl)
-}
-
-func (s *dyingStore) ReleaseRound(ctx context.Context, id, owner string) error {
-	if s.dead.Load() {
-		return errDead
-	}
-	return s.Store.ReleaseRound(ctx, id, owner)
-}
 
 // An instance crashing after the plan was saved (or after any plan step)
 // loses nothing: another instance continues the saved plan once the lease
@@ -85,13 +29,13 @@ func TestCrashAfterPlanningResumesWithoutReplanning(t *testing.T) {
 		t.Run("after commit "+string(rune('0'+n)), func(t *testing.T) {
 			t.Parallel()
 			mem := newStore()
-			dying := &dyingStore{Store: mem, killAfter: n, died: make(chan struct{})}
+			dying := enginetest.NewDyingStore(mem, n)
 			reg := enginetest.NewRegistry()
 			first := enginetest.Script(plan)
 			e1 := startEngine(t, testConfig("one"), dying, first, reg)
 			wf := create(t, e1, "echo a, then b with a's output", 5)
 			select {
-			case <-dying.died:
+			case <-dying.Died():
 			case <-time.After(10 * time.Second):
 				t.Fatal("instance one never reached its crash point")
 			}

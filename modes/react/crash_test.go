@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,65 +13,6 @@ import (
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
-
-// flakyStore is a Store that dies (every call fails with KindUnavailable)
-// after its round runner made killAfter commits (0: never), or when kill is
-// called, like an instance that crashed. died is closed then.
-type flakyStore struct {
-	workflow.Store
-	killAfter int
-	commits   atomic.Int32
-	dead      atomic.Bool
-	once      sync.Once
-	died      chan struct{}
-}
-
-var errDead = workflow.Errorf(workflow.KindUnavailable, "instance crashed")
-
-func (s *flakyStore) Commit(ctx context.Context, c workflow.Commit) (*workflow.Workflow, []workflow.Message, error) {
-	if s.dead.Load() {
-		return nil, nil, errDead
-	}
-	wf, msgs, err := s.Store.Commit(ctx, c)
-	if err == nil && c.ExpectedVersion != 0 && int(s.commits.Add(1)) == s.killAfter {
-		s.kill()
-	}
-	return wf, msgs, err
-}
-
-// kill makes the store die now.
-func (s *flakyStore) kill() {
-	s.dead.Store(true)
-	s.once.Do(func() { close(s.died) })
-}
-
-func (s *flakyStore) GetWorkflow(ctx context.Context, id string) (*workflow.Workflow, error) {
-	if s.dead.Load() {
-		return nil, errDead
-	}
-	return s.Store.GetWorkflow(ctx, id)
-}
-
-func (s *flakyStore) AppendTrace(ctx context.Context, t workflow.Trace) error {
-	if s.dead.Load() {
-		return errDead
-	}
-	return s.Store.AppendTrace(ctx, t)
-}
-
-func (s *flakyStore) ClaimRound(ctx context.Context, id, owner string, ttl time.Duration) (bool, error) {
-	if s.dead.Load() {
-		return false, errDead
-	}
-	return s.Store.ClaimRound(ctx, id, owner, ttl)
-}
-
-func (s *flakyStore) ReleaseRound(ctx context.Context, id, owner string) error {
-	if s.dead.Load() {
-		return errDead
-	}
-	return s.Store.ReleaseRound(ctx, id, owner)
-}
 
 // sharedScript hands out replies to several engines' models in order of
 // finished calls, recording the stage and prompt of each finished call;
@@ -218,19 +158,19 @@ func crashTakeover(t *testing.T, newShared func(testing.TB) workflow.Store, sc c
 		t.Run(p.String(), func(t *testing.T) {
 			t.Parallel()
 			mem := newShared(t)
-			dying := &flakyStore{Store: mem, killAfter: p.commits, died: make(chan struct{})}
+			dying := enginetest.NewDyingStore(mem, p.commits)
 			script := &sharedScript{replies: sc.replies}
 			reg := enginetest.NewRegistry()
 			crashed := func() bool {
 				if p.call > 0 && len(script.stages()) >= p.call {
-					dying.kill()
+					dying.Kill()
 				}
-				return dying.dead.Load()
+				return dying.Dead()
 			}
 			e1 := startEngine(t, testConfig("one"), dying, script.model(crashed), reg)
 			wf := create(t, e1, "echo a and b", 5)
 			select {
-			case <-dying.died:
+			case <-dying.Died():
 			case <-time.After(10 * time.Second):
 				t.Fatal("instance one never reached its crash point")
 			}
