@@ -160,8 +160,13 @@ func (v *validator) references(spec workflow.ActionSpec, d Draft) []string {
 		problems = append(problems, fmt.Sprintf("action %s needs input documents: pass them in parameters.documentList", spec.Name))
 	}
 	if d.Connection != "" {
-		if _, err := workflow.ResolveConnection(v.env.Connections, d.Connection); err != nil {
+		conn, err := workflow.ResolveConnection(v.env.Connections, d.Connection)
+		switch {
+		case err != nil:
 			problems = append(problems, workflow.PublicMessage(err))
+		case spec.ConnectionKind != "" && conn.Kind != spec.ConnectionKind:
+			problems = append(problems, fmt.Sprintf("connection %q is of kind %q, but action %s uses kind %q",
+				conn.Label, conn.Kind, spec.Name, spec.ConnectionKind))
 		}
 	} else if spec.ConnectionRequired {
 		problems = append(problems, fmt.Sprintf("action %s needs a connection: pass its label in parameters.connectionReference", spec.Name))

@@ -33,6 +33,7 @@ func TestValidate(t *testing.T) {
 		wantSteps []string // actions kept
 		dropped   map[int]string
 		truncated int
+		conns     []workflow.Connection // the user's connections; nil: crm (http)
 	}{
 		{name: "valid steps kept in order",
 			drafts:    []actionplan.Draft{echoDraft("a"), {Action: workflow.CompleteAction, Parameters: map[string]any{"message": "hi"}}},
@@ -79,6 +80,14 @@ func TestValidate(t *testing.T) {
 			},
 			wantSteps: []string{enginetest.Remote},
 			dropped:   map[int]string{0: "needs a connection", 1: `connection "erp" is not one of yours (available: crm)`}},
+		{name: "connection of the wrong kind",
+			drafts: []actionplan.Draft{
+				{Action: enginetest.Remote, Parameters: map[string]any{}, Connection: "ledger"},
+				{Action: enginetest.Remote, Parameters: map[string]any{}, Connection: "crm"},
+			},
+			conns:     []workflow.Connection{{Label: "crm", Kind: "http"}, {Label: "ledger", Kind: "sql"}},
+			wantSteps: []string{enginetest.Remote},
+			dropped:   map[int]string{0: `connection "ledger" is of kind "sql", but action ` + enginetest.Remote + ` uses kind "http"`}},
 		{name: "complete needs a message and ends the plan",
 			drafts: []actionplan.Draft{
 				{Action: workflow.CompleteAction, Parameters: map[string]any{"message": "  "}},
@@ -99,6 +108,9 @@ func TestValidate(t *testing.T) {
 				Connections: []workflow.Connection{{Label: "crm", Kind: "http"}}, MaxSteps: 10}
 			if tc.maxSteps > 0 {
 				env.MaxSteps = tc.maxSteps
+			}
+			if tc.conns != nil {
+				env.Connections = tc.conns
 			}
 			got := actionplan.Validate(tc.drafts, env)
 			actions := []string{}
