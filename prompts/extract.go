@@ -102,31 +102,22 @@ func extract(reply, openers string) (json.RawMessage, error) {
 func stripTrailingCommas(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
-	inString, escaped := false, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case escaped:
-			escaped = false
-		case inString:
-			if c == '\\' {
-				escaped = true
-			} else if c == '"' {
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == ',':
-			j := i + 1
-			for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r') {
-				j++
-			}
-			if j < len(s) && (s[j] == '}' || s[j] == ']') {
-				continue
-			}
+	last := 0 // s[last:] is not written yet
+	eachStructural(s, func(i int) bool {
+		if s[i] != ',' {
+			return true
 		}
-		b.WriteByte(c)
-	}
+		j := i + 1
+		for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r') {
+			j++
+		}
+		if j < len(s) && (s[j] == '}' || s[j] == ']') {
+			b.WriteString(s[last:i])
+			last = i + 1
+		}
+		return true
+	})
+	b.WriteString(s[last:])
 	return b.String()
 }
 
@@ -195,7 +186,26 @@ func balanced(s string) string {
 // with its index, the bracket and the nesting depth after it; visit
 // returns false to stop the walk.
 func walkBrackets(s string, visit func(i int, c byte, depth int) bool) {
-	depth, inString, escaped := 0, false, false
+	depth := 0
+	eachStructural(s, func(i int) bool {
+		switch c := s[i]; c {
+		case '{', '[':
+			depth++
+			return visit(i, c, depth)
+		case '}', ']':
+			depth--
+			return visit(i, c, depth)
+		}
+		return true
+	})
+}
+
+// eachStructural calls visit with the index of every byte of s outside
+// JSON strings (string contents, their quotes and escapes excluded); visit
+// returns false to stop. It is the one place that knows JSON's string and
+// escape rules for the scanners here.
+func eachStructural(s string, visit func(i int) bool) {
+	inString, escaped := false, false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
@@ -209,14 +219,8 @@ func walkBrackets(s string, visit func(i int, c byte, depth int) bool) {
 			}
 		case c == '"':
 			inString = true
-		case c == '{' || c == '[':
-			depth++
-			if !visit(i, c, depth) {
-				return
-			}
-		case c == '}' || c == ']':
-			depth--
-			if !visit(i, c, depth) {
+		default:
+			if !visit(i) {
 				return
 			}
 		}

@@ -43,3 +43,36 @@ func TestExtractObjectRejectsBareArray(t *testing.T) {
 		t.Errorf("ExtractObject(array) error = %v", err)
 	}
 }
+
+// TestStructuralScanners pins the string rules the three scanners share:
+// commas, brackets and quotes inside strings (escaped quotes too) are data.
+func TestStructuralScanners(t *testing.T) {
+	t.Parallel()
+	commas := []struct{ in, want string }{
+		{`{"a": 1,}`, `{"a": 1}`},
+		{`[1, 2 ,\n ]`, "[1, 2 \n ]"},
+		{`{"a": ",}", "b": [1,],}`, `{"a": ",}", "b": [1]}`},
+		{`{"a": "x\",}",}`, `{"a": "x\",}"}`},
+		{`{"a": "\\",}`, `{"a": "\\"}`},
+		{`,`, `,`},
+	}
+	for _, c := range commas {
+		in := strings.ReplaceAll(c.in, `\n`, "\n")
+		if got := stripTrailingCommas(in); got != c.want {
+			t.Errorf("stripTrailingCommas(%q) = %q, want %q", in, got, c.want)
+		}
+	}
+	balance := []struct{ in, want string }{
+		{`{"a": "}"} tail`, `{"a": "}"}`},
+		{`[{"a": "\"]"}, 2] x`, `[{"a": "\"]"}, 2]`},
+		{`{"open": [`, `{"open": [`},
+	}
+	for _, c := range balance {
+		if got := balanced(c.in); got != c.want {
+			t.Errorf("balanced(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	if got := depth(`{"a": "[[[[", "b": [[1]]}`); got != 3 {
+		t.Errorf("depth = %d, want 3 (brackets in strings do not count)", got)
+	}
+}
