@@ -75,7 +75,11 @@ func (g *gateway) openStore(ctx context.Context, cfg Config, log zerolog.Logger)
 	defer cancel()
 	s, err := redisstore.Open(octx, cfg.RedisURL, redisstore.Options{TraceCap: l.TraceCap, Retention: l.Retention})
 	if err != nil {
-		return fmt.Errorf("redis is configured (REDIS_URL) but unreachable: %s", redactURL(err.Error(), cfg.RedisURL))
+		// redisstore.Open never quotes the URL (it may hold a password).
+		if workflow.KindOf(err) == workflow.KindInvalid {
+			return fmt.Errorf("REDIS_URL is unusable: %w", err)
+		}
+		return fmt.Errorf("redis is configured (REDIS_URL) but unreachable: %w", err)
 	}
 	g.raw, g.close = s, s.Close
 	return nil
