@@ -114,10 +114,8 @@ func newAdminEnv(t *testing.T) *adminEnv {
 	}
 	admin, err := httpapi.NewAdmin(httpapi.AdminOptions{
 		Store: store, Model: model, Registry: reg, Prompts: builder,
-		Redactor: redactor,
-		PlanActions: func(prompt string, all []workflow.ActionSpec) []workflow.ActionSpec {
-			return actionplan.Relevant(all, prompt, plan.TopK())
-		},
+		Redactor:    redactor,
+		PlanActions: plan.Offered,
 	})
 	if err != nil {
 		t.Fatalf("NewAdmin: %v", err)

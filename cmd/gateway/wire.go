@@ -129,9 +129,7 @@ func (g *gateway) build(cfg Config, log zerolog.Logger) error {
 	}
 	admin, err := httpapi.NewAdmin(httpapi.AdminOptions{
 		Store: g.store, Model: g.model, Registry: reg, Prompts: builder, Redactor: redactor,
-		PlanActions: func(prompt string, all []workflow.ActionSpec) []workflow.ActionSpec {
-			return actionplan.Relevant(all, prompt, plan.TopK())
-		},
+		PlanActions: plan.Offered,
 	})
 	if err != nil {
 		return fmt.Errorf("httpapi.NewAdmin: %w", err)

@@ -54,10 +54,12 @@ func New(b *prompts.Builder, opts Options) *Mode {
 	return &Mode{prompts: b, topK: k}
 }
 
-// TopK returns how many actions the plan prompt offers besides
-// workflow.complete (the admin render route offers the same subset with
-// Relevant).
-func (m *Mode) TopK() int { return m.topK }
+// Offered returns the actions the plan prompt offers for prompt: the
+// TopK most relevant of all, plus workflow.complete. The admin render
+// route is given this method, so it offers exactly what the mode does.
+func (m *Mode) Offered(prompt string, all []workflow.ActionSpec) []workflow.ActionSpec {
+	return Relevant(all, prompt, m.topK)
+}
 
 // Step runs the round's next phase: the planning call when no plan is
 // saved (phase select — a fresh round or a resumed one without a plan — or

@@ -108,7 +108,7 @@ func (m *Mode) planPrompt(wf *workflow.Workflow, msgs []workflow.Message, action
 	if wf != nil {
 		round = wf.Round
 	}
-	offered := Relevant(actions, placeholders.UserPromptText(msgs, round), m.topK)
+	offered := m.Offered(placeholders.UserPromptText(msgs, round), actions)
 	r, err := m.prompts.Plan(prompts.Stage1Input{Workflow: wf, Messages: msgs, Actions: offered, Connections: conns})
 	if err != nil {
 		return prompts.Rendered{}, nil, fmt.Errorf("actionplan: rendering the plan prompt: %w", err)
