@@ -117,7 +117,7 @@ func (a *Admin) parseReply(ctx context.Context, t workflow.Trace, out *ReplayRes
 			return err
 		}
 		if spec, known := a.registry.Action(sel.Action); ok && known {
-			res := prompts.ParseStage2(out.Response, spec, a.registry)
+			res := prompts.ParseStage2(out.Response, spec, sel.ParametersSchema.Fields, a.registry)
 			out.Parsed, out.Error = res.Parsed, strings.Join(res.Problems, "\n")
 			return nil
 		}

@@ -19,35 +19,16 @@ import (
 // appear. The result is indented JSON with "additionalProperties": false
 // when the registered schema says so.
 func StageTwoSchema(action workflow.ActionSpec, fields []workflow.FieldSpec) (string, error) {
-	var reg struct {
-		Properties           map[string]json.RawMessage `json:"properties"`
-		Required             []string                   `json:"required"`
-		AdditionalProperties *bool                      `json:"additionalProperties"`
-	}
-	if len(action.Parameters) > 0 {
-		if err := json.Unmarshal(action.Parameters, &reg); err != nil {
-			return "", workflow.WrapKind(workflow.KindInternal, err, "action %s: parameter schema is not a JSON object", action.Name)
-		}
+	reg, err := registeredSchema(action)
+	if err != nil {
+		return "", err
 	}
 	closed := reg.AdditionalProperties != nil && !*reg.AdditionalProperties
 	asked := map[string]workflow.FieldSpec{}
 	for _, f := range fields {
 		asked[f.Name] = f
 	}
-
-	var names []string
-	for _, p := range SchemaParams(action.Parameters) {
-		if p.Required {
-			names = append(names, p.Name)
-		}
-	}
-	for _, f := range fields {
-		_, known := reg.Properties[f.Name]
-		if slices.Contains(names, f.Name) || workflow.IsForbiddenField(f.Name) || (!known && closed) {
-			continue
-		}
-		names = append(names, f.Name)
-	}
+	names := stageTwoNames(action, reg, fields)
 
 	var b bytes.Buffer
 	b.WriteString("{\n  \"type\": \"object\",\n  \"properties\": {")
@@ -84,6 +65,59 @@ func StageTwoSchema(action workflow.ActionSpec, fields []workflow.FieldSpec) (st
 	}
 	b.WriteString("\n}")
 	return b.String(), nil
+}
+
+// registered is the part of an action's JSON Schema Stage 2 is cut from.
+type registered struct {
+	Properties           map[string]json.RawMessage `json:"properties"`
+	Required             []string                   `json:"required"`
+	AdditionalProperties *bool                      `json:"additionalProperties"`
+}
+
+// registeredSchema decodes action.Parameters (an empty schema is open and
+// has no properties).
+func registeredSchema(action workflow.ActionSpec) (registered, error) {
+	var reg registered
+	if len(action.Parameters) > 0 {
+		if err := json.Unmarshal(action.Parameters, &reg); err != nil {
+			return reg, workflow.WrapKind(workflow.KindInternal, err, "action %s: parameter schema is not a JSON object", action.Name)
+		}
+	}
+	return reg, nil
+}
+
+// StageTwoFields returns the parameter names Stage 2 may fill for action
+// after Stage 1 asked for fields: every parameter the registered schema
+// requires, then each asked field the schema admits (a forbidden name never;
+// a name the schema lacks only when it allows additional properties), in
+// that order without repeats. These are exactly the properties
+// StageTwoSchema shows; any other parameter key is one Stage 1 did not ask
+// for. It fails only when the registered schema is not a JSON object.
+func StageTwoFields(action workflow.ActionSpec, fields []workflow.FieldSpec) ([]string, error) {
+	reg, err := registeredSchema(action)
+	if err != nil {
+		return nil, err
+	}
+	return stageTwoNames(action, reg, fields), nil
+}
+
+// stageTwoNames is StageTwoFields on a decoded schema.
+func stageTwoNames(action workflow.ActionSpec, reg registered, fields []workflow.FieldSpec) []string {
+	closed := reg.AdditionalProperties != nil && !*reg.AdditionalProperties
+	var names []string
+	for _, p := range SchemaParams(action.Parameters) {
+		if p.Required {
+			names = append(names, p.Name)
+		}
+	}
+	for _, f := range fields {
+		_, known := reg.Properties[f.Name]
+		if slices.Contains(names, f.Name) || workflow.IsForbiddenField(f.Name) || (!known && closed) {
+			continue
+		}
+		names = append(names, f.Name)
+	}
+	return names
 }
 
 // property returns the indented schema of one property: the registered one

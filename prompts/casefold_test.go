@@ -25,10 +25,10 @@ func TestRejectionRulesIgnoreCase(t *testing.T) {
 			return ParseStage1(strings.Replace(validStage1, `"name": "customer"`, `"name": "Documents"`, 1), stage1Env()).Problems
 		}, `"Documents" is forbidden`},
 		{"stage 2 DocumentList", func() []string {
-			return ParseStage2(`{"schema": "parameters_v1", "parameters": {"instruction": "x", "DocumentList": ["docList:a"]}}`, spec, reg).Problems
+			return ParseStage2(`{"schema": "parameters_v1", "parameters": {"instruction": "x", "DocumentList": ["docList:a"]}}`, spec, askedFields("instruction", "language", "maxWords"), reg).Problems
 		}, "parameters.DocumentList: forbidden key"},
 		{"stage 2 folding twin", func() []string {
-			return ParseStage2(`{"schema": "parameters_v1", "parameters": {"instruction": "x", "documentſ": ["docList:a"]}}`, spec, reg).Problems
+			return ParseStage2(`{"schema": "parameters_v1", "parameters": {"instruction": "x", "documentſ": ["docList:a"]}}`, spec, askedFields("instruction", "language", "maxWords"), reg).Problems
 		}, "parameters.documentſ: forbidden key"},
 	}
 	for _, tc := range tests {

@@ -51,7 +51,7 @@ func FuzzParseStage2(f *testing.F) {
 	reg := newRegistry()
 	spec, _ := reg.Action("ai.process")
 	f.Fuzz(func(t *testing.T, reply string) {
-		res := ParseStage2(reply, spec, reg)
+		res := ParseStage2(reply, spec, askedFields("instruction", "language", "maxWords"), reg)
 		if len(res.Problems) > 0 {
 			return
 		}
@@ -107,13 +107,13 @@ func TestLargeInvalidReplyIsNotRepaired(t *testing.T) {
 	reply := `{"schema": "parameters_v1", "parameters": {'instruction': "` + strings.Repeat("x", MaxRepairBytes) + `"}}`
 	reg := newRegistry()
 	spec, _ := reg.Action("ai.process")
-	res := ParseStage2(reply, spec, reg)
+	res := ParseStage2(reply, spec, askedFields("instruction", "language", "maxWords"), reg)
 	if len(res.Problems) != 1 || !strings.Contains(res.Problems[0], "too large to repair") {
 		t.Errorf("problems = %.200q", res.Problems)
 	}
 	// Trailing commas are fixed at any size.
 	reply = `{"schema": "parameters_v1", "parameters": {"instruction": "` + strings.Repeat("x", MaxRepairBytes) + `",},}`
-	if res := ParseStage2(reply, spec, reg); len(res.Problems) != 0 {
+	if res := ParseStage2(reply, spec, askedFields("instruction", "language", "maxWords"), reg); len(res.Problems) != 0 {
 		t.Errorf("large reply with trailing commas: %.200q", res.Problems)
 	}
 }

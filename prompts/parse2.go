@@ -25,10 +25,12 @@ type Stage2Result struct {
 // (fenced, wrapped in prose or slightly malformed replies are extracted
 // and repaired), rejects a missing or different "schema", a missing or
 // non-object "parameters" and every forbidden key (workflow.ForbiddenFields),
-// then validates the parameters with reg.ValidateParameters and adds its
-// "path: message" lines. It never panics; the reply is capped at
+// rejects every key outside the fields Stage 1 asked for plus the action's
+// required ones (CheckAskedFields, asked being Stage 1's
+// parametersSchema.fields), then validates the parameters with
+// reg.ValidateParameters and adds its "path: message" lines. It never panics; the reply is capped at
 // MaxReplyBytes first.
-func ParseStage2(reply string, action workflow.ActionSpec, reg workflow.Registry) Stage2Result {
+func ParseStage2(reply string, action workflow.ActionSpec, asked []workflow.FieldSpec, reg workflow.Registry) Stage2Result {
 	raw, err := ExtractObject(reply)
 	if err != nil {
 		return Stage2Result{Problems: []string{workflow.PublicMessage(err)}}
@@ -69,6 +71,9 @@ func ParseStage2(reply string, action workflow.ActionSpec, reg workflow.Registry
 		if workflow.IsForbiddenField(k) {
 			p.add(`parameters.%s: forbidden key: documents, connections and history are attached by the engine, never passed as parameters`, k)
 		}
+	}
+	for _, line := range CheckAskedFields(params, action, asked) {
+		p.add("%s", clipMessage(line))
 	}
 	if reg == nil {
 		p.add("no registry to validate the parameters against")

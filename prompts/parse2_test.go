@@ -12,6 +12,7 @@ func TestParseStage2(t *testing.T) {
 	t.Parallel()
 	reg := newRegistry()
 	spec, _ := reg.Action("ai.process")
+	askAll := askedFields("instruction", "language", "maxWords")
 	tests := []struct {
 		name   string
 		reply  string
@@ -26,7 +27,7 @@ func TestParseStage2(t *testing.T) {
 			params: map[string]any{"instruction": "x"}},
 		{name: "schema errors as path: message", reply: `{"schema": "parameters_v1", "parameters": {"maxWords": "many", "tone": "dry"}}`,
 			params: map[string]any{"maxWords": "many", "tone": "dry"},
-			want:   []string{"/instruction: missing required property", "/maxWords: got string, want number", "/tone: additional property not allowed"}},
+			want:   []string{"parameters.tone: not a field to fill", "/instruction: missing required property", "/maxWords: got string, want number", "/tone: additional property not allowed"}},
 		{name: "different schema", reply: `{"schema": "parameters_v2", "parameters": {"instruction": "x"}}`,
 			params: map[string]any{"instruction": "x"}, want: []string{`"schema" must be "parameters_v1", got "parameters_v2"`}},
 		{name: "schema missing", reply: `{"parameters": {"instruction": "x"}}`,
@@ -43,7 +44,7 @@ func TestParseStage2(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			res := ParseStage2(tt.reply, spec, reg)
+			res := ParseStage2(tt.reply, spec, askAll, reg)
 			if diff := cmp.Diff(tt.params, res.Parameters); diff != "" {
 				t.Errorf("Parameters (-want +got):\n%s", diff)
 			}
@@ -115,5 +116,69 @@ func TestStage2SeesNothingElse(t *testing.T) {
 				t.Errorf("Stage 2 prompt lacks %q", must)
 			}
 		}
+	}
+}
+
+// askedFields is a Stage 1 parametersSchema.fields naming names.
+func askedFields(names ...string) []workflow.FieldSpec {
+	out := make([]workflow.FieldSpec, 0, len(names))
+	for _, n := range names {
+		out = append(out, workflow.FieldSpec{Name: n, Type: "string"})
+	}
+	return out
+}
+
+func TestStage2AcceptsOnlyAskedFields(t *testing.T) {
+	t.Parallel()
+	reg := newRegistry()
+	spec, _ := reg.Action("ai.process")
+	open := workflow.ActionSpec{Name: "x.open", Parameters: []byte(`{"type":"object","properties":{"a":{"type":"string"}}}`)}
+	tests := []struct {
+		name   string
+		action workflow.ActionSpec
+		asked  []workflow.FieldSpec
+		params map[string]any
+		want   []string
+	}{
+		{name: "asked plus required", action: spec, asked: askedFields("language"),
+			params: map[string]any{"instruction": "x", "language": "de"}},
+		{name: "registered but not asked", action: spec, asked: askedFields("language"),
+			params: map[string]any{"instruction": "x", "language": "de", "maxWords": 3.0},
+			want:   []string{"parameters.maxWords: not a field to fill: give only the fields instruction, language"}},
+		{name: "nothing asked keeps the required", action: spec,
+			params: map[string]any{"instruction": "x", "maxWords": 3.0, "language": "de"},
+			want: []string{"parameters.language: not a field to fill: give only the fields instruction",
+				"parameters.maxWords: not a field to fill: give only the fields instruction"}},
+		{name: "open schema admits an asked unknown field", action: open, asked: askedFields("note"),
+			params: map[string]any{"note": "n"}},
+		{name: "open schema rejects an unasked one", action: open, asked: askedFields("note"),
+			params: map[string]any{"note": "n", "a": "x"}, want: []string{"parameters.a: not a field to fill: give only the fields note"}},
+		{name: "empty allowed set", action: open,
+			params: map[string]any{"a": "x"}, want: []string{"parameters.a: not a field to fill: give only an empty parameters object"}},
+		{name: "forbidden keys are left to the caller", action: spec, asked: askedFields("documents"),
+			params: map[string]any{"instruction": "x", "documents": []any{}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tt.want, CheckAskedFields(tt.params, tt.action, tt.asked)); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseStage2RejectsAnUnaskedField(t *testing.T) {
+	t.Parallel()
+	reg := newRegistry()
+	spec, _ := reg.Action("ai.process")
+	res := ParseStage2(`{"schema": "parameters_v1", "parameters": {"instruction": "x", "maxWords": 5}}`, spec, askedFields("language"), reg)
+	want := []string{"parameters.maxWords: not a field to fill: give only the fields instruction, language"}
+	if diff := cmp.Diff(want, res.Problems); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+	res = ParseStage2(`{"schema": "parameters_v1", "parameters": {"instruction": "x", "language": "de"}}`, spec, askedFields("language"), reg)
+	if len(res.Problems) != 0 || res.Parameters["language"] != "de" {
+		t.Errorf("asked field rejected: %q %v", res.Problems, res.Parameters)
 	}
 }

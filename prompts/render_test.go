@@ -76,7 +76,7 @@ func TestGoldenPrompts(t *testing.T) {
 		}, 0},
 		{"stage2", func(b *Builder) (Rendered, error) { return b.Stage2(Stage2Input{Selection: sel, Action: spec}) }, 0},
 		{"stage2_retry", func(b *Builder) (Rendered, error) {
-			fb := Feedback(ParseStage2(`{"schema": "parameters_v1", "parameters": {"maxWords": "short"}}`, spec, reg).Problems)
+			fb := Feedback(ParseStage2(`{"schema": "parameters_v1", "parameters": {"maxWords": "short"}}`, spec, askedFields("instruction", "language", "maxWords"), reg).Problems)
 			return b.Stage2(Stage2Input{Selection: sel, Action: spec, Feedback: fb})
 		}, 0},
 		{"plan", func(b *Builder) (Rendered, error) { return b.Plan(stage1) }, 0},

@@ -143,7 +143,7 @@ func (m *Mode) parameterize(ctx context.Context, run *workflow.Run, cp *workflow
 	_, err = run.Generate(ctx, workflow.ModelCall{
 		Stage: workflow.StageTwo, Attempt: attempt, Template: rendered.Template, Prompt: rendered.Messages, JSON: true,
 		Check: func(reply string) (json.RawMessage, string) {
-			res = prompts.ParseStage2(reply, spec, reg)
+			res = prompts.ParseStage2(reply, spec, sel.ParametersSchema.Fields, reg)
 			return res.Parsed, strings.Join(res.Problems, "\n")
 		},
 	})

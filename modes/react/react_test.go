@@ -220,6 +220,34 @@ func TestStage2RejectionRetriesWithFeedback(t *testing.T) {
 	}
 }
 
+// A registered field Stage 1 did not ask for (Echo's optional "message")
+// is a rejection with feedback naming the fields to fill, never executed.
+func TestStage2UnaskedFieldRejected(t *testing.T) {
+	t.Parallel()
+	store, reg := newStore(), enginetest.NewRegistry()
+	model := enginetest.Script(
+		enginetest.Select(enginetest.Echo, "echo", nil, "", "text"),
+		enginetest.Params(map[string]any{"text": "x", "message": "sneaked in"}),
+		enginetest.Params(map[string]any{"text": "accepted"}),
+		enginetest.Completes("ok")[0], enginetest.Completes("ok")[1],
+	)
+	e := startEngine(t, testConfig("a"), store, model, reg)
+	wf := wait(t, e, create(t, e, "echo", 5).ID)
+	if wf.Status != workflow.StatusCompleted {
+		t.Fatalf("ended %s (%s)", wf.Status, wf.Error)
+	}
+	calls := model.Calls()
+	if diff := cmp.Diff([]workflow.Stage{s1, s2, s2, s1, s2}, stages(calls)); diff != "" {
+		t.Fatalf("model calls (-want +got):\n%s", diff)
+	}
+	if p := calls[2].Text(); !strings.Contains(p, "parameters.message: not a field to fill: give only the fields text") {
+		t.Errorf("Stage 2 retry lacks the unasked-field feedback:\n%s", p)
+	}
+	if ex := reg.Calls(); len(ex) != 1 || ex[0].Parameters["text"] != "accepted" || len(ex[0].Parameters) != 1 {
+		t.Errorf("executions = %+v, want only the accepted parameters", ex)
+	}
+}
+
 // After the breaker, Resume resets the count and continues with the next
 // step; the failed steps stay recorded.
 func TestResumeAfterBreaker(t *testing.T) {

@@ -1,0 +1,45 @@
+package prompts
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/twostep/twostep/placeholders"
+	"github.com/twostep/twostep/workflow"
+)
+
+// CheckAskedFields returns one "parameters.<key>: ..." problem, in key
+// order, for every parameter key outside the fields Stage 2 may fill: the
+// ones Stage 1 asked for (asked) plus every field the action requires, as
+// placeholders.StageTwoFields computes them. A registered parameter Stage 1
+// did not ask for is such a key. Forbidden keys (workflow.IsForbiddenField)
+// are left to the caller, which reports them with their own message. The
+// check is the same wherever parameters arrive (a Stage 2 reply, edited
+// parameters of an approval); nil means every key is allowed.
+func CheckAskedFields(params map[string]any, action workflow.ActionSpec, asked []workflow.FieldSpec) []string {
+	allowed, err := placeholders.StageTwoFields(action, asked)
+	if err != nil {
+		return []string{workflow.PublicMessage(err)}
+	}
+	keys := make([]string, 0, len(params))
+	for k := range params {
+		if !slices.Contains(allowed, k) && !workflow.IsForbiddenField(k) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var out []string
+	for _, k := range keys {
+		out = append(out, fmt.Sprintf("parameters.%s: not a field to fill: give only %s", k, fieldList(allowed)))
+	}
+	return out
+}
+
+// fieldList names the allowed fields for a feedback line.
+func fieldList(allowed []string) string {
+	if len(allowed) == 0 {
+		return "an empty parameters object"
+	}
+	return "the fields " + strings.Join(allowed, ", ")
+}
