@@ -111,9 +111,12 @@ type fakeStore struct {
 	msgs    map[string][]workflow.Message
 	docs    map[string]workflow.DocumentContent
 	pingErr error
-	listErr error
-	onGet   func(s *fakeStore, id string)
-	gets    int
+	// pingStalls makes Ping block until its context ends, like a stalled
+	// Redis.
+	pingStalls bool
+	listErr    error
+	onGet      func(s *fakeStore, id string)
+	gets       int
 }
 
 func newFakeStore() *fakeStore {
@@ -219,7 +222,13 @@ func (s *fakeStore) Traces(context.Context, string) ([]workflow.Trace, error) {
 func (s *fakeStore) GetTrace(context.Context, string) (workflow.Trace, error) {
 	return workflow.Trace{}, workflow.ErrNotFound
 }
-func (s *fakeStore) Ping(context.Context) error                { return s.pingErr }
+func (s *fakeStore) Ping(ctx context.Context) error {
+	if s.pingStalls {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return s.pingErr
+}
 func (s *fakeStore) Running(context.Context) ([]string, error) { return nil, nil }
 func (s *fakeStore) RunningFor(context.Context, string) ([]string, error) {
 	return nil, nil

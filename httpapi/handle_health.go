@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -37,11 +38,16 @@ func (s *Server) registerHealth(r *gin.Engine, api huma.API) {
 	}
 }
 
-// readyz answers 503 with every failing check named, so an operator sees
-// at once what is missing; store errors are logged, not echoed.
+// readyzPingTimeout bounds the store ping, so /readyz answers within about
+// a second even while the store stalls.
+const readyzPingTimeout = time.Second
+
+// readyz answers 503 (with Retry-After) naming every failing check, so an
+// operator sees at once what is missing; store errors are logged, not
+// echoed.
 func (s *Server) readyz(ctx context.Context, _ *struct{}) (*healthOutput, error) {
 	checks := map[string]string{"store": "ok", "model": "ok"}
-	pingCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	pingCtx, cancel := context.WithTimeout(ctx, readyzPingTimeout)
 	defer cancel()
 	ready := true
 	if err := s.store.Ping(pingCtx); err != nil {
@@ -54,7 +60,9 @@ func (s *Server) readyz(ctx context.Context, _ *struct{}) (*healthOutput, error)
 		ready = false
 	}
 	if !ready {
-		return nil, huma.Error503ServiceUnavailable("not ready: store " + checks["store"] + ", model " + checks["model"])
+		return nil, huma.ErrorWithHeaders(
+			huma.Error503ServiceUnavailable("not ready: store "+checks["store"]+", model "+checks["model"]),
+			http.Header{"Retry-After": {strconv.Itoa(max(1, int(s.limits.RetryAfter.Seconds())))}})
 	}
 	return &healthOutput{Body: Health{Status: "ok", Checks: checks}}, nil
 }

@@ -15,24 +15,30 @@ func TestReadyz(t *testing.T) {
 	tests := []struct {
 		name    string
 		pingErr error
+		stalls  bool
 		model   string
 		status  int
 		detail  string
 	}{
-		{"ready", nil, "scripted/x", 200, ""},
-		{"store down", errors.New("dial tcp: refused"), "scripted/x", 503, "store unreachable"},
-		{"no model", nil, "", 503, "model not configured"},
+		{"ready", nil, false, "scripted/x", 200, ""},
+		{"store down", errors.New("dial tcp: refused"), false, "scripted/x", 503, "store unreachable"},
+		// A stalled store must not hold the probe: the ping is bounded.
+		{"store stalls", nil, true, "scripted/x", 503, "store unreachable"},
+		{"no model", nil, false, "", 503, "model not configured"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			env := newTestEnv(t, func(o *Options) { o.ModelName = tt.model })
-			env.store.pingErr = tt.pingErr
+			env.store.pingErr, env.store.pingStalls = tt.pingErr, tt.stalls
 			rec := env.do(t, "GET", "/readyz", "", nil)
 			if rec.Code != tt.status {
 				t.Fatalf("status %d, want %d: %s", rec.Code, tt.status, rec.Body)
 			}
 			if tt.status != 200 {
+				if ra := rec.Header().Get("Retry-After"); ra == "" || ra == "0" {
+					t.Errorf("503 without a usable Retry-After: %q", ra)
+				}
 				if d := problem(t, rec)["detail"].(string); !strings.Contains(d, tt.detail) {
 					t.Errorf("detail %q lacks %q", d, tt.detail)
 				}

@@ -15,8 +15,8 @@ const (
 	DefaultMaxStepsLimit     = 100
 	DefaultWorkers           = 8
 	DefaultMaxRunningPerUser = 4
-	DefaultLeaseTTL          = 30 * time.Second
-	DefaultRecoverInterval   = 10 * time.Second
+	DefaultLeaseTTL          = 10 * time.Second
+	DefaultRecoverInterval   = time.Second
 	DefaultPollInterval      = time.Second
 	// MaxFailuresInARow is the breaker: this many failed steps in a row end
 	// the round with status failed and stop reason failures.
@@ -40,7 +40,8 @@ type EngineConfig struct {
 	// while the round runs.
 	LeaseTTL time.Duration
 	// RecoverInterval is how often the engine looks for running workflows
-	// that no instance runs (an expired lease) and resumes them.
+	// that no instance runs (an expired lease) and resumes them: a round
+	// whose instance died is taken over within LeaseTTL + RecoverInterval.
 	RecoverInterval time.Duration
 	// PollInterval is how often a running round re-reads its status, so a
 	// Stop made on another instance cancels the in-flight model call.

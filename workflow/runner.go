@@ -21,16 +21,19 @@ var (
 type runner struct {
 	e *Engine
 
-	mu      sync.Mutex
-	cond    *sync.Cond
-	queue   []string
-	queued  map[string]bool
-	active  map[string]*activeRun
-	started bool
-	closed  bool
-	base    context.Context
-	cancel  context.CancelCauseFunc
-	wg      sync.WaitGroup
+	mu     sync.Mutex
+	cond   *sync.Cond
+	queue  []string
+	queued map[string]bool
+	active map[string]*activeRun
+	// recovered marks queued rounds the recovery loop found running in the
+	// store without this instance having scheduled them: a takeover.
+	recovered map[string]bool
+	started   bool
+	closed    bool
+	base      context.Context
+	cancel    context.CancelCauseFunc
+	wg        sync.WaitGroup
 }
 
 // activeRun is a round this instance is running (or about to).
@@ -41,10 +44,12 @@ type activeRun struct {
 	// again asks for another run once this one ends: a round was started
 	// or resumed while the previous run was still winding down.
 	again bool
+	// takeover is set when the recovery loop queued the round.
+	takeover bool
 }
 
 func newRunner(e *Engine) *runner {
-	r := &runner{e: e, queued: map[string]bool{}, active: map[string]*activeRun{}}
+	r := &runner{e: e, queued: map[string]bool{}, active: map[string]*activeRun{}, recovered: map[string]bool{}}
 	r.cond = sync.NewCond(&r.mu)
 	return r
 }
@@ -98,6 +103,7 @@ func (r *runner) shutdown(ctx context.Context) error {
 func (r *runner) schedule(id string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	delete(r.recovered, id)
 	if a := r.active[id]; a != nil {
 		a.again = true
 		return
@@ -109,7 +115,8 @@ func (r *runner) schedule(id string) {
 func (r *runner) reclaim(id string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.active[id] == nil {
+	if r.active[id] == nil && !r.queued[id] && !r.closed {
+		r.recovered[id] = true
 		r.enqueueLocked(id)
 	}
 }
@@ -138,7 +145,8 @@ func (r *runner) next() (string, *activeRun, bool) {
 	r.queue = r.queue[1:]
 	delete(r.queued, id)
 	ctx, cancel := context.WithCancelCause(r.base)
-	a := &activeRun{ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	a := &activeRun{ctx: ctx, cancel: cancel, done: make(chan struct{}), takeover: r.recovered[id]}
+	delete(r.recovered, id)
 	r.active[id] = a
 	return id, a, true
 }
@@ -149,7 +157,7 @@ func (r *runner) work() {
 		if !ok {
 			return
 		}
-		r.e.runClaimed(a.ctx, id)
+		r.e.runClaimed(a.ctx, id, a.takeover)
 		a.cancel(nil)
 		r.mu.Lock()
 		delete(r.active, id)

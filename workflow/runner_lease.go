@@ -8,8 +8,10 @@ import (
 
 // runClaimed runs id's round if this instance can claim its lease and the
 // round is still running. While it runs, a watcher renews the lease and
-// polls the status; the lease is released when the run ends.
-func (e *Engine) runClaimed(ctx context.Context, id string) {
+// polls the status; the lease is released when the run ends. takeover
+// (the recovery loop queued the round) logs "round taken over" once the
+// claim succeeds on a running round.
+func (e *Engine) runClaimed(ctx context.Context, id string, takeover bool) {
 	owner, ttl := e.cfg.InstanceID, e.cfg.LeaseTTL
 	ok, err := e.store.ClaimRound(ctx, id, owner, ttl)
 	if err != nil || !ok {
@@ -28,6 +30,9 @@ func (e *Engine) runClaimed(ctx context.Context, id string) {
 	wf, err := e.store.GetWorkflow(ctx, id)
 	if err != nil || wf.Status != StatusRunning {
 		return
+	}
+	if takeover {
+		e.log.Info("round taken over", "workflow", id, "round", wf.Round, "step", wf.Step)
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

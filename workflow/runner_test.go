@@ -1,7 +1,11 @@
 package workflow_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -45,4 +49,65 @@ func TestRoundLeasedElsewhereWaitsForTheLease(t *testing.T) {
 	if err != nil || got.Status != workflow.StatusCompleted || calls.Load() != 1 {
 		t.Fatalf("after release: %+v, %v, %d calls; want completed with one call", got, err, calls.Load())
 	}
+}
+
+// A round left running in the store by an instance that died (its lease
+// expired, nothing scheduled it here) is resumed by the recovery loop and
+// logged as taken over; a round created here is not.
+func TestDeadInstancesRoundIsLoggedAsTakenOver(t *testing.T) {
+	t.Parallel()
+	store := memstore.New()
+	ctx := context.Background()
+	dead := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "alice", Mode: workflow.ModeReact,
+		Status: workflow.StatusRunning, Round: 1, Step: 1, MaxSteps: 3, Checkpoint: &workflow.Checkpoint{Phase: workflow.PhaseSelect}}
+	if _, _, err := store.Commit(ctx, workflow.Commit{Workflow: dead, Messages: []workflow.Message{{
+		ID: workflow.NewID(workflow.PrefixMessage), Round: 1, Role: workflow.RoleUser, Text: "p"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := store.ClaimRound(ctx, dead.ID, "dead", 30*time.Millisecond); !ok || err != nil {
+		t.Fatalf("ClaimRound: %v %v", ok, err)
+	}
+	var logs lockedBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	model := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
+		return workflow.ModelResponse{Text: "{}"}, nil
+	})
+	e := newEngine(t, workflow.EngineConfig{InstanceID: "here", Logger: logger}, store, model, callThenComplete)
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if got, err := e.Wait(wctx, dead.ID); err != nil || got.Status != workflow.StatusCompleted {
+		t.Fatalf("dead instance's round: %+v, %v; want completed", got, err)
+	}
+	mine, err := e.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "q"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.Wait(wctx, mine.ID); err != nil || got.Status != workflow.StatusCompleted {
+		t.Fatalf("own round: %+v, %v; want completed", got, err)
+	}
+	out := logs.String()
+	if !strings.Contains(out, `msg="round taken over" instance=here workflow=`+dead.ID) {
+		t.Errorf("no takeover line for %s in:\n%s", dead.ID, out)
+	}
+	if strings.Contains(out, `msg="round taken over" instance=here workflow=`+mine.ID) {
+		t.Errorf("a round created here was logged as taken over:\n%s", out)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for the engine's concurrent logging.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

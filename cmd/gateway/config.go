@@ -85,6 +85,9 @@ type FileLimits struct {
 	Retention time.Duration `yaml:"retention"`
 	// ActionPlanTopK is how many actions the plan prompt offers (0: default).
 	ActionPlanTopK int `yaml:"actionPlanTopK"`
+	// LeaseTTL is how long a round's lease outlives its last renewal (0:
+	// 10s); a dead instance's rounds are taken over within LeaseTTL + 1s.
+	LeaseTTL time.Duration `yaml:"leaseTTL"`
 }
 
 // loadConfig reads the environment through getenv and, when GATEWAY_CONFIG
@@ -175,8 +178,11 @@ func (c *Config) problems() []string {
 		add("limits: %v", err)
 	}
 	l := c.File.Limits
+	if l.LeaseTTL > 0 && l.LeaseTTL < 300*time.Millisecond {
+		add("limits: leaseTTL must be at least 300ms")
+	}
 	if l.HistoryBudget < 0 || l.MaxRunningPerUser < 0 || l.Workers < 0 || l.ModelTimeout < 0 ||
-		l.ModelMaxInFlight < 0 || l.TraceCap < 0 || l.Retention < 0 || l.ActionPlanTopK < 0 {
+		l.ModelMaxInFlight < 0 || l.TraceCap < 0 || l.Retention < 0 || l.ActionPlanTopK < 0 || l.LeaseTTL < 0 {
 		add("limits: values must not be negative")
 	}
 	if !strings.EqualFold(c.LLMProvider, llm.ProviderScripted) {

@@ -71,6 +71,7 @@ limits:
   maxRunningPerUser: 9
   httpTimeout: 5s
   retention: 72h
+  leaseTTL: 4s
 connections:
   - user: alice
     label: crm
@@ -90,11 +91,21 @@ connections:
 	}
 	l := cfg.File.Limits
 	if cfg.File.Templates.OverrideDir != "/tmp/tmpl" || l.HTTP.MaxBodyBytes != 1<<20 || l.HTTP.MaxDocumentBytes != 2048 ||
-		l.HistoryBudget != 5000 || l.MaxRunningPerUser != 9 || l.Actions.HTTPTimeout != 5*time.Second || l.Retention != 72*time.Hour {
+		l.HistoryBudget != 5000 || l.MaxRunningPerUser != 9 || l.Actions.HTTPTimeout != 5*time.Second || l.Retention != 72*time.Hour ||
+		l.LeaseTTL != 4*time.Second {
 		t.Errorf("file config = %+v", cfg.File)
 	}
 	if len(cfg.Actions.Connections) != 1 || cfg.Actions.Connections[0].Label != "crm" {
 		t.Errorf("actions config = %+v", cfg.Actions)
+	}
+
+	short := filepath.Join(t.TempDir(), "short.yaml")
+	if err := os.WriteFile(short, []byte("limits:\n  leaseTTL: 10ms\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = loadConfig(envOf(map[string]string{"GATEWAY_TOKENS": "a:t", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": short}))
+	if err == nil || !strings.Contains(err.Error(), "leaseTTL must be at least 300ms") {
+		t.Errorf("a 10ms leaseTTL was accepted: %v", err)
 	}
 
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
