@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -144,6 +145,7 @@ func (m *Model) response(req workflow.ModelRequest, out *llms.ContentResponse) w
 		text.WriteString(c.Content)
 	}
 	resp := workflow.ModelResponse{Text: text.String(), Model: m.Name()}
+	resp.StopReason, resp.Truncated = stopReason(out.Choices)
 	resp.PromptTokens, resp.CompletionTokens = reportedUsage(out.Choices[0])
 	if resp.PromptTokens == 0 {
 		resp.PromptTokens = promptTokens(req.Messages, m.tokens.Count)
@@ -152,4 +154,24 @@ func (m *Model) response(req workflow.ModelRequest, out *llms.ContentResponse) w
 		resp.CompletionTokens = m.tokens.Count(resp.Text)
 	}
 	return resp
+}
+
+// tokenLimitReasons are the stop reasons langchaingo passes on for a reply
+// cut at the token limit: OpenAI-compatible finish_reason, Anthropic
+// stop_reason, and Gemini's finish reason (as generative-ai-go names it,
+// and as the REST API spells it).
+var tokenLimitReasons = []string{"length", "max_tokens", "FinishReasonMaxTokens", "MAX_TOKENS"}
+
+// stopReason returns the reply's stop reason (the last choice that has
+// one: Anthropic returns one choice per content block) and whether it
+// means the reply was cut at the token limit. langchaingo's native Ollama
+// client reports none, so its cut replies are not recognised.
+func stopReason(choices []*llms.ContentChoice) (string, bool) {
+	reason := ""
+	for _, c := range choices {
+		if c != nil && c.StopReason != "" {
+			reason = c.StopReason
+		}
+	}
+	return reason, slices.Contains(tokenLimitReasons, reason)
 }

@@ -64,7 +64,7 @@ func TestGenerateSuccessWithUsage(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Generate: %v", err)
 	}
-	want := workflow.ModelResponse{Text: `{"action":"workflow.complete"}`, Model: "openai/test-model", PromptTokens: 42, CompletionTokens: 7}
+	want := workflow.ModelResponse{Text: `{"action":"workflow.complete"}`, Model: "openai/test-model", PromptTokens: 42, CompletionTokens: 7, StopReason: "stop"}
 	if got != want {
 		t.Errorf("Generate = %+v, want %+v", got, want)
 	}

@@ -78,6 +78,9 @@ type Checkpoint struct {
 	// transition to another phase or step starts again from zero.
 	Attempt  int      `json:"attempt,omitempty"`
 	Feedback []string `json:"feedback,omitempty"`
+	// MaxTokens is the maxTokens of the phase's next model call after a
+	// reply cut at the token limit (RetryMaxTokens); 0 sends the default.
+	MaxTokens int `json:"maxTokens,omitempty"`
 	// Previous is the rejected reply of the phase's last model call when
 	// the next call quotes it (the action-plan mode's repair call, after a
 	// planning reply that held no plan), so a restarted engine makes that

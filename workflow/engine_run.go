@@ -101,6 +101,8 @@ func (r *Run) Generate(ctx context.Context, call ModelCall) (ModelResponse, erro
 	case err != nil:
 		outcome, t.Error = "error", err.Error()
 		err = &modelError{err: err}
+	case call.Check != nil && resp.Truncated:
+		outcome, t.Error = "rejected", TruncatedProblem(resp)
 	case call.Check != nil:
 		t.Parsed, t.Error = call.Check(resp.Text)
 		if t.Error != "" {

@@ -71,6 +71,8 @@ type ModelCall struct {
 	MaxTokens int
 	// Check parses and validates the reply. It returns the parsed JSON kept
 	// in the trace and the rejection text ("" when the reply is accepted).
-	// Nil accepts every reply.
+	// Nil accepts every reply. A reply cut at the token limit
+	// (ModelResponse.Truncated) is never checked: the trace records
+	// TruncatedProblem and the caller must treat the call as rejected.
 	Check func(reply string) (parsed json.RawMessage, rejection string)
 }

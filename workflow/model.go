@@ -19,6 +19,12 @@ type ModelResponse struct {
 	Model            string
 	PromptTokens     int
 	CompletionTokens int
+	// Truncated reports that the provider stopped the reply at the token
+	// limit (OpenAI finish_reason "length", Anthropic stop_reason
+	// "max_tokens", Gemini MAX_TOKENS); StopReason is the provider's own
+	// value. Run.Generate never hands a truncated reply to a Check.
+	Truncated  bool
+	StopReason string
 }
 
 // Model is the engine's view of an LLM. Implementations honour ctx

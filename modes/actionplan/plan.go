@@ -129,6 +129,10 @@ func call(ctx context.Context, run *workflow.Run, stage workflow.Stage, attempt 
 		},
 	})
 	out.reply = resp.Text
+	if resp.Truncated {
+		// Never parsed: the repair call quotes it with the cause.
+		out = planned{reply: resp.Text, err: workflow.Errorf(workflow.KindInvalid, "%s", workflow.TruncatedProblem(resp))}
+	}
 	return out, err
 }
 

@@ -89,13 +89,17 @@ func (m *Mode) selectAction(ctx context.Context, run *workflow.Run, cp *workflow
 		return fmt.Errorf("react: rendering stage 1: %w", err)
 	}
 	var res prompts.Stage1Result
-	_, err = run.Generate(ctx, workflow.ModelCall{
+	resp, err := run.Generate(ctx, workflow.ModelCall{
 		Stage: workflow.StageOne, Attempt: attempt, Template: rendered.Template, Prompt: rendered.Messages, JSON: true,
+		MaxTokens: maxTokens(cp),
 		Check: func(reply string) (json.RawMessage, string) {
 			res = prompts.ParseStage1(reply, env)
 			return res.Parsed, strings.Join(res.Problems, "\n")
 		},
 	})
+	if resp.Truncated {
+		res = prompts.Stage1Result{Problems: []string{workflow.TruncatedProblem(resp)}}
+	}
 	switch {
 	case err != nil:
 		return err
@@ -103,7 +107,9 @@ func (m *Mode) selectAction(ctx context.Context, run *workflow.Run, cp *workflow
 		sel := res.Selection
 		return run.Checkpoint(ctx, workflow.Checkpoint{Phase: workflow.PhaseParameterize, Selection: &sel})
 	case attempt <= MaxRetries:
-		return run.Checkpoint(ctx, workflow.Checkpoint{Phase: workflow.PhaseSelect, Attempt: attempt, Feedback: res.Problems})
+		return run.Checkpoint(ctx, workflow.Checkpoint{
+			Phase: workflow.PhaseSelect, Attempt: attempt, Feedback: res.Problems, MaxTokens: retryTokens(cp, resp),
+		})
 	}
 	return modes.Fail(ctx, run, modes.Failure{Reason: rejected("Stage 1", attempt, res.Problems)})
 }
@@ -140,13 +146,17 @@ func (m *Mode) parameterize(ctx context.Context, run *workflow.Run, cp *workflow
 		return fmt.Errorf("react: rendering stage 2: %w", err)
 	}
 	var res prompts.Stage2Result
-	_, err = run.Generate(ctx, workflow.ModelCall{
+	resp, err := run.Generate(ctx, workflow.ModelCall{
 		Stage: workflow.StageTwo, Attempt: attempt, Template: rendered.Template, Prompt: rendered.Messages, JSON: true,
+		MaxTokens: maxTokens(cp),
 		Check: func(reply string) (json.RawMessage, string) {
 			res = prompts.ParseStage2(reply, spec, sel.ParametersSchema.Fields, reg)
 			return res.Parsed, strings.Join(res.Problems, "\n")
 		},
 	})
+	if resp.Truncated {
+		res = prompts.Stage2Result{Problems: []string{workflow.TruncatedProblem(resp)}}
+	}
 	switch {
 	case err != nil:
 		return err
@@ -155,6 +165,7 @@ func (m *Mode) parameterize(ctx context.Context, run *workflow.Run, cp *workflow
 	case attempt <= MaxRetries:
 		return run.Checkpoint(ctx, workflow.Checkpoint{
 			Phase: workflow.PhaseParameterize, Selection: &sel, Attempt: attempt, Feedback: res.Problems,
+			MaxTokens: retryTokens(cp, resp),
 		})
 	}
 	fail.Reason = rejected("Stage 2", attempt, res.Problems)
@@ -169,6 +180,25 @@ func nextAttempt(cp *workflow.Checkpoint) (int, []string) {
 		return 1, nil
 	}
 	return cp.Attempt + 1, cp.Feedback
+}
+
+// maxTokens is the maxTokens of the phase's next call: raised after a reply
+// cut at the token limit, else 0 (the provider's default).
+func maxTokens(cp *workflow.Checkpoint) int {
+	if cp == nil {
+		return 0
+	}
+	return cp.MaxTokens
+}
+
+// retryTokens is the maxTokens persisted for the retry after resp: larger
+// (workflow.RetryMaxTokens) when resp was cut at the token limit, else the
+// one the phase already used.
+func retryTokens(cp *workflow.Checkpoint, resp workflow.ModelResponse) int {
+	if resp.Truncated {
+		return workflow.RetryMaxTokens(maxTokens(cp), resp)
+	}
+	return maxTokens(cp)
 }
 
 // rejected is the reason of a step whose stage was rejected n times.
