@@ -10,8 +10,8 @@ import (
 	"github.com/twostep/twostep/workflow"
 )
 
-// A round that failed on an error inside a step (a store outage, a bug:
-// stop reason failures, but no step committed) resumes the same step from
+// A round that failed on an error inside a step (a bug: stop reason
+// failures, but no step committed) resumes the same step from
 // its checkpoint: Resume must not skip it the way it skips past a step the
 // failure breaker committed.
 func TestResumeAfterAnErrorMidStepKeepsTheStep(t *testing.T) {
@@ -24,7 +24,7 @@ func TestResumeAfterAnErrorMidStepKeepsTheStep(t *testing.T) {
 		case cp.Phase == workflow.PhaseSelect:
 			return run.Checkpoint(ctx, workflow.Checkpoint{Phase: workflow.PhaseParameterize})
 		case broken.Load():
-			return workflow.Errorf(workflow.KindUnavailable, "store unreachable")
+			return workflow.Errorf(workflow.KindInternal, "a bug in the mode")
 		}
 		wf := run.Workflow()
 		return run.CommitStep(ctx, workflow.StepResult{

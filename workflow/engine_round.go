@@ -102,7 +102,8 @@ func (r *Run) endAtLimit(ctx context.Context) error {
 }
 
 // failRound records why a round could not go on. Nothing is written when
-// the run was cancelled or lost the workflow; a model error ends the round
+// the run was cancelled or lost the workflow, or the store is unavailable
+// (the round stays running for recovery); a model error ends the round
 // with stop reason llm_error; anything else with stop reason failures. The
 // checkpoint is kept, so Resume continues from it.
 func (e *Engine) failRound(ctx context.Context, run *Run, err error) {
@@ -113,6 +114,11 @@ func (e *Engine) failRound(ctx context.Context, run *Run, err error) {
 		return
 	case errors.Is(err, errRoundLost):
 		e.log.Info("round changed elsewhere; leaving it", "workflow", id, "err", err)
+		return
+	case KindOf(err) == KindUnavailable && !errors.As(err, new(*modelError)):
+		// A store outage is no failure of the round: it stays running and
+		// the recovery scan resumes it from its checkpoint.
+		e.log.Warn("store unavailable; round left for recovery", "workflow", id, "err", err)
 		return
 	}
 	next := run.wf.Clone()

@@ -148,8 +148,9 @@ func (r *Run) RecordActionCalls(ctx context.Context, calls []ActionModelCall) {
 }
 
 // RecordTrace stores a trace of this workflow (e.g. an action's, or a plan
-// step dropped by validation). A failure to store it is logged, never
-// fatal: traces are diagnostics.
+// step dropped by validation). While the store is unavailable the write is
+// retried (see retryStore); any other failure is logged, never fatal:
+// traces are diagnostics.
 func (r *Run) RecordTrace(ctx context.Context, t Trace) {
 	if t.ID == "" {
 		t.ID = NewID(PrefixTrace)
@@ -158,9 +159,8 @@ func (r *Run) RecordTrace(ctx context.Context, t Trace) {
 	if t.CreatedAt.IsZero() {
 		t.CreatedAt = r.e.now()
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
-	defer cancel()
-	if err := r.e.store.AppendTrace(ctx, t); err != nil {
+	err := r.e.retryStore(ctx, "trace", r.wf.ID, func(ctx context.Context) error { return r.e.store.AppendTrace(ctx, t) })
+	if err != nil {
 		r.e.log.Warn("storing trace failed", "workflow", r.wf.ID, "stage", t.Stage, "err", err)
 	}
 }
@@ -222,20 +222,24 @@ func (r *Run) CommitStep(ctx context.Context, res StepResult) error {
 }
 
 // commit stores next with msgs and docs under the version check; the
-// caller then calls published. A conflict
+// caller then calls published. While the store is unavailable the commit is
+// retried with the finished phase kept in memory (see retryStore). A conflict
 // means someone else changed the workflow (a Stop, a Delete, another
 // instance): the run must end without writing, so it returns errRoundLost.
 func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs []DocumentContent) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
-	defer cancel()
 	next.UpdatedAt = r.e.now()
 	for i := range msgs {
 		if msgs[i].CreatedAt.IsZero() {
 			msgs[i].CreatedAt = next.UpdatedAt
 		}
 	}
-	stored, saved, err := r.e.store.Commit(ctx, Commit{
-		Workflow: next, ExpectedVersion: r.wf.Version, Messages: msgs, Documents: docs,
+	var stored *Workflow
+	var saved []Message
+	err := r.e.retryStore(ctx, "commit", r.wf.ID, func(ctx context.Context) (err error) {
+		stored, saved, err = r.e.store.Commit(ctx, Commit{
+			Workflow: next, ExpectedVersion: r.wf.Version, Messages: msgs, Documents: docs,
+		})
+		return err
 	})
 	if err != nil {
 		if k := KindOf(err); k == KindConflict || k == KindNotFound {
