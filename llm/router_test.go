@@ -1,0 +1,111 @@
+package llm
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// routeTo is a Route to an OpenAI-compatible fake named model.
+func routeTo(t *testing.T, srv *fakeOpenAI, model string, maxTokens int) Route {
+	m := newTestModel(t, srv.url(), nil, func(c *Config) {
+		c.Model, c.RetryBaseDelay, c.MaxRetryDelay = model, time.Millisecond, 5*time.Millisecond
+	})
+	return Route{Name: m.Name(), Model: m, MaxTokens: maxTokens}
+}
+
+func answering(text string) func(int, *http.Request, chatRequest, http.ResponseWriter) {
+	return func(_ int, _ *http.Request, _ chatRequest, w http.ResponseWriter) { writeCompletion(w, text, 5, 3) }
+}
+
+func TestRouterSendsEachStageToItsModel(t *testing.T) {
+	t.Parallel()
+	strong, small := newFakeOpenAI(t, answering("strong")), newFakeOpenAI(t, answering("small"))
+	r := NewRouter(routeTo(t, strong, "strong", 0),
+		map[workflow.Stage]Route{workflow.StageTwo: routeTo(t, small, "small", 300)}, nil)
+	stages := []workflow.Stage{workflow.StageOne, workflow.StageTwo, workflow.StageOne, workflow.StageTwo, workflow.StagePlan}
+	var answered []string
+	for _, st := range stages {
+		req := prompt("x")
+		req.Stage = st
+		resp, err := r.Generate(context.Background(), req)
+		if err != nil {
+			t.Fatalf("Generate(%s): %v", st, err)
+		}
+		answered = append(answered, resp.Model)
+	}
+	want := []string{"openai/strong", "openai/small", "openai/strong", "openai/small", "openai/strong"}
+	if diff := cmp.Diff(want, answered); diff != "" {
+		t.Errorf("answering models (-want +got):\n%s", diff)
+	}
+	if strong.hits.Load() != 3 || small.hits.Load() != 2 {
+		t.Errorf("calls: strong %d, small %d; want 3 and 2", strong.hits.Load(), small.hits.Load())
+	}
+	if sent, _ := small.lastRequest(); sent.MaxTokens != 300 {
+		t.Errorf("stage 2 max_tokens = %d, want the route's 300", sent.MaxTokens)
+	}
+	if diff := cmp.Diff([]string{"openai/strong", "openai/small"}, r.Models()); diff != "" {
+		t.Errorf("Models (-want +got):\n%s", diff)
+	}
+}
+
+func TestRouterFallsBackAfterTheRetries(t *testing.T) {
+	t.Parallel()
+	primary := newFakeOpenAI(t, func(_ int, _ *http.Request, _ chatRequest, w http.ResponseWriter) {
+		writeError(w, http.StatusInternalServerError, "overloaded")
+	})
+	second := newFakeOpenAI(t, answering(`{"ok":true}`))
+	r := NewRouter(routeTo(t, primary, "primary", 0), nil, []Route{routeTo(t, second, "backup", 0)})
+	resp, err := r.Generate(context.Background(), prompt("x"))
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	if resp.Model != "openai/backup" || resp.Text != `{"ok":true}` {
+		t.Errorf("reply = %+v, want the fallback's", resp)
+	}
+	if primary.hits.Load() != DefaultMaxAttempts || second.hits.Load() != 1 {
+		t.Errorf("calls: primary %d, fallback %d; want %d and 1", primary.hits.Load(), second.hits.Load(), DefaultMaxAttempts)
+	}
+	if diff := cmp.Diff([]string{"openai/primary", "openai/backup"}, r.Models()); diff != "" {
+		t.Errorf("Models (-want +got):\n%s", diff)
+	}
+}
+
+func TestRouterReportsEveryFailure(t *testing.T) {
+	t.Parallel()
+	down := func(_ int, _ *http.Request, _ chatRequest, w http.ResponseWriter) {
+		writeError(w, http.StatusServiceUnavailable, "down")
+	}
+	a, b := newFakeOpenAI(t, down), newFakeOpenAI(t, down)
+	r := NewRouter(routeTo(t, a, "a", 0), nil, []Route{routeTo(t, b, "b", 0)})
+	_, err := r.Generate(context.Background(), prompt("x"))
+	if workflow.KindOf(err) != workflow.KindUnavailable {
+		t.Fatalf("err = %v, want unavailable", err)
+	}
+	for _, name := range []string{"openai/a", "openai/b", "every model failed (2 tried)"} {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("error %q does not name %q", err, name)
+		}
+	}
+}
+
+func TestRouterDoesNotFallBackWhenCancelled(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	a := newFakeOpenAI(t, func(_ int, r *http.Request, _ chatRequest, _ http.ResponseWriter) {
+		cancel()
+		blockUntilGone(r, 5*time.Second)
+	})
+	b := newFakeOpenAI(t, answering("late"))
+	r := NewRouter(routeTo(t, a, "a", 0), nil, []Route{routeTo(t, b, "b", 0)})
+	if _, err := r.Generate(ctx, prompt("x")); err == nil || b.hits.Load() != 0 {
+		t.Errorf("err = %v, fallback calls = %d; want a cancelled call and no fallback", err, b.hits.Load())
+	}
+}
+
