@@ -108,4 +108,3 @@ func TestRouterDoesNotFallBackWhenCancelled(t *testing.T) {
 		t.Errorf("err = %v, fallback calls = %d; want a cancelled call and no fallback", err, b.hits.Load())
 	}
 }
-
