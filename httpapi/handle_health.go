@@ -14,6 +14,8 @@ import (
 type Health struct {
 	Status string            `json:"status" enum:"ok,unavailable"`
 	Checks map[string]string `json:"checks,omitempty" doc:"Each readiness check: ok or what failed"`
+	// Models lists every configured model, provider/model (readyz only).
+	Models []string `json:"models,omitempty" doc:"Every configured model (stage models and fallbacks), provider/model"`
 }
 
 type healthOutput struct {
@@ -64,5 +66,9 @@ func (s *Server) readyz(ctx context.Context, _ *struct{}) (*healthOutput, error)
 			huma.Error503ServiceUnavailable("not ready: store "+checks["store"]+", model "+checks["model"]),
 			http.Header{"Retry-After": {strconv.Itoa(max(1, int(s.limits.RetryAfter.Seconds())))}})
 	}
-	return &healthOutput{Body: Health{Status: "ok", Checks: checks}}, nil
+	models := s.models
+	if len(models) == 0 {
+		models = []string{s.modelName}
+	}
+	return &healthOutput{Body: Health{Status: "ok", Checks: checks, Models: models}}, nil
 }

@@ -53,6 +53,9 @@ type Options struct {
 	Metrics *Metrics
 	// ModelName names the configured model; /readyz fails while it is "".
 	ModelName string
+	// Models lists every configured model (stage models, fallbacks) for
+	// /readyz; empty lists just ModelName.
+	Models []string
 	// Version is shown in the OpenAPI document.
 	Version string
 	// Admin registers the /admin/v1 routes (nil: none yet).
@@ -79,6 +82,7 @@ type Server struct {
 	log       zerolog.Logger
 	metrics   *Metrics
 	modelName string
+	models    []string
 	version   string
 	admin     AdminRoutes
 	poll      time.Duration
@@ -116,7 +120,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{
 		engine: opts.Engine, store: opts.Store, actions: opts.Actions, auth: opts.Auth,
-		limits: limits, log: opts.Logger, metrics: opts.Metrics, modelName: opts.ModelName,
+		limits: limits, log: opts.Logger, metrics: opts.Metrics, modelName: opts.ModelName, models: opts.Models,
 		version: opts.Version, admin: opts.Admin,
 		poll: orDefault(opts.EventPoll, 250*time.Millisecond), heartbeat: orDefault(opts.Heartbeat, 15*time.Second),
 		writeWait: orDefault(opts.WriteTimeout, 2*time.Minute),

@@ -41,6 +41,9 @@ func NewRouter(def Route, stages map[workflow.Stage]Route, fallback []Route) *Ro
 	return &Router{def: def, stages: stages, fallback: fallback}
 }
 
+// Name returns the default model's name, for logs.
+func (r *Router) Name() string { return r.def.Name }
+
 // Route returns the primary route of stage.
 func (r *Router) Route(stage workflow.Stage) Route {
 	if rt, ok := r.stages[stage]; ok {

@@ -30,6 +30,7 @@ type Config struct {
 
 	LLMProvider     string `env:"LLM_PROVIDER"`
 	LLMModel        string `env:"LLM_MODEL"`
+	LLMModelStage2  string `env:"LLM_MODEL_STAGE2"`
 	OpenAIBaseURL   string `env:"OPENAI_BASE_URL"`
 	OpenAIAPIKey    string `env:"OPENAI_API_KEY"`
 	AnthropicAPIKey string `env:"ANTHROPIC_API_KEY"`
@@ -61,6 +62,8 @@ type FileConfig struct {
 	// Connections and HTTPActions are decoded by actions.LoadConfig.
 	Connections yaml.Node `yaml:"connections"`
 	HTTPActions yaml.Node `yaml:"httpActions"`
+	// Models routes stages to models and lists the fallbacks (models.go).
+	Models FileModels `yaml:"models"`
 }
 
 // FileLimits is the file's limits section: the HTTP limits, the engine's

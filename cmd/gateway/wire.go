@@ -92,6 +92,14 @@ func (g *gateway) openModel(ctx context.Context, cfg Config) error {
 		g.model = offlineModel{}
 		return nil
 	}
+	if cfg.routed() {
+		r, err := openRouter(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		g.model = r
+		return nil
+	}
 	m, err := llm.New(ctx, cfg.LLM())
 	if err != nil {
 		return fmt.Errorf("llm.New: %w", err)
@@ -141,7 +149,7 @@ func (g *gateway) build(cfg Config, log zerolog.Logger) error {
 	g.api, err = httpapi.New(httpapi.Options{
 		Engine: g.engine, Store: g.store, Actions: reg, Auth: auth, Limits: l.HTTP,
 		Logger: log.With().Str("component", "http").Logger(), Metrics: g.metrics,
-		ModelName: g.model.Name(), Version: version(), Admin: admin.Register,
+		ModelName: g.model.Name(), Models: modelNames(g.model), Version: version(), Admin: admin.Register,
 	})
 	if err != nil {
 		return fmt.Errorf("httpapi.New: %w", err)

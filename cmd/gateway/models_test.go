@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/rs/zerolog"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// modelServer is an OpenAI-compatible server that counts calls per model
+// and answers by model: "strong" is down (500), "backup" answers Stage 1,
+// "small" answers Stage 2.
+type modelServer struct {
+	mu    sync.Mutex
+	calls map[string]int
+	max   map[string]int
+}
+
+func (s *modelServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model     string `json:"model"`
+		MaxTokens int    `json:"max_tokens"`
+	}
+	_ = json.NewDecoder(r.Body).Decode(&req)
+	s.mu.Lock()
+	s.calls[req.Model]++
+	s.max[req.Model] = req.MaxTokens
+	s.mu.Unlock()
+	var content string
+	switch req.Model {
+	case "backup":
+		content = `{"action": "workflow.complete", "actionObjective": "answer", "learnings": [], "requiredInputDocuments": [],
+			"requiredConnection": null, "parametersContext": "say done", "parametersSchema": {"fields": [{"name": "message", "type": "string", "required": true}]}}`
+	case "small":
+		content = `{"schema": "parameters_v1", "parameters": {"message": "done"}}`
+	default:
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = io.WriteString(w, `{"error":{"message":"overloaded"}}`)
+		return
+	}
+	body, _ := json.Marshal(map[string]any{"id": "c", "object": "chat.completion", "created": 1, "model": req.Model,
+		"choices": []map[string]any{{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": content}}},
+		"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(body)
+}
+
+// The YAML models section and LLM_MODEL_STAGE2 route Stage 2 to its own
+// model; Stage 1's model fails after its retries and the fallback answers;
+// the traces name the answering models and /readyz lists them all.
+func TestModelsRouteStagesAndFallBack(t *testing.T) {
+	t.Parallel()
+	fake := &modelServer{calls: map[string]int{}, max: map[string]int{}}
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	path := filepath.Join(t.TempDir(), "gateway.yaml")
+	yaml := "models:\n  stage2: {model: yaml-small, maxTokens: 400}\n  fallback:\n    - {provider: openai, model: backup}\n"
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loadConfig(envOf(map[string]string{
+		"GATEWAY_INSECURE_DEV": "1", "LLM_PROVIDER": "openai", "LLM_MODEL": "strong", "LLM_MODEL_STAGE2": "small",
+		"OPENAI_BASE_URL": srv.URL + "/v1", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": path,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	g, err := wire(ctx, cfg, zerolog.New(io.Discard), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.close()
+	g.engine.Start(ctx)
+	defer g.engine.Shutdown(context.Background())
+	wf, err := g.engine.Create(ctx, workflow.NewWorkflow{UserID: "dev", Prompt: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wf, err = g.engine.Wait(ctx, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
+		t.Fatalf("round ended %+v, %v", wf, err)
+	}
+	fake.mu.Lock()
+	calls, maxTokens := fake.calls, fake.max["small"]
+	fake.mu.Unlock()
+	if diff := cmp.Diff(map[string]int{"strong": 3, "backup": 1, "small": 1}, calls); diff != "" {
+		t.Errorf("calls per model (-want +got):\n%s", diff)
+	}
+	if maxTokens != 400 {
+		t.Errorf("Stage 2 max_tokens = %d, want the YAML 400", maxTokens)
+	}
+	traces, err := g.store.Traces(ctx, wf.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answered []string
+	for _, tr := range traces {
+		answered = append(answered, string(tr.Stage)+" "+tr.Model)
+	}
+	if diff := cmp.Diff([]string{"stage1 openai/backup", "stage2 openai/small"}, answered); diff != "" {
+		t.Errorf("trace models (-want +got):\n%s", diff)
+	}
+	rec := httptest.NewRecorder()
+	g.api.Routes().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+	var health struct{ Models []string }
+	_ = json.Unmarshal(rec.Body.Bytes(), &health)
+	if diff := cmp.Diff([]string{"openai/strong", "openai/small", "openai/backup"}, health.Models); diff != "" || !strings.Contains(rec.Body.String(), `"status":"ok"`) {
+		t.Errorf("/readyz %d %s: models (-want +got):\n%s", rec.Code, rec.Body, diff)
+	}
+}
