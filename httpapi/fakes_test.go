@@ -233,8 +233,8 @@ func (s *fakeStore) Running(context.Context) ([]string, error) { return nil, nil
 func (s *fakeStore) RunningFor(context.Context, string) ([]string, error) {
 	return nil, nil
 }
-func (s *fakeStore) ClaimRound(context.Context, string, string, time.Duration) (bool, error) {
-	return true, nil
+func (s *fakeStore) ClaimRound(context.Context, string, string, time.Duration) (int64, error) {
+	return 1, nil
 }
 func (s *fakeStore) ReleaseRound(context.Context, string, string) error { return nil }
 

@@ -8,28 +8,34 @@ import (
 )
 
 // ClaimRound takes or renews owner's lease on the workflow's round until ttl
-// passes on the store's clock. It returns false while another owner holds an
-// unexpired lease, and KindNotFound for an unknown workflow.
-func (s *Store) ClaimRound(ctx context.Context, workflowID, owner string, ttl time.Duration) (_ bool, err error) {
+// passes on the store's clock. It returns the lease's fencing token, 0 while
+// another owner holds an unexpired lease, and KindNotFound for an unknown
+// workflow. Taking the lease increments the workflow's fence; renewing it
+// keeps the fence.
+func (s *Store) ClaimRound(ctx context.Context, workflowID, owner string, ttl time.Duration) (_ int64, err error) {
 	defer workflow.Wrap(&err, "memstore.ClaimRound(%q, %q)", workflowID, owner)
 	if err := checkLease(ctx, workflowID, owner); err != nil {
-		return false, err
+		return 0, err
 	}
 	if ttl <= 0 {
-		return false, workflow.Errorf(workflow.KindInvalid, "lease ttl %v is not positive", ttl)
+		return 0, workflow.Errorf(workflow.KindInvalid, "lease ttl %v is not positive", ttl)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rec, ok := s.wfs[workflowID]
 	if !ok {
-		return false, workflow.Errorf(workflow.KindNotFound, "workflow %s not found", workflowID)
+		return 0, workflow.Errorf(workflow.KindNotFound, "workflow %s not found", workflowID)
 	}
 	now := s.now()
-	if rec.lease.owner != "" && rec.lease.owner != owner && now.Before(rec.lease.expires) {
-		return false, nil
+	held := rec.lease.owner != "" && now.Before(rec.lease.expires)
+	if held && rec.lease.owner != owner {
+		return 0, nil
+	}
+	if !held {
+		rec.fence++
 	}
 	rec.lease = lease{owner: owner, expires: now.Add(ttl)}
-	return true, nil
+	return rec.fence, nil
 }
 
 // ReleaseRound drops owner's lease; it does nothing when owner does not hold

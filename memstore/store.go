@@ -46,6 +46,7 @@ type record struct {
 	docs    map[string]storedDoc
 	traces  []storedTrace // oldest first, at most traceCap
 	lease   lease
+	fence   int64 // fencing token of the latest lease taken; outlives the lease
 }
 
 // storedDoc is a document as the store keeps it. content is never nil: an
@@ -139,6 +140,9 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := s.checkGuards(c, rec, wf); err != nil {
+		return nil, nil, err
+	}
 	for _, d := range c.Documents {
 		if _, dup := rec.docs[d.ID]; dup {
 			return nil, nil, workflow.Errorf(workflow.KindConflict, "document %s already exists in workflow %s", d.ID, wf.ID)
@@ -179,6 +183,23 @@ func (s *Store) recordForCommit(wf *workflow.Workflow, expected int64) (*record,
 		return nil, workflow.Errorf(workflow.KindConflict, "workflow %s is at version %d, not %d", wf.ID, rec.version, expected)
 	}
 	return rec, nil
+}
+
+// checkGuards returns why c's fence or running limit forbids committing wf
+// over rec: KindConflict for a stale fence, KindTooMany when wf would start
+// running while its user already runs c.RunningLimit workflows. The caller
+// holds s.mu for writing.
+func (s *Store) checkGuards(c workflow.Commit, rec *record, wf *workflow.Workflow) error {
+	if c.Fence > 0 && rec.fence != c.Fence {
+		return workflow.Errorf(workflow.KindConflict, "workflow %s is fenced at %d, not %d: its lease was taken over", wf.ID, rec.fence, c.Fence)
+	}
+	starts := wf.Status == workflow.StatusRunning && rec.status != workflow.StatusRunning
+	if c.RunningLimit > 0 && starts {
+		if n := len(s.running[wf.UserID]); n >= c.RunningLimit {
+			return workflow.Errorf(workflow.KindTooMany, "%d rounds are already running for this user (limit %d); wait for one to end", n, c.RunningLimit)
+		}
+	}
+	return nil
 }
 
 // encodeMessages returns the messages as the store keeps them (JSON, with

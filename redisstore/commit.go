@@ -13,11 +13,12 @@ import (
 
 // Commit applies c in one round trip: one pipeline carrying the index writes
 // that must precede the state (the entries in the user's listing and in the
-// global listing on creation, the entries in the running set and the user's
-// running set while the workflow runs) and the commit script, which checks
-// the version and writes the state, messages and documents of the workflow
-// atomically — or nothing, with KindConflict, on a stale version or when a
-// workflow to create exists already. Only a workflow leaving the running
+// global listing on creation, the entry in the running set while the
+// workflow runs) and the commit script, which checks the version, the fence
+// and the user's running limit and writes the state, messages, documents
+// and the user's running set atomically — or nothing: KindConflict on a
+// stale version or fence or when a workflow to create exists already,
+// KindTooMany when the user already runs c.RunningLimit workflows. Only a workflow leaving the running
 // status costs a second round trip (both SREMs, pipelined, after the
 // script); when that one fails, the applied commit still succeeds and the
 // stale entries are skipped by readers.
@@ -39,7 +40,7 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		return nil, nil, err
 	}
 	k := s.keys.workflow(wf.ID)
-	keys := []string{k.state, k.msgs, k.docs, k.docmeta, k.traces, k.tracedata}
+	keys := []string{k.state, k.msgs, k.docs, k.docmeta, k.traces, k.tracedata, s.keys.runningFor(wf.UserID)}
 	running := wf.Status == workflow.StatusRunning
 	reply, err := s.evalPipelined(ctx, func(p redis.Pipeliner) {
 		userKey, allKey := s.keys.user(wf.UserID), s.keys.listing()
@@ -54,13 +55,9 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 			p.PExpire(ctx, allKey, s.opts.Retention)
 		}
 		if running {
+			// The user's running set is kept by the script itself, so a
+			// refused commit never counts against the user's limit.
 			p.SAdd(ctx, s.keys.running(), wf.ID)
-			p.SAdd(ctx, s.keys.runningFor(wf.UserID), wf.ID)
-			if s.opts.Retention > 0 {
-				// Refreshed by every running commit of the user, so it
-				// outlives each of the user's workflows it names.
-				p.PExpire(ctx, s.keys.runningFor(wf.UserID), s.opts.Retention)
-			}
 		}
 	}, commitScript, keys, args...)
 	if err != nil {
@@ -94,9 +91,10 @@ func commitArgs(wf *workflow.Workflow, c workflow.Commit, retentionMs int64) ([]
 	if err != nil {
 		return nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "workflow %s cannot be encoded", wf.ID)
 	}
-	args := make([]any, 0, 7+len(c.Messages)+3*len(c.Documents))
+	args := make([]any, 0, 10+len(c.Messages)+3*len(c.Documents))
 	args = append(args, strconv.FormatInt(c.ExpectedVersion, 10), strconv.FormatInt(wf.Version, 10),
-		wf.UserID, string(wf.Status), state, strconv.FormatInt(retentionMs, 10), len(c.Messages))
+		wf.UserID, string(wf.Status), state, strconv.FormatInt(retentionMs, 10),
+		strconv.FormatInt(c.Fence, 10), strconv.Itoa(c.RunningLimit), wf.ID, len(c.Messages))
 	msgs := make([]workflow.Message, len(c.Messages))
 	for i, m := range c.Messages {
 		m.WorkflowID = wf.ID
@@ -148,6 +146,12 @@ func commitOutcome(id string, expected int64, reply []any) (int64, string, error
 	case "stale":
 		cur, _ := reply[1].(string)
 		return 0, "", workflow.Errorf(workflow.KindConflict, "workflow %s is at version %s, not %d", id, cur, expected)
+	case "fenced":
+		cur, _ := reply[1].(string)
+		return 0, "", workflow.Errorf(workflow.KindConflict, "workflow %s is fenced at %s: its lease was taken over", id, cur)
+	case "toomany":
+		n, _ := replyInt(reply, 1)
+		return 0, "", workflow.Errorf(workflow.KindTooMany, "%d rounds are already running for this user; wait for one to end", n)
 	case "user":
 		return 0, "", workflow.Errorf(workflow.KindInvalid, "workflow %s cannot change its user", id)
 	case "docexists":

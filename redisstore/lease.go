@@ -8,28 +8,30 @@ import (
 )
 
 // ClaimRound takes or renews owner's lease (SET PX, renewed only when owner
-// holds it) in one script. It returns false while another owner holds an
-// unexpired lease, and KindNotFound for an unknown workflow.
-func (s *Store) ClaimRound(ctx context.Context, workflowID, owner string, ttl time.Duration) (_ bool, err error) {
+// holds it) in one script. It returns the lease's fencing token (kept in the
+// workflow's state hash, incremented when the lease is taken), 0 while
+// another owner holds an unexpired lease, and KindNotFound for an unknown
+// workflow.
+func (s *Store) ClaimRound(ctx context.Context, workflowID, owner string, ttl time.Duration) (_ int64, err error) {
 	defer workflow.Wrap(&err, "redisstore.ClaimRound(%q, %q)", workflowID, owner)
 	if err := checkWorkflowID(ctx, workflowID, false); err != nil {
-		return false, err
+		return 0, err
 	}
 	if err := checkID(ctx, "lease owner", owner); err != nil {
-		return false, err
+		return 0, err
 	}
 	if ttl < time.Millisecond {
-		return false, workflow.Errorf(workflow.KindInvalid, "lease ttl %v is under a millisecond", ttl)
+		return 0, workflow.Errorf(workflow.KindInvalid, "lease ttl %v is under a millisecond", ttl)
 	}
 	k := s.keys.workflow(workflowID)
 	n, err := claimScript.Run(ctx, s.rdb, []string{k.state, k.lease}, owner, ttl.Milliseconds()).Int64()
 	if err != nil {
-		return false, redisErr(err)
+		return 0, redisErr(err)
 	}
 	if n < 0 {
-		return false, workflow.Errorf(workflow.KindNotFound, "workflow %s not found", workflowID)
+		return 0, workflow.Errorf(workflow.KindNotFound, "workflow %s not found", workflowID)
 	}
-	return n == 1, nil
+	return n, nil
 }
 
 // ReleaseRound deletes owner's lease; it does nothing when owner does not

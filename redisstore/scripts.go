@@ -12,13 +12,19 @@ import (
 
 // commitScript applies a Commit.
 //
-//	KEYS: state msgs docs docmeta traces tracedata
-//	ARGV: expectedVersion newVersion userId status stateJSON retentionMs nMsgs
+// The user's running set (KEYS[7]) is kept here, with the status: a
+// workflow is in it exactly while its stored status is running, so SCARD
+// is the user's exact running count for the limit check.
+//
+//	KEYS: state msgs docs docmeta traces tracedata runningFor
+//	ARGV: expectedVersion newVersion userId status stateJSON retentionMs
+//	      fence runningLimit workflowId nMsgs
 //	      msgJSON×nMsgs (docId metaJSON content)×nDocs
 //	reply: {"ok", seqBase, previousStatus} | {"exists"} | {"missing"} |
-//	       {"stale", version} | {"user"} | {"docexists", docId}
+//	       {"stale", version} | {"user"} | {"docexists", docId} |
+//	       {"fenced", fence} | {"toomany", running}
 var commitScript = redis.NewScript(`
-local cur = redis.call('HMGET', KEYS[1], 'version', 'user', 'status')
+local cur = redis.call('HMGET', KEYS[1], 'version', 'user', 'status', 'fence')
 if ARGV[1] == '0' then
   if cur[1] then return {'exists'} end
 else
@@ -26,20 +32,32 @@ else
   if cur[1] ~= ARGV[1] then return {'stale', cur[1]} end
   if cur[2] ~= ARGV[3] then return {'user'} end
 end
-local nmsgs = tonumber(ARGV[7])
-local first = 8 + nmsgs
+if ARGV[7] ~= '0' and (cur[4] or '0') ~= ARGV[7] then return {'fenced', cur[4] or '0'} end
+local starts = ARGV[4] == 'running' and cur[3] ~= 'running'
+if starts and ARGV[8] ~= '0' then
+  local n = redis.call('SCARD', KEYS[7])
+  if n >= tonumber(ARGV[8]) then return {'toomany', n} end
+end
+local nmsgs = tonumber(ARGV[10])
+local first = 11 + nmsgs
 for i = first, #ARGV, 3 do
   if redis.call('HEXISTS', KEYS[4], ARGV[i]) == 1 then return {'docexists', ARGV[i]} end
 end
 local base = redis.call('LLEN', KEYS[2])
-for i = 8, first - 1 do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+for i = 11, first - 1 do redis.call('RPUSH', KEYS[2], ARGV[i]) end
 for i = first, #ARGV, 3 do
   redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1])
   redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 2])
 end
 redis.call('HSET', KEYS[1], 'version', ARGV[2], 'user', ARGV[3], 'status', ARGV[4], 'json', ARGV[5])
+if ARGV[4] == 'running' then
+  redis.call('SADD', KEYS[7], ARGV[9])
+elseif cur[3] == 'running' then
+  redis.call('SREM', KEYS[7], ARGV[9])
+end
 if ARGV[6] ~= '0' then
-  for _, k in ipairs(KEYS) do redis.call('PEXPIRE', k, ARGV[6]) end
+  for i = 1, 6 do redis.call('PEXPIRE', KEYS[i], ARGV[6]) end
+  if redis.call('EXISTS', KEYS[7]) == 1 then redis.call('PEXPIRE', KEYS[7], ARGV[6]) end
 end
 return {'ok', base, cur[3] or ''}
 `)
@@ -98,17 +116,26 @@ end
 return out
 `)
 
-// claimScript takes or renews a round lease.
+// claimScript takes or renews a round lease. Taking it increments the fence
+// kept in the state hash (it outlives the lease); renewing keeps it.
 //
 //	KEYS: state lease
 //	ARGV: owner ttlMs
-//	reply: 1 claimed, 0 held by another owner, -1 no such workflow
+//	reply: the fence when owner holds the lease, 0 when another owner
+//	       does, -1 when there is no such workflow
 var claimScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 local cur = redis.call('GET', KEYS[2])
 if cur and cur ~= ARGV[1] then return 0 end
+local fence
+if cur then
+  fence = tonumber(redis.call('HGET', KEYS[1], 'fence') or '0')
+  if fence == 0 then fence = redis.call('HINCRBY', KEYS[1], 'fence', 1) end
+else
+  fence = redis.call('HINCRBY', KEYS[1], 'fence', 1)
+end
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
-return 1
+return fence
 `)
 
 // releaseScript deletes a lease only when owner holds it.

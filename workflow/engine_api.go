@@ -39,11 +39,10 @@ func (e *Engine) Create(ctx context.Context, in NewWorkflow) (_ *Workflow, err e
 	if err != nil {
 		return nil, err
 	}
-	if err := e.checkRunningLimit(ctx, in.UserID); err != nil {
-		return nil, err
-	}
 	startRound(wf, 1)
-	stored, _, err := e.store.Commit(ctx, Commit{Workflow: wf, Messages: []Message{msg}, Documents: docs})
+	stored, _, err := e.store.Commit(ctx, Commit{
+		Workflow: wf, Messages: []Message{msg}, Documents: docs, RunningLimit: e.cfg.MaxRunningPerUser,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -68,9 +67,6 @@ func (e *Engine) StartRound(ctx context.Context, userID, id string, in NewRound)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.checkRunningLimit(ctx, userID); err != nil {
-		return nil, err
-	}
 	next := wf.Clone()
 	startRound(next, round)
 	next.UpdatedAt = e.now()
@@ -87,9 +83,6 @@ func (e *Engine) Resume(ctx context.Context, userID, id string) (_ *Workflow, er
 	}
 	if wf.Status != StatusFailed && wf.Status != StatusStopped {
 		return nil, Errorf(KindConflict, "only a failed or stopped round can be resumed; workflow %s is %s", id, wf.Status)
-	}
-	if err := e.checkRunningLimit(ctx, userID); err != nil {
-		return nil, err
 	}
 	next := wf.Clone()
 	if next.StopReason == StopFailures && next.Checkpoint != nil && next.Checkpoint.Failures >= MaxFailuresInARow {
@@ -198,8 +191,13 @@ func (e *Engine) Wait(ctx context.Context, id string) (*Workflow, error) {
 	}
 }
 
+// commitAndSchedule commits next, a round made running again, under the
+// user's running limit (checked by the store in the same atomic step), and
+// schedules it.
 func (e *Engine) commitAndSchedule(ctx context.Context, next *Workflow, version int64, msgs []Message, docs []DocumentContent) (*Workflow, error) {
-	stored, _, err := e.store.Commit(ctx, Commit{Workflow: next, ExpectedVersion: version, Messages: msgs, Documents: docs})
+	stored, _, err := e.store.Commit(ctx, Commit{
+		Workflow: next, ExpectedVersion: version, Messages: msgs, Documents: docs, RunningLimit: e.cfg.MaxRunningPerUser,
+	})
 	if KindOf(err) == KindConflict {
 		return nil, WrapKind(KindConflict, err, "workflow %s changed meanwhile; try again", next.ID)
 	}
@@ -216,21 +214,6 @@ func startRound(wf *Workflow, round int) {
 	wf.Round, wf.Step = round, 1
 	wf.Status, wf.StopReason, wf.Error = StatusRunning, "", ""
 	wf.Checkpoint = &Checkpoint{Phase: PhaseSelect}
-}
-
-// checkRunningLimit fails with KindTooMany when userID already has
-// MaxRunningPerUser running rounds, counted over the whole store (every
-// instance sharing it) with one RunningFor: the cost follows the user's
-// running rounds, not everyone's.
-func (e *Engine) checkRunningLimit(ctx context.Context, userID string) error {
-	ids, err := e.store.RunningFor(ctx, userID)
-	if err != nil {
-		return err
-	}
-	if n := len(ids); n >= e.cfg.MaxRunningPerUser {
-		return Errorf(KindTooMany, "%d rounds are already running for this user (limit %d); wait for one to end", n, e.cfg.MaxRunningPerUser)
-	}
-	return nil
 }
 
 // userMessage builds the user message opening round, with its uploads

@@ -12,8 +12,10 @@ import (
 // ends, the context is cancelled (Stop, Shutdown, a lost lease) or the run
 // loses the workflow to another writer. On cancellation it writes nothing:
 // whoever cancelled has already committed what the status should be (Stop),
-// or wants the round to stay running for a later resume (Shutdown).
-func (e *Engine) runRound(ctx context.Context, wf *Workflow) {
+// or wants the round to stay running for a later resume (Shutdown). fence
+// is the lease's fencing token: every commit of the run carries it, so the
+// store refuses them once another instance has taken the round over.
+func (e *Engine) runRound(ctx context.Context, wf *Workflow, fence int64) {
 	mode := e.modes[wf.Mode]
 	msgs, err := e.store.Messages(ctx, wf.ID, 0, 0)
 	if err != nil {
@@ -25,7 +27,7 @@ func (e *Engine) runRound(ctx context.Context, wf *Workflow) {
 	if wf.Checkpoint == nil {
 		wf.Checkpoint = &Checkpoint{Phase: PhaseSelect}
 	}
-	run := &Run{e: e, mode: mode, wf: wf, msgs: msgs, stepStart: time.Now()}
+	run := &Run{e: e, mode: mode, wf: wf, msgs: msgs, fence: fence, stepStart: time.Now()}
 	defer func() {
 		if p := recover(); p != nil { // a bug in a mode fails its round, not the process
 			e.failRound(ctx, run, Errorf(KindInternal, "mode %s panicked: %v\n%s", wf.Mode, p, debug.Stack()))

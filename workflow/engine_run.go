@@ -34,6 +34,9 @@ type Run struct {
 	wf    *Workflow
 	msgs  []Message
 	conns []Connection
+	// fence is the fencing token of the lease the run holds; its commits
+	// carry it.
+	fence int64
 	// stepStart is when this process started the current step.
 	stepStart time.Time
 }
@@ -45,6 +48,11 @@ func (r *Run) Workflow() *Workflow { return r.wf }
 // Messages returns every message of the workflow in seq order, including
 // those committed by this run. Read-only.
 func (r *Run) Messages() []Message { return r.msgs }
+
+// Fence returns the fencing token of the lease this run holds: strictly
+// increasing per workflow, so a service can refuse a request carrying a
+// token older than one it has seen.
+func (r *Run) Fence() int64 { return r.fence }
 
 // Registry returns the action registry.
 func (r *Run) Registry() Registry { return r.e.registry }
@@ -237,7 +245,7 @@ func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs [
 	var saved []Message
 	err := r.e.retryStore(ctx, "commit", r.wf.ID, func(ctx context.Context) (err error) {
 		stored, saved, err = r.e.store.Commit(ctx, Commit{
-			Workflow: next, ExpectedVersion: r.wf.Version, Messages: msgs, Documents: docs,
+			Workflow: next, ExpectedVersion: r.wf.Version, Messages: msgs, Documents: docs, Fence: r.fence,
 		})
 		return err
 	})

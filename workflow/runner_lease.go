@@ -13,8 +13,8 @@ import (
 // claim succeeds on a running round.
 func (e *Engine) runClaimed(ctx context.Context, id string, takeover bool) {
 	owner, ttl := e.cfg.InstanceID, e.cfg.LeaseTTL
-	ok, err := e.store.ClaimRound(ctx, id, owner, ttl)
-	if err != nil || !ok {
+	fence, err := e.store.ClaimRound(ctx, id, owner, ttl)
+	if err != nil || fence == 0 {
 		if err != nil && ctx.Err() == nil {
 			e.log.Warn("claiming a round failed", "workflow", id, "err", err)
 		}
@@ -38,7 +38,7 @@ func (e *Engine) runClaimed(ctx context.Context, id string, takeover bool) {
 	defer cancel(nil)
 	var wg sync.WaitGroup
 	wg.Go(func() { e.watch(runCtx, cancel, id, time.Now()) })
-	e.runRound(runCtx, wf)
+	e.runRound(runCtx, wf, fence)
 	cancel(nil)
 	wg.Wait()
 }
@@ -65,9 +65,9 @@ func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id s
 		now := time.Now()
 		if now.Sub(lastTried) >= renewEvery {
 			lastTried = now
-			ok, err := e.store.ClaimRound(ctx, id, e.cfg.InstanceID, ttl)
+			fence, err := e.store.ClaimRound(ctx, id, e.cfg.InstanceID, ttl)
 			switch {
-			case err == nil && !ok:
+			case err == nil && fence == 0:
 				cancel(errLeaseLost)
 				return
 			case err == nil:

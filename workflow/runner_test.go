@@ -33,8 +33,8 @@ func TestRoundLeasedElsewhereWaitsForTheLease(t *testing.T) {
 		ID: workflow.NewID(workflow.PrefixMessage), Round: 1, Role: workflow.RoleUser, Text: "p"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := store.ClaimRound(ctx, wf.ID, "other", time.Hour); !ok || err != nil {
-		t.Fatalf("ClaimRound: %v %v", ok, err)
+	if fence, err := store.ClaimRound(ctx, wf.ID, "other", time.Hour); fence == 0 || err != nil {
+		t.Fatalf("ClaimRound: %v %v", fence, err)
 	}
 	time.Sleep(200 * time.Millisecond) // several recovery scans (interval 50ms)
 	if n := calls.Load(); n != 0 {
@@ -64,8 +64,8 @@ func TestDeadInstancesRoundIsLoggedAsTakenOver(t *testing.T) {
 		ID: workflow.NewID(workflow.PrefixMessage), Round: 1, Role: workflow.RoleUser, Text: "p"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := store.ClaimRound(ctx, dead.ID, "dead", 30*time.Millisecond); !ok || err != nil {
-		t.Fatalf("ClaimRound: %v %v", ok, err)
+	if fence, err := store.ClaimRound(ctx, dead.ID, "dead", 30*time.Millisecond); fence == 0 || err != nil {
+		t.Fatalf("ClaimRound: %v %v", fence, err)
 	}
 	var logs lockedBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))

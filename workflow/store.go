@@ -22,6 +22,19 @@ type Commit struct {
 	// metadata should also appear in the Documents of the message that
 	// carries it.
 	Documents []DocumentContent
+	// Fence, when positive, is the fencing token of the lease the caller
+	// holds (see ClaimRound): the store refuses the commit with
+	// KindConflict and writes nothing unless the workflow's current fence
+	// equals it, so a holder whose lease was taken over cannot write. Zero
+	// leaves the fence unchecked (API commits).
+	Fence int64
+	// RunningLimit, when positive, bounds the user's running workflows: a
+	// commit that makes the workflow StatusRunning while its stored status
+	// is not (or creates it running) is refused with KindTooMany, writing
+	// nothing, unless the user has fewer than RunningLimit running
+	// workflows. The check and the write are one atomic step, so the limit
+	// holds across instances sharing the store. Zero leaves it unchecked.
+	RunningLimit int
 }
 
 // Page selects a page of a listing: at most Limit items after Cursor, an
@@ -82,11 +95,16 @@ type Store interface {
 	// Commit and DeleteWorkflow keep it up to date.
 	RunningFor(ctx context.Context, userID string) ([]string, error)
 	// ClaimRound takes, or renews, the lease on workflowID's running round
-	// for owner until ttl passes. It returns false when another owner holds
-	// an unexpired lease. Several gateway instances use it so that exactly
-	// one of them runs a round, and a round whose instance died is taken
-	// over once its lease expires.
-	ClaimRound(ctx context.Context, workflowID, owner string, ttl time.Duration) (bool, error)
+	// for owner until ttl passes. It returns the lease's fencing token (> 0)
+	// when owner now holds the lease, and 0 when another owner holds an
+	// unexpired lease. The token is strictly increasing per workflow: a
+	// claim that takes the lease (absent, expired, or held by another owner
+	// whose lease expired) increments a counter kept with the workflow's
+	// state, which outlives the lease; a renewal by the holder keeps its
+	// token. Several gateway instances use it so that exactly one of them
+	// runs a round, a round whose instance died is taken over once its
+	// lease expires, and Commit.Fence refuses the writes of a former holder.
+	ClaimRound(ctx context.Context, workflowID, owner string, ttl time.Duration) (fence int64, err error)
 	// ReleaseRound gives up owner's lease (no-op when owner does not hold it).
 	ReleaseRound(ctx context.Context, workflowID, owner string) error
 }

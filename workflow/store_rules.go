@@ -30,6 +30,10 @@ func (c Commit) Validate() error {
 		return Errorf(KindInvalid, "workflow %s has no user id", c.Workflow.ID)
 	case c.ExpectedVersion < 0:
 		return Errorf(KindInvalid, "expected version %d is negative", c.ExpectedVersion)
+	case c.Fence < 0:
+		return Errorf(KindInvalid, "fence %d is negative", c.Fence)
+	case c.RunningLimit < 0:
+		return Errorf(KindInvalid, "running limit %d is negative", c.RunningLimit)
 	}
 	for i, m := range c.Messages {
 		if m.ID == "" {

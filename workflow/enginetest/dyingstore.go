@@ -72,9 +72,9 @@ func (s *DyingStore) AppendTrace(ctx context.Context, t workflow.Trace) error {
 }
 
 // ClaimRound claims through the wrapped store until the store dies.
-func (s *DyingStore) ClaimRound(ctx context.Context, id, owner string, ttl time.Duration) (bool, error) {
+func (s *DyingStore) ClaimRound(ctx context.Context, id, owner string, ttl time.Duration) (int64, error) {
 	if s.dead.Load() {
-		return false, ErrDead
+		return 0, ErrDead
 	}
 	return s.Store.ClaimRound(ctx, id, owner, ttl)
 }

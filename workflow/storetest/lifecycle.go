@@ -19,9 +19,9 @@ func testDelete(t *testing.T, f Fixture) {
 	aTrace, bTrace := newTrace(a.ID, 1), newTrace(b.ID, 1)
 	must(t, "AppendTrace(A)", f.Store.AppendTrace(ctx, aTrace))
 	must(t, "AppendTrace(B)", f.Store.AppendTrace(ctx, bTrace))
-	ok, err := f.Store.ClaimRound(ctx, a.ID, "instance-1", time.Minute)
-	if err != nil || !ok {
-		t.Fatalf("ClaimRound(A) = %v, %v; want true", ok, err)
+	fence, err := f.Store.ClaimRound(ctx, a.ID, "instance-1", time.Minute)
+	if err != nil || fence != 1 {
+		t.Fatalf("ClaimRound(A) = %v, %v; want fence 1", fence, err)
 	}
 
 	must(t, "DeleteWorkflow(A)", f.Store.DeleteWorkflow(ctx, a.ID))
@@ -109,63 +109,70 @@ func testRunning(t *testing.T, f Fixture) {
 	}
 }
 
-// testLeases makes two owners contend for one round.
+// testLeases makes two owners contend for one round and follows the
+// fencing token: it grows with every lease taken and stays on renewal.
 func testLeases(t *testing.T, f Fixture) {
 	ctx := context.Background()
 	wf, _, _ := create(t, f.Store, newWorkflow("alice"))
-	claim := func(owner string) bool {
+	claim := func(owner string) int64 {
 		t.Helper()
-		ok, err := f.Store.ClaimRound(ctx, wf.ID, owner, time.Minute)
+		fence, err := f.Store.ClaimRound(ctx, wf.ID, owner, time.Minute)
 		must(t, "ClaimRound("+owner+")", err)
-		return ok
+		return fence
+	}
+	release := func(owner string) {
+		t.Helper()
+		must(t, "ReleaseRound("+owner+")", f.Store.ReleaseRound(ctx, wf.ID, owner))
 	}
 	steps := []struct {
-		do   func() bool
-		want bool
+		do   func() int64
+		want int64
 		name string
 	}{
-		{func() bool { return claim("a") }, true, "a claims a free round"},
-		{func() bool { return claim("b") }, false, "b cannot take a's lease"},
-		{func() bool { return claim("a") }, true, "a renews its lease"},
-		{func() bool { must(t, "ReleaseRound(b)", f.Store.ReleaseRound(ctx, wf.ID, "b")); return claim("b") }, false, "b's release does not free a's lease"},
-		{func() bool { must(t, "ReleaseRound(a)", f.Store.ReleaseRound(ctx, wf.ID, "a")); return claim("b") }, true, "b claims after a released"},
-		{func() bool { return claim("a") }, false, "a cannot take b's lease"},
+		{func() int64 { return claim("a") }, 1, "a claims a free round"},
+		{func() int64 { return claim("b") }, 0, "b cannot take a's lease"},
+		{func() int64 { return claim("a") }, 1, "a renews its lease, keeping its fence"},
+		{func() int64 { release("b"); return claim("b") }, 0, "b's release does not free a's lease"},
+		{func() int64 { release("a"); return claim("b") }, 2, "b claims after a released, with a greater fence"},
+		{func() int64 { return claim("a") }, 0, "a cannot take b's lease"},
+		{func() int64 { release("b"); return claim("b") }, 3, "b claiming again after its release takes a new fence"},
 	}
 	for _, s := range steps {
 		if got := s.do(); got != s.want {
-			t.Fatalf("%s: got %v, want %v", s.name, got, s.want)
+			t.Fatalf("%s: fence %d, want %d", s.name, got, s.want)
 		}
 	}
 }
 
-// testLeaseExpiry lets a lease run out: the other owner takes over.
+// testLeaseExpiry lets a lease run out: the other owner takes over with a
+// greater fence, which outlives the expired lease.
 func testLeaseExpiry(t *testing.T, f Fixture) {
 	ctx := context.Background()
 	wf, _, _ := create(t, f.Store, newWorkflow("alice"))
 	const ttl = time.Second
-	ok, err := f.Store.ClaimRound(ctx, wf.ID, "a", ttl)
+	fence, err := f.Store.ClaimRound(ctx, wf.ID, "a", ttl)
 	must(t, "ClaimRound(a)", err)
-	if !ok {
-		t.Fatal("a could not claim a free round")
+	if fence != 1 {
+		t.Fatalf("a claimed a free round with fence %d, want 1", fence)
 	}
-	ok, err = f.Store.ClaimRound(ctx, wf.ID, "b", ttl)
+	fence, err = f.Store.ClaimRound(ctx, wf.ID, "b", ttl)
 	must(t, "ClaimRound(b)", err)
-	if ok {
-		t.Fatal("b took a's unexpired lease")
+	if fence != 0 {
+		t.Fatalf("b took a's unexpired lease (fence %d)", fence)
 	}
 	if f.Advance != nil {
 		f.Advance(ttl + 100*time.Millisecond)
 	} else {
 		time.Sleep(ttl + 100*time.Millisecond)
 	}
-	ok, err = f.Store.ClaimRound(ctx, wf.ID, "b", time.Minute)
+	fence, err = f.Store.ClaimRound(ctx, wf.ID, "b", time.Minute)
 	must(t, "ClaimRound(b) after expiry", err)
-	if !ok {
-		t.Fatal("b could not take over an expired lease")
+	if fence != 2 {
+		t.Fatalf("b took over an expired lease with fence %d, want 2", fence)
 	}
-	ok, err = f.Store.ClaimRound(ctx, wf.ID, "a", ttl)
+	fence, err = f.Store.ClaimRound(ctx, wf.ID, "a", ttl)
 	must(t, "ClaimRound(a) after takeover", err)
-	if ok {
-		t.Error("a renewed a lease it had lost")
+	if fence != 0 {
+		t.Errorf("a renewed a lease it had lost (fence %d)", fence)
 	}
 }

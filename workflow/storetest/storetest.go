@@ -73,6 +73,9 @@ func RunFixture(t *testing.T, newFixture func(t *testing.T) Fixture) {
 		{"RunningFor", testRunningFor},
 		{"Leases", testLeases},
 		{"LeaseExpiry", testLeaseExpiry},
+		{"FencedCommit", testFencedCommit},
+		{"RunningLimit", testRunningLimit},
+		{"RunningLimitConcurrent", testRunningLimitConcurrent},
 		{"Ping", testPing},
 	}
 	for _, tc := range tests {
