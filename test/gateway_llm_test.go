@@ -25,10 +25,13 @@ type fakeLLM struct {
 	// blocked counts calls that started blocking; cancelled those the
 	// gateway then cancelled.
 	blocked, cancelled int
+	// released ends every blocked call with its normal reply (releaseBlocked).
+	released    chan struct{}
+	releaseOnce sync.Once
 }
 
 func newFakeLLM(t testing.TB) *fakeLLM {
-	f := &fakeLLM{steps: map[string]int{}, block: map[string]bool{}}
+	f := &fakeLLM{steps: map[string]int{}, block: map[string]bool{}, released: make(chan struct{})}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -44,6 +47,10 @@ func (f *fakeLLM) blockNext(key string) {
 	defer f.mu.Unlock()
 	f.block[key] = true
 }
+
+// releaseBlocked lets every blocked call (and every later one) answer
+// normally, so a gateway draining on SIGTERM is not held by them.
+func (f *fakeLLM) releaseBlocked() { f.releaseOnce.Do(func() { close(f.released) }) }
 
 type chatRequest struct {
 	Messages []struct {
@@ -68,11 +75,15 @@ func (f *fakeLLM) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	reply, blocked := f.reply(r.Header.Get("Authorization"), system.String(), user.String())
 	if blocked {
-		<-r.Context().Done()
-		f.mu.Lock()
-		f.cancelled++
-		f.mu.Unlock()
-		return
+		select {
+		case <-r.Context().Done():
+			f.mu.Lock()
+			f.cancelled++
+			f.mu.Unlock()
+			return
+		case <-f.released:
+			reply, _ = f.reply(r.Header.Get("Authorization"), system.String(), user.String())
+		}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]any{

@@ -67,6 +67,9 @@ func startGateway(t testing.TB, model *fakeLLM, env ...string) *gateway {
 	g := launch(t, model, env...)
 	waitHealthy(t, g)
 	t.Cleanup(func() {
+		if model != nil {
+			model.releaseBlocked() // SIGTERM lets calls in flight finish
+		}
 		if err := g.stop(); err != nil {
 			t.Errorf("gateway shutdown: %v\n%s", err, g.stderr)
 		}

@@ -170,12 +170,17 @@ func TestConcurrentWorkflows(t *testing.T) {
 }
 
 // TestRestartResumesRunningRound (Redis): a round cut by SIGTERM mid model
-// call stays running and the next gateway on the same Redis finishes it.
+// call (one that outlasts limits.shutdownGrace) stays running and the next
+// gateway on the same Redis finishes it.
 func TestRestartResumesRunningRound(t *testing.T) {
 	url := redisURL(t)
 	model := newFakeLLM(t)
 	model.blockNext("restart1")
-	g1 := launch(t, model, "REDIS_URL="+url)
+	conf := filepath.Join(t.TempDir(), "gateway.yaml")
+	if err := os.WriteFile(conf, []byte("limits:\n  shutdownGrace: 1s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g1 := launch(t, model, "REDIS_URL="+url, "GATEWAY_CONFIG="+conf)
 	waitHealthy(t, g1)
 	var wf wfView
 	g1.expect(t, http.StatusCreated, "POST", "/api/v1/workflows", gwAlice, map[string]any{"prompt": "restart1 go"}, &wf)

@@ -18,6 +18,7 @@ const (
 	DefaultLeaseTTL          = 10 * time.Second
 	DefaultRecoverInterval   = time.Second
 	DefaultPollInterval      = time.Second
+	DefaultShutdownGrace     = 20 * time.Second
 	// MaxFailuresInARow is the breaker: this many failed steps in a row end
 	// the round with status failed and stop reason failures.
 	MaxFailuresInARow = 3
@@ -46,6 +47,9 @@ type EngineConfig struct {
 	// PollInterval is how often a running round re-reads its status, so a
 	// Stop made on another instance cancels the in-flight model call.
 	PollInterval time.Duration
+	// ShutdownGrace is how long Shutdown lets the phases in flight (model
+	// calls, actions) finish and commit before it cancels them.
+	ShutdownGrace time.Duration
 	// InstanceID names this instance as the owner of its leases; empty means
 	// a fresh random id.
 	InstanceID string
@@ -146,6 +150,7 @@ func (c EngineConfig) withDefaults() (EngineConfig, error) {
 	defDur(&c.LeaseTTL, DefaultLeaseTTL)
 	defDur(&c.RecoverInterval, DefaultRecoverInterval)
 	defDur(&c.PollInterval, DefaultPollInterval)
+	defDur(&c.ShutdownGrace, DefaultShutdownGrace)
 	if c.InstanceID == "" {
 		host, _ := os.Hostname()
 		c.InstanceID = host + "-" + NewID("")
@@ -157,7 +162,7 @@ func (c EngineConfig) withDefaults() (EngineConfig, error) {
 	if c.Workers < 1 || c.MaxRunningPerUser < 1 {
 		errs = append(errs, errors.New("Workers and MaxRunningPerUser must be positive"))
 	}
-	if c.LeaseTTL < 0 || c.RecoverInterval < 0 || c.PollInterval < 0 {
+	if c.LeaseTTL < 0 || c.RecoverInterval < 0 || c.PollInterval < 0 || c.ShutdownGrace < 0 {
 		errs = append(errs, errors.New("durations must be positive"))
 	}
 	if c.LeaseTTL > 0 && c.LeaseTTL < time.Millisecond {
@@ -175,9 +180,11 @@ func (c EngineConfig) withDefaults() (EngineConfig, error) {
 // cancelled or Shutdown is called; the engine owns and waits for them.
 func (e *Engine) Start(ctx context.Context) { e.runner.start(ctx) }
 
-// Shutdown stops taking rounds, cancels the running ones at their current
-// checkpoint WITHOUT changing their status (they stay running, so this or
-// another instance resumes them), releases their leases and waits for the
+// Shutdown stops taking rounds and lets each running one finish the phase
+// in flight (its model call or action) and commit it, for up to
+// ShutdownGrace (or until ctx is done); then it cancels what is left at its
+// current checkpoint. Rounds keep status running (this or another instance
+// resumes them), their leases are released, and Shutdown waits for the
 // workers until ctx is done.
 func (e *Engine) Shutdown(ctx context.Context) error { return e.runner.shutdown(ctx) }
 

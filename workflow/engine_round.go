@@ -9,8 +9,9 @@ import (
 )
 
 // runRound drives wf's running round from its checkpoint until the round
-// ends, the context is cancelled (Stop, Shutdown, a lost lease) or the run
-// loses the workflow to another writer. On cancellation it writes nothing:
+// ends, the context is cancelled (Stop, Shutdown, a lost lease), the engine
+// drains (Shutdown: the round stops after the phase in flight is committed)
+// or the run loses the workflow to another writer. On cancellation it writes nothing:
 // whoever cancelled has already committed what the status should be (Stop),
 // or wants the round to stay running for a later resume (Shutdown). fence
 // is the lease's fencing token: every commit of the run carries it, so the
@@ -37,7 +38,7 @@ func (e *Engine) runRound(ctx context.Context, wf *Workflow, fence int64) {
 		e.failRound(ctx, run, Errorf(KindInvalid, "mode %q is not available on this instance", wf.Mode))
 		return
 	}
-	for run.wf.Status == StatusRunning && ctx.Err() == nil {
+	for run.wf.Status == StatusRunning && ctx.Err() == nil && !e.runner.draining.Load() {
 		version := run.wf.Version
 		if run.wf.Step > run.wf.MaxSteps {
 			err = run.endAtLimit(ctx)

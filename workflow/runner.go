@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // Causes of a run's cancellation, seen through context.Cause.
@@ -34,6 +36,11 @@ type runner struct {
 	base      context.Context
 	cancel    context.CancelCauseFunc
 	wg        sync.WaitGroup
+	// draining is set by shutdown: running rounds end after the phase in
+	// flight is committed. stopping is closed then, ending the recovery loop.
+	draining atomic.Bool
+	stopping chan struct{}
+	stopOnce sync.Once
 }
 
 // activeRun is a round this instance is running (or about to).
@@ -49,7 +56,8 @@ type activeRun struct {
 }
 
 func newRunner(e *Engine) *runner {
-	r := &runner{e: e, queued: map[string]bool{}, active: map[string]*activeRun{}, recovered: map[string]bool{}}
+	r := &runner{e: e, queued: map[string]bool{}, active: map[string]*activeRun{}, recovered: map[string]bool{},
+		stopping: make(chan struct{})}
 	r.cond = sync.NewCond(&r.mu)
 	return r
 }
@@ -67,7 +75,10 @@ func (r *runner) start(ctx context.Context) {
 	}
 	r.wg.Go(r.recoverLoop)
 	r.wg.Go(func() {
-		<-r.base.Done()
+		select {
+		case <-r.base.Done():
+		case <-r.stopping:
+		}
 		r.mu.Lock()
 		r.closed = true
 		r.cond.Broadcast()
@@ -84,12 +95,21 @@ func (r *runner) shutdown(ctx context.Context) error {
 	if !started {
 		return nil
 	}
-	r.cancel(errShutdown)
+	r.draining.Store(true)
+	r.stopOnce.Do(func() { close(r.stopping) })
 	done := make(chan struct{})
 	go func() { // ends when the workers do; shutdown waits for it or ctx
 		r.wg.Wait()
 		close(done)
 	}()
+	grace := time.NewTimer(r.e.cfg.ShutdownGrace)
+	defer grace.Stop()
+	select {
+	case <-done:
+	case <-grace.C:
+	case <-ctx.Done():
+	}
+	r.cancel(errShutdown)
 	select {
 	case <-done:
 		return nil

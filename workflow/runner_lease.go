@@ -105,6 +105,8 @@ func (r *runner) recoverLoop() {
 		select {
 		case <-r.base.Done():
 			return
+		case <-r.stopping:
+			return
 		case <-t.C:
 		}
 	}

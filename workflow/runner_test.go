@@ -12,6 +12,7 @@ import (
 
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // A round whose lease another instance holds is left alone; once that
@@ -110,4 +111,52 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// Shutdown lets a model call in flight finish and its phase commit instead
+// of cancelling it (a cancelled call is paid for twice), within the grace.
+func TestShutdownLetsThePhaseInFlightFinish(t *testing.T) {
+	t.Parallel()
+	store := memstore.New()
+	started, release := make(chan struct{}), make(chan struct{})
+	var calls, cancelled atomic.Int32
+	model := workflow.ModelFunc(func(ctx context.Context, _ workflow.ModelRequest) (workflow.ModelResponse, error) {
+		if calls.Add(1) == 1 {
+			close(started)
+		}
+		select {
+		case <-release:
+			return workflow.ModelResponse{Text: "{}"}, nil
+		case <-ctx.Done():
+			cancelled.Add(1)
+			return workflow.ModelResponse{}, ctx.Err()
+		}
+	})
+	cfg := workflow.EngineConfig{ShutdownGrace: 10 * time.Second, PollInterval: 10 * time.Millisecond,
+		RecoverInterval: 50 * time.Millisecond, LeaseTTL: time.Second}
+	e, err := workflow.NewEngine(cfg, store, model, enginetest.NewRegistry(),
+		map[workflow.ModeName]workflow.Mode{workflow.ModeReact: stubMode{callThenComplete}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Start(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	wf, err := e.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	shut := make(chan error, 1)
+	go func() { shut <- e.Shutdown(ctx) }()
+	time.Sleep(50 * time.Millisecond) // Shutdown is draining, the call still in flight
+	close(release)
+	if err := <-shut; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	got, err := store.GetWorkflow(ctx, wf.ID)
+	if err != nil || got.Status != workflow.StatusCompleted || calls.Load() != 1 || cancelled.Load() != 0 {
+		t.Fatalf("after shutdown: %+v (%v), %d calls, %d cancelled; want the call finished and committed",
+			got, err, calls.Load(), cancelled.Load())
+	}
 }

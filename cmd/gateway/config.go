@@ -91,6 +91,9 @@ type FileLimits struct {
 	// LeaseTTL is how long a round's lease outlives its last renewal (0:
 	// 10s); a dead instance's rounds are taken over within LeaseTTL + 1s.
 	LeaseTTL time.Duration `yaml:"leaseTTL"`
+	// ShutdownGrace is how long SIGTERM lets the model calls and actions in
+	// flight finish and commit before they are cancelled (0: 20s).
+	ShutdownGrace time.Duration `yaml:"shutdownGrace"`
 }
 
 // loadConfig reads the environment through getenv and, when GATEWAY_CONFIG
@@ -185,7 +188,8 @@ func (c *Config) problems() []string {
 		add("limits: leaseTTL must be at least 300ms")
 	}
 	if l.HistoryBudget < 0 || l.MaxRunningPerUser < 0 || l.Workers < 0 || l.ModelTimeout < 0 ||
-		l.ModelMaxInFlight < 0 || l.TraceCap < 0 || l.Retention < 0 || l.ActionPlanTopK < 0 || l.LeaseTTL < 0 {
+		l.ModelMaxInFlight < 0 || l.TraceCap < 0 || l.Retention < 0 || l.ActionPlanTopK < 0 || l.LeaseTTL < 0 ||
+		l.ShutdownGrace < 0 {
 		add("limits: values must not be negative")
 	}
 	if !strings.EqualFold(c.LLMProvider, llm.ProviderScripted) {

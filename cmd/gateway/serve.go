@@ -10,21 +10,25 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/twostep/twostep/workflow"
 )
 
-// Shutdown budget: in-flight requests get up to httpGrace, then running
-// rounds stop at a checkpoint within what is left of shutdownBudget, so the
-// process exits within 5 s of SIGTERM.
+// Shutdown budget: in-flight requests get up to httpGrace; then running
+// rounds finish the phase in flight for up to limits.shutdownGrace, and
+// whatever is still running after that stops at its checkpoint within
+// cancelBudget.
 const (
-	shutdownBudget = 4500 * time.Millisecond
-	httpGrace      = 3 * time.Second
+	cancelBudget = 1500 * time.Millisecond
+	httpGrace    = 3 * time.Second
 )
 
 // serve runs the gateway until ctx is cancelled (SIGINT/SIGTERM), then
 // shuts down gracefully: it stops accepting connections, lets in-flight
-// requests finish, ends event streams, and stops running rounds at a
-// checkpoint without changing their status, so the next start (or another
-// instance sharing the Redis store) resumes them.
+// requests finish, ends event streams, lets running rounds commit the phase
+// in flight (up to limits.shutdownGrace) and stops them at that checkpoint
+// without changing their status, so the next start (or another instance
+// sharing the Redis store) resumes them.
 func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) error {
 	cfg, err := loadConfig(getenv)
 	if err != nil {
@@ -71,12 +75,19 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 		return fmt.Errorf("http server: %w", err)
 	case <-ctx.Done():
 	}
-	return shutdown(srv, g, serveErr, log)
+	return shutdown(srv, g, serveErr, log, grace(cfg))
 }
 
-func shutdown(srv *http.Server, g *gateway, serveErr <-chan error, log zerolog.Logger) error {
+// grace is the engine's drain time after SIGTERM.
+func grace(cfg Config) time.Duration {
+	if g := cfg.File.Limits.ShutdownGrace; g > 0 {
+		return g
+	}
+	return workflow.DefaultShutdownGrace
+}
+
+func shutdown(srv *http.Server, g *gateway, serveErr <-chan error, log zerolog.Logger, drain time.Duration) error {
 	log.Info().Msg("shutting down: finishing in-flight requests")
-	deadline := time.Now().Add(shutdownBudget)
 	hctx, cancel := context.WithTimeout(context.Background(), httpGrace)
 	defer cancel()
 	var errs []error
@@ -87,7 +98,7 @@ func shutdown(srv *http.Server, g *gateway, serveErr <-chan error, log zerolog.L
 	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		errs = append(errs, err)
 	}
-	ectx, cancel2 := context.WithDeadline(context.Background(), deadline)
+	ectx, cancel2 := context.WithTimeout(context.Background(), drain+cancelBudget)
 	defer cancel2()
 	if err := g.engine.Shutdown(ectx); err != nil {
 		errs = append(errs, fmt.Errorf("engine shutdown: %w", err))

@@ -127,7 +127,7 @@ func (g *gateway) build(cfg Config, log zerolog.Logger) error {
 
 	g.engine, err = workflow.NewEngine(workflow.EngineConfig{
 		DefaultMaxSteps: cfg.MaxSteps, MaxStepsLimit: httpapi.MaxStepsLimit, Workers: l.Workers,
-		MaxRunningPerUser: l.MaxRunningPerUser, LeaseTTL: l.LeaseTTL, Logger: slogFor(log.With().Str("component", "engine").Logger()),
+		MaxRunningPerUser: l.MaxRunningPerUser, LeaseTTL: l.LeaseTTL, ShutdownGrace: l.ShutdownGrace, Logger: slogFor(log.With().Str("component", "engine").Logger()),
 		Observer: g.metrics,
 	}, g.store, g.model, reg, map[workflow.ModeName]workflow.Mode{
 		workflow.ModeReact: react.New(builder), workflow.ModeActionPlan: plan,

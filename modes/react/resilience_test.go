@@ -146,6 +146,7 @@ func TestShutdownHandsTheRoundOver(t *testing.T) {
 	cfg := func(id string) workflow.EngineConfig {
 		c := testConfig(id)
 		c.LeaseTTL = time.Minute
+		c.ShutdownGrace = 50 * time.Millisecond // the blocked model call outlasts it
 		return c
 	}
 	full := replies(enginetest.Echoes("a"), enginetest.Echoes("b"), enginetest.Completes("done"))
