@@ -7,7 +7,8 @@ import (
 )
 
 // The Lua scripts. Each one touches only the keys of one workflow (one hash
-// tag), so it runs atomically on Redis Cluster too. Replies are arrays whose
+// tag), except commitScript, which also keeps the user's running set.
+// Replies are arrays whose
 // first element is a status word: "ok", or why nothing was written.
 
 // commitScript applies a Commit.

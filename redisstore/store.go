@@ -1,12 +1,13 @@
 // Package redisstore is the Redis workflow.Store, for gateways that share
-// state or must survive a restart. It works on a single Redis, with Sentinel
-// and on Redis Cluster (Redis 7.0 commands only, no KEYS).
+// state or must survive a restart. It works on a single Redis node (Redis
+// 7.0 commands only, no KEYS); Open refuses a Redis Cluster node, because the
+// commit script also writes the user's running set, in another slot.
 //
 // Layout (prefix "twostep" by default). Every key of one workflow carries the
-// workflow id as its hash tag, so they live in one cluster slot and one Lua
-// script can change them atomically:
+// workflow id as its hash tag:
 //
-//	twostep:{wf_…}:state      hash: version, user, status, json (the workflow)
+//	twostep:{wf_…}:state      hash: version, user, status, json (the workflow),
+//	                          fence (the fencing token of the latest lease)
 //	twostep:{wf_…}:msgs       list of message JSON; a message's seq is its index+1
 //	twostep:{wf_…}:docs       hash: document id -> bytes
 //	twostep:{wf_…}:docmeta    hash: document id -> metadata JSON
@@ -21,15 +22,20 @@
 //	twostep:workflows                sorted set of every workflow id, for ListAll (lex order = creation order)
 //	twostep:trace:{traceId}          the workflow id of a trace
 //	twostep:running                  set of ids of workflows that may be running
-//	twostep:running:u:<userId>       set of ids of the user's workflows that may be running
+//	twostep:running:u:<userId>       set of ids of the user's running workflows
 //
+// The commit script keeps the user's running set itself (an id is in it
+// exactly while its workflow is stored running), so its SCARD is the exact
+// count the running limit is checked against; only DeleteWorkflow and
+// retention leave stale entries there, which can refuse a start but never
+// admit one beyond the limit.
 // In the per-user running set's name the user id is query-escaped
 // (url.QueryEscape), so it holds no brace, colon or glob character.
 //
 // With Options.Retention, a workflow's keys expire together; the user's
 // listing key expires a Retention after the user's last commit, the global
 // listing a Retention after anyone's last commit, the user's running set a
-// Retention after the user's last commit of a running workflow, and the
+// Retention after the user's last commit, and the
 // trace index entries a Retention after they were written. Until then,
 // listing entries of expired workflows stay in the sorted sets (readers
 // skip them), as do running-set entries of workflows that expired while
@@ -126,7 +132,19 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		_ = client.Close()
 		return nil, workflow.WrapKind(workflow.KindUnavailable, err, "redisstore.Open: Redis at %s does not answer", ro.Addr)
 	}
+	if isClusterNode(ctx, client) {
+		_ = client.Close()
+		return nil, workflow.Errorf(workflow.KindInvalid, "redisstore.Open: Redis at %s is a Redis Cluster node; the store needs a single Redis node (or a managed Redis with cluster mode disabled)", ro.Addr)
+	}
 	return &Store{rdb: client, opts: o, keys: keys{prefix: o.KeyPrefix}, owned: true}, nil
+}
+
+// isClusterNode reports whether INFO cluster says the node runs in cluster
+// mode, where the store's multi-key scripts would fail on every commit.
+// A node that refuses INFO (an ACL without it) is taken as a single node.
+func isClusterNode(ctx context.Context, c *redis.Client) bool {
+	info, err := c.Info(ctx, "cluster").Result()
+	return err == nil && strings.Contains(info, "cluster_enabled:1")
 }
 
 // Close closes the connection Open made; for a store made with New it does
