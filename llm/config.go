@@ -27,6 +27,7 @@ const (
 	DefaultMaxRetryDelay  = 30 * time.Second
 	defaultOpenAIBaseURL  = "https://api.openai.com/v1"
 	defaultOllamaBaseURL  = "http://localhost:11434"
+	defaultGeminiBaseURL  = "https://generativelanguage.googleapis.com/v1beta/openai"
 )
 
 // DefaultModel returns the model used for provider when Config.Model is
@@ -69,6 +70,9 @@ type Config struct {
 	// ANTHROPIC_API_KEY, GOOGLE_API_KEY, OLLAMA_BASE_URL). Keys are secrets:
 	// the adapter redacts them from every error and log line.
 	OpenAIBaseURL, OpenAIAPIKey, AnthropicAPIKey, GoogleAPIKey, OllamaBaseURL string
+	// GeminiBaseURL is Gemini's OpenAI-compatible endpoint (provider
+	// googleai); "" → Google's. Tests point it at a fake server.
+	GeminiBaseURL string
 
 	Timeout     time.Duration // per attempt; 0 → 120s
 	MaxAttempts int           // 0 → 3
@@ -177,6 +181,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.OpenAIBaseURL == "" {
 		c.OpenAIBaseURL = defaultOpenAIBaseURL
+	}
+	if c.GeminiBaseURL == "" {
+		c.GeminiBaseURL = defaultGeminiBaseURL
 	}
 	if c.OllamaBaseURL == "" {
 		c.OllamaBaseURL = defaultOllamaBaseURL

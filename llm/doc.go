@@ -1,6 +1,7 @@
 // Package llm is twostep's one adapter over langchaingo: it turns the
 // engine's workflow.ModelRequest into a chat call to the configured provider
-// (openai and every OpenAI-compatible server, anthropic, googleai, ollama) and
+// (openai and every OpenAI-compatible server, anthropic, googleai — Gemini
+// through its OpenAI-compatible endpoint — and ollama) and
 // the reply into a workflow.ModelResponse with token usage.
 //
 // Model guarantees, for every provider:

@@ -6,66 +6,52 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/twostep/twostep/workflow"
 )
 
 // handlerTransport answers every request with an http.Handler in-process,
-// whatever its host: the Google client has no base URL option.
+// whatever its host, and records the requests.
 type handlerTransport struct {
 	h    http.Handler
-	mu   sync.Mutex
 	seen []*http.Request
 }
 
 func (ht *handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	ht.mu.Lock()
 	ht.seen = append(ht.seen, req)
-	ht.mu.Unlock()
 	rec := httptest.NewRecorder()
 	ht.h.ServeHTTP(rec, req)
 	return rec.Result(), nil
 }
 
-func TestGoogleAIOverREST(t *testing.T) {
+// Gemini is reached through its OpenAI-compatible endpoint: the default
+// base URL, the key as a Bearer token (never in the URL), JSON mode as
+// response_format json_object, and the default model.
+func TestGoogleAIOverOpenAICompatibleEndpoint(t *testing.T) {
 	t.Parallel()
 	const key = "AIza-MARKER-google-key"
 	tests := []struct {
 		name     string
 		status   int
 		body     string
-		wantText string
 		wantKind workflow.Kind
 	}{
-		{
-			name:   "reply with usage",
-			status: http.StatusOK,
-			body: `{"candidates":[{"content":{"parts":[{"text":"{\"ok\":true}"}],"role":"model"},"finishReason":1,"index":0}],
-				"usageMetadata":{"promptTokenCount":11,"candidatesTokenCount":4,"totalTokenCount":15}}`,
-			wantText: `{"ok":true}`,
-		},
-		{
-			name:     "bad request is invalid",
-			status:   http.StatusBadRequest,
-			body:     `{"error":{"code":400,"message":"API key not valid: ` + key + `","status":"INVALID_ARGUMENT"}}`,
-			wantKind: workflow.KindInvalid,
-		},
+		{name: "reply with usage", status: http.StatusOK,
+			body: `{"id":"c","object":"chat.completion","created":1,"model":"gemini-2.0-flash","choices":[{"index":0,"finish_reason":"stop",` +
+				`"message":{"role":"assistant","content":"{\"ok\":true}"}}],"usage":{"prompt_tokens":11,"completion_tokens":4,"total_tokens":15}}`},
+		{name: "bad request is invalid", status: http.StatusBadRequest,
+			body: `[{"error":{"code":400,"message":"API key not valid: ` + key + `","status":"INVALID_ARGUMENT"}}]`, wantKind: workflow.KindInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var sentBody map[string]any
+			var sent chatRequest
 			ht := &handlerTransport{h: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				_ = json.NewDecoder(r.Body).Decode(&sentBody)
-				body := tt.body
-				if tt.status == http.StatusOK && strings.HasSuffix(r.URL.Path, ":streamGenerateContent") {
-					body = "[" + body + "]" // the REST stream is a JSON array
-				}
+				_ = json.NewDecoder(r.Body).Decode(&sent)
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(tt.status)
-				_, _ = w.Write([]byte(body))
+				_, _ = w.Write([]byte(tt.body))
 			})}
 			m, err := New(context.Background(), Config{Provider: "googleai", GoogleAPIKey: key, MaxAttempts: 1,
 				HTTPClient: &http.Client{Transport: ht}})
@@ -74,17 +60,17 @@ func TestGoogleAIOverREST(t *testing.T) {
 			}
 			defer m.Close()
 			req := prompt("hi")
-			req.JSON = true
+			req.JSON, req.MaxTokens = true, 128
 			got, err := m.Generate(context.Background(), req)
 			if len(ht.seen) != 1 {
 				t.Fatalf("requests = %d, want 1", len(ht.seen))
 			}
 			r := ht.seen[0]
-			if r.Header.Get("X-Goog-Api-Key") != key || strings.Contains(r.URL.String(), key) {
-				t.Errorf("the key must travel in the header only: url %s, header %q", r.URL, r.Header.Get("X-Goog-Api-Key"))
+			if r.URL.String() != "https://generativelanguage.googleapis.com/v1beta/openai/chat/completions" {
+				t.Errorf("url = %s, want Gemini's OpenAI-compatible chat endpoint", r.URL)
 			}
-			if !strings.Contains(r.URL.Path, "/models/gemini-2.0-flash:") {
-				t.Errorf("path = %s, want the default model", r.URL.Path)
+			if r.Header.Get("Authorization") != "Bearer "+key || strings.Contains(r.URL.String(), key) {
+				t.Errorf("the key must travel as a Bearer token only: url %s", r.URL)
 			}
 			if tt.wantKind != "" {
 				if workflow.KindOf(err) != tt.wantKind || strings.Contains(err.Error(), key) {
@@ -95,12 +81,11 @@ func TestGoogleAIOverREST(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Generate: %v", err)
 			}
-			if got.Text != tt.wantText || got.PromptTokens != 11 || got.CompletionTokens != 4 {
-				t.Errorf("Generate = %+v, want %q with usage 11/4", got, tt.wantText)
+			if got.Text != `{"ok":true}` || got.PromptTokens != 11 || got.CompletionTokens != 4 || got.Model != "googleai/gemini-2.0-flash" {
+				t.Errorf("Generate = %+v, want the reply with usage 11/4", got)
 			}
-			gc, _ := sentBody["generationConfig"].(map[string]any)
-			if gc["responseMimeType"] != "application/json" {
-				t.Errorf("generationConfig = %v, want responseMimeType application/json", sentBody["generationConfig"])
+			if sent.Model != "gemini-2.0-flash" || sent.ResponseFormat == nil || sent.ResponseFormat.Type != "json_object" || sent.MaxTokens != 128 {
+				t.Errorf("request = %+v, want the default model, json_object and max_tokens 128", sent)
 			}
 		})
 	}

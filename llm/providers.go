@@ -2,11 +2,9 @@ package llm
 
 import (
 	"context"
-	"net/http"
 
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/anthropic"
-	"github.com/tmc/langchaingo/llms/googleai"
 	"github.com/tmc/langchaingo/llms/ollama"
 	"github.com/tmc/langchaingo/llms/openai"
 
@@ -53,19 +51,16 @@ func newClient(ctx context.Context, cfg Config) (client, error) {
 		// The Messages API has no JSON mode; the stage prompts ask for JSON.
 		return client{llm: c}, err
 	case ProviderGoogleAI:
-		// Given an HTTP client, the Google client no longer sends the key
-		// itself: the transport adds it as a header (never in the URL).
-		header := http.Header{"X-Goog-Api-Key": []string{cfg.GoogleAPIKey}}
-		c, err := googleai.New(ctx,
-			googleai.WithAPIKey(cfg.GoogleAPIKey),
-			googleai.WithDefaultModel(cfg.Model),
-			googleai.WithRest(),
-			googleai.WithHTTPClient(newHTTPClient(cfg.HTTPClient, header)),
+		// Gemini through its OpenAI-compatible endpoint: langchaingo's
+		// googleai client pulls the deprecated generative-ai-go SDK and
+		// the whole Google Cloud client stack (README, "Gemini").
+		c, err := openai.New(
+			openai.WithToken(cfg.GoogleAPIKey),
+			openai.WithModel(cfg.Model),
+			openai.WithBaseURL(cfg.GeminiBaseURL),
+			openai.WithHTTPClient(newHTTPClient(cfg.HTTPClient, nil)),
 		)
-		if err != nil {
-			return client{}, err
-		}
-		return client{llm: c, jsonMode: true, close: c.Close}, nil
+		return client{llm: c, jsonMode: true, legacyMaxTokens: true}, err
 	case ProviderOllama:
 		c, err := ollama.New(
 			ollama.WithModel(cfg.Model),

@@ -3,7 +3,6 @@ package llm
 import (
 	"context"
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/twostep/twostep/workflow"
@@ -17,9 +16,9 @@ func TestGenerateReportsTokenLimitStops(t *testing.T) {
 		return `{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","content":[{"type":"text","text":"{\"action\":"}],` +
 			`"stop_reason":"` + reason + `","stop_sequence":null,"usage":{"input_tokens":20,"output_tokens":64}}`
 	}
-	googleBody := func(reason int) string {
-		return `{"candidates":[{"content":{"parts":[{"text":"{\"action\":"}],"role":"model"},"finishReason":` + string(rune('0'+reason)) + `,"index":0}],` +
-			`"usageMetadata":{"promptTokenCount":20,"candidatesTokenCount":64,"totalTokenCount":84}}`
+	openAIBody := func(reason string) string {
+		return `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"` + reason +
+			`","message":{"role":"assistant","content":"{\"action\":"}}],"usage":{"prompt_tokens":9,"completion_tokens":32,"total_tokens":41}}`
 	}
 	tests := []struct {
 		name       string
@@ -30,19 +29,15 @@ func TestGenerateReportsTokenLimitStops(t *testing.T) {
 	}{
 		{"anthropic max_tokens", Config{Provider: ProviderAnthropic, AnthropicAPIKey: "k"}, anthropicBody("max_tokens"), "max_tokens", true},
 		{"anthropic end_turn", Config{Provider: ProviderAnthropic, AnthropicAPIKey: "k"}, anthropicBody("end_turn"), "end_turn", false},
-		{"google MAX_TOKENS", Config{Provider: ProviderGoogleAI, GoogleAPIKey: "k"}, googleBody(2), "FinishReasonMaxTokens", true},
-		{"google STOP", Config{Provider: ProviderGoogleAI, GoogleAPIKey: "k"}, googleBody(1), "FinishReasonStop", false},
+		{"gemini length", Config{Provider: ProviderGoogleAI, GoogleAPIKey: "k"}, openAIBody("length"), "length", true},
+		{"gemini stop", Config{Provider: ProviderGoogleAI, GoogleAPIKey: "k"}, openAIBody("stop"), "stop", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			ht := &handlerTransport{h: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				body := tt.body
-				if strings.HasSuffix(r.URL.Path, ":streamGenerateContent") {
-					body = "[" + body + "]"
-				}
+			ht := &handlerTransport{h: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 				w.Header().Set("Content-Type", "application/json")
-				_, _ = w.Write([]byte(body))
+				_, _ = w.Write([]byte(tt.body))
 			})}
 			cfg := tt.cfg
 			cfg.MaxAttempts, cfg.HTTPClient = 1, &http.Client{Transport: ht}
