@@ -157,10 +157,9 @@ func (m *Model) response(req workflow.ModelRequest, out *llms.ContentResponse) w
 }
 
 // tokenLimitReasons are the stop reasons langchaingo passes on for a reply
-// cut at the token limit: OpenAI-compatible finish_reason, Anthropic
-// stop_reason, and Gemini's finish reason (as generative-ai-go names it,
-// and as the REST API spells it).
-var tokenLimitReasons = []string{"length", "max_tokens", "FinishReasonMaxTokens", "MAX_TOKENS"}
+// cut at the token limit: the OpenAI-compatible finish_reason (also
+// Gemini's, reached through that endpoint) and Anthropic's stop_reason.
+var tokenLimitReasons = []string{"length", "max_tokens"}
 
 // stopReason returns the reply's stop reason (the last choice that has
 // one: Anthropic returns one choice per content block) and whether it

@@ -20,8 +20,8 @@ type ModelResponse struct {
 	PromptTokens     int
 	CompletionTokens int
 	// Truncated reports that the provider stopped the reply at the token
-	// limit (OpenAI finish_reason "length", Anthropic stop_reason
-	// "max_tokens", Gemini MAX_TOKENS); StopReason is the provider's own
+	// limit (OpenAI-compatible finish_reason "length", Anthropic
+	// stop_reason "max_tokens"); StopReason is the provider's own
 	// value. Run.Generate never hands a truncated reply to a Check.
 	Truncated  bool
 	StopReason string
