@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/twostep/twostep/workflow"
@@ -111,6 +112,7 @@ func (r *Registry) runHTTPAction(ctx context.Context, spec workflow.ActionSpec, 
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "twostep")
 	req.Header.Set("Idempotency-Key", inv.call.IdempotencyKey)
+	setFencingToken(req.Header, inv.call.FencingToken)
 	what := "the service of action " + quote(spec.Name)
 	rp, err := r.send(ctx, req, t.url, t.timeout, what)
 	if err != nil {
@@ -189,4 +191,12 @@ func jsonProblem(err error) string {
 		return fmt.Sprintf("field %s is %s, not %s", te.Field, te.Value, te.Type)
 	}
 	return err.Error()
+}
+
+// setFencingToken sends the run's fencing token as X-Fencing-Token beside
+// the Idempotency-Key, when the run holds a fenced lease.
+func setFencingToken(h http.Header, token int64) {
+	if token > 0 {
+		h.Set("X-Fencing-Token", strconv.FormatInt(token, 10))
+	}
 }

@@ -48,6 +48,7 @@ func TestHTTPActionRoundTrip(t *testing.T) {
 	r := lookupRegistry(t, srv, Limits{}, 0)
 	c := withConn(call("crm.lookup", map[string]any{"customerId": "42"},
 		doc("brief.txt", "text/plain", []byte("find Ada"))), &workflow.Connection{Label: "crm"})
+	c.FencingToken = 7
 	res, err := r.Execute(context.Background(), c)
 	if err != nil {
 		t.Fatalf("Execute: %v", err)
@@ -56,7 +57,8 @@ func TestHTTPActionRoundTrip(t *testing.T) {
 	if req.Method != "POST" || req.Path != "/lookup" || req.Header.Get("Content-Type") != "application/json" {
 		t.Errorf("request = %s %s %v", req.Method, req.Path, req.Header)
 	}
-	if req.Header.Get("Idempotency-Key") != "wf_1:2:3" || req.Header.Get("X-Api-Key") != "action-key" {
+	if req.Header.Get("Idempotency-Key") != "wf_1:2:3" || req.Header.Get("X-Fencing-Token") != "7" ||
+		req.Header.Get("X-Api-Key") != "action-key" {
 		t.Errorf("headers = %v", req.Header)
 	}
 	if req.Header.Get("Authorization") != "" || strings.Contains(req.Body, "connection-secret") {

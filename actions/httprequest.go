@@ -19,7 +19,7 @@ import (
 var unsafeNameChars = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 
 // runHTTPRequest is http.request: one request under the connection's base
-// URL, with the connection's headers and the Idempotency-Key header; a 2xx
+// URL, with the connection's headers, the Idempotency-Key header and X-Fencing-Token; a 2xx
 // reply becomes one document.
 func (r *Registry) runHTTPRequest(ctx context.Context, inv invocation) (workflow.ActionResult, error) {
 	p := inv.call.Parameters
@@ -50,6 +50,7 @@ func (r *Registry) runHTTPRequest(ctx context.Context, inv invocation) (workflow
 		req.Header[name] = values
 	}
 	req.Header.Set("Idempotency-Key", inv.call.IdempotencyKey)
+	setFencingToken(req.Header, inv.call.FencingToken)
 	what := "connection " + quote(inv.conn.public.Label)
 	rp, err := r.send(ctx, req, inv.conn.base, inv.conn.timeout, what)
 	if err != nil {

@@ -32,9 +32,11 @@ func TestHTTPRequestGet(t *testing.T) {
 	t.Parallel()
 	srv := newRecorder(t, answer(200, "application/json", `{"id":42,"name":"Ada"}`))
 	r := crmRegistry(t, srv, Limits{}, 0)
-	res, err := r.Execute(context.Background(), crmCall(map[string]any{
+	c := crmCall(map[string]any{
 		"path": "/customers/42", "query": map[string]any{"limit": 5.0, "active": true, "q": "a b&c"},
-	}))
+	})
+	c.FencingToken = 12
+	res, err := r.Execute(context.Background(), c)
 	if err != nil {
 		t.Fatalf("Execute: %v", err)
 	}
@@ -46,7 +48,8 @@ func TestHTTPRequestGet(t *testing.T) {
 	if req.Method != "GET" || req.Path != "/api/v2/customers/42" || req.Query != "active=true&limit=5&q=a+b%26c" {
 		t.Errorf("request = %s %s?%s", req.Method, req.Path, req.Query)
 	}
-	if req.Header.Get("Idempotency-Key") != "wf_1:2:3" || req.Header.Get("Authorization") != "Bearer crm-token" {
+	if req.Header.Get("Idempotency-Key") != "wf_1:2:3" || req.Header.Get("X-Fencing-Token") != "12" ||
+		req.Header.Get("Authorization") != "Bearer crm-token" {
 		t.Errorf("headers = %v", req.Header)
 	}
 	d := res.Documents[0]

@@ -94,6 +94,11 @@ type ActionCall struct {
 	Connection *Connection
 	// IdempotencyKey is "{workflowId}:{round}:{step}".
 	IdempotencyKey string
+	// FencingToken is the fencing token of the lease the run holds (see
+	// Store.ClaimRound), strictly increasing per workflow: a service that
+	// remembers the highest token seen per key can refuse a late call from
+	// an instance whose lease was taken over. 0 when unknown.
+	FencingToken int64
 }
 
 // ActionResult is what an action produced. Documents need Name, MimeType

@@ -110,4 +110,11 @@ func TestReferencesResolvedAtExecute(t *testing.T) {
 	if c := calls[1].Connection; c == nil || c.Label != "crm" || calls[1].UserID != "alice" {
 		t.Errorf("remote got connection %+v, want alice's crm", c)
 	}
+	// Both steps ran under the one lease: the same positive fencing token
+	// beside each step's own idempotency key.
+	if f := calls[0].FencingToken; f <= 0 || calls[1].FencingToken != f ||
+		calls[0].IdempotencyKey == calls[1].IdempotencyKey {
+		t.Errorf("fencing tokens %d, %d and keys %q, %q; want one positive token, two keys",
+			calls[0].FencingToken, calls[1].FencingToken, calls[0].IdempotencyKey, calls[1].IdempotencyKey)
+	}
 }
