@@ -2,12 +2,16 @@ package redisstore
 
 import (
 	"context"
+	"errors"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/twostep/twostep/workflow"
 )
 
-// DeleteWorkflow removes every key of the workflow in one script, then its
-// entries in the user's listing, the global listing, the running sets and
+// DeleteWorkflow reads the workflow's user, removes every key of the
+// workflow and its entry in the user's running set in one script, then its
+// entries in the user's listing, the global listing, the running set and
 // the trace index (other slots, so separate commands in one pipeline).
 // KindNotFound when it does not exist. Should the index cleanup fail, the
 // delete still succeeds: the entries left behind point to a workflow that
@@ -17,12 +21,23 @@ func (s *Store) DeleteWorkflow(ctx context.Context, id string) (err error) {
 	if err := checkWorkflowID(ctx, id, false); err != nil {
 		return err
 	}
-	reply, err := s.evalPipelined(ctx, nil, deleteScript, s.keys.workflow(id).all())
+	user, err := s.rdb.HGet(ctx, s.keys.workflow(id).state, "user").Result()
+	if err != nil {
+		if errors.Is(err, redis.Nil) {
+			return workflow.Errorf(workflow.KindNotFound, "workflow %s not found", id)
+		}
+		return redisErr(err)
+	}
+	keys := append(s.keys.workflow(id).all(), s.keys.runningFor(user))
+	reply, err := s.evalPipelined(ctx, nil, deleteScript, keys, id, user)
 	if err != nil {
 		return err
 	}
-	if reply[0] == "missing" {
+	switch reply[0] {
+	case "missing":
 		return workflow.Errorf(workflow.KindNotFound, "workflow %s not found", id)
+	case "user": // a user never changes: the store is corrupt
+		return workflow.Errorf(workflow.KindInternal, "workflow %s changed its user during the delete", id)
 	}
 	rest, err := replyStrings(reply, 1)
 	if err != nil || len(rest) == 0 {

@@ -63,16 +63,22 @@ end
 return {'ok', base, cur[3] or ''}
 `)
 
-// deleteScript removes every key of a workflow.
+// deleteScript removes every key of a workflow and takes it out of its
+// user's running set, so a deleted running workflow never keeps counting
+// against the user's limit. The caller read the user first (the set's name
+// depends on it); should it differ, nothing is deleted.
 //
-//	KEYS: state msgs docs docmeta traces tracedata lease
-//	reply: {"ok", userId, traceId...} | {"missing"}
+//	KEYS: state msgs docs docmeta traces tracedata lease runningFor
+//	ARGV: workflowId userId
+//	reply: {"ok", userId, traceId...} | {"missing"} | {"user", userId}
 var deleteScript = redis.NewScript(`
 local user = redis.call('HGET', KEYS[1], 'user')
 if not user then return {'missing'} end
+if user ~= ARGV[2] then return {'user', user} end
 local out = {'ok', user}
 for _, id in ipairs(redis.call('LRANGE', KEYS[5], 0, -1)) do out[#out + 1] = id end
-redis.call('DEL', unpack(KEYS))
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7])
+redis.call('SREM', KEYS[8], ARGV[1])
 return out
 `)
 

@@ -26,9 +26,10 @@
 //
 // The commit script keeps the user's running set itself (an id is in it
 // exactly while its workflow is stored running), so its SCARD is the exact
-// count the running limit is checked against; only DeleteWorkflow and
-// retention leave stale entries there, which can refuse a start but never
-// admit one beyond the limit.
+// count the running limit is checked against (DeleteWorkflow's script takes
+// the id out too). Only retention, expiring a workflow while it runs, leaves
+// a stale entry there, which can refuse a start but never admit one beyond
+// the limit.
 // In the per-user running set's name the user id is query-escaped
 // (url.QueryEscape), so it holds no brace, colon or glob character.
 //

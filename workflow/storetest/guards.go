@@ -103,7 +103,11 @@ func testRunningLimit(t *testing.T, f Fixture) {
 	ids, err := f.Store.RunningFor(ctx, "alice")
 	must(t, "RunningFor", err)
 	if len(ids) != limit {
-		t.Errorf("alice has %d running workflows, want %d", len(ids), limit)
+		t.Fatalf("alice has %d running workflows, want %d", len(ids), limit)
+	}
+	must(t, "DeleteWorkflow(running)", f.Store.DeleteWorkflow(ctx, ids[0]))
+	if _, err := start(newWorkflow("alice"), 0); err != nil {
+		t.Errorf("create after a running workflow was deleted: %v", err)
 	}
 }
 
