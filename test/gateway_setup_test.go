@@ -64,7 +64,13 @@ type gateway struct {
 // process is stopped with SIGTERM at cleanup, which must exit 0 within 5 s.
 func startGateway(t testing.TB, model *fakeLLM, env ...string) *gateway {
 	t.Helper()
-	g := launch(t, model, env...)
+	return startGatewayWith(t, model, nil, env...)
+}
+
+// startGatewayWith is startGateway with command-line args (e.g. "worker").
+func startGatewayWith(t testing.TB, model *fakeLLM, args []string, env ...string) *gateway {
+	t.Helper()
+	g := launchWith(t, model, args, env)
 	waitHealthy(t, g)
 	t.Cleanup(func() {
 		if model != nil {

@@ -119,10 +119,15 @@ func (r *runner) shutdown(ctx context.Context) error {
 }
 
 // schedule queues id's round. When this instance is still finishing a
-// previous run of it, the round runs again right after.
+// previous run of it, the round runs again right after. Before Start (or on
+// an API-only instance, which never starts) it does nothing: the recovery
+// scan of whichever instance runs workers picks the round up.
 func (r *runner) schedule(id string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if !r.started { // no workers here: the recovery scan of a worker finds it
+		return
+	}
 	delete(r.recovered, id)
 	if a := r.active[id]; a != nil {
 		a.again = true

@@ -31,8 +31,8 @@ func (e *Engine) runClaimed(ctx context.Context, id string, takeover bool) {
 	if err != nil || wf.Status != StatusRunning {
 		return
 	}
-	if takeover {
-		e.log.Info("round taken over", "workflow", id, "round", wf.Round, "step", wf.Step)
+	if takeover && progressed(wf) {
+		e.log.Info("round taken over", "workflow", id, "round", wf.Round, "step", wf.Step, "fence", fence)
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -110,4 +110,12 @@ func (r *runner) recoverLoop() {
 		case <-t.C:
 		}
 	}
+}
+
+// progressed reports whether a running round has committed work past its
+// start: found by the recovery scan, such a round was left by another run
+// (a dead or stopped instance), while one still at its start was merely
+// queued by an API-only instance.
+func progressed(wf *Workflow) bool {
+	return wf.Step > 1 || (wf.Checkpoint != nil && wf.Checkpoint.Phase != PhaseSelect)
 }

@@ -52,15 +52,16 @@ func TestRoundLeasedElsewhereWaitsForTheLease(t *testing.T) {
 	}
 }
 
-// A round left running in the store by an instance that died (its lease
-// expired, nothing scheduled it here) is resumed by the recovery loop and
-// logged as taken over; a round created here is not.
+// A round left running in the store by an instance that died after a step
+// (its lease expired, nothing scheduled it here) is resumed by the recovery
+// loop and logged as taken over with its fencing token; a round created
+// here is not.
 func TestDeadInstancesRoundIsLoggedAsTakenOver(t *testing.T) {
 	t.Parallel()
 	store := memstore.New()
 	ctx := context.Background()
 	dead := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "alice", Mode: workflow.ModeReact,
-		Status: workflow.StatusRunning, Round: 1, Step: 1, MaxSteps: 3, Checkpoint: &workflow.Checkpoint{Phase: workflow.PhaseSelect}}
+		Status: workflow.StatusRunning, Round: 1, Step: 2, MaxSteps: 3, Checkpoint: &workflow.Checkpoint{Phase: workflow.PhaseSelect}}
 	if _, _, err := store.Commit(ctx, workflow.Commit{Workflow: dead, Messages: []workflow.Message{{
 		ID: workflow.NewID(workflow.PrefixMessage), Round: 1, Role: workflow.RoleUser, Text: "p"}}}); err != nil {
 		t.Fatal(err)
@@ -87,7 +88,7 @@ func TestDeadInstancesRoundIsLoggedAsTakenOver(t *testing.T) {
 		t.Fatalf("own round: %+v, %v; want completed", got, err)
 	}
 	out := logs.String()
-	if !strings.Contains(out, `msg="round taken over" instance=here workflow=`+dead.ID) {
+	if !strings.Contains(out, `msg="round taken over" instance=here workflow=`+dead.ID+" round=1 step=2 fence=2") {
 		t.Errorf("no takeover line for %s in:\n%s", dead.ID, out)
 	}
 	if strings.Contains(out, `msg="round taken over" instance=here workflow=`+mine.ID) {

@@ -1,6 +1,8 @@
 // Command gateway serves twostep over HTTP (DESIGN §6–7).
 //
 //	gateway [serve]   run the HTTP gateway (the default)
+//	gateway serve --workers=0  the API only (rounds run on worker instances)
+//	gateway worker    run rounds only (HTTP: /healthz, /readyz, /metrics)
 //	gateway demo      run a sample workflow offline with a scripted model
 //	gateway version   print the version
 //
@@ -38,12 +40,17 @@ func realMain(ctx context.Context, args []string, getenv func(string) string, st
 	if len(args) > 0 {
 		cmd, args = args[0], args[1:]
 	}
+	if cmd == "serve" || cmd == "worker" {
+		r, err := parseRole(cmd, args)
+		if err != nil {
+			return err
+		}
+		return serve(ctx, getenv, stderr, r)
+	}
 	if len(args) > 0 {
 		return fmt.Errorf("%s takes no arguments, got %q", cmd, strings.Join(args, " "))
 	}
 	switch cmd {
-	case "serve":
-		return serve(ctx, getenv, stderr)
 	case "demo":
 		return demo(ctx, getenv, stdout, stderr)
 	case "version", "-version", "--version":
@@ -53,17 +60,19 @@ func realMain(ctx context.Context, args []string, getenv func(string) string, st
 		_, err := io.WriteString(stdout, usage)
 		return err
 	default:
-		return fmt.Errorf("unknown command %q; commands: serve (default), demo, version", cmd)
+		return fmt.Errorf("unknown command %q; commands: serve (default), worker, demo, version", cmd)
 	}
 }
 
-const usage = `usage: gateway [serve|demo|version]
+const usage = `usage: gateway [serve [--workers=0]|worker|demo|version]
 
   serve     run the HTTP gateway (default); configured by environment variables:
             GATEWAY_ADDR, REDIS_URL, GATEWAY_TOKENS, GATEWAY_ADMIN_TOKENS,
             GATEWAY_INSECURE_DEV, LLM_PROVIDER, LLM_MODEL, OPENAI_BASE_URL,
             OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_API_KEY, OLLAMA_BASE_URL,
             GATEWAY_CONFIG, GATEWAY_MAX_STEPS, LOG_LEVEL, LOG_FORMAT
+            --workers=0: serve the API only; worker instances run the rounds (needs REDIS_URL)
+  worker    run rounds only, serving just /healthz, /readyz, /metrics on GATEWAY_ADDR
   demo      run a sample workflow offline (scripted model, real engine and actions)
   version   print the version
 `

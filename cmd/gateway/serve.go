@@ -29,19 +29,22 @@ const (
 // in flight (up to limits.shutdownGrace) and stops them at that checkpoint
 // without changing their status, so the next start (or another instance
 // sharing the Redis store) resumes them.
-func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) error {
+func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r role) error {
 	cfg, err := loadConfig(getenv)
 	if err != nil {
 		return err
 	}
-	if len(cfg.Users) == 0 && len(cfg.Admins) == 0 && !cfg.InsecureDev {
+	if err := r.check(cfg); err != nil {
+		return err
+	}
+	if r.api && len(cfg.Users) == 0 && len(cfg.Admins) == 0 && !cfg.InsecureDev {
 		return errors.New("no tokens configured: set GATEWAY_TOKENS=userId:token,... (or GATEWAY_INSECURE_DEV=1 for local development only)")
 	}
 	log, err := newLogger(stderr, cfg.LogFormat, cfg.LogLevel)
 	if err != nil {
 		return err
 	}
-	if len(cfg.Users) == 0 && len(cfg.Admins) == 0 {
+	if r.api && len(cfg.Users) == 0 && len(cfg.Admins) == 0 {
 		log.Warn().Msg("GATEWAY_INSECURE_DEV=1 and no tokens: every request is user \"dev\" with admin rights; never run this way in production")
 	}
 	g, err := wire(ctx, cfg, log, nil)
@@ -54,8 +57,12 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("listen on GATEWAY_ADDR %s: %w", cfg.Addr, err)
 	}
+	handler := g.api.Routes()
+	if !r.api {
+		handler = probeRoutes(handler)
+	}
 	srv := &http.Server{
-		Handler:           g.api.Routes(),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		BaseContext:       func(net.Listener) context.Context { return log.WithContext(context.Background()) },
@@ -64,9 +71,11 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) er
 
 	engineCtx, stopEngine := context.WithCancel(log.WithContext(context.Background()))
 	defer stopEngine()
-	g.engine.Start(engineCtx)
+	if r.workers {
+		g.engine.Start(engineCtx)
+	}
 	log.Info().Str("addr", ln.Addr().String()).Str("store", storeKind(cfg)).Str("model", g.model.Name()).
-		Str("version", version()).Msg("gateway listening")
+		Bool("api", r.api).Bool("workers", r.workers).Str("version", version()).Msg("gateway listening")
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
