@@ -37,7 +37,7 @@ func (e *Engine) runClaimed(ctx context.Context, id string, takeover bool) {
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var wg sync.WaitGroup
-	wg.Go(func() { e.watch(runCtx, cancel, id, time.Now()) })
+	wg.Go(func() { e.watch(runCtx, cancel, id, fence, time.Now()) })
 	e.runRound(runCtx, wf, fence)
 	cancel(nil)
 	wg.Wait()
@@ -46,10 +46,12 @@ func (e *Engine) runClaimed(ctx context.Context, id string, takeover bool) {
 // watch keeps a running round's lease and notices a Stop or Delete made on
 // another instance: every poll it re-reads the status and, every LeaseTTL/3,
 // renews the lease. It cancels the run when the workflow is no longer
-// running, when another owner holds the lease, or when no renewal succeeded
+// running, when its lease is no longer the one with the run's fence
+// (another owner holds it, or it expired and the renewal took it anew, so
+// the run's commits would be refused), or when no renewal succeeded
 // for a whole LeaseTTL (the store is unreachable: another instance may
 // already have taken the round over).
-func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id string, claimed time.Time) {
+func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id string, held int64, claimed time.Time) {
 	ttl := e.cfg.LeaseTTL
 	renewEvery := ttl / 3
 	tick := min(e.cfg.PollInterval, renewEvery)
@@ -67,7 +69,10 @@ func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id s
 			lastTried = now
 			fence, err := e.store.ClaimRound(ctx, id, e.cfg.InstanceID, ttl)
 			switch {
-			case err == nil && fence == 0:
+			case err == nil && fence != held:
+				// Another owner holds the lease (0), or it expired and this
+				// claim took it anew: the run's fence is stale either way,
+				// so its next commit would be refused.
 				cancel(errLeaseLost)
 				return
 			case err == nil:
