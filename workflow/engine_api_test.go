@@ -40,6 +40,9 @@ var blocking = workflow.ModelFunc(func(ctx context.Context, _ workflow.ModelRequ
 func newEngine(t testing.TB, cfg workflow.EngineConfig, store workflow.Store, model workflow.Model, step func(context.Context, *workflow.Run) error) *workflow.Engine {
 	t.Helper()
 	cfg.PollInterval, cfg.RecoverInterval, cfg.LeaseTTL = 10*time.Millisecond, 50*time.Millisecond, time.Second
+	if cfg.ShutdownGrace == 0 { // the cleanup's Shutdown cuts a blocking model call at once
+		cfg.ShutdownGrace = 50 * time.Millisecond
+	}
 	e, err := workflow.NewEngine(cfg, store, model, enginetest.NewRegistry(),
 		map[workflow.ModeName]workflow.Mode{workflow.ModeReact: stubMode{step}})
 	if err != nil {
