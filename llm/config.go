@@ -59,8 +59,10 @@ type Retry struct {
 // Config is filled by cmd/gateway from the environment. The zero value of
 // every field except Provider and the keys has a sensible default.
 type Config struct {
-	// Provider is openai|anthropic|googleai|ollama|scripted; "" → openai if
-	// OpenAIAPIKey is set, else ollama.
+	// Provider is openai|anthropic|googleai|ollama|scripted; "" → the first
+	// provider with a setting, in this order: openai (OpenAIAPIKey or
+	// OpenAIBaseURL), anthropic (AnthropicAPIKey), googleai (GoogleAPIKey),
+	// else ollama.
 	Provider string
 	// Model is the provider's model name; "" → a per-provider default. It is
 	// required with OpenAIBaseURL, whose server decides the model names.
@@ -95,10 +97,44 @@ func (c Config) provider() string {
 	if p != "" {
 		return p
 	}
-	if c.OpenAIAPIKey != "" {
+	switch {
+	case c.OpenAIAPIKey != "" || c.OpenAIBaseURL != "":
 		return ProviderOpenAI
+	case c.AnthropicAPIKey != "":
+		return ProviderAnthropic
+	case c.GoogleAPIKey != "":
+		return ProviderGoogleAI
 	}
 	return ProviderOllama
+}
+
+// SelectedProvider returns the provider c selects: Provider, or when it is
+// empty the one derived from the settings present (see Config.Provider).
+func (c Config) SelectedProvider() string { return c.provider() }
+
+// UnusedSettings names the provider settings (environment variables) that
+// are set although neither c's provider nor any of inUse (the providers the
+// models configuration routes to besides it) reads them, so a start-up
+// warning can say that, for example, OPENAI_BASE_URL is ignored because
+// LLM_PROVIDER=ollama. It never returns a value, only names.
+func (c Config) UnusedSettings(inUse ...string) []string {
+	used := map[string]bool{c.provider(): true}
+	for _, p := range inUse {
+		used[strings.ToLower(strings.TrimSpace(p))] = true
+	}
+	var unused []string
+	for _, s := range []struct{ name, value, provider string }{
+		{"OPENAI_BASE_URL", c.OpenAIBaseURL, ProviderOpenAI},
+		{"OPENAI_API_KEY", c.OpenAIAPIKey, ProviderOpenAI},
+		{"ANTHROPIC_API_KEY", c.AnthropicAPIKey, ProviderAnthropic},
+		{"GOOGLE_API_KEY", c.GoogleAPIKey, ProviderGoogleAI},
+		{"OLLAMA_BASE_URL", c.OllamaBaseURL, ProviderOllama},
+	} {
+		if s.value != "" && !used[s.provider] {
+			unused = append(unused, s.name)
+		}
+	}
+	return unused
 }
 
 // model returns the model name Config selects.

@@ -65,6 +65,9 @@ func TestNewNamesAndDefaults(t *testing.T) {
 		{Config{Provider: "anthropic", AnthropicAPIKey: "k"}, "anthropic/claude-sonnet-4-0"},
 		{Config{Provider: "googleai", GoogleAPIKey: "k"}, "googleai/gemini-2.0-flash"},
 		{Config{Provider: "ollama", Model: "qwen2.5:7b"}, "ollama/qwen2.5:7b"},
+		{Config{OpenAIBaseURL: "http://127.0.0.1:9/v1", Model: "foo"}, "openai/foo"},
+		{Config{AnthropicAPIKey: "k"}, "anthropic/claude-sonnet-4-0"},
+		{Config{GoogleAPIKey: "k"}, "googleai/gemini-2.0-flash"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -161,3 +164,33 @@ func TestParseRetryAfter(t *testing.T) {
 }
 
 const timeFormatHTTP = "Mon, 02 Jan 2006 15:04:05 GMT"
+
+// TestSelectedProviderAndUnusedSettings: with no LLM_PROVIDER, a provider's
+// setting selects it (a base URL alone is enough for openai), and settings
+// no provider in use reads are named, by variable and never by value.
+func TestSelectedProviderAndUnusedSettings(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		cfg    Config
+		inUse  []string
+		want   string
+		unused string
+	}{
+		{Config{OpenAIBaseURL: "http://x/v1"}, nil, "openai", ""},
+		{Config{OpenAIAPIKey: "k", AnthropicAPIKey: "a"}, []string{"openai"}, "openai", "ANTHROPIC_API_KEY"},
+		{Config{OpenAIAPIKey: "k", AnthropicAPIKey: "a"}, []string{"openai", "anthropic"}, "openai", ""},
+		{Config{Provider: "ollama", OpenAIBaseURL: "http://x/v1"}, []string{"ollama"}, "ollama", "OPENAI_BASE_URL"},
+		{Config{Provider: " Anthropic ", AnthropicAPIKey: "a", GoogleAPIKey: "g", OllamaBaseURL: "http://o"}, []string{"anthropic"},
+			"anthropic", "GOOGLE_API_KEY,OLLAMA_BASE_URL"},
+		{Config{GoogleAPIKey: "g"}, []string{"googleai"}, "googleai", ""},
+		{Config{}, []string{"ollama"}, "ollama", ""},
+	}
+	for _, tt := range tests {
+		if got := tt.cfg.SelectedProvider(); got != tt.want {
+			t.Errorf("%+v: SelectedProvider = %q, want %q", tt.cfg, got, tt.want)
+		}
+		if got := strings.Join(tt.cfg.UnusedSettings(tt.inUse...), ","); got != tt.unused {
+			t.Errorf("%+v: UnusedSettings(%v) = %q, want %q", tt.cfg, tt.inUse, got, tt.unused)
+		}
+	}
+}

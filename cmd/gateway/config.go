@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -165,6 +166,7 @@ func (c *Config) problems() []string {
 	if c.Admins, err = httpapi.ParseCredentials(c.AdminTokens); err != nil {
 		add("GATEWAY_ADMIN_TOKENS: %v", err)
 	}
+	problems = append(problems, tokenProblems(c.Users, c.Admins)...)
 	if c.MaxSteps < 1 || c.MaxSteps > httpapi.MaxStepsLimit {
 		add("GATEWAY_MAX_STEPS must be between 1 and %d, not %d", httpapi.MaxStepsLimit, c.MaxSteps)
 	}
@@ -198,6 +200,70 @@ func (c *Config) problems() []string {
 		}
 	}
 	return problems
+}
+
+// MinTokenLength is the shortest bearer token start-up accepts: a shorter
+// one is guessable, and a typo like "alice:x" is more likely than intent.
+const MinTokenLength = 16
+
+// tokenProblems refuses tokens shorter than MinTokenLength and a token
+// given to more than one entry (across GATEWAY_TOKENS and
+// GATEWAY_ADMIN_TOKENS): a shared token would act as whichever entry wins,
+// admin included. Messages name users and variables, never a token.
+func tokenProblems(users, admins []httpapi.Credential) []string {
+	type entry struct{ user, list string }
+	var problems []string
+	owners := map[string][]entry{}
+	var order []string
+	for _, l := range []struct {
+		name  string
+		creds []httpapi.Credential
+	}{{"GATEWAY_TOKENS", users}, {"GATEWAY_ADMIN_TOKENS", admins}} {
+		for _, c := range l.creds {
+			if len(c.Token) < MinTokenLength {
+				problems = append(problems, fmt.Sprintf("%s: the token of user %q is shorter than %d characters", l.name, c.UserID, MinTokenLength))
+			}
+			if _, seen := owners[c.Token]; !seen {
+				order = append(order, c.Token)
+			}
+			owners[c.Token] = append(owners[c.Token], entry{c.UserID, l.name})
+		}
+	}
+	for _, tok := range order {
+		if es := owners[tok]; len(es) > 1 {
+			names := make([]string, len(es))
+			for i, e := range es {
+				names[i] = fmt.Sprintf("%q (%s)", e.user, e.list)
+			}
+			problems = append(problems, fmt.Sprintf("one token is shared by %s: every entry needs its own token", strings.Join(names, ", ")))
+		}
+	}
+	return problems
+}
+
+// warnings lists what start-up should say but not refuse: provider settings
+// no configured model reads (a typo or a leftover that silently does
+// nothing), and that the memory store keeps nothing across a restart.
+func (c *Config) warnings() []string {
+	var out []string
+	if !strings.EqualFold(c.LLMProvider, llm.ProviderScripted) {
+		var inUse []string
+		for _, ref := range c.stageModels() {
+			inUse = append(inUse, c.llmFor(ref).SelectedProvider())
+		}
+		for _, ref := range c.File.Models.Fallback {
+			inUse = append(inUse, c.llmFor(ref).SelectedProvider())
+		}
+		lc := c.LLM()
+		if unused := lc.UnusedSettings(inUse...); len(unused) > 0 {
+			out = append(out, fmt.Sprintf("%s set but not used: the configured models are on provider(s) %s; "+
+				"set LLM_PROVIDER or models: to use them, or unset them", strings.Join(unused, ", "), strings.Join(slices.Compact(slices.Sorted(slices.Values(append(inUse, lc.SelectedProvider())))), ", ")))
+		}
+	}
+	if c.RedisURL == "" {
+		out = append(out, "memory store (REDIS_URL unset): workflows, documents and traces live in this process only and are lost when it stops")
+	}
+	return out
 }
 
 // LLM returns the model adapter's configuration.

@@ -15,7 +15,7 @@ func envOf(m map[string]string) func(string) string {
 func TestLoadConfigDefaultsAndEnv(t *testing.T) {
 	t.Parallel()
 	cfg, err := loadConfig(envOf(map[string]string{
-		"GATEWAY_TOKENS": "alice:t1,bob:t2", "GATEWAY_ADMIN_TOKENS": "root:t3",
+		"GATEWAY_TOKENS": "alice:alice-token-000000001,bob:bob-token-00000000002", "GATEWAY_ADMIN_TOKENS": "root:root-token-0000000003",
 		"OPENAI_API_KEY": "sk-x", "GATEWAY_MAX_STEPS": "7", "LOG_FORMAT": "console",
 	}))
 	if err != nil {
@@ -24,11 +24,11 @@ func TestLoadConfigDefaultsAndEnv(t *testing.T) {
 	if cfg.Addr != ":8080" || cfg.MaxSteps != 7 || cfg.LogLevel != "info" || cfg.LogFormat != "console" || cfg.RedisURL != "" {
 		t.Errorf("config = %+v", cfg)
 	}
-	if len(cfg.Users) != 2 || cfg.Users[1].UserID != "bob" || len(cfg.Admins) != 1 || cfg.Admins[0].Token != "t3" {
+	if len(cfg.Users) != 2 || cfg.Users[1].UserID != "bob" || len(cfg.Admins) != 1 || cfg.Admins[0].Token != "root-token-0000000003" {
 		t.Errorf("credentials = %+v / %+v", cfg.Users, cfg.Admins)
 	}
 	secrets := strings.Join(cfg.Secrets(), ",")
-	for _, s := range []string{"sk-x", "t1", "t2", "t3"} {
+	for _, s := range []string{"sk-x", "alice-token-000000001", "bob-token-00000000002", "root-token-0000000003"} {
 		if !strings.Contains(secrets, s) {
 			t.Errorf("Secrets() lacks %q", s)
 		}
@@ -84,7 +84,7 @@ connections:
 		t.Fatal(err)
 	}
 	cfg, err := loadConfig(envOf(map[string]string{
-		"GATEWAY_TOKENS": "alice:t1", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": path, "CRM_TOKEN": "crm-secret",
+		"GATEWAY_TOKENS": "alice:alice-token-000000001", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": path, "CRM_TOKEN": "crm-secret",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ connections:
 	if err := os.WriteFile(short, []byte("limits:\n  leaseTTL: 10ms\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = loadConfig(envOf(map[string]string{"GATEWAY_TOKENS": "a:t", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": short}))
+	_, err = loadConfig(envOf(map[string]string{"GATEWAY_TOKENS": "a:a-token-00000000000001", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": short}))
 	if err == nil || !strings.Contains(err.Error(), "leaseTTL must be at least 300ms") {
 		t.Errorf("a 10ms leaseTTL was accepted: %v", err)
 	}
@@ -112,8 +112,79 @@ connections:
 	if err := os.WriteFile(bad, []byte("limitz: {}\nconnections:\n  - user: a\n    labl: x\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = loadConfig(envOf(map[string]string{"GATEWAY_TOKENS": "a:t", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": bad}))
+	_, err = loadConfig(envOf(map[string]string{"GATEWAY_TOKENS": "a:a-token-00000000000001", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": bad}))
 	if err == nil || !strings.Contains(err.Error(), "limitz") || !strings.Contains(err.Error(), "labl") {
 		t.Errorf("unknown keys not reported: %v", err)
+	}
+}
+
+// TestLoadConfigRefusesSharedAndShortTokens: a token given to two entries
+// (here a user and an admin, which would let bob act as root) and a token
+// under 16 characters stop start-up; the message names the users and the
+// variables, never a token.
+func TestLoadConfigRefusesSharedAndShortTokens(t *testing.T) {
+	t.Parallel()
+	shared := "shared-token-0123456789"
+	_, err := loadConfig(envOf(map[string]string{
+		"GATEWAY_TOKENS":       "alice:" + shared + ",bob:" + shared + ",carol:x",
+		"GATEWAY_ADMIN_TOKENS": "root:" + shared,
+		"LLM_PROVIDER":         "scripted",
+	}))
+	if err == nil {
+		t.Fatal("start-up accepted a shared token and a one-character token")
+	}
+	msg := err.Error()
+	for _, want := range []string{`one token is shared by "alice" (GATEWAY_TOKENS), "bob" (GATEWAY_TOKENS), "root" (GATEWAY_ADMIN_TOKENS)`,
+		`GATEWAY_TOKENS: the token of user "carol" is shorter than 16 characters`} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, shared) || strings.Contains(msg, ":x") {
+		t.Errorf("error quotes a token:\n%s", msg)
+	}
+	if strings.Count(msg, "\n  - ") != 2 {
+		t.Errorf("want exactly two problems (alice's own token is not short), got:\n%s", msg)
+	}
+}
+
+// TestConfigProviderSelectionAndWarnings: OPENAI_BASE_URL alone selects
+// openai (it used to fall through to ollama), a key no model uses is a
+// warning naming the variable, and the memory store says it keeps nothing.
+func TestConfigProviderSelectionAndWarnings(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"GATEWAY_TOKENS": "alice:alice-token-000000001"}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	cfg, err := loadConfig(envOf(with("OPENAI_BASE_URL", "http://127.0.0.1:9/v1", "LLM_MODEL", "foo")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.LLM().SelectedProvider(); got != "openai" {
+		t.Errorf("OPENAI_BASE_URL selects %q, want openai", got)
+	}
+	if w := strings.Join(cfg.warnings(), "\n"); strings.Contains(w, "not used") || !strings.Contains(w, "memory store") {
+		t.Errorf("warnings = %q, want only the memory-store one", w)
+	}
+
+	cfg, err = loadConfig(envOf(with("LLM_PROVIDER", "ollama", "OPENAI_BASE_URL", "http://127.0.0.1:9/v1",
+		"ANTHROPIC_API_KEY", "sk-ant-secret", "REDIS_URL", "redis://127.0.0.1:6379/0")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := strings.Join(cfg.warnings(), "\n")
+	if !strings.Contains(w, "OPENAI_BASE_URL, ANTHROPIC_API_KEY set but not used") || !strings.Contains(w, "provider(s) ollama") {
+		t.Errorf("warnings = %q, want the unused settings named", w)
+	}
+	if strings.Contains(w, "sk-ant-secret") || strings.Contains(w, "127.0.0.1:9") || strings.Contains(w, "memory store") {
+		t.Errorf("warnings = %q: quote a value or mention the memory store with REDIS_URL set", w)
 	}
 }

@@ -21,7 +21,7 @@ func TestRedisURLPasswordNeverInErrors(t *testing.T) {
 		t.Run(url, func(t *testing.T) {
 			t.Parallel()
 			var stdout, stderr bytes.Buffer
-			env := envOf(map[string]string{"GATEWAY_TOKENS": "alice:ta", "LLM_PROVIDER": "scripted",
+			env := envOf(map[string]string{"GATEWAY_TOKENS": "alice:alice-token-000000001", "LLM_PROVIDER": "scripted",
 				"GATEWAY_ADDR": "127.0.0.1:0", "REDIS_URL": url})
 			err := realMain(context.Background(), nil, env, &stdout, &stderr)
 			if err == nil {

@@ -47,6 +47,9 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r 
 	if r.api && len(cfg.Users) == 0 && len(cfg.Admins) == 0 {
 		log.Warn().Msg("GATEWAY_INSECURE_DEV=1 and no tokens: every request is user \"dev\" with admin rights; never run this way in production")
 	}
+	for _, w := range cfg.warnings() {
+		log.Warn().Msg(w)
+	}
 	g, err := wire(ctx, cfg, log, nil)
 	if err != nil {
 		return err
