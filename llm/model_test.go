@@ -108,6 +108,7 @@ func TestGenerateRetries(t *testing.T) {
 		wantHits   int32
 		wantKind   workflow.Kind // "" for success
 		wantInErr  string
+		wantPublic string // workflow.PublicMessage(err), when set
 		wantDelays func(t *testing.T, d []Retry)
 	}{
 		{
@@ -169,6 +170,16 @@ func TestGenerateRetries(t *testing.T) {
 			wantInErr: "refused the request with HTTP 400",
 		},
 		{
+			name: "404 keeps the provider's reason in the public message",
+			reply: func(_ int, w http.ResponseWriter) {
+				writeError(w, http.StatusNotFound, "The model `nope` does not exist")
+			},
+			wantHits:   1,
+			wantKind:   workflow.KindInvalid,
+			wantInErr:  "refused the request with HTTP 404: The model `nope` does not exist",
+			wantPublic: "openai refused the request with HTTP 404: The model `nope` does not exist",
+		},
+		{
 			name: "malformed body is not retried",
 			reply: func(_ int, w http.ResponseWriter) {
 				w.Header().Set("Content-Type", "application/json")
@@ -207,6 +218,11 @@ func TestGenerateRetries(t *testing.T) {
 				}
 			} else if workflow.KindOf(err) != tt.wantKind || !strings.Contains(err.Error(), tt.wantInErr) {
 				t.Errorf("err = %v (kind %s), want kind %s containing %q", err, workflow.KindOf(err), tt.wantKind, tt.wantInErr)
+			}
+			if tt.wantPublic != "" {
+				if got := workflow.PublicMessage(err); got != tt.wantPublic {
+					t.Errorf("PublicMessage = %q, want %q", got, tt.wantPublic)
+				}
 			}
 			if tt.wantDelays != nil {
 				tt.wantDelays(t, log.all())

@@ -35,7 +35,7 @@ func (m *Model) classify(attemptCtx context.Context, obs *observation, err error
 			err: workflow.WrapKind(workflow.KindUnavailable, cause, "%s answered HTTP %d", m.provider, status)}
 	case status >= 400:
 		return failure{status: status, err: workflow.WrapKind(workflow.KindInvalid, cause,
-			"%s refused the request with HTTP %d", m.provider, status)}
+			"%s refused the request with HTTP %d%s", m.provider, status, providerReason(cause))}
 	case netErr:
 		return failure{retryable: true, err: workflow.WrapKind(workflow.KindUnavailable, cause,
 			"%s could not be reached", m.provider)}
@@ -97,6 +97,36 @@ func (m *Model) redact(err error) error {
 		msg = msg[:maxLen] + "…"
 	}
 	return errors.New(msg)
+}
+
+// providerReason is the provider's own explanation of a refusal (for
+// example "The model `x` does not exist"), taken from the already redacted
+// cause, as ": reason" for the public message, or "" when there is none.
+// The workflow's error keeps it, so a user sees why, not just "HTTP 404".
+func providerReason(cause error) string {
+	if cause == nil {
+		return ""
+	}
+	msg := cause.Error()
+	const prefix = "API returned unexpected status code: "
+	if i := strings.Index(msg, prefix); i >= 0 {
+		msg = msg[i+len(prefix):]
+		// Drop the status the message already names: "404: reason".
+		if _, rest, ok := strings.Cut(msg, ": "); ok {
+			msg = rest
+		} else {
+			return ""
+		}
+	}
+	msg = strings.Join(strings.Fields(msg), " ")
+	const maxLen = 300
+	if len(msg) > maxLen {
+		msg = strings.ToValidUTF8(msg[:maxLen], "") + "…"
+	}
+	if msg == "" {
+		return ""
+	}
+	return ": " + msg
 }
 
 // jitter is the default random source of backoff.
