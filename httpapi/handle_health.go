@@ -8,11 +8,13 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/gin-gonic/gin"
+
+	"github.com/twostep/twostep/workflow"
 )
 
 // Health is the body of /healthz and /readyz.
 type Health struct {
-	Status string            `json:"status" enum:"ok,unavailable"`
+	Status string            `json:"status" enum:"ok,degraded,unavailable" doc:"degraded: ready, but a configured model does not answer its probe (see checks.model)"`
 	Checks map[string]string `json:"checks,omitempty" doc:"Each readiness check: ok or what failed"`
 	// Models lists every configured model, provider/model (readyz only).
 	Models []string `json:"models,omitempty" doc:"Every configured model (stage models and fallbacks), provider/model"`
@@ -70,5 +72,11 @@ func (s *Server) readyz(ctx context.Context, _ *struct{}) (*healthOutput, error)
 	if len(models) == 0 {
 		models = []string{s.modelName}
 	}
-	return &healthOutput{Body: Health{Status: "ok", Checks: checks, Models: models}}, nil
+	status := "ok"
+	if s.modelOK != nil {
+		if err := s.modelOK(pingCtx); err != nil {
+			status, checks["model"] = "degraded", workflow.PublicMessage(err)
+		}
+	}
+	return &healthOutput{Body: Health{Status: status, Checks: checks, Models: models}}, nil
 }

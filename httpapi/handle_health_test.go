@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,6 +45,35 @@ func TestReadyz(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReadyzReportsAnUnreachableModel: a failing model probe is reported
+// (status degraded, the reason in checks.model) without failing readiness,
+// and a passing one leaves status ok.
+func TestReadyzReportsAnUnreachableModel(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		err        error
+		status     string
+		modelCheck string
+	}{
+		{nil, "ok", "ok"},
+		{workflow.Errorf(workflow.KindUnavailable, `openai/foo: the provider does not list model "foo"`), "degraded",
+			`openai/foo: the provider does not list model "foo"`},
+	} {
+		env := newTestEnv(t, func(o *Options) { o.ModelCheck = func(context.Context) error { return tt.err } })
+		rec := env.do(t, "GET", "/readyz", "", nil)
+		if rec.Code != 200 {
+			t.Fatalf("status %d, want 200: %s", rec.Code, rec.Body)
+		}
+		var h Health
+		if err := json.Unmarshal(rec.Body.Bytes(), &h); err != nil {
+			t.Fatal(err)
+		}
+		if h.Status != tt.status || h.Checks["model"] != tt.modelCheck || h.Checks["store"] != "ok" {
+			t.Errorf("readyz = %+v, want status %s and checks.model %q", h, tt.status, tt.modelCheck)
+		}
 	}
 }
 

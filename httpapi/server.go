@@ -56,6 +56,13 @@ type Options struct {
 	// Models lists every configured model (stage models, fallbacks) for
 	// /readyz; empty lists just ModelName.
 	Models []string
+	// ModelCheck, when set, tells /readyz whether the models answer (a
+	// cached, token-free probe such as llm.Model.Probe). A failing check
+	// makes /readyz report status "degraded" with the reason, still 200:
+	// the API (listing, reading, stopping workflows) works without a model,
+	// and one provider outage must not take every instance out of the
+	// load balancer.
+	ModelCheck func(context.Context) error
 	// Version is shown in the OpenAPI document.
 	Version string
 	// Admin registers the /admin/v1 routes (nil: none yet).
@@ -83,6 +90,7 @@ type Server struct {
 	metrics   *Metrics
 	modelName string
 	models    []string
+	modelOK   func(context.Context) error
 	version   string
 	admin     AdminRoutes
 	poll      time.Duration
@@ -120,7 +128,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{
 		engine: opts.Engine, store: opts.Store, actions: opts.Actions, auth: opts.Auth,
-		limits: limits, log: opts.Logger, metrics: opts.Metrics, modelName: opts.ModelName, models: opts.Models,
+		limits: limits, log: opts.Logger, metrics: opts.Metrics, modelName: opts.ModelName, models: opts.Models, modelOK: opts.ModelCheck,
 		version: opts.Version, admin: opts.Admin,
 		poll: orDefault(opts.EventPoll, 250*time.Millisecond), heartbeat: orDefault(opts.Heartbeat, 15*time.Second),
 		writeWait: orDefault(opts.WriteTimeout, 2*time.Minute),

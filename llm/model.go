@@ -27,6 +27,7 @@ type Model struct {
 	secrets         []string
 	tokens          *Tokenizer
 	rnd             func(n int64) int64
+	probe           *prober
 }
 
 var _ workflow.Model = (*Model)(nil)
@@ -61,6 +62,7 @@ func New(ctx context.Context, cfg Config) (*Model, error) {
 		return nil, workflow.WrapKind(workflow.KindInvalid, m.redact(err), "llm.New: %s client", cfg.Provider)
 	}
 	m.client = c
+	m.probe = newProber(cfg, m.redact)
 	return m, nil
 }
 

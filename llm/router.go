@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/rs/zerolog"
 
@@ -55,16 +54,9 @@ func (r *Router) Route(stage workflow.Stage) Route {
 // Models lists every configured model name once: the default, the stage
 // models, then the fallbacks (for /readyz and the admin page).
 func (r *Router) Models() []string {
-	names := []string{r.def.Name}
-	for _, st := range []workflow.Stage{workflow.StageOne, workflow.StageTwo, workflow.StagePlan, workflow.StageRepair, workflow.StageAction} {
-		if rt, ok := r.stages[st]; ok && !slices.Contains(names, rt.Name) {
-			names = append(names, rt.Name)
-		}
-	}
-	for _, rt := range r.fallback {
-		if !slices.Contains(names, rt.Name) {
-			names = append(names, rt.Name)
-		}
+	var names []string
+	for _, rt := range r.routes() {
+		names = append(names, rt.Name)
 	}
 	return names
 }

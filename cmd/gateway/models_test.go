@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -29,6 +28,12 @@ type modelServer struct {
 }
 
 func (s *modelServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.Path == "/v1/models" {
+		// The listing /readyz probes: "strong" is not served.
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"backup"},{"id":"small"}]}`)
+		return
+	}
 	var req struct {
 		Model     string `json:"model"`
 		MaxTokens int    `json:"max_tokens"`
@@ -59,7 +64,8 @@ func (s *modelServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // The YAML models section and LLM_MODEL_STAGE2 route Stage 2 to its own
 // model; Stage 1's model fails after its retries and the fallback answers;
-// the traces name the answering models and /readyz lists them all.
+// the traces name the answering models and /readyz lists them all and
+// reports the one its probe does not find.
 func TestModelsRouteStagesAndFallBack(t *testing.T) {
 	t.Parallel()
 	fake := &modelServer{calls: map[string]int{}, max: map[string]int{}}
@@ -115,9 +121,14 @@ func TestModelsRouteStagesAndFallBack(t *testing.T) {
 	}
 	rec := httptest.NewRecorder()
 	g.api.Routes().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
-	var health struct{ Models []string }
+	var health struct {
+		Status string
+		Checks map[string]string
+		Models []string
+	}
 	_ = json.Unmarshal(rec.Body.Bytes(), &health)
-	if diff := cmp.Diff([]string{"openai/strong", "openai/small", "openai/backup"}, health.Models); diff != "" || !strings.Contains(rec.Body.String(), `"status":"ok"`) {
+	if diff := cmp.Diff([]string{"openai/strong", "openai/small", "openai/backup"}, health.Models); diff != "" || rec.Code != 200 ||
+		health.Status != "degraded" || health.Checks["model"] != `openai/strong: the provider does not list model "strong" (it lists 2 models)` {
 		t.Errorf("/readyz %d %s: models (-want +got):\n%s", rec.Code, rec.Body, diff)
 	}
 }

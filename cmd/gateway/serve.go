@@ -77,6 +77,15 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r 
 	if r.workers {
 		g.engine.Start(engineCtx)
 	}
+	if check := modelCheck(g.model); check != nil {
+		// Probe once in the background: a wrong model name or key shows in
+		// the start-up log, without delaying start-up on a slow provider.
+		go func() {
+			if err := check(engineCtx); err != nil && engineCtx.Err() == nil {
+				log.Warn().Str("reason", workflow.PublicMessage(err)).Msg("the model does not answer its probe; rounds will fail until it does (see /readyz)")
+			}
+		}()
+	}
 	log.Info().Str("addr", ln.Addr().String()).Str("store", storeKind(cfg)).Str("model", g.model.Name()).
 		Bool("api", r.api).Bool("workers", r.workers).Str("version", version()).Msg("gateway listening")
 

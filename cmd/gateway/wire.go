@@ -108,6 +108,15 @@ func (g *gateway) openModel(ctx context.Context, cfg Config) error {
 	return nil
 }
 
+// modelCheck returns the model's token-free probe (llm.Model and
+// llm.Router have one; the offline and scripted models do not need one).
+func modelCheck(m any) func(context.Context) error {
+	if p, ok := m.(interface{ Probe(context.Context) error }); ok {
+		return p.Probe
+	}
+	return nil
+}
+
 // build wires registry, prompts, modes, engine and HTTP API over the
 // opened store and model.
 func (g *gateway) build(cfg Config, log zerolog.Logger) error {
@@ -150,6 +159,7 @@ func (g *gateway) build(cfg Config, log zerolog.Logger) error {
 		Engine: g.engine, Store: g.store, Actions: reg, Auth: auth, Limits: l.HTTP,
 		Logger: log.With().Str("component", "http").Logger(), Metrics: g.metrics,
 		ModelName: g.model.Name(), Models: modelNames(g.model), Version: version(), Admin: admin.Register,
+		ModelCheck: modelCheck(g.model),
 	})
 	if err != nil {
 		return fmt.Errorf("httpapi.New: %w", err)
