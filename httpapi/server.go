@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"sync"
@@ -98,6 +99,7 @@ type Server struct {
 	writeWait time.Duration
 
 	handler http.Handler
+	oapi    *huma.OpenAPI
 
 	// closing is closed by CloseStreams to end every event stream.
 	closing   chan struct{}
@@ -138,6 +140,10 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
+// OpenAPI returns the OpenAPI 3.1 document /openapi.json serves, as
+// indented JSON (`gateway openapi` prints it; docs/openapi.json is it).
+func (s *Server) OpenAPI() ([]byte, error) { return json.MarshalIndent(s.oapi, "", "  ") }
+
 // Routes returns the HTTP handler serving every route.
 func (s *Server) Routes() http.Handler { return s.handler }
 
@@ -168,6 +174,8 @@ func (s *Server) buildRoutes() http.Handler {
 	s.registerEvents(api)
 	s.registerActions(api)
 	s.registerAdmin(api)
+	s.oapi = api.OpenAPI()
+	completeOpenAPI(s.oapi)
 	return r
 }
 

@@ -42,7 +42,7 @@ type MessageView struct {
 	Text            string                 `json:"text"`
 	Action          string                 `json:"action"`
 	ActionObjective string                 `json:"actionObjective"`
-	Parameters      map[string]any         `json:"parameters"`
+	Parameters      map[string]any         `json:"parameters" nullable:"true" doc:"The business parameters of an action message; null on other messages"`
 	Status          workflow.MessageStatus `json:"status"`
 	DocumentsLabel  string                 `json:"documentsLabel"`
 	Documents       []DocumentView         `json:"documents"`

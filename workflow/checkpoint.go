@@ -55,7 +55,7 @@ type Selection struct {
 // fields were taken out of the parameters.
 type PlanStep struct {
 	Action      string         `json:"action"`
-	Parameters  map[string]any `json:"parameters"`
+	Parameters  map[string]any `json:"parameters" nullable:"true"`
 	ResultLabel string         `json:"resultLabel,omitempty"`
 	Documents   []string       `json:"documents,omitempty"`
 	Connection  string         `json:"connection,omitempty"`

@@ -4,6 +4,7 @@
 //	gateway serve --workers=0  the API only (rounds run on worker instances)
 //	gateway worker    run rounds only (HTTP: /healthz, /readyz, /metrics)
 //	gateway demo      run a sample workflow offline with a scripted model
+//	gateway openapi   print the OpenAPI 3.1 document of the HTTP API
 //	gateway version   print the version
 //
 // Configuration comes from the environment and the optional GATEWAY_CONFIG
@@ -20,6 +21,7 @@ import (
 	"syscall"
 
 	"github.com/gin-gonic/gin"
+	"github.com/rs/zerolog"
 )
 
 func main() {
@@ -53,6 +55,8 @@ func realMain(ctx context.Context, args []string, getenv func(string) string, st
 	switch cmd {
 	case "demo":
 		return demo(ctx, getenv, stdout, stderr)
+	case "openapi":
+		return printOpenAPI(ctx, stdout)
 	case "version", "-version", "--version":
 		_, err := fmt.Fprintln(stdout, "twostep gateway "+version())
 		return err
@@ -60,11 +64,11 @@ func realMain(ctx context.Context, args []string, getenv func(string) string, st
 		_, err := io.WriteString(stdout, usage)
 		return err
 	default:
-		return fmt.Errorf("unknown command %q; commands: serve (default), worker, demo, version", cmd)
+		return fmt.Errorf("unknown command %q; commands: serve (default), worker, demo, openapi, version", cmd)
 	}
 }
 
-const usage = `usage: gateway [serve [--workers=0]|worker|demo|version]
+const usage = `usage: gateway [serve [--workers=0]|worker|demo|openapi|version]
 
   serve     run the HTTP gateway (default); configured by environment variables:
             GATEWAY_ADDR, REDIS_URL, GATEWAY_TOKENS, GATEWAY_ADMIN_TOKENS,
@@ -74,5 +78,28 @@ const usage = `usage: gateway [serve [--workers=0]|worker|demo|version]
             --workers=0: serve the API only; worker instances run the rounds (needs REDIS_URL)
   worker    run rounds only, serving just /healthz, /readyz, /metrics on GATEWAY_ADDR
   demo      run a sample workflow offline (scripted model, real engine and actions)
+  openapi   print the OpenAPI 3.1 document of the HTTP API (as served at /openapi.json)
   version   print the version
 `
+
+// printOpenAPI writes the HTTP API's OpenAPI document. It wires an offline
+// gateway (memory store, offline model, nothing listening): the document
+// depends on no configuration.
+func printOpenAPI(ctx context.Context, stdout io.Writer) error {
+	env := map[string]string{"GATEWAY_INSECURE_DEV": "1", "LLM_PROVIDER": "scripted"}
+	cfg, err := loadConfig(func(k string) string { return env[k] })
+	if err != nil {
+		return err
+	}
+	g, err := wire(ctx, cfg, zerolog.Nop(), nil)
+	if err != nil {
+		return err
+	}
+	defer g.close()
+	doc, err := g.api.OpenAPI()
+	if err != nil {
+		return err
+	}
+	_, err = stdout.Write(append(doc, '\n'))
+	return err
+}

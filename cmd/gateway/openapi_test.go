@@ -1,0 +1,277 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/rs/zerolog"
+)
+
+var registerStreamDecoders sync.Once
+
+// apiCall is one request of the OpenAPI conformance walk.
+type apiCall struct {
+	name   string
+	method string
+	path   string
+	token  string
+	ctype  string // Content-Type of body ("" → application/json when body is set)
+	body   string
+	status int // the status the walk expects (the document must declare it)
+}
+
+// TestOpenAPIDescribesEveryResponse drives every route of the real gateway
+// (offline model, memory store) through success and error answers and
+// validates each response — status, content type, headers and body —
+// against the OpenAPI document the gateway serves. Every operation of the
+// document must be exercised, so a new route cannot go undocumented or
+// untested.
+func TestOpenAPIDescribesEveryResponse(t *testing.T) {
+	t.Parallel()
+	registerStreamDecoders.Do(func() {
+		// Raw bytes and event streams are checked as strings.
+		openapi3filter.RegisterBodyDecoder("text/event-stream", openapi3filter.FileBodyDecoder)
+		openapi3filter.RegisterBodyDecoder("text/plain", openapi3filter.FileBodyDecoder)
+	})
+	const (
+		alice = "alice-token-000000001"
+		bob   = "bob-token-00000000002"
+		root  = "root-token-0000000003"
+	)
+	file := filepath.Join(t.TempDir(), "gateway.yaml")
+	if err := os.WriteFile(file, []byte("limits:\n  maxBodyBytes: 65536\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loadConfig(envOf(map[string]string{
+		"GATEWAY_TOKENS": "alice:" + alice + ",bob:" + bob, "GATEWAY_ADMIN_TOKENS": "root:" + root,
+		"LLM_PROVIDER": "scripted", "GATEWAY_CONFIG": file,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	g, err := wire(ctx, cfg, zerolog.New(io.Discard), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.close()
+	g.engine.Start(ctx)
+	defer g.engine.Shutdown(context.Background())
+	h := g.api.Routes()
+
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/openapi.json", nil))
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(rec.Body.Bytes())
+	if err != nil {
+		t.Fatalf("the served document does not load: %v", err)
+	}
+	if err := doc.Validate(loader.Context); err != nil {
+		t.Fatalf("the served document is not valid OpenAPI: %v", err)
+	}
+	// Match requests against the paths alone, whatever servers say.
+	doc.Servers = nil
+	router, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	exercised := map[string]bool{}
+	do := func(c apiCall) *httptest.ResponseRecorder {
+		t.Helper()
+		var body io.Reader
+		if c.body != "" {
+			body = strings.NewReader(c.body)
+		}
+		req := httptest.NewRequest(c.method, c.path, body)
+		if c.body != "" {
+			req.Header.Set("Content-Type", "application/json")
+			if c.ctype != "" {
+				req.Header.Set("Content-Type", c.ctype)
+			}
+		}
+		if c.token != "" {
+			req.Header.Set("Authorization", "Bearer "+c.token)
+		}
+		reqCtx, cancelReq := context.WithTimeout(ctx, 2*time.Second)
+		defer cancelReq()
+		req = req.WithContext(reqCtx)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != c.status {
+			t.Errorf("%s: %s %s = %d, want %d: %s", c.name, c.method, c.path, rec.Code, c.status, rec.Body)
+		}
+		check := httptest.NewRequest(c.method, "http://gateway"+c.path, nil)
+		route, params, err := router.FindRoute(check)
+		if errors.Is(err, routers.ErrMethodNotAllowed) && rec.Code == http.StatusMethodNotAllowed {
+			// No operation can declare a method the path lacks; the
+			// document's description promises a problem document.
+			var problem any
+			if rec.Header().Get("Content-Type") != "application/problem+json" || json.Unmarshal(rec.Body.Bytes(), &problem) != nil {
+				t.Errorf("%s: 405 is not a problem document: %s %s", c.name, rec.Header().Get("Content-Type"), rec.Body)
+			} else if err := doc.Components.Schemas["ErrorModel"].Value.VisitJSON(problem); err != nil {
+				t.Errorf("%s: the 405 problem does not match ErrorModel: %v", c.name, err)
+			}
+			return rec
+		}
+		if err != nil {
+			t.Errorf("%s: %s %s is not in the document: %v", c.name, c.method, c.path, err)
+			return rec
+		}
+		exercised[c.method+" "+route.Path] = true
+		in := &openapi3filter.RequestValidationInput{Request: check, PathParams: params, Route: route,
+			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
+		out := &openapi3filter.ResponseValidationInput{
+			RequestValidationInput: in, Status: rec.Code, Header: rec.Header(),
+			Body:    io.NopCloser(bytes.NewReader(rec.Body.Bytes())),
+			Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+		}
+		if err := openapi3filter.ValidateResponse(ctx, out); err != nil {
+			t.Errorf("%s: %s %s → %d %s does not match the document:\n%v\nbody: %.400s",
+				c.name, c.method, c.path, rec.Code, rec.Header().Get("Content-Type"), err, rec.Body)
+		}
+		return rec
+	}
+	decode := func(rec *httptest.ResponseRecorder, v any) {
+		t.Helper()
+		if err := json.Unmarshal(rec.Body.Bytes(), v); err != nil {
+			t.Fatalf("decode %s: %v", rec.Body, err)
+		}
+	}
+
+	doc64 := base64.StdEncoding.EncodeToString([]byte("Quarterly numbers: 42\n"))
+	created := do(apiCall{name: "create", method: "POST", path: "/api/v1/workflows", token: alice, status: 201,
+		body: `{"prompt":"Summarise the notes","documents":[{"name":"notes.txt","mimeType":"text/plain","content":"` + doc64 + `"}]}`})
+	var wf struct{ ID string }
+	decode(created, &wf)
+	if _, err := g.engine.Wait(ctx, wf.ID); err != nil {
+		t.Fatal(err)
+	}
+	base := "/api/v1/workflows/" + wf.ID
+	var msgs struct {
+		Messages []struct {
+			Documents []struct{ ID string }
+		}
+	}
+	decode(do(apiCall{name: "messages", method: "GET", path: base + "/messages", token: alice, status: 200}), &msgs)
+	docID := ""
+	for _, m := range msgs.Messages {
+		for _, d := range m.Documents {
+			docID = d.ID
+		}
+	}
+	if docID == "" {
+		t.Fatal("no document in the messages")
+	}
+	traces, err := g.store.Traces(ctx, wf.ID)
+	if err != nil || len(traces) == 0 {
+		t.Fatalf("traces: %v, %d", err, len(traces))
+	}
+	traceID := traces[0].ID
+
+	for _, c := range []apiCall{
+		{name: "healthz", method: "GET", path: "/healthz", status: 200},
+		{name: "readyz", method: "GET", path: "/readyz", status: 200},
+		{name: "list", method: "GET", path: "/api/v1/workflows?limit=10", token: alice, status: 200},
+		{name: "get", method: "GET", path: base, token: alice, status: 200},
+		{name: "document", method: "GET", path: base + "/documents/" + docID, token: alice, status: 200},
+		{name: "events of a finished round", method: "GET", path: base + "/events", token: alice, status: 200},
+		{name: "actions", method: "GET", path: "/api/v1/actions", token: alice, status: 200},
+		{name: "stop a finished workflow", method: "POST", path: base + "/stop", token: alice, status: 409},
+		{name: "resume a finished workflow", method: "POST", path: base + "/resume", token: alice, status: 409},
+		{name: "no token", method: "GET", path: "/api/v1/workflows", status: 401},
+		{name: "another user's workflow", method: "GET", path: base, token: bob, status: 404},
+		{name: "unknown workflow", method: "GET", path: "/api/v1/workflows/wf_unknown0000000000000", token: alice, status: 404},
+		{name: "unknown document", method: "GET", path: base + "/documents/doc_unknown000000000000", token: alice, status: 404},
+		{name: "malformed JSON", method: "POST", path: "/api/v1/workflows", token: alice, body: `{"prompt":`, status: 400},
+		{name: "wrong type", method: "POST", path: "/api/v1/workflows", token: alice, body: `{"prompt":7}`, status: 422},
+		{name: "wrong content type", method: "POST", path: "/api/v1/workflows", token: alice, body: `prompt=x`, ctype: "application/x-www-form-urlencoded", status: 415},
+		{name: "oversize body", method: "POST", path: base + "/rounds", token: alice, status: 413,
+			body: `{"prompt":"` + strings.Repeat("x", 70<<10) + `"}`},
+		{name: "wrong method", method: "PUT", path: base, token: alice, status: 405},
+		{name: "bad limit", method: "GET", path: "/api/v1/workflows?limit=0", token: alice, status: 422},
+		{name: "admin templates", method: "GET", path: "/admin/v1/templates", token: root, status: 200},
+		{name: "admin list", method: "GET", path: "/admin/v1/workflows", token: root, status: 200},
+		{name: "admin get", method: "GET", path: "/admin/v1/workflows/" + wf.ID, token: root, status: 200},
+		{name: "admin messages", method: "GET", path: "/admin/v1/workflows/" + wf.ID + "/messages", token: root, status: 200},
+		{name: "admin traces", method: "GET", path: "/admin/v1/workflows/" + wf.ID + "/traces", token: root, status: 200},
+		{name: "admin trace", method: "GET", path: "/admin/v1/traces/" + traceID, token: root, status: 200},
+		{name: "admin render", method: "POST", path: "/admin/v1/workflows/" + wf.ID + "/render", token: root, body: `{"stage":"stage1"}`, status: 200},
+		{name: "admin replay", method: "POST", path: "/admin/v1/traces/" + traceID + "/replay", token: root, body: `{}`, status: 200},
+		{name: "admin as a user", method: "GET", path: "/admin/v1/workflows", token: alice, status: 403},
+		{name: "admin unknown trace", method: "GET", path: "/admin/v1/traces/tr_unknown", token: root, status: 404},
+	} {
+		do(c)
+	}
+
+	round := do(apiCall{name: "new round", method: "POST", path: base + "/rounds", token: alice, body: `{"prompt":"And now in one line"}`, status: 202})
+	if round.Code == 202 {
+		if _, err := g.engine.Wait(ctx, wf.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	do(apiCall{name: "delete", method: "DELETE", path: base, token: alice, status: 204})
+	do(apiCall{name: "deleted", method: "GET", path: base, token: alice, status: 404})
+
+	var missing []string
+	for path, item := range doc.Paths.Map() {
+		for method := range item.Operations() {
+			if !exercised[method+" "+path] {
+				missing = append(missing, method+" "+path)
+			}
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Errorf("operations this walk never exercised (add a request for each):\n  %s", strings.Join(missing, "\n  "))
+	}
+}
+
+// TestOpenAPIDocIsCurrent: docs/openapi.json, the API reference a clone
+// reads without running anything, is exactly what `gateway openapi`
+// prints. After an API change: go test ./cmd/gateway -run OpenAPIDoc -update
+func TestOpenAPIDocIsCurrent(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	if err := realMain(context.Background(), []string{"openapi"}, envOf(nil), &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("..", "..", "docs", "openapi.json")
+	if *update {
+		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out.Bytes(), want) {
+		t.Errorf("docs/openapi.json is stale: run go test ./cmd/gateway -run OpenAPIDoc -update")
+	}
+	var doc struct {
+		OpenAPI string
+		Paths   map[string]any
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || doc.OpenAPI != "3.1.0" || len(doc.Paths) < 15 {
+		t.Errorf("gateway openapi printed %d paths of OpenAPI %q (%v)", len(doc.Paths), doc.OpenAPI, err)
+	}
+}
