@@ -46,9 +46,9 @@ func (r *Registry) runExtract(_ context.Context, inv invocation) (workflow.Actio
 	}
 	if len(problems) > 0 {
 		return workflow.ActionResult{}, workflow.Errorf(workflow.KindInvalid,
-			"cannot extract text from %d of %d documents:\n%s", len(problems), len(inv.call.Documents), strings.Join(problems, "\n"))
+			"cannot extract text from %d of %s:\n%s", len(problems), workflow.Count(len(inv.call.Documents), "document", ""), strings.Join(problems, "\n"))
 	}
-	res.Text = fmt.Sprintf("Extracted %d documents: %s.", len(lines), strings.Join(lines, "; "))
+	res.Text = fmt.Sprintf("Extracted %s: %s.", workflow.Count(len(lines), "document", ""), strings.Join(lines, "; "))
 	if len(res.Documents) > 0 {
 		res.Text += "\nExcerpt: " + excerpt(string(res.Documents[0].Content), excerptChars)
 	}

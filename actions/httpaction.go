@@ -161,7 +161,7 @@ func (r *Registry) decodeActionReply(b []byte, what string) (workflow.ActionResu
 		})
 	}
 	if res.Text == "" {
-		res.Text = fmt.Sprintf("%s produced %d documents.", what, len(res.Documents))
+		res.Text = fmt.Sprintf("%s produced %s.", what, workflow.Count(len(res.Documents), "document", ""))
 	}
 	return res, nil
 }

@@ -27,7 +27,7 @@ func DocumentsIndex(msgs []workflow.Message) string {
 		if b.Len() > 0 {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "docList:%s:%s  (%d documents)", m.ID, m.DocumentsLabel, len(m.Documents))
+		fmt.Fprintf(&b, "docList:%s:%s  (%s)", m.ID, m.DocumentsLabel, workflow.Count(len(m.Documents), "document", ""))
 		for _, d := range m.Documents {
 			fmt.Fprintf(&b, "\n  docItem:%s:%s  %s, %s", d.ID, oneLine(d.Name), d.MimeType, FormatSize(d.Size))
 		}

@@ -78,10 +78,7 @@ func History(msgs []workflow.Message, budget int) string {
 }
 
 func omittedLine(n int) string {
-	if n == 1 {
-		return "\n(1 older entry omitted)"
-	}
-	return fmt.Sprintf("\n(%d older entries omitted)", n)
+	return "\n(" + workflow.Count(n, "older entry", "older entries") + " omitted)"
 }
 
 func omittedLen(n int) int { return len(omittedLine(n)) }

@@ -27,7 +27,7 @@ func TestDocumentsIndex(t *testing.T) {
 		{ID: "msg_a1", Seq: 2, Round: 1, Step: 1, Role: workflow.RoleAction, Action: "ai.process"},
 		{ID: "msg_a2", Seq: 3, Round: 1, Step: 2, Role: workflow.RoleAction, DocumentsLabel: "round1_step2_ai_process", Documents: docs("msg_a2", "out\nfile.md")},
 	}
-	want := "docList:msg_a2:round1_step2_ai_process  (1 documents)\n" +
+	want := "docList:msg_a2:round1_step2_ai_process  (1 document)\n" +
 		"  docItem:doc_a21:out file.md  text/plain, 2.0 KB\n" +
 		"docList:msg_u1:round1_user_context  (2 documents)\n" +
 		"  docItem:doc_u11:brief.txt  text/plain, 2.0 KB\n" +

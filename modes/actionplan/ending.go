@@ -44,7 +44,7 @@ func doneText(msgs []workflow.Message, round int) string {
 			}
 		}
 	}
-	fmt.Fprintf(&b, "I carried out the plan for this round: %d %s", len(done), plural(len(done), "step", "steps"))
+	fmt.Fprintf(&b, "I carried out the plan for this round: %s", workflow.Count(len(done), "step", ""))
 	if failed > 0 {
 		fmt.Fprintf(&b, ", %d of them failed", failed)
 	}
@@ -87,11 +87,4 @@ func replyExcerpt(reply string) string {
 		return "(an empty reply)"
 	}
 	return fmt.Sprintf("%q", s)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
