@@ -30,7 +30,8 @@ func (s *Server) registerEvents(api huma.API) {
 		Summary: "Server-Sent Events: message and status events until the round ends",
 		Description: "Each `message` event carries a message and has the message's seq as its id, so a " +
 			"reconnecting client (Last-Event-ID) gets only what it missed. `status` events carry the workflow. " +
-			"The stream ends after the status event of a workflow that is no longer running.",
+			"The stream ends after the status event of a workflow that is no longer running, or after a " +
+			"`deleted` event (data `{\"id\": ...}`) when the workflow is deleted while the stream is open.",
 		Tags: []string{"events"}, Errors: []int{401, 404, 422},
 	}, s.workflowEvents)
 }
@@ -73,7 +74,9 @@ func (s *Server) stream(ctx context.Context, id string, st *eventStream) error {
 		w, err := s.store.GetWorkflow(ctx, id)
 		if err != nil {
 			if workflow.KindOf(err) == workflow.KindNotFound {
-				return nil // deleted while streaming
+				// Deleted while streaming: say so, so a client does not
+				// take the end for a dropped connection and reconnect.
+				return st.write(fmt.Sprintf("event: deleted\ndata: {\"id\":%q}\n\n", id))
 			}
 			return err
 		}

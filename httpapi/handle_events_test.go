@@ -150,6 +150,29 @@ func TestCloseStreamsEndsRunningStream(t *testing.T) {
 	}
 }
 
+// TestEventsEndWithDeletedEvent: a workflow deleted while its stream is
+// open ends the stream with a `deleted` event naming it, not a silent
+// close a client would take for a dropped connection.
+func TestEventsEndWithDeletedEvent(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, nil)
+	w := testWorkflow("alice", workflow.StatusRunning)
+	env.store.put(w, workflow.Message{ID: "m1"})
+	env.store.onGet = func(s *fakeStore, id string) {
+		if s.gets == 3 {
+			delete(s.wfs, id)
+		}
+	}
+	rec := env.do(t, "GET", "/api/v1/workflows/"+w.ID+"/events", aliceToken, nil)
+	events := parseSSE(t, rec.Body.String())
+	if rec.Code != 200 || len(events) != 3 {
+		t.Fatalf("status %d events %+v, want message, status, deleted", rec.Code, events)
+	}
+	if last := events[2]; last.event != "deleted" || last.data != `{"id":"`+w.ID+`"}` || last.id != "" {
+		t.Errorf("last event = %+v, want deleted with the workflow id and no event id", last)
+	}
+}
+
 func TestEventsHeartbeat(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t, func(o *Options) { o.Heartbeat = time.Nanosecond })
