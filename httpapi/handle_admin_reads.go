@@ -41,6 +41,8 @@ type TraceView struct {
 	PromptTokens     int                      `json:"promptTokens"`
 	CompletionTokens int                      `json:"completionTokens"`
 	LatencyMs        int64                    `json:"latencyMs"`
+	FinishReason     string                   `json:"finishReason" doc:"The provider's reason the reply ended (stop, length, end_turn, max_tokens); empty when it gave none"`
+	Retries          int                      `json:"retries" doc:"Provider failures (429, 5xx, timeouts) retried before this answer"`
 	CreatedAt        time.Time                `json:"createdAt"`
 }
 
@@ -195,6 +197,6 @@ func viewTrace(t workflow.Trace) TraceView {
 		ID: t.ID, WorkflowID: t.WorkflowID, Round: t.Round, Step: t.Step, Stage: t.Stage, Attempt: t.Attempt,
 		Template: t.Template, Prompt: prompt, Response: t.Response, Parsed: t.Parsed, Error: t.Error,
 		Model: t.Model, PromptTokens: t.PromptTokens, CompletionTokens: t.CompletionTokens,
-		LatencyMs: t.LatencyMs, CreatedAt: t.CreatedAt,
+		LatencyMs: t.LatencyMs, FinishReason: t.FinishReason, Retries: t.Retries, CreatedAt: t.CreatedAt,
 	}
 }

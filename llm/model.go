@@ -94,7 +94,9 @@ func (m *Model) Generate(ctx context.Context, req workflow.ModelRequest) (resp w
 			return workflow.ModelResponse{}, ctxErr
 		}
 		if f == nil {
-			return m.response(req, out), nil
+			resp := m.response(req, out)
+			resp.Retries = attempt - 1
+			return resp, nil
 		}
 		if !f.retryable || attempt >= m.maxAttempts {
 			return workflow.ModelResponse{}, retryExhausted(*f, attempt)

@@ -216,6 +216,9 @@ func TestGenerateRetries(t *testing.T) {
 				if err != nil || got.Text != "ok" {
 					t.Fatalf("Generate = %+v, %v; want ok", got, err)
 				}
+				if want := int(tt.wantHits) - 1; got.Retries != want || got.StopReason != "stop" {
+					t.Errorf("Retries, StopReason = %d, %q; want %d, stop", got.Retries, got.StopReason, want)
+				}
 			} else if workflow.KindOf(err) != tt.wantKind || !strings.Contains(err.Error(), tt.wantInErr) {
 				t.Errorf("err = %v (kind %s), want kind %s containing %q", err, workflow.KindOf(err), tt.wantKind, tt.wantInErr)
 			}

@@ -12,7 +12,8 @@ import (
 )
 
 // An action's model calls are traced with stage action and counted in the
-// stats by the commit of the step, not before it.
+// stats by the commit of the step, not before it; a stage call's trace
+// keeps the provider's finish reason and the retries before its answer.
 func TestRecordActionCallsTracesAndCountsWithTheStep(t *testing.T) {
 	t.Parallel()
 	calls := []workflow.ActionModelCall{
@@ -42,7 +43,7 @@ func TestRecordActionCallsTracesAndCountsWithTheStep(t *testing.T) {
 		})
 	}
 	model := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
-		return workflow.ModelResponse{Text: "{}", PromptTokens: 10, CompletionTokens: 2}, nil
+		return workflow.ModelResponse{Text: "{}", PromptTokens: 10, CompletionTokens: 2, StopReason: "stop", Retries: 2}, nil
 	})
 	e := newEngine(t, workflow.EngineConfig{Observer: rec}, store, model, step)
 	wf, err := e.Create(context.Background(), workflow.NewWorkflow{UserID: "alice", Prompt: "p"})
@@ -67,7 +68,8 @@ func TestRecordActionCallsTracesAndCountsWithTheStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []workflow.Trace{
-		{WorkflowID: wf.ID, Round: 1, Step: 1, Stage: workflow.StageOne, Attempt: 1, Response: "{}", PromptTokens: 10, CompletionTokens: 2},
+		{WorkflowID: wf.ID, Round: 1, Step: 1, Stage: workflow.StageOne, Attempt: 1, Response: "{}", PromptTokens: 10, CompletionTokens: 2,
+			FinishReason: "stop", Retries: 2},
 		{WorkflowID: wf.ID, Round: 1, Step: 1, Stage: workflow.StageAction, Attempt: 1, Template: "ai.process", Prompt: calls[0].Prompt,
 			Response: "done", Model: "m1", PromptTokens: 30, CompletionTokens: 4, LatencyMs: 12},
 		{WorkflowID: wf.ID, Round: 1, Step: 1, Stage: workflow.StageAction, Attempt: 2, Template: "ai.process", Prompt: calls[1].Prompt,

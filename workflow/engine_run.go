@@ -96,7 +96,7 @@ func (r *Run) Generate(ctx context.Context, call ModelCall) (ModelResponse, erro
 		Stage: call.Stage, Attempt: call.Attempt, Template: call.Template, Prompt: call.Prompt,
 		Response: resp.Text, Model: resp.Model, PromptTokens: resp.PromptTokens,
 		CompletionTokens: resp.CompletionTokens, LatencyMs: time.Since(start).Milliseconds(),
-		CreatedAt: r.e.now(),
+		FinishReason: resp.StopReason, Retries: resp.Retries, CreatedAt: r.e.now(),
 	}
 	r.wf.Stats.LLMCalls++
 	r.wf.Stats.PromptTokens += resp.PromptTokens

@@ -25,6 +25,9 @@ type ModelResponse struct {
 	// value. Run.Generate never hands a truncated reply to a Check.
 	Truncated  bool
 	StopReason string
+	// Retries is how many failed attempts (429, 5xx, timeouts) the
+	// adapter retried before this reply; the trace records it.
+	Retries int
 }
 
 // Model is the engine's view of an LLM. Implementations honour ctx

@@ -42,5 +42,11 @@ type Trace struct {
 	PromptTokens     int             `json:"promptTokens"`
 	CompletionTokens int             `json:"completionTokens"`
 	LatencyMs        int64           `json:"latencyMs"`
-	CreatedAt        time.Time       `json:"createdAt"`
+	// FinishReason is the provider's own reason the reply ended ("stop",
+	// "length", "end_turn", "max_tokens"; "" when it gave none).
+	FinishReason string `json:"finishReason,omitempty"`
+	// Retries counts the provider failures the adapter retried before the
+	// answer (or before giving up).
+	Retries   int       `json:"retries,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
 }
