@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -66,8 +67,15 @@ type TemplateList struct {
 type adminListInput struct {
 	UserID string `query:"userId" maxLength:"128" doc:"Only this user's workflows; without it, every user's"`
 	Limit  int    `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Page size"`
-	Cursor string `query:"cursor" maxLength:"512" doc:"nextCursor of the previous page, with the same userId (or none)"`
+	Cursor string `query:"cursor" maxLength:"512" doc:"nextCursor of the previous page, with the same userId, status and q (or none)"`
+	Status string `query:"status" enum:"running,awaiting_approval,completed,failed,stopped" doc:"Only workflows with this status"`
+	Q      string `query:"q" maxLength:"200" doc:"Only workflows whose title (first prompt line), id, user or error contains this text, ignoring case"`
 }
+
+// adminScanLimit bounds how many stored workflows one filtered listing
+// reads; past it the page comes back short, with a nextCursor that
+// continues the scan.
+const adminScanLimit = 1000
 
 type tracePath struct {
 	TraceID string `path:"traceId" maxLength:"64" doc:"Trace id (tr_...)"`
@@ -77,7 +85,7 @@ type body[T any] struct{ Body T }
 
 func (a *Admin) registerReads(api huma.API) {
 	huma.Register(api, adminOp("adminListWorkflows", http.MethodGet, "/admin/v1/workflows",
-		"List every user's workflows (or one user's, with ?userId=), newest first, with a cursor", 422), a.listWorkflows)
+		"List every user's workflows (or one user's, with ?userId=), newest first, with a cursor; filter by status and text (q)", 422), a.listWorkflows)
 	huma.Register(api, adminOp("adminGetWorkflow", http.MethodGet, "/admin/v1/workflows/{id}",
 		"Get any user's workflow with its checkpoint", 404), a.getWorkflow)
 	huma.Register(api, adminOp("adminListMessages", http.MethodGet, "/admin/v1/workflows/{id}/messages",
@@ -92,17 +100,44 @@ func (a *Admin) registerReads(api huma.API) {
 
 // listWorkflows lists one user's workflows (?userId=) or every user's, newest
 // first, a page at a time: nextCursor resumes the listing it came from.
+// With status or q it keeps only the matching ones, reading at most
+// adminScanLimit stored workflows per request: each store page asks for no
+// more than the matches still missing, so nextCursor never skips one.
 func (a *Admin) listWorkflows(ctx context.Context, in *adminListInput) (*body[AdminWorkflowList], error) {
-	p := workflow.Page{Limit: in.Limit, Cursor: in.Cursor}
+	list := func(p workflow.Page) ([]*workflow.Workflow, string, error) {
+		if in.UserID != "" {
+			return a.store.ListWorkflows(ctx, in.UserID, p)
+		}
+		return a.store.ListAll(ctx, p)
+	}
+	q := strings.ToLower(strings.TrimSpace(in.Q))
+	keep := func(w *workflow.Workflow) bool {
+		if in.Status != "" && string(w.Status) != in.Status {
+			return false
+		}
+		return q == "" || strings.Contains(strings.ToLower(w.Title+"\x00"+w.ID+"\x00"+w.UserID+"\x00"+w.Error), q)
+	}
 	var (
-		ws   []*workflow.Workflow
-		next string
-		err  error
+		ws      []*workflow.Workflow
+		next    = in.Cursor
+		err     error
+		scanned int
 	)
-	if in.UserID != "" {
-		ws, next, err = a.store.ListWorkflows(ctx, in.UserID, p)
-	} else {
-		ws, next, err = a.store.ListAll(ctx, p)
+	for {
+		var page []*workflow.Workflow
+		page, next, err = list(workflow.Page{Limit: in.Limit - len(ws), Cursor: next})
+		if err != nil {
+			break
+		}
+		scanned += len(page)
+		for _, w := range page {
+			if keep(w) {
+				ws = append(ws, w)
+			}
+		}
+		if len(ws) >= in.Limit || next == "" || scanned >= adminScanLimit || (in.Status == "" && q == "") {
+			break
+		}
 	}
 	if workflow.KindOf(err) == workflow.KindInvalid {
 		return nil, invalid("query.cursor", "cursor is not one this server returned; start again without it", in.Cursor)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -152,6 +153,70 @@ func TestAdminListWorkflows(t *testing.T) {
 		if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), "cursor") {
 			t.Errorf("GET %s: %d %s, want 422 about the cursor", path, rec.Code, rec.Body)
 		}
+	}
+}
+
+// TestAdminListFiltersByStatusAndText: status and q keep only the matching
+// workflows (q against title, id, user and error, ignoring case), and
+// paging a filtered listing neither repeats nor skips a match.
+func TestAdminListFiltersByStatusAndText(t *testing.T) {
+	t.Parallel()
+	store := memstore.New()
+	f := newAdminFixture(t, store)
+	var failed, quarterly []string
+	for i := range 12 {
+		at := time.Date(2026, 11, 22, 12, i, 0, 0, time.UTC)
+		wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: fmt.Sprintf("u%d", i%3), Mode: workflow.ModeReact,
+			Status: workflow.StatusCompleted, StopReason: workflow.StopCompleted, Round: 1, MaxSteps: 5,
+			Title: fmt.Sprintf("Weekly report %d", i), CreatedAt: at, UpdatedAt: at}
+		if i%4 == 1 {
+			wf.Status, wf.StopReason, wf.Error = workflow.StatusFailed, workflow.StopFailures, "3 steps failed in a row"
+			failed = append([]string{wf.ID}, failed...)
+		}
+		if i%5 == 0 {
+			wf.Title = "Summarise the QUARTERLY numbers"
+			quarterly = append([]string{wf.ID}, quarterly...)
+		}
+		if _, _, err := store.Commit(context.Background(), workflow.Commit{Workflow: wf}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := func(query string) []string {
+		t.Helper()
+		var ids []string
+		cursor := ""
+		for range 20 {
+			rec := f.env.do(t, "GET", "/admin/v1/workflows?limit=2&"+query+"&cursor="+cursor, adminToken, nil)
+			if rec.Code != http.StatusOK {
+				t.Fatalf("%s: %d %s", query, rec.Code, rec.Body)
+			}
+			var l AdminWorkflowList
+			if err := json.Unmarshal(rec.Body.Bytes(), &l); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range l.Workflows {
+				ids = append(ids, w.ID)
+			}
+			if cursor = l.NextCursor; cursor == "" {
+				break
+			}
+		}
+		return ids
+	}
+	if diff := cmp.Diff(failed, all("status=failed")); diff != "" {
+		t.Errorf("status=failed (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(quarterly, all("q=quarterly")); diff != "" {
+		t.Errorf("q=quarterly (-want +got):\n%s", diff)
+	}
+	if got := all("q=in+a+row&status=failed"); len(got) != len(failed) {
+		t.Errorf("q on the error text found %d, want %d", len(got), len(failed))
+	}
+	if got := all("status=running"); len(got) != 0 {
+		t.Errorf("status=running found %v, want none", got)
+	}
+	if rec := f.env.do(t, "GET", "/admin/v1/workflows?status=bogus", adminToken, nil); rec.Code != http.StatusUnprocessableEntity {
+		t.Errorf("status=bogus: %d, want 422", rec.Code)
 	}
 }
 

@@ -17,6 +17,7 @@ type WorkflowView struct {
 	Round      int                 `json:"round"`
 	Step       int                 `json:"step"`
 	MaxSteps   int                 `json:"maxSteps"`
+	Title      string              `json:"title" doc:"The first line of the first prompt (at most 100 characters)"`
 	Error      string              `json:"error"`
 	Stats      workflow.Stats      `json:"stats"`
 	CreatedAt  time.Time           `json:"createdAt"`
@@ -55,7 +56,7 @@ type MessageView struct {
 func viewWorkflow(w *workflow.Workflow) WorkflowView {
 	return WorkflowView{
 		ID: w.ID, UserID: w.UserID, Mode: w.Mode, Status: w.Status, StopReason: w.StopReason,
-		Round: w.Round, Step: w.Step, MaxSteps: w.MaxSteps, Error: w.Error, Stats: w.Stats,
+		Round: w.Round, Step: w.Step, MaxSteps: w.MaxSteps, Title: w.Title, Error: w.Error, Stats: w.Stats,
 		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt,
 	}
 }

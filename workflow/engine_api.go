@@ -33,7 +33,7 @@ func (e *Engine) Create(ctx context.Context, in NewWorkflow) (_ *Workflow, err e
 	now := e.now()
 	wf := &Workflow{
 		ID: NewID(PrefixWorkflow), UserID: in.UserID, Mode: in.Mode, MaxSteps: in.MaxSteps,
-		CreatedAt: now, UpdatedAt: now,
+		Title: TitleOf(in.Prompt), CreatedAt: now, UpdatedAt: now,
 	}
 	msg, docs, err := e.userMessage(wf, 1, in.Prompt, in.Documents)
 	if err != nil {

@@ -118,17 +118,18 @@ func TestCreateCommitsTheFirstRound(t *testing.T) {
 	t.Parallel()
 	store := memstore.New()
 	e := newEngine(t, workflow.EngineConfig{}, store, blocking, callThenComplete)
-	wf, err := e.Create(context.Background(), workflow.NewWorkflow{UserID: "alice", Prompt: "hello", Documents: []workflow.DocumentContent{
+	wf, err := e.Create(context.Background(), workflow.NewWorkflow{UserID: "alice", Prompt: "hello\nmore detail", Documents: []workflow.DocumentContent{
 		{Document: workflow.Document{Name: "a.csv", MimeType: "text/csv"}, Content: []byte("a,b\n")},
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if wf.Status != workflow.StatusRunning || wf.Round != 1 || wf.Step != 1 || wf.MaxSteps != workflow.DefaultMaxSteps || wf.Mode != workflow.ModeReact {
+	if wf.Status != workflow.StatusRunning || wf.Round != 1 || wf.Step != 1 || wf.MaxSteps != workflow.DefaultMaxSteps || wf.Mode != workflow.ModeReact ||
+		wf.Title != "hello" {
 		t.Errorf("created %+v, want running round 1 step 1 with the defaults", wf)
 	}
 	msgs, _ := store.Messages(context.Background(), wf.ID, 0, 0)
-	if len(msgs) != 1 || msgs[0].Role != workflow.RoleUser || msgs[0].Text != "hello" || msgs[0].DocumentsLabel != "round1_user_context" || len(msgs[0].Documents) != 1 {
+	if len(msgs) != 1 || msgs[0].Role != workflow.RoleUser || msgs[0].Text != "hello\nmore detail" || msgs[0].DocumentsLabel != "round1_user_context" || len(msgs[0].Documents) != 1 {
 		t.Fatalf("messages = %+v, want the user message with its upload", msgs)
 	}
 	d := msgs[0].Documents[0]

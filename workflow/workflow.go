@@ -1,6 +1,10 @@
 package workflow
 
-import "time"
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+)
 
 // Status is where a workflow stands.
 type Status string
@@ -64,10 +68,12 @@ type Workflow struct {
 	Round      int        `json:"round"`
 	Step       int        `json:"step"`
 	MaxSteps   int        `json:"maxSteps"`
-	Error      string     `json:"error"`
-	Stats      Stats      `json:"stats"`
-	CreatedAt  time.Time  `json:"createdAt"`
-	UpdatedAt  time.Time  `json:"updatedAt"`
+	// Title is the first line of the first prompt (TitleOf), for lists.
+	Title     string    `json:"title,omitempty"`
+	Error     string    `json:"error"`
+	Stats     Stats     `json:"stats"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
 
 	// Version is incremented by every Store.Commit; a commit names the
 	// version it expects and fails with KindConflict when it is stale.
@@ -75,6 +81,26 @@ type Workflow struct {
 	// Checkpoint is the persisted phase of the running step, so a
 	// restarted process resumes after the last finished model call.
 	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
+}
+
+// TitleMaxRunes bounds a workflow's Title.
+const TitleMaxRunes = 100
+
+// TitleOf returns a prompt's first non-blank line, trimmed and cut to
+// TitleMaxRunes (with "…"), as a workflow's Title.
+func TitleOf(prompt string) string {
+	for line := range strings.Lines(prompt) {
+		line = strings.Join(strings.Fields(line), " ")
+		if line == "" {
+			continue
+		}
+		if utf8.RuneCountInString(line) > TitleMaxRunes {
+			r := []rune(line)
+			line = string(r[:TitleMaxRunes-1]) + "…"
+		}
+		return line
+	}
+	return ""
 }
 
 // Clone returns a deep copy, so a caller can change it without touching a

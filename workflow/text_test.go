@@ -1,6 +1,9 @@
 package workflow
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestCount(t *testing.T) {
 	t.Parallel()
@@ -17,6 +20,22 @@ func TestCount(t *testing.T) {
 	} {
 		if got := Count(tt.n, tt.singular, tt.plural); got != tt.want {
 			t.Errorf("Count(%d, %q, %q) = %q, want %q", tt.n, tt.singular, tt.plural, got, tt.want)
+		}
+	}
+}
+
+func TestTitleOf(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("é", 150)
+	for _, tt := range []struct{ in, want string }{
+		{"Summarise the notes", "Summarise the notes"},
+		{"\n  \n  Write   a\tnote  \nsecond line", "Write a note"},
+		{"", ""},
+		{" \n\t", ""},
+		{long, strings.Repeat("é", 99) + "…"},
+	} {
+		if got := TitleOf(tt.in); got != tt.want {
+			t.Errorf("TitleOf(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
