@@ -19,6 +19,7 @@ import (
 func (s *Server) registerAdmin(api huma.API) {
 	if s.admin != nil {
 		s.admin(api)
+		s.registerAdminEvents(api)
 	}
 }
 

@@ -36,7 +36,26 @@ func (s *Server) registerEvents(api huma.API) {
 	}, s.workflowEvents)
 }
 
+// registerAdminEvents adds the admin's event stream of any user's workflow,
+// which the trace viewer follows to show a running round live.
+func (s *Server) registerAdminEvents(api huma.API) {
+	huma.Register(api, huma.Operation{
+		OperationID: "adminWorkflowEvents", Method: http.MethodGet, Path: "/admin/v1/workflows/{id}/events",
+		Summary: "Server-Sent Events of any user's workflow, as /api/v1/workflows/{id}/events sends them",
+		Tags:    []string{"admin"}, Errors: []int{401, 403, 404, 422},
+	}, func(ctx context.Context, in *eventsInput) (*huma.StreamResponse, error) {
+		return s.events(ctx, in, "adminWorkflowEvents", s.store.GetWorkflow)
+	})
+}
+
 func (s *Server) workflowEvents(ctx context.Context, in *eventsInput) (*huma.StreamResponse, error) {
+	return s.events(ctx, in, "workflowEvents", s.ownedWorkflow)
+}
+
+// events checks the workflow with get (the caller's own, or any for an
+// admin) and streams it.
+func (s *Server) events(ctx context.Context, in *eventsInput, op string,
+	get func(context.Context, string) (*workflow.Workflow, error)) (*huma.StreamResponse, error) {
 	var after int64
 	if in.LastEventID != "" {
 		n, err := strconv.ParseInt(strings.TrimSpace(in.LastEventID), 10, 64)
@@ -45,8 +64,8 @@ func (s *Server) workflowEvents(ctx context.Context, in *eventsInput) (*huma.Str
 		}
 		after = n
 	}
-	if _, err := s.ownedWorkflow(ctx, in.ID); err != nil {
-		return nil, s.fail(ctx, "workflowEvents", err)
+	if _, err := get(ctx, in.ID); err != nil {
+		return nil, s.fail(ctx, op, err)
 	}
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {
 		hctx.SetHeader("Content-Type", "text/event-stream")

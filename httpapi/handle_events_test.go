@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/danielgtaylor/huma/v2"
+
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -170,6 +172,26 @@ func TestEventsEndWithDeletedEvent(t *testing.T) {
 	}
 	if last := events[2]; last.event != "deleted" || last.data != `{"id":"`+w.ID+`"}` || last.id != "" {
 		t.Errorf("last event = %+v, want deleted with the workflow id and no event id", last)
+	}
+}
+
+// TestAdminEventsStreamAnyUsersWorkflow: the admin stream follows another
+// user's workflow like its owner's stream; a user token is refused.
+func TestAdminEventsStreamAnyUsersWorkflow(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, func(o *Options) { o.Admin = func(huma.API) {} })
+	w := testWorkflow("bob", workflow.StatusCompleted)
+	env.store.put(w, workflow.Message{ID: "m1", Role: workflow.RoleUser, Text: "hi"})
+	rec := env.do(t, "GET", "/admin/v1/workflows/"+w.ID+"/events", adminToken, nil)
+	events := parseSSE(t, rec.Body.String())
+	if rec.Code != 200 || len(events) != 2 || events[0].event != "message" || events[1].event != "status" {
+		t.Errorf("admin stream: %d %+v, want bob's message and status", rec.Code, events)
+	}
+	if rec := env.do(t, "GET", "/admin/v1/workflows/"+w.ID+"/events", aliceToken, nil); rec.Code != 403 {
+		t.Errorf("a user token on the admin stream: %d, want 403", rec.Code)
+	}
+	if rec := env.do(t, "GET", "/api/v1/workflows/"+w.ID+"/events", aliceToken, nil); rec.Code != 404 {
+		t.Errorf("alice on bob's stream: %d, want 404", rec.Code)
 	}
 }
 

@@ -40,7 +40,7 @@ func completeOpenAPI(oapi *huma.OpenAPI) {
 					},
 					Content: map[string]*huma.MediaType{"*/*": {Schema: &huma.Schema{Type: "string", Format: "binary"}}},
 				}
-			case op.OperationID == "workflowEvents":
+			case op.OperationID == "workflowEvents" || op.OperationID == "adminWorkflowEvents":
 				op.Responses["200"] = &huma.Response{
 					Description: "A text/event-stream of `message` events (id: the message's seq) and `status` events " +
 						"(the workflow), ending after the status of a workflow that no longer runs",
