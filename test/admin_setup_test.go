@@ -106,6 +106,8 @@ func newAdminEnv(t *testing.T) *adminEnv {
 
 	engine, err := workflow.NewEngine(workflow.EngineConfig{
 		LeaseTTL: 2 * time.Second, RecoverInterval: 50 * time.Millisecond, PollInterval: 10 * time.Millisecond,
+		// A test may end with a round held in a blocking model call.
+		ShutdownGrace: 50 * time.Millisecond,
 	}, store, model, reg, map[workflow.ModeName]workflow.Mode{
 		workflow.ModeReact: react.New(builder), workflow.ModeActionPlan: plan,
 	})

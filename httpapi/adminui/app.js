@@ -21,8 +21,10 @@
   function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
 
   function token() { return sessionStorage.getItem(TOKEN_KEY) || ''; }
+  let devMode = false; // the gateway runs with GATEWAY_INSECURE_DEV: no token needed
   function showTokenState() {
-    $('token-state').textContent = token() ? 'token set for this session' : 'no token yet';
+    $('token-state').textContent = token() ? 'token set for this session'
+      : devMode ? 'insecure dev mode: no token needed' : 'no token yet';
   }
   function showError(err) {
     const box = $('error');
@@ -31,8 +33,10 @@
     box.hidden = false;
   }
 
+  function authHeaders() { return token() ? { Authorization: 'Bearer ' + token() } : {}; }
+
   async function api(method, path, body) {
-    const headers = { Authorization: 'Bearer ' + token() };
+    const headers = authHeaders();
     const init = { method, headers };
     if (body !== undefined) { headers['Content-Type'] = 'application/json'; init.body = JSON.stringify(body); }
     const res = await fetch(path, init);
@@ -52,8 +56,12 @@
     showError(null);
     const list = $('workflows');
     const user = $('filter-user').value.trim();
+    const q = $('filter-q').value.trim();
+    const status = $('filter-status').value;
     let path = '/admin/v1/workflows?limit=100';
     if (user) path += '&userId=' + encodeURIComponent(user);
+    if (q) path += '&q=' + encodeURIComponent(q);
+    if (status) path += '&status=' + encodeURIComponent(status);
     if (more && nextCursor) path += '&cursor=' + encodeURIComponent(nextCursor);
     try {
       const data = await api('GET', path);
@@ -63,10 +71,12 @@
       $('list-empty').hidden = list.children.length + data.workflows.length > 0;
       for (const wf of data.workflows) {
         const li = el('li', null,
-          el('div', 'wf-id', wf.id),
+          el('div', 'wf-title', wf.title || '(no prompt)'),
           el('div', null, badge(wf.status), badge(wf.mode, 'mode'), 'user ', el('b', null, wf.userId),
             ' · round ' + wf.round + ' step ' + wf.step),
-          el('div', 'meta', 'updated ' + when(wf.updatedAt) + (wf.stopReason ? ' · ' + wf.stopReason : '')));
+          el('div', 'meta', 'created ' + when(wf.createdAt) + ' · updated ' + when(wf.updatedAt) +
+            (wf.stopReason ? ' · ' + wf.stopReason : '')),
+          el('div', 'wf-id', wf.id));
         li.dataset.id = wf.id;
         if (wf.id === current) li.classList.add('selected');
         li.addEventListener('click', () => openWorkflow(wf.id));
@@ -79,15 +89,69 @@
     showError(null);
     current = id;
     for (const li of $('workflows').children) li.classList.toggle('selected', li.dataset.id === id);
+    clear($('render-out'));
+    const wf = await refresh(id);
+    if (wf && wf.status === 'running') follow(id);
+    else stopFollowing();
+  }
+
+  // refresh reloads the open workflow, its messages and traces.
+  async function refresh(id) {
     const base = '/admin/v1/workflows/' + encodeURIComponent(id);
     try {
       const [wf, msgs, traces] = await Promise.all([
         api('GET', base), api('GET', base + '/messages'), api('GET', base + '/traces')]);
+      if (id !== current) return null;
       renderSummary(wf);
-      clear($('render-out'));
       renderTimeline(msgs.messages, traces.traces);
       $('detail').hidden = false;
-    } catch (err) { showError(err); }
+      return wf;
+    } catch (err) { showError(err); return null; }
+  }
+
+  // follow reads the workflow's event stream (fetch, since EventSource
+  // cannot send the token) and refreshes the page on each event, until
+  // the round ends or another workflow is opened.
+  let following = null; // AbortController of the stream being read
+  function stopFollowing() {
+    if (following) following.abort();
+    following = null;
+    $('live').hidden = true;
+  }
+  async function follow(id) {
+    stopFollowing();
+    const ctl = new AbortController();
+    following = ctl;
+    const live = $('live');
+    live.textContent = 'live: following the running round';
+    live.hidden = false;
+    let pending = null;
+    const later = () => {
+      if (pending) return;
+      pending = setTimeout(async () => { pending = null; if (current === id) await refresh(id); }, 250);
+    };
+    try {
+      const res = await fetch('/admin/v1/workflows/' + encodeURIComponent(id) + '/events',
+        { headers: authHeaders(), signal: ctl.signal });
+      if (!res.ok || !res.body) throw new Error('event stream answered HTTP ' + res.status);
+      const reader = res.body.getReader();
+      const dec = new TextDecoder();
+      let buf = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += dec.decode(value, { stream: true });
+        let cut;
+        while ((cut = buf.indexOf('\n\n')) >= 0) {
+          const frame = buf.slice(0, cut);
+          buf = buf.slice(cut + 2);
+          if (/^event: (message|status|deleted|approval)$/m.test(frame)) later();
+        }
+      }
+      if (current === id) { live.textContent = 'live: the round ended'; await refresh(id); }
+    } catch (err) {
+      if (err.name !== 'AbortError') { live.textContent = 'live: ' + err.message; }
+    }
   }
 
   function renderSummary(wf) {
@@ -134,7 +198,7 @@
       const c = el('div', 'stage-col', el('h3', null, title));
       const calls = item.traces.filter((t) => t.stage === stage);
       if (!calls.length) c.appendChild(el('p', 'muted', 'no call'));
-      for (const t of calls) c.appendChild(renderCall(t));
+      calls.forEach((t, i) => c.appendChild(renderCall(t, i > 0 ? calls[i - 1] : null)));
       return c;
     };
     if (item.traces.some((t) => t.stage === 'stage1' || t.stage === 'stage2')) {
@@ -166,23 +230,102 @@
     return call;
   }
 
-  function renderCall(t) {
+  // renderCall shows one model call: the outcome first (the feedback a
+  // rejected reply got), then the prompt — for a retry, only what changed
+  // since the previous call of the same stage — the raw reply and what was
+  // parsed out of it.
+  function renderCall(t, prev) {
     // An action trace with a prompt is an action's own model call
     // (ai.process): shown and replayable like a stage call.
     if (t.stage === 'action' && !(t.prompt && t.prompt.length)) return renderAction(t);
-    const rejected = !!t.error;
-    const call = el('div', 'call' + (rejected ? ' rejected' : ''));
+    const interrupted = !!t.error && t.error.startsWith('cancelled');
+    const rejected = !!t.error && !interrupted;
+    const call = el('div', 'call' + (rejected ? ' rejected' : interrupted ? ' interrupted' : ''));
     call.dataset.stage = t.stage;
     call.dataset.traceId = t.id;
-    call.appendChild(el('div', 'meta', badge(rejected ? 'rejected' : 'accepted'),
+    call.dataset.attempt = String(t.attempt);
+    call.appendChild(el('div', 'meta', badge(interrupted ? 'interrupted' : rejected ? 'rejected' : 'accepted'),
       t.stage + ' · attempt ' + t.attempt + ' · ' + (t.model || 'no model') + ' · prompt ' + t.promptTokens +
-      ' tok · completion ' + t.completionTokens + ' tok · ' + t.latencyMs + ' ms · template ' + (t.template || '-')));
-    if (rejected) call.appendChild(el('div', 'feedback', 'Rejected — feedback sent back: ' + t.error));
-    call.appendChild(el('div', 'pair',
-      el('div', null, el('div', 'role', 'prompt'), renderPrompt(t.prompt)),
-      el('div', null, el('div', 'role', 'raw reply'), el('pre', 'reply-text', t.response || ''))));
+      ' tok · completion ' + t.completionTokens + ' tok · ' + t.latencyMs + ' ms · template ' + (t.template || '-') +
+      (t.finishReason ? ' · finish ' + t.finishReason : '') +
+      (t.retries ? ' · ' + t.retries + (t.retries === 1 ? ' provider retry' : ' provider retries') : '')));
+    if (interrupted) {
+      call.appendChild(el('div', 'meta', 'Interrupted (' + t.error + '); the call was made again when the round resumed.'));
+    } else if (rejected) {
+      call.appendChild(el('div', 'feedback', 'Rejected — feedback sent back: ' + t.error));
+    }
+    const promptPane = el('div', null, el('div', 'role', prev ? 'prompt — changes since attempt ' + prev.attempt : 'prompt'));
+    if (prev) {
+      promptPane.appendChild(renderPromptDiff(prev.prompt || [], t.prompt || []));
+      promptPane.appendChild(el('details', null, el('summary', null, 'full prompt'), renderPrompt(t.prompt)));
+    } else {
+      promptPane.appendChild(renderPrompt(t.prompt));
+    }
+    const replyPane = el('div', null, el('div', 'role', 'raw reply'), el('pre', 'reply-text', t.response || ''));
+    if (t.parsed !== null && t.parsed !== undefined) {
+      replyPane.appendChild(el('div', 'role', 'parsed'));
+      replyPane.appendChild(el('pre', 'parsed', JSON.stringify(t.parsed, null, 2)));
+    }
+    call.appendChild(el('div', 'pair', promptPane, replyPane));
     call.appendChild(replayControls(t));
     return call;
+  }
+
+  // renderPromptDiff shows, message by message, the lines a retry's prompt
+  // added (+) and removed (-) against the previous attempt's; long runs of
+  // unchanged lines are folded.
+  function renderPromptDiff(before, after) {
+    const wrap = el('div', 'prompt diff');
+    const n = Math.max(before.length, after.length);
+    for (let i = 0; i < n; i++) {
+      const a = before[i] ? before[i].content : '';
+      const b = after[i] ? after[i].content : '';
+      const role = (after[i] || before[i]).role;
+      if (a === b) { wrap.appendChild(el('div', 'meta', role + ': unchanged')); continue; }
+      const pre = el('pre', 'diff-text');
+      for (const [kind, line] of foldSame(diffLines(a.split('\n'), b.split('\n')))) {
+        const mark = kind === 'add' ? '+ ' : kind === 'del' ? '- ' : kind === 'skip' ? '' : '  ';
+        pre.appendChild(el('span', kind, mark + line + '\n'));
+      }
+      wrap.appendChild(el('div', null, el('div', 'role', role), pre));
+    }
+    return wrap;
+  }
+
+  // diffLines is a longest-common-subsequence line diff: [kind, line] with
+  // kind same, add or del.
+  function diffLines(a, b) {
+    if (a.length * b.length > 4000000) return [...a.map((l) => ['del', l]), ...b.map((l) => ['add', l])];
+    const w = b.length + 1;
+    const lcs = new Uint32Array((a.length + 1) * w);
+    for (let i = a.length - 1; i >= 0; i--) {
+      for (let j = b.length - 1; j >= 0; j--) {
+        lcs[i * w + j] = a[i] === b[j] ? lcs[(i + 1) * w + j + 1] + 1 : Math.max(lcs[(i + 1) * w + j], lcs[i * w + j + 1]);
+      }
+    }
+    const out = [];
+    let i = 0, j = 0;
+    while (i < a.length || j < b.length) {
+      if (i < a.length && j < b.length && a[i] === b[j]) { out.push(['same', a[i]]); i++; j++; }
+      else if (j < b.length && (i === a.length || lcs[i * w + j + 1] >= lcs[(i + 1) * w + j])) { out.push(['add', b[j]]); j++; }
+      else { out.push(['del', a[i]]); i++; }
+    }
+    return out;
+  }
+
+  // foldSame keeps two lines of context around changes and folds the rest.
+  function foldSame(lines) {
+    const keep = lines.map((l, i) => l[0] !== 'same' ||
+      lines.slice(Math.max(0, i - 2), i + 3).some((x) => x[0] !== 'same'));
+    const out = [];
+    for (let i = 0; i < lines.length; i++) {
+      if (keep[i]) { out.push(lines[i]); continue; }
+      let k = i;
+      while (k < lines.length && !keep[k]) k++;
+      out.push(['skip', '… ' + (k - i) + ' unchanged lines …']);
+      i = k - 1;
+    }
+    return out;
   }
 
   function replayControls(t) {
@@ -204,16 +347,17 @@
     };
     replay.addEventListener('click', () => run(null));
     edit.addEventListener('click', () => {
+      // One plain-text box per message: no JSON escaping to get right.
       clear(out);
-      const area = el('textarea');
-      area.value = JSON.stringify(t.prompt, null, 2);
-      const send = el('button', null, 'Send edited prompt');
-      send.addEventListener('click', () => {
-        let prompt;
-        try { prompt = JSON.parse(area.value); } catch (err) { showError(new Error('the edited prompt is not JSON: ' + err.message)); return; }
-        run(prompt);
+      const areas = (t.prompt || []).map((m) => {
+        const area = el('textarea', 'edit-msg');
+        area.value = m.content;
+        area.dataset.role = m.role;
+        out.appendChild(el('div', 'edit-msg', el('div', 'role', m.role), area));
+        return area;
       });
-      out.appendChild(area);
+      const send = el('button', null, 'Send edited prompt');
+      send.addEventListener('click', () => run(areas.map((a) => ({ role: a.dataset.role, content: a.value }))));
       out.appendChild(send);
     });
     return el('div', null, el('div', 'toolbar', replay, edit), out);
@@ -258,6 +402,7 @@
     loadList();
   });
   $('forget-token').addEventListener('click', () => {
+    stopFollowing();
     sessionStorage.removeItem(TOKEN_KEY);
     showTokenState();
     clear($('workflows'));
@@ -269,6 +414,17 @@
   $('render-stage2').addEventListener('click', () => render('stage2'));
   $('render-plan').addEventListener('click', () => render('plan'));
 
-  showTokenState();
-  if (token()) loadList();
+  $('filter-status').addEventListener('change', () => loadList());
+
+  // Without a token, ask once: a gateway in insecure dev mode answers, and
+  // the page works at once instead of opening blank.
+  async function start() {
+    if (!token()) {
+      const res = await fetch('/admin/v1/workflows?limit=1').catch(() => null);
+      devMode = !!(res && res.ok);
+    }
+    showTokenState();
+    if (token() || devMode) loadList();
+  }
+  start();
 })();
