@@ -118,8 +118,9 @@ func promptText(msgs []workflow.PromptMessage) string {
 }
 
 // demo runs the sample workflow offline through the real engine, actions
-// and memory store, and prints every step.
-func demo(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) error {
+// and memory store, and prints every step; verbose adds the history each
+// Stage 1 prompt rendered.
+func demo(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer, verbose bool) error {
 	log, err := newLogger(stderr, "console", orString(getenv("LOG_LEVEL"), "warn"))
 	if err != nil {
 		return err
@@ -155,7 +156,7 @@ func demo(ctx context.Context, getenv func(string) string, stdout, stderr io.Wri
 	if wf, err = g.engine.Wait(runCtx, wf.ID); err != nil {
 		return fmt.Errorf("wait for the demo round: %w", err)
 	}
-	return printRun(runCtx, stdout, g.store, wf)
+	return printRun(runCtx, stdout, g.store, wf, verbose)
 }
 
 func orString(s, def string) string {

@@ -11,9 +11,11 @@ import (
 )
 
 // printRun prints each step of the finished round from the store: Stage
-// 1's choice, Stage 2's prompt size beside Stage 1's, the action message
-// with its summary, and the final answer.
-func printRun(ctx context.Context, w io.Writer, store workflow.Store, wf *workflow.Workflow) error {
+// 1's choice, Stage 2's prompt size beside Stage 1's and the parameters it
+// filled, the action message with its summary, and the final answer;
+// verbose adds the WORKFLOW_HISTORY each Stage 1 prompt rendered, newest
+// entry first.
+func printRun(ctx context.Context, w io.Writer, store workflow.Store, wf *workflow.Workflow, verbose bool) error {
 	traces, err := store.Traces(ctx, wf.ID)
 	if err != nil {
 		return fmt.Errorf("read traces: %w", err)
@@ -30,9 +32,21 @@ func printRun(ctx context.Context, w io.Writer, store workflow.Store, wf *workfl
 		var sel workflow.Selection
 		_ = json.Unmarshal(s1.Parsed, &sel)
 		fmt.Fprintf(w, "step %d  stage 1 chose %s: %s\n", step, orString(sel.Action, "(rejected)"), sel.ActionObjective)
+		if verbose {
+			fmt.Fprintf(w, "        stage 1 saw this history (newest first):\n")
+			for _, line := range strings.Split(history(s1.Prompt), "\n") {
+				fmt.Fprintf(w, "          | %s\n", line)
+			}
+		}
 		if s2 != nil {
 			n1, n2 := promptSize(s1.Prompt), promptSize(s2.Prompt)
 			fmt.Fprintf(w, "        stage 2 prompt %d chars beside stage 1's %d (%.0f%%)\n", n2, n1, 100*float64(n2)/float64(max(n1, 1)))
+			var filled struct {
+				Parameters json.RawMessage `json:"parameters"`
+			}
+			if json.Unmarshal(s2.Parsed, &filled) == nil && len(filled.Parameters) > 0 {
+				fmt.Fprintf(w, "        stage 2 filled %s\n", oneLine(string(filled.Parameters)))
+			}
 		}
 		for _, m := range msgs {
 			if m.Round != wf.Round || m.Step != step || m.Role == workflow.RoleUser {
@@ -55,6 +69,19 @@ func printRun(ctx context.Context, w io.Writer, store workflow.Store, wf *workfl
 		return fmt.Errorf("the demo round ended %s (%s): %s", wf.Status, wf.StopReason, wf.Error)
 	}
 	return nil
+}
+
+// history is the WORKFLOW_HISTORY section of a rendered Stage 1 prompt.
+func history(prompt []workflow.PromptMessage) string {
+	const head = "# Workflow history (newest first)\n"
+	for _, m := range prompt {
+		if _, rest, ok := strings.Cut(m.Content, head); ok {
+			// The section ends at its first blank line.
+			section, _, _ := strings.Cut(rest, "\n\n")
+			return section
+		}
+	}
+	return "(none rendered)"
 }
 
 func lastTrace(ts []workflow.Trace, step int, stage workflow.Stage) *workflow.Trace {

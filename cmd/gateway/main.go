@@ -3,7 +3,7 @@
 //	gateway [serve]   run the HTTP gateway (the default)
 //	gateway serve --workers=0  the API only (rounds run on worker instances)
 //	gateway worker    run rounds only (HTTP: /healthz, /readyz, /metrics)
-//	gateway demo      run a sample workflow offline with a scripted model
+//	gateway demo [-v] run a sample workflow offline with a scripted model
 //	gateway openapi   print the OpenAPI 3.1 document of the HTTP API
 //	gateway version   print the version
 //
@@ -49,12 +49,15 @@ func realMain(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		return serve(ctx, getenv, stderr, r)
 	}
+	if cmd == "demo" && len(args) == 1 && (args[0] == "-v" || args[0] == "--verbose") {
+		return demo(ctx, getenv, stdout, stderr, true)
+	}
 	if len(args) > 0 {
 		return fmt.Errorf("%s takes no arguments, got %q", cmd, strings.Join(args, " "))
 	}
 	switch cmd {
 	case "demo":
-		return demo(ctx, getenv, stdout, stderr)
+		return demo(ctx, getenv, stdout, stderr, false)
 	case "openapi":
 		return printOpenAPI(ctx, stdout)
 	case "version", "-version", "--version":
@@ -68,7 +71,7 @@ func realMain(ctx context.Context, args []string, getenv func(string) string, st
 	}
 }
 
-const usage = `usage: gateway [serve [--workers=0]|worker|demo|openapi|version]
+const usage = `usage: gateway [serve [--workers=0]|worker|demo [-v]|openapi|version]
 
   serve     run the HTTP gateway (default); configured by environment variables:
             GATEWAY_ADDR, REDIS_URL, GATEWAY_TOKENS, GATEWAY_ADMIN_TOKENS,
@@ -78,6 +81,7 @@ const usage = `usage: gateway [serve [--workers=0]|worker|demo|openapi|version]
             --workers=0: serve the API only; worker instances run the rounds (needs REDIS_URL)
   worker    run rounds only, serving just /healthz, /readyz, /metrics on GATEWAY_ADDR
   demo      run a sample workflow offline (scripted model, real engine and actions)
+            -v: also print the history each Stage 1 prompt rendered (newest first)
   openapi   print the OpenAPI 3.1 document of the HTTP API (as served at /openapi.json)
   version   print the version
 `

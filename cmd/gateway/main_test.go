@@ -69,3 +69,26 @@ func TestDemoGolden(t *testing.T) {
 		t.Errorf("demo output differs from %s (-update to accept):\n%s", path, got)
 	}
 }
+
+// TestDemoVerboseShowsHistoryNewestFirst: demo -v prints the history each
+// Stage 1 prompt rendered, and in the last step it lists step 2, then step
+// 1, then the user's message: newest first, as the model saw it.
+func TestDemoVerboseShowsHistoryNewestFirst(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr bytes.Buffer
+	if err := realMain(context.Background(), []string{"demo", "-v"}, envOf(nil), &stdout, &stderr); err != nil {
+		t.Fatalf("demo -v: %v\n%s", err, stderr.String())
+	}
+	out := stdout.String()
+	if n := strings.Count(out, "stage 1 saw this history (newest first):"); n != 3 {
+		t.Fatalf("%d history sections, want one per step (3):\n%s", n, out)
+	}
+	last := out[strings.LastIndex(out, "stage 1 saw this history"):]
+	i2, i1, iu := strings.Index(last, "| - [round 1, step 2]"), strings.Index(last, "| - [round 1, step 1]"), strings.Index(last, "| - [round 1] user")
+	if i2 < 0 || i1 < 0 || iu < 0 || i2 > i1 || i1 > iu {
+		t.Errorf("step 3's history is not newest first (step 2 at %d, step 1 at %d, user at %d):\n%s", i2, i1, iu, last)
+	}
+	if err := realMain(context.Background(), []string{"demo", "-x"}, envOf(nil), &stdout, &stderr); err == nil {
+		t.Error("demo -x was accepted")
+	}
+}

@@ -12,9 +12,10 @@ import (
 
 // offlineModel is what LLM_PROVIDER=scripted serves with: a stateless,
 // deterministic stand-in for a model, so the API, the engine, the actions
-// and the admin page can be tried with no provider at all. Each round it
-// extracts the round's uploads (when there are any) and then completes
-// with the last step's summary. It keeps nothing between calls.
+// and the admin page can be tried with no provider at all, in both modes.
+// Each round it extracts the round's uploads (when there are any) and then
+// completes with the last step's summary; in the action-plan mode it plans
+// exactly that. It keeps nothing between calls.
 type offlineModel struct{}
 
 var _ namedModel = offlineModel{}
@@ -34,6 +35,8 @@ func (offlineModel) Generate(ctx context.Context, req workflow.ModelRequest) (wo
 		reply = offlineSelect(prompt)
 	case workflow.StageTwo:
 		reply = offlineParameters(prompt)
+	case workflow.StagePlan, workflow.StageRepair:
+		reply = offlinePlan(prompt)
 	default:
 		reply = "The offline scripted model does not write text; configure LLM_PROVIDER for real answers."
 	}
@@ -53,15 +56,9 @@ var (
 // offlineSelect extracts the round's uploads when no step has run yet in
 // this round, else completes.
 func offlineSelect(prompt string) string {
-	m := newestHistory.FindStringSubmatch(prompt)
-	if m != nil && m[2] == "user" {
-		label := "round" + m[1] + "_user_context"
-		for _, ref := range docListRef.FindAllString(prompt, -1) {
-			if strings.HasSuffix(ref, ":"+label) {
-				return mustJSON(selection("document.extract", "Read the text of the uploaded documents",
-					[]string{ref}, "op=extract", field("format", "enum", false, "text")))
-			}
-		}
+	if ref := roundUploads(prompt); ref != "" {
+		return mustJSON(selection("document.extract", "Read the text of the uploaded documents",
+			[]string{ref}, "op=extract", field("format", "enum", false, "text")))
 	}
 	done := "Nothing needed doing."
 	if s := newestSummary.FindStringSubmatch(prompt); s != nil {
@@ -69,6 +66,34 @@ func offlineSelect(prompt string) string {
 	}
 	return mustJSON(selection(workflow.CompleteAction, "Answer the user", nil, done,
 		field("message", "string", true, "the final answer")))
+}
+
+// roundUploads returns the reference of the current round's uploads ("" when
+// the round has none): the round is the newest history entry's.
+func roundUploads(prompt string) string {
+	m := newestHistory.FindStringSubmatch(prompt)
+	if m == nil || m[2] != "user" {
+		return ""
+	}
+	label := "round" + m[1] + "_user_context"
+	for _, ref := range docListRef.FindAllString(prompt, -1) {
+		if strings.HasSuffix(ref, ":"+label) {
+			return ref
+		}
+	}
+	return ""
+}
+
+// offlinePlan plans the extraction of the round's uploads and leaves the
+// answer to the mode (the list of what the steps did); a round with no
+// upload is planned as an immediate answer.
+func offlinePlan(prompt string) string {
+	if ref := roundUploads(prompt); ref != "" {
+		return mustJSON([]map[string]any{{"action": "document.extract",
+			"parameters": map[string]any{"documentList": []string{ref}, "format": "text"}, "resultLabel": "uploads_text"}})
+	}
+	return mustJSON([]map[string]any{{"action": workflow.CompleteAction,
+		"parameters": map[string]any{"message": "(offline scripted model) Nothing needed doing."}, "resultLabel": "done"}})
 }
 
 // offlineParameters fills the parameters from the Stage 1 context.

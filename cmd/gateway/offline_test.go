@@ -72,3 +72,53 @@ func TestOfflineModelServesRounds(t *testing.T) {
 		t.Errorf("stats = %+v, want 6 calls with tokens", wf.Stats)
 	}
 }
+
+// TestOfflineModelPlans: the offline model also runs the action-plan mode
+// end to end, planning the extraction of the round's upload and the end;
+// a round with no upload plans only the end.
+func TestOfflineModelPlans(t *testing.T) {
+	t.Parallel()
+	cfg, err := loadConfig(envOf(map[string]string{"LLM_PROVIDER": "scripted", "GATEWAY_INSECURE_DEV": "1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	g, err := wire(ctx, cfg, zerolog.New(io.Discard), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.close()
+	g.engine.Start(ctx)
+	defer g.engine.Shutdown(context.Background())
+
+	wf, err := g.engine.Create(ctx, workflow.NewWorkflow{UserID: "dev", Prompt: "read this", Mode: workflow.ModeActionPlan,
+		Documents: []workflow.DocumentContent{{Document: workflow.Document{Name: "a.txt", MimeType: "text/plain", Size: 5}, Content: []byte("hello")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wf, err = g.engine.Wait(ctx, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
+		t.Fatalf("round 1 ended %+v, %v", wf, err)
+	}
+	if _, err := g.engine.StartRound(ctx, "dev", wf.ID, workflow.NewRound{Prompt: "thanks"}); err != nil {
+		t.Fatal(err)
+	}
+	if wf, err = g.engine.Wait(ctx, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
+		t.Fatalf("round 2 ended %+v, %v", wf, err)
+	}
+	msgs, err := g.store.Messages(ctx, wf.ID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range msgs {
+		got = append(got, string(m.Role)+" "+m.Action+" "+string(m.Status))
+	}
+	want := []string{"user  ", "action document.extract success", "assistant  ", "user  ", "assistant  "}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("messages = %q, want %q", got, want)
+	}
+	if wf.Stats.LLMCalls != 2 {
+		t.Errorf("model calls = %d, want one plan per round", wf.Stats.LLMCalls)
+	}
+}
