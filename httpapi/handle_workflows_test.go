@@ -132,6 +132,40 @@ func TestCreateRejectsBadInput(t *testing.T) {
 	}
 }
 
+// TestCreateReportsEveryBadDocument: three bad documents in one request
+// get one 422 with one error per problem, each naming its document, not
+// just the first.
+func TestCreateReportsEveryBadDocument(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, nil)
+	doc := func(name, content string) map[string]any { return map[string]any{"name": name, "content": content} }
+	body := map[string]any{"prompt": "x", "documents": []any{
+		doc("a.txt", "!!!"), doc("ok.txt", b64("fine")), doc("../b.txt", b64("x")), doc("c.txt", "%%%"),
+	}}
+	rec := env.do(t, "POST", "/api/v1/workflows", aliceToken, body)
+	if rec.Code != http.StatusUnprocessableEntity {
+		t.Fatalf("status = %d, want 422: %s", rec.Code, rec.Body)
+	}
+	var p struct {
+		Detail string
+		Errors []struct{ Location, Message string }
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil {
+		t.Fatal(err)
+	}
+	var locs []string
+	for _, e := range p.Errors {
+		locs = append(locs, e.Location)
+	}
+	want := []string{"body.documents[0].content", "body.documents[2].name", "body.documents[3].content"}
+	if strings.Join(locs, ",") != strings.Join(want, ",") || !strings.Contains(p.Detail, "3 problems") {
+		t.Errorf("problem %q with errors at %v, want 3 problems at %v", p.Detail, locs, want)
+	}
+	if calls := env.engine.Calls(); len(calls) != 0 {
+		t.Errorf("engine was called: %v", calls)
+	}
+}
+
 func TestBodyLimit(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t, func(o *Options) { o.Limits.MaxBodyBytes = 4096 })

@@ -11,6 +11,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/danielgtaylor/huma/v2"
+
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -85,33 +87,38 @@ func (l Limits) checkPrompt(prompt string) error {
 	return nil
 }
 
-// decodeDocuments validates and decodes uploads. It returns the first
-// problem as a 422 (or 413 for an oversized document) naming the document.
+// decodeDocuments validates and decodes uploads. Every invalid document
+// is reported in one 422 (one error per problem, each naming its
+// document); an oversized document answers 413 at once.
 func (l Limits) decodeDocuments(in []DocumentInput) ([]workflow.DocumentContent, error) {
 	if len(in) > l.MaxDocuments {
 		return nil, invalid("body.documents", fmt.Sprintf("%d documents sent; the limit is %d per request", len(in), l.MaxDocuments), nil)
 	}
 	out := make([]workflow.DocumentContent, 0, len(in))
 	seen := make(map[string]bool, len(in))
+	var problems []*huma.ErrorDetail
+	bad := func(location, msg string, value any) {
+		problems = append(problems, &huma.ErrorDetail{Location: location, Message: msg, Value: value})
+	}
 	for i, d := range in {
 		loc := fmt.Sprintf("body.documents[%d]", i)
 		if err := checkDocumentName(d.Name); err != nil {
-			return nil, invalid(loc+".name", err.Error(), d.Name)
-		}
-		if seen[d.Name] {
-			return nil, invalid(loc+".name", fmt.Sprintf("duplicate document name %q in this request", d.Name), d.Name)
+			bad(loc+".name", err.Error(), d.Name)
+		} else if seen[d.Name] {
+			bad(loc+".name", fmt.Sprintf("duplicate document name %q in this request", d.Name), d.Name)
 		}
 		seen[d.Name] = true
 		mt, err := documentMimeType(d.Name, d.MimeType)
 		if err != nil {
-			return nil, invalid(loc+".mimeType", err.Error(), d.MimeType)
+			bad(loc+".mimeType", err.Error(), d.MimeType)
 		}
 		if int64(base64.StdEncoding.DecodedLen(len(d.Content))) > l.MaxDocumentBytes+3 {
 			return nil, tooLarge(loc, l.MaxDocumentBytes)
 		}
 		content, err := base64.StdEncoding.DecodeString(d.Content)
 		if err != nil {
-			return nil, invalid(loc+".content", "content is not valid standard base64: "+err.Error(), nil)
+			bad(loc+".content", "content is not valid standard base64: "+err.Error(), nil)
+			continue
 		}
 		if int64(len(content)) > l.MaxDocumentBytes {
 			return nil, tooLarge(loc, l.MaxDocumentBytes)
@@ -121,7 +128,21 @@ func (l Limits) decodeDocuments(in []DocumentInput) ([]workflow.DocumentContent,
 			Content:  content,
 		})
 	}
-	return out, nil
+	switch len(problems) {
+	case 0:
+		return out, nil
+	case 1:
+		return nil, invalid(problems[0].Location, problems[0].Message, problems[0].Value)
+	}
+	return nil, huma.Error422UnprocessableEntity(fmt.Sprintf("request is invalid: %d problems with the documents", len(problems)), problemErrors(problems)...)
+}
+
+func problemErrors(details []*huma.ErrorDetail) []error {
+	out := make([]error, len(details))
+	for i, d := range details {
+		out[i] = d
+	}
+	return out
 }
 
 // checkDocumentName rejects names that could be read as paths or that
