@@ -85,7 +85,9 @@ func (r *Run) settle(next *Workflow, end *RoundEnd, pending []Message) []Message
 		if closing.ID == "" {
 			closing.ID = NewID(PrefixMessage)
 		}
-		closing.Role, closing.Round, closing.Step = RoleAssistant, next.Round, next.Step
+		// The closing message is not the last action's: like a completed
+		// round's answer it gets the step after the last one.
+		closing.Role, closing.Round, closing.Step = RoleAssistant, next.Round, next.MaxSteps+1
 		next.Status, next.StopReason, next.Error = StatusCompleted, StopMaxSteps, ""
 		next.Checkpoint = nil
 		return []Message{closing}

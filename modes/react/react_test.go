@@ -182,6 +182,11 @@ func TestRoundEndings(t *testing.T) {
 				if wf.Step != 2 || !strings.Contains(last.Text, "2 steps") || !strings.Contains(last.Text, enginetest.Echo) {
 					t.Errorf("closing message (step %d) = %q, want the limit and what was done", wf.Step, last.Text)
 				}
+				// Like a completed round's answer, the closing message has
+				// its own step, after the last action's.
+				if prev := msgs[len(msgs)-2]; last.Step != 3 || prev.Step != 2 {
+					t.Errorf("closing message at step %d after the action at step %d, want 3 after 2", last.Step, prev.Step)
+				}
 			}
 		})
 	}
