@@ -22,7 +22,7 @@ func (s *Store) ClaimRound(ctx context.Context, workflowID, owner string, ttl ti
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, ok := s.wfs[workflowID]
+	rec, ok := s.live(workflowID)
 	if !ok {
 		return 0, workflow.Errorf(workflow.KindNotFound, "workflow %s not found", workflowID)
 	}
@@ -47,7 +47,7 @@ func (s *Store) ReleaseRound(ctx context.Context, workflowID, owner string) (err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if rec, ok := s.wfs[workflowID]; ok && rec.lease.owner == owner {
+	if rec, ok := s.live(workflowID); ok && rec.lease.owner == owner {
 		rec.lease = lease{}
 	}
 	return nil

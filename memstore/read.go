@@ -46,7 +46,7 @@ func (s *Store) list(p workflow.Page, keep func(*record) bool) ([]*workflow.Work
 	var all []entry
 	s.mu.RLock()
 	for id, rec := range s.wfs {
-		if (after == "" || id < after) && keep(rec) {
+		if (after == "" || id < after) && keep(rec) && !s.expired(rec) {
 			all = append(all, entry{id, rec.state})
 		}
 	}
@@ -78,15 +78,11 @@ func (s *Store) DeleteWorkflow(ctx context.Context, id string) (err error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, ok := s.wfs[id]
+	rec, ok := s.live(id)
 	if !ok {
 		return workflow.Errorf(workflow.KindNotFound, "workflow %s not found", id)
 	}
-	for _, t := range rec.traces {
-		delete(s.traces, t.id)
-	}
-	delete(s.wfs, id)
-	s.unindexRunning(id, rec.userID)
+	s.remove(id, rec)
 	return nil
 }
 
@@ -98,7 +94,7 @@ func (s *Store) Messages(ctx context.Context, workflowID string, afterSeq int64,
 		return nil, err
 	}
 	s.mu.RLock()
-	rec, ok := s.wfs[workflowID]
+	rec, ok := s.live(workflowID)
 	var msgs [][]byte
 	if ok {
 		msgs = rec.msgs[:len(rec.msgs):len(rec.msgs)]
@@ -135,7 +131,7 @@ func (s *Store) DocumentContent(ctx context.Context, workflowID, documentID stri
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	rec, ok := s.wfs[workflowID]
+	rec, ok := s.live(workflowID)
 	if !ok {
 		return workflow.DocumentContent{}, workflow.Errorf(workflow.KindNotFound, "workflow %s not found", workflowID)
 	}

@@ -17,7 +17,7 @@ func (s *Store) Running(ctx context.Context) ([]string, error) {
 	defer s.mu.RUnlock()
 	var ids []string
 	for id, rec := range s.wfs {
-		if rec.status == workflow.StatusRunning {
+		if rec.status == workflow.StatusRunning && !s.expired(rec) {
 			ids = append(ids, id)
 		}
 	}

@@ -27,8 +27,10 @@ var _ workflow.Store = (*Store)(nil)
 // Store is an in-memory workflow.Store. The zero value is not usable; call
 // New.
 type Store struct {
-	traceCap int
-	now      func() time.Time
+	traceCap  int
+	now       func() time.Time
+	retention time.Duration // 0: keep every workflow until deleted
+	swept     time.Time     // when expired workflows were last evicted
 
 	mu      sync.RWMutex
 	wfs     map[string]*record             // by workflow id
@@ -46,7 +48,8 @@ type record struct {
 	docs    map[string]storedDoc
 	traces  []storedTrace // oldest first, at most traceCap
 	lease   lease
-	fence   int64 // fencing token of the latest lease taken; outlives the lease
+	fence   int64     // fencing token of the latest lease taken; outlives the lease
+	updated time.Time // the last commit, for retention
 }
 
 // storedDoc is a document as the store keeps it. content is never nil: an
@@ -93,6 +96,19 @@ func WithClock(now func() time.Time) Option {
 	return func(s *Store) {
 		if now != nil {
 			s.now = now
+		}
+	}
+}
+
+// WithRetention evicts a workflow, with its messages, documents and
+// traces, d after its last commit, as the Redis store's key expiry does
+// (d <= 0 keeps everything until deleted). An expired workflow reads as
+// missing at once; its memory is freed by the next commit's sweep (at most
+// one sweep per d/4, capped at a minute).
+func WithRetention(d time.Duration) Option {
+	return func(s *Store) {
+		if d > 0 {
+			s.retention = d
 		}
 	}
 }
@@ -159,16 +175,66 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		meta.Size = int64(len(d.Content))
 		rec.docs[d.ID] = storedDoc{meta: meta, content: copyContent(d.Content)}
 	}
-	rec.state, rec.status, rec.version = state, wf.Status, wf.Version
+	rec.state, rec.status, rec.version, rec.updated = state, wf.Status, wf.Version, s.now()
 	s.wfs[wf.ID] = rec
 	s.indexRunning(wf.ID, rec)
+	s.sweepIfDue()
 	return wf.Clone(), msgs, nil
+}
+
+// live returns the record of id unless it is missing or expired. The
+// caller holds s.mu.
+func (s *Store) live(id string) (*record, bool) {
+	rec, ok := s.wfs[id]
+	if !ok || s.expired(rec) {
+		return nil, false
+	}
+	return rec, true
+}
+
+// expired reports whether rec outlived the retention.
+func (s *Store) expired(rec *record) bool {
+	return s.retention > 0 && s.now().Sub(rec.updated) >= s.retention
+}
+
+// sweepIfDue evicts expired workflows when the last sweep is older than
+// a quarter of the retention (at most a minute). The caller holds s.mu
+// for writing.
+func (s *Store) sweepIfDue() {
+	if s.retention <= 0 {
+		return
+	}
+	now := s.now()
+	if now.Sub(s.swept) < min(s.retention/4, time.Minute) {
+		return
+	}
+	s.swept = now
+	for id, rec := range s.wfs {
+		if s.expired(rec) {
+			s.remove(id, rec)
+		}
+	}
+}
+
+// remove deletes a workflow and everything it owns. The caller holds s.mu
+// for writing.
+func (s *Store) remove(id string, rec *record) {
+	for _, t := range rec.traces {
+		delete(s.traces, t.id)
+	}
+	delete(s.wfs, id)
+	s.unindexRunning(id, rec.userID)
 }
 
 // recordForCommit returns the record a commit of wf at expected applies to,
 // or the conflict that forbids it. A new record is not yet stored.
 func (s *Store) recordForCommit(wf *workflow.Workflow, expected int64) (*record, error) {
 	rec, ok := s.wfs[wf.ID]
+	if ok && s.expired(rec) {
+		// Expired but not swept yet: it is gone, as on Redis.
+		s.remove(wf.ID, rec)
+		rec, ok = nil, false
+	}
 	switch {
 	case expected == 0 && ok:
 		return nil, workflow.Errorf(workflow.KindConflict, "workflow %s already exists", wf.ID)
@@ -233,7 +299,7 @@ func (s *Store) GetWorkflow(ctx context.Context, id string) (_ *workflow.Workflo
 		return nil, err
 	}
 	s.mu.RLock()
-	rec, ok := s.wfs[id]
+	rec, ok := s.live(id)
 	var state []byte
 	if ok {
 		state = rec.state

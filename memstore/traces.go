@@ -24,7 +24,7 @@ func (s *Store) AppendTrace(ctx context.Context, t workflow.Trace) (err error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, ok := s.wfs[t.WorkflowID]
+	rec, ok := s.live(t.WorkflowID)
 	if !ok {
 		return workflow.Errorf(workflow.KindNotFound, "workflow %s not found", t.WorkflowID)
 	}
@@ -50,7 +50,7 @@ func (s *Store) Traces(ctx context.Context, workflowID string) (_ []workflow.Tra
 		return nil, err
 	}
 	s.mu.RLock()
-	rec, ok := s.wfs[workflowID]
+	rec, ok := s.live(workflowID)
 	var kept []storedTrace
 	if ok {
 		kept = rec.traces[:len(rec.traces):len(rec.traces)]
@@ -77,7 +77,7 @@ func (s *Store) GetTrace(ctx context.Context, traceID string) (_ workflow.Trace,
 	}
 	var data []byte
 	s.mu.RLock()
-	if rec, ok := s.wfs[s.traces[traceID]]; ok {
+	if rec, ok := s.live(s.traces[traceID]); ok {
 		for _, st := range rec.traces {
 			if st.id == traceID {
 				data = st.data

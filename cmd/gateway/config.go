@@ -84,8 +84,8 @@ type FileLimits struct {
 	ModelMaxInFlight int `yaml:"modelMaxInFlight"`
 	// TraceCap is how many traces are kept per workflow (0: 500).
 	TraceCap int `yaml:"traceCap"`
-	// Retention expires a workflow this long after its last change (Redis
-	// store only; 0 keeps it until deleted).
+	// Retention expires a workflow this long after its last change, in
+	// either store (0 keeps it until deleted).
 	Retention time.Duration `yaml:"retention"`
 	// ActionPlanTopK is how many actions the plan prompt offers (0: default).
 	ActionPlanTopK int `yaml:"actionPlanTopK"`
@@ -261,7 +261,11 @@ func (c *Config) warnings() []string {
 		}
 	}
 	if c.RedisURL == "" {
-		out = append(out, "memory store (REDIS_URL unset): workflows, documents and traces live in this process only and are lost when it stops")
+		msg := "memory store (REDIS_URL unset): workflows, documents and traces live in this process only and are lost when it stops"
+		if c.File.Limits.Retention == 0 {
+			msg += "; with no limits.retention they are also kept until deleted, so memory grows with every workflow"
+		}
+		out = append(out, msg)
 	}
 	return out
 }

@@ -67,7 +67,7 @@ func wire(ctx context.Context, cfg Config, log zerolog.Logger, model namedModel)
 func (g *gateway) openStore(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	l := cfg.File.Limits
 	if cfg.RedisURL == "" {
-		g.raw = memstore.New(memstore.WithTraceCap(l.TraceCap))
+		g.raw = memstore.New(memstore.WithTraceCap(l.TraceCap), memstore.WithRetention(l.Retention))
 		return nil
 	}
 	redis.SetLogger(redisLogger{log}) // go-redis has only a process-wide logger
