@@ -22,6 +22,11 @@ type Options struct {
 	// HistoryBudget bounds WORKFLOW_HISTORY in characters; 0 means
 	// placeholders.DefaultHistoryBudget (12,000).
 	HistoryBudget int
+	// LoopRepeats is the engine's EngineConfig.LoopRepeats: when the
+	// round's newest step has repeated an earlier one LoopRepeats-1 times,
+	// Stage 1's VALIDATION_FEEDBACK carries workflow.LoopWarning. 0 means
+	// workflow.DefaultLoopRepeats, negative turns the warning off.
+	LoopRepeats int
 }
 
 // Builder renders prompts from a template set.

@@ -1,6 +1,8 @@
 package prompts
 
 import (
+	"strings"
+
 	"github.com/twostep/twostep/placeholders"
 	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
@@ -37,7 +39,7 @@ func (b *Builder) Stage1Values(in Stage1Input) map[string]string {
 		placeholders.AvailableDocumentsIndex:   placeholders.DocumentsIndex(in.Messages),
 		placeholders.AvailableConnectionsIndex: placeholders.ConnectionsIndex(in.Connections),
 		placeholders.WorkflowHistory:           placeholders.History(in.Messages, b.opts.HistoryBudget),
-		placeholders.ValidationFeedback:        in.Feedback,
+		placeholders.ValidationFeedback:        joinBlocks(workflow.LoopWarning(in.Messages, currentRound(in), workflow.LoopLimit(b.opts.LoopRepeats)), in.Feedback),
 	}
 }
 
@@ -54,6 +56,17 @@ func (b *Builder) Plan(in Stage1Input) (Rendered, error) {
 
 // currentRound is the workflow's round, or the latest round of the
 // messages when no workflow is given.
+// joinBlocks joins the non-empty blocks with a blank line.
+func joinBlocks(blocks ...string) string {
+	var out []string
+	for _, b := range blocks {
+		if b != "" {
+			out = append(out, b)
+		}
+	}
+	return strings.Join(out, "\n\n")
+}
+
 func currentRound(in Stage1Input) int {
 	if in.Workflow != nil {
 		return in.Workflow.Round

@@ -47,6 +47,11 @@ type EngineConfig struct {
 	// PollInterval is how often a running round re-reads its status, so a
 	// Stop made on another instance cancels the in-flight model call.
 	PollInterval time.Duration
+	// LoopRepeats ends a round with StopLoop when a step repeats an earlier
+	// one of the round (same action, parameters and result; Fingerprint)
+	// this many times; the repeat before warns the model. 0 means
+	// DefaultLoopRepeats, a negative value turns detection off.
+	LoopRepeats int
 	// ShutdownGrace is how long Shutdown lets the phases in flight (model
 	// calls, actions) finish and commit before it cancels them.
 	ShutdownGrace time.Duration

@@ -61,7 +61,10 @@ func (e *Engine) runRound(ctx context.Context, wf *Workflow, fence int64) {
 //  1. end set by the mode (workflow.complete, plan_unavailable): that outcome;
 //  2. MaxFailuresInARow failed steps in a row: status failed, stop reason
 //     failures (Resume continues with the next step, the count reset);
-//  3. the step after the last allowed one: the mode's closing message is
+//  3. the step repeated an earlier one of the round LoopRepeats times
+//     (Repeats): a closing message saying so, status completed, stop
+//     reason loop;
+//  4. the step after the last allowed one: the mode's closing message is
 //     appended (no model call), status completed, stop reason max_steps.
 //
 // It returns the messages to append. This is the one place both modes' rounds
@@ -76,6 +79,13 @@ func (r *Run) settle(next *Workflow, end *RoundEnd, pending []Message) []Message
 		next.Status, next.StopReason = StatusFailed, StopFailures
 		next.Error = fmt.Sprintf("%d steps failed in a row", next.Checkpoint.Failures)
 		next.Step--
+	case len(pending) > 0 && r.loopEnd(next, pending) != "":
+		closing := Message{ID: NewID(PrefixMessage), Role: RoleAssistant, Round: next.Round, Step: next.Step,
+			Text: r.loopEnd(next, pending)}
+		next.Status, next.StopReason, next.Error = StatusCompleted, StopLoop, ""
+		next.Step--
+		next.Checkpoint = nil
+		return []Message{closing}
 	case next.Step > next.MaxSteps:
 		next.Step = next.MaxSteps
 		view := *r
@@ -93,6 +103,13 @@ func (r *Run) settle(next *Workflow, end *RoundEnd, pending []Message) []Message
 		return []Message{closing}
 	}
 	return nil
+}
+
+// loopEnd is the closing text when the step committing pending repeated
+// an earlier step of the round LoopRepeats times, else "".
+func (r *Run) loopEnd(next *Workflow, pending []Message) string {
+	all := append(r.msgs[:len(r.msgs):len(r.msgs)], pending...)
+	return loopEnd(all, next.Round, LoopLimit(r.e.cfg.LoopRepeats))
 }
 
 // endAtLimit ends a round that resumed past its last allowed step.

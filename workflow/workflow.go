@@ -34,6 +34,9 @@ const (
 	StopLLMError        StopReason = "llm_error"
 	StopStopped         StopReason = "stopped"
 	StopPlanUnavailable StopReason = "plan_unavailable"
+	// StopLoop: a step repeated an earlier one (same action, parameters
+	// and result) EngineConfig.LoopRepeats times in one round.
+	StopLoop StopReason = "loop"
 )
 
 // ModeName selects how a round is run.

@@ -95,6 +95,22 @@ type FileLimits struct {
 	// ShutdownGrace is how long SIGTERM lets the model calls and actions in
 	// flight finish and commit before they are cancelled (0: 20s).
 	ShutdownGrace time.Duration `yaml:"shutdownGrace"`
+	// LoopRepeats ends a round whose step repeated an earlier one (same
+	// action, parameters and result) this many times, after warning the
+	// model one repeat before (unset: 3; 0 turns detection off).
+	LoopRepeats *int `yaml:"loopRepeats"`
+}
+
+// loopRepeats maps limits.loopRepeats to EngineConfig.LoopRepeats and
+// prompts.Options.LoopRepeats: unset → 0 (the default), 0 → -1 (off).
+func (l FileLimits) loopRepeats() int {
+	switch {
+	case l.LoopRepeats == nil:
+		return 0
+	case *l.LoopRepeats == 0:
+		return -1
+	}
+	return *l.LoopRepeats
 }
 
 // loadConfig reads the environment through getenv and, when GATEWAY_CONFIG
@@ -191,7 +207,7 @@ func (c *Config) problems() []string {
 	}
 	if l.HistoryBudget < 0 || l.MaxRunningPerUser < 0 || l.Workers < 0 || l.ModelTimeout < 0 ||
 		l.ModelMaxInFlight < 0 || l.TraceCap < 0 || l.Retention < 0 || l.ActionPlanTopK < 0 || l.LeaseTTL < 0 ||
-		l.ShutdownGrace < 0 {
+		l.ShutdownGrace < 0 || (l.LoopRepeats != nil && *l.LoopRepeats < 0) {
 		add("limits: values must not be negative")
 	}
 	if !strings.EqualFold(c.LLMProvider, llm.ProviderScripted) {

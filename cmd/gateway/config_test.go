@@ -72,6 +72,7 @@ limits:
   httpTimeout: 5s
   retention: 72h
   leaseTTL: 4s
+  loopRepeats: 0
 connections:
   - user: alice
     label: crm
@@ -94,6 +95,13 @@ connections:
 		l.HistoryBudget != 5000 || l.MaxRunningPerUser != 9 || l.Actions.HTTPTimeout != 5*time.Second || l.Retention != 72*time.Hour ||
 		l.LeaseTTL != 4*time.Second {
 		t.Errorf("file config = %+v", cfg.File)
+	}
+	// loopRepeats: 0 turns detection off; unset keeps the default.
+	if got := l.loopRepeats(); got != -1 {
+		t.Errorf("loopRepeats: 0 maps to %d, want -1 (off)", got)
+	}
+	if got := (FileLimits{}).loopRepeats(); got != 0 {
+		t.Errorf("unset loopRepeats maps to %d, want 0 (the default)", got)
 	}
 	if len(cfg.Actions.Connections) != 1 || cfg.Actions.Connections[0].Label != "crm" {
 		t.Errorf("actions config = %+v", cfg.Actions)

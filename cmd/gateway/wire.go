@@ -129,14 +129,14 @@ func (g *gateway) build(cfg Config, log zerolog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("templates.Load: %w", err)
 	}
-	builder := prompts.NewBuilder(set, prompts.Options{HistoryBudget: l.HistoryBudget})
+	builder := prompts.NewBuilder(set, prompts.Options{HistoryBudget: l.HistoryBudget, LoopRepeats: l.loopRepeats()})
 	plan := actionplan.New(builder, actionplan.Options{TopK: l.ActionPlanTopK})
 	redactor := httpapi.NewRedactor(append(reg.Secrets(), cfg.Secrets()...)...)
 	g.registry, g.store, g.metrics = reg, httpapi.RedactTraces(g.raw, redactor), httpapi.NewMetrics()
 
 	g.engine, err = workflow.NewEngine(workflow.EngineConfig{
 		DefaultMaxSteps: cfg.MaxSteps, MaxStepsLimit: httpapi.MaxStepsLimit, Workers: l.Workers,
-		MaxRunningPerUser: l.MaxRunningPerUser, LeaseTTL: l.LeaseTTL, ShutdownGrace: l.ShutdownGrace, Logger: slogFor(log.With().Str("component", "engine").Logger()),
+		MaxRunningPerUser: l.MaxRunningPerUser, LeaseTTL: l.LeaseTTL, LoopRepeats: l.loopRepeats(), ShutdownGrace: l.ShutdownGrace, Logger: slogFor(log.With().Str("component", "engine").Logger()),
 		Observer: g.metrics,
 	}, g.store, g.model, reg, map[workflow.ModeName]workflow.Mode{
 		workflow.ModeReact: react.New(builder), workflow.ModeActionPlan: plan,
