@@ -129,7 +129,7 @@ func (s *Server) deleteWorkflow(ctx context.Context, in *WorkflowPath) (*struct{
 // it reaches a store key.
 func checkWorkflowID(id string) error {
 	if !workflow.ValidID(workflow.PrefixWorkflow, id) {
-		return workflow.Errorf(workflow.KindNotFound, "workflow %q not found", id)
+		return workflow.NoWorkflow(id)
 	}
 	return nil
 }
@@ -141,11 +141,11 @@ func (s *Server) ownedWorkflow(ctx context.Context, id string) (*workflow.Workfl
 		return nil, err
 	}
 	w, err := s.store.GetWorkflow(ctx, id)
+	if workflow.KindOf(err) == workflow.KindNotFound || (err == nil && !w.OwnedBy(UserFrom(ctx))) {
+		return nil, workflow.NoWorkflow(id)
+	}
 	if err != nil {
 		return nil, err
-	}
-	if !w.OwnedBy(UserFrom(ctx)) {
-		return nil, workflow.Errorf(workflow.KindNotFound, "workflow %q not found", id)
 	}
 	return w, nil
 }

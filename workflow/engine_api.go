@@ -143,14 +143,14 @@ func (e *Engine) stop(ctx context.Context, userID, id string) (*Workflow, error)
 // Get returns userID's workflow; another user's answers KindNotFound.
 func (e *Engine) Get(ctx context.Context, userID, id string) (*Workflow, error) {
 	if !ValidID(PrefixWorkflow, id) {
-		return nil, Errorf(KindNotFound, "workflow %q not found", id)
+		return nil, NoWorkflow(id)
 	}
 	wf, err := e.store.GetWorkflow(ctx, id)
+	if KindOf(err) == KindNotFound || (err == nil && !wf.OwnedBy(userID)) {
+		return nil, NoWorkflow(id)
+	}
 	if err != nil {
 		return nil, err
-	}
-	if !wf.OwnedBy(userID) {
-		return nil, Errorf(KindNotFound, "workflow %q not found", id)
 	}
 	return wf, nil
 }

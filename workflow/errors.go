@@ -108,3 +108,10 @@ func Wrap(errp *error, format string, args ...any) {
 		*errp = fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), *errp)
 	}
 }
+
+// NoWorkflow is the one answer for a workflow the caller may not see: a
+// missing id, a malformed one and another user's all read exactly alike,
+// so no answer tells them apart (no existence oracle).
+func NoWorkflow(id string) error {
+	return Errorf(KindNotFound, "workflow %q not found", id)
+}
