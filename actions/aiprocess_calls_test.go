@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -143,8 +144,8 @@ connections:
 				t.Errorf("fail=%v: the reported call's %s carries the secret: %q", fail, where, s)
 			}
 		}
-		if !strings.Contains(c.Prompt[1].Content, "token: "+redacted) {
-			t.Errorf("fail=%v: the secret was dropped instead of redacted: %q", fail, c.Prompt[1].Content)
+		if !strings.Contains(c.Prompt[1].Content, "token: "+redact.Redacted) {
+			t.Errorf("fail=%v: the secret was dropped instead of redact.Redacted: %q", fail, c.Prompt[1].Content)
 		}
 	}
 }

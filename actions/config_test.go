@@ -59,7 +59,7 @@ limits:
 func TestLoadConfigValid(t *testing.T) {
 	t.Parallel()
 	cfg, err := LoadConfig(strings.NewReader(validYAML), env(map[string]string{
-		"CRM_TOKEN": "tok-123", "ACTIONS_KEY": "key-456",
+		"CRM_TOKEN": "tok-12345678", "ACTIONS_KEY": "key-45678901",
 	}))
 	if err != nil {
 		t.Fatalf("LoadConfig: %v", err)
@@ -68,7 +68,7 @@ func TestLoadConfigValid(t *testing.T) {
 	if c.User != "alice" || c.Label != "crm" || c.BaseURL != "https://crm.example.com/api/v2/" || c.Timeout != 5*time.Second {
 		t.Errorf("connection = %+v", c)
 	}
-	if got, want := c.Headers["Authorization"], "Bearer tok-123"; got != want {
+	if got, want := c.Headers["Authorization"], "Bearer tok-12345678"; got != want {
 		t.Errorf("Authorization = %q, want %q", got, want)
 	}
 	a := cfg.HTTPActions[0]
@@ -80,7 +80,7 @@ func TestLoadConfigValid(t *testing.T) {
 	}
 
 	r := mustNew(t, cfg, nil)
-	wantSecrets := []string{"Bearer tok-123", "key-456", "tok-123"}
+	wantSecrets := []string{"Bearer tok-12345678", "key-45678901", "tok-12345678"}
 	if diff := cmp.Diff(wantSecrets, r.Secrets()); diff != "" {
 		t.Errorf("Secrets (-want +got):\n%s", diff)
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -41,6 +42,10 @@ func expandHeaders(where string, headers map[string]string, lookupEnv func(strin
 			case v == "":
 				problems = append(problems, fmt.Sprintf("%s: header %q: environment variable %s is empty", where, name, varName))
 			default:
+				// Credential headers are checked whole by headerProblems.
+				if msg := redact.CheckSecret(v); msg != "" && !isCredentialHeader(name) {
+					problems = append(problems, fmt.Sprintf("%s: header %q: environment variable %s %s", where, name, varName, msg))
+				}
 				secrets = append(secrets, v)
 			}
 			return v
@@ -162,6 +167,14 @@ func headerProblems(where string, headers map[string]string) []string {
 		}
 		if strings.ContainsAny(headers[name], "\r\n\x00") {
 			problems = append(problems, fmt.Sprintf("%s: header %q: value contains a line break or NUL", where, name))
+		}
+		// A credential too short to redact safely would leak or mangle text.
+		if isCredentialHeader(name) {
+			for _, secret := range credentialParts(headers[name]) {
+				if msg := redact.CheckSecret(secret); msg != "" {
+					problems = append(problems, fmt.Sprintf("%s: header %q: the credential %s", where, name, msg))
+				}
+			}
 		}
 	}
 	return problems

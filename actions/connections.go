@@ -1,7 +1,6 @@
 package actions
 
 import (
-	"cmp"
 	"errors"
 	"net/http"
 	"net/url"
@@ -11,9 +10,6 @@ import (
 
 	"github.com/twostep/twostep/workflow"
 )
-
-// redacted replaces a secret wherever one would otherwise leave the package.
-const redacted = "[REDACTED]"
 
 // connection is a user's credentialed endpoint. Only public leaves the
 // package; headers (the secrets) are attached to outgoing requests only.
@@ -61,12 +57,18 @@ func headerSecrets(headers map[string]string, resolved []string) []string {
 	out := slices.Clone(resolved)
 	for name, v := range headers {
 		if isCredentialHeader(name) {
-			out = append(out, v)
-			// "Bearer xyz": the token alone is a secret too.
-			if _, token, ok := strings.Cut(v, " "); ok {
-				out = append(out, strings.TrimSpace(token))
-			}
+			out = append(out, credentialParts(v)...)
 		}
+	}
+	return out
+}
+
+// credentialParts is what a credential header's value holds secret: the
+// value and, for "Scheme token" values, the token alone.
+func credentialParts(v string) []string {
+	out := []string{v}
+	if _, token, ok := strings.Cut(v, " "); ok {
+		out = append(out, strings.TrimSpace(token))
 	}
 	return out
 }
@@ -87,8 +89,7 @@ func isCredentialHeader(name string) bool {
 	return false
 }
 
-// normalizeSecrets drops empty values and duplicates and sorts the rest
-// longest first, so that a replacer scrubs a whole value before its parts.
+// normalizeSecrets drops empty values and duplicates, sorted.
 func normalizeSecrets(secrets []string) []string {
 	var out []string
 	for _, s := range secrets {
@@ -96,49 +97,26 @@ func normalizeSecrets(secrets []string) []string {
 			out = append(out, s)
 		}
 	}
-	slices.SortFunc(out, func(a, b string) int {
-		if c := cmp.Compare(len(b), len(a)); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
-	})
+	slices.Sort(out)
 	return slices.Compact(out)
 }
 
-// newScrubber returns a replacer of every secret by redacted, or nil when
-// there is none.
-func newScrubber(secrets []string) *strings.Replacer {
-	if len(secrets) == 0 {
-		return nil
-	}
-	pairs := make([]string, 0, 2*len(secrets))
-	for _, s := range secrets {
-		pairs = append(pairs, s, redacted)
-	}
-	return strings.NewReplacer(pairs...)
-}
-
-// scrubString replaces every secret in s.
-func (r *Registry) scrubString(s string) string {
-	if r.scrub == nil {
-		return s
-	}
-	return r.scrub.Replace(s)
-}
+// scrubString replaces every secret, in every form, in s.
+func (r *Registry) scrubString(s string) string { return r.redactor.String(s) }
 
 // scrubResult replaces every secret in the result's text, documents and
 // model calls (a remote service may echo the credentials it received).
 func (r *Registry) scrubResult(res workflow.ActionResult) workflow.ActionResult {
-	if r.scrub == nil {
+	if r.redactor.Empty() {
 		return res
 	}
-	res.Text = r.scrub.Replace(res.Text)
+	res.Text = r.redactor.String(res.Text)
 	res.ModelCalls = r.scrubModelCalls(res.ModelCalls)
 	for i := range res.Documents {
 		d := &res.Documents[i]
-		d.Name = r.scrub.Replace(d.Name)
-		if r.containsSecret(string(d.Content)) {
-			d.Content = []byte(r.scrub.Replace(string(d.Content)))
+		d.Name = r.redactor.String(d.Name)
+		if r.redactor.ContainsBytes(d.Content) {
+			d.Content = r.redactor.Bytes(d.Content)
 			d.Size = int64(len(d.Content))
 		}
 	}
@@ -155,9 +133,9 @@ func (r *Registry) scrubModelCalls(calls []workflow.ActionModelCall) []workflow.
 	for i, c := range calls {
 		prompt := make([]workflow.PromptMessage, len(c.Prompt))
 		for j, m := range c.Prompt {
-			prompt[j] = workflow.PromptMessage{Role: m.Role, Content: r.scrub.Replace(m.Content)}
+			prompt[j] = workflow.PromptMessage{Role: m.Role, Content: r.redactor.String(m.Content)}
 		}
-		c.Prompt, c.Response, c.Error = prompt, r.scrub.Replace(c.Response), r.scrub.Replace(c.Error)
+		c.Prompt, c.Response, c.Error = prompt, r.redactor.String(c.Response), r.redactor.String(c.Error)
 		out[i] = c
 	}
 	return out
@@ -166,7 +144,7 @@ func (r *Registry) scrubModelCalls(calls []workflow.ActionModelCall) []workflow.
 // scrubError returns err unchanged when its text carries no secret, else an
 // error of the same kind whose message is scrubbed and whose cause is gone.
 func (r *Registry) scrubError(err error) error {
-	if !r.containsSecret(err.Error()) {
+	if !r.redactor.Contains(err.Error()) {
 		return err
 	}
 	var we *workflow.Error
@@ -175,14 +153,4 @@ func (r *Registry) scrubError(err error) error {
 		msg = we.Message
 	}
 	return workflow.Errorf(workflow.KindOf(err), "%s", r.scrubString(msg))
-}
-
-// containsSecret reports whether s contains any secret.
-func (r *Registry) containsSecret(s string) bool {
-	for _, sec := range r.secrets {
-		if strings.Contains(s, sec) {
-			return true
-		}
-	}
-	return false
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -17,15 +18,15 @@ var _ workflow.Registry = (*Registry)(nil)
 // Registry holds every action twostep may run and every user's connections.
 // It is immutable after New and safe for concurrent use.
 type Registry struct {
-	actions map[string]action
-	specs   []workflow.ActionSpec
-	conns   map[string]map[string]*connection // user → label → connection
-	secrets []string
-	scrub   *strings.Replacer
-	client  *http.Client
-	model   workflow.Model
-	limits  Limits
-	log     zerolog.Logger
+	actions  map[string]action
+	specs    []workflow.ActionSpec
+	conns    map[string]map[string]*connection // user → label → connection
+	secrets  []string
+	redactor *redact.Redactor
+	client   *http.Client
+	model    workflow.Model
+	limits   Limits
+	log      zerolog.Logger
 }
 
 // action is one registered action: its public spec, its compiled schema,
@@ -113,7 +114,7 @@ func New(cfg Config, model workflow.Model, opts ...Option) (*Registry, error) {
 		r.secrets = append(r.secrets, headerSecrets(ac.Headers, ac.secrets)...)
 	}
 	r.secrets = normalizeSecrets(r.secrets)
-	r.scrub = newScrubber(r.secrets)
+	r.redactor = redact.New(r.secrets...)
 	return r, nil
 }
 

@@ -7,12 +7,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/rs/zerolog"
 
+	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -130,8 +132,8 @@ httpActions:
 		t.Errorf("action key not sent: %v", got[2].Header)
 	}
 	// The echoes were scrubbed, not dropped.
-	if !strings.Contains(string(results[0].Documents[0].Content), redacted) || !strings.Contains(results[3].Text, "used key "+redacted) {
-		t.Errorf("echoed secrets not redacted: %q / %q", results[0].Documents[0].Content, results[3].Text)
+	if !strings.Contains(string(results[0].Documents[0].Content), redact.Redacted) || !strings.Contains(results[3].Text, "used key "+redact.Redacted) {
+		t.Errorf("echoed secrets not redact.Redacted: %q / %q", results[0].Documents[0].Content, results[3].Text)
 	}
 	if n := strings.Count(logs.String(), `"message":"action executed"`); n != len(calls) {
 		t.Errorf("%d log lines, want %d:\n%s", n, len(calls), logs.String())
@@ -140,5 +142,94 @@ httpActions:
 		if !slices.Contains(r.Secrets(), m) {
 			t.Errorf("Secrets() lacks %q", m)
 		}
+	}
+}
+
+// TestEscapedEchoesNeverLeak: an upstream that echoes the connection
+// secret JSON-escaped ("\"", PHP's "\/"), \u-escaped, URL-encoded or in
+// base64 gets every form scrubbed from the action's text and documents:
+// none of them can reach a message, a prompt or a trace.
+func TestEscapedEchoesNeverLeak(t *testing.T) {
+	t.Parallel()
+	const secret = `sk-"quoted"/slash+plus`
+	escaped, _ := json.Marshal(secret)
+	forms := map[string]string{
+		"json":   string(escaped[1 : len(escaped)-1]),
+		"php":    strings.ReplaceAll(string(escaped[1:len(escaped)-1]), "/", `\/`),
+		"url":    url.QueryEscape(secret),
+		"base64": base64.StdEncoding.EncodeToString([]byte(secret)),
+	}
+	srv := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		var b strings.Builder
+		b.WriteString(`{`)
+		for name, f := range forms {
+			fmt.Fprintf(&b, `"%s": "%s", `, name, f)
+		}
+		b.WriteString(`"ok": true}`)
+		_, _ = w.Write([]byte(b.String()))
+	})
+	yaml := fmt.Sprintf(`
+connections:
+  - user: alice
+    label: crm
+    kind: http
+    baseURL: %s/api
+    headers:
+      X-Api-Key: "${CRM_KEY}"
+`, srv.URL)
+	cfg, err := LoadConfig(strings.NewReader(yaml), env(map[string]string{"CRM_KEY": secret}))
+	if err != nil {
+		t.Fatalf("LoadConfig: %v", err)
+	}
+	r := mustNew(t, cfg, answering("ok"), WithHTTPClient(srv.Client()))
+	res, err := r.Execute(context.Background(), withConn(call(HTTPRequestAction, map[string]any{"path": "/echo"}),
+		&workflow.Connection{Label: "crm", Kind: "http"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	outputs := []string{res.Text}
+	for _, d := range res.Documents {
+		outputs = append(outputs, d.Name, string(d.Content))
+	}
+	for _, out := range outputs {
+		for name, f := range forms {
+			if strings.Contains(out, f) {
+				t.Errorf("the %s echo survived: %s", name, out)
+			}
+		}
+	}
+	if got := strings.Count(strings.Join(outputs, "\n"), redact.Redacted); got < len(forms) {
+		t.Errorf("%d redactions in the output, want at least %d (one per echo):\n%s", got, len(forms), strings.Join(outputs, "\n"))
+	}
+}
+
+// TestShortSecretsAreRefused: configuration refuses a credential under 8
+// characters (from the environment or written in the file) and names the
+// header and variable, never the value.
+func TestShortSecretsAreRefused(t *testing.T) {
+	t.Parallel()
+	yaml := `
+connections:
+  - user: alice
+    label: crm
+    kind: http
+    baseURL: https://crm.example.test
+    headers:
+      X-Tenant: "${TENANT}"
+      Authorization: "Bearer abc12"
+`
+	_, err := LoadConfig(strings.NewReader(yaml), env(map[string]string{"TENANT": "t-42"}))
+	if err == nil {
+		t.Fatal("short secrets were accepted")
+	}
+	for _, want := range []string{`header "X-Tenant": environment variable TENANT is 4 characters long`,
+		`header "Authorization": the credential is 5 characters long`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "abc12") || strings.Contains(err.Error(), "t-42") {
+		t.Errorf("the error quotes a secret: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/prompts"
+	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -46,7 +47,7 @@ type AdminOptions struct {
 	PlanActions PlanActionsFunc
 	// Redactor scrubs secrets from everything the admin routes answer with
 	// (renders, replays); nil redacts nothing.
-	Redactor *Redactor
+	Redactor *redact.Redactor
 }
 
 // Admin serves the /admin/v1 routes and the trace viewer page. It never
@@ -58,7 +59,7 @@ type Admin struct {
 	registry    workflow.Registry
 	prompts     *prompts.Builder
 	planActions PlanActionsFunc
-	redact      *Redactor
+	redact      *redact.Redactor
 }
 
 // NewAdmin checks opts and returns the admin routes.

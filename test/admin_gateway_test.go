@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/twostep/twostep/httpapi"
+	"github.com/twostep/twostep/redact"
 )
 
 // TestAdminOnGatewayBinary runs the admin routes on the real gateway
@@ -44,7 +45,7 @@ func TestAdminOnGatewayBinary(t *testing.T) {
 			t.Errorf("a stored trace carries %q", marker)
 		}
 	}
-	if !strings.Contains(string(raw), "my key is "+httpapi.Redacted+", the CRM header is "+httpapi.Redacted) {
+	if !strings.Contains(string(raw), "my key is "+redact.Redacted+", the CRM header is "+redact.Redacted) {
 		t.Errorf("the Stage 1 prompt does not show the redacted user prompt")
 	}
 

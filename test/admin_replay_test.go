@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/twostep/twostep/httpapi"
+	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -234,12 +235,12 @@ func TestAdminRedaction(t *testing.T) {
 				t.Errorf("stored %s trace %s carries %q", tr.Stage, tr.ID, m)
 			}
 		}
-		redacted += strings.Count(string(data), httpapi.Redacted)
+		redacted += strings.Count(string(data), redact.Redacted)
 	}
 	if redacted < 8 {
 		t.Errorf("only %d redactions in the stored traces", redacted)
 	}
-	if !strings.Contains(stored[0].Prompt[len(stored[0].Prompt)-1].Content, "Please use key "+httpapi.Redacted) {
+	if !strings.Contains(stored[0].Prompt[len(stored[0].Prompt)-1].Content, "Please use key "+redact.Redacted) {
 		t.Errorf("stage1 prompt does not show the redacted user prompt")
 	}
 	for _, stage := range []string{"stage1", "stage2", "plan"} {

@@ -21,6 +21,7 @@ import (
 	"github.com/twostep/twostep/modes/actionplan"
 	"github.com/twostep/twostep/modes/react"
 	"github.com/twostep/twostep/prompts"
+	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
 )
@@ -100,9 +101,9 @@ func newAdminEnv(t *testing.T) *adminEnv {
 	}
 	builder := prompts.NewBuilder(set, prompts.Options{})
 	plan := actionplan.New(builder, actionplan.Options{})
-	redactor := httpapi.NewRedactor(append(reg.Secrets(), adminAPIKeyMarker, adminAliceToken, adminRootToken)...)
+	redactor := redact.New(append(reg.Secrets(), adminAPIKeyMarker, adminAliceToken, adminRootToken)...)
 	raw := memstore.New()
-	store := httpapi.RedactTraces(raw, redactor)
+	store := redact.Traces(raw, redactor)
 
 	engine, err := workflow.NewEngine(workflow.EngineConfig{
 		LeaseTTL: 2 * time.Second, RecoverInterval: 50 * time.Millisecond, PollInterval: 10 * time.Millisecond,

@@ -121,7 +121,7 @@ func promptText(msgs []workflow.PromptMessage) string {
 // and memory store, and prints every step; verbose adds the history each
 // Stage 1 prompt rendered.
 func demo(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer, verbose bool) error {
-	log, err := newLogger(stderr, "console", orString(getenv("LOG_LEVEL"), "warn"))
+	log, err := newLogger(stderr, "console", orString(getenv("LOG_LEVEL"), "warn"), nil)
 	if err != nil {
 		return err
 	}

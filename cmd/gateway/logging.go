@@ -6,18 +6,29 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/twostep/twostep/redact"
 )
 
 // newLogger returns the process logger: JSON lines by default, a
 // human-readable console format with LOG_FORMAT=console. Callers carry it
 // in contexts (zerolog.Ctx); there is no global logger.
-func newLogger(w io.Writer, format, level string) (zerolog.Logger, error) {
+//
+// Every line goes through redact.Writer with the redactor in scrub (nil:
+// none), so a secret that reaches a log field (an upstream's error text, a
+// library's message) is scrubbed like action output; serve stores the
+// gateway's redactor there once it is built.
+func newLogger(w io.Writer, format, level string, scrub *atomic.Pointer[redact.Redactor]) (zerolog.Logger, error) {
 	lvl, err := parseLevel(level)
 	if err != nil {
 		return zerolog.Nop(), err
+	}
+	if scrub != nil {
+		w = redact.Writer(w, scrub)
 	}
 	if strings.EqualFold(format, "console") {
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}

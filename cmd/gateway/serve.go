@@ -7,10 +7,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -40,7 +42,9 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r 
 	if r.api && len(cfg.Users) == 0 && len(cfg.Admins) == 0 && !cfg.InsecureDev {
 		return errors.New("no tokens configured: set GATEWAY_TOKENS=userId:token,... (or GATEWAY_INSECURE_DEV=1 for local development only)")
 	}
-	log, err := newLogger(stderr, cfg.LogFormat, cfg.LogLevel)
+	var scrub atomic.Pointer[redact.Redactor]
+	scrub.Store(redact.New(cfg.Secrets()...)) // tokens and API keys until the registry adds its own
+	log, err := newLogger(stderr, cfg.LogFormat, cfg.LogLevel, &scrub)
 	if err != nil {
 		return err
 	}
@@ -55,6 +59,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r 
 		return err
 	}
 	defer g.close()
+	scrub.Store(g.redactor)
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/twostep/twostep/modes/actionplan"
 	"github.com/twostep/twostep/modes/react"
 	"github.com/twostep/twostep/prompts"
+	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/redisstore"
 	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
@@ -36,7 +37,8 @@ type gateway struct {
 	engine   *workflow.Engine
 	api      *httpapi.Server
 	metrics  *httpapi.Metrics
-	close    func() error // releases the store's connections
+	redactor *redact.Redactor // every configured secret, in every form
+	close    func() error     // releases the store's connections
 }
 
 // wire builds the gateway from cfg. model, when non-nil, replaces the
@@ -131,8 +133,8 @@ func (g *gateway) build(cfg Config, log zerolog.Logger) error {
 	}
 	builder := prompts.NewBuilder(set, prompts.Options{HistoryBudget: l.HistoryBudget, LoopRepeats: l.loopRepeats()})
 	plan := actionplan.New(builder, actionplan.Options{TopK: l.ActionPlanTopK})
-	redactor := httpapi.NewRedactor(append(reg.Secrets(), cfg.Secrets()...)...)
-	g.registry, g.store, g.metrics = reg, httpapi.RedactTraces(g.raw, redactor), httpapi.NewMetrics()
+	redactor := redact.New(append(reg.Secrets(), cfg.Secrets()...)...)
+	g.registry, g.store, g.metrics, g.redactor = reg, redact.Traces(g.raw, redactor), httpapi.NewMetrics(), redactor
 
 	g.engine, err = workflow.NewEngine(workflow.EngineConfig{
 		DefaultMaxSteps: cfg.MaxSteps, MaxStepsLimit: httpapi.MaxStepsLimit, Workers: l.Workers,

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/twostep/twostep/actions"
-	"github.com/twostep/twostep/httpapi"
+	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -55,7 +55,7 @@ func TestAIProcessModelCallIsTracedAndCounted(t *testing.T) {
 				t.Fatalf("actions.New: %v", err)
 			}
 			raw := newStore()
-			store := httpapi.RedactTraces(raw, httpapi.NewRedactor(apiKey))
+			store := redact.Traces(raw, redact.New(apiKey))
 			e := startEngine(t, testConfig("a"), store, model, reg)
 			// maxSteps 1: the round ends after this one step, so the stats
 			// are exactly the step's.
@@ -116,7 +116,7 @@ func TestAIProcessModelCallIsTracedAndCounted(t *testing.T) {
 					t.Errorf("failed call traced as response %q, error %q, %d prompt tokens", modelTrace.Response, modelTrace.Error, modelTrace.PromptTokens)
 				}
 			} else {
-				wantResp := strings.ReplaceAll(tt.answer, apiKey, httpapi.Redacted)
+				wantResp := strings.ReplaceAll(tt.answer, apiKey, redact.Redacted)
 				if modelTrace.Response != wantResp || modelTrace.Error != "" || modelTrace.Model != "scripted" ||
 					modelTrace.PromptTokens != promptTokens(sent) || modelTrace.CompletionTokens != len(tt.answer)/4+1 {
 					t.Errorf("trace = %+v, want response %q with the call's usage", *modelTrace, wantResp)

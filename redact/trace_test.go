@@ -1,4 +1,4 @@
-package httpapi
+package redact_test
 
 import (
 	"context"
@@ -10,12 +10,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/twostep/twostep/memstore"
+	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/workflow"
 )
 
 func TestRedactorString(t *testing.T) {
 	t.Parallel()
-	r := NewRedactor("sk-live-123456", "sk-live-123456-extended", `pa"ss<word>&1`, "short", "", "  padded-secret  ")
+	r := redact.New("sk-live-123456", "sk-live-123456-extended", `pa"ss<word>&1`, "", "  padded-secret  ")
 	tests := []struct {
 		name, in, want string
 	}{
@@ -26,7 +27,6 @@ func TestRedactorString(t *testing.T) {
 		{"json html escaped", `{"k":"pa\"ss\u003cword\u003e\u00261"}`, `{"k":"[REDACTED]"}`},
 		{"raw with quote", `pa"ss<word>&1`, `[REDACTED]`},
 		{"trimmed secret", "x padded-secret y", "x [REDACTED] y"},
-		{"too short to redact", "a short text", "a short text"},
 		{"nothing secret", "hello", "hello"},
 	}
 	for _, tc := range tests {
@@ -37,11 +37,11 @@ func TestRedactorString(t *testing.T) {
 		})
 	}
 	t.Run("nil redacts nothing", func(t *testing.T) {
-		var nilR *Redactor
+		var nilR *redact.Redactor
 		if got := nilR.String("sk-live-123456"); got != "sk-live-123456" {
 			t.Errorf("nil Redactor changed the text: %q", got)
 		}
-		if got := NewRedactor().String("sk-live-123456"); got != "sk-live-123456" {
+		if got := redact.New().String("sk-live-123456"); got != "sk-live-123456" {
 			t.Errorf("empty Redactor changed the text: %q", got)
 		}
 	})
@@ -56,7 +56,7 @@ func TestRedactorTraceKeepsJSONValid(t *testing.T) {
 		Response: `{"a":` + string(quoted) + `}`, Parsed: json.RawMessage(`{"a":` + string(quoted) + `}`),
 		Error: "bad " + secret, Model: "m",
 	}
-	got := NewRedactor(secret).Trace(in)
+	got := redact.New(secret).Trace(in)
 	want := workflow.Trace{
 		ID: "tr_1", Prompt: []workflow.PromptMessage{{Role: "user", Content: "use [REDACTED]"}},
 		Response: `{"a":"[REDACTED]"}`, Parsed: json.RawMessage(`{"a":"[REDACTED]"}`), Error: "bad [REDACTED]", Model: "m",
@@ -78,7 +78,7 @@ func TestRedactTracesDecorator(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	raw := memstore.New(memstore.WithTraceCap(2))
-	store := RedactTraces(raw, NewRedactor("secret-value-42"))
+	store := redact.Traces(raw, redact.New("secret-value-42"))
 	wf := &workflow.Workflow{
 		ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "alice", Mode: workflow.ModeReact,
 		Status: workflow.StatusCompleted, MaxSteps: 3, CreatedAt: time.Now(), UpdatedAt: time.Now(),
@@ -105,7 +105,7 @@ func TestRedactTracesDecorator(t *testing.T) {
 		t.Fatalf("kept %d traces starting %v, want the newest 2 (the wrapped store's cap)", len(kept), kept)
 	}
 	for _, tr := range kept {
-		if tr.Prompt[0].Content != Redacted || tr.Response != Redacted+"!" {
+		if tr.Prompt[0].Content != redact.Redacted || tr.Response != redact.Redacted+"!" {
 			t.Errorf("stored trace not redacted: %+v", tr)
 		}
 	}
@@ -119,7 +119,7 @@ func BenchmarkRedactorTrace(b *testing.B) {
 	for i := range secrets {
 		secrets[i] = "secret-" + strings.Repeat("x", i) + "-value"
 	}
-	r := NewRedactor(secrets...)
+	r := redact.New(secrets...)
 	prompt := strings.Repeat("a typical prompt line with no secret in it at all\n", 400) // ~20 kB
 	tr := workflow.Trace{Prompt: []workflow.PromptMessage{{Role: "system", Content: prompt}, {Role: "user", Content: prompt}},
 		Response: `{"action":"document.generate"}`, Parsed: json.RawMessage(`{"action":"document.generate"}`)}

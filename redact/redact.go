@@ -1,0 +1,210 @@
+// Package redact is twostep's one secret scrubber. A Redactor knows every
+// configured secret (connection credentials, LLM API keys, gateway
+// tokens) and replaces each one, in every form a service might echo it
+// in, with Redacted: plain; JSON-escaped (with and without HTML escaping,
+// with "/" escaped as "\/" the way PHP's json_encode does, and fully
+// \uXXXX-escaped in either hex case); URL-encoded (query and path
+// escaping); and base64 (standard and URL alphabets, padded and raw).
+//
+// It is applied once, to an action's output before the output becomes a
+// message, a document, a prompt or a trace, so a trace shows exactly what
+// the model received; the trace store and the log writer apply it again
+// as a safety net. Secrets shorter than MinSecretLen are refused by
+// configuration: they cannot be told apart from ordinary text.
+package redact
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"unicode/utf8"
+)
+
+// Redacted replaces every form of every secret.
+const Redacted = "[REDACTED]"
+
+// MinSecretLen is the shortest secret configuration accepts (DESIGN §9.7).
+const MinSecretLen = 8
+
+// CheckSecret returns why value cannot be a secret ("" when it can): it
+// is too short to be told apart from ordinary text once redacted.
+func CheckSecret(value string) string {
+	if n := utf8.RuneCountInString(strings.TrimSpace(value)); n < MinSecretLen {
+		return fmt.Sprintf("is %d characters long; secrets must have at least %d", n, MinSecretLen)
+	}
+	return ""
+}
+
+// Redactor replaces known secrets. It is immutable and safe for concurrent
+// use; the nil *Redactor redacts nothing.
+type Redactor struct {
+	replacer *strings.Replacer
+	forms    []string // every form of every secret, longest first
+}
+
+// New returns a Redactor for secrets. Empty values are ignored; values
+// shorter than MinSecretLen are matched too (configuration refuses them,
+// but a key from the environment is still scrubbed rather than leaked).
+func New(secrets ...string) *Redactor {
+	var forms []string
+	for _, s := range secrets {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		forms = append(forms, Forms(s)...)
+	}
+	// Longest first, so a form that contains another is replaced whole.
+	slices.SortFunc(forms, func(a, b string) int {
+		if c := cmp.Compare(len(b), len(a)); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	forms = slices.Compact(forms)
+	pairs := make([]string, 0, 2*len(forms))
+	for _, f := range forms {
+		pairs = append(pairs, f, Redacted)
+	}
+	return &Redactor{replacer: strings.NewReplacer(pairs...), forms: forms}
+}
+
+// Forms returns every form of secret the Redactor matches, without
+// duplicates.
+func Forms(secret string) []string {
+	forms := []string{secret}
+	add := func(f string) {
+		if f != "" && !slices.Contains(forms, f) {
+			forms = append(forms, f)
+		}
+	}
+	for _, j := range jsonForms(secret) {
+		add(j)
+		add(strings.ReplaceAll(j, "/", `\/`))
+	}
+	add(unicodeEscaped(secret, "\\u%04x"))
+	add(unicodeEscaped(secret, "\\u%04X"))
+	add(url.QueryEscape(secret))
+	add(url.PathEscape(secret))
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+		add(enc.EncodeToString([]byte(secret)))
+	}
+	return forms
+}
+
+// jsonForms returns secret as it appears inside a JSON string, with and
+// without HTML escaping (encoding/json escapes <, > and & by default).
+func jsonForms(secret string) []string {
+	var out []string
+	for _, html := range []bool{true, false} {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(html)
+		if enc.Encode(secret) == nil {
+			q := strings.TrimSuffix(b.String(), "\n")
+			out = append(out, q[1:len(q)-1])
+		}
+	}
+	return out
+}
+
+// unicodeEscaped writes every UTF-16 code unit of s as a \uXXXX escape.
+func unicodeEscaped(s, format string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r > 0xFFFF {
+			r1, r2 := utf16Pair(r)
+			fmt.Fprintf(&b, format+format, r1, r2)
+			continue
+		}
+		fmt.Fprintf(&b, format, r)
+	}
+	return b.String()
+}
+
+func utf16Pair(r rune) (rune, rune) {
+	r -= 0x10000
+	return 0xD800 + (r>>10)&0x3FF, 0xDC00 + r&0x3FF
+}
+
+// Empty reports whether r knows no secret.
+func (r *Redactor) Empty() bool { return r == nil || len(r.forms) == 0 }
+
+// String returns s with every form of every secret replaced.
+func (r *Redactor) String(s string) string {
+	if r.Empty() {
+		return s
+	}
+	return r.replacer.Replace(s)
+}
+
+// Bytes returns b with every secret replaced; b itself when it holds none.
+func (r *Redactor) Bytes(b []byte) []byte {
+	if !r.ContainsBytes(b) {
+		return b
+	}
+	return []byte(r.replacer.Replace(string(b)))
+}
+
+// Contains reports whether s holds any form of any secret.
+func (r *Redactor) Contains(s string) bool {
+	if r.Empty() {
+		return false
+	}
+	for _, f := range r.forms {
+		if strings.Contains(s, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// ContainsBytes is Contains for bytes.
+func (r *Redactor) ContainsBytes(b []byte) bool {
+	if r.Empty() {
+		return false
+	}
+	for _, f := range r.forms {
+		if bytes.Contains(b, []byte(f)) {
+			return true
+		}
+	}
+	return false
+}
+
+// JSON returns raw with every secret replaced. Redacted is valid inside a
+// JSON string, so valid JSON stays valid.
+func (r *Redactor) JSON(raw json.RawMessage) json.RawMessage {
+	if raw == nil {
+		return nil
+	}
+	return json.RawMessage(r.String(string(raw)))
+}
+
+// Writer returns an io.Writer that redacts each write with the Redactor
+// current at the time of the write (see Swap), for log output: a log line
+// is written in one Write, so no secret is split across writes.
+func Writer(w io.Writer, current *atomic.Pointer[Redactor]) io.Writer {
+	return &writer{w: w, r: current}
+}
+
+type writer struct {
+	w io.Writer
+	r *atomic.Pointer[Redactor]
+}
+
+// Write writes p redacted and reports len(p) written when it all went out,
+// so callers see no short write for a line that was shortened.
+func (w *writer) Write(p []byte) (int, error) {
+	out := w.r.Load().Bytes(p)
+	if _, err := w.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
