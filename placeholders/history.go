@@ -3,8 +3,11 @@ package placeholders
 import (
 	"bytes"
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/twostep/twostep/workflow"
@@ -118,13 +121,14 @@ func writeEntry(b *bytes.Buffer, m *workflow.Message) {
 	}
 	writeDocuments(b, m)
 	if m.Role == workflow.RoleAction {
-		if m.Summary != "" {
+		summary, data := splitSummary(*m)
+		if summary != "" {
 			b.WriteString("\n  summary: ")
-			b.WriteString(oneLine(m.Summary))
+			b.WriteString(oneLine(summary))
 		}
-		if m.Findings != "" {
+		if data != "" {
 			b.WriteString("\n  findings: ")
-			b.WriteString(oneLine(m.Findings))
+			b.WriteString(fenceData(oneLine(data)))
 		}
 	}
 	if len(m.Learnings) > 0 {
@@ -175,4 +179,32 @@ func newestFirst(msgs []workflow.Message) []int {
 		})
 	}
 	return order
+}
+
+// splitSummary separates what an action message says about itself from
+// what the action returned: the result text (its findings, or the error
+// an upstream answered) is data that Stage 1 must see only inside a data
+// fence, so it is cut from the summary ("...; result: <text>",
+// "<action> failed: <error>") and returned apart.
+func splitSummary(m workflow.Message) (summary, data string) {
+	summary = m.Summary
+	switch {
+	case m.Findings != "":
+		if i := strings.Index(summary, "; result: "); i >= 0 {
+			summary = summary[:i]
+		}
+		return summary, m.Findings
+	case m.Status == workflow.MessageError && m.Action != "" && strings.HasPrefix(summary, m.Action+" failed: "):
+		return m.Action + " failed", strings.TrimPrefix(summary, m.Action+" failed: ")
+	}
+	return summary, ""
+}
+
+// fenceData wraps an action's result text in a data fence whose tag is
+// derived from the text, so the text cannot forge its own end marker
+// (the way ai.process fences its input documents).
+func fenceData(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	tag := hex.EncodeToString(sum[:4])
+	return "<data tag=" + tag + ">" + text + "</data tag=" + tag + ">"
 }

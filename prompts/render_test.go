@@ -114,9 +114,21 @@ func TestHistoryInStage1(t *testing.T) {
 		}
 		last = i
 	}
+	// Each action's summary is shown without its result, which appears
+	// only inside a data fence.
 	for _, m := range msgs {
-		if m.Role == workflow.RoleAction && !strings.Contains(h, "summary: "+m.Summary) {
-			t.Errorf("history lacks the summary of %s", m.ID)
+		if m.Role != workflow.RoleAction {
+			continue
+		}
+		head, _, _ := strings.Cut(m.Summary, "; result: ")
+		if !strings.Contains(h, "summary: "+head+"\n") && !strings.HasSuffix(h, "summary: "+head) {
+			t.Errorf("history lacks the summary of %s (%q)", m.ID, head)
+		}
+		if m.Findings != "" && !strings.Contains(h, ">"+m.Findings+"</data tag=") {
+			t.Errorf("history does not fence the findings of %s", m.ID)
+		}
+		if m.Findings != "" && strings.Contains(h, "; result: "+m.Findings) {
+			t.Errorf("the result of %s appears outside its fence", m.ID)
 		}
 	}
 	if got := r.Placeholders[placeholders.UserPrompt]; got != "Now look up the customer ACME in the CRM." {
