@@ -172,6 +172,13 @@ func TestHTTPRequestRefusesEscapes(t *testing.T) {
 		"/customers/%2e%2e%3b/admin",
 		// Overlong UTF-8 for "." that lenient decoders still accept.
 		"/%c0%ae%c0%ae/admin",
+		// Full-width and other compatibility forms that NFKC turns into
+		// "..", "/" and "\" on servers that normalise.
+		"/customers/．．/admin",
+		"/customers/%EF%BC%8E%EF%BC%8E/admin",
+		"/customers／..／admin",
+		"/customers/‥/admin",
+		"/customers/＼admin",
 	} {
 		t.Run(path, func(t *testing.T) {
 			_, err := r.Execute(context.Background(), crmCall(map[string]any{"path": path}))
@@ -184,11 +191,15 @@ func TestHTTPRequestRefusesEscapes(t *testing.T) {
 	if got := srv.got(); len(got) != 0 {
 		t.Errorf("refused paths reached the server: %+v", got)
 	}
-	// What stays inside the base URL is allowed, percent-encoding included.
+	// What stays inside the base URL is allowed, percent-encoding and
+	// non-ASCII names included.
 	if _, err := r.Execute(context.Background(), crmCall(map[string]any{"path": "/files/a%20b..txt"})); err != nil {
 		t.Fatalf("inside path refused: %v", err)
 	}
-	if got := srv.got(); len(got) != 1 || got[0].Path != "/api/v2/files/a%20b..txt" {
+	if _, err := r.Execute(context.Background(), crmCall(map[string]any{"path": "/files/Müller-ﬁle"})); err != nil {
+		t.Fatalf("a non-ASCII name was refused: %v", err)
+	}
+	if got := srv.got(); len(got) != 2 || got[0].Path != "/api/v2/files/a%20b..txt" {
 		t.Errorf("server got %+v", got)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -49,8 +51,21 @@ func checkPath(p string) (decoded, refused string) {
 		return "", "the decoded path is not valid UTF-8"
 	case hasDotSegment(decoded):
 		return "", `"." and ".." segments are not allowed; ` + relativeHint
+	case compatibilityForms(decoded):
+		return "", `compatibility forms of ".", "/" or "\" (such as full-width ones) are not allowed; ` + relativeHint
 	}
 	return decoded, ""
+}
+
+// compatibilityForms reports whether p's NFKC normalisation — which some
+// servers and proxies apply — has a dot segment, a backslash or more
+// slashes than p: full-width "．．／" would become "../" there.
+func compatibilityForms(p string) bool {
+	n := norm.NFKC.String(p)
+	if n == p {
+		return false
+	}
+	return hasDotSegment(n) || strings.Contains(n, `\`) || strings.Count(n, "/") != strings.Count(p, "/")
 }
 
 // pathUnder returns the URL of p under base with the query parameters q,
@@ -85,7 +100,7 @@ func withinBase(base, u *url.URL) bool {
 	if u.Path != bp && !strings.HasPrefix(u.Path, bp+"/") {
 		return false
 	}
-	return !hasDotSegment(u.Path) && utf8.ValidString(u.Path)
+	return !hasDotSegment(u.Path) && !compatibilityForms(u.Path) && utf8.ValidString(u.Path)
 }
 
 // hasDotSegment reports whether a decoded path has a "." or ".." segment,
