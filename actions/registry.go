@@ -171,7 +171,7 @@ func (r *Registry) Secrets() []string {
 }
 
 // EffectOf returns the effect of one call of the action: http.request with
-// method GET reads, every other method writes; other actions have their
+// method GET or HEAD reads, every other method writes; other actions have their
 // registered effect. Unknown actions are treated as writes.
 func (r *Registry) EffectOf(name string, params map[string]any) workflow.Effect {
 	a, ok := r.actions[name]
@@ -179,7 +179,7 @@ func (r *Registry) EffectOf(name string, params map[string]any) workflow.Effect 
 		return workflow.EffectWrite
 	}
 	if name == HTTPRequestAction {
-		if m, _ := params["method"].(string); m == "" || m == http.MethodGet {
+		if m, _ := params["method"].(string); m == "" || strings.EqualFold(m, http.MethodGet) || strings.EqualFold(m, http.MethodHead) {
 			return workflow.EffectRead
 		}
 		return workflow.EffectWrite

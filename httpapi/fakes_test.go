@@ -29,6 +29,7 @@ type fakeEngine struct {
 	ResumeFn   func(userID, id string) (*workflow.Workflow, error)
 	GetFn      func(userID, id string) (*workflow.Workflow, error)
 	DeleteFn   func(userID, id string) error
+	DecideFn   func(userID, id, approvalID string, d workflow.Decision) (*workflow.Workflow, error)
 	unexpected func(string)
 }
 
@@ -100,6 +101,15 @@ func (f *fakeEngine) Delete(_ context.Context, userID, id string) error {
 		return workflow.Errorf(workflow.KindInternal, "unexpected")
 	}
 	return f.DeleteFn(userID, id)
+}
+
+func (f *fakeEngine) Decide(_ context.Context, userID, id, approvalID string, d workflow.Decision) (*workflow.Workflow, error) {
+	f.record("Decide")
+	if f.DecideFn == nil {
+		f.unexpected("Decide")
+		return nil, workflow.Errorf(workflow.KindInternal, "unexpected")
+	}
+	return f.DecideFn(userID, id, approvalID, d)
 }
 
 // fakeStore serves the read paths from maps. Write methods are not used by

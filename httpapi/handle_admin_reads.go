@@ -72,10 +72,6 @@ type adminListInput struct {
 	Q      string `query:"q" maxLength:"200" doc:"Only workflows whose title (first prompt line), id, user or error contains this text, ignoring case"`
 }
 
-// adminScanLimit bounds how many stored workflows one filtered listing
-// reads; past it the page comes back short, with a nextCursor that
-// continues the scan.
-const adminScanLimit = 1000
 
 type tracePath struct {
 	TraceID string `path:"traceId" maxLength:"64" doc:"Trace id (tr_...)"`
@@ -100,9 +96,7 @@ func (a *Admin) registerReads(api huma.API) {
 
 // listWorkflows lists one user's workflows (?userId=) or every user's, newest
 // first, a page at a time: nextCursor resumes the listing it came from.
-// With status or q it keeps only the matching ones, reading at most
-// adminScanLimit stored workflows per request: each store page asks for no
-// more than the matches still missing, so nextCursor never skips one.
+// With status or q it keeps only the matching ones (filteredPage).
 func (a *Admin) listWorkflows(ctx context.Context, in *adminListInput) (*body[AdminWorkflowList], error) {
 	list := func(p workflow.Page) ([]*workflow.Workflow, string, error) {
 		if in.UserID != "" {
@@ -110,35 +104,16 @@ func (a *Admin) listWorkflows(ctx context.Context, in *adminListInput) (*body[Ad
 		}
 		return a.store.ListAll(ctx, p)
 	}
-	q := strings.ToLower(strings.TrimSpace(in.Q))
-	keep := func(w *workflow.Workflow) bool {
-		if in.Status != "" && string(w.Status) != in.Status {
-			return false
-		}
-		return q == "" || strings.Contains(strings.ToLower(w.Title+"\x00"+w.ID+"\x00"+w.UserID+"\x00"+w.Error), q)
-	}
-	var (
-		ws      []*workflow.Workflow
-		next    = in.Cursor
-		err     error
-		scanned int
-	)
-	for {
-		var page []*workflow.Workflow
-		page, next, err = list(workflow.Page{Limit: in.Limit - len(ws), Cursor: next})
-		if err != nil {
-			break
-		}
-		scanned += len(page)
-		for _, w := range page {
-			if keep(w) {
-				ws = append(ws, w)
+	var keep func(*workflow.Workflow) bool
+	if q := strings.ToLower(strings.TrimSpace(in.Q)); in.Status != "" || q != "" {
+		keep = func(w *workflow.Workflow) bool {
+			if in.Status != "" && string(w.Status) != in.Status {
+				return false
 			}
-		}
-		if len(ws) >= in.Limit || next == "" || scanned >= adminScanLimit || (in.Status == "" && q == "") {
-			break
+			return q == "" || strings.Contains(strings.ToLower(w.Title+"\x00"+w.ID+"\x00"+w.UserID+"\x00"+w.Error), q)
 		}
 	}
+	ws, next, err := filteredPage(list, in.Limit, in.Cursor, keep)
 	if workflow.KindOf(err) == workflow.KindInvalid {
 		return nil, invalid("query.cursor", "cursor is not one this server returned; start again without it", in.Cursor)
 	}

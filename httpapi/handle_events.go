@@ -31,7 +31,8 @@ func (s *Server) registerEvents(api huma.API) {
 		Description: "Each `message` event carries a message and has the message's seq as its id, so a " +
 			"reconnecting client (Last-Event-ID) gets only what it missed. `status` events carry the workflow. " +
 			"The stream ends after the status event of a workflow that is no longer running, or after a " +
-			"`deleted` event (data `{\"id\": ...}`) when the workflow is deleted while the stream is open.",
+			"`deleted` event (data `{\"id\": ...}`) when the workflow is deleted while the stream is open. A round that " +
+			"pauses for approval ends the stream with its status event and an `approval` event carrying the pending approval.",
 		Tags: []string{"events"}, Errors: []int{401, 404, 422},
 	}, s.workflowEvents)
 }
@@ -105,6 +106,9 @@ func (s *Server) stream(ctx context.Context, id string, st *eventStream) error {
 		if err := st.status(w); err != nil {
 			return err
 		}
+		if err := st.approval(w); err != nil {
+			return err
+		}
 		if w.Status != workflow.StatusRunning {
 			return nil
 		}
@@ -146,6 +150,8 @@ type eventStream struct {
 	after     int64
 	lastKey   string
 	lastWrite time.Time
+	// lastApproval is the id of the last approval event sent.
+	lastApproval string
 	// writeWait bounds each frame's write, so a client that stops reading
 	// ends the stream instead of holding it forever.
 	writeWait time.Duration
@@ -179,6 +185,24 @@ func (st *eventStream) status(w *workflow.Workflow) error {
 		return err
 	}
 	st.lastKey = key
+	return nil
+}
+
+// approval sends a paused round's pending approval once, as an approval
+// event (after the status event that says the round is paused).
+func (st *eventStream) approval(w *workflow.Workflow) error {
+	p := w.PendingApproval
+	if w.Status != workflow.StatusAwaitingApproval || p == nil || p.ID == st.lastApproval {
+		return nil
+	}
+	data, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	if err := st.write("event: approval\ndata: " + string(data) + "\n\n"); err != nil {
+		return err
+	}
+	st.lastApproval = p.ID
 	return nil
 }
 

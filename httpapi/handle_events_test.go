@@ -212,3 +212,35 @@ func TestEventsHeartbeat(t *testing.T) {
 		t.Errorf("no heartbeat in %q", rec.Body)
 	}
 }
+
+// TestEventsApprovalEndsThePausedStream: a round that pauses for approval
+// sends its status and then an approval event carrying the pending
+// approval, and the stream ends.
+func TestEventsApprovalEndsThePausedStream(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, nil)
+	w := testWorkflow("alice", workflow.StatusRunning)
+	env.store.put(w, workflow.Message{ID: "m1"})
+	env.store.onGet = func(s *fakeStore, id string) {
+		if s.gets == 3 {
+			paused := s.wfs[id].Clone()
+			paused.Status = workflow.StatusAwaitingApproval
+			paused.PendingApproval = &workflow.PendingApproval{ID: "apr_1", Round: 1, Step: 1, Action: "crm.update",
+				Parameters: map[string]any{"id": 7}, Documents: []string{}, Effect: workflow.EffectWrite}
+			s.wfs[id] = paused
+		}
+	}
+	rec := env.do(t, "GET", "/api/v1/workflows/"+w.ID+"/events", aliceToken, nil)
+	events := parseSSE(t, rec.Body.String())
+	if len(events) < 3 {
+		t.Fatalf("events %+v", events)
+	}
+	last := events[len(events)-1]
+	var p workflow.PendingApproval
+	if last.event != "approval" || json.Unmarshal([]byte(last.data), &p) != nil || p.ID != "apr_1" || p.Action != "crm.update" {
+		t.Errorf("last event = %+v, want the approval", last)
+	}
+	if prev := events[len(events)-2]; prev.event != "status" || !strings.Contains(prev.data, `"awaiting_approval"`) {
+		t.Errorf("event before the approval = %+v, want the paused status", prev)
+	}
+}

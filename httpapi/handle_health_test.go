@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twostep/twostep/workflow"
 )
@@ -87,6 +88,8 @@ func TestMetricsCountRequestsAndRounds(t *testing.T) {
 	env.metrics.RoundEnded(w)
 	env.metrics.ModelCalled(workflow.StageOne, "ok", 100, 20)
 	env.metrics.StepFinished(workflow.ModeReact, "ai.process", workflow.MessageSuccess, 0)
+	env.metrics.ApprovalRequested("crm.update")
+	env.metrics.ApprovalDecided("approved", 90*time.Second)
 	body := env.do(t, "GET", "/metrics", "", nil).Body.String()
 	for _, want := range []string{
 		`twostep_http_requests_total{method="GET",route="/api/v1/workflows",status="401"} 1`,
@@ -95,6 +98,9 @@ func TestMetricsCountRequestsAndRounds(t *testing.T) {
 		`twostep_model_calls_total{outcome="ok",stage="stage1"} 1`,
 		`twostep_model_tokens_total{kind="prompt",stage="stage1"} 100`,
 		`twostep_step_duration_seconds_count{action="ai.process",mode="react",status="success"} 1`,
+		`twostep_approvals_total{event="requested"} 1`,
+		`twostep_approvals_total{event="approved"} 1`,
+		`twostep_approval_decision_seconds_sum{outcome="approved"} 90`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s", want)

@@ -33,7 +33,8 @@ type workflowOutput struct {
 
 type listWorkflowsInput struct {
 	Limit  int    `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Page size"`
-	Cursor string `query:"cursor" maxLength:"512" doc:"nextCursor of the previous page"`
+	Cursor string `query:"cursor" maxLength:"512" doc:"nextCursor of the previous page, with the same status"`
+	Status string `query:"status" enum:"running,awaiting_approval,completed,failed,stopped" doc:"Only workflows with this status (awaiting_approval: the ones waiting for your decision)"`
 }
 
 // WorkflowList is a page of the user's workflows, newest first.
@@ -88,7 +89,14 @@ func (s *Server) createWorkflow(ctx context.Context, in *createWorkflowInput) (*
 }
 
 func (s *Server) listWorkflows(ctx context.Context, in *listWorkflowsInput) (*listWorkflowsOutput, error) {
-	ws, next, err := s.store.ListWorkflows(ctx, UserFrom(ctx), workflow.Page{Limit: in.Limit, Cursor: in.Cursor})
+	list := func(p workflow.Page) ([]*workflow.Workflow, string, error) {
+		return s.store.ListWorkflows(ctx, UserFrom(ctx), p)
+	}
+	var keep func(*workflow.Workflow) bool
+	if in.Status != "" {
+		keep = func(w *workflow.Workflow) bool { return string(w.Status) == in.Status }
+	}
+	ws, next, err := filteredPage(list, in.Limit, in.Cursor, keep)
 	if err != nil {
 		if workflow.KindOf(err) == workflow.KindInvalid {
 			return nil, invalid("query.cursor", "cursor is not one this server returned; start again without it", in.Cursor)

@@ -11,7 +11,10 @@ import (
 	"github.com/twostep/twostep/workflow"
 )
 
-var _ workflow.Observer = (*Metrics)(nil)
+var (
+	_ workflow.Observer         = (*Metrics)(nil)
+	_ workflow.ApprovalObserver = (*Metrics)(nil)
+)
 
 // Metrics holds the gateway's Prometheus collectors on a registry of its
 // own (never the global default one): HTTP requests by route and status,
@@ -25,6 +28,8 @@ type Metrics struct {
 	modelCalls *prometheus.CounterVec
 	tokens     *prometheus.CounterVec
 	steps      *prometheus.HistogramVec
+	approvals  *prometheus.CounterVec
+	decisions  *prometheus.HistogramVec
 }
 
 // NewMetrics registers the collectors (and the Go and process collectors)
@@ -48,8 +53,15 @@ func NewMetrics() *Metrics {
 			Name: "twostep_step_duration_seconds", Help: "Duration of executed steps by mode, action and status.",
 			Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 12),
 		}, []string{"mode", "action", "status"}),
+		approvals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "twostep_approvals_total", Help: "Approvals by event: requested, approved, rejected, expired.",
+		}, []string{"event"}),
+		decisions: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "twostep_approval_decision_seconds", Help: "Time from an approval's request to its decision, by outcome.",
+			Buckets: prometheus.ExponentialBuckets(1, 4, 10),
+		}, []string{"outcome"}),
 	}
-	m.registry.MustRegister(m.requests, m.rounds, m.modelCalls, m.tokens, m.steps,
+	m.registry.MustRegister(m.requests, m.rounds, m.modelCalls, m.tokens, m.steps, m.approvals, m.decisions,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -86,4 +98,14 @@ func (m *Metrics) ModelCalled(stage workflow.Stage, outcome string, promptTokens
 	m.modelCalls.WithLabelValues(st, outcome).Inc()
 	m.tokens.WithLabelValues(st, "prompt").Add(float64(max(promptTokens, 0)))
 	m.tokens.WithLabelValues(st, "completion").Add(float64(max(completionTokens, 0)))
+}
+
+// ApprovalRequested counts a round paused for approval.
+func (m *Metrics) ApprovalRequested(string) { m.approvals.WithLabelValues("requested").Inc() }
+
+// ApprovalDecided counts a decision (approved, rejected or expired) and
+// observes how long it took.
+func (m *Metrics) ApprovalDecided(outcome string, wait time.Duration) {
+	m.approvals.WithLabelValues(outcome).Inc()
+	m.decisions.WithLabelValues(outcome).Observe(wait.Seconds())
 }

@@ -26,6 +26,7 @@ type Engine interface {
 	Resume(ctx context.Context, userID, id string) (*workflow.Workflow, error)
 	Get(ctx context.Context, userID, id string) (*workflow.Workflow, error)
 	Delete(ctx context.Context, userID, id string) error
+	Decide(ctx context.Context, userID, id, approvalID string, d workflow.Decision) (*workflow.Workflow, error)
 }
 
 // ActionLister lists the registered actions for GET /api/v1/actions;
@@ -169,6 +170,7 @@ func (s *Server) buildRoutes() http.Handler {
 	s.registerHealth(r, api)
 	s.registerWorkflows(api)
 	s.registerRounds(api)
+	s.registerApprovals(api)
 	s.registerMessages(api)
 	s.registerDocuments(api)
 	s.registerEvents(api)

@@ -22,6 +22,8 @@ type WorkflowView struct {
 	Stats      workflow.Stats      `json:"stats"`
 	CreatedAt  time.Time           `json:"createdAt"`
 	UpdatedAt  time.Time           `json:"updatedAt"`
+	// PendingApproval is the step a paused round waits on.
+	PendingApproval *workflow.PendingApproval `json:"pendingApproval,omitempty" doc:"The step an awaiting_approval round waits on: decide it at approvals/{id}"`
 }
 
 // DocumentView is a document's metadata; its bytes are at
@@ -57,7 +59,7 @@ func viewWorkflow(w *workflow.Workflow) WorkflowView {
 	return WorkflowView{
 		ID: w.ID, UserID: w.UserID, Mode: w.Mode, Status: w.Status, StopReason: w.StopReason,
 		Round: w.Round, Step: w.Step, MaxSteps: w.MaxSteps, Title: w.Title, Error: w.Error, Stats: w.Stats,
-		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt,
+		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt, PendingApproval: w.PendingApproval.Clone(),
 	}
 }
 

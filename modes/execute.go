@@ -44,7 +44,16 @@ type StepCall struct {
 // resume, with the same idempotency key (its model calls are traced, but
 // counted only by the run that commits the step). An action that finished
 // is still committed (under the version check, so a Stop wins).
+//
+// A call the approval policy holds (DESIGN §9.1) does not run: once its
+// inputs resolve, the round pauses awaiting approval (Run.Pause). After an
+// approve decision the step comes back here with the grant in its
+// checkpoint and runs with the approved parameters.
 func Execute(ctx context.Context, run *workflow.Run, call StepCall, next *workflow.Checkpoint) error {
+	grant, needed := run.Approval(call.Action, call.Parameters)
+	if grant != nil {
+		call.Parameters = grant.Parameters
+	}
 	in, err := resolve(ctx, run, call)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -55,6 +64,12 @@ func Execute(ctx context.Context, run *workflow.Run, call StepCall, next *workfl
 		}
 		return Fail(ctx, run, Failure{Action: call.Action, Objective: call.Objective, Learnings: call.Learnings,
 			Reason: "inputs did not resolve: " + workflow.PublicMessage(err), Next: next})
+	}
+	if needed && grant == nil {
+		return run.Pause(ctx, workflow.StepApproval{
+			Action: call.Action, Objective: call.Objective, Parameters: call.Parameters,
+			Documents: call.Documents, Connection: call.Connection, Next: next,
+		})
 	}
 	wf := run.Workflow()
 	start := time.Now()

@@ -18,6 +18,8 @@ type connLLM struct {
 	mu      sync.Mutex
 	stage1  int
 	prompts []string
+	// method is the HTTP method Stage 2 fills in (GET when empty).
+	method string
 }
 
 func (m *connLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -51,7 +53,11 @@ func (m *connLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		reply = sel
 	case strings.Contains(prompt, "GET /accounts"):
-		reply = map[string]any{"schema": "parameters_v1", "parameters": map[string]any{"method": "GET", "path": "/accounts"}}
+		method := m.method
+		if method == "" {
+			method = "GET"
+		}
+		reply = map[string]any{"schema": "parameters_v1", "parameters": map[string]any{"method": method, "path": "/accounts"}}
 	default:
 		reply = map[string]any{"schema": "parameters_v1", "parameters": map[string]any{"message": "done"}}
 	}

@@ -89,6 +89,12 @@ type Checkpoint struct {
 	// Plan and PlanIndex are used by the action-plan mode.
 	Plan      []PlanStep `json:"plan,omitempty"`
 	PlanIndex int        `json:"planIndex,omitempty"`
+	// Approval is the approval decided "approve" for this step's call: the
+	// step executes with its parameters and does not pause again.
+	Approval *ApprovalGrant `json:"approval,omitempty"`
+	// AfterReject, while the step awaits approval, is the checkpoint the
+	// round continues from if the approval is rejected or expires.
+	AfterReject *Checkpoint `json:"afterReject,omitempty"`
 }
 
 // Clone returns a deep copy of the checkpoint's containers (parameter values
@@ -107,6 +113,12 @@ func (c *Checkpoint) Clone() *Checkpoint {
 	}
 	d.Parameters = maps.Clone(c.Parameters)
 	d.Feedback = slices.Clone(c.Feedback)
+	if c.Approval != nil {
+		g := *c.Approval
+		g.Parameters = maps.Clone(c.Approval.Parameters)
+		d.Approval = &g
+	}
+	d.AfterReject = c.AfterReject.Clone()
 	if c.Plan != nil {
 		d.Plan = make([]PlanStep, len(c.Plan))
 		for i, p := range c.Plan {

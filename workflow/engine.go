@@ -47,6 +47,14 @@ type EngineConfig struct {
 	// PollInterval is how often a running round re-reads its status, so a
 	// Stop made on another instance cancels the in-flight model call.
 	PollInterval time.Duration
+	// Approvals decides which calls wait for a person's approval (nil:
+	// none); ApprovalTimeout is how long one waits before it is rejected
+	// as expired (0: DefaultApprovalTimeout).
+	Approvals       ApprovalPolicy
+	ApprovalTimeout time.Duration
+	// Now is the engine's clock (time.Now by default); tests move it to
+	// expire approvals.
+	Now func() time.Time
 	// LoopRepeats ends a round with StopLoop when a step repeats an earlier
 	// one of the round (same action, parameters and result; Fingerprint)
 	// this many times; the repeat before warns the model. 0 means
@@ -130,7 +138,7 @@ func NewEngine(cfg EngineConfig, store Store, model Model, registry Registry, mo
 		registry: registry,
 		modes:    modes,
 		log:      log.With("instance", cfg.InstanceID),
-		now:      func() time.Time { return time.Now().UTC() },
+		now:      cfg.clock(),
 		changed:  make(chan struct{}),
 	}
 	e.runner = newRunner(e)
@@ -220,3 +228,11 @@ type noObserver struct{}
 func (noObserver) RoundEnded(*Workflow)                                        {}
 func (noObserver) StepFinished(ModeName, string, MessageStatus, time.Duration) {}
 func (noObserver) ModelCalled(Stage, string, int, int)                         {}
+
+// clock returns the configured clock, or UTC wall time.
+func (c EngineConfig) clock() func() time.Time {
+	if c.Now != nil {
+		return c.Now
+	}
+	return func() time.Time { return time.Now().UTC() }
+}

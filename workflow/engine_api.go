@@ -122,11 +122,16 @@ func (e *Engine) stop(ctx context.Context, userID, id string) (*Workflow, error)
 		if err != nil {
 			return nil, err
 		}
-		if wf.Status != StatusRunning {
+		if wf.Status != StatusRunning && wf.Status != StatusAwaitingApproval {
 			return nil, Errorf(KindConflict, "workflow %s has no running round (status %s)", id, wf.Status)
 		}
 		next := wf.Clone()
 		next.Status, next.StopReason, next.Error = StatusStopped, StopStopped, ""
+		// Stopping a paused round cancels its approval; Resume asks again.
+		next.PendingApproval = nil
+		if next.Checkpoint != nil {
+			next.Checkpoint.AfterReject = nil
+		}
 		next.UpdatedAt = e.now()
 		stored, _, err := e.store.Commit(ctx, Commit{Workflow: next, ExpectedVersion: wf.Version})
 		if KindOf(err) == KindConflict {

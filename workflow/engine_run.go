@@ -263,7 +263,7 @@ func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs [
 // published tells the Observer when the last commit ended the round, then
 // wakes Wait: once Wait has seen a commit, its hooks have run.
 func (r *Run) published() {
-	if r.wf.Status != StatusRunning {
+	if r.wf.Status != StatusRunning && r.wf.Status != StatusAwaitingApproval {
 		r.e.observer().RoundEnded(r.wf.Clone())
 	}
 	r.e.notify()

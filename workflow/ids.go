@@ -13,6 +13,7 @@ const (
 	PrefixMessage  = "msg_"
 	PrefixDocument = "doc_"
 	PrefixTrace    = "tr_"
+	PrefixApproval = "apr_"
 )
 
 // NewID returns a new sortable id with the given prefix. It is safe for

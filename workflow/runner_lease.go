@@ -96,9 +96,13 @@ func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id s
 // lease elsewhere are skipped by the claim; rounds whose instance died (an
 // expired lease) or that were left by a shutdown are resumed from their
 // checkpoint.
+//
+// With an approval policy it also expires overdue approvals, at most once
+// per ApprovalScanInterval (each scan reads the store's listing).
 func (r *runner) recoverLoop() {
 	t := time.NewTicker(r.e.cfg.RecoverInterval)
 	defer t.Stop()
+	var scanned time.Time
 	for {
 		ids, err := r.e.store.Running(r.base)
 		if err != nil && r.base.Err() == nil {
@@ -106,6 +110,14 @@ func (r *runner) recoverLoop() {
 		}
 		for _, id := range ids {
 			r.reclaim(id)
+		}
+		if r.e.cfg.Approvals != nil && time.Since(scanned) >= ApprovalScanInterval {
+			scanned = time.Now()
+			if n, err := r.e.ExpireApprovals(r.base); err != nil && r.base.Err() == nil {
+				r.e.log.Warn("expiring approvals failed", "err", err)
+			} else if n > 0 {
+				r.e.log.Info("approvals expired", "count", n)
+			}
 		}
 		select {
 		case <-r.base.Done():

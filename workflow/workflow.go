@@ -84,6 +84,9 @@ type Workflow struct {
 	// Checkpoint is the persisted phase of the running step, so a
 	// restarted process resumes after the last finished model call.
 	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
+	// PendingApproval is the step a round with status awaiting_approval
+	// waits on (DESIGN §9.1); nil otherwise.
+	PendingApproval *PendingApproval `json:"pendingApproval,omitempty"`
 }
 
 // TitleMaxRunes bounds a workflow's Title.
@@ -114,6 +117,7 @@ func (w *Workflow) Clone() *Workflow {
 	}
 	c := *w
 	c.Checkpoint = w.Checkpoint.Clone()
+	c.PendingApproval = w.PendingApproval.Clone()
 	return &c
 }
 

@@ -65,6 +65,9 @@ type FileConfig struct {
 	HTTPActions yaml.Node `yaml:"httpActions"`
 	// Models routes stages to models and lists the fallbacks (models.go).
 	Models FileModels `yaml:"models"`
+	// Approvals says which calls wait for a person's decision (DESIGN
+	// §9.1); checked against the registry at start.
+	Approvals actions.ApprovalsConfig `yaml:"approvals"`
 }
 
 // FileLimits is the file's limits section: the HTTP limits, the engine's
@@ -99,6 +102,8 @@ type FileLimits struct {
 	// action, parameters and result) this many times, after warning the
 	// model one repeat before (unset: 3; 0 turns detection off).
 	LoopRepeats *int `yaml:"loopRepeats"`
+	// ApprovalTimeout rejects an undecided approval as expired (0: 24h).
+	ApprovalTimeout time.Duration `yaml:"approvalTimeout"`
 }
 
 // loopRepeats maps limits.loopRepeats to EngineConfig.LoopRepeats and
@@ -207,7 +212,7 @@ func (c *Config) problems() []string {
 	}
 	if l.HistoryBudget < 0 || l.MaxRunningPerUser < 0 || l.Workers < 0 || l.ModelTimeout < 0 ||
 		l.ModelMaxInFlight < 0 || l.TraceCap < 0 || l.Retention < 0 || l.ActionPlanTopK < 0 || l.LeaseTTL < 0 ||
-		l.ShutdownGrace < 0 || (l.LoopRepeats != nil && *l.LoopRepeats < 0) {
+		l.ShutdownGrace < 0 || (l.LoopRepeats != nil && *l.LoopRepeats < 0) || l.ApprovalTimeout < 0 {
 		add("limits: values must not be negative")
 	}
 	if !strings.EqualFold(c.LLMProvider, llm.ProviderScripted) {

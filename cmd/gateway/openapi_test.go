@@ -56,7 +56,7 @@ func TestOpenAPIDescribesEveryResponse(t *testing.T) {
 		root  = "root-token-0000000003"
 	)
 	file := filepath.Join(t.TempDir(), "gateway.yaml")
-	if err := os.WriteFile(file, []byte("limits:\n  maxBodyBytes: 65536\n"), 0o600); err != nil {
+	if err := os.WriteFile(file, []byte("limits:\n  maxBodyBytes: 65536\napprovals:\n  actions: {document.extract: always}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := loadConfig(envOf(map[string]string{
@@ -162,10 +162,20 @@ func TestOpenAPIDescribesEveryResponse(t *testing.T) {
 		body: `{"prompt":"Summarise the notes","documents":[{"name":"notes.txt","mimeType":"text/plain","content":"` + doc64 + `"}]}`})
 	var wf struct{ ID string }
 	decode(created, &wf)
+	paused, err := g.engine.Wait(ctx, wf.ID)
+	if err != nil || paused.PendingApproval == nil {
+		t.Fatalf("the extract step did not pause for approval: %+v, %v", paused, err)
+	}
+	base := "/api/v1/workflows/" + wf.ID
+	decide := base + "/approvals/" + paused.PendingApproval.ID
+	do(apiCall{name: "list awaiting approval", method: "GET", path: "/api/v1/workflows?status=awaiting_approval", token: alice, status: 200})
+	do(apiCall{name: "invalid edit", method: "POST", path: decide, token: alice, body: `{"decision":"approve","parameters":{"format":7}}`, status: 422})
+	do(apiCall{name: "bob decides", method: "POST", path: decide, token: bob, body: `{"decision":"approve"}`, status: 404})
+	do(apiCall{name: "approve", method: "POST", path: decide, token: alice, body: `{"decision":"approve"}`, status: 202})
 	if _, err := g.engine.Wait(ctx, wf.ID); err != nil {
 		t.Fatal(err)
 	}
-	base := "/api/v1/workflows/" + wf.ID
+	do(apiCall{name: "decide twice", method: "POST", path: decide, token: alice, body: `{"decision":"reject"}`, status: 409})
 	var msgs struct {
 		Messages []struct {
 			Documents []struct{ ID string }

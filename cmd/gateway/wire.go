@@ -127,6 +127,10 @@ func (g *gateway) build(cfg Config, log zerolog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("actions.New: %w", err)
 	}
+	approvals, err := actions.NewApprovals(cfg.File.Approvals, reg)
+	if err != nil {
+		return fmt.Errorf("GATEWAY_CONFIG: %w", err)
+	}
 	set, err := templates.Load(cfg.File.Templates.OverrideDir)
 	if err != nil {
 		return fmt.Errorf("templates.Load: %w", err)
@@ -138,7 +142,8 @@ func (g *gateway) build(cfg Config, log zerolog.Logger) error {
 
 	g.engine, err = workflow.NewEngine(workflow.EngineConfig{
 		DefaultMaxSteps: cfg.MaxSteps, MaxStepsLimit: httpapi.MaxStepsLimit, Workers: l.Workers,
-		MaxRunningPerUser: l.MaxRunningPerUser, LeaseTTL: l.LeaseTTL, LoopRepeats: l.loopRepeats(), ShutdownGrace: l.ShutdownGrace, Logger: slogFor(log.With().Str("component", "engine").Logger()),
+		MaxRunningPerUser: l.MaxRunningPerUser, LeaseTTL: l.LeaseTTL, LoopRepeats: l.loopRepeats(),
+		Approvals: approvals, ApprovalTimeout: l.ApprovalTimeout, ShutdownGrace: l.ShutdownGrace, Logger: slogFor(log.With().Str("component", "engine").Logger()),
 		Observer: g.metrics,
 	}, g.store, g.model, reg, map[workflow.ModeName]workflow.Mode{
 		workflow.ModeReact: react.New(builder), workflow.ModeActionPlan: plan,

@@ -166,6 +166,16 @@
       ' · completion tokens ' + st.completionTokens + ' · actions ' + st.actions +
       (wf.stopReason ? ' · stop reason ' + wf.stopReason : '')));
     if (wf.error) s.appendChild(el('div', 'feedback', wf.error));
+    const p = wf.pendingApproval;
+    if (p) {
+      // What the owner is asked to decide (POST .../approvals/{id}).
+      s.appendChild(el('div', 'approval',
+        el('div', null, badge('awaiting approval', 'awaiting_approval'), 'step ' + p.step + ': ', el('b', null, p.action),
+          ' (' + p.effect + ')' + (p.connection ? ' on connection ' + p.connection : '')),
+        el('div', 'meta', p.actionObjective || ''),
+        el('pre', 'approval-params', JSON.stringify(p.parameters, null, 2)),
+        el('div', 'meta', 'approval ' + p.id + ' · requested ' + when(p.requestedAt) + ' · expires ' + when(p.expiresAt))));
+    }
   }
 
   // renderTimeline groups messages and traces by round, then by step.

@@ -1,0 +1,84 @@
+package actions
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// Approval rules (DESIGN §9.1): which calls wait for a person's decision.
+const (
+	// ApproveWrite pauses calls whose effect is write (the default).
+	ApproveWrite = "write"
+	// ApproveNever lets calls run without a decision.
+	ApproveNever = "never"
+	// ApproveAlways pauses every call of the action, reads too.
+	ApproveAlways = "always"
+)
+
+// ApprovalsConfig is the YAML approvals section: the default rule (write
+// or never) and per-action rules (always, never or write).
+type ApprovalsConfig struct {
+	Default string            `yaml:"default"`
+	Actions map[string]string `yaml:"actions"`
+}
+
+// Approvals is the approval policy of a registry: it implements
+// workflow.ApprovalPolicy with each call's effect (EffectOf: http.request
+// reads on GET and HEAD, writes otherwise; other actions by declaration).
+type Approvals struct {
+	reg   *Registry
+	def   string
+	rules map[string]string
+}
+
+var _ workflow.ApprovalPolicy = (*Approvals)(nil)
+
+// NewApprovals checks cfg against the registry — a rule must be one of the
+// known ones and name a registered action — and returns the policy,
+// reporting every problem at once.
+func NewApprovals(cfg ApprovalsConfig, reg *Registry) (*Approvals, error) {
+	var problems []string
+	def := cfg.Default
+	switch def {
+	case "":
+		def = ApproveWrite
+	case ApproveWrite, ApproveNever:
+	default:
+		problems = append(problems, fmt.Sprintf("approvals.default %q must be %s or %s", cfg.Default, ApproveWrite, ApproveNever))
+	}
+	for _, name := range sortedKeys(cfg.Actions) {
+		if _, ok := reg.Action(name); !ok {
+			problems = append(problems, fmt.Sprintf("approvals.actions: %q is not a registered action", name))
+		}
+		if r := cfg.Actions[name]; !slices.Contains([]string{ApproveAlways, ApproveNever, ApproveWrite}, r) {
+			problems = append(problems, fmt.Sprintf("approvals.actions.%s: %q must be always, never or write", name, r))
+		}
+	}
+	if len(problems) > 0 {
+		return nil, workflow.Errorf(workflow.KindInvalid, "invalid approvals configuration: %s", strings.Join(problems, "; "))
+	}
+	return &Approvals{reg: reg, def: def, rules: cfg.Actions}, nil
+}
+
+// NeedsApproval reports whether the call must wait for a decision, and its
+// effect. workflow.complete never waits.
+func (a *Approvals) NeedsApproval(action string, params map[string]any) (bool, workflow.Effect) {
+	effect := a.reg.EffectOf(action, params)
+	if action == workflow.CompleteAction {
+		return false, effect
+	}
+	rule, ok := a.rules[action]
+	if !ok {
+		rule = a.def
+	}
+	switch rule {
+	case ApproveAlways:
+		return true, effect
+	case ApproveNever:
+		return false, effect
+	}
+	return effect == workflow.EffectWrite, effect
+}

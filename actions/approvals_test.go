@@ -1,0 +1,66 @@
+package actions
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// TestApprovalsPolicy: by default write effects wait and reads run;
+// http.request's effect follows its method; per-action rules override;
+// workflow.complete never waits.
+func TestApprovalsPolicy(t *testing.T) {
+	t.Parallel()
+	r := mustNew(t, Config{}, answering("ok"))
+	def, err := NewApprovals(ApprovalsConfig{}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	custom, err := NewApprovals(ApprovalsConfig{Default: ApproveNever, Actions: map[string]string{
+		"document.generate": ApproveAlways, HTTPRequestAction: ApproveWrite}}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		policy *Approvals
+		action string
+		params map[string]any
+		want   bool
+		effect workflow.Effect
+	}{
+		{def, HTTPRequestAction, map[string]any{"method": "GET"}, false, workflow.EffectRead},
+		{def, HTTPRequestAction, map[string]any{"method": "head"}, false, workflow.EffectRead},
+		{def, HTTPRequestAction, map[string]any{"method": "POST"}, true, workflow.EffectWrite},
+		{def, HTTPRequestAction, map[string]any{"method": "DELETE"}, true, workflow.EffectWrite},
+		{def, "document.generate", map[string]any{}, false, workflow.EffectRead},
+		{def, workflow.CompleteAction, map[string]any{"message": "x"}, false, r.EffectOf(workflow.CompleteAction, nil)},
+		{custom, "document.generate", map[string]any{}, true, workflow.EffectRead},
+		{custom, HTTPRequestAction, map[string]any{"method": "PUT"}, true, workflow.EffectWrite},
+		{custom, HTTPRequestAction, map[string]any{"method": "GET"}, false, workflow.EffectRead},
+		{custom, "ai.process", map[string]any{}, false, r.EffectOf("ai.process", nil)},
+	}
+	for _, tt := range tests {
+		got, effect := tt.policy.NeedsApproval(tt.action, tt.params)
+		if got != tt.want || effect != tt.effect {
+			t.Errorf("%s %v (default %s) = %v, %s; want %v, %s", tt.action, tt.params, tt.policy.def, got, effect, tt.want, tt.effect)
+		}
+	}
+}
+
+// TestApprovalsConfigIsChecked: unknown actions and rules are refused at
+// start, every problem at once.
+func TestApprovalsConfigIsChecked(t *testing.T) {
+	t.Parallel()
+	r := mustNew(t, Config{}, answering("ok"))
+	_, err := NewApprovals(ApprovalsConfig{Default: "sometimes", Actions: map[string]string{
+		"crm.nope": ApproveAlways, HTTPRequestAction: "maybe"}}, r)
+	if workflow.KindOf(err) != workflow.KindInvalid {
+		t.Fatalf("err = %v, want KindInvalid", err)
+	}
+	for _, want := range []string{`approvals.default "sometimes"`, `"crm.nope" is not a registered action`, `approvals.actions.http.request: "maybe"`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+}

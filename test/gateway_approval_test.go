@@ -1,0 +1,86 @@
+package test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestWriteWaitsForApprovalAcrossInstances: a POST through http.request is
+// never sent while its approval is pending; the round pauses with the
+// approval in the workflow and the events stream; the decision, sent to a
+// second instance sharing Redis, makes the POST go out exactly once, and
+// a second decision is refused.
+func TestWriteWaitsForApprovalAcrossInstances(t *testing.T) {
+	url := redisURL(t)
+	var posts atomic.Int32
+	crm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			posts.Add(1)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"created": true}`))
+	}))
+	t.Cleanup(crm.Close)
+	model := &connLLM{method: "POST"}
+	llmSrv := httptest.NewServer(model)
+	t.Cleanup(llmSrv.Close)
+	cfg := filepath.Join(t.TempDir(), "gateway.yaml")
+	yaml := "connections:\n  - user: alice\n    label: crm\n    kind: http\n    baseURL: " + crm.URL + "/api\n" +
+		"    description: the CRM\n    headers:\n      Authorization: Bearer ${E2E_APPROVAL_SECRET}\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"REDIS_URL=" + url, "OPENAI_BASE_URL=" + llmSrv.URL + "/v1", "GATEWAY_CONFIG=" + cfg,
+		"E2E_APPROVAL_SECRET=approval-secret-0123456789"}
+	g1 := startGateway(t, nil, env...)
+	g2 := startGateway(t, nil, env...)
+
+	var wf struct {
+		ID              string
+		Status          string
+		PendingApproval *struct {
+			ID, Action string
+			Parameters map[string]any
+			Connection string
+		}
+	}
+	g1.expect(t, http.StatusCreated, "POST", "/api/v1/workflows", gwAlice, map[string]any{"prompt": "create the CRM account"}, &wf)
+	deadline := time.Now().Add(15 * time.Second)
+	for wf.Status != "awaiting_approval" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the round did not pause: status %s", wf.Status)
+		}
+		time.Sleep(20 * time.Millisecond)
+		g1.expect(t, http.StatusOK, "GET", "/api/v1/workflows/"+wf.ID, gwAlice, nil, &wf)
+	}
+	p := wf.PendingApproval
+	if p == nil || p.Action != "http.request" || p.Parameters["method"] != "POST" || p.Connection != "crm" {
+		t.Fatalf("pending approval = %+v", p)
+	}
+	_, _, events := g1.send(t, "GET", "/api/v1/workflows/"+wf.ID+"/events", gwAlice, nil)
+	if !strings.Contains(string(events), "event: approval") {
+		t.Errorf("the events stream has no approval event:\n%s", events)
+	}
+	time.Sleep(300 * time.Millisecond) // time for a POST that should not happen
+	if n := posts.Load(); n != 0 {
+		t.Fatalf("the CRM got %d POSTs before any decision", n)
+	}
+	g2.expect(t, http.StatusAccepted, "POST", "/api/v1/workflows/"+wf.ID+"/approvals/"+p.ID, gwAlice,
+		map[string]any{"decision": "approve", "comment": "ok"}, nil)
+	if done := g2.waitDone(t, gwAlice, wf.ID); done.Status != "completed" {
+		t.Fatalf("workflow ended %s (%s)", done.Status, done.Error)
+	}
+	if n := posts.Load(); n != 1 {
+		t.Errorf("the CRM got %d POSTs after the approval, want exactly 1", n)
+	}
+	status, _, body := g1.send(t, "POST", "/api/v1/workflows/"+wf.ID+"/approvals/"+p.ID, gwAlice, map[string]any{"decision": "approve"})
+	if status != http.StatusConflict {
+		t.Errorf("a second decision answered %d %s, want 409", status, body)
+	}
+}
