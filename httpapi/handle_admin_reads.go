@@ -72,7 +72,6 @@ type adminListInput struct {
 	Q      string `query:"q" maxLength:"200" doc:"Only workflows whose title (first prompt line), id, user or error contains this text, ignoring case"`
 }
 
-
 type tracePath struct {
 	TraceID string `path:"traceId" maxLength:"64" doc:"Trace id (tr_...)"`
 }
