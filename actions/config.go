@@ -7,7 +7,7 @@ import (
 	"io"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/twostep/twostep/workflow"
 )

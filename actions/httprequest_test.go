@@ -207,8 +207,7 @@ func TestHTTPRequestRefusesEscapes(t *testing.T) {
 func TestHTTPRequestRedirects(t *testing.T) {
 	t.Parallel()
 	evil := newRecorder(t, answer(200, "text/plain", "metadata"))
-	var srv *recorder
-	srv = newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+	srv := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/api/v2/moved":
 			http.Redirect(w, r, "/api/v2/here", http.StatusFound)

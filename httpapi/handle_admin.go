@@ -66,16 +66,16 @@ type Admin struct {
 func NewAdmin(opts AdminOptions) (*Admin, error) {
 	var errs []error
 	if opts.Store == nil {
-		errs = append(errs, errors.New("Store is required"))
+		errs = append(errs, errors.New("opts.Store is required"))
 	}
 	if opts.Model == nil {
-		errs = append(errs, errors.New("Model is required"))
+		errs = append(errs, errors.New("opts.Model is required"))
 	}
 	if opts.Registry == nil {
-		errs = append(errs, errors.New("Registry is required"))
+		errs = append(errs, errors.New("opts.Registry is required"))
 	}
 	if opts.Prompts == nil {
-		errs = append(errs, errors.New("Prompts is required"))
+		errs = append(errs, errors.New("opts.Prompts is required"))
 	}
 	if len(errs) > 0 {
 		return nil, workflow.WrapKind(workflow.KindInvalid, errors.Join(errs...), "httpapi.NewAdmin")

@@ -111,16 +111,16 @@ type Server struct {
 func New(opts Options) (*Server, error) {
 	var errs []error
 	if opts.Engine == nil {
-		errs = append(errs, errors.New("Engine is required"))
+		errs = append(errs, errors.New("opts.Engine is required"))
 	}
 	if opts.Store == nil {
-		errs = append(errs, errors.New("Store is required"))
+		errs = append(errs, errors.New("opts.Store is required"))
 	}
 	if opts.Actions == nil {
-		errs = append(errs, errors.New("Actions is required"))
+		errs = append(errs, errors.New("opts.Actions is required"))
 	}
 	if opts.Auth == nil {
-		errs = append(errs, errors.New("Auth is required"))
+		errs = append(errs, errors.New("opts.Auth is required"))
 	}
 	limits, err := opts.Limits.withDefaults()
 	if err != nil {

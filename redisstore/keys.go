@@ -34,10 +34,6 @@ func (w wfKeys) all() []string {
 	return []string{w.state, w.msgs, w.docs, w.docmeta, w.traces, w.tracedata, w.lease}
 }
 
-// tagPattern returns the SCAN pattern that matches every key of the workflow,
-// for SCAN in tests and operations tools.
-func (k keys) tagPattern(id string) string { return k.prefix + ":{" + id + "}:*" }
-
 func (k keys) user(userID string) string   { return k.prefix + ":user:{" + userID + "}:workflows" }
 func (k keys) listing() string             { return k.prefix + ":workflows" }
 func (k keys) trace(traceID string) string { return k.prefix + ":trace:{" + traceID + "}" }

@@ -170,10 +170,10 @@ func (c EngineConfig) withDefaults() (EngineConfig, error) {
 	}
 	var errs []error
 	if c.DefaultMaxSteps < 1 || c.DefaultMaxSteps > c.MaxStepsLimit {
-		errs = append(errs, errors.New("DefaultMaxSteps must be between 1 and MaxStepsLimit"))
+		errs = append(errs, errors.New("config: DefaultMaxSteps must be between 1 and MaxStepsLimit"))
 	}
 	if c.Workers < 1 || c.MaxRunningPerUser < 1 {
-		errs = append(errs, errors.New("Workers and MaxRunningPerUser must be positive"))
+		errs = append(errs, errors.New("config: Workers and MaxRunningPerUser must be positive"))
 	}
 	if c.LeaseTTL < 0 || c.RecoverInterval < 0 || c.PollInterval < 0 || c.ShutdownGrace < 0 {
 		errs = append(errs, errors.New("durations must be positive"))

@@ -178,6 +178,9 @@ func FuzzParseReference(f *testing.F) {
 			t.Fatalf("%q parsed to %+v, whose String %q parses to %+v, %v", s, ref, ref.String(), again, err)
 		}
 		docs, err := workflow.ResolveDocuments(msgs, []string{s})
+		if err != nil && docs != nil {
+			t.Fatalf("%q was refused (%v) yet resolved %d documents", s, err, len(docs))
+		}
 		for _, d := range docs {
 			if d.WorkflowID != "wf_a" {
 				t.Fatalf("%q resolved to another workflow's document %s", s, d.ID)

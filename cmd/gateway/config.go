@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/caarlos0/env/v11"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/twostep/twostep/actions"
 	"github.com/twostep/twostep/httpapi"
