@@ -30,6 +30,12 @@ type Limits struct {
 	MaxPromptChars int `yaml:"maxPromptChars"`
 	// RetryAfter is sent with 429 and 503 answers (default 5 s).
 	RetryAfter time.Duration `yaml:"retryAfter"`
+	// MaxInflightUploadBytes caps the request bodies being received and
+	// handled at once across the process (default 128 MiB): each request
+	// reserves its Content-Length (MaxBodyBytes when it has none) until it
+	// is answered, and one that does not fit gets 503 with Retry-After
+	// instead of growing the process's memory.
+	MaxInflightUploadBytes int64 `yaml:"maxInflightUploadBytes"`
 }
 
 // MaxStepsLimit is the largest maxSteps a request may ask for (DESIGN: 1–100).
@@ -53,6 +59,9 @@ func (l Limits) withDefaults() (Limits, error) {
 	if l.RetryAfter == 0 {
 		l.RetryAfter = 5 * time.Second
 	}
+	if l.MaxInflightUploadBytes == 0 {
+		l.MaxInflightUploadBytes = max(128<<20, l.MaxBodyBytes)
+	}
 	return l, l.Validate()
 }
 
@@ -64,6 +73,9 @@ func (l Limits) Validate() error {
 	}
 	if l.RetryAfter < 0 {
 		errs = append(errs, errors.New("limits.retryAfter must not be negative"))
+	}
+	if l.MaxInflightUploadBytes != 0 && l.MaxInflightUploadBytes < l.MaxBodyBytes {
+		errs = append(errs, errors.New("limits.maxInflightUploadBytes must be at least limits.maxBodyBytes, or no full-size request could ever be taken"))
 	}
 	return errors.Join(errs...)
 }

@@ -30,6 +30,7 @@ func completeOpenAPI(oapi *huma.OpenAPI) {
 			}
 			if op.RequestBody != nil {
 				addProblem(op, http.StatusUnsupportedMediaType, "The body is not application/json")
+				addProblem(op, http.StatusServiceUnavailable, "Too many request bodies in flight (limits.maxInflightUploadBytes); retry after Retry-After")
 			}
 			switch {
 			case op.OperationID == "getDocument":

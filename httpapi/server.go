@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -100,6 +101,8 @@ type Server struct {
 	writeWait time.Duration
 
 	handler http.Handler
+	// inflight is the request-body bytes reserved by capInflight.
+	inflight atomic.Int64
 	oapi    *huma.OpenAPI
 
 	// closing is closed by CloseStreams to end every event stream.
@@ -158,7 +161,7 @@ func (s *Server) buildRoutes() http.Handler {
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
-	r.Use(s.recoverPanics(), s.observeRequests(), s.authenticate(), rejectMalformedQuery())
+	r.Use(s.recoverPanics(), s.observeRequests(), s.authenticate(), rejectMalformedQuery(), s.capInflight())
 	r.NoRoute(func(c *gin.Context) {
 		writeProblem(c, http.StatusNotFound, "no route matches "+c.Request.Method+" "+c.Request.URL.Path)
 	})
