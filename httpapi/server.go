@@ -103,7 +103,7 @@ type Server struct {
 	handler http.Handler
 	// inflight is the request-body bytes reserved by capInflight.
 	inflight atomic.Int64
-	oapi    *huma.OpenAPI
+	oapi     *huma.OpenAPI
 
 	// closing is closed by CloseStreams to end every event stream.
 	closing   chan struct{}
