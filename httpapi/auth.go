@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"strings"
@@ -19,6 +20,18 @@ const DevUser = "dev"
 type Credential struct {
 	UserID string
 	Token  string
+	// Digest is the token's SHA-256 when it was given as
+	// userId:sha256:<hex> (Token is then empty): the plain token need not
+	// sit in the environment.
+	Digest []byte
+}
+
+// Sum returns the SHA-256 the credential is matched by.
+func (c Credential) Sum() [sha256.Size]byte {
+	if len(c.Digest) == sha256.Size {
+		return [sha256.Size]byte(c.Digest)
+	}
+	return sha256.Sum256([]byte(c.Token))
 }
 
 // ParseCredentials parses a comma-separated list of userId:token pairs. It
@@ -38,6 +51,13 @@ func ParseCredentials(s string) ([]Credential, error) {
 			problems = append(problems, fmt.Sprintf("entry %d is not userId:token", i+1))
 		case strings.ContainsAny(user, " \t/"):
 			problems = append(problems, fmt.Sprintf("entry %d: user id %q contains spaces or slashes", i+1, user))
+		case strings.HasPrefix(token, "sha256:"):
+			sum, err := hex.DecodeString(strings.TrimPrefix(token, "sha256:"))
+			if err != nil || len(sum) != sha256.Size {
+				problems = append(problems, fmt.Sprintf("entry %d: user %q: sha256: must be followed by 64 hex digits", i+1, user))
+				continue
+			}
+			creds = append(creds, Credential{UserID: user, Digest: sum})
 		default:
 			creds = append(creds, Credential{UserID: user, Token: token})
 		}
@@ -60,21 +80,24 @@ type Authenticator struct {
 	users    []hashedCredential
 	admins   []hashedCredential
 	insecure bool
+	jwt      *JWTVerifier
 }
 
 // NewAuthenticator returns an Authenticator for the given user and admin
-// credentials. With none configured it fails unless insecureDev is set, in
-// which case every request is user DevUser (also an admin).
-func NewAuthenticator(users, admins []Credential, insecureDev bool) (*Authenticator, error) {
-	if len(users) == 0 && len(admins) == 0 && !insecureDev {
-		return nil, fmt.Errorf("no tokens configured: set GATEWAY_TOKENS (userId:token,...) or GATEWAY_INSECURE_DEV=1 for local development")
+// credentials and, when jwt is not nil, bearer JWTs it verifies. With
+// neither configured it fails unless insecureDev is set, in which case
+// every request is user DevUser (also an admin).
+func NewAuthenticator(users, admins []Credential, insecureDev bool, jwt *JWTVerifier) (*Authenticator, error) {
+	none := len(users) == 0 && len(admins) == 0 && jwt == nil
+	if none && !insecureDev {
+		return nil, fmt.Errorf("no tokens configured: set GATEWAY_TOKENS (userId:token,...), GATEWAY_JWT_JWKS, or GATEWAY_INSECURE_DEV=1 for local development")
 	}
-	a := &Authenticator{insecure: len(users) == 0 && len(admins) == 0}
+	a := &Authenticator{insecure: none, jwt: jwt}
 	for _, c := range users {
-		a.users = append(a.users, hashedCredential{c.UserID, sha256.Sum256([]byte(c.Token))})
+		a.users = append(a.users, hashedCredential{c.UserID, c.Sum()})
 	}
 	for _, c := range admins {
-		a.admins = append(a.admins, hashedCredential{c.UserID, sha256.Sum256([]byte(c.Token))})
+		a.admins = append(a.admins, hashedCredential{c.UserID, c.Sum()})
 	}
 	return a, nil
 }
@@ -98,6 +121,11 @@ func (a *Authenticator) Identify(token string) (userID string, admin, ok bool) {
 	for _, c := range a.users {
 		if subtle.ConstantTimeCompare(sum[:], c.sum[:]) == 1 && !ok {
 			userID, ok = c.userID, true
+		}
+	}
+	if !ok && a.jwt != nil && strings.Count(token, ".") == 2 {
+		if user, isAdmin, err := a.jwt.Verify(token); err == nil {
+			return user, isAdmin, true
 		}
 	}
 	return userID, admin, ok

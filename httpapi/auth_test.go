@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -15,8 +16,10 @@ func TestParseCredentials(t *testing.T) {
 		wantErr string
 	}{
 		{"", nil, ""},
-		{"alice:t1", []Credential{{"alice", "t1"}}, ""},
-		{" alice:t1 , bob:t:2 ,", []Credential{{"alice", "t1"}, {"bob", "t:2"}}, ""},
+		{"alice:t1", []Credential{{UserID: "alice", Token: "t1"}}, ""},
+		{" alice:t1 , bob:t:2 ,", []Credential{{UserID: "alice", Token: "t1"}, {UserID: "bob", Token: "t:2"}}, ""},
+		{"carol:sha256:" + strings.Repeat("ab", 32), []Credential{{UserID: "carol", Digest: bytes.Repeat([]byte{0xab}, 32)}}, ""},
+		{"carol:sha256:abc", nil, "sha256: must be followed by 64 hex digits"},
 		{"alice", nil, "entry 1 is not userId:token"},
 		{"alice:t1,:t2,bob:", nil, "entry 2 is not userId:token; entry 3 is not userId:token"},
 		{"a b:t1", nil, "contains spaces"},
@@ -40,7 +43,7 @@ func TestParseCredentials(t *testing.T) {
 				t.Fatalf("got %v, want %v", got, tt.want)
 			}
 			for i := range got {
-				if got[i] != tt.want[i] {
+				if got[i].UserID != tt.want[i].UserID || got[i].Token != tt.want[i].Token || !bytes.Equal(got[i].Digest, tt.want[i].Digest) {
 					t.Errorf("[%d] = %v, want %v", i, got[i], tt.want[i])
 				}
 			}
@@ -50,10 +53,10 @@ func TestParseCredentials(t *testing.T) {
 
 func TestNewAuthenticatorRefusesNoTokens(t *testing.T) {
 	t.Parallel()
-	if _, err := NewAuthenticator(nil, nil, false); err == nil || !strings.Contains(err.Error(), "GATEWAY_INSECURE_DEV") {
+	if _, err := NewAuthenticator(nil, nil, false, nil); err == nil || !strings.Contains(err.Error(), "GATEWAY_INSECURE_DEV") {
 		t.Fatalf("err = %v, want a refusal naming GATEWAY_INSECURE_DEV", err)
 	}
-	a, err := NewAuthenticator(nil, nil, true)
+	a, err := NewAuthenticator(nil, nil, true, nil)
 	if err != nil || !a.Insecure() {
 		t.Fatalf("insecure dev: %v, insecure=%v", err, a != nil && a.Insecure())
 	}
@@ -116,7 +119,7 @@ func TestAuthRoutes(t *testing.T) {
 
 func TestInsecureDevMapsEveryRequestToDev(t *testing.T) {
 	t.Parallel()
-	auth, err := NewAuthenticator(nil, nil, true)
+	auth, err := NewAuthenticator(nil, nil, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

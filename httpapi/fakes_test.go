@@ -272,7 +272,7 @@ func newTestEnv(t *testing.T, mod func(*Options)) *testEnv {
 	t.Helper()
 	auth, err := NewAuthenticator(
 		[]Credential{{UserID: "alice", Token: aliceToken}, {UserID: "bob", Token: bobToken}},
-		[]Credential{{UserID: "root", Token: adminToken}}, false)
+		[]Credential{{UserID: "root", Token: adminToken}}, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

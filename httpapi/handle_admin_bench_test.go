@@ -60,7 +60,7 @@ func benchAdminServer(b *testing.B, store workflow.Store) *Server {
 	if err != nil {
 		b.Fatal(err)
 	}
-	auth, err := NewAuthenticator(nil, []Credential{{UserID: "root", Token: adminToken}}, false)
+	auth, err := NewAuthenticator(nil, []Credential{{UserID: "root", Token: adminToken}}, false, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -124,7 +124,7 @@ func newAdminEnv(t *testing.T) *adminEnv {
 		t.Fatalf("NewAdmin: %v", err)
 	}
 	auth, err := httpapi.NewAuthenticator([]httpapi.Credential{{UserID: "alice", Token: adminAliceToken}},
-		[]httpapi.Credential{{UserID: "root", Token: adminRootToken}}, false)
+		[]httpapi.Credential{{UserID: "root", Token: adminRootToken}}, false, nil)
 	if err != nil {
 		t.Fatalf("NewAuthenticator: %v", err)
 	}

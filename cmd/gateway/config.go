@@ -29,6 +29,12 @@ type Config struct {
 	AdminTokens string `env:"GATEWAY_ADMIN_TOKENS"`
 	InsecureDev bool   `env:"GATEWAY_INSECURE_DEV"`
 
+	// Bearer JWTs beside the static tokens (DESIGN §9.7).
+	JWTJWKS       string `env:"GATEWAY_JWT_JWKS"`
+	JWTIssuer     string `env:"GATEWAY_JWT_ISSUER"`
+	JWTAudience   string `env:"GATEWAY_JWT_AUDIENCE"`
+	JWTAdminClaim string `env:"GATEWAY_JWT_ADMIN_CLAIM"`
+
 	LLMProvider     string `env:"LLM_PROVIDER"`
 	LLMModel        string `env:"LLM_MODEL"`
 	LLMModelStage2  string `env:"LLM_MODEL_STAGE2"`
@@ -188,6 +194,9 @@ func (c *Config) problems() []string {
 		add("GATEWAY_ADMIN_TOKENS: %v", err)
 	}
 	problems = append(problems, tokenProblems(c.Users, c.Admins)...)
+	if c.JWTJWKS != "" && (c.JWTIssuer == "" || c.JWTAudience == "") {
+		add("GATEWAY_JWT_JWKS needs GATEWAY_JWT_ISSUER and GATEWAY_JWT_AUDIENCE: a token from any issuer or for any audience must not be accepted")
+	}
 	if c.MaxSteps < 1 || c.MaxSteps > httpapi.MaxStepsLimit {
 		add("GATEWAY_MAX_STEPS must be between 1 and %d, not %d", httpapi.MaxStepsLimit, c.MaxSteps)
 	}
@@ -241,13 +250,15 @@ func tokenProblems(users, admins []httpapi.Credential) []string {
 		creds []httpapi.Credential
 	}{{"GATEWAY_TOKENS", users}, {"GATEWAY_ADMIN_TOKENS", admins}} {
 		for _, c := range l.creds {
-			if len(c.Token) < MinTokenLength {
+			if c.Digest == nil && len(c.Token) < MinTokenLength {
 				problems = append(problems, fmt.Sprintf("%s: the token of user %q is shorter than %d characters", l.name, c.UserID, MinTokenLength))
 			}
-			if _, seen := owners[c.Token]; !seen {
-				order = append(order, c.Token)
+			sum := c.Sum()
+			key := string(sum[:])
+			if _, seen := owners[key]; !seen {
+				order = append(order, key)
 			}
-			owners[c.Token] = append(owners[c.Token], entry{c.UserID, l.name})
+			owners[key] = append(owners[key], entry{c.UserID, l.name})
 		}
 	}
 	for _, tok := range order {
@@ -306,7 +317,9 @@ func (c *Config) LLM() llm.Config {
 func (c *Config) Secrets() []string {
 	s := []string{c.OpenAIAPIKey, c.AnthropicAPIKey, c.GoogleAPIKey}
 	for _, cr := range append(append([]httpapi.Credential(nil), c.Users...), c.Admins...) {
-		s = append(s, cr.Token)
+		if cr.Token != "" {
+			s = append(s, cr.Token)
+		}
 	}
 	return s
 }

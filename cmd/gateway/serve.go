@@ -39,8 +39,8 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r 
 	if err := r.check(cfg); err != nil {
 		return err
 	}
-	if r.api && len(cfg.Users) == 0 && len(cfg.Admins) == 0 && !cfg.InsecureDev {
-		return errors.New("no tokens configured: set GATEWAY_TOKENS=userId:token,... (or GATEWAY_INSECURE_DEV=1 for local development only)")
+	if r.api && len(cfg.Users) == 0 && len(cfg.Admins) == 0 && cfg.JWTJWKS == "" && !cfg.InsecureDev {
+		return errors.New("no tokens configured: set GATEWAY_TOKENS=userId:token,... or GATEWAY_JWT_JWKS (or GATEWAY_INSECURE_DEV=1 for local development only)")
 	}
 	var scrub atomic.Pointer[redact.Redactor]
 	scrub.Store(redact.New(cfg.Secrets()...)) // tokens and API keys until the registry adds its own
@@ -48,7 +48,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r 
 	if err != nil {
 		return err
 	}
-	if r.api && len(cfg.Users) == 0 && len(cfg.Admins) == 0 {
+	if r.api && len(cfg.Users) == 0 && len(cfg.Admins) == 0 && cfg.JWTJWKS == "" {
 		log.Warn().Msg("GATEWAY_INSECURE_DEV=1 and no tokens: every request is user \"dev\" with admin rights; never run this way in production")
 	}
 	for _, w := range cfg.warnings() {

@@ -158,7 +158,14 @@ func (g *gateway) build(cfg Config, log zerolog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("httpapi.NewAdmin: %w", err)
 	}
-	auth, err := httpapi.NewAuthenticator(cfg.Users, cfg.Admins, cfg.InsecureDev)
+	var jwtv *httpapi.JWTVerifier
+	if cfg.JWTJWKS != "" {
+		if jwtv, err = httpapi.NewJWTVerifier(httpapi.JWTConfig{JWKS: cfg.JWTJWKS, Issuer: cfg.JWTIssuer,
+			Audience: cfg.JWTAudience, AdminClaim: cfg.JWTAdminClaim}); err != nil {
+			return err
+		}
+	}
+	auth, err := httpapi.NewAuthenticator(cfg.Users, cfg.Admins, cfg.InsecureDev, jwtv)
 	if err != nil {
 		return err
 	}
