@@ -21,6 +21,7 @@ type DecisionBody struct {
 type decisionInput struct {
 	WorkflowPath
 	ApprovalID string `path:"approvalId" maxLength:"64" doc:"The pending approval's id (apr_...)"`
+	Prefer     string `header:"Prefer" maxLength:"200" doc:"wait=<seconds> (at most 60): answer 200 with the round's messages when the round ends or pauses again within that time"`
 	Body       DecisionBody
 }
 
@@ -35,7 +36,7 @@ func (s *Server) registerApprovals(api huma.API) {
 	}, s.decideApproval)
 }
 
-func (s *Server) decideApproval(ctx context.Context, in *decisionInput) (*workflowOutput, error) {
+func (s *Server) decideApproval(ctx context.Context, in *decisionInput) (*waitedOutput, error) {
 	if err := checkWorkflowID(in.ID); err != nil {
 		return nil, s.fail(ctx, "decideApproval", err)
 	}
@@ -60,5 +61,5 @@ func (s *Server) decideApproval(ctx context.Context, in *decisionInput) (*workfl
 	if err != nil {
 		return nil, s.fail(ctx, "decideApproval", err)
 	}
-	return &workflowOutput{Body: viewWorkflow(w)}, nil
+	return s.answerAfter(ctx, in.Prefer, w, http.StatusAccepted), nil
 }

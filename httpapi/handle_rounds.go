@@ -18,7 +18,8 @@ type NewRoundBody struct {
 
 type startRoundInput struct {
 	WorkflowPath
-	Body NewRoundBody
+	Prefer string `header:"Prefer" maxLength:"200" doc:"wait=<seconds> (at most 60): answer 200 with the round's messages when the round ends or pauses within that time"`
+	Body   NewRoundBody
 }
 
 func (s *Server) registerRounds(api huma.API) {
@@ -40,7 +41,7 @@ func (s *Server) registerRounds(api huma.API) {
 	}, s.resumeWorkflow)
 }
 
-func (s *Server) startRound(ctx context.Context, in *startRoundInput) (*workflowOutput, error) {
+func (s *Server) startRound(ctx context.Context, in *startRoundInput) (*waitedOutput, error) {
 	if err := checkWorkflowID(in.ID); err != nil {
 		return nil, s.fail(ctx, "startRound", err)
 	}
@@ -55,7 +56,7 @@ func (s *Server) startRound(ctx context.Context, in *startRoundInput) (*workflow
 	if err != nil {
 		return nil, s.fail(ctx, "startRound", err)
 	}
-	return &workflowOutput{Body: viewWorkflow(w)}, nil
+	return s.answerAfter(ctx, in.Prefer, w, http.StatusAccepted), nil
 }
 
 func (s *Server) stopWorkflow(ctx context.Context, in *WorkflowPath) (*workflowOutput, error) {

@@ -24,7 +24,8 @@ type CreateWorkflowBody struct {
 }
 
 type createWorkflowInput struct {
-	Body CreateWorkflowBody
+	Prefer string `header:"Prefer" maxLength:"200" doc:"wait=<seconds> (at most 60): answer 200 with the round's messages when the round ends or pauses within that time"`
+	Body   CreateWorkflowBody
 }
 
 type workflowOutput struct {
@@ -70,7 +71,7 @@ func (s *Server) registerWorkflows(api huma.API) {
 	}, s.deleteWorkflow)
 }
 
-func (s *Server) createWorkflow(ctx context.Context, in *createWorkflowInput) (*workflowOutput, error) {
+func (s *Server) createWorkflow(ctx context.Context, in *createWorkflowInput) (*waitedOutput, error) {
 	if err := s.limits.checkPrompt(in.Body.Prompt); err != nil {
 		return nil, err
 	}
@@ -85,7 +86,7 @@ func (s *Server) createWorkflow(ctx context.Context, in *createWorkflowInput) (*
 	if err != nil {
 		return nil, s.fail(ctx, "createWorkflow", err)
 	}
-	return &workflowOutput{Body: viewWorkflow(w)}, nil
+	return s.answerAfter(ctx, in.Prefer, w, http.StatusCreated), nil
 }
 
 func (s *Server) listWorkflows(ctx context.Context, in *listWorkflowsInput) (*listWorkflowsOutput, error) {

@@ -32,6 +32,18 @@ func completeOpenAPI(oapi *huma.OpenAPI) {
 				addProblem(op, http.StatusUnsupportedMediaType, "The body is not application/json")
 				addProblem(op, http.StatusServiceUnavailable, "Too many request bodies in flight (limits.maxInflightUploadBytes); retry after Retry-After")
 			}
+			if op.OperationID == "createWorkflow" || op.OperationID == "startRound" || op.OperationID == "decideApproval" {
+				for code, r := range op.Responses {
+					if code == "201" || code == "202" {
+						op.Responses["200"] = &huma.Response{
+							Description: "With Prefer: wait, the round ended or paused in time: the workflow and the round's messages",
+							Headers:     map[string]*huma.Param{"Preference-Applied": {Description: "wait", Schema: &huma.Schema{Type: "string"}}},
+							Content:     r.Content,
+						}
+						break
+					}
+				}
+			}
 			switch {
 			case op.OperationID == "getDocument":
 				op.Responses["200"] = &huma.Response{

@@ -103,7 +103,9 @@ type Server struct {
 	handler http.Handler
 	// inflight is the request-body bytes reserved by capInflight.
 	inflight atomic.Int64
-	oapi     *huma.OpenAPI
+	// waits is the shared notifier of requests waiting for their round.
+	waits *notifier
+	oapi  *huma.OpenAPI
 
 	// closing is closed by CloseStreams to end every event stream.
 	closing   chan struct{}
@@ -135,7 +137,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{
 		engine: opts.Engine, store: opts.Store, actions: opts.Actions, auth: opts.Auth,
 		limits: limits, log: opts.Logger, metrics: opts.Metrics, modelName: opts.ModelName, models: opts.Models, modelOK: opts.ModelCheck,
-		version: opts.Version, admin: opts.Admin,
+		version: opts.Version, admin: opts.Admin, waits: newNotifier(opts.Store),
 		poll: orDefault(opts.EventPoll, 250*time.Millisecond), heartbeat: orDefault(opts.Heartbeat, 15*time.Second),
 		writeWait: orDefault(opts.WriteTimeout, 2*time.Minute),
 		closing:   make(chan struct{}),

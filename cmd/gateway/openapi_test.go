@@ -34,7 +34,8 @@ type apiCall struct {
 	token  string
 	ctype  string // Content-Type of body ("" → application/json when body is set)
 	body   string
-	status int // the status the walk expects (the document must declare it)
+	prefer string // Prefer header
+	status int    // the status the walk expects (the document must declare it)
 }
 
 // TestOpenAPIDescribesEveryResponse drives every route of the real gateway
@@ -111,7 +112,10 @@ func TestOpenAPIDescribesEveryResponse(t *testing.T) {
 		if c.token != "" {
 			req.Header.Set("Authorization", "Bearer "+c.token)
 		}
-		reqCtx, cancelReq := context.WithTimeout(ctx, 2*time.Second)
+		if c.prefer != "" {
+			req.Header.Set("Prefer", c.prefer)
+		}
+		reqCtx, cancelReq := context.WithTimeout(ctx, 10*time.Second)
 		defer cancelReq()
 		req = req.WithContext(reqCtx)
 		rec := httptest.NewRecorder()
@@ -176,6 +180,17 @@ func TestOpenAPIDescribesEveryResponse(t *testing.T) {
 		t.Fatal(err)
 	}
 	do(apiCall{name: "decide twice", method: "POST", path: decide, token: alice, body: `{"decision":"reject"}`, status: 409})
+	waited := do(apiCall{name: "create and wait", method: "POST", path: "/api/v1/workflows", token: alice, prefer: "wait=10",
+		body: `{"prompt":"Nothing to read"}`, status: 200})
+	var answer struct {
+		Status   string
+		Messages []struct{ Role, Text string }
+	}
+	decode(waited, &answer)
+	if waited.Header().Get("Preference-Applied") != "wait" || answer.Status != "completed" || len(answer.Messages) != 2 ||
+		answer.Messages[1].Role != "assistant" {
+		t.Errorf("a waited create answered %s with %+v, want the completed round's two messages", waited.Header().Get("Preference-Applied"), answer)
+	}
 	var msgs struct {
 		Messages []struct {
 			Documents []struct{ ID string }

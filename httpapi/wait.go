@@ -1,0 +1,171 @@
+package httpapi
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// MaxWait is the longest Prefer: wait the API honours (DESIGN §9.6).
+const MaxWait = 60 * time.Second
+
+// waitPoll is how often the shared notifier reads the workflows waited on.
+const waitPoll = 100 * time.Millisecond
+
+// preferWait returns the wait=<seconds> preference of a Prefer header
+// (RFC 7240; several preferences may be comma-separated), capped at
+// MaxWait, and whether one was given.
+func preferWait(header string) (time.Duration, bool) {
+	for pref := range strings.SplitSeq(header, ",") {
+		name, value, ok := strings.Cut(strings.TrimSpace(pref), "=")
+		if !ok || !strings.EqualFold(strings.TrimSpace(name), "wait") {
+			continue
+		}
+		n, err := strconv.Atoi(strings.Trim(strings.TrimSpace(value), `"`))
+		if err != nil || n <= 0 {
+			return 0, false
+		}
+		return min(time.Duration(n)*time.Second, MaxWait), true
+	}
+	return 0, false
+}
+
+// settled reports whether a waiting client has its answer: the round
+// ended or paused for approval.
+func settled(w *workflow.Workflow) bool {
+	return w.Status != workflow.StatusRunning
+}
+
+// notifier is the one per-Server watcher of rounds that requests wait on
+// (Prefer: wait): however many requests wait, each waited workflow is read
+// once per waitPoll by one goroutine, which runs only while someone
+// waits. The round may run on any instance; the store is the truth.
+type notifier struct {
+	store workflow.Store
+	poll  time.Duration
+
+	mu      sync.Mutex
+	waiters map[string][]chan *workflow.Workflow
+	running bool
+}
+
+func newNotifier(store workflow.Store) *notifier {
+	return &notifier{store: store, poll: waitPoll, waiters: map[string][]chan *workflow.Workflow{}}
+}
+
+// wait returns the workflow once its round has settled, or nil when ctx
+// ends first.
+func (n *notifier) wait(ctx context.Context, id string) *workflow.Workflow {
+	ch := make(chan *workflow.Workflow, 1)
+	n.mu.Lock()
+	n.waiters[id] = append(n.waiters[id], ch)
+	if !n.running {
+		n.running = true
+		go n.loop()
+	}
+	n.mu.Unlock()
+	select {
+	case w := <-ch:
+		return w
+	case <-ctx.Done():
+		n.mu.Lock()
+		chans := n.waiters[id]
+		for i, c := range chans {
+			if c == ch {
+				n.waiters[id] = append(chans[:i:i], chans[i+1:]...)
+				break
+			}
+		}
+		if len(n.waiters[id]) == 0 {
+			delete(n.waiters, id)
+		}
+		n.mu.Unlock()
+		return nil
+	}
+}
+
+// loop reads every waited workflow once per poll and answers the waiters
+// of the settled ones; it ends when nobody waits.
+func (n *notifier) loop() {
+	t := time.NewTicker(n.poll)
+	defer t.Stop()
+	for range t.C {
+		n.mu.Lock()
+		ids := make([]string, 0, len(n.waiters))
+		for id := range n.waiters {
+			ids = append(ids, id)
+		}
+		if len(ids) == 0 {
+			n.running = false
+			n.mu.Unlock()
+			return
+		}
+		n.mu.Unlock()
+		for _, id := range ids {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			w, err := n.store.GetWorkflow(ctx, id)
+			cancel()
+			if err != nil || !settled(w) {
+				if workflow.KindOf(err) != workflow.KindNotFound {
+					continue
+				}
+				w = nil // deleted: answer the waiters with what they had
+			}
+			n.mu.Lock()
+			for _, ch := range n.waiters[id] {
+				ch <- w
+			}
+			delete(n.waiters, id)
+			n.mu.Unlock()
+		}
+	}
+}
+
+// WorkflowResult is a workflow and, when the request waited for its round
+// (Prefer: wait) and the round settled in time, the round's messages.
+type WorkflowResult struct {
+	WorkflowView
+	Messages []MessageView `json:"messages,omitempty" doc:"With Prefer: wait, when the round ended or paused in time: the round's messages in seq order"`
+}
+
+// waitedOutput is the answer of a request that may wait for its round.
+type waitedOutput struct {
+	Status            int
+	PreferenceApplied string `header:"Preference-Applied" doc:"wait when the answer waited for the round (Prefer: wait)"`
+	Body              WorkflowResult
+}
+
+// answerAfter answers w with status, or, when the request asked to wait
+// (Prefer: wait=N) and the round settles within N seconds, 200 with the
+// settled workflow and the round's messages.
+func (s *Server) answerAfter(ctx context.Context, prefer string, w *workflow.Workflow, status int) *waitedOutput {
+	out := &waitedOutput{Status: status, Body: WorkflowResult{WorkflowView: viewWorkflow(w)}}
+	d, ok := preferWait(prefer)
+	if !ok {
+		return out
+	}
+	wctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	done := w
+	if !settled(w) {
+		if done = s.waits.wait(wctx, w.ID); done == nil {
+			return out // the deadline: today's answer
+		}
+	}
+	msgs, err := s.store.Messages(ctx, w.ID, 0, 0)
+	if err != nil {
+		return out
+	}
+	out.Status, out.PreferenceApplied = 200, "wait"
+	out.Body = WorkflowResult{WorkflowView: viewWorkflow(done)}
+	for _, m := range msgs {
+		if m.Round == done.Round {
+			out.Body.Messages = append(out.Body.Messages, viewMessage(m))
+		}
+	}
+	return out
+}

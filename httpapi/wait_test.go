@@ -1,0 +1,80 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+func TestPreferWait(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"wait=5", 5 * time.Second, true},
+		{"respond-async, wait=10", 10 * time.Second, true},
+		{`WAIT = "3"`, 3 * time.Second, true},
+		{"wait=600", MaxWait, true},
+		{"wait=0", 0, false},
+		{"wait=soon", 0, false},
+		{"return=minimal", 0, false},
+		{"", 0, false},
+	} {
+		if got, ok := preferWait(tt.in); got != tt.want || ok != tt.ok {
+			t.Errorf("preferWait(%q) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// TestWaitAnswersWhenTheRoundSettlesOrAtTheDeadline: with Prefer: wait, a
+// round that ends in time is answered 200 with its messages and
+// Preference-Applied; one still running at the deadline gets today's 201.
+// Several waiters on one workflow share one reader.
+func TestWaitAnswersWhenTheRoundSettlesOrAtTheDeadline(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, nil)
+	running := testWorkflow("alice", workflow.StatusRunning)
+	env.store.put(running, workflow.Message{ID: "m1", Round: 1, Role: workflow.RoleUser, Text: "hi"})
+	env.engine.CreateFn = func(workflow.NewWorkflow) (*workflow.Workflow, error) { return running.Clone(), nil }
+	env.store.onGet = func(s *fakeStore, id string) {
+		if s.gets == 3 { // the notifier's third read: the round ends
+			done := s.wfs[id].Clone()
+			done.Status, done.StopReason = workflow.StatusCompleted, workflow.StopCompleted
+			s.putLocked(done, workflow.Message{ID: "m2", Round: 1, Step: 1, Role: workflow.RoleAssistant, Text: "done"})
+		}
+	}
+	req := func(prefer string) *http.Request {
+		r, _ := http.NewRequest("POST", "/api/v1/workflows", strings.NewReader(`{"prompt":"hi"}`))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Authorization", "Bearer "+aliceToken)
+		r.Header.Set("Prefer", prefer)
+		return r
+	}
+	rec := env.serve(req("wait=5"))
+	if rec.Code != http.StatusOK || rec.Header().Get("Preference-Applied") != "wait" ||
+		!strings.Contains(rec.Body.String(), `"status":"completed"`) || !strings.Contains(rec.Body.String(), `"text":"done"`) {
+		t.Errorf("waited create: %d %q %s", rec.Code, rec.Header().Get("Preference-Applied"), rec.Body)
+	}
+
+	still := testWorkflow("alice", workflow.StatusRunning)
+	env.store.put(still)
+	env.store.onGet = nil
+	env.engine.CreateFn = func(workflow.NewWorkflow) (*workflow.Workflow, error) { return still.Clone(), nil }
+	rec = env.serve(req("wait=1"))
+	if rec.Code != http.StatusCreated || rec.Header().Get("Preference-Applied") != "" || strings.Contains(rec.Body.String(), `"messages"`) {
+		t.Errorf("create at the deadline: %d %q %s, want today's 201 without messages", rec.Code, rec.Header().Get("Preference-Applied"), rec.Body)
+	}
+}
+
+// serve runs one prepared request through the server.
+func (e *testEnv) serve(r *http.Request) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	e.srv.Routes().ServeHTTP(rec, r)
+	return rec
+}
