@@ -1,0 +1,89 @@
+package client
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Workflow is a workflow as the API shows it.
+type Workflow struct {
+	ID              string           `json:"id"`
+	UserID          string           `json:"userId"`
+	Mode            string           `json:"mode"`
+	Status          string           `json:"status"` // running, awaiting_approval, completed, failed, stopped
+	StopReason      string           `json:"stopReason"`
+	Round           int              `json:"round"`
+	Step            int              `json:"step"`
+	MaxSteps        int              `json:"maxSteps"`
+	Title           string           `json:"title"`
+	Error           string           `json:"error"`
+	Stats           Stats            `json:"stats"`
+	CreatedAt       time.Time        `json:"createdAt"`
+	UpdatedAt       time.Time        `json:"updatedAt"`
+	PendingApproval *PendingApproval `json:"pendingApproval,omitempty"`
+}
+
+// Running reports whether the round is still running (not ended and not
+// paused for approval).
+func (w *Workflow) Running() bool { return w.Status == "running" }
+
+// Stats counts a workflow's model calls, tokens and actions.
+type Stats struct {
+	LLMCalls         int `json:"llmCalls"`
+	PromptTokens     int `json:"promptTokens"`
+	CompletionTokens int `json:"completionTokens"`
+	Actions          int `json:"actions"`
+}
+
+// PendingApproval is the step a paused round waits on; decide it with
+// Client.Decide.
+type PendingApproval struct {
+	ID              string         `json:"id"`
+	Round           int            `json:"round"`
+	Step            int            `json:"step"`
+	Action          string         `json:"action"`
+	ActionObjective string         `json:"actionObjective"`
+	Parameters      map[string]any `json:"parameters"`
+	Documents       []string       `json:"documents"`
+	Connection      string         `json:"connection"`
+	Effect          string         `json:"effect"`
+	RequestedAt     time.Time      `json:"requestedAt"`
+	ExpiresAt       time.Time      `json:"expiresAt"`
+}
+
+// Message is one record of a workflow: a user prompt, an action's result
+// or an assistant answer.
+type Message struct {
+	ID              string         `json:"id"`
+	Seq             int64          `json:"seq"`
+	Round           int            `json:"round"`
+	Step            int            `json:"step"`
+	Role            string         `json:"role"` // user, action, assistant
+	Text            string         `json:"text"`
+	Action          string         `json:"action"`
+	ActionObjective string         `json:"actionObjective"`
+	Parameters      map[string]any `json:"parameters"`
+	Status          string         `json:"status"` // success, error, rejected (action messages)
+	DocumentsLabel  string         `json:"documentsLabel"`
+	Documents       []Document     `json:"documents"`
+	Summary         string         `json:"summary"`
+	Findings        string         `json:"findings"`
+	Learnings       []string       `json:"learnings"`
+	CreatedAt       time.Time      `json:"createdAt"`
+}
+
+// Document is a document's metadata; Client.Document reads its bytes.
+type Document struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	MimeType string `json:"mimeType"`
+	Size     int64  `json:"size"`
+}
+
+// Action is an action the gateway offers.
+type Action struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+	Effect      string          `json:"effect"`
+}
