@@ -103,7 +103,7 @@
         api('GET', base), api('GET', base + '/messages'), api('GET', base + '/traces')]);
       if (id !== current) return null;
       renderSummary(wf);
-      renderTimeline(msgs.messages, traces.traces);
+      renderTimeline(msgs.messages, traces.traces, wf.pendingApproval);
       $('detail').hidden = false;
       return wf;
     } catch (err) { showError(err); return null; }
@@ -179,7 +179,7 @@
   }
 
   // renderTimeline groups messages and traces by round, then by step.
-  function renderTimeline(messages, traces) {
+  function renderTimeline(messages, traces, pending) {
     const tl = $('timeline');
     clear(tl);
     const rounds = new Map();
@@ -191,6 +191,8 @@
     };
     for (const m of messages) slot(m.round, m.role === 'user' ? 0 : m.step).messages.push(m);
     for (const t of traces) slot(t.round, t.step).traces.push(t);
+    // The step a paused round waits on shows where it will run.
+    if (pending) slot(pending.round, pending.step).pending = pending;
     const byNumber = (a, b) => a[0] - b[0];
     for (const [round, steps] of [...rounds].sort(byNumber)) {
       const r = el('div', 'round', el('h3', null, 'Round ' + round));
@@ -216,6 +218,12 @@
     }
     for (const t of item.traces.filter((t) => t.stage !== 'stage1' && t.stage !== 'stage2')) box.appendChild(renderCall(t));
     for (const m of item.messages) box.appendChild(renderMessage(m));
+    if (item.pending) {
+      const p = item.pending;
+      box.appendChild(el('div', 'approval timeline-approval',
+        el('div', null, badge('awaiting approval', 'awaiting_approval'), el('b', null, p.action),
+          ' (' + p.effect + ') is held for its owner\'s decision; expires ' + when(p.expiresAt))));
+    }
     return box;
   }
 

@@ -1,0 +1,86 @@
+package test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// TestAdminPageShowsPendingApprovals: the status filter lists the rounds
+// waiting for a decision, and a paused workflow shows what its owner is
+// asked to approve — the action, its effect and connection, the exact
+// parameters — in the summary and at its step in the timeline.
+func TestAdminPageShowsPendingApprovals(t *testing.T) {
+	ctx := browser(t, 60*time.Second)
+	env := newAdminEnv(t)
+	at := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
+	commit := func(wf *workflow.Workflow) {
+		t.Helper()
+		if _, _, err := env.raw.Commit(context.Background(), workflow.Commit{Workflow: wf}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	paused := &workflow.Workflow{
+		ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "alice", Mode: workflow.ModeReact, Title: "Open the CRM account",
+		Status: workflow.StatusAwaitingApproval, Round: 1, Step: 2, MaxSteps: 5, CreatedAt: at, UpdatedAt: at,
+		Checkpoint: &workflow.Checkpoint{Phase: workflow.PhaseExecute},
+		PendingApproval: &workflow.PendingApproval{
+			ID: workflow.NewID(workflow.PrefixApproval), Round: 1, Step: 2, Action: "http.request",
+			ActionObjective: "create the account for ACME", Parameters: map[string]any{"method": "POST", "path": "/accounts", "body": "ACME-7731"},
+			Documents: []string{}, Connection: "crm", Effect: workflow.EffectWrite,
+			RequestedAt: at, ExpiresAt: at.Add(24 * time.Hour),
+		},
+	}
+	done := &workflow.Workflow{
+		ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "alice", Mode: workflow.ModeReact, Title: "Something finished",
+		Status: workflow.StatusCompleted, StopReason: workflow.StopCompleted, Round: 1, Step: 1, MaxSteps: 5,
+		CreatedAt: at.Add(time.Minute), UpdatedAt: at.Add(time.Minute),
+	}
+	commit(paused)
+	commit(done)
+	row := func(id string) string { return `#workflows li[data-id="` + id + `"]` }
+
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(env.url+"/admin/"),
+		chromedp.WaitVisible(chromedp.CSS(`#token`)),
+		chromedp.SendKeys(chromedp.CSS(`#token`), adminRootToken),
+		chromedp.Click(chromedp.CSS(`#save-token`)),
+		chromedp.WaitVisible(chromedp.CSS(row(done.ID))),
+		chromedp.SetValue(chromedp.CSS(`#filter-status`), "awaiting_approval"),
+	)
+	if err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	evaluate[bool](ctx, t, `document.getElementById('filter-status').dispatchEvent(new Event('change'))`)
+	if err := chromedp.Do(ctx, chromedp.WaitNotPresent(chromedp.CSS(row(done.ID)))); err != nil {
+		t.Fatalf("status filter: %v", err)
+	}
+	rows := evaluate[[]string](ctx, t, `Array.from(document.querySelectorAll('#workflows li')).map(li => li.dataset.id)`)
+	if len(rows) != 1 || rows[0] != paused.ID {
+		t.Fatalf("awaiting_approval lists %v, want only %s", rows, paused.ID)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(row(paused.ID))),
+		chromedp.WaitVisible(chromedp.CSS(`#summary .approval`)),
+		chromedp.WaitVisible(chromedp.CSS(`#timeline .step[data-step="2"] .timeline-approval`)),
+	)
+	if err != nil {
+		t.Fatalf("open the paused workflow: %v", err)
+	}
+	summary := evaluate[string](ctx, t, `document.querySelector('#summary .approval').textContent`)
+	for _, want := range []string{"awaiting approval", "http.request", "(write)", "connection crm",
+		"create the account for ACME", `"method": "POST"`, "ACME-7731", paused.PendingApproval.ID} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("the summary's approval lacks %q:\n%s", want, summary)
+		}
+	}
+	step := evaluate[string](ctx, t, `document.querySelector('#timeline .step[data-step="2"] .timeline-approval').textContent`)
+	if !strings.Contains(step, "http.request") || !strings.Contains(step, "awaiting approval") {
+		t.Errorf("step 2 of the timeline shows %q, want the held http.request", step)
+	}
+}
