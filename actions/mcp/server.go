@@ -290,11 +290,23 @@ func (s *server) call(ctx context.Context, action, tool string, params map[strin
 			"%s did not answer within %s: ask for less or try later", action, timeout)
 	}
 	var rpcErr *sdkError
-	if errors.As(err, &rpcErr) {
+	if errors.As(err, &rpcErr) && !transportCode(rpcErr.Code) {
 		return workflow.ActionResult{}, workflow.WrapKind(workflow.KindInvalid, err,
 			"MCP server %s refused %s: %s", s.cfg.Name, action, clip(rpcErr.Message, 500))
 	}
 	signal(s.broken) // let the supervisor check the connection
 	return workflow.ActionResult{}, workflow.WrapKind(workflow.KindUnavailable, err,
 		"MCP server %s is unreachable: %s failed (the connection broke); choose another action or try later", s.cfg.Name, action)
+}
+
+// transportCode reports whether a JSON-RPC error code is the SDK's way of
+// saying the request never got an answer (the transport rejected it, or
+// either side is closing), as opposed to the server refusing it: the
+// streamable-HTTP client reports a dead server as "rejected by transport".
+func transportCode(code int64) bool {
+	switch code {
+	case -32005, -32004, -32003: // rejected by transport, server closing, client closing
+		return true
+	}
+	return false
 }
