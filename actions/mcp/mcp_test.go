@@ -73,6 +73,8 @@ func newTestServer() *testServer {
 			close(ts.cancelled)
 			return nil, ctx.Err()
 		})
+	ts.srv.AddTool(&sdk.Tool{Name: "verbose", Description: strings.Repeat("very ", 1000), InputSchema: obj(`{}`)},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return text("ok"), nil })
 	ts.srv.AddTool(&sdk.Tool{Name: "broken", InputSchema: obj(`{"x":{"type":"no-such-type"}}`)},
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return text("never"), nil })
 	return ts
@@ -128,6 +130,9 @@ func TestToolsBecomeActions(t *testing.T) {
 	}
 	if spec, _ := reg.Action("mcp.crm.lookup"); spec.Description != "Looks a customer up." || !strings.Contains(string(spec.Parameters), `"id"`) {
 		t.Errorf("lookup spec = %+v", spec)
+	}
+	if spec, _ := reg.Action("mcp.crm.verbose"); len(spec.Description) > maxDescription+len("…") || !strings.HasSuffix(spec.Description, "…") {
+		t.Errorf("a %d-byte description was kept as %d bytes", 5000, len(spec.Description))
 	}
 	if _, ok := reg.Action("mcp.crm.broken"); ok {
 		t.Error("a tool whose schema does not compile was registered")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +19,9 @@ import (
 // toolNamePattern is the MCP tool-name charset; other names are skipped
 // (they could not be written as an action name).
 var toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+
+// maxDescription bounds a tool's description, in bytes.
+const maxDescription = 1000
 
 // server supervises one MCP server: it connects, lists the tools into the
 // registry, follows list changes, notices a dead connection and reconnects
@@ -252,6 +256,9 @@ func (s *server) action(t *sdk.Tool, schema map[string]any) actions.ExternalActi
 	if desc == "" {
 		desc = t.Title
 	}
+	// The description is the server's text in every Stage 1 prompt: bound
+	// it, so one verbose (or hostile) server cannot crowd out the rest.
+	desc = clip(strings.TrimSpace(desc), maxDescription)
 	tool := t.Name
 	return actions.ExternalAction{
 		Spec: workflow.ActionSpec{
