@@ -13,6 +13,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/twostep/twostep/actions"
+	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -114,6 +116,9 @@ func (s *ServerConfig) expand(where string, m map[string]string, lookupEnv func(
 				problems = append(problems, fmt.Sprintf("%s %q: environment variable %s is not set", where, k, name))
 				return ""
 			}
+			if msg := redact.CheckSecret(val); msg != "" {
+				problems = append(problems, fmt.Sprintf("%s %q: environment variable %s %s", where, k, name, msg))
+			}
 			s.secrets = append(s.secrets, val)
 			return val
 		})
@@ -176,13 +181,15 @@ func (c Config) Problems() []string {
 	return problems
 }
 
-// Secrets returns every resolved ${NAME} value of every server, for the
+// Secrets returns every resolved ${NAME} value of every server and the
+// whole value of every credential header (Authorization...), for the
 // redactor: an MCP server's credentials never reach a prompt, a trace, a
 // log line or a response.
 func (c Config) Secrets() []string {
 	var out []string
 	for _, s := range c.Servers {
 		out = append(out, s.secrets...)
+		out = append(out, actions.HeaderSecrets(s.Headers)...)
 	}
 	return out
 }

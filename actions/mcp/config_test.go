@@ -29,7 +29,8 @@ other: ignored
 	if len(cfg.Servers) != 2 || cfg.Servers[0].Env["TOKEN"] != "tok-123456" || cfg.Servers[1].Headers["Authorization"] != "Bearer key-abcdef" || cfg.Servers[1].User != "alice" {
 		t.Errorf("servers = %+v", cfg.Servers)
 	}
-	if got := cfg.Secrets(); !slices.Contains(got, "tok-123456") || !slices.Contains(got, "key-abcdef") || slices.Contains(got, "plain") {
+	if got := cfg.Secrets(); !slices.Contains(got, "tok-123456") || !slices.Contains(got, "key-abcdef") ||
+		!slices.Contains(got, "Bearer key-abcdef") || slices.Contains(got, "plain") {
 		t.Errorf("Secrets = %q", got)
 	}
 }
@@ -71,7 +72,8 @@ mcpServers:
   - {name: both, command: x, url: "http://h/"}
   - {name: envless, command: x, env: {K: "${MISSING}"}}
   - {name: hdr, command: x, headers: {A: b}}
-`), func(string) (string, bool) { return "", false })
+  - {name: short, command: x, env: {K: "${SHORT}"}}
+`), func(k string) (string, bool) { return map[string]string{"SHORT": "abc"}[k], k == "SHORT" })
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -83,6 +85,7 @@ mcpServers:
 		`mcpServers[4]: set command or url, not both`,
 		`mcpServers[5]: env "K": environment variable MISSING is not set`,
 		`mcpServers[6]: headers are for url servers`,
+		`mcpServers[7]: env "K": environment variable SHORT is 3 characters long`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing problem %q in:\n%s", want, err)
