@@ -119,6 +119,7 @@ func (s *server) session1(ctx context.Context) error {
 	s.log.Info().Msg("MCP server connected")
 	ended := make(chan struct{})
 	go func() { _ = cs.Wait(); close(ended) }()
+	defer func() { _ = cs.Close(); <-ended }() // Close ends Wait: the goroutine is done
 	ping := time.NewTicker(s.opts.PingInterval)
 	defer ping.Stop()
 	for {
