@@ -37,7 +37,8 @@ type Approvals struct {
 var _ workflow.ApprovalPolicy = (*Approvals)(nil)
 
 // NewApprovals checks cfg against the registry — a rule must be one of the
-// known ones and name a registered action — and returns the policy,
+// known ones and name a registered action (or an MCP tool, mcp.*, whose
+// server may not have answered yet) — and returns the policy,
 // reporting every problem at once.
 func NewApprovals(cfg ApprovalsConfig, reg *Registry) (*Approvals, error) {
 	var problems []string
@@ -50,7 +51,9 @@ func NewApprovals(cfg ApprovalsConfig, reg *Registry) (*Approvals, error) {
 		problems = append(problems, fmt.Sprintf("approvals.default %q must be %s or %s", cfg.Default, ApproveWrite, ApproveNever))
 	}
 	for _, name := range sortedKeys(cfg.Actions) {
-		if _, ok := reg.Action(name); !ok {
+		// MCP tools (mcp.<server>.<tool>) are listed only once their server
+		// answers, after start-up: their rules cannot be checked here.
+		if _, ok := reg.Action(name); !ok && !strings.HasPrefix(name, "mcp.") {
 			problems = append(problems, fmt.Sprintf("approvals.actions: %q is not a registered action", name))
 		}
 		if r := cfg.Actions[name]; !slices.Contains([]string{ApproveAlways, ApproveNever, ApproveWrite}, r) {

@@ -64,3 +64,27 @@ func TestApprovalsConfigIsChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovalsOfMCPTools: a rule may name an MCP tool before its server
+// has listed it; once listed, the tool's declared effect and the rule apply.
+func TestApprovalsOfMCPTools(t *testing.T) {
+	t.Parallel()
+	r := mustNew(t, Config{}, nil)
+	p, err := NewApprovals(ApprovalsConfig{Actions: map[string]string{"mcp.crm.lookup": ApproveAlways}}, r)
+	if err != nil {
+		t.Fatalf("a rule for a not yet listed MCP tool was refused: %v", err)
+	}
+	r.SetExternal("crm", []ExternalAction{
+		echoExternal("mcp.crm.lookup", "", workflow.EffectRead),
+		echoExternal("mcp.crm.delete", "", workflow.EffectWrite),
+		echoExternal("mcp.crm.peek", "", workflow.EffectRead),
+	})
+	for _, tt := range []struct {
+		action string
+		want   bool
+	}{{"mcp.crm.lookup", true}, {"mcp.crm.delete", true}, {"mcp.crm.peek", false}} {
+		if got, _ := p.NeedsApproval(tt.action, nil); got != tt.want {
+			t.Errorf("NeedsApproval(%s) = %v, want %v", tt.action, got, tt.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/twostep/twostep/workflow"
@@ -76,4 +77,34 @@ func BenchmarkExecuteHTTPRequest(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkActions lists the actions as every Stage 1 does: the built-ins
+// alone, then with 60 MCP tools mounted (one per-user server among them).
+func BenchmarkActions(b *testing.B) {
+	r, err := New(Config{}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("builtins", func(b *testing.B) {
+		for b.Loop() {
+			if len(r.ForUser("alice").Actions()) == 0 {
+				b.Fatal("no actions")
+			}
+		}
+	})
+	for s, user := range map[string]string{"shared": "", "own": "alice", "other": "bob"} {
+		var list []ExternalAction
+		for i := range 20 {
+			list = append(list, echoExternal("mcp."+s+".tool"+strconv.Itoa(i), user, workflow.EffectRead))
+		}
+		r.SetExternal(s, list)
+	}
+	b.Run("with 60 MCP tools", func(b *testing.B) {
+		for b.Loop() {
+			if n := len(r.ForUser("alice").Actions()); n < 40 {
+				b.Fatal(n)
+			}
+		}
+	})
 }

@@ -51,6 +51,13 @@ func buildConnections(cfg Config) (map[string]map[string]*connection, []string) 
 	return conns, secrets
 }
 
+// HeaderSecrets returns what headers hold secret whatever the values'
+// origin: the whole value of every credential header (Authorization,
+// Cookie, API-key headers...) and, for "Scheme token" values, the token
+// alone. Other packages that send configured headers (actions/mcp) list
+// them for the redactor.
+func HeaderSecrets(headers map[string]string) []string { return headerSecrets(headers, nil) }
+
 // headerSecrets returns resolved (the values substituted for ${NAME}) plus
 // the whole value of every header that carries credentials.
 func headerSecrets(headers map[string]string, resolved []string) []string {

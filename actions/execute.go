@@ -21,8 +21,8 @@ import (
 func (r *Registry) Execute(ctx context.Context, call workflow.ActionCall) (res workflow.ActionResult, err error) {
 	start := time.Now()
 	defer func() { r.logExecution(call, start, err) }()
-	a, ok := r.actions[call.Action]
-	if !ok {
+	a, ok := r.lookup(call.Action, call.UserID)
+	if !ok || (a.user != "" && a.user != call.UserID) {
 		return workflow.ActionResult{}, workflow.Errorf(workflow.KindNotFound, "unknown action %s", quote(call.Action))
 	}
 	params, err := normalizeParams(call.Parameters)

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/rs/zerolog"
 
@@ -16,12 +18,17 @@ import (
 var _ workflow.Registry = (*Registry)(nil)
 
 // Registry holds every action twostep may run and every user's connections.
-// It is immutable after New and safe for concurrent use.
+// Its built-in and configured actions are fixed by New; external actions
+// (MCP tools) come and go through SetExternal, published as immutable
+// snapshots. It is safe for concurrent use.
 type Registry struct {
 	actions  map[string]action
+	ext      atomic.Pointer[external]
+	extMu    sync.Mutex // serialises SetExternal
 	specs    []workflow.ActionSpec
 	conns    map[string]map[string]*connection // user → label → connection
 	secrets  []string
+	extra    []string // WithSecrets
 	redactor *redact.Redactor
 	client   *http.Client
 	model    workflow.Model
@@ -38,6 +45,8 @@ type action struct {
 	// "path: message" lines like the schema's.
 	check func(params map[string]any) []string
 	run   func(ctx context.Context, inv invocation) (workflow.ActionResult, error)
+	// user, when set, is the only user who may see and run the action.
+	user string
 }
 
 // problems returns every "path: message" line for normalized params, sorted:
@@ -70,6 +79,13 @@ func WithHTTPClient(c *http.Client) Option {
 			r.client = c
 		}
 	}
+}
+
+// WithSecrets adds secret values held outside the registry's own config
+// (an MCP server's resolved env and header values): they are scrubbed from
+// every result and error like connection secrets, and listed by Secrets.
+func WithSecrets(secrets ...string) Option {
+	return func(r *Registry) { r.extra = append(r.extra, secrets...) }
 }
 
 // WithLogger sets the logger for one line per execution. Log lines never
@@ -113,24 +129,21 @@ func New(cfg Config, model workflow.Model, opts ...Option) (*Registry, error) {
 	for _, ac := range cfg.HTTPActions {
 		r.secrets = append(r.secrets, headerSecrets(ac.Headers, ac.secrets)...)
 	}
-	r.secrets = normalizeSecrets(r.secrets)
+	r.secrets = normalizeSecrets(append(r.secrets, r.extra...))
 	r.redactor = redact.New(r.secrets...)
 	return r, nil
 }
 
-// Actions returns every registered action, sorted by name. The result is a
-// copy the caller may change.
+// Actions returns every registered action (external ones of every user
+// included; see ForUser), sorted by name. The result is a copy the caller
+// may change.
 func (r *Registry) Actions() []workflow.ActionSpec {
-	out := slices.Clone(r.specs)
-	for i := range out {
-		out[i].Parameters = slices.Clone(out[i].Parameters)
-	}
-	return out
+	return cloneSpecs(r.specsFor(""))
 }
 
 // Action returns one action by name.
 func (r *Registry) Action(name string) (workflow.ActionSpec, bool) {
-	a, ok := r.actions[name]
+	a, ok := r.lookup(name, "")
 	a.spec.Parameters = slices.Clone(a.spec.Parameters)
 	return a.spec, ok
 }
@@ -141,7 +154,7 @@ func (r *Registry) Action(name string) (workflow.ActionSpec, bool) {
 // usable...), and returns one "path: message" line per problem (paths are
 // JSON Pointers, "/" the parameters object); nil when params are valid.
 func (r *Registry) ValidateParameters(name string, params map[string]any) []string {
-	a, ok := r.actions[name]
+	a, ok := r.lookup(name, "")
 	if !ok {
 		return []string{"/: unknown action " + quote(name)}
 	}
@@ -174,7 +187,7 @@ func (r *Registry) Secrets() []string {
 // method GET or HEAD reads, every other method writes; other actions have their
 // registered effect. Unknown actions are treated as writes.
 func (r *Registry) EffectOf(name string, params map[string]any) workflow.Effect {
-	a, ok := r.actions[name]
+	a, ok := r.lookup(name, "")
 	if !ok {
 		return workflow.EffectWrite
 	}

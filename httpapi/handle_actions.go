@@ -6,6 +6,8 @@ import (
 	"net/http"
 
 	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/twostep/twostep/workflow"
 )
 
 // ActionView describes a registered action (DESIGN §6).
@@ -18,6 +20,8 @@ type ActionView struct {
 	// ConnectionRequired and Documents add detail beyond DESIGN §6.
 	ConnectionRequired bool   `json:"connectionRequired"`
 	Documents          string `json:"documents" enum:"none,optional,required"`
+	// Server names the MCP server whose tool the action is.
+	Server string `json:"server,omitempty" doc:"The MCP server that serves the action (mcp.<server>.<tool>); absent for the gateway's own actions"`
 }
 
 // ActionList is every registered action, sorted by name.
@@ -38,21 +42,35 @@ func (s *Server) registerActions(api huma.API) {
 
 func (s *Server) listActions(ctx context.Context, _ *struct{}) (*listActionsOutput, error) {
 	specs := s.actions.Actions()
-	out := &listActionsOutput{Body: ActionList{Actions: make([]ActionView, 0, len(specs))}}
+	if scoped, ok := s.actions.(workflow.UserScoped); ok {
+		// Another user's MCP tools are not listed.
+		specs = scoped.ForUser(UserFrom(ctx)).Actions()
+	}
+	views, err := actionViews(specs)
+	if err != nil {
+		return nil, s.fail(ctx, "listActions", err)
+	}
+	return &listActionsOutput{Body: ActionList{Actions: views}}, nil
+}
+
+// actionViews describes specs for the API.
+func actionViews(specs []workflow.ActionSpec) ([]ActionView, error) {
+	out := make([]ActionView, 0, len(specs))
 	for _, a := range specs {
 		params := map[string]any{}
 		if len(a.Parameters) > 0 {
 			if err := json.Unmarshal(a.Parameters, &params); err != nil {
-				return nil, s.fail(ctx, "listActions", err)
+				return nil, err
 			}
 		}
 		docs := string(a.Documents)
 		if docs == "" {
 			docs = "none"
 		}
-		out.Body.Actions = append(out.Body.Actions, ActionView{
+		out = append(out, ActionView{
 			Name: a.Name, Description: a.Description, Parameters: params, Effect: string(a.Effect),
 			Connection: a.ConnectionKind, ConnectionRequired: a.ConnectionRequired, Documents: docs,
+			Server: a.Server,
 		})
 	}
 	return out, nil

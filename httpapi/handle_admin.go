@@ -93,6 +93,7 @@ func (a *Admin) Register(api huma.API) {
 	a.registerReads(api)
 	a.registerRender(api)
 	a.registerReplay(api)
+	a.registerActions(api)
 }
 
 // adminOp returns the common shape of an admin operation.

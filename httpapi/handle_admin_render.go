@@ -92,7 +92,7 @@ func (a *Admin) renderStage(ctx context.Context, wf *workflow.Workflow, msgs []w
 	switch stage {
 	case workflow.StageOne, workflow.StagePlan:
 		in := prompts.Stage1Input{
-			Workflow: wf, Messages: msgs, Actions: a.registry.Actions(),
+			Workflow: wf, Messages: msgs, Actions: a.actionsOf(wf.UserID),
 			Connections: a.connections(wf.UserID), Feedback: feedback, Template: override,
 		}
 		if stage == workflow.StageOne {
@@ -136,4 +136,13 @@ func (a *Admin) connections(userID string) []workflow.Connection {
 		return c
 	}
 	return []workflow.Connection{}
+}
+
+// actionsOf returns the actions userID's rounds are offered (a registry
+// with per-user MCP tools shows only that user's).
+func (a *Admin) actionsOf(userID string) []workflow.ActionSpec {
+	if scoped, ok := a.registry.(workflow.UserScoped); ok {
+		return scoped.ForUser(userID).Actions()
+	}
+	return a.registry.Actions()
 }

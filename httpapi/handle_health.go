@@ -14,7 +14,7 @@ import (
 
 // Health is the body of /healthz and /readyz.
 type Health struct {
-	Status string            `json:"status" enum:"ok,degraded,unavailable" doc:"degraded: ready, but a configured model does not answer its probe (see checks.model)"`
+	Status string            `json:"status" enum:"ok,degraded,unavailable" doc:"degraded: ready, but a configured model does not answer its probe (see checks.model) or an MCP server is unreachable (see checks[\"mcp.<name>\"])"`
 	Checks map[string]string `json:"checks,omitempty" doc:"Each readiness check: ok or what failed"`
 	// Models lists every configured model, provider/model (readyz only).
 	Models []string `json:"models,omitempty" doc:"Every configured model (stage models and fallbacks), provider/model"`
@@ -76,6 +76,14 @@ func (s *Server) readyz(ctx context.Context, _ *struct{}) (*healthOutput, error)
 	if s.modelOK != nil {
 		if err := s.modelOK(pingCtx); err != nil {
 			status, checks["model"] = "degraded", workflow.PublicMessage(err)
+		}
+	}
+	if s.deps != nil {
+		for name, state := range s.deps() {
+			checks[name] = state
+			if state != "ok" {
+				status = "degraded"
+			}
 		}
 	}
 	return &healthOutput{Body: Health{Status: status, Checks: checks, Models: models}}, nil

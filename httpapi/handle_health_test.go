@@ -78,6 +78,27 @@ func TestReadyzReportsAnUnreachableModel(t *testing.T) {
 	}
 }
 
+// TestReadyzReportsAnUnreachableMCPServer: a down MCP server degrades
+// readiness (still 200) and names why under checks["mcp.<name>"].
+func TestReadyzReportsAnUnreachableMCPServer(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		state, status string
+	}{{"ok", "ok"}, {"cannot connect: connection refused", "degraded"}} {
+		env := newTestEnv(t, func(o *Options) {
+			o.Dependencies = func() map[string]string { return map[string]string{"mcp.files": tt.state} }
+		})
+		rec := env.do(t, "GET", "/readyz", "", nil)
+		var h Health
+		if err := json.Unmarshal(rec.Body.Bytes(), &h); err != nil || rec.Code != 200 {
+			t.Fatalf("readyz %d %s", rec.Code, rec.Body)
+		}
+		if h.Status != tt.status || h.Checks["mcp.files"] != tt.state || h.Checks["model"] != "ok" {
+			t.Errorf("readyz = %+v, want status %s and checks[mcp.files] %q", h, tt.status, tt.state)
+		}
+	}
+}
+
 func TestMetricsCountRequestsAndRounds(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t, nil)

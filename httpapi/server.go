@@ -66,6 +66,11 @@ type Options struct {
 	// and one provider outage must not take every instance out of the
 	// load balancer.
 	ModelCheck func(context.Context) error
+	// Dependencies, when set, reports optional dependencies (MCP servers,
+	// as "mcp.<name>") by check name: "ok" or why one cannot be used. Any
+	// that is not ok makes /readyz "degraded", still 200: the rest of the
+	// gateway works without it.
+	Dependencies func() map[string]string
 	// Version is shown in the OpenAPI document.
 	Version string
 	// Admin registers the /admin/v1 routes (nil: none yet).
@@ -94,6 +99,7 @@ type Server struct {
 	modelName string
 	models    []string
 	modelOK   func(context.Context) error
+	deps      func() map[string]string
 	version   string
 	admin     AdminRoutes
 	poll      time.Duration
@@ -137,6 +143,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{
 		engine: opts.Engine, store: opts.Store, actions: opts.Actions, auth: opts.Auth,
 		limits: limits, log: opts.Logger, metrics: opts.Metrics, modelName: opts.ModelName, models: opts.Models, modelOK: opts.ModelCheck,
+		deps:    opts.Dependencies,
 		version: opts.Version, admin: opts.Admin, waits: newNotifier(opts.Store),
 		poll: orDefault(opts.EventPoll, 250*time.Millisecond), heartbeat: orDefault(opts.Heartbeat, 15*time.Second),
 		writeWait: orDefault(opts.WriteTimeout, 2*time.Minute),

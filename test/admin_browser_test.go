@@ -97,6 +97,7 @@ func TestAdminPageInBrowser(t *testing.T) {
 		chromedp.WaitVisible(row),
 		chromedp.Click(row),
 		chromedp.WaitVisible(chromedp.CSS(`.call[data-stage="stage2"] pre.prompt-text`)),
+		chromedp.WaitReady(chromedp.CSS(`#actions li`)), // in the closed Actions panel
 	)
 	if err != nil {
 		t.Fatalf("browser: %v", err)
@@ -109,6 +110,10 @@ func TestAdminPageInBrowser(t *testing.T) {
 	rejected := evaluate[int](ctx, t, `document.querySelectorAll('.call.rejected[data-stage="stage1"] .feedback').length`)
 	feedback := evaluate[string](ctx, t, `document.querySelector('.call.rejected .feedback').textContent`)
 	userText := evaluate[string](ctx, t, `document.querySelector('.message.user pre').textContent`)
+	mcpTool := evaluate[string](ctx, t, `Array.from(document.querySelectorAll('#actions li')).map(e => e.textContent).find(s => s.startsWith('mcp.')) || ''`)
+	if !strings.Contains(mcpTool, "mcp.files.read") || !strings.Contains(mcpTool, "MCP files") || !strings.Contains(mcpTool, "<img src=x") {
+		t.Errorf("the actions panel shows the MCP tool as %q, want its name, server and description as text", mcpTool)
+	}
 	// Render stage 2 (the last step's, as recorded) and replay the first
 	// Stage 1 call with a scripted answer.
 	env.script.push(workflow.StageOne, generate("replayed <i>now</i>"))

@@ -95,6 +95,16 @@ func newAdminEnv(t *testing.T) *adminEnv {
 	if err != nil {
 		t.Fatalf("actions.New: %v", err)
 	}
+	// An MCP server's tool, as actions/mcp mounts it; its description is
+	// markup the admin page must show as text.
+	reg.SetExternal("files", []actions.ExternalAction{{
+		Spec: workflow.ActionSpec{Name: "mcp.files.read", Description: `<img src=x onerror="window.__pwned=1">reads a file`,
+			Effect: workflow.EffectRead, Server: "files"},
+		Schema: map[string]any{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}},
+		Run: func(context.Context, workflow.ActionCall) (workflow.ActionResult, error) {
+			return workflow.ActionResult{Text: "file text"}, nil
+		},
+	}})
 	set, err := templates.Load("")
 	if err != nil {
 		t.Fatalf("templates.Load: %v", err)

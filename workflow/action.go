@@ -59,6 +59,9 @@ type ActionSpec struct {
 	// none); ConnectionRequired says whether it cannot run without one.
 	ConnectionKind     string `json:"connectionKind,omitempty"`
 	ConnectionRequired bool   `json:"connectionRequired"`
+	// Server names the MCP server that serves the action ("" for actions
+	// of the gateway itself).
+	Server string `json:"server,omitempty"`
 }
 
 // Method returns the part of the name before the dot.
@@ -151,4 +154,10 @@ type Registry interface {
 	Execute(ctx context.Context, call ActionCall) (ActionResult, error)
 	// Connections returns the connections userID owns, sorted by label.
 	Connections(userID string) []Connection
+}
+
+// UserScoped is implemented by a Registry some of whose actions belong to
+// one user only: ForUser returns the registry as that user sees it.
+type UserScoped interface {
+	ForUser(userID string) Registry
 }

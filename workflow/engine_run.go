@@ -54,8 +54,15 @@ func (r *Run) Messages() []Message { return r.msgs }
 // token older than one it has seen.
 func (r *Run) Fence() int64 { return r.fence }
 
-// Registry returns the action registry.
-func (r *Run) Registry() Registry { return r.e.registry }
+// Registry returns the action registry as the workflow's user sees it: a
+// registry that implements UserScoped shows only the actions that user may
+// run (a per-user MCP server's tools are absent for everyone else).
+func (r *Run) Registry() Registry {
+	if s, ok := r.e.registry.(UserScoped); ok {
+		return s.ForUser(r.wf.UserID)
+	}
+	return r.e.registry
+}
 
 // Connections returns the connections the workflow's user owns (public
 // descriptions only), read once per run.

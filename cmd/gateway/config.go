@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/twostep/twostep/actions"
+	"github.com/twostep/twostep/actions/mcp"
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm"
 )
@@ -56,6 +57,8 @@ type Config struct {
 	File FileConfig `env:"-"`
 	// Actions is the file's connections, httpActions and limits, resolved.
 	Actions actions.Config `env:"-"`
+	// MCP is the file's mcpServers, resolved (actions/mcp).
+	MCP mcp.Config `env:"-"`
 }
 
 // FileConfig is the gateway's own part of the GATEWAY_CONFIG file; the
@@ -69,6 +72,8 @@ type FileConfig struct {
 	// Connections and HTTPActions are decoded by actions.LoadConfig.
 	Connections yaml.Node `yaml:"connections"`
 	HTTPActions yaml.Node `yaml:"httpActions"`
+	// MCPServers is decoded by mcp.LoadConfig.
+	MCPServers yaml.Node `yaml:"mcpServers"`
 	// Models routes stages to models and lists the fallbacks (models.go).
 	Models FileModels `yaml:"models"`
 	// Approvals says which calls wait for a person's decision (DESIGN
@@ -172,6 +177,11 @@ func (c *Config) readFile(getenv func(string) string) []string {
 		problems = append(problems, fmt.Sprintf("GATEWAY_CONFIG %s: %v", c.ConfigFile, err))
 	}
 	c.Actions = ac
+	mc, err := mcp.LoadConfig(bytes.NewReader(data), lookup)
+	if err != nil {
+		problems = append(problems, fmt.Sprintf("GATEWAY_CONFIG %s: %v", c.ConfigFile, err))
+	}
+	c.MCP = mc
 	return problems
 }
 
@@ -312,10 +322,11 @@ func (c *Config) LLM() llm.Config {
 	}
 }
 
-// Secrets returns every configured secret value (tokens, API keys) for
-// trace redaction; connection secrets come from the actions registry.
+// Secrets returns every configured secret value (tokens, API keys, MCP
+// servers' resolved env and header values) for trace redaction; connection
+// secrets come from the actions registry.
 func (c *Config) Secrets() []string {
-	s := []string{c.OpenAIAPIKey, c.AnthropicAPIKey, c.GoogleAPIKey}
+	s := append([]string{c.OpenAIAPIKey, c.AnthropicAPIKey, c.GoogleAPIKey}, c.MCP.Secrets()...)
 	for _, cr := range append(append([]httpapi.Credential(nil), c.Users...), c.Admins...) {
 		if cr.Token != "" {
 			s = append(s, cr.Token)

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +81,11 @@ connections:
     baseURL: https://crm.example.test
     headers:
       Authorization: "Bearer ${CRM_TOKEN}"
+mcpServers:
+  - name: files
+    command: node
+    args: [server.js]
+    env: {FILES_TOKEN: "${CRM_TOKEN}"}
 `
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
@@ -106,6 +112,9 @@ connections:
 	if len(cfg.Actions.Connections) != 1 || cfg.Actions.Connections[0].Label != "crm" {
 		t.Errorf("actions config = %+v", cfg.Actions)
 	}
+	if len(cfg.MCP.Servers) != 1 || cfg.MCP.Servers[0].Env["FILES_TOKEN"] != "crm-secret" || !slices.Contains(cfg.Secrets(), "crm-secret") {
+		t.Errorf("mcp config = %+v; the resolved env value must be a secret", cfg.MCP)
+	}
 
 	short := filepath.Join(t.TempDir(), "short.yaml")
 	if err := os.WriteFile(short, []byte("limits:\n  leaseTTL: 10ms\n"), 0o600); err != nil {
@@ -117,11 +126,11 @@ connections:
 	}
 
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
-	if err := os.WriteFile(bad, []byte("limitz: {}\nconnections:\n  - user: a\n    labl: x\n"), 0o600); err != nil {
+	if err := os.WriteFile(bad, []byte("limitz: {}\nconnections:\n  - user: a\n    labl: x\nmcpServers:\n  - name: Bad\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	_, err = loadConfig(envOf(map[string]string{"GATEWAY_TOKENS": "a:a-token-00000000000001", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": bad}))
-	if err == nil || !strings.Contains(err.Error(), "limitz") || !strings.Contains(err.Error(), "labl") {
+	if err == nil || !strings.Contains(err.Error(), "limitz") || !strings.Contains(err.Error(), "labl") || !strings.Contains(err.Error(), `name "Bad"`) {
 		t.Errorf("unknown keys not reported: %v", err)
 	}
 }

@@ -233,6 +233,7 @@ func TestOpenAPIDescribesEveryResponse(t *testing.T) {
 			body: `{"prompt":"` + strings.Repeat("x", 70<<10) + `"}`},
 		{name: "wrong method", method: "PUT", path: base, token: alice, status: 405},
 		{name: "bad limit", method: "GET", path: "/api/v1/workflows?limit=0", token: alice, status: 422},
+		{name: "admin actions", method: "GET", path: "/admin/v1/actions", token: root, status: 200},
 		{name: "admin templates", method: "GET", path: "/admin/v1/templates", token: root, status: 200},
 		{name: "admin list", method: "GET", path: "/admin/v1/workflows", token: root, status: 200},
 		{name: "admin get", method: "GET", path: "/admin/v1/workflows/" + wf.ID, token: root, status: 200},

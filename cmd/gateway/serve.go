@@ -60,6 +60,12 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r 
 	}
 	defer g.close()
 	scrub.Store(g.redactor)
+	// MCP servers: started once per process (API and workers alike, as
+	// both may list or run their tools); Start waits for each server's
+	// first connection so reachable servers' tools are listed from the
+	// first request. shutdown stops them after the engine.
+	g.mcp.Start(ctx)
+	defer g.mcp.Close()
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -129,6 +135,7 @@ func shutdown(srv *http.Server, g *gateway, serveErr <-chan error, log zerolog.L
 	if err := g.engine.Shutdown(ectx); err != nil {
 		errs = append(errs, fmt.Errorf("engine shutdown: %w", err))
 	}
+	_ = g.mcp.Close() // after the engine: no round calls a tool any more
 	if err := errors.Join(errs...); err != nil {
 		log.Error().Err(err).Msg("shutdown was not clean")
 		return err

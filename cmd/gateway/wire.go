@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/actions"
+	"github.com/twostep/twostep/actions/mcp"
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/memstore"
@@ -38,6 +39,7 @@ type gateway struct {
 	api      *httpapi.Server
 	metrics  *httpapi.Metrics
 	redactor *redact.Redactor // every configured secret, in every form
+	mcp      *mcp.Manager     // the MCP servers' supervisors (started by serve)
 	close    func() error     // releases the store's connections
 }
 
@@ -123,9 +125,17 @@ func modelCheck(m any) func(context.Context) error {
 // opened store and model.
 func (g *gateway) build(cfg Config, log zerolog.Logger) error {
 	l := cfg.File.Limits
-	reg, err := actions.New(cfg.Actions, g.model, actions.WithLogger(log.With().Str("component", "actions").Logger()))
+	reg, err := actions.New(cfg.Actions, g.model, actions.WithLogger(log.With().Str("component", "actions").Logger()),
+		actions.WithSecrets(cfg.MCP.Secrets()...))
 	if err != nil {
 		return fmt.Errorf("actions.New: %w", err)
+	}
+	g.mcp = mcp.New(cfg.MCP, reg, mcp.Options{
+		Logger: log.With().Str("component", "mcp").Logger(), Limits: cfg.Actions.Limits, Version: version(),
+	})
+	var deps func() map[string]string
+	if len(cfg.MCP.Servers) > 0 {
+		deps = g.mcp.Status
 	}
 	approvals, err := actions.NewApprovals(cfg.File.Approvals, reg)
 	if err != nil {
@@ -173,7 +183,7 @@ func (g *gateway) build(cfg Config, log zerolog.Logger) error {
 		Engine: g.engine, Store: g.store, Actions: reg, Auth: auth, Limits: l.HTTP,
 		Logger: log.With().Str("component", "http").Logger(), Metrics: g.metrics,
 		ModelName: g.model.Name(), Models: modelNames(g.model), Version: version(), Admin: admin.Register,
-		ModelCheck: modelCheck(g.model),
+		ModelCheck: modelCheck(g.model), Dependencies: deps,
 	})
 	if err != nil {
 		return fmt.Errorf("httpapi.New: %w", err)

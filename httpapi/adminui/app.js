@@ -85,6 +85,25 @@
     } catch (err) { showError(err); }
   }
 
+  // loadActions lists every registered action; an MCP tool shows its
+  // server and that server's readiness (from /readyz).
+  async function loadActions() {
+    const list = $('actions');
+    try {
+      const [data, ready] = await Promise.all([api('GET', '/admin/v1/actions'),
+        fetch('/readyz').then((r) => r.json()).catch(() => ({}))]);
+      const checks = (ready && ready.checks) || {};
+      clear(list);
+      for (const a of data.actions) {
+        const state = a.server ? checks['mcp.' + a.server] : '';
+        list.appendChild(el('li', null,
+          el('div', 'wf-title', a.name), badge(a.effect, 'effect'),
+          a.server ? badge('MCP ' + a.server + (state && state !== 'ok' ? ': ' + state : ''), state && state !== 'ok' ? 'failed' : 'mode') : null,
+          el('div', 'meta', a.description || '')));
+      }
+    } catch (err) { showError(err); }
+  }
+
   async function openWorkflow(id) {
     showError(null);
     current = id;
@@ -417,7 +436,7 @@
     if (v) sessionStorage.setItem(TOKEN_KEY, v);
     $('token').value = '';
     showTokenState();
-    loadList();
+    loadList(); loadActions();
   });
   $('forget-token').addEventListener('click', () => {
     stopFollowing();
@@ -426,7 +445,7 @@
     clear($('workflows'));
     $('detail').hidden = true;
   });
-  $('filter-form').addEventListener('submit', (ev) => { ev.preventDefault(); loadList(); });
+  $('filter-form').addEventListener('submit', (ev) => { ev.preventDefault(); loadList(); loadActions(); });
   $('more').addEventListener('click', () => loadList(true));
   $('render-stage1').addEventListener('click', () => render('stage1'));
   $('render-stage2').addEventListener('click', () => render('stage2'));
@@ -442,7 +461,7 @@
       devMode = !!(res && res.ok);
     }
     showTokenState();
-    if (token() || devMode) loadList();
+    if (token() || devMode) { loadList(); loadActions(); }
   }
   start();
 })();

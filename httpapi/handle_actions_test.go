@@ -1,0 +1,64 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// scopedActions is a lister with one per-user MCP tool (alice's) and one
+// shared MCP tool.
+type scopedActions struct{}
+
+var scopedSpecs = []workflow.ActionSpec{
+	{Name: "mcp.files.read", Effect: workflow.EffectRead, Server: "files", Documents: workflow.DocumentsNone},
+	{Name: "mcp.mine.write", Effect: workflow.EffectWrite, Server: "mine", Documents: workflow.DocumentsNone},
+}
+
+func (scopedActions) Actions() []workflow.ActionSpec { return scopedSpecs }
+
+func (scopedActions) ForUser(userID string) workflow.Registry {
+	if userID == "alice" {
+		return scopedView(scopedSpecs)
+	}
+	return scopedView(scopedSpecs[:1])
+}
+
+// scopedView is the part of a workflow.Registry the handler reads.
+type scopedView []workflow.ActionSpec
+
+func (v scopedView) Actions() []workflow.ActionSpec { return v }
+func (v scopedView) Action(string) (workflow.ActionSpec, bool) {
+	return workflow.ActionSpec{}, false
+}
+func (v scopedView) ValidateParameters(string, map[string]any) []string { return nil }
+func (v scopedView) Execute(_ context.Context, call workflow.ActionCall) (workflow.ActionResult, error) {
+	return workflow.ActionResult{}, nil
+}
+func (v scopedView) Connections(string) []workflow.Connection { return nil }
+
+// TestListActionsShowsServersAndScopesPerUser: MCP tools carry their
+// server, and a per-user server's tools are listed to that user only.
+func TestListActionsShowsServersAndScopesPerUser(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, func(o *Options) { o.Actions = scopedActions{} })
+	for _, tt := range []struct {
+		token string
+		want  []string
+	}{{aliceToken, []string{"mcp.files.read@files", "mcp.mine.write@mine"}}, {bobToken, []string{"mcp.files.read@files"}}} {
+		rec := env.do(t, "GET", "/api/v1/actions", tt.token, nil)
+		var list ActionList
+		if err := json.Unmarshal(rec.Body.Bytes(), &list); err != nil || rec.Code != 200 {
+			t.Fatalf("%d %s", rec.Code, rec.Body)
+		}
+		var got []string
+		for _, a := range list.Actions {
+			got = append(got, a.Name+"@"+a.Server)
+		}
+		if len(got) != len(tt.want) || got[0] != tt.want[0] || got[len(got)-1] != tt.want[len(tt.want)-1] {
+			t.Errorf("actions = %v, want %v", got, tt.want)
+		}
+	}
+}
