@@ -74,25 +74,6 @@ func TestReplayRecordedProviders(t *testing.T) {
 				}
 			},
 		},
-		{
-			file:       "ollama_GenerateContent.httprr",
-			cfg:        Config{Provider: "ollama", Model: "gemma3:1b"},
-			wantText:   "Okay, this is a surprisingly tricky question!",
-			wantPrefix: true,
-			wantUsage:  [2]int{18, 203},
-		},
-		{
-			file:      "ollama_WithFormat.httprr",
-			cfg:       Config{Provider: "ollama", Model: "gemma3:1b"},
-			json:      true,
-			wantText:  `{"answer": "600"}`,
-			wantUsage: [2]int{25, 9},
-			checkSent: func(t *testing.T, sent map[string]any) {
-				if sent["format"] != "json" {
-					t.Errorf("format = %v, want json", sent["format"])
-				}
-			},
-		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

@@ -17,6 +17,10 @@ type Route struct {
 	Model workflow.Model
 	// MaxTokens is sent when a request sets none (0: the provider's default).
 	MaxTokens int
+	// OutputMode is this route's output mode when a request sets none
+	// ("" lets the model choose: its configured mode or its provider's
+	// default). It must be one the route's provider can use.
+	OutputMode workflow.OutputMode
 }
 
 // Router is a workflow.Model that sends each call to the model configured
@@ -71,6 +75,9 @@ func (r *Router) Generate(ctx context.Context, req workflow.ModelRequest) (workf
 		call := req
 		if call.MaxTokens == 0 {
 			call.MaxTokens = rt.MaxTokens
+		}
+		if call.OutputMode == "" {
+			call.OutputMode = rt.OutputMode
 		}
 		resp, err := rt.Model.Generate(ctx, call)
 		if err == nil {
