@@ -51,6 +51,16 @@ func DefaultOutputMode(provider string) workflow.OutputMode {
 	return ""
 }
 
+// CheckOutputMode returns a KindInvalid error when provider cannot use
+// mode (an unknown mode, or one the provider lacks, e.g. json_schema on
+// Anthropic); nil for a usable or unset mode.
+func CheckOutputMode(provider string, mode workflow.OutputMode) error {
+	if problem := checkOutputMode(provider, mode); problem != "" {
+		return workflow.Errorf(workflow.KindInvalid, "%s", problem)
+	}
+	return nil
+}
+
 // checkOutputMode reports why mode cannot be used with provider ("" when
 // it can, or when mode is unset).
 func checkOutputMode(provider string, mode workflow.OutputMode) string {

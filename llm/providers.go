@@ -84,6 +84,9 @@ func newClient(ctx context.Context, cfg Config) (client, error) {
 // mode's (planOutput).
 func (c client) callOptions(req workflow.ModelRequest) []llms.CallOption {
 	var opts []llms.CallOption
+	if req.Temperature != nil {
+		opts = append(opts, llms.WithTemperature(*req.Temperature))
+	}
 	if req.MaxTokens > 0 {
 		opts = append(opts, llms.WithMaxTokens(req.MaxTokens))
 		if c.legacyMaxTokens {

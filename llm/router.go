@@ -21,6 +21,9 @@ type Route struct {
 	// ("" lets the model choose: its configured mode or its provider's
 	// default). It must be one the route's provider can use.
 	OutputMode workflow.OutputMode
+	// Temperature is sent when a request sets none (nil: the provider's
+	// default).
+	Temperature *float64
 }
 
 // Router is a workflow.Model that sends each call to the model configured
@@ -78,6 +81,9 @@ func (r *Router) Generate(ctx context.Context, req workflow.ModelRequest) (workf
 		}
 		if call.OutputMode == "" {
 			call.OutputMode = rt.OutputMode
+		}
+		if call.Temperature == nil {
+			call.Temperature = rt.Temperature
 		}
 		resp, err := rt.Model.Generate(ctx, call)
 		if err == nil {

@@ -16,6 +16,9 @@ type ModelRequest struct {
 	OutputMode OutputMode
 	// MaxTokens bounds the reply; 0 means the adapter's default.
 	MaxTokens int
+	// Temperature, when set, is the sampling temperature (the YAML
+	// models.<stage>.temperature); nil means the adapter's default.
+	Temperature *float64
 	// Stage is used for metrics and logs only.
 	Stage Stage
 }
