@@ -296,7 +296,7 @@ func stage2Schema(t *testing.T, reg *enginetest.Registry, i int) json.RawMessage
 	return out.Output.Schema
 }
 
-func startEngine(t *testing.T, store workflow.Store, model workflow.Model, reg workflow.Registry) *workflow.Engine {
+func startEngine(t testing.TB, store workflow.Store, model workflow.Model, reg workflow.Registry) *workflow.Engine {
 	t.Helper()
 	set, err := templates.Load("")
 	if err != nil {
