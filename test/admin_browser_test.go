@@ -109,6 +109,11 @@ func TestAdminPageInBrowser(t *testing.T) {
 	rejected := evaluate[int](ctx, t, `document.querySelectorAll('.call.rejected[data-stage="stage1"] .feedback').length`)
 	feedback := evaluate[string](ctx, t, `document.querySelector('.call.rejected .feedback').textContent`)
 	userText := evaluate[string](ctx, t, `document.querySelector('.message.user pre').textContent`)
+	// The call's meta line names its output mode (the scripted model's calls are text).
+	meta := evaluate[string](ctx, t, `document.querySelector('.call[data-stage="stage2"] .meta').textContent`)
+	if !strings.Contains(meta, " · template stage2 · output text") {
+		t.Errorf("stage 2 meta %q lacks the output mode", meta)
+	}
 	// Render stage 2 (the last step's, as recorded) and replay the first
 	// Stage 1 call with a scripted answer.
 	env.script.push(workflow.StageOne, generate("replayed <i>now</i>"))
