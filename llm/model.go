@@ -108,6 +108,15 @@ func (m *Model) Generate(ctx context.Context, req workflow.ModelRequest) (resp w
 			resp.Retries = attempt - 1
 			return resp, nil
 		}
+		if refusedNative(plan, f) {
+			// Sent once more without the schema; never loops: the new
+			// plan is not native.
+			plan = m.plainPlan(req, workflow.OutputJSONObject, "the provider refused the native request: "+f.err.Error())
+			log.Warn().Str("model", m.Name()).Str("stage", string(req.Stage)).Str("outputMode", string(plan.mode)).
+				Str("reason", plan.fallback).Msg("native structured output refused; sending the call without its schema")
+			opts, callCtx = append(m.client.callOptions(req), plan.opts...), ctx
+			continue
+		}
 		if !f.retryable || attempt >= m.maxAttempts {
 			return workflow.ModelResponse{}, retryExhausted(*f, attempt)
 		}

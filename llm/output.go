@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 
@@ -116,12 +117,17 @@ func (m *Model) planOutput(req workflow.ModelRequest) outputPlan {
 		}
 		want = workflow.OutputJSONObject
 	}
+	return m.plainPlan(req, want, p.fallback)
+}
+
+// plainPlan asks for a JSON object when want is json_object, the call
+// wants JSON and the provider has a JSON mode; else for text.
+func (m *Model) plainPlan(req workflow.ModelRequest, want workflow.OutputMode, fallback string) outputPlan {
+	p := outputPlan{mode: workflow.OutputText, fallback: fallback}
 	if want == workflow.OutputJSONObject && req.JSON && slices.Contains(outputModes(m.provider), workflow.OutputJSONObject) {
 		p.mode = workflow.OutputJSONObject
 		p.opts = append(p.opts, llms.WithJSONMode())
-		return p
 	}
-	p.mode = workflow.OutputText
 	return p
 }
 
@@ -136,6 +142,14 @@ func (m *Model) nativeProblem(out workflow.OutputSchema) string {
 		return out.NotStrict
 	}
 	return ""
+}
+
+// refusedNative reports whether f is the provider refusing a native
+// request as malformed (HTTP 400: a schema construct, a pattern or format
+// it does not take, or a mode the model lacks), which json_object may
+// still serve.
+func refusedNative(plan outputPlan, f *failure) bool {
+	return plan.mode.Native() && f.status == http.StatusBadRequest
 }
 
 // nativePlan sends out as a forced tool or a json_schema response format.

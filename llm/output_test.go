@@ -16,14 +16,15 @@ import (
 	"github.com/twostep/twostep/workflow"
 )
 
-// rawServer answers every request with reply and keeps the request bodies.
+// rawServer answers every request with reply(w, body) and keeps the
+// request bodies.
 type rawServer struct {
 	srv    *httptest.Server
 	mu     sync.Mutex
 	bodies []map[string]any
 }
 
-func newRawServer(t *testing.T, reply func(w http.ResponseWriter)) *rawServer {
+func newRawServer(t *testing.T, reply func(w http.ResponseWriter, body map[string]any)) *rawServer {
 	t.Helper()
 	s := &rawServer{}
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -33,7 +34,7 @@ func newRawServer(t *testing.T, reply func(w http.ResponseWriter)) *rawServer {
 		s.mu.Lock()
 		s.bodies = append(s.bodies, body)
 		s.mu.Unlock()
-		reply(w)
+		reply(w, body)
 	}))
 	t.Cleanup(s.srv.Close)
 	return s
@@ -45,8 +46,8 @@ func (s *rawServer) last() map[string]any {
 	return s.bodies[len(s.bodies)-1]
 }
 
-func openAIReply(content string) func(w http.ResponseWriter) {
-	return func(w http.ResponseWriter) { writeCompletion(w, content, 10, 5) }
+func openAIReply(content string) func(w http.ResponseWriter, body map[string]any) {
+	return func(w http.ResponseWriter, _ map[string]any) { writeCompletion(w, content, 10, 5) }
 }
 
 // notStrict is a Stage 2 schema strict mode cannot take.
@@ -90,7 +91,7 @@ func TestInexpressibleSchemaFallsBackWithLoggedReason(t *testing.T) {
 		}
 	}
 
-	anth := newRawServer(t, func(w http.ResponseWriter) {
+	anth := newRawServer(t, func(w http.ResponseWriter, _ map[string]any) {
 		_, _ = io.WriteString(w, `{"id":"m","type":"message","role":"assistant","content":[{"type":"tool_use","id":"t","name":"fill_parameters",`+
 			`"input":{"schema":"parameters_v1","parameters":{}}}],"stop_reason":"tool_use","usage":{"input_tokens":3,"output_tokens":2}}`)
 	})
@@ -193,5 +194,66 @@ func TestPatchBodyRefusesANonObjectBody(t *testing.T) {
 	got, _ := io.ReadAll(out.Body)
 	if string(got) != `{"a":1,"b":2}` || out.ContentLength != int64(len(got)) {
 		t.Errorf("patched body %s (length %d)", got, out.ContentLength)
+	}
+}
+
+// A provider that refuses the native request (HTTP 400, e.g. a pattern it
+// does not take) gets the call once more as json_object, with the reason
+// logged, instead of failing the round.
+func TestRefusedNativeRequestIsSentAgainWithoutTheSchema(t *testing.T) {
+	t.Parallel()
+	srv := newRawServer(t, func(w http.ResponseWriter, body map[string]any) {
+		if body["tools"] != nil {
+			writeError(w, http.StatusBadRequest, "Invalid schema for function 'select_action': pattern is not supported")
+			return
+		}
+		writeCompletion(w, `{"action":"x"}`, 5, 2)
+	})
+	m := newTestModel(t, srv.srv.URL+"/v1", nil, nil)
+	var logs bytes.Buffer
+	req := prompt("go")
+	req.JSON, req.Output = true, strictSchema
+	resp, err := m.Generate(zerolog.New(&logs).WithContext(context.Background()), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.OutputMode != workflow.OutputJSONObject || resp.Text != `{"action":"x"}` || len(srv.bodies) != 2 {
+		t.Errorf("mode %q text %q after %d calls, want json_object on the second", resp.OutputMode, resp.Text, len(srv.bodies))
+	}
+	if rf, _ := srv.last()["response_format"].(map[string]any); rf["type"] != "json_object" {
+		t.Errorf("second request response_format = %v", srv.last()["response_format"])
+	}
+	if !strings.Contains(logs.String(), "pattern is not supported") || !strings.Contains(logs.String(), "native structured output refused") {
+		t.Errorf("log %s lacks the refusal", logs.String())
+	}
+}
+
+// A forced tool call cut at the token limit is reported as truncated (and
+// so never parsed), for OpenAI's finish_reason and Anthropic's stop_reason.
+func TestTruncatedToolCall(t *testing.T) {
+	t.Parallel()
+	oai := newRawServer(t, func(w http.ResponseWriter, _ map[string]any) {
+		_, _ = io.WriteString(w, `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"length",`+
+			`"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"select_action","arguments":"{\"action\":\"x"}}]}}],`+
+			`"usage":{"prompt_tokens":9,"completion_tokens":32,"total_tokens":41}}`)
+	})
+	anth := newRawServer(t, func(w http.ResponseWriter, _ map[string]any) {
+		_, _ = io.WriteString(w, `{"id":"m","type":"message","role":"assistant","content":[{"type":"tool_use","id":"t","name":"select_action",`+
+			`"input":{"action":"x"}}],"stop_reason":"max_tokens","usage":{"input_tokens":3,"output_tokens":2}}`)
+	})
+	am, err := New(context.Background(), Config{Provider: ProviderAnthropic, AnthropicAPIKey: "anthropic-key-1", AnthropicBaseURL: anth.srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, m := range map[string]*Model{"openai": newTestModel(t, oai.srv.URL+"/v1", nil, nil), "anthropic": am} {
+		req := prompt("go")
+		req.JSON, req.Output = true, strictSchema
+		resp, err := m.Generate(context.Background(), req)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !resp.Truncated || resp.OutputMode != workflow.OutputTool {
+			t.Errorf("%s: Truncated %v (stop %q), mode %q; want a truncated tool reply", name, resp.Truncated, resp.StopReason, resp.OutputMode)
+		}
 	}
 }

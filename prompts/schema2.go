@@ -208,10 +208,13 @@ func strictParameters(plain map[string]any, names []string) (object, string) {
 // dropped because strict mode does not take them though they only annotate
 // or bound a value (the action's schema still validates every reply).
 var (
-	strictKept = []string{"type", "description", "enum", "const", "pattern", "format",
+	strictKept = []string{"type", "description", "enum", "const", "pattern",
 		"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minItems", "maxItems"}
 	strictDropped = []string{"title", "default", "examples", "$comment", "minLength", "maxLength",
 		"uniqueItems", "minProperties", "maxProperties", "readOnly", "writeOnly", "deprecated", "$schema"}
+	// strictFormats are the string formats strict mode takes; another
+	// format is dropped like a bound.
+	strictFormats = []any{"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
 )
 
 // strictSchema converts one parameter schema to strict-mode form, or
@@ -228,6 +231,10 @@ func strictSchema(path string, s map[string]any) (map[string]any, string) {
 		switch {
 		case slices.Contains(strictKept, k):
 			out[k] = v
+		case k == "format":
+			if slices.Contains(strictFormats, v) {
+				out[k] = v
+			}
 		case slices.Contains(strictDropped, k), k == "properties", k == "required", k == "additionalProperties":
 		case k == "items":
 			items, ok := v.(map[string]any)
