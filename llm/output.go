@@ -18,7 +18,7 @@ import (
 // (llms.WithTools, FunctionDefinition.Strict) and, for OpenAI-compatible
 // servers, a forced choice (llms.WithToolChoice). It cannot express two
 // things the adapter needs, so the adapter's transport adds them to the
-// request body (bodyPatch):
+// request body (bodyPatch), with OpenAI's parallel_tool_calls: false:
 //   - a json_schema response format per call: langchaingo's openai client
 //     sets response_format only per client, from a fixed struct with one
 //     "type" string and no "pattern", which cannot carry a nullable field;
@@ -171,10 +171,16 @@ func (m *Model) nativePlan(mode workflow.OutputMode, out workflow.OutputSchema) 
 	p.opts = append(p.opts, llms.WithTools([]llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{
 		Name: out.Name, Description: out.Description, Parameters: out.Schema, Strict: strict,
 	}}}))
-	if m.provider == ProviderAnthropic {
+	switch m.provider {
+	case ProviderAnthropic:
 		choice, _ := json.Marshal(map[string]string{"type": "tool", "name": out.Name})
 		p.patch = map[string]json.RawMessage{"tool_choice": choice}
-	} else {
+	case ProviderOpenAI:
+		// OpenAI: strict function schemas do not hold for parallel calls,
+		// so ask for exactly one (langchaingo has no field for it).
+		p.patch = map[string]json.RawMessage{"parallel_tool_calls": json.RawMessage(`false`)}
+		fallthrough
+	default:
 		p.opts = append(p.opts, llms.WithToolChoice(llms.ToolChoice{Type: "function", Function: &llms.FunctionReference{Name: out.Name}}))
 	}
 	return p

@@ -158,7 +158,14 @@ var providers = []provider{
 		cfg: func(url string) llm.Config {
 			return llm.Config{Provider: "openai", Model: "gpt-test", OpenAIBaseURL: url + "/v1"}
 		},
-		checkReq: openAITool(true), reply: openAIToolCall,
+		checkReq: func(t *testing.T, body map[string]any, schema string, want json.RawMessage) {
+			t.Helper()
+			openAITool(true)(t, body, schema, want)
+			if body["parallel_tool_calls"] != false {
+				t.Errorf("parallel_tool_calls = %v, want false (strict schemas do not hold for parallel calls)", body["parallel_tool_calls"])
+			}
+		},
+		reply: openAIToolCall,
 	},
 	{
 		name: "anthropic", path: "/v1/messages", mode: workflow.OutputTool,
