@@ -19,19 +19,15 @@ const (
 	OutputText OutputMode = "text"
 )
 
-// OutputModes lists every output mode, for configuration checks.
-var OutputModes = []OutputMode{OutputTool, OutputJSONSchema, OutputJSONObject, OutputText}
-
 // Native reports whether the provider was given the reply's schema (tool or
 // json_schema) rather than only the prompt's description of it.
 func (m OutputMode) Native() bool { return m == OutputTool || m == OutputJSONSchema }
 
-// Valid reports whether m is one of OutputModes.
+// Valid reports whether m is one of the four output modes.
 func (m OutputMode) Valid() bool {
-	for _, v := range OutputModes {
-		if m == v {
-			return true
-		}
+	switch m {
+	case OutputTool, OutputJSONSchema, OutputJSONObject, OutputText:
+		return true
 	}
 	return false
 }

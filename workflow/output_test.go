@@ -85,7 +85,7 @@ func TestGenerateRecordsOutputModeAndMapsNativeReplies(t *testing.T) {
 
 func TestOutputModeNativeAndValid(t *testing.T) {
 	t.Parallel()
-	for _, m := range workflow.OutputModes {
+	for _, m := range []workflow.OutputMode{workflow.OutputTool, workflow.OutputJSONSchema, workflow.OutputJSONObject, workflow.OutputText} {
 		if !m.Valid() {
 			t.Errorf("%q not valid", m)
 		}
