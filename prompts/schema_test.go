@@ -272,3 +272,26 @@ func TestStage2OutputInexpressibleIsNotStrict(t *testing.T) {
 		})
 	}
 }
+
+// marshal writes what encoding/json writes (without HTML escaping), in
+// the members' order.
+func TestMarshalMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
+	v := object{{"z", "a \"quoted\" \\ <tag> & \n\t\x01 é \xff"}, {"a", []any{1.5, json.Number("12345678901234567"), nil, true, false}},
+		{"m", map[string]any{"b": []string{"x"}, "a": json.RawMessage(`{"k":1}`)}}, {"o", object{}}}
+	got, err := marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"z":"a \"quoted\" \\ <tag> & \n\t\u0001 é ` + "\ufffd" + `","a":[1.5,12345678901234567,null,true,false],"m":{"a":{"k":1},"b":["x"]},"o":{}}`
+	if string(got) != want {
+		t.Errorf("marshal = %s\nwant      %s", got, want)
+	}
+	if !json.Valid(got) {
+		t.Error("not valid JSON")
+	}
+	var back map[string]any
+	if err := json.Unmarshal(got, &back); err != nil || back["z"] != "a \"quoted\" \\ <tag> & \n\t\x01 é \ufffd" {
+		t.Errorf("round trip: %v %q", err, back["z"])
+	}
+}
