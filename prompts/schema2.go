@@ -31,14 +31,16 @@ type Stage2Output struct {
 // 1 asked for fields. It fails only when the action's registered schema is
 // not a JSON object.
 func NewStage2Output(action workflow.ActionSpec, asked []workflow.FieldSpec) (Stage2Output, error) {
-	text, err := placeholders.StageTwoSchema(action, asked)
+	text, names, err := placeholders.StageTwoSchemaFields(action, asked)
 	if err != nil {
 		return Stage2Output{}, err
 	}
-	names, err := placeholders.StageTwoFields(action, asked)
-	if err != nil {
-		return Stage2Output{}, err
-	}
+	return stage2Output(action, text, names)
+}
+
+// stage2Output builds the output schema from PARAMETERS_SCHEMA's text and
+// the names it shows, in order.
+func stage2Output(action workflow.ActionSpec, text string, names []string) (Stage2Output, error) {
 	var plain map[string]any
 	if err := json.Unmarshal([]byte(text), &plain); err != nil {
 		return Stage2Output{}, workflow.WrapKind(workflow.KindInternal, err, "action %s: Stage 2 schema", action.Name)

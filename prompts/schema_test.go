@@ -295,3 +295,50 @@ func TestMarshalMatchesEncodingJSON(t *testing.T) {
 		t.Errorf("round trip: %v %q", err, back["z"])
 	}
 }
+
+// Stage2Call renders exactly Stage2's prompt and builds exactly
+// NewStage2Output's schema.
+func TestStage2CallMatchesStage2AndNewStage2Output(t *testing.T) {
+	t.Parallel()
+	b := newBuilder(t, 0)
+	spec, _ := newRegistry().Action("ai.process")
+	in := Stage2Input{Selection: workflow.Selection{Action: "ai.process", ActionObjective: "o", ParametersContext: "c",
+		ParametersSchema: workflow.ParametersSchema{Fields: processFields}}, Action: spec, Feedback: "fix it"}
+	r, out, err := b.Stage2Call(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := b.Stage2(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, r); diff != "" {
+		t.Errorf("rendered (-Stage2 +Stage2Call):\n%s", diff)
+	}
+	s2, err := NewStage2Output(spec, processFields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(s2.Output, out.Output); diff != "" {
+		t.Errorf("output (-NewStage2Output +Stage2Call):\n%s", diff)
+	}
+}
+
+// The Builder's Stage1Output is the package-level one, cached by the
+// action names and connection labels.
+func TestBuilderStage1OutputCached(t *testing.T) {
+	t.Parallel()
+	b := newBuilder(t, 0)
+	reg := newRegistry()
+	first := b.Stage1Output(reg.Actions(), reg.Connections("u1"))
+	if diff := cmp.Diff(Stage1Output(reg.Actions(), reg.Connections("u1")), first); diff != "" {
+		t.Errorf("cached schema differs (-want +got):\n%s", diff)
+	}
+	other := b.Stage1Output(reg.Actions(), reg.Connections("u2"))
+	if !strings.Contains(string(other.Schema), `"bank"`) || strings.Contains(string(other.Schema), `"crm-prod"`) {
+		t.Errorf("u2's schema offers the wrong connections: %s", other.Schema)
+	}
+	if again := b.Stage1Output(reg.Actions(), reg.Connections("u1")); &again.Schema[0] != &first.Schema[0] {
+		t.Error("the second call rebuilt the schema")
+	}
+}

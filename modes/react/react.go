@@ -91,7 +91,7 @@ func (m *Mode) selectAction(ctx context.Context, run *workflow.Run, cp *workflow
 		return fmt.Errorf("react: rendering stage 1: %w", err)
 	}
 	var res prompts.Stage1Result
-	output := prompts.Stage1Output(reg.Actions(), run.Connections())
+	output := m.prompts.Stage1Output(reg.Actions(), run.Connections())
 	resp, err := run.Generate(ctx, workflow.ModelCall{
 		Stage: workflow.StageOne, Attempt: attempt, Template: rendered.Template, Prompt: rendered.Messages, JSON: true,
 		MaxTokens: maxTokens(cp), Output: &output,
@@ -144,13 +144,9 @@ func (m *Mode) parameterize(ctx context.Context, run *workflow.Run, cp *workflow
 		fail.Reason = rejected("Stage 2", attempt-1, problems)
 		return modes.Fail(ctx, run, fail)
 	}
-	rendered, err := m.prompts.Stage2(prompts.Stage2Input{Selection: sel, Action: spec, Feedback: prompts.Feedback(problems)})
+	rendered, output, err := m.prompts.Stage2Call(prompts.Stage2Input{Selection: sel, Action: spec, Feedback: prompts.Feedback(problems)})
 	if err != nil {
 		return fmt.Errorf("react: rendering stage 2: %w", err)
-	}
-	output, err := prompts.NewStage2Output(spec, sel.ParametersSchema.Fields)
-	if err != nil {
-		return fmt.Errorf("react: stage 2 output schema: %w", err)
 	}
 	var res prompts.Stage2Result
 	resp, err := run.Generate(ctx, workflow.ModelCall{
