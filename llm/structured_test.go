@@ -312,3 +312,74 @@ func startEngine(t testing.TB, store workflow.Store, model workflow.Model, reg w
 	mode := react.New(prompts.NewBuilder(set, prompts.Options{}))
 	return enginetest.StartEngine(t, enginetest.Config("a"), store, model, reg, map[workflow.ModeName]workflow.Mode{workflow.ModeReact: mode})
 }
+
+// An action whose parameter strict mode cannot express (oneOf) gets its
+// Stage 2 call as json_object while Stage 1 stays a forced tool; the
+// json_object reply still runs the step and the traces say which mode
+// each call used.
+func TestInexpressibleStage2FallsBackInARound(t *testing.T) {
+	t.Parallel()
+	reg := enginetest.NewRegistry()
+	reg.Specs = append(reg.Specs, workflow.ActionSpec{Name: "test.lookup", Description: "Looks a record up.", Effect: workflow.EffectRead,
+		Documents: workflow.DocumentsNone, Parameters: json.RawMessage(`{"type":"object","required":["text"],"additionalProperties":false,` +
+			`"properties":{"text":{"oneOf":[{"type":"string","pattern":"^id:"},{"type":"string","format":"email"}]}}}`)})
+	reg.ExecuteFunc = func(_ context.Context, call workflow.ActionCall) (workflow.ActionResult, error) {
+		return workflow.ActionResult{Text: "found " + call.Parameters["text"].(string)}, nil
+	}
+	replies := []string{
+		`{"action":"test.lookup","actionObjective":"look up","learnings":[],"requiredInputDocuments":[],"requiredConnection":null,` +
+			`"parametersContext":"id 7","parametersSchema":{"fields":[{"name":"text","type":"string","required":true,"description":"the id"}]}}`,
+		`{"schema":"parameters_v1","parameters":{"text":"id:7"}}`,
+		roundReplies[2].args, roundReplies[3].args,
+	}
+	var (
+		mu    sync.Mutex
+		modes []string
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		i := len(modes)
+		mode := "none"
+		if body["tools"] != nil {
+			mode = "tool"
+		} else if rf, ok := body["response_format"].(map[string]any); ok {
+			mode, _ = rf["type"].(string)
+		}
+		modes = append(modes, mode)
+		mu.Unlock()
+		if mode == "tool" {
+			name := []string{prompts.Stage1SchemaName, prompts.Stage2SchemaName}[i%2]
+			openAIToolCall(w, name, replies[i])
+			return
+		}
+		openAIContent(w, "", replies[i])
+	}))
+	t.Cleanup(srv.Close)
+	model, err := llm.New(context.Background(), llm.Config{Provider: "openai", Model: "gpt-test", OpenAIBaseURL: srv.URL + "/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := memstore.New()
+	e := startEngine(t, store, model, reg)
+	wf := enginetest.Wait(t, e, enginetest.Create(t, e, workflow.ModeReact, "look up id 7", 5).ID)
+	if wf.Status != workflow.StatusCompleted {
+		t.Fatalf("round ended %s: %s", wf.Status, wf.Error)
+	}
+	if diff := cmp.Diff([]string{"tool", "json_object", "tool", "tool"}, modes); diff != "" {
+		t.Errorf("request modes (-want +got):\n%s", diff)
+	}
+	if calls := reg.Calls(); len(calls) != 1 || calls[0].Parameters["text"] != "id:7" {
+		t.Errorf("executions = %+v", calls)
+	}
+	var traced []workflow.OutputMode
+	for _, tr := range enginetest.Traces(t, store, wf.ID) {
+		if tr.Stage != workflow.StageAction {
+			traced = append(traced, tr.OutputMode)
+		}
+	}
+	if diff := cmp.Diff([]workflow.OutputMode{"tool", "json_object", "tool", "tool"}, traced); diff != "" {
+		t.Errorf("trace modes (-want +got):\n%s", diff)
+	}
+}
