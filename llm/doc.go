@@ -21,9 +21,10 @@
 //   - a call with an OutputSchema is sent in the output mode chosen per
 //     call (ModelRequest.OutputMode, then Config.OutputMode, then the
 //     provider's default: tool for OpenAI and Anthropic, json_schema for
-//     Gemini and Ollama); a schema the provider cannot take (not in
-//     strict form, for an OpenAI-compatible server) falls back to
-//     json_object with the reason logged; ModelResponse.OutputMode says
+//     Gemini and Ollama); a schema not in strict form falls back to
+//     json_object with the reason logged on OpenAI, OpenAI-compatible
+//     servers and Gemini (Anthropic and Ollama take it as it is), and a
+//     native request refused with HTTP 400 is sent once more without it; ModelResponse.OutputMode says
 //     which mode was used. Ollama is reached through its /v1 endpoint.
 //
 // Scripted is a thread-safe stand-in for tests and the offline demo: it

@@ -136,9 +136,11 @@ func (m *Model) nativeProblem(out workflow.OutputSchema) string {
 	switch {
 	case len(out.Schema) == 0:
 		return "the stage has no schema: " + out.NotStrict
-	case !out.Strict && m.provider != ProviderAnthropic:
-		// OpenAI-compatible servers get strict mode; Anthropic takes any
-		// JSON Schema in a tool's input_schema.
+	case !out.Strict && m.provider != ProviderAnthropic && m.provider != ProviderOllama:
+		// OpenAI, OpenAI-compatible servers and Gemini get strict mode.
+		// Anthropic takes any JSON Schema in a tool's input_schema, and
+		// Ollama, which has no strict mode, turns the schema into its
+		// output grammar (sent with "strict": false).
 		return out.NotStrict
 	}
 	return ""

@@ -64,7 +64,7 @@ var strictSchema = &workflow.OutputSchema{
 // A schema the provider cannot take in strict mode falls back to
 // json_object, says why in the log, and the trace's mode says so too;
 // Anthropic, which takes any JSON Schema as a tool's input_schema, keeps
-// the tool.
+// the tool, and Ollama its json_schema format (it has no strict mode).
 func TestInexpressibleSchemaFallsBackWithLoggedReason(t *testing.T) {
 	t.Parallel()
 	srv := newRawServer(t, openAIReply(`{"schema":"parameters_v1","parameters":{}}`))
@@ -108,6 +108,20 @@ func TestInexpressibleSchemaFallsBackWithLoggedReason(t *testing.T) {
 	}
 	if tools, _ := anth.last()["tools"].([]any); len(tools) != 1 {
 		t.Errorf("anthropic tools = %v", anth.last()["tools"])
+	}
+
+	// Ollama has no strict mode: the plain schema goes as its format.
+	oll := newRawServer(t, openAIReply(`{"schema":"parameters_v1","parameters":{}}`))
+	om, err := New(context.Background(), Config{Provider: ProviderOllama, OllamaBaseURL: oll.srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, err = om.Generate(context.Background(), req); err != nil || resp.OutputMode != workflow.OutputJSONSchema {
+		t.Fatalf("ollama: mode %q, %v", resp.OutputMode, err)
+	}
+	rf, _ := oll.last()["response_format"].(map[string]any)
+	if js, _ := rf["json_schema"].(map[string]any); rf["type"] != "json_schema" || js["strict"] != false || js["schema"] == nil {
+		t.Errorf("ollama response_format = %v, want json_schema with the plain schema, strict false", rf)
 	}
 }
 
