@@ -179,3 +179,26 @@ func TestModelsOutputModeAndTemperatureChecked(t *testing.T) {
 		}
 	}
 }
+
+// An entry with neither provider nor model changes only its stage's
+// settings: it keeps LLM_PROVIDER's LLM_MODEL, not the provider's default.
+func TestModelsEntryWithoutModelKeepsLLMModel(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "gateway.yaml")
+	if err := os.WriteFile(path, []byte("models:\n  stage2: {outputMode: json_object}\n  plan: {provider: openai}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loadConfig(envOf(map[string]string{
+		"GATEWAY_INSECURE_DEV": "1", "LLM_PROVIDER": "openai", "LLM_MODEL": "gpt-strong", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": path,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := cfg.stageModels()
+	if got := cfg.llmFor(refs[workflow.StageTwo]).Model; got != "gpt-strong" {
+		t.Errorf("stage2 model = %q, want LLM_MODEL", got)
+	}
+	if got := cfg.llmFor(refs[workflow.StagePlan]).Model; got != "" {
+		t.Errorf("plan model = %q, want the provider's default (an entry naming a provider picks its own model)", got)
+	}
+}
