@@ -44,6 +44,7 @@ type TraceView struct {
 	LatencyMs        int64                    `json:"latencyMs"`
 	FinishReason     string                   `json:"finishReason" doc:"The provider's reason the reply ended (stop, length, end_turn, max_tokens); empty when it gave none"`
 	Retries          int                      `json:"retries" doc:"Provider failures (429, 5xx, timeouts) retried before this answer"`
+	OutputMode       workflow.OutputMode      `json:"outputMode" doc:"How the call asked for a structured reply: tool (a forced tool call), json_schema (a response format with the stage's schema), json_object or text; empty on a trace that records no model call, or one stored before the field existed"`
 	CreatedAt        time.Time                `json:"createdAt"`
 }
 
@@ -206,6 +207,6 @@ func viewTrace(t workflow.Trace) TraceView {
 		ID: t.ID, WorkflowID: t.WorkflowID, Round: t.Round, Step: t.Step, Stage: t.Stage, Attempt: t.Attempt,
 		Template: t.Template, Prompt: prompt, Response: t.Response, Parsed: t.Parsed, Error: t.Error,
 		Model: t.Model, PromptTokens: t.PromptTokens, CompletionTokens: t.CompletionTokens,
-		LatencyMs: t.LatencyMs, FinishReason: t.FinishReason, Retries: t.Retries, CreatedAt: t.CreatedAt,
+		LatencyMs: t.LatencyMs, FinishReason: t.FinishReason, Retries: t.Retries, OutputMode: t.OutputMode, CreatedAt: t.CreatedAt,
 	}
 }

@@ -430,3 +430,43 @@ func TestAdminReplayActionTraces(t *testing.T) {
 		t.Errorf("the execution record reached the model: %d calls", n)
 	}
 }
+
+// TestAdminReplayNativeStage2: a Stage 2 replay sends the step's output
+// schema, and a native reply's strict-mode null for an optional field is
+// dropped before the unchanged validation, as in a round.
+func TestAdminReplayNativeStage2(t *testing.T) {
+	t.Parallel()
+	store := memstore.New()
+	f := newAdminFixture(t, store)
+	var sent *workflow.OutputSchema
+	model := workflow.ModelFunc(func(_ context.Context, req workflow.ModelRequest) (workflow.ModelResponse, error) {
+		sent = req.Output
+		return workflow.ModelResponse{Text: `{"schema":"parameters_v1","parameters":{"text":"hi","message":null}}`,
+			Model: "fake/native", OutputMode: workflow.OutputTool, PromptTokens: 1}, nil
+	})
+	admin, err := NewAdmin(AdminOptions{Store: store, Model: model, Registry: f.reg, Prompts: f.builder})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.env = newTestEnv(t, func(o *Options) { o.Admin = admin.Register })
+	sel := workflow.Selection{Action: enginetest.Echo, ActionObjective: "echo", ParametersSchema: workflow.ParametersSchema{Fields: []workflow.FieldSpec{
+		{Name: "text", Type: "string", Required: true}, {Name: "message", Type: "string"}}}}
+	wf := seed(t, store, "alice", 1, &workflow.Checkpoint{Phase: workflow.PhaseParameterize, Selection: &sel})
+	tr := workflow.Trace{ID: workflow.NewID(workflow.PrefixTrace), WorkflowID: wf.ID, Round: 1, Step: 1, Stage: workflow.StageTwo,
+		Attempt: 1, Template: "stage2", Prompt: []workflow.PromptMessage{{Role: "user", Content: "fill"}}, Response: "{}"}
+	if err := store.AppendTrace(context.Background(), tr); err != nil {
+		t.Fatal(err)
+	}
+	rec := f.env.do(t, "POST", "/admin/v1/traces/"+tr.ID+"/replay", adminToken, map[string]any{})
+	var got ReplayResult
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != http.StatusOK {
+		t.Fatalf("replay: %d %s", rec.Code, rec.Body)
+	}
+	if sent == nil || sent.Name != prompts.Stage2SchemaName || !sent.Strict {
+		t.Errorf("replay sent %+v, want the strict Stage 2 schema", sent)
+	}
+	if got.Error != "" || got.OutputMode != "tool" || strings.Contains(string(got.Parsed), "message") ||
+		!strings.Contains(got.Response, `"message":null`) {
+		t.Errorf("replay = %+v, want accepted in tool mode, the null dropped from parsed but kept in the response", got)
+	}
+}

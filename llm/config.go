@@ -28,6 +28,7 @@ const (
 	defaultOpenAIBaseURL  = "https://api.openai.com/v1"
 	defaultOllamaBaseURL  = "http://localhost:11434"
 	defaultGeminiBaseURL  = "https://generativelanguage.googleapis.com/v1beta/openai"
+	defaultAnthropicURL   = "https://api.anthropic.com/v1"
 )
 
 // DefaultModel returns the model used for provider when Config.Model is
@@ -75,6 +76,9 @@ type Config struct {
 	// GeminiBaseURL is Gemini's OpenAI-compatible endpoint (provider
 	// googleai); "" → Google's. Tests point it at a fake server.
 	GeminiBaseURL string
+	// AnthropicBaseURL is Anthropic's API root; "" → Anthropic's. Tests
+	// point it at a fake server.
+	AnthropicBaseURL string
 
 	Timeout     time.Duration // per attempt; 0 → 120s
 	MaxAttempts int           // 0 → 3
@@ -88,6 +92,11 @@ type Config struct {
 	MaxRetryDelay time.Duration
 	// OnRetry, when set, is called before each backoff wait.
 	OnRetry func(Retry)
+
+	// OutputMode is how stage calls with a schema ask for their reply
+	// (tool, json_schema, json_object, text); "" → the provider's default
+	// (DefaultOutputMode). A call's own ModelRequest.OutputMode wins.
+	OutputMode workflow.OutputMode
 }
 
 // provider returns the provider Config selects, applying the documented
@@ -190,6 +199,11 @@ func (c Config) Validate() error {
 	if c.RetryBaseDelay < 0 || c.MaxRetryDelay < 0 {
 		add("the LLM retry delays must not be negative")
 	}
+	if p := c.provider(); p != ProviderScripted {
+		if problem := checkOutputMode(p, c.OutputMode); problem != "" {
+			add(problem)
+		}
+	}
 	if len(problems) == 0 {
 		return nil
 	}
@@ -217,6 +231,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.OpenAIBaseURL == "" {
 		c.OpenAIBaseURL = defaultOpenAIBaseURL
+	}
+	if c.AnthropicBaseURL == "" {
+		c.AnthropicBaseURL = defaultAnthropicURL
 	}
 	if c.GeminiBaseURL == "" {
 		c.GeminiBaseURL = defaultGeminiBaseURL

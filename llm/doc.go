@@ -17,7 +17,15 @@
 //   - at most Config.MaxInFlight calls are on the wire at once per Model;
 //   - usage comes from the provider; when it reports none, it is estimated
 //     with an embedded cl100k tokenizer, never downloaded;
-//   - API keys never appear in errors or logs.
+//   - API keys never appear in errors or logs;
+//   - a call with an OutputSchema is sent in the output mode chosen per
+//     call (ModelRequest.OutputMode, then Config.OutputMode, then the
+//     provider's default: tool for OpenAI and Anthropic, json_schema for
+//     Gemini and Ollama); a schema not in strict form falls back to
+//     json_object with the reason logged on OpenAI, OpenAI-compatible
+//     servers and Gemini (Anthropic and Ollama take it as it is), and a
+//     native request refused with HTTP 400 is sent once more without it; ModelResponse.OutputMode says
+//     which mode was used. Ollama is reached through its /v1 endpoint.
 //
 // Scripted is a thread-safe stand-in for tests and the offline demo: it
 // replies from a list or a function and records every call.

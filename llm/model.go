@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -28,6 +27,7 @@ type Model struct {
 	tokens          *Tokenizer
 	rnd             func(n int64) int64
 	probe           *prober
+	outputMode      workflow.OutputMode // the stage calls' mode unless a call overrides it
 }
 
 var _ workflow.Model = (*Model)(nil)
@@ -52,6 +52,10 @@ func New(ctx context.Context, cfg Config) (*Model, error) {
 		secrets:     cfg.secrets(),
 		tokens:      &Tokenizer{},
 		rnd:         jitter,
+		outputMode:  cfg.OutputMode,
+	}
+	if m.outputMode == "" {
+		m.outputMode = DefaultOutputMode(cfg.Provider)
 	}
 	c, err := newClient(ctx, cfg)
 	if err != nil {
@@ -86,17 +90,32 @@ func (m *Model) Generate(ctx context.Context, req workflow.ModelRequest) (resp w
 	if err != nil {
 		return workflow.ModelResponse{}, err
 	}
-	opts := m.client.callOptions(req)
+	plan := m.planOutput(req)
+	opts := append(m.client.callOptions(req), plan.opts...)
 	log := zerolog.Ctx(ctx)
+	if plan.fallback != "" {
+		log.Info().Str("model", m.Name()).Str("stage", string(req.Stage)).Str("outputMode", string(plan.mode)).
+			Str("reason", plan.fallback).Msg("native structured output not used for this call: the schema cannot be sent")
+	}
+	callCtx := withBodyPatch(ctx, plan.patch)
 	for attempt := 1; ; attempt++ {
-		out, f := m.attempt(ctx, msgs, opts)
+		out, f := m.attempt(callCtx, msgs, opts)
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return workflow.ModelResponse{}, ctxErr
 		}
 		if f == nil {
-			resp := m.response(req, out)
+			resp := m.response(req, out, plan)
 			resp.Retries = attempt - 1
 			return resp, nil
+		}
+		if refusedNative(plan, f) {
+			// Sent once more without the schema; never loops: the new
+			// plan is not native.
+			plan = m.plainPlan(req, workflow.OutputJSONObject, "the provider refused the native request: "+f.err.Error())
+			log.Warn().Str("model", m.Name()).Str("stage", string(req.Stage)).Str("outputMode", string(plan.mode)).
+				Str("reason", plan.fallback).Msg("native structured output refused; sending the call without its schema")
+			opts, callCtx = append(m.client.callOptions(req), plan.opts...), ctx
+			continue
 		}
 		if !f.retryable || attempt >= m.maxAttempts {
 			return workflow.ModelResponse{}, retryExhausted(*f, attempt)
@@ -140,15 +159,12 @@ func (m *Model) attempt(ctx context.Context, msgs []llms.MessageContent, opts []
 	return out, nil
 }
 
-// response builds the engine's view of a reply: the text of every choice
-// (Anthropic returns one choice per content block) and the usage the
-// provider reported, estimated offline where it reported none.
-func (m *Model) response(req workflow.ModelRequest, out *llms.ContentResponse) workflow.ModelResponse {
-	var text strings.Builder
-	for _, c := range out.Choices {
-		text.WriteString(c.Content)
-	}
-	resp := workflow.ModelResponse{Text: text.String(), Model: m.Name()}
+// response builds the engine's view of a reply: the forced tool call's
+// arguments in tool mode, else the text of every choice (Anthropic returns
+// one choice per content block), the mode it was asked in, and the usage
+// the provider reported, estimated offline where it reported none.
+func (m *Model) response(req workflow.ModelRequest, out *llms.ContentResponse, plan outputPlan) workflow.ModelResponse {
+	resp := workflow.ModelResponse{Text: replyText(out.Choices, plan.tool), Model: m.Name(), OutputMode: plan.mode}
 	resp.StopReason, resp.Truncated = stopReason(out.Choices)
 	resp.PromptTokens, resp.CompletionTokens = reportedUsage(out.Choices[0])
 	if resp.PromptTokens == 0 {
@@ -167,8 +183,7 @@ var tokenLimitReasons = []string{"length", "max_tokens"}
 
 // stopReason returns the reply's stop reason (the last choice that has
 // one: Anthropic returns one choice per content block) and whether it
-// means the reply was cut at the token limit. langchaingo's native Ollama
-// client reports none, so its cut replies are not recognised.
+// means the reply was cut at the token limit.
 func stopReason(choices []*llms.ContentChoice) (string, bool) {
 	reason := ""
 	for _, c := range choices {

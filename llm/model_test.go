@@ -64,7 +64,8 @@ func TestGenerateSuccessWithUsage(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Generate: %v", err)
 	}
-	want := workflow.ModelResponse{Text: `{"action":"workflow.complete"}`, Model: "openai/test-model", PromptTokens: 42, CompletionTokens: 7, StopReason: "stop"}
+	want := workflow.ModelResponse{Text: `{"action":"workflow.complete"}`, Model: "openai/test-model", PromptTokens: 42, CompletionTokens: 7, StopReason: "stop",
+		OutputMode: workflow.OutputJSONObject}
 	if got != want {
 		t.Errorf("Generate = %+v, want %+v", got, want)
 	}

@@ -57,7 +57,7 @@ func newProber(cfg Config, redact func(error) error) *prober {
 		p.url = strings.TrimRight(cfg.GeminiBaseURL, "/") + "/models"
 		p.header.Set("Authorization", "Bearer "+cfg.GoogleAPIKey)
 	case ProviderAnthropic:
-		p.url = "https://api.anthropic.com/v1/models?limit=1000"
+		p.url = strings.TrimRight(cfg.AnthropicBaseURL, "/") + "/models?limit=1000"
 		p.header.Set("x-api-key", cfg.AnthropicAPIKey)
 		p.header.Set("anthropic-version", "2023-06-01")
 	case ProviderOllama:

@@ -2,10 +2,10 @@ package llm
 
 import (
 	"context"
+	"strings"
 
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/anthropic"
-	"github.com/tmc/langchaingo/llms/ollama"
 	"github.com/tmc/langchaingo/llms/openai"
 
 	"github.com/twostep/twostep/workflow"
@@ -15,8 +15,6 @@ import (
 // know about it.
 type client struct {
 	llm llms.Model
-	// jsonMode is true when the provider honours llms.WithJSONMode.
-	jsonMode bool
 	// legacyMaxTokens sends max_tokens instead of max_completion_tokens, for
 	// OpenAI-compatible servers that predate the newer field.
 	legacyMaxTokens bool
@@ -41,14 +39,16 @@ func newClient(ctx context.Context, cfg Config) (client, error) {
 			openai.WithBaseURL(cfg.OpenAIBaseURL),
 			openai.WithHTTPClient(newHTTPClient(cfg.HTTPClient, nil)),
 		)
-		return client{llm: c, jsonMode: true, legacyMaxTokens: cfg.OpenAIBaseURL != defaultOpenAIBaseURL}, err
+		return client{llm: c, legacyMaxTokens: cfg.OpenAIBaseURL != defaultOpenAIBaseURL}, err
 	case ProviderAnthropic:
 		c, err := anthropic.New(
 			anthropic.WithToken(cfg.AnthropicAPIKey),
 			anthropic.WithModel(cfg.Model),
+			anthropic.WithBaseURL(cfg.AnthropicBaseURL),
 			anthropic.WithHTTPClient(newHTTPClient(cfg.HTTPClient, nil)),
 		)
-		// The Messages API has no JSON mode; the stage prompts ask for JSON.
+		// The Messages API has no JSON mode: a forced tool, or the stage
+		// prompts' own request for JSON (output.go).
 		return client{llm: c}, err
 	case ProviderGoogleAI:
 		// Gemini through its OpenAI-compatible endpoint: langchaingo's
@@ -60,14 +60,19 @@ func newClient(ctx context.Context, cfg Config) (client, error) {
 			openai.WithBaseURL(cfg.GeminiBaseURL),
 			openai.WithHTTPClient(newHTTPClient(cfg.HTTPClient, nil)),
 		)
-		return client{llm: c, jsonMode: true, legacyMaxTokens: true}, err
+		return client{llm: c, legacyMaxTokens: true}, err
 	case ProviderOllama:
-		c, err := ollama.New(
-			ollama.WithModel(cfg.Model),
-			ollama.WithServerURL(cfg.OllamaBaseURL), // validated: it log.Fatals on a bad URL
-			ollama.WithHTTPClient(newHTTPClient(cfg.HTTPClient, nil)),
+		// Ollama through its OpenAI-compatible /v1: langchaingo's native
+		// ollama client sends neither tools nor a schema format, and
+		// reports no stop reason; /v1 takes tools and response_format
+		// json_schema and reports finish_reason "length".
+		c, err := openai.New(
+			openai.WithToken("unused"), // Ollama needs no key; langchaingo insists on one
+			openai.WithModel(cfg.Model),
+			openai.WithBaseURL(strings.TrimRight(cfg.OllamaBaseURL, "/")+"/v1"),
+			openai.WithHTTPClient(newHTTPClient(cfg.HTTPClient, nil)),
 		)
-		return client{llm: c, jsonMode: true}, err
+		return client{llm: c, legacyMaxTokens: true}, err
 	case ProviderScripted:
 		return client{}, workflow.Errorf(workflow.KindInvalid,
 			"llm.New: LLM_PROVIDER=scripted needs a script: use llm.NewScripted or llm.NewScriptedFunc")
@@ -75,11 +80,12 @@ func newClient(ctx context.Context, cfg Config) (client, error) {
 	return client{}, workflow.Errorf(workflow.KindInvalid, "llm.New: unknown provider %q", cfg.Provider)
 }
 
-// callOptions returns the langchaingo options for req.
+// callOptions returns the langchaingo options for req besides its output
+// mode's (planOutput).
 func (c client) callOptions(req workflow.ModelRequest) []llms.CallOption {
 	var opts []llms.CallOption
-	if req.JSON && c.jsonMode {
-		opts = append(opts, llms.WithJSONMode())
+	if req.Temperature != nil {
+		opts = append(opts, llms.WithTemperature(*req.Temperature))
 	}
 	if req.MaxTokens > 0 {
 		opts = append(opts, llms.WithMaxTokens(req.MaxTokens))

@@ -74,25 +74,6 @@ func TestReplayRecordedProviders(t *testing.T) {
 				}
 			},
 		},
-		{
-			file:       "ollama_GenerateContent.httprr",
-			cfg:        Config{Provider: "ollama", Model: "gemma3:1b"},
-			wantText:   "Okay, this is a surprisingly tricky question!",
-			wantPrefix: true,
-			wantUsage:  [2]int{18, 203},
-		},
-		{
-			file:      "ollama_WithFormat.httprr",
-			cfg:       Config{Provider: "ollama", Model: "gemma3:1b"},
-			json:      true,
-			wantText:  `{"answer": "600"}`,
-			wantUsage: [2]int{25, 9},
-			checkSent: func(t *testing.T, sent map[string]any) {
-				if sent["format"] != "json" {
-					t.Errorf("format = %v, want json", sent["format"])
-				}
-			},
-		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -131,8 +112,9 @@ func TestReplayRecordedProviders(t *testing.T) {
 }
 
 // TestReplayToolCall checks the recorded tool call through langchaingo's
-// OpenAI client over the replaying transport: the adapter exposes text only,
-// but the recording, transport and usage mapping must agree with it.
+// OpenAI client over the replaying transport: the recording, transport and
+// usage mapping must agree with it (TestReplayNativeModes drives the
+// adapter's own tool mode over the same recording).
 func TestReplayToolCall(t *testing.T) {
 	t.Parallel()
 	rr := openReplay(t, "openai_FunctionCall.httprr")
@@ -185,4 +167,78 @@ func TestParseHTTPRRRejectsCorruptTraces(t *testing.T) {
 			t.Errorf("parseHTTPRR(%q) succeeded, want an error", in)
 		}
 	}
+}
+
+// TestReplayNativeModes drives the adapter's native modes through real
+// recorded OpenAI exchanges: a json_schema response format (the request
+// the adapter sends has the recorded request's response_format shape) and
+// a forced function call whose real arguments become the reply text.
+func TestReplayNativeModes(t *testing.T) {
+	t.Parallel()
+	t.Run("json_schema", func(t *testing.T) {
+		t.Parallel()
+		rr := openReplay(t, "openai_StructuredOutputObjectSchema.httprr")
+		m, err := New(context.Background(), Config{Provider: "openai", Model: "gpt-4o-2024-08-06", OpenAIAPIKey: "test-api-key",
+			HTTPClient: &http.Client{Transport: rr}, OutputMode: workflow.OutputJSONSchema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := prompt("Solve 2 + 2")
+		req.JSON, req.Output = true, &workflow.OutputSchema{Name: "math_schema", Strict: true,
+			Schema: json.RawMessage(`{"type":"object","properties":{"final_answer":{"type":"string"}},"additionalProperties":false,"required":["final_answer"]}`)}
+		got, err := m.Generate(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Text != `{"final_answer":"4"}` || got.OutputMode != workflow.OutputJSONSchema {
+			t.Errorf("reply %q mode %q", got.Text, got.OutputMode)
+		}
+		var sent, recorded struct {
+			ResponseFormat struct {
+				Type       string `json:"type"`
+				JSONSchema struct {
+					Name   string          `json:"name"`
+					Strict bool            `json:"strict"`
+					Schema json.RawMessage `json:"schema"`
+				} `json:"json_schema"`
+			} `json:"response_format"`
+		}
+		if err := rr.sent(0, &sent); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(rr.log[0].reqBody, &recorded); err != nil {
+			t.Fatal(err)
+		}
+		s, r := sent.ResponseFormat, recorded.ResponseFormat
+		if s.Type != r.Type || s.JSONSchema.Name != r.JSONSchema.Name || s.JSONSchema.Strict != r.JSONSchema.Strict || len(s.JSONSchema.Schema) == 0 {
+			t.Errorf("sent response_format %+v, recorded %+v", s, r)
+		}
+	})
+	t.Run("tool", func(t *testing.T) {
+		t.Parallel()
+		rr := openReplay(t, "openai_FunctionCall.httprr")
+		m, err := New(context.Background(), Config{Provider: "openai", Model: "gpt-3.5-turbo", OpenAIAPIKey: "test-api-key",
+			HTTPClient: &http.Client{Transport: rr}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := prompt("What is the weather like in Boston?")
+		req.JSON, req.Output = true, &workflow.OutputSchema{Name: "getCurrentWeather", Strict: true,
+			Schema: json.RawMessage(`{"type":"object","properties":{"location":{"type":"string"}},"required":["location"],"additionalProperties":false}`)}
+		got, err := m.Generate(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var args struct{ Location string }
+		if err := json.Unmarshal([]byte(got.Text), &args); err != nil || !strings.Contains(args.Location, "Boston") || got.OutputMode != workflow.OutputTool {
+			t.Errorf("reply %q (%v) mode %q, want the recorded call's arguments", got.Text, err, got.OutputMode)
+		}
+		var sent map[string]any
+		if err := rr.sent(0, &sent); err != nil {
+			t.Fatal(err)
+		}
+		if choice, _ := sent["tool_choice"].(map[string]any); choice["type"] != "function" {
+			t.Errorf("tool_choice = %v, want the function forced", sent["tool_choice"])
+		}
+	})
 }

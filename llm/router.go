@@ -17,6 +17,13 @@ type Route struct {
 	Model workflow.Model
 	// MaxTokens is sent when a request sets none (0: the provider's default).
 	MaxTokens int
+	// OutputMode is this route's output mode when a request sets none
+	// ("" lets the model choose: its configured mode or its provider's
+	// default). It must be one the route's provider can use.
+	OutputMode workflow.OutputMode
+	// Temperature is sent when a request sets none (nil: the provider's
+	// default).
+	Temperature *float64
 }
 
 // Router is a workflow.Model that sends each call to the model configured
@@ -71,6 +78,12 @@ func (r *Router) Generate(ctx context.Context, req workflow.ModelRequest) (workf
 		call := req
 		if call.MaxTokens == 0 {
 			call.MaxTokens = rt.MaxTokens
+		}
+		if call.OutputMode == "" {
+			call.OutputMode = rt.OutputMode
+		}
+		if call.Temperature == nil {
+			call.Temperature = rt.Temperature
 		}
 		resp, err := rt.Model.Generate(ctx, call)
 		if err == nil {

@@ -108,3 +108,31 @@ func TestRouterDoesNotFallBackWhenCancelled(t *testing.T) {
 		t.Errorf("err = %v, fallback calls = %d; want a cancelled call and no fallback", err, b.hits.Load())
 	}
 }
+
+// A route's output mode (YAML models.<stage>.outputMode) applies to its
+// stage's calls; the other stages keep their model's default.
+func TestRouterAppliesTheRouteOutputMode(t *testing.T) {
+	t.Parallel()
+	strong, small := newFakeOpenAI(t, answering(`{"action":"x"}`)), newFakeOpenAI(t, answering(`{"action":"x"}`))
+	stage2 := routeTo(t, small, "small", 0)
+	stage2.OutputMode = workflow.OutputJSONSchema
+	r := NewRouter(routeTo(t, strong, "strong", 0), map[workflow.Stage]Route{workflow.StageTwo: stage2}, nil)
+	for _, st := range []workflow.Stage{workflow.StageOne, workflow.StageTwo} {
+		req := prompt("x")
+		req.Stage, req.JSON, req.Output = st, true, strictSchema
+		resp, err := r.Generate(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[workflow.Stage]workflow.OutputMode{workflow.StageOne: workflow.OutputTool, workflow.StageTwo: workflow.OutputJSONSchema}[st]
+		if resp.OutputMode != want {
+			t.Errorf("%s: mode %q, want %q", st, resp.OutputMode, want)
+		}
+	}
+	if sent, _ := small.lastRequest(); sent.ResponseFormat == nil || sent.ResponseFormat.Type != "json_schema" {
+		t.Errorf("stage 2 response_format = %+v, want json_schema", sent.ResponseFormat)
+	}
+	if sent, _ := strong.lastRequest(); sent.ResponseFormat != nil {
+		t.Errorf("stage 1 response_format = %+v, want none (a forced tool)", sent.ResponseFormat)
+	}
+}

@@ -1,8 +1,12 @@
 package llm
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"strconv"
@@ -35,9 +39,11 @@ func withObservation(ctx context.Context, obs *observation) context.Context {
 }
 
 // observingTransport records status codes and Retry-After headers into the
-// request context's observation, and sets provider headers (the googleai
-// key, which the Google client drops once it is given an HTTP client).
-// It never mutates the caller's request.
+// request context's observation, sets provider headers (the googleai
+// key, which the Google client drops once it is given an HTTP client),
+// and sets the request-body members of the context's body patch (what
+// langchaingo cannot express: output.go). It never mutates the caller's
+// request.
 type observingTransport struct {
 	base   http.RoundTripper
 	header http.Header // set on every request when absent
@@ -53,6 +59,13 @@ func (t *observingTransport) RoundTrip(req *http.Request) (*http.Response, error
 				req.Header[k] = vs
 			}
 		}
+	}
+	if patch := bodyPatch(req.Context()); len(patch) > 0 && req.Body != nil {
+		patched, err := patchBody(req, patch)
+		if err != nil {
+			return nil, err
+		}
+		req = patched
 	}
 	obs, _ := req.Context().Value(observationKey{}).(*observation)
 	resp, err := t.base.RoundTrip(req)
@@ -109,4 +122,37 @@ func newHTTPClient(base *http.Client, header http.Header) *http.Client {
 	}
 	c.Transport = &observingTransport{base: rt, header: header, now: time.Now}
 	return c
+}
+
+// maxPatchedBody bounds a request body the transport rewrites.
+const maxPatchedBody = 32 << 20
+
+// patchBody returns a copy of req whose JSON object body has each member
+// of patch set (replacing one of the same name). req's body is consumed
+// and closed.
+func patchBody(req *http.Request, patch map[string]json.RawMessage) (*http.Request, error) {
+	raw, err := io.ReadAll(io.LimitReader(req.Body, maxPatchedBody+1))
+	req.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("reading the request body to patch: %w", err)
+	}
+	if len(raw) > maxPatchedBody {
+		return nil, errors.New("the request body is too large to patch")
+	}
+	var body map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &body); err != nil || body == nil {
+		return nil, errors.New("the request body to patch is not a JSON object")
+	}
+	for k, v := range patch {
+		body[k] = v
+	}
+	out, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the patched request body: %w", err)
+	}
+	r := req.Clone(req.Context())
+	r.Body = io.NopCloser(bytes.NewReader(out))
+	r.ContentLength = int64(len(out))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(out)), nil }
+	return r, nil
 }

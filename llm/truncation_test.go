@@ -71,7 +71,7 @@ func TestGenerateReportsOpenAILengthFinish(t *testing.T) {
 			t.Fatalf("Generate: %v", err)
 		}
 		want := workflow.ModelResponse{Text: `{"action":`, Model: "openai/test-model", PromptTokens: 9, CompletionTokens: 32,
-			StopReason: reason, Truncated: reason == "length"}
+			StopReason: reason, Truncated: reason == "length", OutputMode: workflow.OutputText}
 		if got != want {
 			t.Errorf("finish %s: Generate = %+v, want %+v", reason, got, want)
 		}

@@ -19,9 +19,16 @@ import (
 // appear. The result is indented JSON with "additionalProperties": false
 // when the registered schema says so.
 func StageTwoSchema(action workflow.ActionSpec, fields []workflow.FieldSpec) (string, error) {
+	text, _, err := StageTwoSchemaFields(action, fields)
+	return text, err
+}
+
+// StageTwoSchemaFields returns StageTwoSchema's text and the names
+// StageTwoFields returns, from one decoding of the action's schema.
+func StageTwoSchemaFields(action workflow.ActionSpec, fields []workflow.FieldSpec) (string, []string, error) {
 	reg, err := registeredSchema(action)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	closed := reg.AdditionalProperties != nil && !*reg.AdditionalProperties
 	asked := map[string]workflow.FieldSpec{}
@@ -36,7 +43,7 @@ func StageTwoSchema(action workflow.ActionSpec, fields []workflow.FieldSpec) (st
 	for i, name := range names {
 		prop, err := property(reg.Properties[name], asked[name])
 		if err != nil {
-			return "", workflow.WrapKind(workflow.KindInternal, err, "action %s: property %q", action.Name, name)
+			return "", nil, workflow.WrapKind(workflow.KindInternal, err, "action %s: property %q", action.Name, name)
 		}
 		if i > 0 {
 			b.WriteByte(',')
@@ -64,7 +71,7 @@ func StageTwoSchema(action workflow.ActionSpec, fields []workflow.FieldSpec) (st
 		b.WriteString(",\n  \"additionalProperties\": false")
 	}
 	b.WriteString("\n}")
-	return b.String(), nil
+	return b.String(), names, nil
 }
 
 // registered is the part of an action's JSON Schema Stage 2 is cut from.

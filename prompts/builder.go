@@ -36,6 +36,8 @@ type Builder struct {
 	// methods caches each action's AVAILABLE_METHODS entry, so a render
 	// does not re-parse every action's JSON Schema.
 	methods *placeholders.MethodCache
+	// stage1 caches the Stage 1 output schemas (Builder.Stage1Output).
+	stage1 stage1Cache
 }
 
 // NewBuilder returns a Builder over set.

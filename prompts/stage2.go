@@ -26,6 +26,10 @@ func (b *Builder) Stage2Values(in Stage2Input) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return stage2Values(in, schema), nil
+}
+
+func stage2Values(in Stage2Input, schema string) map[string]string {
 	selected := in.Action.Name
 	if in.Action.Description != "" {
 		selected += ": " + placeholders.Excerpt(in.Action.Description, 500)
@@ -36,7 +40,7 @@ func (b *Builder) Stage2Values(in Stage2Input) (map[string]string, error) {
 		placeholders.ParametersContext:  in.Selection.ParametersContext,
 		placeholders.ParametersSchema:   schema,
 		placeholders.ValidationFeedback: in.Feedback,
-	}, nil
+	}
 }
 
 // Stage2 renders the Stage 2 prompt (template "stage2").
@@ -46,4 +50,20 @@ func (b *Builder) Stage2(in Stage2Input) (Rendered, error) {
 		return Rendered{}, err
 	}
 	return b.render(templates.Stage2, in.Template, values)
+}
+
+// Stage2Call renders the Stage 2 prompt and builds its native output
+// schema (NewStage2Output) from one cut of the action's schema: the
+// fields the prompt shows are exactly the ones the schema admits.
+func (b *Builder) Stage2Call(in Stage2Input) (Rendered, Stage2Output, error) {
+	text, names, err := placeholders.StageTwoSchemaFields(in.Action, in.Selection.ParametersSchema.Fields)
+	if err != nil {
+		return Rendered{}, Stage2Output{}, err
+	}
+	out, err := stage2Output(in.Action, text, names)
+	if err != nil {
+		return Rendered{}, Stage2Output{}, err
+	}
+	r, err := b.render(templates.Stage2, in.Template, stage2Values(in, text))
+	return r, out, err
 }

@@ -114,6 +114,11 @@ func TestAdminPageInBrowser(t *testing.T) {
 	if !strings.Contains(mcpTool, "mcp.files.read") || !strings.Contains(mcpTool, "MCP files") || !strings.Contains(mcpTool, "<img src=x") {
 		t.Errorf("the actions panel shows the MCP tool as %q, want its name, server and description as text", mcpTool)
 	}
+	// The call's meta line names its output mode (the scripted model's calls are text).
+	meta := evaluate[string](ctx, t, `document.querySelector('.call[data-stage="stage2"] .meta').textContent`)
+	if !strings.Contains(meta, " · template stage2 · output text") {
+		t.Errorf("stage 2 meta %q lacks the output mode", meta)
+	}
 	// Render stage 2 (the last step's, as recorded) and replay the first
 	// Stage 1 call with a scripted answer.
 	env.script.push(workflow.StageOne, generate("replayed <i>now</i>"))

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/twostep/twostep/httpapi"
+	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
@@ -86,6 +87,12 @@ func TestAdminReplay(t *testing.T) {
 			}
 			if got.Model == "" || got.PromptTokens == 0 {
 				t.Errorf("model %q, prompt tokens %d", got.Model, got.PromptTokens)
+			}
+			// The replay sends the stage's output schema, as the engine does;
+			// the scripted model answers in text mode.
+			want := map[workflow.Stage]string{workflow.StageOne: prompts.Stage1SchemaName, workflow.StageTwo: prompts.Stage2SchemaName}[tc.trace.Stage]
+			if out := calls[len(calls)-1].Output; out == nil || out.Name != want || !out.Strict || got.OutputMode != "text" {
+				t.Errorf("replay sent output schema %+v, result mode %q; want %s (strict), text", out, got.OutputMode, want)
 			}
 		})
 	}

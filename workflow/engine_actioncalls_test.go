@@ -69,11 +69,11 @@ func TestRecordActionCallsTracesAndCountsWithTheStep(t *testing.T) {
 	}
 	want := []workflow.Trace{
 		{WorkflowID: wf.ID, Round: 1, Step: 1, Stage: workflow.StageOne, Attempt: 1, Response: "{}", PromptTokens: 10, CompletionTokens: 2,
-			FinishReason: "stop", Retries: 2},
+			FinishReason: "stop", Retries: 2, OutputMode: workflow.OutputText},
 		{WorkflowID: wf.ID, Round: 1, Step: 1, Stage: workflow.StageAction, Attempt: 1, Template: "ai.process", Prompt: calls[0].Prompt,
-			Response: "done", Model: "m1", PromptTokens: 30, CompletionTokens: 4, LatencyMs: 12},
+			Response: "done", Model: "m1", PromptTokens: 30, CompletionTokens: 4, LatencyMs: 12, OutputMode: workflow.OutputText},
 		{WorkflowID: wf.ID, Round: 1, Step: 1, Stage: workflow.StageAction, Attempt: 2, Template: "ai.process", Prompt: calls[1].Prompt,
-			Error: "model call failed: 503", LatencyMs: 3},
+			Error: "model call failed: 503", LatencyMs: 3, OutputMode: workflow.OutputText},
 	}
 	ignore := cmpopts.IgnoreFields(workflow.Trace{}, "ID", "CreatedAt", "LatencyMs", "Prompt")
 	if diff := cmp.Diff(want, traces, ignore); diff != "" {

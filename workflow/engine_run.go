@@ -96,14 +96,18 @@ func (r *Run) IdempotencyKey() string {
 func (r *Run) Generate(ctx context.Context, call ModelCall) (ModelResponse, error) {
 	start := time.Now()
 	resp, err := r.e.model.Generate(ctx, ModelRequest{
-		Messages: call.Prompt, JSON: call.JSON, MaxTokens: call.MaxTokens, Stage: call.Stage,
+		Messages: call.Prompt, JSON: call.JSON, MaxTokens: call.MaxTokens, Stage: call.Stage, Output: call.Output,
 	})
+	mode := resp.OutputMode
+	if mode == "" {
+		mode = OutputText
+	}
 	t := Trace{
 		ID: NewID(PrefixTrace), WorkflowID: r.wf.ID, Round: r.wf.Round, Step: r.wf.Step,
 		Stage: call.Stage, Attempt: call.Attempt, Template: call.Template, Prompt: call.Prompt,
 		Response: resp.Text, Model: resp.Model, PromptTokens: resp.PromptTokens,
 		CompletionTokens: resp.CompletionTokens, LatencyMs: time.Since(start).Milliseconds(),
-		FinishReason: resp.StopReason, Retries: resp.Retries, CreatedAt: r.e.now(),
+		FinishReason: resp.StopReason, Retries: resp.Retries, OutputMode: mode, CreatedAt: r.e.now(),
 	}
 	r.wf.Stats.LLMCalls++
 	r.wf.Stats.PromptTokens += resp.PromptTokens
@@ -119,7 +123,11 @@ func (r *Run) Generate(ctx context.Context, call ModelCall) (ModelResponse, erro
 	case call.Check != nil && resp.Truncated:
 		outcome, t.Error = "rejected", TruncatedProblem(resp)
 	case call.Check != nil:
-		t.Parsed, t.Error = call.Check(resp.Text)
+		reply := resp.Text
+		if call.FromNative != nil && mode.Native() {
+			reply = call.FromNative(reply)
+		}
+		t.Parsed, t.Error = call.Check(reply)
 		if t.Error != "" {
 			outcome = "rejected"
 		}
@@ -158,6 +166,8 @@ func (r *Run) RecordActionCalls(ctx context.Context, calls []ActionModelCall) {
 			Round: r.wf.Round, Step: r.wf.Step, Stage: StageAction, Attempt: i + 1, Template: c.Template,
 			Prompt: c.Prompt, Response: c.Response, Error: c.Error, Model: c.Model,
 			PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, LatencyMs: c.LatencyMs,
+			// An action's call asks for prose: no schema, no JSON mode.
+			OutputMode: OutputText,
 		})
 	}
 }

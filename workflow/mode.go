@@ -69,6 +69,14 @@ type ModelCall struct {
 	// JSON asks for a JSON object reply; MaxTokens bounds it (0: default).
 	JSON      bool
 	MaxTokens int
+	// Output is the reply's schema for providers with native structured
+	// output (ModelRequest.Output); nil sends none.
+	Output *OutputSchema
+	// FromNative, when set, maps a reply that came in a native mode (tool,
+	// json_schema) back to the form Check reads — e.g. it drops the nulls
+	// strict mode makes the model write for optional fields — before
+	// Check runs. The trace keeps the raw reply.
+	FromNative func(reply string) string
 	// Check parses and validates the reply. It returns the parsed JSON kept
 	// in the trace and the rejection text ("" when the reply is accepted).
 	// Nil accepts every reply. A reply cut at the token limit

@@ -7,8 +7,18 @@ type ModelRequest struct {
 	Messages []PromptMessage
 	// JSON asks the provider for a JSON object reply where it supports it.
 	JSON bool
+	// Output, when set, is the reply's schema for providers with native
+	// structured output (OutputTool, OutputJSONSchema); the adapter picks
+	// the mode by provider capability and OutputMode.
+	Output *OutputSchema
+	// OutputMode, when set, overrides the adapter's default mode for this
+	// call (the YAML models.<stage>.outputMode); "" lets the adapter choose.
+	OutputMode OutputMode
 	// MaxTokens bounds the reply; 0 means the adapter's default.
 	MaxTokens int
+	// Temperature, when set, is the sampling temperature (the YAML
+	// models.<stage>.temperature); nil means the adapter's default.
+	Temperature *float64
 	// Stage is used for metrics and logs only.
 	Stage Stage
 }
@@ -25,6 +35,10 @@ type ModelResponse struct {
 	// value. Run.Generate never hands a truncated reply to a Check.
 	Truncated  bool
 	StopReason string
+	// OutputMode is the mode the call was sent with (after any fallback
+	// from an inexpressible schema); "" when the model does not say (the
+	// scripted stand-in), which the trace records as text.
+	OutputMode OutputMode
 	// Retries is how many failed attempts (429, 5xx, timeouts) the
 	// adapter retried before this reply; the trace records it.
 	Retries int

@@ -47,6 +47,10 @@ type Trace struct {
 	FinishReason string `json:"finishReason,omitempty"`
 	// Retries counts the provider failures the adapter retried before the
 	// answer (or before giving up).
-	Retries   int       `json:"retries,omitempty"`
-	CreatedAt time.Time `json:"createdAt"`
+	Retries int `json:"retries,omitempty"`
+	// OutputMode is how the call asked for a structured reply: tool,
+	// json_schema, json_object or text (DESIGN §9.2); "" only on traces
+	// that record no model call (a dropped plan step).
+	OutputMode OutputMode `json:"outputMode,omitempty"`
+	CreatedAt  time.Time  `json:"createdAt"`
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/twostep/twostep/actions/mcp"
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/workflow"
 )
 
 // Config is the whole gateway configuration: the environment variables of
@@ -39,6 +40,7 @@ type Config struct {
 	LLMProvider     string `env:"LLM_PROVIDER"`
 	LLMModel        string `env:"LLM_MODEL"`
 	LLMModelStage2  string `env:"LLM_MODEL_STAGE2"`
+	LLMOutputMode   string `env:"LLM_OUTPUT_MODE"`
 	OpenAIBaseURL   string `env:"OPENAI_BASE_URL"`
 	OpenAIAPIKey    string `env:"OPENAI_API_KEY"`
 	AnthropicAPIKey string `env:"ANTHROPIC_API_KEY"`
@@ -238,6 +240,7 @@ func (c *Config) problems() []string {
 		if err := c.LLM().Validate(); err != nil {
 			add("%v", err)
 		}
+		problems = append(problems, c.modelProblems()...)
 	}
 	return problems
 }
@@ -319,6 +322,7 @@ func (c *Config) LLM() llm.Config {
 		OpenAIBaseURL: c.OpenAIBaseURL, OpenAIAPIKey: c.OpenAIAPIKey, AnthropicAPIKey: c.AnthropicAPIKey,
 		GoogleAPIKey: c.GoogleAPIKey, OllamaBaseURL: c.OllamaBaseURL,
 		Timeout: c.File.Limits.ModelTimeout, MaxInFlight: c.File.Limits.ModelMaxInFlight,
+		OutputMode: workflow.OutputMode(strings.ToLower(strings.TrimSpace(c.LLMOutputMode))),
 	}
 }
 

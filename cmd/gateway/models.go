@@ -15,6 +15,13 @@ type ModelRef struct {
 	Model    string `yaml:"model"`
 	// MaxTokens is sent when a call sets none (0: the provider's default).
 	MaxTokens int `yaml:"maxTokens"`
+	// Temperature is sent with every call of the entry (unset: the
+	// provider's default).
+	Temperature *float64 `yaml:"temperature"`
+	// OutputMode overrides how the entry's stage calls ask for their
+	// reply: tool, json_schema, json_object or text (unset: LLM_OUTPUT_MODE,
+	// else the provider's default).
+	OutputMode workflow.OutputMode `yaml:"outputMode"`
 }
 
 // FileModels is the YAML `models:` section (DESIGN §9.2): the model of each
@@ -57,9 +64,13 @@ func (c *Config) stageModels() map[workflow.Stage]ModelRef {
 }
 
 // llmFor returns the adapter configuration of ref: the environment's with
-// ref's provider and model.
+// ref's provider and model. An entry with neither (only maxTokens,
+// temperature or outputMode) is LLM_PROVIDER's LLM_MODEL.
 func (c *Config) llmFor(ref ModelRef) llm.Config {
 	lc := c.LLM()
+	if ref.Provider == "" && ref.Model == "" {
+		return lc
+	}
 	if ref.Provider != "" {
 		lc.Provider = ref.Provider
 	}
@@ -67,35 +78,66 @@ func (c *Config) llmFor(ref ModelRef) llm.Config {
 	return lc
 }
 
+// modelProblems checks each models: entry's temperature and output mode
+// against its provider.
+func (c *Config) modelProblems() []string {
+	var out []string
+	check := func(where string, ref ModelRef) {
+		if ref.Temperature != nil && (*ref.Temperature < 0 || *ref.Temperature > 2) {
+			out = append(out, fmt.Sprintf("models.%s.temperature must be between 0 and 2", where))
+		}
+		if err := llm.CheckOutputMode(c.llmFor(ref).SelectedProvider(), ref.OutputMode); err != nil {
+			out = append(out, fmt.Sprintf("models.%s.outputMode: %s", where, workflow.PublicMessage(err)))
+		}
+	}
+	m := c.File.Models
+	for _, e := range []struct {
+		name string
+		ref  *ModelRef
+	}{{"stage1", m.Stage1}, {"stage2", m.Stage2}, {"plan", m.Plan}, {"action", m.Action}} {
+		if e.ref != nil {
+			check(e.name, *e.ref)
+		}
+	}
+	for i, ref := range m.Fallback {
+		check(fmt.Sprintf("fallback[%d]", i), ref)
+	}
+	return out
+}
+
 // openRouter builds one adapter per distinct configured model and the
 // llm.Router over them. Every adapter is validated before any is used.
 func openRouter(ctx context.Context, cfg Config) (*llm.Router, error) {
-	opened := map[string]llm.Route{}
-	open := func(lc llm.Config, maxTokens int) (llm.Route, error) {
+	// One adapter per distinct model (so its in-flight limit holds), each
+	// route with its entry's own maxTokens, temperature and output mode.
+	opened := map[string]*llm.Model{}
+	open := func(lc llm.Config, ref ModelRef) (llm.Route, error) {
 		m, err := llm.New(ctx, lc)
 		if err != nil {
 			return llm.Route{}, fmt.Errorf("llm.New(%s/%s): %w", lc.Provider, lc.Model, err)
 		}
-		if rt, ok := opened[m.Name()]; ok && rt.MaxTokens == maxTokens {
-			return rt, m.Close()
+		if prev, ok := opened[m.Name()]; ok {
+			if err := m.Close(); err != nil {
+				return llm.Route{}, err
+			}
+			m = prev
 		}
-		rt := llm.Route{Name: m.Name(), Model: m, MaxTokens: maxTokens}
-		opened[m.Name()] = rt
-		return rt, nil
+		opened[m.Name()] = m
+		return llm.Route{Name: m.Name(), Model: m, MaxTokens: ref.MaxTokens, Temperature: ref.Temperature, OutputMode: ref.OutputMode}, nil
 	}
-	def, err := open(cfg.LLM(), 0)
+	def, err := open(cfg.LLM(), ModelRef{})
 	if err != nil {
 		return nil, err
 	}
 	stages := map[workflow.Stage]llm.Route{}
 	for st, ref := range cfg.stageModels() {
-		if stages[st], err = open(cfg.llmFor(ref), ref.MaxTokens); err != nil {
+		if stages[st], err = open(cfg.llmFor(ref), ref); err != nil {
 			return nil, err
 		}
 	}
 	var fallback []llm.Route
 	for _, ref := range cfg.File.Models.Fallback {
-		rt, err := open(cfg.llmFor(ref), ref.MaxTokens)
+		rt, err := open(cfg.llmFor(ref), ref)
 		if err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -25,6 +26,10 @@ type modelServer struct {
 	mu    sync.Mutex
 	calls map[string]int
 	max   map[string]int
+	// shape records how each model's last request asked for its reply:
+	// "tool", a response_format type, or "" — and its temperature.
+	shape map[string]string
+	temp  map[string]float64
 }
 
 func (s *modelServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -35,13 +40,25 @@ func (s *modelServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req struct {
-		Model     string `json:"model"`
-		MaxTokens int    `json:"max_tokens"`
+		Model          string  `json:"model"`
+		MaxTokens      int     `json:"max_tokens"`
+		Temperature    float64 `json:"temperature"`
+		Tools          []any   `json:"tools"`
+		ResponseFormat *struct {
+			Type string `json:"type"`
+		} `json:"response_format"`
 	}
 	_ = json.NewDecoder(r.Body).Decode(&req)
 	s.mu.Lock()
 	s.calls[req.Model]++
 	s.max[req.Model] = req.MaxTokens
+	switch {
+	case len(req.Tools) > 0:
+		s.shape[req.Model] = "tool"
+	case req.ResponseFormat != nil:
+		s.shape[req.Model] = req.ResponseFormat.Type
+	}
+	s.temp[req.Model] = req.Temperature
 	s.mu.Unlock()
 	var content string
 	switch req.Model {
@@ -68,11 +85,11 @@ func (s *modelServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // reports the one its probe does not find.
 func TestModelsRouteStagesAndFallBack(t *testing.T) {
 	t.Parallel()
-	fake := &modelServer{calls: map[string]int{}, max: map[string]int{}}
+	fake := &modelServer{calls: map[string]int{}, max: map[string]int{}, shape: map[string]string{}, temp: map[string]float64{}}
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
 	path := filepath.Join(t.TempDir(), "gateway.yaml")
-	yaml := "models:\n  stage2: {model: yaml-small, maxTokens: 400}\n  fallback:\n    - {provider: openai, model: backup}\n"
+	yaml := "models:\n  stage2: {model: yaml-small, maxTokens: 400, temperature: 0.3, outputMode: json_object}\n  fallback:\n    - {provider: openai, model: backup}\n"
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +118,13 @@ func TestModelsRouteStagesAndFallBack(t *testing.T) {
 	}
 	fake.mu.Lock()
 	calls, maxTokens := fake.calls, fake.max["small"]
+	shapes, temp := fake.shape, fake.temp["small"]
 	fake.mu.Unlock()
+	// Stage 1 (and its fallback) keep OpenAI's default, a forced tool;
+	// Stage 2 uses its YAML outputMode and temperature.
+	if diff := cmp.Diff(map[string]string{"strong": "tool", "backup": "tool", "small": "json_object"}, shapes); diff != "" || temp != 0.3 {
+		t.Errorf("temperature %v; request shapes per model (-want +got):\n%s", temp, diff)
+	}
 	if diff := cmp.Diff(map[string]int{"strong": 3, "backup": 1, "small": 1}, calls); diff != "" {
 		t.Errorf("calls per model (-want +got):\n%s", diff)
 	}
@@ -114,9 +137,9 @@ func TestModelsRouteStagesAndFallBack(t *testing.T) {
 	}
 	var answered []string
 	for _, tr := range traces {
-		answered = append(answered, string(tr.Stage)+" "+tr.Model)
+		answered = append(answered, string(tr.Stage)+" "+tr.Model+" "+string(tr.OutputMode))
 	}
-	if diff := cmp.Diff([]string{"stage1 openai/backup", "stage2 openai/small"}, answered); diff != "" {
+	if diff := cmp.Diff([]string{"stage1 openai/backup tool", "stage2 openai/small json_object"}, answered); diff != "" {
 		t.Errorf("trace models (-want +got):\n%s", diff)
 	}
 	rec := httptest.NewRecorder()
@@ -130,5 +153,52 @@ func TestModelsRouteStagesAndFallBack(t *testing.T) {
 	if diff := cmp.Diff([]string{"openai/strong", "openai/small", "openai/backup"}, health.Models); diff != "" || rec.Code != 200 ||
 		health.Status != "degraded" || health.Checks["model"] != `openai/strong: the provider does not list model "strong" (it lists 2 models)` {
 		t.Errorf("/readyz %d %s: models (-want +got):\n%s", rec.Code, rec.Body, diff)
+	}
+}
+
+func TestModelsOutputModeAndTemperatureChecked(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "gateway.yaml")
+	yaml := "models:\n  stage1: {provider: anthropic, model: c, outputMode: json_schema}\n  stage2: {temperature: 3}\n" +
+		"  fallback:\n    - {provider: openai, model: b, outputMode: yaml}\n"
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := loadConfig(envOf(map[string]string{
+		"GATEWAY_INSECURE_DEV": "1", "LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "a",
+		"GATEWAY_CONFIG": path, "LLM_OUTPUT_MODE": "xml",
+	}))
+	for _, want := range []string{
+		`models.stage1.outputMode: provider anthropic cannot use output mode "json_schema" (it can: tool, text)`,
+		"models.stage2.temperature must be between 0 and 2",
+		`models.fallback[0].outputMode: output mode "yaml" is not one of tool, json_schema, json_object, text`,
+		`output mode "xml" is not one of`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("loadConfig error %v lacks %q", err, want)
+		}
+	}
+}
+
+// An entry with neither provider nor model changes only its stage's
+// settings: it keeps LLM_PROVIDER's LLM_MODEL, not the provider's default.
+func TestModelsEntryWithoutModelKeepsLLMModel(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "gateway.yaml")
+	if err := os.WriteFile(path, []byte("models:\n  stage2: {outputMode: json_object}\n  plan: {provider: openai}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loadConfig(envOf(map[string]string{
+		"GATEWAY_INSECURE_DEV": "1", "LLM_PROVIDER": "openai", "LLM_MODEL": "gpt-strong", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": path,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := cfg.stageModels()
+	if got := cfg.llmFor(refs[workflow.StageTwo]).Model; got != "gpt-strong" {
+		t.Errorf("stage2 model = %q, want LLM_MODEL", got)
+	}
+	if got := cfg.llmFor(refs[workflow.StagePlan]).Model; got != "" {
+		t.Errorf("plan model = %q, want the provider's default (an entry naming a provider picks its own model)", got)
 	}
 }

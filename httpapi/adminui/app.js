@@ -284,6 +284,7 @@
     call.appendChild(el('div', 'meta', badge(interrupted ? 'interrupted' : rejected ? 'rejected' : 'accepted'),
       t.stage + ' · attempt ' + t.attempt + ' · ' + (t.model || 'no model') + ' · prompt ' + t.promptTokens +
       ' tok · completion ' + t.completionTokens + ' tok · ' + t.latencyMs + ' ms · template ' + (t.template || '-') +
+      (t.outputMode ? ' · output ' + t.outputMode : '') +
       (t.finishReason ? ' · finish ' + t.finishReason : '') +
       (t.retries ? ' · ' + t.retries + (t.retries === 1 ? ' provider retry' : ' provider retries') : '')));
     if (interrupted) {

@@ -73,7 +73,9 @@ func (m *Mode) Step(ctx context.Context, run *workflow.Run) error {
 // Closing returns the max-steps closing message (no model call).
 func (m *Mode) Closing(run *workflow.Run) workflow.Message { return modes.Closing(run) }
 
-// selectAction makes one Stage 1 attempt. An accepted reply persists the
+// selectAction makes one Stage 1 attempt, with Stage 1's native output
+// schema for providers that enforce one (the reply is parsed and validated
+// the same way whatever the provider enforced). An accepted reply persists the
 // selection with phase parameterize; a rejected one persists the attempt
 // and its problems (phase select, retried by the next Step with them as
 // feedback) until the retries are spent, then the step fails.
@@ -89,9 +91,10 @@ func (m *Mode) selectAction(ctx context.Context, run *workflow.Run, cp *workflow
 		return fmt.Errorf("react: rendering stage 1: %w", err)
 	}
 	var res prompts.Stage1Result
+	output := m.prompts.Stage1Output(reg.Actions(), run.Connections())
 	resp, err := run.Generate(ctx, workflow.ModelCall{
 		Stage: workflow.StageOne, Attempt: attempt, Template: rendered.Template, Prompt: rendered.Messages, JSON: true,
-		MaxTokens: maxTokens(cp),
+		MaxTokens: maxTokens(cp), Output: &output,
 		Check: func(reply string) (json.RawMessage, string) {
 			res = prompts.ParseStage1(reply, env)
 			return res.Parsed, strings.Join(res.Problems, "\n")
@@ -141,14 +144,14 @@ func (m *Mode) parameterize(ctx context.Context, run *workflow.Run, cp *workflow
 		fail.Reason = rejected("Stage 2", attempt-1, problems)
 		return modes.Fail(ctx, run, fail)
 	}
-	rendered, err := m.prompts.Stage2(prompts.Stage2Input{Selection: sel, Action: spec, Feedback: prompts.Feedback(problems)})
+	rendered, output, err := m.prompts.Stage2Call(prompts.Stage2Input{Selection: sel, Action: spec, Feedback: prompts.Feedback(problems)})
 	if err != nil {
 		return fmt.Errorf("react: rendering stage 2: %w", err)
 	}
 	var res prompts.Stage2Result
 	resp, err := run.Generate(ctx, workflow.ModelCall{
 		Stage: workflow.StageTwo, Attempt: attempt, Template: rendered.Template, Prompt: rendered.Messages, JSON: true,
-		MaxTokens: maxTokens(cp),
+		MaxTokens: maxTokens(cp), Output: &output.Output, FromNative: output.FromNative,
 		Check: func(reply string) (json.RawMessage, string) {
 			res = prompts.ParseStage2(reply, spec, sel.ParametersSchema.Fields, reg)
 			return res.Parsed, strings.Join(res.Problems, "\n")

@@ -1,0 +1,111 @@
+package prompts
+
+import (
+	"fmt"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// The names of the stages' native output schemas (tool or response format).
+const (
+	Stage1SchemaName = "select_action"
+	Stage2SchemaName = "fill_parameters"
+)
+
+// ReferencePattern is the JSON Schema pattern of a document reference a
+// Stage 1 reply may list (DESIGN §4): docList:<messageId>:<label>,
+// docList:<label>, docItem:<documentId>:<fileName> or docItem:<documentId>.
+// It only shapes what a provider lets the model write; ParseStage1 still
+// resolves every reference in the workflow.
+const ReferencePattern = `^doc(List|Item):[^:]+(:.+)?$`
+
+// maxStrictEnumValues is OpenAI's strict-mode limit on enum values in one
+// schema; a schema with more is sent as not strict.
+const maxStrictEnumValues = 500
+
+// Stage1Output returns the native output schema of a Stage 1 reply: exactly
+// the keys of DESIGN §3, in its order, all required (strict mode); "action"
+// an enum of the offered actions; "requiredConnection" an enum of the
+// user's connection labels or null; each "requiredInputDocuments" item a
+// reference (ReferencePattern); "parametersSchema.fields" items with the
+// allowed field types. No parameter values can be expressed in it. The
+// reply is still parsed and validated by ParseStage1 in every mode.
+func Stage1Output(actions []workflow.ActionSpec, conns []workflow.Connection) workflow.OutputSchema {
+	names := make([]any, 0, len(actions))
+	for _, a := range actions {
+		names = append(names, a.Name)
+	}
+	connection := object{{"type", "null"}, {"description", "You have no connections: always null."}}
+	if len(conns) > 0 {
+		labels := make([]any, 0, len(conns)+1)
+		for _, c := range conns {
+			labels = append(labels, c.Label)
+		}
+		connection = object{
+			{"type", []string{"string", "null"}},
+			{"enum", append(labels, nil)},
+			{"description", "The label of the connection the action uses, exactly as listed; null when it uses none."},
+		}
+	}
+	types := make([]any, len(allowedFieldTypes))
+	for i, t := range allowedFieldTypes {
+		types[i] = t
+	}
+	field := closedObject(
+		member{"name", object{{"type", "string"}, {"description", "The business parameter's name."}}},
+		member{"type", object{{"type", "string"}, {"enum", types}}},
+		member{"required", object{{"type", "boolean"}}},
+		member{"description", object{{"type", "string"}, {"description", "What Stage 2 should put in it."}}},
+	)
+	schema := closedObject(
+		member{"action", object{{"type", "string"}, {"enum", names}, {"description", "The one action to run next, method.action."}}},
+		member{"actionObjective", object{{"type", "string"}, {"description", "What this step must achieve."}}},
+		member{"learnings", object{{"type", "array"}, {"items", object{{"type", "string"}}},
+			{"description", "What the history taught you that later steps need."}}},
+		member{"requiredInputDocuments", object{{"type", "array"},
+			{"items", object{{"type", "string"}, {"pattern", ReferencePattern}}},
+			{"description", "Document references copied exactly from the documents index; empty when none."}}},
+		member{"requiredConnection", connection},
+		member{"parametersContext", object{{"type", "string"},
+			{"description", "Compact text Stage 2 reads to fill the parameters (no parameter values as keys)."}}},
+		member{"parametersSchema", closedObject(member{"fields", object{{"type", "array"}, {"items", field}}})},
+	)
+	out := workflow.OutputSchema{
+		Name:        Stage1SchemaName,
+		Description: "Choose the next action and describe, without values, the parameters Stage 2 will fill.",
+		Strict:      true,
+	}
+	if n := len(names) + len(conns); n > maxStrictEnumValues {
+		out.Strict = false
+		out.NotStrict = fmt.Sprintf("the Stage 1 schema has %d enum values (actions and connections); strict mode takes at most %d", n, maxStrictEnumValues)
+	}
+	return withSchema(out, schema)
+}
+
+// closedObject is an object schema whose members are all required and
+// which admits no other key (strict mode's form).
+func closedObject(props ...member) object {
+	required := make([]string, len(props))
+	for i, p := range props {
+		required[i] = p.key
+	}
+	return object{
+		{"type", "object"},
+		{"properties", object(props)},
+		{"required", required},
+		{"additionalProperties", false},
+	}
+}
+
+// withSchema sets out.Schema to schema's JSON. Marshalling cannot fail for
+// the strings, numbers, lists and objects schemas are built from; if it
+// ever did, the schema is left empty and out says why, so every provider
+// falls back to the prompt's description of the reply.
+func withSchema(out workflow.OutputSchema, schema any) workflow.OutputSchema {
+	b, err := marshal(schema)
+	if err != nil {
+		return workflow.OutputSchema{Name: out.Name, NotStrict: "the schema could not be encoded: " + err.Error()}
+	}
+	out.Schema = b
+	return out
+}

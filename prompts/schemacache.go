@@ -1,0 +1,53 @@
+package prompts
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// maxCachedStage1Schemas bounds the Stage 1 schema cache; beyond it the
+// cache starts afresh (one entry per distinct set of actions and
+// connection labels: the registry is fixed, so about one per user).
+const maxCachedStage1Schemas = 1024
+
+// stage1Cache keeps Stage1Output's results by the offered action names and
+// the user's connection labels, which are all a Stage 1 schema depends on.
+type stage1Cache struct {
+	mu      sync.Mutex
+	entries map[string]workflow.OutputSchema
+}
+
+// Stage1Output returns the Stage 1 output schema for actions and conns
+// (the package-level Stage1Output), cached: a Stage 1 call of the same
+// user with the same registry gets the same schema without rebuilding it.
+// The returned schema must not be modified.
+func (b *Builder) Stage1Output(actions []workflow.ActionSpec, conns []workflow.Connection) workflow.OutputSchema {
+	var key strings.Builder
+	for _, a := range actions {
+		key.WriteString(a.Name)
+		key.WriteByte(0)
+	}
+	key.WriteByte(1)
+	for _, c := range conns {
+		key.WriteString(c.Label)
+		key.WriteByte(0)
+	}
+	k := key.String()
+	c := &b.stage1
+	c.mu.Lock()
+	out, ok := c.entries[k]
+	c.mu.Unlock()
+	if ok {
+		return out
+	}
+	out = Stage1Output(actions, conns)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= maxCachedStage1Schemas {
+		c.entries = map[string]workflow.OutputSchema{}
+	}
+	c.entries[k] = out
+	return out
+}
