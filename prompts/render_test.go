@@ -175,7 +175,8 @@ func TestPlaceholderNamesMatchTemplates(t *testing.T) {
 	got := []string{placeholders.UserPrompt, placeholders.AvailableMethods, placeholders.AvailableDocumentsIndex,
 		placeholders.AvailableConnectionsIndex, placeholders.WorkflowHistory, placeholders.ValidationFeedback,
 		placeholders.ActionObjective, placeholders.SelectedAction, placeholders.ParametersContext,
-		placeholders.ParametersSchema, placeholders.PreviousResponse}
+		placeholders.ParametersSchema, placeholders.PreviousResponse, placeholders.PlanProgress,
+		placeholders.PreviousSummary, placeholders.CompactedEntries, placeholders.SummaryLimit}
 	slices.Sort(got)
 	if diff := cmp.Diff(templates.KnownKeys(), got); diff != "" {
 		t.Errorf("placeholder names differ from templates.KnownKeys (-templates +placeholders):\n%s", diff)

@@ -73,6 +73,7 @@ limits:
   retention: 72h
   leaseTTL: 4s
   loopRepeats: 0
+  maxReplans: 3
 connections:
   - user: alice
     label: crm
@@ -102,6 +103,20 @@ connections:
 	}
 	if got := (FileLimits{}).loopRepeats(); got != 0 {
 		t.Errorf("unset loopRepeats maps to %d, want 0 (the default)", got)
+	}
+	// maxReplans: unset keeps the default, 0 or replanOnFailure: false
+	// turns re-planning off.
+	off, zero := false, 0
+	for _, tc := range []struct {
+		limits FileLimits
+		want   int
+	}{
+		{l, 3}, {FileLimits{}, 0}, {FileLimits{MaxReplans: &zero}, -1},
+		{FileLimits{ReplanOnFailure: &off, MaxReplans: l.MaxReplans}, -1},
+	} {
+		if got := tc.limits.maxReplans(); got != tc.want {
+			t.Errorf("maxReplans() of %+v = %d, want %d", tc.limits, got, tc.want)
+		}
 	}
 	if len(cfg.Actions.Connections) != 1 || cfg.Actions.Connections[0].Label != "crm" {
 		t.Errorf("actions config = %+v", cfg.Actions)

@@ -136,7 +136,7 @@ func (g *gateway) build(cfg Config, log zerolog.Logger) error {
 		return fmt.Errorf("templates.Load: %w", err)
 	}
 	builder := prompts.NewBuilder(set, prompts.Options{HistoryBudget: l.HistoryBudget, LoopRepeats: l.loopRepeats()})
-	plan := actionplan.New(builder, actionplan.Options{TopK: l.ActionPlanTopK})
+	plan := actionplan.New(builder, actionplan.Options{TopK: l.ActionPlanTopK, MaxReplans: l.maxReplans()})
 	redactor := redact.New(append(reg.Secrets(), cfg.Secrets()...)...)
 	g.registry, g.store, g.metrics, g.redactor = reg, redact.Traces(g.raw, redactor), httpapi.NewMetrics(), redactor
 
