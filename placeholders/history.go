@@ -16,7 +16,12 @@ import (
 // textExcerpt bounds the text shown for user and assistant messages.
 const textExcerpt = 400
 
-// History returns the WORKFLOW_HISTORY value. Entries are
+// History returns the WORKFLOW_HISTORY value. When the workflow has a
+// compaction summary (a message of role summary, see Compaction), only
+// the messages after the ones it covers are entries, and the newest summary
+// is rendered as the oldest entry, fenced as data, in at most
+// SummaryBudget(budget) characters; the entries get the rest of the
+// budget. Otherwise entries are
 // reverse-chronological: the messages of the current round newest to
 // oldest, then earlier rounds, newest round first (messages are ordered by
 // round, then seq, both descending; equal seqs keep reverse slice order).
@@ -29,10 +34,30 @@ const textExcerpt = 400
 // is cut to fit rather than dropped. Only the entries that fit are
 // rendered, so the cost grows with the budget, not with the history.
 func History(msgs []workflow.Message, budget int) string {
+	budget = historyBudget(budget)
+	prev, live := splitCompacted(msgs)
+	if prev == nil {
+		return renderHistory(live, budget)
+	}
+	block := summaryBlock(prev, msgs, SummaryBudget(budget))
+	if len(live) == 0 {
+		return block
+	}
+	return renderHistory(live, budget-utf8.RuneCountInString(block)-1) + "\n" + block
+}
+
+// historyBudget resolves a configured budget: 0 → DefaultHistoryBudget,
+// never below MinHistoryBudget.
+func historyBudget(budget int) int {
 	if budget <= 0 {
 		budget = DefaultHistoryBudget
 	}
-	budget = max(budget, MinHistoryBudget)
+	return max(budget, MinHistoryBudget)
+}
+
+// renderHistory renders msgs newest first within budget runes, dropping the
+// oldest entries with an omitted line when they do not fit.
+func renderHistory(msgs []workflow.Message, budget int) string {
 	if len(msgs) == 0 {
 		return "(no history yet)"
 	}
