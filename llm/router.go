@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,9 @@ type Route struct {
 	Model workflow.Model
 	// MaxTokens is sent when a request sets none (0: the provider's default).
 	MaxTokens int
+	// Temperature is sent when a request sets none (nil: the provider's
+	// default).
+	Temperature *float64
 }
 
 // Router is a workflow.Model that sends each call to the model configured
@@ -63,14 +67,20 @@ func (r *Router) Models() []string {
 
 // Generate calls the stage's model, then each fallback after a failure,
 // and returns the first reply; the error of the last model tried (with
-// every earlier one) when none answered.
+// every earlier one) when none answered. A request without maxTokens or
+// temperature gets the route's; a fallback without a temperature of its
+// own uses the stage's, so a stage keeps its sampling when it fails over.
 func (r *Router) Generate(ctx context.Context, req workflow.ModelRequest) (workflow.ModelResponse, error) {
-	chain := append([]Route{r.Route(req.Stage)}, r.fallback...)
+	primary := r.Route(req.Stage)
+	chain := append([]Route{primary}, r.fallback...)
 	var errs []error
 	for i, rt := range chain {
 		call := req
 		if call.MaxTokens == 0 {
 			call.MaxTokens = rt.MaxTokens
+		}
+		if call.Temperature == nil {
+			call.Temperature = cmp.Or(rt.Temperature, primary.Temperature)
 		}
 		resp, err := rt.Model.Generate(ctx, call)
 		if err == nil {

@@ -9,7 +9,11 @@ type ModelRequest struct {
 	JSON bool
 	// MaxTokens bounds the reply; 0 means the adapter's default.
 	MaxTokens int
-	// Stage is used for metrics and logs only.
+	// Temperature is the sampling temperature; nil means the configured
+	// stage's (llm.Router), else the provider's default.
+	Temperature *float64
+	// Stage is used for metrics and logs only (and by a router to pick the
+	// stage's model).
 	Stage Stage
 }
 

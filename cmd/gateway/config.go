@@ -115,6 +115,10 @@ type FileLimits struct {
 	// 2; 0 turns re-planning off).
 	ReplanOnFailure *bool `yaml:"replanOnFailure"`
 	MaxReplans      *int  `yaml:"maxReplans"`
+	// Compaction makes React mode summarise history entries over
+	// historyBudget with a model call instead of dropping them (unset:
+	// true).
+	Compaction *bool `yaml:"compaction"`
 }
 
 // maxReplans maps limits.replanOnFailure and limits.maxReplans to
@@ -249,6 +253,7 @@ func (c *Config) problems() []string {
 			add("%v", err)
 		}
 	}
+	problems = append(problems, c.File.Models.modelProblems()...)
 	return problems
 }
 

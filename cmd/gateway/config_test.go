@@ -74,6 +74,7 @@ limits:
   leaseTTL: 4s
   loopRepeats: 0
   maxReplans: 3
+  compaction: false
 connections:
   - user: alice
     label: crm
@@ -103,6 +104,9 @@ connections:
 	}
 	if got := (FileLimits{}).loopRepeats(); got != 0 {
 		t.Errorf("unset loopRepeats maps to %d, want 0 (the default)", got)
+	}
+	if l.Compaction == nil || *l.Compaction {
+		t.Errorf("compaction: false read as %v", l.Compaction)
 	}
 	// maxReplans: unset keeps the default, 0 or replanOnFailure: false
 	// turns re-planning off.

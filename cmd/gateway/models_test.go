@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -25,6 +26,8 @@ type modelServer struct {
 	mu    sync.Mutex
 	calls map[string]int
 	max   map[string]int
+	// temp is the temperature of each model's last request (-1: none sent).
+	temp map[string]float64
 }
 
 func (s *modelServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -35,13 +38,20 @@ func (s *modelServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req struct {
-		Model     string `json:"model"`
-		MaxTokens int    `json:"max_tokens"`
+		Model       string   `json:"model"`
+		MaxTokens   int      `json:"max_tokens"`
+		Temperature *float64 `json:"temperature"`
 	}
 	_ = json.NewDecoder(r.Body).Decode(&req)
 	s.mu.Lock()
 	s.calls[req.Model]++
 	s.max[req.Model] = req.MaxTokens
+	if s.temp != nil {
+		s.temp[req.Model] = -1
+		if req.Temperature != nil {
+			s.temp[req.Model] = *req.Temperature
+		}
+	}
 	s.mu.Unlock()
 	var content string
 	switch req.Model {
@@ -64,15 +74,17 @@ func (s *modelServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // The YAML models section and LLM_MODEL_STAGE2 route Stage 2 to its own
 // model; Stage 1's model fails after its retries and the fallback answers;
+// each request carries its stage's temperature (the fallback Stage 1's);
 // the traces name the answering models and /readyz lists them all and
 // reports the one its probe does not find.
 func TestModelsRouteStagesAndFallBack(t *testing.T) {
 	t.Parallel()
-	fake := &modelServer{calls: map[string]int{}, max: map[string]int{}}
+	fake := &modelServer{calls: map[string]int{}, max: map[string]int{}, temp: map[string]float64{}}
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
 	path := filepath.Join(t.TempDir(), "gateway.yaml")
-	yaml := "models:\n  stage2: {model: yaml-small, maxTokens: 400}\n  fallback:\n    - {provider: openai, model: backup}\n"
+	yaml := "models:\n  stage1: {model: strong, temperature: 0.7}\n  stage2: {model: yaml-small, maxTokens: 400, temperature: 0.2}\n" +
+		"  fallback:\n    - {provider: openai, model: backup}\n"
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -100,8 +112,11 @@ func TestModelsRouteStagesAndFallBack(t *testing.T) {
 		t.Fatalf("round ended %+v, %v", wf, err)
 	}
 	fake.mu.Lock()
-	calls, maxTokens := fake.calls, fake.max["small"]
+	calls, maxTokens, temps := fake.calls, fake.max["small"], fake.temp
 	fake.mu.Unlock()
+	if diff := cmp.Diff(map[string]float64{"strong": 0.7, "backup": 0.7, "small": 0.2}, temps); diff != "" {
+		t.Errorf("temperature per model (-want +got):\n%s", diff)
+	}
 	if diff := cmp.Diff(map[string]int{"strong": 3, "backup": 1, "small": 1}, calls); diff != "" {
 		t.Errorf("calls per model (-want +got):\n%s", diff)
 	}
@@ -130,5 +145,27 @@ func TestModelsRouteStagesAndFallBack(t *testing.T) {
 	if diff := cmp.Diff([]string{"openai/strong", "openai/small", "openai/backup"}, health.Models); diff != "" || rec.Code != 200 ||
 		health.Status != "degraded" || health.Checks["model"] != `openai/strong: the provider does not list model "strong" (it lists 2 models)` {
 		t.Errorf("/readyz %d %s: models (-want +got):\n%s", rec.Code, rec.Body, diff)
+	}
+}
+
+// A temperature outside 0..2 or a negative maxTokens stops start-up,
+// naming the entry.
+func TestModelSettingsAreChecked(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "gateway.yaml")
+	yaml := "models:\n  compact: {model: m, temperature: 2.5}\n  fallback:\n    - {model: m, maxTokens: -1, temperature: 0}\n"
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := loadConfig(envOf(map[string]string{
+		"GATEWAY_INSECURE_DEV": "1", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": path,
+	}))
+	for _, want := range []string{"models.compact.temperature must be between 0 and 2, not 2.5", "models.fallback[0].maxTokens must not be negative"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("loadConfig error = %v, want it to say %q", err, want)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "fallback[0].temperature") {
+		t.Errorf("temperature 0 refused: %v", err)
 	}
 }
