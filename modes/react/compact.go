@@ -21,9 +21,10 @@ func compactMaxTokens(limit int) int { return limit/2 + 256 }
 // summary (Run.AppendSummary), after which the step goes on from the same
 // phase with a history that fits. ok is false when nothing was done (no
 // compaction needed or compaction off). A rejected reply (empty, or cut at
-// the token limit) persists CompactionSkipped: this step's Stage 1 drops
-// the oldest entries instead, and the next step tries again. Model errors
-// are returned unchanged.
+// the token limit) or a model that could not answer persists
+// CompactionSkipped: compaction only saves prompt space, so this step's
+// Stage 1 drops the oldest entries instead of failing the round, and the
+// next step tries again. A cancelled call is returned unchanged.
 func (m *Mode) compact(ctx context.Context, run *workflow.Run) (ok bool, err error) {
 	entries, prev := m.prompts.Compaction(run.Messages())
 	if len(entries) == 0 {
@@ -48,9 +49,9 @@ func (m *Mode) compact(ctx context.Context, run *workflow.Run) (ok bool, err err
 		},
 	})
 	switch {
-	case err != nil:
+	case err != nil && ctx.Err() != nil:
 		return true, err
-	case resp.Truncated || problem != "":
+	case err != nil || resp.Truncated || problem != "":
 		return true, run.Checkpoint(ctx, workflow.Checkpoint{Phase: workflow.PhaseSelect, CompactionSkipped: true})
 	}
 	return true, run.AppendSummary(ctx, messages.NewSummary(messages.SummaryInput{

@@ -31,6 +31,8 @@ type longRound struct {
 	stage1, stage2, compact int
 	// onCompact, when set, runs on each compaction call with its number.
 	onCompact func(n int)
+	// compactReply, when set, answers the compaction calls.
+	compactReply func(n int) (string, error)
 }
 
 // compactions returns how many compaction calls were answered.
@@ -51,6 +53,9 @@ func (l *longRound) model() *enginetest.Model {
 			l.compact++
 			if l.onCompact != nil {
 				l.onCompact(l.compact)
+			}
+			if l.compactReply != nil {
+				return l.compactReply(l.compact)
 			}
 			return fmt.Sprintf("Summary %d: the items echoed so far each went into their own echo.txt.", l.compact), nil
 		case workflow.StageOne:
@@ -259,6 +264,57 @@ func TestCrashDuringCompaction(t *testing.T) {
 			// The lost call was made again: one more call than summaries.
 			if n := script.compactions(); n != summaries+1 {
 				t.Errorf("%d compaction calls for %d summaries, want exactly one repeated", n, summaries)
+			}
+		})
+	}
+}
+
+// A compaction the model does not give (an empty reply, an outage) costs
+// the round nothing: that step's Stage 1 drops the oldest entries as with
+// compaction off, the call is not retried within the step, and a later step
+// tries again.
+func TestCompactionSkippedWhenTheModelFails(t *testing.T) {
+	t.Parallel()
+	for name, reply := range map[string]func(int) (string, error){
+		"empty reply": func(int) (string, error) { return "  ", nil },
+		"model error": func(int) (string, error) { return "", workflow.Errorf(workflow.KindUnavailable, "compact model down") },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			store, reg := newStore(), enginetest.NewRegistry()
+			script := &longRound{n: 15, compactReply: reply}
+			model := script.model()
+			e := enginetest.StartEngine(t, testConfig("a"), store, model, reg, compactingMode(t, false))
+			wf := enginetest.Wait(t, e, create(t, e, "echo fifteen items", 16).ID)
+			if wf.Status != workflow.StatusCompleted || wf.StopReason != workflow.StopCompleted || wf.Stats.Actions != 15 {
+				t.Fatalf("ended %s/%s with %d actions (%s), want completed with 15", wf.Status, wf.StopReason, wf.Stats.Actions, wf.Error)
+			}
+			for _, m := range messages(t, store, wf.ID) {
+				if m.Role == workflow.RoleSummary {
+					t.Fatal("a summary was written from a failed compaction")
+				}
+			}
+			calls := model.Calls()
+			compacts, last := 0, workflow.Stage("")
+			for _, c := range calls {
+				if c.Stage == workflow.StageCompact {
+					compacts++
+					if last == workflow.StageCompact {
+						t.Error("a failed compaction was retried within its step")
+					}
+				}
+				last = c.Stage
+			}
+			if compacts < 2 {
+				t.Errorf("%d compaction calls, want one in each step that needed it", compacts)
+			}
+			if h := historyOf(t, calls[len(calls)-2].Text()); !strings.Contains(h, "older entries omitted)") {
+				t.Errorf("the last Stage 1 history drops nothing:\n%s", h)
+			}
+			for _, tr := range enginetest.Traces(t, store, wf.ID) {
+				if tr.Stage == workflow.StageCompact && tr.Error == "" {
+					t.Errorf("compaction trace without its error: %+v", tr)
+				}
 			}
 		})
 	}
