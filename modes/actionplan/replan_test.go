@@ -274,3 +274,25 @@ func TestPlanStepsLimitedToOfferedActions(t *testing.T) {
 		t.Errorf("plan trace error = %q", tr.Error)
 	}
 }
+
+// Loop detection holds in the action-plan mode too: a plan repeating the
+// same call with the same result ends with stop reason loop at the third
+// repeat, before the rest of the plan runs.
+func TestPlanLoopEndsTheRound(t *testing.T) {
+	t.Parallel()
+	store, reg := newStore(), enginetest.NewRegistry()
+	same := echo("same", "")
+	model := enginetest.Script(planJSON(same, same, same, same, same, complete("never reached")))
+	e := startEngine(t, testConfig("a"), store, model, reg)
+	wf := wait(t, e, create(t, e, "echo the same thing", 10).ID)
+	if wf.Status != workflow.StatusCompleted || wf.StopReason != workflow.StopLoop {
+		t.Fatalf("ended %s/%s (%s), want completed/loop", wf.Status, wf.StopReason, wf.Error)
+	}
+	if n := len(reg.Calls()); n != 4 {
+		t.Errorf("echo ran %d times, want 4 (the original and three repeats)", n)
+	}
+	msgs := messages(t, store, wf.ID)
+	if last := msgs[len(msgs)-1]; last.Role != workflow.RoleAssistant || !strings.Contains(last.Text, "going in circles") {
+		t.Errorf("closing message = %s %q", last.Role, last.Text)
+	}
+}
