@@ -11,6 +11,12 @@ import (
 //
 // A phase is saved with Store.Commit before the next model call, so a
 // restarted engine resumes with the phase after the last finished call.
+//
+// React mode's history compaction runs at the start of select (before the
+// step's first Stage 1 call) and is committed by Run.AppendSummary as a
+// summary message, leaving the phase as it was: whether a compaction is due
+// follows from the committed messages, so a restart repeats an uncommitted
+// compaction call and never a committed one.
 type Phase string
 
 // The step phases.
