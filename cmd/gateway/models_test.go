@@ -169,3 +169,28 @@ func TestModelSettingsAreChecked(t *testing.T) {
 		t.Errorf("temperature 0 refused: %v", err)
 	}
 }
+
+// The compaction call goes to models.compact, else to Stage 1's model,
+// else to the default.
+func TestCompactStageRoute(t *testing.T) {
+	t.Parallel()
+	temp := 0.3
+	s1, compact := &ModelRef{Model: "s1", Temperature: &temp}, &ModelRef{Model: "small"}
+	for _, tc := range []struct {
+		models FileModels
+		want   *ModelRef
+	}{
+		{FileModels{Stage1: s1, Compact: compact}, compact},
+		{FileModels{Stage1: s1}, s1},
+		{FileModels{}, nil},
+	} {
+		cfg := Config{File: FileConfig{Models: tc.models}}
+		got, ok := cfg.stageModels()[workflow.StageCompact]
+		switch {
+		case tc.want == nil && ok:
+			t.Errorf("compact routed to %+v with no stage models", got)
+		case tc.want != nil && (!ok || got.Model != tc.want.Model || got.Temperature != tc.want.Temperature):
+			t.Errorf("compact routed to %+v (%v), want %+v", got, ok, *tc.want)
+		}
+	}
+}
