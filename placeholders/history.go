@@ -16,12 +16,7 @@ import (
 // textExcerpt bounds the text shown for user and assistant messages.
 const textExcerpt = 400
 
-// History returns the WORKFLOW_HISTORY value. When the workflow has a
-// compaction summary (a message of role summary, see Compaction), only
-// the messages after the ones it covers are entries, and the newest summary
-// is rendered as the oldest entry, fenced as data, in at most
-// SummaryBudget(budget) characters; the entries get the rest of the
-// budget. Otherwise entries are
+// History returns the WORKFLOW_HISTORY value. Entries are
 // reverse-chronological: the messages of the current round newest to
 // oldest, then earlier rounds, newest round first (messages are ordered by
 // round, then seq, both descending; equal seqs keep reverse slice order).
@@ -33,6 +28,11 @@ const textExcerpt = 400
 // first and a last line says how many were omitted; the newest entry alone
 // is cut to fit rather than dropped. Only the entries that fit are
 // rendered, so the cost grows with the budget, not with the history.
+//
+// When the workflow has a compaction summary (a message of role summary,
+// see Compaction), only the messages after the ones it covers are entries,
+// and the newest summary is the last (oldest) entry, fenced as data, in at
+// most SummaryBudget(budget) characters; the other entries share the rest.
 func History(msgs []workflow.Message, budget int) string {
 	budget = historyBudget(budget)
 	prev, live := splitCompacted(msgs)
