@@ -51,14 +51,14 @@ type PendingApproval struct {
 	ExpiresAt       time.Time      `json:"expiresAt"`
 }
 
-// Message is one record of a workflow: a user prompt, an action's result
-// or an assistant answer.
+// Message is one record of a workflow: a user prompt, an action's result,
+// an assistant answer or a history compaction's summary.
 type Message struct {
 	ID              string         `json:"id"`
 	Seq             int64          `json:"seq"`
 	Round           int            `json:"round"`
 	Step            int            `json:"step"`
-	Role            string         `json:"role"` // user, action, assistant
+	Role            string         `json:"role"` // user, action, assistant, summary
 	Text            string         `json:"text"`
 	Action          string         `json:"action"`
 	ActionObjective string         `json:"actionObjective"`
@@ -69,7 +69,10 @@ type Message struct {
 	Summary         string         `json:"summary"`
 	Findings        string         `json:"findings"`
 	Learnings       []string       `json:"learnings"`
-	CreatedAt       time.Time      `json:"createdAt"`
+	// CompactedThrough, on a summary message, is the seq of the newest
+	// message its text summarises.
+	CompactedThrough int64     `json:"compactedThrough,omitempty"`
+	CreatedAt        time.Time `json:"createdAt"`
 }
 
 // Document is a document's metadata; Client.Document reads its bytes.

@@ -31,7 +31,7 @@ type TraceView struct {
 	WorkflowID       string                   `json:"workflowId"`
 	Round            int                      `json:"round"`
 	Step             int                      `json:"step"`
-	Stage            workflow.Stage           `json:"stage" enum:"stage1,stage2,plan,repair,action"`
+	Stage            workflow.Stage           `json:"stage" enum:"stage1,stage2,plan,repair,action,compact"`
 	Attempt          int                      `json:"attempt"`
 	Template         string                   `json:"template"`
 	Prompt           []workflow.PromptMessage `json:"prompt"`

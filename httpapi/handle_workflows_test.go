@@ -312,3 +312,32 @@ func TestInflightUploadCap(t *testing.T) {
 		t.Errorf("the engine saw %d creates, want 3 (the refused one never reached it)", n)
 	}
 }
+
+// A compaction's summary message is listed in seq order with role summary
+// and the seq it covers through; other messages carry no compactedThrough.
+func TestMessagesListSummaries(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, nil)
+	w := testWorkflow("alice", workflow.StatusRunning)
+	env.store.put(w,
+		workflow.Message{ID: "m1", Role: workflow.RoleUser, Text: "hi"},
+		workflow.Message{ID: "m2", Role: workflow.RoleAction, Action: "test.echo", Status: workflow.MessageSuccess},
+		workflow.Message{ID: "m3", Role: workflow.RoleSummary, Text: "step 1 echoed hi", CompactedThrough: 2})
+	rec := env.do(t, "GET", "/api/v1/workflows/"+w.ID+"/messages", aliceToken, nil)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status = %d: %s", rec.Code, rec.Body)
+	}
+	var body struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || len(body.Messages) != 3 {
+		t.Fatalf("body %s (%v)", rec.Body, err)
+	}
+	last := body.Messages[2]
+	if last["role"] != "summary" || last["compactedThrough"] != 2.0 || last["text"] != "step 1 echoed hi" {
+		t.Errorf("summary message = %v", last)
+	}
+	if _, ok := body.Messages[1]["compactedThrough"]; ok {
+		t.Errorf("an action message carries compactedThrough: %v", body.Messages[1])
+	}
+}

@@ -41,7 +41,7 @@ type MessageView struct {
 	Seq             int64                  `json:"seq"`
 	Round           int                    `json:"round"`
 	Step            int                    `json:"step"`
-	Role            workflow.Role          `json:"role" enum:"user,action,assistant"`
+	Role            workflow.Role          `json:"role" enum:"user,action,assistant,summary"`
 	Text            string                 `json:"text"`
 	Action          string                 `json:"action"`
 	ActionObjective string                 `json:"actionObjective"`
@@ -52,7 +52,9 @@ type MessageView struct {
 	Summary         string                 `json:"summary"`
 	Findings        string                 `json:"findings"`
 	Learnings       []string               `json:"learnings"`
-	CreatedAt       time.Time              `json:"createdAt"`
+	// CompactedThrough is set on a summary message only.
+	CompactedThrough int64     `json:"compactedThrough,omitempty" doc:"On a summary message (a history compaction): the seq of the newest message its text summarises"`
+	CreatedAt        time.Time `json:"createdAt"`
 }
 
 func viewWorkflow(w *workflow.Workflow) WorkflowView {
@@ -76,6 +78,6 @@ func viewMessage(m workflow.Message) MessageView {
 		ID: m.ID, Seq: m.Seq, Round: m.Round, Step: m.Step, Role: m.Role, Text: m.Text,
 		Action: m.Action, ActionObjective: m.ActionObjective, Parameters: m.Parameters,
 		Status: m.Status, DocumentsLabel: m.DocumentsLabel, Documents: docs, Summary: m.Summary,
-		Findings: m.Findings, Learnings: learnings, CreatedAt: m.CreatedAt,
+		Findings: m.Findings, Learnings: learnings, CompactedThrough: m.CompactedThrough, CreatedAt: m.CreatedAt,
 	}
 }

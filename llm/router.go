@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -70,9 +71,12 @@ func (r *Router) Models() []string {
 
 // Generate calls the stage's model, then each fallback after a failure,
 // and returns the first reply; the error of the last model tried (with
-// every earlier one) when none answered.
+// every earlier one) when none answered. A request without maxTokens or
+// temperature gets the route's; a fallback without a temperature of its
+// own uses the stage's, so a stage keeps its sampling when it fails over.
 func (r *Router) Generate(ctx context.Context, req workflow.ModelRequest) (workflow.ModelResponse, error) {
-	chain := append([]Route{r.Route(req.Stage)}, r.fallback...)
+	primary := r.Route(req.Stage)
+	chain := append([]Route{primary}, r.fallback...)
 	var errs []error
 	for i, rt := range chain {
 		call := req
@@ -83,7 +87,7 @@ func (r *Router) Generate(ctx context.Context, req workflow.ModelRequest) (workf
 			call.OutputMode = rt.OutputMode
 		}
 		if call.Temperature == nil {
-			call.Temperature = rt.Temperature
+			call.Temperature = cmp.Or(rt.Temperature, primary.Temperature)
 		}
 		resp, err := rt.Model.Generate(ctx, call)
 		if err == nil {

@@ -77,6 +77,50 @@ func TestRouterFallsBackAfterTheRetries(t *testing.T) {
 	}
 }
 
+// A stage's temperature is sent with its calls and kept by a fallback
+// without one of its own; a request's own temperature wins.
+func TestRouterSendsTheStageTemperature(t *testing.T) {
+	t.Parallel()
+	down := newFakeOpenAI(t, func(_ int, _ *http.Request, _ chatRequest, w http.ResponseWriter) {
+		writeError(w, http.StatusInternalServerError, "overloaded")
+	})
+	backup, plan := newFakeOpenAI(t, answering("backup")), newFakeOpenAI(t, answering("plan"))
+	warm, cold, mild := 0.8, 0.1, 0.5
+	stage1 := routeTo(t, down, "down", 0)
+	stage1.Temperature = &warm
+	planRoute := routeTo(t, plan, "plan", 0)
+	planRoute.Temperature = &cold
+	r := NewRouter(routeTo(t, backup, "default", 0),
+		map[workflow.Stage]Route{workflow.StageOne: stage1, workflow.StagePlan: planRoute},
+		[]Route{routeTo(t, backup, "backup", 0)})
+	sent := func(srv *fakeOpenAI) any {
+		req, _ := srv.lastRequest()
+		if req.Temperature == nil {
+			return nil
+		}
+		return *req.Temperature
+	}
+	for _, tc := range []struct {
+		stage workflow.Stage
+		temp  *float64
+		srv   *fakeOpenAI
+		want  any
+	}{
+		{workflow.StageOne, nil, backup, warm},  // failed over: the stage's
+		{workflow.StagePlan, nil, plan, cold},   // the route's
+		{workflow.StagePlan, &mild, plan, mild}, // the request's
+	} {
+		req := prompt("x")
+		req.Stage, req.Temperature = tc.stage, tc.temp
+		if _, err := r.Generate(context.Background(), req); err != nil {
+			t.Fatalf("Generate(%s): %v", tc.stage, err)
+		}
+		if got := sent(tc.srv); got != tc.want {
+			t.Errorf("%s call sent temperature %v, want %v", tc.stage, got, tc.want)
+		}
+	}
+}
+
 func TestRouterReportsEveryFailure(t *testing.T) {
 	t.Parallel()
 	down := func(_ int, _ *http.Request, _ chatRequest, w http.ResponseWriter) {

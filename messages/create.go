@@ -1,6 +1,7 @@
 package messages
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/twostep/twostep/workflow"
@@ -171,4 +172,40 @@ func nonEmpty(list []string) []string {
 		}
 	}
 	return out
+}
+
+// SummaryInput is what a compaction's summary message is made from.
+type SummaryInput struct {
+	WorkflowID string
+	Round      int
+	Step       int
+	// Text is the summary the compaction call wrote; Entries are the
+	// messages it covers, oldest first (the newest one's seq is the
+	// message's CompactedThrough).
+	Text    string
+	Entries []workflow.Message
+	Now     time.Time
+}
+
+// NewSummary returns a message of role summary: Text stands in the history
+// for every message up to the newest of Entries, and its Summary says how
+// many entries it covers and through which step.
+func NewSummary(in SummaryInput) workflow.Message {
+	m := workflow.Message{
+		ID:         workflow.NewID(workflow.PrefixMessage),
+		WorkflowID: in.WorkflowID,
+		Round:      in.Round,
+		Step:       in.Step,
+		Role:       workflow.RoleSummary,
+		Text:       in.Text,
+		Documents:  []workflow.Document{},
+		CreatedAt:  now(in.Now),
+	}
+	if n := len(in.Entries); n > 0 {
+		last := in.Entries[n-1]
+		m.CompactedThrough = last.Seq
+		m.Summary = fmt.Sprintf("history compacted: %s through round %d, step %d summarised",
+			workflow.Count(n, "entry", "entries"), last.Round, last.Step)
+	}
+	return m
 }

@@ -24,6 +24,10 @@ type StepCall struct {
 	// Label overrides the output documents' label (the action-plan mode's
 	// resultLabel); "" means round{R}_step{S}_{method}_{action}.
 	Label string
+	// OnFailure, when set, is the checkpoint the following step starts
+	// from if this one fails (inputs that do not resolve, an action error)
+	// instead of next: the action-plan mode re-plans from it.
+	OnFailure *workflow.Checkpoint
 }
 
 // Execute runs call as the current step of run and commits it: it resolves
@@ -63,7 +67,7 @@ func Execute(ctx context.Context, run *workflow.Run, call StepCall, next *workfl
 			return err
 		}
 		return Fail(ctx, run, Failure{Action: call.Action, Objective: call.Objective, Learnings: call.Learnings,
-			Reason: "inputs did not resolve: " + workflow.PublicMessage(err), Next: next})
+			Reason: "inputs did not resolve: " + workflow.PublicMessage(err), Next: call.failed(next)})
 	}
 	if needed && grant == nil {
 		return run.Pause(ctx, workflow.StepApproval{
@@ -83,6 +87,7 @@ func Execute(ctx context.Context, run *workflow.Run, call StepCall, next *workfl
 	}
 	if aerr != nil {
 		res = workflow.ActionResult{} // only ModelCalls count beside an error
+		next = call.failed(next)
 	}
 	traceAction(ctx, run, call, res, aerr, d)
 	msg, docs := messages.NewAction(messages.ActionInput{
@@ -94,6 +99,14 @@ func Execute(ctx context.Context, run *workflow.Run, call StepCall, next *workfl
 		Action: call.Action, Messages: []workflow.Message{msg}, Documents: docs,
 		Failed: aerr != nil, Executed: true, Next: next,
 	})
+}
+
+// failed returns the checkpoint after the step when it fails.
+func (c StepCall) failed(next *workflow.Checkpoint) *workflow.Checkpoint {
+	if c.OnFailure != nil {
+		return c.OnFailure
+	}
+	return next
 }
 
 // execute runs the action, turning a panic into an explained step failure.

@@ -28,11 +28,36 @@ const textExcerpt = 400
 // first and a last line says how many were omitted; the newest entry alone
 // is cut to fit rather than dropped. Only the entries that fit are
 // rendered, so the cost grows with the budget, not with the history.
+//
+// When the workflow has a compaction summary (a message of role summary,
+// see Compaction), only the messages after the ones it covers are entries,
+// and the newest summary is the last (oldest) entry, fenced as data, in at
+// most SummaryBudget(budget) characters; the other entries share the rest.
 func History(msgs []workflow.Message, budget int) string {
+	budget = historyBudget(budget)
+	prev, live := splitCompacted(msgs)
+	if prev == nil {
+		return renderHistory(live, budget)
+	}
+	block := summaryBlock(prev, msgs, SummaryBudget(budget))
+	if len(live) == 0 {
+		return block
+	}
+	return renderHistory(live, budget-utf8.RuneCountInString(block)-1) + "\n" + block
+}
+
+// historyBudget resolves a configured budget: 0 → DefaultHistoryBudget,
+// never below MinHistoryBudget.
+func historyBudget(budget int) int {
 	if budget <= 0 {
 		budget = DefaultHistoryBudget
 	}
-	budget = max(budget, MinHistoryBudget)
+	return max(budget, MinHistoryBudget)
+}
+
+// renderHistory renders msgs newest first within budget runes, dropping the
+// oldest entries with an omitted line when they do not fit.
+func renderHistory(msgs []workflow.Message, budget int) string {
 	if len(msgs) == 0 {
 		return "(no history yet)"
 	}

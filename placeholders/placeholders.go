@@ -25,6 +25,10 @@ const (
 	ParametersContext         = "PARAMETERS_CONTEXT"
 	ParametersSchema          = "PARAMETERS_SCHEMA"
 	PreviousResponse          = "PREVIOUS_RESPONSE"
+	PlanProgress              = "PLAN_PROGRESS"
+	PreviousSummary           = "PREVIOUS_SUMMARY"
+	CompactedEntries          = "COMPACTED_ENTRIES"
+	SummaryLimit              = "SUMMARY_LIMIT"
 )
 
 // DefaultHistoryBudget is the WORKFLOW_HISTORY size budget, in characters,

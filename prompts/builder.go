@@ -27,6 +27,9 @@ type Options struct {
 	// Stage 1's VALIDATION_FEEDBACK carries workflow.LoopWarning. 0 means
 	// workflow.DefaultLoopRepeats, negative turns the warning off.
 	LoopRepeats int
+	// NoCompaction turns React mode's history compaction off: the oldest
+	// history entries are dropped when over budget, with no summary.
+	NoCompaction bool
 }
 
 // Builder renders prompts from a template set.

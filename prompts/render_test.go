@@ -80,6 +80,19 @@ func TestGoldenPrompts(t *testing.T) {
 			return b.Stage2(Stage2Input{Selection: sel, Action: spec, Feedback: fb})
 		}, 0},
 		{"plan", func(b *Builder) (Rendered, error) { return b.Plan(stage1) }, 0},
+		{"compact", func(b *Builder) (Rendered, error) {
+			entries, prev := b.Compaction(msgs)
+			if len(entries) == 0 {
+				t.Fatal("no entries to compact at budget 700")
+			}
+			return b.Compact(CompactInput{Workflow: wf, Messages: msgs, Entries: entries, Previous: prev})
+		}, 700},
+		{"stage1_compacted", func(b *Builder) (Rendered, error) {
+			in := stage1
+			in.Messages = append(slices.Clone(msgs), workflow.Message{ID: "msg_sum", Seq: 7, Round: 2, Step: 3, Role: workflow.RoleSummary,
+				CompactedThrough: 3, Text: "Round 1 extracted the 12-page contract (docItem:doc_text:contract.txt): 3 years, 90-day notice."})
+			return b.Stage1(in)
+		}, 1400},
 		{"repair", func(b *Builder) (Rendered, error) {
 			return b.Repair(RepairInput{Previous: `[{"action": "ai.process", "parameters": {`, Actions: reg.Actions()[:1], Feedback: Feedback([]string{"the reply is not valid JSON"})})
 		}, 0},
@@ -175,7 +188,8 @@ func TestPlaceholderNamesMatchTemplates(t *testing.T) {
 	got := []string{placeholders.UserPrompt, placeholders.AvailableMethods, placeholders.AvailableDocumentsIndex,
 		placeholders.AvailableConnectionsIndex, placeholders.WorkflowHistory, placeholders.ValidationFeedback,
 		placeholders.ActionObjective, placeholders.SelectedAction, placeholders.ParametersContext,
-		placeholders.ParametersSchema, placeholders.PreviousResponse}
+		placeholders.ParametersSchema, placeholders.PreviousResponse, placeholders.PlanProgress,
+		placeholders.PreviousSummary, placeholders.CompactedEntries, placeholders.SummaryLimit}
 	slices.Sort(got)
 	if diff := cmp.Diff(templates.KnownKeys(), got); diff != "" {
 		t.Errorf("placeholder names differ from templates.KnownKeys (-templates +placeholders):\n%s", diff)

@@ -18,6 +18,17 @@ const (
 	// KeyPreviousResponse is the unparseable reply the action-plan mode's
 	// repair template shows back to the model.
 	KeyPreviousResponse = "PREVIOUS_RESPONSE"
+	// KeyPlanProgress is the action-plan mode's plan so far for the
+	// re-planning call: each step with its outcome, the failure, the steps
+	// not run yet.
+	KeyPlanProgress = "PLAN_PROGRESS"
+	// KeyPreviousSummary, KeyCompactedEntries and KeySummaryLimit are the
+	// compaction call's inputs: the summary written by the last compaction
+	// (or "(none)"), the history entries about to leave the history, oldest
+	// first, and the most characters the summary may have.
+	KeyPreviousSummary  = "PREVIOUS_SUMMARY"
+	KeyCompactedEntries = "COMPACTED_ENTRIES"
+	KeySummaryLimit     = "SUMMARY_LIMIT"
 )
 
 // The names of the built-in templates (file name without ".tmpl").
@@ -26,6 +37,10 @@ const (
 	Stage2 = "stage2"
 	Plan   = "plan"
 	Repair = "repair"
+	// Replan is the action-plan mode's re-planning call after a failed
+	// step; Compact is React mode's history compaction call.
+	Replan  = "replan"
+	Compact = "compact"
 )
 
 // KnownKeys returns every placeholder name a template may use, sorted.
@@ -35,10 +50,14 @@ func KnownKeys() []string {
 		KeyAvailableConnectionsIndex,
 		KeyAvailableDocumentsIndex,
 		KeyAvailableMethods,
+		KeyCompactedEntries,
 		KeyParametersContext,
 		KeyParametersSchema,
+		KeyPlanProgress,
 		KeyPreviousResponse,
+		KeyPreviousSummary,
 		KeySelectedAction,
+		KeySummaryLimit,
 		KeyUserPrompt,
 		KeyValidationFeedback,
 		KeyWorkflowHistory,
@@ -62,6 +81,14 @@ func AllowedKeys(name string) []string {
 			KeyAvailableConnectionsIndex, KeyWorkflowHistory, KeyValidationFeedback}
 	case Repair:
 		return []string{KeyPreviousResponse, KeyValidationFeedback, KeyAvailableMethods}
+	case Replan:
+		return []string{KeyUserPrompt, KeyAvailableMethods, KeyAvailableDocumentsIndex,
+			KeyAvailableConnectionsIndex, KeyWorkflowHistory, KeyPlanProgress}
+	case Compact:
+		// The compaction call sees the history it summarises and the
+		// request it serves, nothing else: no methods, documents index or
+		// connections.
+		return []string{KeyUserPrompt, KeyPreviousSummary, KeyCompactedEntries, KeySummaryLimit}
 	}
 	return KnownKeys()
 }

@@ -15,7 +15,7 @@ func TestLoadBuiltin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := set.Names(), []string{"plan", "repair", "stage1", "stage2"}; !slices.Equal(got, want) {
+	if got, want := set.Names(), []string{"compact", "plan", "repair", "replan", "stage1", "stage2"}; !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}
 	tests := []struct {
@@ -26,6 +26,8 @@ func TestLoadBuiltin(t *testing.T) {
 		{Stage2, []string{KeyActionObjective, KeyParametersContext, KeyParametersSchema, KeySelectedAction, KeyValidationFeedback}},
 		{Plan, []string{KeyAvailableConnectionsIndex, KeyAvailableDocumentsIndex, KeyAvailableMethods, KeyUserPrompt, KeyValidationFeedback, KeyWorkflowHistory}},
 		{Repair, []string{KeyAvailableMethods, KeyPreviousResponse, KeyValidationFeedback}},
+		{Replan, []string{KeyAvailableConnectionsIndex, KeyAvailableDocumentsIndex, KeyAvailableMethods, KeyPlanProgress, KeyUserPrompt, KeyWorkflowHistory}},
+		{Compact, []string{KeyCompactedEntries, KeyPreviousSummary, KeySummaryLimit, KeyUserPrompt}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -118,7 +120,7 @@ func TestLoadOverride(t *testing.T) {
 		if !strings.Contains(got.Source, "OVERRIDDEN") {
 			t.Errorf("stage2 not overridden: %q", got.Source)
 		}
-		if got, want := set.Names(), []string{"extra", "plan", "repair", "stage1", "stage2"}; !slices.Equal(got, want) {
+		if got, want := set.Names(), []string{"compact", "extra", "plan", "repair", "replan", "stage1", "stage2"}; !slices.Equal(got, want) {
 			t.Errorf("Names() = %v, want %v", got, want)
 		}
 	})

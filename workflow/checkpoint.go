@@ -11,6 +11,12 @@ import (
 //
 // A phase is saved with Store.Commit before the next model call, so a
 // restarted engine resumes with the phase after the last finished call.
+//
+// React mode's history compaction runs at the start of select (before the
+// step's first Stage 1 call) and is committed by Run.AppendSummary as a
+// summary message, leaving the phase as it was: whether a compaction is due
+// follows from the committed messages, so a restart repeats an uncommitted
+// compaction call and never a committed one.
 type Phase string
 
 // The step phases.
@@ -22,6 +28,9 @@ const (
 	// PhasePlan is the action-plan mode's planning call; after it the plan
 	// steps run with PhaseExecute.
 	PhasePlan Phase = "plan"
+	// PhaseReplan is the action-plan mode's re-planning call after a failed
+	// plan step; its new plan replaces the steps not yet run.
+	PhaseReplan Phase = "replan"
 )
 
 // FieldSpec is one parameter Stage 1 asks Stage 2 to fill.
@@ -89,6 +98,13 @@ type Checkpoint struct {
 	// Plan and PlanIndex are used by the action-plan mode.
 	Plan      []PlanStep `json:"plan,omitempty"`
 	PlanIndex int        `json:"planIndex,omitempty"`
+	// Replans counts the re-planning calls of this round whose plan was
+	// saved (action-plan mode), so the per-round limit survives a restart.
+	Replans int `json:"replans,omitempty"`
+	// CompactionSkipped says this step's history compaction was tried and
+	// its reply rejected: Stage 1 falls back to dropping the oldest
+	// entries instead of asking again (React mode).
+	CompactionSkipped bool `json:"compactionSkipped,omitempty"`
 	// Approval is the approval decided "approve" for this step's call: the
 	// step executes with its parameters and does not pause again.
 	Approval *ApprovalGrant `json:"approval,omitempty"`

@@ -206,6 +206,23 @@ func (r *Run) Checkpoint(ctx context.Context, cp Checkpoint) error {
 	return nil
 }
 
+// AppendSummary commits msg, the summary a history compaction wrote (role
+// RoleSummary), with the run's state — the stats of the compaction call —
+// and its checkpoint unchanged: one persisted transition of the current
+// step, which then goes on from the same phase. Until it is committed the
+// compaction has not happened, so a crash before it repeats the
+// compaction call and nothing else.
+func (r *Run) AppendSummary(ctx context.Context, msg Message) error {
+	if msg.Role != RoleSummary || msg.ID == "" {
+		return Errorf(KindInternal, "AppendSummary: a summary message with an id is required, got role %q", msg.Role)
+	}
+	if err := r.commit(ctx, r.wf.Clone(), []Message{msg}, nil); err != nil {
+		return err
+	}
+	r.published()
+	return nil
+}
+
 // CommitStep ends the current step: it commits the step's messages and
 // documents atomically with the new state, after applying the round-ending
 // rules (End, the failure breaker, maxSteps — see settle). After it the

@@ -5,11 +5,15 @@ import "time"
 // Role says who a message speaks for.
 type Role string
 
-// The three message roles.
+// The message roles.
 const (
 	RoleUser      Role = "user"
 	RoleAction    Role = "action"
 	RoleAssistant Role = "assistant"
+	// RoleSummary is a history compaction's summary (React mode): its
+	// Text stands in WORKFLOW_HISTORY for every message up to
+	// CompactedThrough, and folds in the summary before it.
+	RoleSummary Role = "summary"
 )
 
 // MessageStatus is the outcome of an action message.
@@ -40,7 +44,10 @@ type Message struct {
 	Summary         string         `json:"summary,omitempty"`
 	Findings        string         `json:"findings,omitempty"`
 	Learnings       []string       `json:"learnings,omitempty"`
-	CreatedAt       time.Time      `json:"createdAt"`
+	// CompactedThrough, on a summary message, is the seq of the newest
+	// message the summary covers.
+	CompactedThrough int64     `json:"compactedThrough,omitempty"`
+	CreatedAt        time.Time `json:"createdAt"`
 }
 
 // Document is the metadata of bytes attached to a message. The content is

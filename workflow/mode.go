@@ -11,7 +11,8 @@ import (
 // step is and hands its outcome to the Run.
 //
 // Contract: each call of Step advances the round by exactly one persisted
-// transition — Run.Checkpoint (the next phase of the same step) or
+// transition — Run.Checkpoint (the next phase of the same step),
+// Run.AppendSummary (a history compaction, the same phase again) or
 // Run.CommitStep (the step's record, which also ends the round when a rule
 // says so) — and then returns nil. A Step that returns nil without either is
 // a bug; the engine fails the round rather than loop. Step reads the phase to

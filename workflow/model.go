@@ -16,10 +16,11 @@ type ModelRequest struct {
 	OutputMode OutputMode
 	// MaxTokens bounds the reply; 0 means the adapter's default.
 	MaxTokens int
-	// Temperature, when set, is the sampling temperature (the YAML
-	// models.<stage>.temperature); nil means the adapter's default.
+	// Temperature is the sampling temperature; nil means the configured
+	// stage's (llm.Router), else the provider's default.
 	Temperature *float64
-	// Stage is used for metrics and logs only.
+	// Stage is used for metrics and logs only (and by a router to pick the
+	// stage's model).
 	Stage Stage
 }
 

@@ -15,6 +15,9 @@ const (
 	StagePlan   Stage = "plan"
 	StageRepair Stage = "repair"
 	StageAction Stage = "action"
+	// StageCompact is React mode's history compaction call: a summary of
+	// the history entries about to leave the Stage 1 budget.
+	StageCompact Stage = "compact"
 )
 
 // PromptMessage is one chat message sent to a model.

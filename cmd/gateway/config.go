@@ -117,6 +117,29 @@ type FileLimits struct {
 	LoopRepeats *int `yaml:"loopRepeats"`
 	// ApprovalTimeout rejects an undecided approval as expired (0: 24h).
 	ApprovalTimeout time.Duration `yaml:"approvalTimeout"`
+	// ReplanOnFailure makes the action-plan mode re-plan after a failed
+	// step (unset: true); MaxReplans bounds those calls per round (unset:
+	// 2; 0 turns re-planning off).
+	ReplanOnFailure *bool `yaml:"replanOnFailure"`
+	MaxReplans      *int  `yaml:"maxReplans"`
+	// Compaction makes React mode summarise history entries over
+	// historyBudget with a model call instead of dropping them (unset:
+	// true).
+	Compaction *bool `yaml:"compaction"`
+}
+
+// maxReplans maps limits.replanOnFailure and limits.maxReplans to
+// actionplan.Options.MaxReplans: off → -1, unset → 0 (the default).
+func (l FileLimits) maxReplans() int {
+	switch {
+	case l.ReplanOnFailure != nil && !*l.ReplanOnFailure:
+		return -1
+	case l.MaxReplans == nil:
+		return 0
+	case *l.MaxReplans == 0:
+		return -1
+	}
+	return *l.MaxReplans
 }
 
 // loopRepeats maps limits.loopRepeats to EngineConfig.LoopRepeats and
@@ -233,7 +256,8 @@ func (c *Config) problems() []string {
 	}
 	if l.HistoryBudget < 0 || l.MaxRunningPerUser < 0 || l.Workers < 0 || l.ModelTimeout < 0 ||
 		l.ModelMaxInFlight < 0 || l.TraceCap < 0 || l.Retention < 0 || l.ActionPlanTopK < 0 || l.LeaseTTL < 0 ||
-		l.ShutdownGrace < 0 || (l.LoopRepeats != nil && *l.LoopRepeats < 0) || l.ApprovalTimeout < 0 {
+		l.ShutdownGrace < 0 || (l.LoopRepeats != nil && *l.LoopRepeats < 0) || l.ApprovalTimeout < 0 ||
+		(l.MaxReplans != nil && *l.MaxReplans < 0) {
 		add("limits: values must not be negative")
 	}
 	if !strings.EqualFold(c.LLMProvider, llm.ProviderScripted) {

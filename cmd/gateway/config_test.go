@@ -74,6 +74,8 @@ limits:
   retention: 72h
   leaseTTL: 4s
   loopRepeats: 0
+  maxReplans: 3
+  compaction: false
 connections:
   - user: alice
     label: crm
@@ -108,6 +110,23 @@ mcpServers:
 	}
 	if got := (FileLimits{}).loopRepeats(); got != 0 {
 		t.Errorf("unset loopRepeats maps to %d, want 0 (the default)", got)
+	}
+	if l.Compaction == nil || *l.Compaction {
+		t.Errorf("compaction: false read as %v", l.Compaction)
+	}
+	// maxReplans: unset keeps the default, 0 or replanOnFailure: false
+	// turns re-planning off.
+	off, zero := false, 0
+	for _, tc := range []struct {
+		limits FileLimits
+		want   int
+	}{
+		{l, 3}, {FileLimits{}, 0}, {FileLimits{MaxReplans: &zero}, -1},
+		{FileLimits{ReplanOnFailure: &off, MaxReplans: l.MaxReplans}, -1},
+	} {
+		if got := tc.limits.maxReplans(); got != tc.want {
+			t.Errorf("maxReplans() of %+v = %d, want %d", tc.limits, got, tc.want)
+		}
 	}
 	if len(cfg.Actions.Connections) != 1 || cfg.Actions.Connections[0].Label != "crm" {
 		t.Errorf("actions config = %+v", cfg.Actions)

@@ -15,8 +15,8 @@ type ModelRef struct {
 	Model    string `yaml:"model"`
 	// MaxTokens is sent when a call sets none (0: the provider's default).
 	MaxTokens int `yaml:"maxTokens"`
-	// Temperature is sent with every call of the entry (unset: the
-	// provider's default).
+	// Temperature is the stage's sampling temperature, 0 to 2 (unset: the
+	// provider's default; a fallback without one uses the stage's).
 	Temperature *float64 `yaml:"temperature"`
 	// OutputMode overrides how the entry's stage calls ask for their
 	// reply: tool, json_schema, json_object or text (unset: LLM_OUTPUT_MODE,
@@ -28,28 +28,35 @@ type ModelRef struct {
 // stage (unset stages use LLM_PROVIDER/LLM_MODEL) and the fallbacks tried in
 // order when a call still fails after its retries.
 type FileModels struct {
-	Stage1   *ModelRef  `yaml:"stage1"`
-	Stage2   *ModelRef  `yaml:"stage2"`
-	Plan     *ModelRef  `yaml:"plan"`
-	Action   *ModelRef  `yaml:"action"`
+	Stage1 *ModelRef `yaml:"stage1"`
+	Stage2 *ModelRef `yaml:"stage2"`
+	Plan   *ModelRef `yaml:"plan"`
+	Action *ModelRef `yaml:"action"`
+	// Compact is React mode's history compaction call (unset: stage1's).
+	Compact  *ModelRef  `yaml:"compact"`
 	Fallback []ModelRef `yaml:"fallback"`
 }
 
 // routed reports whether anything beyond the default model is configured.
 func (c *Config) routed() bool {
 	m := c.File.Models
-	return c.LLMModelStage2 != "" || m.Stage1 != nil || m.Stage2 != nil || m.Plan != nil || m.Action != nil || len(m.Fallback) > 0
+	return c.LLMModelStage2 != "" || m.Stage1 != nil || m.Stage2 != nil || m.Plan != nil || m.Action != nil || m.Compact != nil || len(m.Fallback) > 0
 }
 
 // stageModels returns the configured model of each stage that has one;
 // LLM_MODEL_STAGE2 names Stage 2's model (on the YAML stage2 provider, or
-// LLM_PROVIDER), overriding the YAML model name. Plan covers the repair call.
+// LLM_PROVIDER), overriding the YAML model name. Plan covers the repair call;
+// the compaction call uses compact, else stage1's model.
 func (c *Config) stageModels() map[workflow.Stage]ModelRef {
 	m := c.File.Models
 	out := map[workflow.Stage]ModelRef{}
+	compact := m.Compact
+	if compact == nil {
+		compact = m.Stage1
+	}
 	for st, ref := range map[workflow.Stage]*ModelRef{
 		workflow.StageOne: m.Stage1, workflow.StageTwo: m.Stage2, workflow.StagePlan: m.Plan,
-		workflow.StageRepair: m.Plan, workflow.StageAction: m.Action,
+		workflow.StageRepair: m.Plan, workflow.StageAction: m.Action, workflow.StageCompact: compact,
 	} {
 		if ref != nil {
 			out[st] = *ref
@@ -78,13 +85,17 @@ func (c *Config) llmFor(ref ModelRef) llm.Config {
 	return lc
 }
 
-// modelProblems checks each models: entry's temperature and output mode
-// against its provider.
+// modelProblems reports the models: entries start-up must refuse: a
+// temperature outside 0 to 2, a negative maxTokens, or an output mode the
+// entry's provider cannot use.
 func (c *Config) modelProblems() []string {
 	var out []string
 	check := func(where string, ref ModelRef) {
-		if ref.Temperature != nil && (*ref.Temperature < 0 || *ref.Temperature > 2) {
-			out = append(out, fmt.Sprintf("models.%s.temperature must be between 0 and 2", where))
+		if t := ref.Temperature; t != nil && (*t < 0 || *t > 2) {
+			out = append(out, fmt.Sprintf("models.%s.temperature must be between 0 and 2, not %g", where, *t))
+		}
+		if ref.MaxTokens < 0 {
+			out = append(out, fmt.Sprintf("models.%s.maxTokens must not be negative", where))
 		}
 		if err := llm.CheckOutputMode(c.llmFor(ref).SelectedProvider(), ref.OutputMode); err != nil {
 			out = append(out, fmt.Sprintf("models.%s.outputMode: %s", where, workflow.PublicMessage(err)))
@@ -94,7 +105,7 @@ func (c *Config) modelProblems() []string {
 	for _, e := range []struct {
 		name string
 		ref  *ModelRef
-	}{{"stage1", m.Stage1}, {"stage2", m.Stage2}, {"plan", m.Plan}, {"action", m.Action}} {
+	}{{"stage1", m.Stage1}, {"stage2", m.Stage2}, {"plan", m.Plan}, {"action", m.Action}, {"compact", m.Compact}} {
 		if e.ref != nil {
 			check(e.name, *e.ref)
 		}

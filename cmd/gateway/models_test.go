@@ -27,9 +27,10 @@ type modelServer struct {
 	calls map[string]int
 	max   map[string]int
 	// shape records how each model's last request asked for its reply:
-	// "tool", a response_format type, or "" — and its temperature.
+	// "tool", a response_format type, or "".
 	shape map[string]string
-	temp  map[string]float64
+	// temp is the temperature of each model's last request (-1: none sent).
+	temp map[string]float64
 }
 
 func (s *modelServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -40,10 +41,10 @@ func (s *modelServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req struct {
-		Model          string  `json:"model"`
-		MaxTokens      int     `json:"max_tokens"`
-		Temperature    float64 `json:"temperature"`
-		Tools          []any   `json:"tools"`
+		Model          string   `json:"model"`
+		MaxTokens      int      `json:"max_tokens"`
+		Temperature    *float64 `json:"temperature"`
+		Tools          []any    `json:"tools"`
 		ResponseFormat *struct {
 			Type string `json:"type"`
 		} `json:"response_format"`
@@ -53,12 +54,17 @@ func (s *modelServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.calls[req.Model]++
 	s.max[req.Model] = req.MaxTokens
 	switch {
-	case len(req.Tools) > 0:
+	case len(req.Tools) > 0 && s.shape != nil:
 		s.shape[req.Model] = "tool"
-	case req.ResponseFormat != nil:
+	case req.ResponseFormat != nil && s.shape != nil:
 		s.shape[req.Model] = req.ResponseFormat.Type
 	}
-	s.temp[req.Model] = req.Temperature
+	if s.temp != nil {
+		s.temp[req.Model] = -1
+		if req.Temperature != nil {
+			s.temp[req.Model] = *req.Temperature
+		}
+	}
 	s.mu.Unlock()
 	var content string
 	switch req.Model {
@@ -81,6 +87,7 @@ func (s *modelServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // The YAML models section and LLM_MODEL_STAGE2 route Stage 2 to its own
 // model; Stage 1's model fails after its retries and the fallback answers;
+// each request carries its stage's temperature (the fallback Stage 1's);
 // the traces name the answering models and /readyz lists them all and
 // reports the one its probe does not find.
 func TestModelsRouteStagesAndFallBack(t *testing.T) {
@@ -89,7 +96,8 @@ func TestModelsRouteStagesAndFallBack(t *testing.T) {
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
 	path := filepath.Join(t.TempDir(), "gateway.yaml")
-	yaml := "models:\n  stage2: {model: yaml-small, maxTokens: 400, temperature: 0.3, outputMode: json_object}\n  fallback:\n    - {provider: openai, model: backup}\n"
+	yaml := "models:\n  stage1: {model: strong, temperature: 0.7}\n  stage2: {model: yaml-small, maxTokens: 400, temperature: 0.2, outputMode: json_object}\n" +
+		"  fallback:\n    - {provider: openai, model: backup}\n"
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -118,12 +126,15 @@ func TestModelsRouteStagesAndFallBack(t *testing.T) {
 	}
 	fake.mu.Lock()
 	calls, maxTokens := fake.calls, fake.max["small"]
-	shapes, temp := fake.shape, fake.temp["small"]
+	shapes, temps := fake.shape, fake.temp
 	fake.mu.Unlock()
-	// Stage 1 (and its fallback) keep OpenAI's default, a forced tool;
-	// Stage 2 uses its YAML outputMode and temperature.
-	if diff := cmp.Diff(map[string]string{"strong": "tool", "backup": "tool", "small": "json_object"}, shapes); diff != "" || temp != 0.3 {
-		t.Errorf("temperature %v; request shapes per model (-want +got):\n%s", temp, diff)
+	// Stage 1 (and its fallback) keep OpenAI's default, a forced tool, and
+	// Stage 1's temperature; Stage 2 uses its YAML outputMode and temperature.
+	if diff := cmp.Diff(map[string]string{"strong": "tool", "backup": "tool", "small": "json_object"}, shapes); diff != "" {
+		t.Errorf("request shapes per model (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]float64{"strong": 0.7, "backup": 0.7, "small": 0.2}, temps); diff != "" {
+		t.Errorf("temperature per model (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(map[string]int{"strong": 3, "backup": 1, "small": 1}, calls); diff != "" {
 		t.Errorf("calls per model (-want +got):\n%s", diff)
@@ -200,5 +211,52 @@ func TestModelsEntryWithoutModelKeepsLLMModel(t *testing.T) {
 	}
 	if got := cfg.llmFor(refs[workflow.StagePlan]).Model; got != "" {
 		t.Errorf("plan model = %q, want the provider's default (an entry naming a provider picks its own model)", got)
+	}
+}
+
+// A temperature outside 0..2 or a negative maxTokens stops start-up,
+// naming the entry.
+func TestModelSettingsAreChecked(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "gateway.yaml")
+	yaml := "models:\n  compact: {model: m, temperature: 2.5}\n  fallback:\n    - {model: m, maxTokens: -1, temperature: 0}\n"
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := loadConfig(envOf(map[string]string{
+		"GATEWAY_INSECURE_DEV": "1", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": path,
+	}))
+	for _, want := range []string{"models.compact.temperature must be between 0 and 2, not 2.5", "models.fallback[0].maxTokens must not be negative"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("loadConfig error = %v, want it to say %q", err, want)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "fallback[0].temperature") {
+		t.Errorf("temperature 0 refused: %v", err)
+	}
+}
+
+// The compaction call goes to models.compact, else to Stage 1's model,
+// else to the default.
+func TestCompactStageRoute(t *testing.T) {
+	t.Parallel()
+	temp := 0.3
+	s1, compact := &ModelRef{Model: "s1", Temperature: &temp}, &ModelRef{Model: "small"}
+	for _, tc := range []struct {
+		models FileModels
+		want   *ModelRef
+	}{
+		{FileModels{Stage1: s1, Compact: compact}, compact},
+		{FileModels{Stage1: s1}, s1},
+		{FileModels{}, nil},
+	} {
+		cfg := Config{File: FileConfig{Models: tc.models}}
+		got, ok := cfg.stageModels()[workflow.StageCompact]
+		switch {
+		case tc.want == nil && ok:
+			t.Errorf("compact routed to %+v with no stage models", got)
+		case tc.want != nil && (!ok || got.Model != tc.want.Model || got.Temperature != tc.want.Temperature):
+			t.Errorf("compact routed to %+v (%v), want %+v", got, ok, *tc.want)
+		}
 	}
 }

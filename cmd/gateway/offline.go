@@ -37,6 +37,8 @@ func (offlineModel) Generate(ctx context.Context, req workflow.ModelRequest) (wo
 		reply = offlineParameters(prompt)
 	case workflow.StagePlan, workflow.StageRepair:
 		reply = offlinePlan(prompt)
+	case workflow.StageCompact:
+		reply = offlineCompact(prompt)
 	default:
 		reply = "The offline scripted model does not write text; configure LLM_PROVIDER for real answers."
 	}
@@ -52,6 +54,26 @@ var (
 	newestSummary = regexp.MustCompile(`(?m)^  summary: (.*)$`)
 	paramsContext = regexp.MustCompile(`(?s)# Parameters context\n(.*?)\n\n# Parameter schema`)
 )
+
+// offlineCompact summarises the entries of a compaction prompt by their
+// summary lines, after the previous summary.
+func offlineCompact(prompt string) string {
+	var parts []string
+	if _, prev, ok := strings.Cut(prompt, "# Previous summary\n"); ok {
+		if prev, _, _ = strings.Cut(prev, "\n\n"); prev != "(none)" {
+			parts = append(parts, prev)
+		}
+	}
+	if _, entries, ok := strings.Cut(prompt, "# Entries leaving the history (oldest first)\n"); ok {
+		for _, m := range newestSummary.FindAllStringSubmatch(entries, -1) {
+			parts = append(parts, m[1])
+		}
+	}
+	if len(parts) == 0 {
+		return "Earlier steps ran; the offline model keeps no details."
+	}
+	return strings.Join(parts, "; ")
+}
 
 // offlineSelect extracts the round's uploads when no step has run yet in
 // this round, else completes.

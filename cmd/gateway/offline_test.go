@@ -122,3 +122,16 @@ func TestOfflineModelPlans(t *testing.T) {
 		t.Errorf("model calls = %d, want one plan per round", wf.Stats.LLMCalls)
 	}
 }
+
+// The offline model's compaction summary folds in the previous summary and
+// the summary line of each entry leaving the history.
+func TestOfflineCompact(t *testing.T) {
+	t.Parallel()
+	prompt := "# Previous summary\nstep 1 extracted a.pdf\n\n# Entries leaving the history (oldest first)\n" +
+		"- [round 1, step 2] action ai.process: success\n  summary: ai.process succeeded\n" +
+		"- [round 1, step 3] action http.request: error\n  summary: http.request failed\n\nWrite the summary only."
+	got := offlineCompact(prompt)
+	if want := "step 1 extracted a.pdf; ai.process succeeded; http.request failed"; got != want {
+		t.Errorf("offlineCompact = %q, want %q", got, want)
+	}
+}

@@ -145,8 +145,9 @@ func (g *gateway) build(cfg Config, log zerolog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("templates.Load: %w", err)
 	}
-	builder := prompts.NewBuilder(set, prompts.Options{HistoryBudget: l.HistoryBudget, LoopRepeats: l.loopRepeats()})
-	plan := actionplan.New(builder, actionplan.Options{TopK: l.ActionPlanTopK})
+	builder := prompts.NewBuilder(set, prompts.Options{HistoryBudget: l.HistoryBudget, LoopRepeats: l.loopRepeats(),
+		NoCompaction: l.Compaction != nil && !*l.Compaction})
+	plan := actionplan.New(builder, actionplan.Options{TopK: l.ActionPlanTopK, MaxReplans: l.maxReplans()})
 	redactor := redact.New(append(reg.Secrets(), cfg.Secrets()...)...)
 	g.registry, g.store, g.metrics, g.redactor = reg, redact.Traces(g.raw, redactor), httpapi.NewMetrics(), redactor
 

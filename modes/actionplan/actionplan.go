@@ -7,6 +7,7 @@
 // A round goes through two persisted phases:
 //
 //	plan (the planning call, and at most one repair call) -> execute (one plan step per Step)
+//	                                                          -> replan (after a failed step) -> execute
 //
 // A planning reply that holds no plan is saved (workflow.Checkpoint.Previous,
 // phase plan, attempt 1) before the repair call, and the validated plan is
@@ -16,6 +17,21 @@
 // plan gets one repair call; when that fails too, or when no step of the
 // plan is valid, the round ends with one assistant message saying the plan
 // was unavailable and stop reason plan_unavailable.
+//
+// A failed plan step (an action error, inputs that did not resolve) is
+// followed by one re-planning call (template "replan", stage plan) that
+// sees the plan so far, the failure and the history; its validated plan
+// replaces the steps not run yet. At most Options.MaxReplans such calls are
+// made per round; the count is saved in the checkpoint with the new plan
+// (workflow.Checkpoint.Replans), so a restart never repeats a saved
+// re-planning call. A re-planning reply that holds no usable step keeps the
+// remaining steps as they were.
+//
+// Plans may use this engine's step shape or SAGE's: {"type": "tool",
+// "name": ..., "arguments": {...}} and {"type": "reply", "content": ...}, a
+// reply step being the round's closing answer (workflow.complete). Steps
+// are validated against the methods the prompt offered (top-K), never the
+// whole registry.
 package actionplan
 
 import (
@@ -33,13 +49,21 @@ type Options struct {
 	// offers, the most relevant to the user prompt first; 0 means
 	// DefaultTopK.
 	TopK int
+	// MaxReplans bounds the re-planning calls after failed steps per
+	// round; 0 means DefaultMaxReplans, a negative value turns re-planning
+	// off (a failed step leaves the rest of the plan to run as planned).
+	MaxReplans int
 }
+
+// DefaultMaxReplans is Options.MaxReplans when it is 0.
+const DefaultMaxReplans = 2
 
 // Mode is the action-plan mode. It is stateless and safe for concurrent
 // use by any number of rounds.
 type Mode struct {
-	prompts *prompts.Builder
-	topK    int
+	prompts    *prompts.Builder
+	topK       int
+	maxReplans int
 }
 
 var _ workflow.Mode = (*Mode)(nil)
@@ -51,7 +75,14 @@ func New(b *prompts.Builder, opts Options) *Mode {
 	if k <= 0 {
 		k = DefaultTopK
 	}
-	return &Mode{prompts: b, topK: k}
+	r := opts.MaxReplans
+	switch {
+	case r == 0:
+		r = DefaultMaxReplans
+	case r < 0:
+		r = 0
+	}
+	return &Mode{prompts: b, topK: k, maxReplans: r}
 }
 
 // Offered returns the actions the plan prompt offers for prompt: the
@@ -79,6 +110,10 @@ func (m *Mode) Step(ctx context.Context, run *workflow.Run) error {
 		if len(cp.Plan) > 0 {
 			return m.execute(ctx, run, cp)
 		}
+	case workflow.PhaseReplan:
+		if len(cp.Plan) > 0 {
+			return m.replan(ctx, run, cp)
+		}
 	}
 	return workflow.Errorf(workflow.KindInternal, "actionplan: cannot run phase %q of step %d", phase, run.Workflow().Step)
 }
@@ -100,13 +135,17 @@ func (m *Mode) execute(ctx context.Context, run *workflow.Run, cp *workflow.Chec
 		text, _ := step.Parameters["message"].(string)
 		return modes.Complete(ctx, run, text, nil)
 	}
-	next := &workflow.Checkpoint{Phase: workflow.PhaseExecute, Plan: cp.Plan, PlanIndex: i + 1}
-	return modes.Execute(ctx, run, modes.StepCall{
+	next := &workflow.Checkpoint{Phase: workflow.PhaseExecute, Plan: cp.Plan, PlanIndex: i + 1, Replans: cp.Replans}
+	call := modes.StepCall{
 		Action:     step.Action,
 		Objective:  fmt.Sprintf("plan step %d of %d", i+1, len(cp.Plan)),
 		Parameters: step.Parameters,
 		Documents:  step.Documents,
 		Connection: step.Connection,
 		Label:      step.ResultLabel,
-	}, next)
+	}
+	if cp.Replans < m.maxReplans {
+		call.OnFailure = &workflow.Checkpoint{Phase: workflow.PhaseReplan, Plan: cp.Plan, PlanIndex: i + 1, Replans: cp.Replans}
+	}
+	return modes.Execute(ctx, run, call, next)
 }

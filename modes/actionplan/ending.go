@@ -10,8 +10,8 @@ import (
 )
 
 // maxExcerpt bounds the excerpt of an unusable reply shown in the
-// plan-unavailable message.
-const maxExcerpt = 200
+// plan-unavailable message (SAGE's fallback shows as much).
+const maxExcerpt = 2000
 
 // finish ends a round whose plan ran to its end without workflow.complete:
 // an assistant message listing what was done (no model call), status

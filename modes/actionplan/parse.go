@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"strings"
 
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/workflow"
@@ -32,8 +34,9 @@ type Draft struct {
 }
 
 // ParsePlan parses a planning reply into drafts. It is tolerant of how the
-// model wraps the plan: a bare JSON array, {"actions": [...]} (or a single
-// step object), inside a Markdown code fence or surrounded by prose, or
+// model wraps the plan: a bare JSON array, {"actions": [...]} or {"steps":
+// [...]} (or a single step object), each step in this engine's shape or
+// SAGE's (see fromSAGE), inside a Markdown code fence or surrounded by prose, or
 // slightly malformed JSON — the extraction and repair are those of
 // prompts.ExtractJSON, so replies are capped at prompts.MaxReplyBytes before
 // any work. An error (kind KindInvalid) means the reply holds no plan at
@@ -67,13 +70,17 @@ func planItems(raw json.RawMessage) ([]json.RawMessage, error) {
 	if json.Unmarshal(raw, &obj) != nil || obj == nil {
 		return nil, workflow.Errorf(workflow.KindInvalid, "the reply must be a JSON array of steps, got %s", prompts.JSONKind(raw))
 	}
-	if list, ok := obj["actions"]; ok {
-		if json.Unmarshal(list, &items) != nil {
-			return nil, workflow.Errorf(workflow.KindInvalid, `"actions" must be an array of steps, got %s`, prompts.JSONKind(list))
+	for _, key := range []string{"actions", "steps"} {
+		if list, ok := obj[key]; ok {
+			if json.Unmarshal(list, &items) != nil {
+				return nil, workflow.Errorf(workflow.KindInvalid, `%q must be an array of steps, got %s`, key, prompts.JSONKind(list))
+			}
+			return items, stepObjects(items)
 		}
-		return items, stepObjects(items)
 	}
-	if _, ok := obj["action"]; ok {
+	_, action := obj["action"]
+	_, typed := obj["type"]
+	if action || typed {
 		return []json.RawMessage{raw}, nil
 	}
 	return nil, workflow.Errorf(workflow.KindInvalid, `the reply must be a JSON array of steps (or {"actions": [...]}), got an object without "actions"`)
@@ -101,6 +108,12 @@ func decodeDraft(item json.RawMessage) Draft {
 	if json.Unmarshal(item, &obj) != nil || obj == nil {
 		return Draft{Problem: "the step must be an object, got " + prompts.JSONKind(item)}
 	}
+	if _, ok := obj["type"]; ok {
+		var problem string
+		if obj, problem = fromSAGE(obj); problem != "" {
+			return Draft{Problem: problem}
+		}
+	}
 	var d Draft
 	if json.Unmarshal(obj["action"], &d.Action) != nil || d.Action == "" {
 		return Draft{Problem: `"action" must be a non-empty string naming a method`}
@@ -123,6 +136,52 @@ func decodeDraft(item json.RawMessage) Draft {
 		d.Problem = err.Error()
 	}
 	return d
+}
+
+// fromSAGE rewrites a step in SAGE's shape as this engine's: {"type":
+// "tool", "name": n, "arguments": a} becomes {"action": n, "parameters":
+// a} (arguments may also be a JSON object encoded as a string, as in an
+// OpenAI tool call), and {"type": "reply", "content" or "message": text}
+// becomes workflow.complete with message text, the round's closing answer.
+// A step with "action" keeps it; another "type" is a problem.
+func fromSAGE(obj map[string]json.RawMessage) (map[string]json.RawMessage, string) {
+	var typ string
+	if json.Unmarshal(obj["type"], &typ) != nil {
+		return nil, `"type" must be "tool" or "reply"`
+	}
+	switch strings.ToLower(strings.TrimSpace(typ)) {
+	case "tool":
+		out := maps.Clone(obj)
+		if _, ok := out["action"]; !ok {
+			out["action"] = obj["name"]
+		}
+		if args, ok := obj["arguments"]; ok {
+			if _, has := out["parameters"]; !has {
+				var encoded string
+				if json.Unmarshal(args, &encoded) == nil {
+					args = json.RawMessage(encoded)
+				}
+				out["parameters"] = args
+			}
+		}
+		return out, ""
+	case "reply":
+		text := obj["content"]
+		if _, ok := obj["content"]; !ok {
+			text = obj["message"]
+		}
+		var s string
+		if json.Unmarshal(text, &s) != nil {
+			return nil, `a reply step needs "content" (or "message"): the answer as a string`
+		}
+		params, _ := json.Marshal(map[string]string{"message": s})
+		action, _ := json.Marshal(workflow.CompleteAction)
+		return map[string]json.RawMessage{"action": action, "parameters": params}, ""
+	}
+	if _, ok := obj["action"]; ok {
+		return obj, ""
+	}
+	return nil, fmt.Sprintf(`"type" must be "tool" or "reply", got %q`, typ)
 }
 
 // takeReferences moves parameters.documentList (a list of references, or

@@ -47,6 +47,18 @@ func TestParsePlan(t *testing.T) {
 				{Action: "a.one", Parameters: map[string]any{}, Problem: "parameters.documentList[0] must be a reference string"},
 				{Action: "a.one", Problem: `"resultLabel" must be a string`},
 			}},
+		{"SAGE shape in a steps object", `{"steps": [{"type": "tool", "name": "a.one", "arguments": {"x": "1"}, "resultLabel": "r1"}, {"type": "TOOL", "name": "a.two", "arguments": "{}"}]}`, two},
+		{"SAGE reply steps", `[{"type": "reply", "content": "hi"}, {"type": "reply", "message": "bye"}]`, []actionplan.Draft{
+			{Action: workflow.CompleteAction, Parameters: map[string]any{"message": "hi"}},
+			{Action: workflow.CompleteAction, Parameters: map[string]any{"message": "bye"}},
+		}},
+		{"SAGE malformed steps kept as problems", `[{"type": "think", "text": "hmm"}, {"type": "reply", "content": 3}, {"type": "tool", "arguments": {}}, {"type": "tool", "name": "a.one", "arguments": "[1]"}]`,
+			[]actionplan.Draft{
+				{Problem: `"type" must be "tool" or "reply", got "think"`},
+				{Problem: `a reply step needs "content" (or "message"): the answer as a string`},
+				{Problem: `"action" must be a non-empty string naming a method`},
+				{Action: "a.one", Parameters: map[string]any{}, Problem: `"parameters" must be an object, got an array`},
+			}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -40,13 +40,13 @@ type planned struct {
 // unchanged.
 func (m *Mode) plan(ctx context.Context, run *workflow.Run) error {
 	wf := run.Workflow()
-	env := Env{
-		Registry: run.Registry(), Messages: run.Messages(), Connections: run.Connections(),
-		MaxSteps: wf.MaxSteps - wf.Step + 1,
-	}
 	rendered, offered, err := m.planPrompt(wf, run.Messages(), run.Registry().Actions(), run.Connections())
 	if err != nil {
 		return err
+	}
+	env := Env{
+		Registry: run.Registry(), Messages: run.Messages(), Connections: run.Connections(),
+		MaxSteps: wf.MaxSteps - wf.Step + 1, Offered: offered,
 	}
 	if cp := wf.Checkpoint; cp != nil && cp.Phase == workflow.PhasePlan && cp.Attempt >= planAttempt {
 		return m.repair(ctx, run, env, offered, cp.Previous, cp.Feedback)

@@ -67,13 +67,14 @@ func TestCrashAfterPlanningResumesWithoutReplanning(t *testing.T) {
 }
 
 // After the failure breaker ends a round, Resume continues the saved plan
-// at the step after the last failure, again without planning.
+// at the step after the last failure, again without planning (re-planning
+// off).
 func TestResumeAfterBreakerContinuesThePlan(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
 	broken := step{Action: enginetest.Broken}
 	model := enginetest.Script(planJSON(broken, broken, broken, echo("after", ""), complete("done")))
-	e := startEngine(t, testConfig("a"), store, model, reg)
+	e := startEngineWith(t, noReplan, testConfig("a"), store, model, reg)
 	wf := wait(t, e, create(t, e, "try hard", 10).ID)
 	if wf.Status != workflow.StatusFailed || wf.StopReason != workflow.StopFailures {
 		t.Fatalf("ended %s/%s, want failed/failures", wf.Status, wf.StopReason)

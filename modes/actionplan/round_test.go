@@ -133,6 +133,8 @@ func TestUnparseablePlanIsRepaired(t *testing.T) {
 	}
 }
 
+var longProse = strings.Repeat("no plan. ", 400)
+
 func TestPlanUnavailable(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -146,6 +148,8 @@ func TestPlanUnavailable(t *testing.T) {
 		{"every step invalid", []string{planJSON(step{Action: "test.nope"}, step{Action: enginetest.Echo})},
 			[]workflow.Stage{stPlan}, []string{"none of the 2 planned steps was valid", `"test.nope" is not registered`}},
 		{"empty plan", []string{"[]"}, []workflow.Stage{stPlan}, []string{"the model planned no step"}},
+		// The excerpt of the reply goes up to 2,000 bytes, as SAGE's fallback.
+		{"long prose twice", []string{longProse, longProse}, []workflow.Stage{stPlan, stRepair}, []string{longProse[:1990]}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -293,8 +297,8 @@ func TestStepUsesEarlierResultLabel(t *testing.T) {
 }
 
 // An earlier step that produced no document leaves the label unresolved:
-// the later step fails as a step (the shared executor's rule) and the round
-// goes on.
+// the later step fails as a step (the shared executor's rule) and, with
+// re-planning off, the round goes on with the plan as it was.
 func TestUnproducedLabelFailsTheStep(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
@@ -303,7 +307,7 @@ func TestUnproducedLabelFailsTheStep(t *testing.T) {
 		echo("beta", "", "docList:remote_out"),
 		complete("finished"),
 	)
-	e := startEngine(t, testConfig("a"), store, enginetest.Script(plan), reg)
+	e := startEngineWith(t, noReplan, testConfig("a"), store, enginetest.Script(plan), reg)
 	wf := wait(t, e, create(t, e, "call and echo", 5).ID)
 	msgs := messages(t, store, wf.ID)
 	want := []shape{

@@ -33,6 +33,16 @@ func startEngine(t testing.TB, cfg workflow.EngineConfig, store workflow.Store, 
 	return enginetest.StartEngine(t, cfg, store, model, reg, map[workflow.ModeName]workflow.Mode{workflow.ModeActionPlan: newMode(t)})
 }
 
+// startEngineWith is startEngine with the mode configured by opts.
+func startEngineWith(t testing.TB, opts actionplan.Options, cfg workflow.EngineConfig, store workflow.Store, model workflow.Model, reg workflow.Registry) *workflow.Engine {
+	t.Helper()
+	mode := actionplan.New(newBuilder(t), opts)
+	return enginetest.StartEngine(t, cfg, store, model, reg, map[workflow.ModeName]workflow.Mode{workflow.ModeActionPlan: mode})
+}
+
+// noReplan turns re-planning off, so a failed step leaves the plan as it is.
+var noReplan = actionplan.Options{MaxReplans: -1}
+
 func create(t testing.TB, e *workflow.Engine, prompt string, maxSteps int) *workflow.Workflow {
 	t.Helper()
 	return enginetest.Create(t, e, workflow.ModeActionPlan, prompt, maxSteps)

@@ -33,6 +33,10 @@ type Env struct {
 	// MaxSteps is how many steps the round has left; the valid steps are
 	// truncated to it. 0 or less keeps none.
 	MaxSteps int
+	// Offered, when not nil, are the methods the prompt offered (the top-K
+	// subset): a step naming any other action is dropped, even a
+	// registered one. workflow.complete is always accepted.
+	Offered []workflow.ActionSpec
 }
 
 // Dropped is a plan step that validation removed, and why.
@@ -56,7 +60,8 @@ type Validated struct {
 }
 
 // Validate checks every draft and keeps the valid ones. A step is valid
-// when it is well-formed, names a registered action (workflow.complete
+// when it is well-formed, names a registered action among env.Offered (when
+// set; workflow.complete
 // with a non-empty "message" is always accepted), carries no forbidden
 // parameter (workflow.ForbiddenFields, once the legacy reference fields are
 // taken out), has schema-valid parameters (Registry.ValidateParameters),
@@ -122,6 +127,9 @@ func (v *validator) step(d Draft) (workflow.PlanStep, string) {
 	if !registered && d.Action != workflow.CompleteAction {
 		return step, fmt.Sprintf("action %q is not registered", d.Action)
 	}
+	if d.Action != workflow.CompleteAction && v.env.Offered != nil && !offered(v.env.Offered, d.Action) {
+		return step, fmt.Sprintf("action %q is not among the available methods offered for this request", d.Action)
+	}
 	var problems []string
 	for _, k := range sortedKeys(d.Parameters) {
 		if workflow.IsForbiddenField(k) {
@@ -139,6 +147,11 @@ func (v *validator) step(d Draft) (workflow.PlanStep, string) {
 	}
 	problems = append(problems, v.references(spec, d)...)
 	return step, strings.Join(problems, "; ")
+}
+
+// offered reports whether name is one of the offered actions.
+func offered(specs []workflow.ActionSpec, name string) bool {
+	return slices.ContainsFunc(specs, func(s workflow.ActionSpec) bool { return s.Name == name })
 }
 
 // references checks the step's documents and connection.

@@ -10,6 +10,13 @@
 // (workflow.Checkpoint.Attempt and Feedback), so the retries survive a
 // restart too. Then the step is recorded as a failed action message and the
 // round goes on.
+//
+// Before a step's first Stage 1 call, when WORKFLOW_HISTORY would drop
+// entries over its budget, a compaction call (stage compact, template
+// "compact") summarises the entries about to be dropped, folding in the
+// previous summary; the summary is committed as a message of role summary
+// and the history renders it in place of the entries it covers. Off with
+// prompts.Options.NoCompaction.
 package react
 
 import (
@@ -83,6 +90,11 @@ func (m *Mode) selectAction(ctx context.Context, run *workflow.Run, cp *workflow
 	attempt, problems := nextAttempt(cp)
 	if attempt > 1+MaxRetries {
 		return modes.Fail(ctx, run, modes.Failure{Reason: rejected("Stage 1", attempt-1, problems)})
+	}
+	if attempt == 1 && (cp == nil || !cp.CompactionSkipped) {
+		if done, err := m.compact(ctx, run); done || err != nil {
+			return err
+		}
 	}
 	reg := run.Registry()
 	env := prompts.Stage1Env{Registry: reg, Messages: run.Messages(), Connections: run.Connections()}

@@ -1,0 +1,153 @@
+package placeholders
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// fenceOverhead is what fenceData adds around a text, in runes.
+const fenceOverhead = len("<data tag=01234567>") + len("</data tag=01234567>")
+
+// SummaryBudget is the part of a WORKFLOW_HISTORY budget (0: the default)
+// a compaction summary may take: a quarter of it. The compaction call is
+// asked for at most this many characters, less the entry's own heading.
+func SummaryBudget(budget int) int { return historyBudget(budget) / 4 }
+
+// SummaryTextLimit is how many characters a compaction summary's text may
+// have so that its history entry fits SummaryBudget(budget).
+func SummaryTextLimit(budget int) int {
+	return max(SummaryBudget(budget)-len(summaryHeading(99999, 999))-fenceOverhead, 0)
+}
+
+// Compaction returns the history entries a compaction must summarise
+// before WORKFLOW_HISTORY is rendered within budget, oldest first, and the
+// newest summary so far (nil: none), which the new summary folds in. It
+// returns no entries when every entry after the last summary fits the
+// budget (with that summary's share reserved): nothing would be dropped.
+//
+// Otherwise the entries are those that do not fit in half of what is left
+// once SummaryBudget is reserved for the new summary: after the compaction
+// the history fits without dropping anything, and the other half leaves
+// room for several steps before the next compaction (not one call per
+// step). The newest entry is never among them. Each compaction covers at
+// least one more message than the last, so compactions never repeat.
+func Compaction(msgs []workflow.Message, budget int) (entries []workflow.Message, previous *workflow.Message) {
+	budget = historyBudget(budget)
+	prev, live := splitCompacted(msgs)
+	reserved := budget - SummaryBudget(budget) - 1
+	room := budget
+	if prev != nil {
+		room = reserved
+	}
+	order := newestFirst(live)
+	if fitting(live, order, room) == len(order) {
+		return nil, prev
+	}
+	keep := max(fitting(live, order, reserved/2), 1)
+	if keep >= len(order) {
+		return nil, prev
+	}
+	for _, i := range slices.Backward(order[keep:]) {
+		entries = append(entries, live[i])
+	}
+	return entries, prev
+}
+
+// fitting counts how many entries of msgs, in order, fit budget runes.
+func fitting(msgs []workflow.Message, order []int, budget int) int {
+	var b bytes.Buffer
+	used := 0
+	for n, i := range order {
+		b.Reset()
+		if n > 0 {
+			b.WriteByte('\n')
+		}
+		writeEntry(&b, &msgs[i])
+		used += utf8.RuneCount(b.Bytes())
+		if used > budget {
+			return n
+		}
+	}
+	return len(order)
+}
+
+// CompactedEntriesText renders entries (oldest first) for the compaction
+// prompt, as the history renders them, within limit runes: entries past it
+// are left out with a line saying how many.
+func CompactedEntriesText(entries []workflow.Message, limit int) string {
+	var b bytes.Buffer
+	used := 0
+	for n := range entries {
+		var e bytes.Buffer
+		if n > 0 {
+			e.WriteByte('\n')
+		}
+		writeEntry(&e, &entries[n])
+		r := utf8.RuneCount(e.Bytes())
+		if n > 0 && used+r > limit {
+			fmt.Fprintf(&b, "\n(%s left out: too long to summarise at once)", workflow.Count(len(entries)-n, "later entry", "later entries"))
+			break
+		}
+		b.Write(e.Bytes())
+		used += r
+	}
+	return b.String()
+}
+
+// PreviousSummaryText is the PREVIOUS_SUMMARY value: the summary's text, or
+// "(none)".
+func PreviousSummaryText(prev *workflow.Message) string {
+	if prev == nil || prev.Text == "" {
+		return "(none)"
+	}
+	return prev.Text
+}
+
+// splitCompacted returns the newest summary message of msgs (nil: none)
+// and the messages that are history entries: every message that is not a
+// summary, after the ones the newest summary covers.
+func splitCompacted(msgs []workflow.Message) (*workflow.Message, []workflow.Message) {
+	var prev *workflow.Message
+	for i := range msgs {
+		if msgs[i].Role == workflow.RoleSummary && (prev == nil || msgs[i].Seq >= prev.Seq) {
+			prev = &msgs[i]
+		}
+	}
+	if prev == nil {
+		return nil, msgs
+	}
+	var live []workflow.Message // usually the few newest: no room for all of msgs
+	for _, m := range msgs {
+		if m.Role != workflow.RoleSummary && m.Seq > prev.CompactedThrough {
+			live = append(live, m)
+		}
+	}
+	return prev, live
+}
+
+// summaryBlock renders the summary as the history's oldest entry in at most
+// limit runes: a heading naming the last step it covers, then its text
+// fenced as data (it was written from action results).
+func summaryBlock(prev *workflow.Message, msgs []workflow.Message, limit int) string {
+	round, step := prev.Round, prev.Step
+	for _, m := range msgs {
+		if m.Seq == prev.CompactedThrough && m.Role != workflow.RoleSummary {
+			round, step = m.Round, m.Step
+			break
+		}
+	}
+	head := summaryHeading(round, step)
+	room := limit - utf8.RuneCountInString(head) - fenceOverhead
+	if room < 20 {
+		return cutRunes(head+"(left out: the history budget is too small)", limit)
+	}
+	return head + fenceData(cutRunes(oneLine(prev.Text), room))
+}
+
+func summaryHeading(round, step int) string {
+	return fmt.Sprintf("- summary of the history through round %d, step %d: ", round, step)
+}
