@@ -17,7 +17,9 @@ import (
 // Message, Workflow, Approval is set, by Type: "message", "status",
 // "approval"; "deleted" carries none.
 type Event struct {
-	Type     string
+	Type string
+	// ID is the event's id: a message's seq ("" for other events).
+	ID       string
 	Message  *Message
 	Workflow *Workflow
 	Approval *PendingApproval
@@ -37,8 +39,13 @@ const (
 // arrives once, in order. A problem answer (404, 401) or giving up after
 // repeated failures ends the sequence with that error.
 func (c *Client) Events(ctx context.Context, id string) iter.Seq2[Event, error] {
+	return c.EventsAfter(ctx, id, 0)
+}
+
+// EventsAfter is Events starting after the message with seq after (as a
+// reconnect with Last-Event-ID would): earlier messages are not replayed.
+func (c *Client) EventsAfter(ctx context.Context, id string, after int64) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		var after int64
 		backoff := eventsMinBackoff
 		failures := 0
 		for {
@@ -94,6 +101,7 @@ func (c *Client) stream(ctx context.Context, id string, after *int64, yield func
 				continue
 			}
 			ev, perr := decodeEvent(typ, data.String())
+			ev.ID = evID
 			typ, data = "", strings.Builder{}
 			if perr != nil {
 				return false, progressed, perr
@@ -166,12 +174,55 @@ type RoundError struct {
 }
 
 func (e *RoundError) Error() string {
-	return fmt.Sprintf("twostep: the round ended %s (%s): %s", e.Status, e.StopReason, e.Reason)
+	return fmt.Sprintf("twostep: the round %s (%s): %s", e.Status, e.StopReason, e.Reason)
+}
+
+// Wait follows the workflow's events until its round ends or pauses for
+// approval and returns the workflow with the round's messages. onEvent
+// (nil for none) sees every event as it arrives, e.g. to show progress; the
+// stream starts after the message with seq after (0: from the first). A
+// failed or stopped round also returns a *RoundError; a paused one, a
+// result whose PendingApproval says what to decide.
+func (c *Client) Wait(ctx context.Context, id string, after int64, onEvent func(Event)) (*Result, error) {
+	for ev, err := range c.EventsAfter(ctx, id, after) {
+		if err != nil {
+			return nil, err
+		}
+		if onEvent != nil {
+			onEvent(ev)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	w, err := c.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := c.Messages(ctx, id, 0)
+	if err != nil {
+		return nil, err
+	}
+	r := &Result{Workflow: *w}
+	for _, m := range msgs {
+		if m.Round == w.Round {
+			r.Messages = append(r.Messages, m)
+		}
+	}
+	return r, r.roundError()
+}
+
+// roundError is the *RoundError of a failed or stopped round, else nil.
+func (r *Result) roundError() error {
+	if r.Status == "failed" || r.Status == "stopped" {
+		return &RoundError{Status: r.Status, StopReason: r.StopReason, Reason: r.Error}
+	}
+	return nil
 }
 
 // Run starts a workflow with prompt and documents and waits until its
 // round ends or pauses for approval: with Prefer: wait first, then by
-// following the event stream. Answer() of the result is the final
+// following the event stream (Wait). Answer() of the result is the final
 // answer; a failed or stopped round also returns a *RoundError, and a
 // paused one a result whose PendingApproval says what to decide.
 func (c *Client) Run(ctx context.Context, prompt string, docs ...Upload) (*Result, error) {
@@ -180,28 +231,7 @@ func (c *Client) Run(ctx context.Context, prompt string, docs ...Upload) (*Resul
 		return nil, err
 	}
 	if !r.Waited {
-		for _, err := range c.Events(ctx, r.ID) {
-			if err != nil {
-				return nil, err
-			}
-		}
-		w, err := c.Get(ctx, r.ID)
-		if err != nil {
-			return nil, err
-		}
-		msgs, err := c.Messages(ctx, r.ID, 0)
-		if err != nil {
-			return nil, err
-		}
-		r = &Result{Workflow: *w}
-		for _, m := range msgs {
-			if m.Round == w.Round {
-				r.Messages = append(r.Messages, m)
-			}
-		}
+		return c.Wait(ctx, r.ID, 0, nil)
 	}
-	if r.Status == "failed" || r.Status == "stopped" {
-		return r, &RoundError{Status: r.Status, StopReason: r.StopReason, Reason: r.Error}
-	}
-	return r, nil
+	return r, r.roundError()
 }
