@@ -19,8 +19,9 @@ import (
 	"time"
 )
 
-// gatewayBin is the gateway binary built once by TestMain.
-var gatewayBin string
+// gatewayBin and twostepBin (the command-line client) are built once by
+// TestMain.
+var gatewayBin, twostepBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "twostep-gateway-test")
@@ -29,7 +30,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	gatewayBin = filepath.Join(dir, "gateway")
-	build := exec.Command("go", "build", "-o", gatewayBin, "github.com/twostep/twostep/cmd/gateway")
+	twostepBin = filepath.Join(dir, "twostep")
+	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
+		"github.com/twostep/twostep/cmd/gateway", "github.com/twostep/twostep/cmd/twostep")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building the gateway:", err)
