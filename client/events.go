@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"net/url"
 	"strconv"
@@ -17,12 +18,15 @@ import (
 // Message, Workflow, Approval is set, by Type: "message", "status",
 // "approval"; "deleted" carries none.
 type Event struct {
-	Type string
+	Type string `json:"type"`
 	// ID is the event's id: a message's seq ("" for other events).
-	ID       string
-	Message  *Message
-	Workflow *Workflow
-	Approval *PendingApproval
+	ID string `json:"id,omitempty"`
+	// Data is the event's JSON as sent (fields this package does not know
+	// included); nil when it carries none.
+	Data     json.RawMessage  `json:"data,omitempty"`
+	Message  *Message         `json:"-"`
+	Workflow *Workflow        `json:"-"`
+	Approval *PendingApproval `json:"-"`
 }
 
 // Reconnect backoff of Events.
@@ -88,67 +92,86 @@ func (c *Client) stream(ctx context.Context, id string, after *int64, yield func
 		return false, false, err
 	}
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	var typ, evID string
-	var data strings.Builder
 	settled := false
-	for sc.Scan() {
-		line := sc.Text()
+	for ev, err := range ReadEvents(resp.Body) {
+		if err != nil {
+			if settled {
+				return true, progressed, nil // a pause whose approval event was cut off
+			}
+			return false, progressed, err
+		}
+		progressed = true
+		if ev.Type == "message" && ev.ID != "" {
+			if n, err := strconv.ParseInt(ev.ID, 10, 64); err == nil {
+				*after = n
+			}
+		}
+		if !yield(ev, nil) {
+			return true, progressed, nil
+		}
 		switch {
-		case line == "":
-			if typ == "" {
-				continue
-			}
-			ev, perr := decodeEvent(typ, data.String())
-			ev.ID = evID
-			typ, data = "", strings.Builder{}
-			if perr != nil {
-				return false, progressed, perr
-			}
-			progressed = true
-			if ev.Type == "message" && evID != "" {
-				if n, err := strconv.ParseInt(evID, 10, 64); err == nil {
-					*after = n
-				}
-			}
-			evID = ""
-			if !yield(ev, nil) {
+		case ev.Type == "deleted":
+			return true, progressed, nil
+		case ev.Type == "status" && !ev.Workflow.Running():
+			settled = true
+			if ev.Workflow.Status != "awaiting_approval" {
 				return true, progressed, nil
 			}
-			switch {
-			case ev.Type == "deleted":
-				return true, progressed, nil
-			case ev.Type == "status" && !ev.Workflow.Running():
-				settled = true
-				if ev.Workflow.Status != "awaiting_approval" {
-					return true, progressed, nil
-				}
-			case ev.Type == "approval":
-				return true, progressed, nil
-			}
-		case strings.HasPrefix(line, "event:"):
-			typ = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
-		case strings.HasPrefix(line, "id:"):
-			evID = strings.TrimSpace(strings.TrimPrefix(line, "id:"))
-		case strings.HasPrefix(line, "data:"):
-			if data.Len() > 0 {
-				data.WriteByte('\n')
-			}
-			data.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+		case ev.Type == "approval":
+			return true, progressed, nil
 		}
 	}
 	if settled {
 		return true, progressed, nil // a pause whose approval event was cut off
 	}
-	if err := sc.Err(); err != nil {
-		return false, progressed, err
-	}
 	return false, progressed, errors.New("the event stream ended before the round did")
+}
+
+// ReadEvents decodes a workflow's event stream (Server-Sent Events) from r
+// until it ends, e.g. a recorded response body; Events reads each of its
+// connections with it. A read error or an event whose data is not the
+// JSON its type calls for ends the sequence with that error.
+func ReadEvents(r io.Reader) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64<<10), 16<<20)
+		var typ, evID string
+		var data strings.Builder
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "":
+				if typ == "" {
+					continue
+				}
+				ev, err := decodeEvent(typ, data.String())
+				ev.ID = evID
+				typ, evID, data = "", "", strings.Builder{}
+				if !yield(ev, err) || err != nil {
+					return
+				}
+			case strings.HasPrefix(line, "event:"):
+				typ = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
+			case strings.HasPrefix(line, "id:"):
+				evID = strings.TrimSpace(strings.TrimPrefix(line, "id:"))
+			case strings.HasPrefix(line, "data:"):
+				if data.Len() > 0 {
+					data.WriteByte('\n')
+				}
+				data.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+			}
+		}
+		if err := sc.Err(); err != nil {
+			yield(Event{}, err)
+		}
+	}
 }
 
 func decodeEvent(typ, data string) (Event, error) {
 	ev := Event{Type: typ}
+	if json.Valid([]byte(data)) {
+		ev.Data = json.RawMessage(data)
+	}
 	var err error
 	switch typ {
 	case "message":
