@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/twostep/twostep/client"
 )
 
 // gatewayBin and twostepBin (the command-line client) are built once by
@@ -252,21 +254,43 @@ func (g *gateway) expect(t testing.TB, want int, method, path, token string, bod
 	}
 }
 
-// waitDone polls the workflow until it is no longer running.
+// client is a client of the gateway as the user with token.
+func (g *gateway) client(t testing.TB, token string) *client.Client {
+	t.Helper()
+	c, err := client.New(g.url, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// events follows the workflow's event stream (after the message with seq
+// after) until its round ends or pauses, and returns every event.
+func (g *gateway) events(t testing.TB, token, id string, after int64) []client.Event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var out []client.Event
+	for ev, err := range g.client(t, token).EventsAfter(ctx, id, after) {
+		if err != nil {
+			t.Fatalf("events of %s: %v", id, err)
+		}
+		out = append(out, ev)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("workflow %s still running after 30 s", id)
+	}
+	return out
+}
+
+// waitDone follows the workflow's events until its round ends or pauses
+// and returns the workflow then.
 func (g *gateway) waitDone(t testing.TB, token, id string) wfView {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		var w wfView
-		g.expect(t, 200, "GET", "/api/v1/workflows/"+id, token, nil, &w)
-		if w.Status != "running" {
-			return w
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("workflow %s still running: %+v", id, w)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	g.events(t, token, id, 0)
+	var w wfView
+	g.expect(t, 200, "GET", "/api/v1/workflows/"+id, token, nil, &w)
+	return w
 }
 
 // wfView, msgView and docView are the API's JSON shapes as a client sees
