@@ -261,3 +261,26 @@ func TestClientEveryRoute(t *testing.T) {
 		t.Errorf("Messages after Delete = %v, want 404", err)
 	}
 }
+
+// TestPreferWaitAcrossInstances (Redis): Prefer: wait on an API-only
+// instance answers with the round's messages while the round runs on a
+// worker instance, for a create and for an approval-free next round.
+func TestPreferWaitAcrossInstances(t *testing.T) {
+	url := redisURL(t)
+	model := newFakeLLM(t)
+	api := startGatewayWith(t, model, []string{"serve", "--workers=0"}, "REDIS_URL="+url)
+	startGatewayWith(t, model, []string{"worker"}, "REDIS_URL="+url)
+	c := api.client(t, gwAlice)
+	ctx := testCtx(t)
+	res, err := c.Create(ctx, client.CreateRequest{Prompt: "xwait1 write a note", Wait: 20 * time.Second})
+	if err != nil || !res.Waited || res.Answer() != "final answer for xwait1" {
+		t.Fatalf("waited create on the API instance = %+v, %v", res, err)
+	}
+	next, err := c.StartRound(ctx, res.ID, "xwait2 again", 20*time.Second)
+	if err != nil || !next.Waited || next.Round != 2 || next.Answer() != "final answer for xwait2" || next.Messages[0].Round != 2 {
+		t.Errorf("waited round on the API instance = %+v, %v", next, err)
+	}
+	if err := c.Delete(ctx, res.ID); err != nil {
+		t.Fatal(err)
+	}
+}
