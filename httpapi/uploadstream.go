@@ -28,9 +28,12 @@ import (
 // documents[i].content string is base64-decoded while it is read, straight
 // into the document's final buffer, and huma gets the same JSON with those
 // strings emptied, so validation, the OpenAPI document and every other
-// answer stay exactly as they were. Peak memory per upload is its decoded
-// size plus a small read buffer (a second copy only when a request with
-// several documents makes the first size estimate too generous).
+// answer stay exactly as they were. With a Content-Length, the request's
+// documents are decoded into one buffer of 3/4 of the bytes still to come
+// when the first content starts (no base64 can decode to more), each a
+// full-capacity slice of it; without one, each document's buffer grows as
+// it is decoded. Peak memory per upload is about its decoded size plus a
+// small read buffer.
 
 // streamedDoc is one documents[i].content decoded while the body was read.
 type streamedDoc struct {
@@ -69,7 +72,7 @@ func streamUploads(api huma.API, limits Limits, maxBody int64, readTimeout time.
 		t := &transcoder{
 			in:     bufio.NewReaderSize(io.LimitReader(body, maxBody), 64<<10),
 			limits: limits,
-			length: gc.Request.ContentLength,
+			length: min(gc.Request.ContentLength, maxBody), // a larger one is refused after maxBody bytes
 			stash:  &uploadStash{docs: map[int]*streamedDoc{}},
 		}
 		err := t.run()
@@ -105,6 +108,9 @@ type transcoder struct {
 	length int64 // Content-Length, -1 when unknown
 	read   int64
 	stash  *uploadStash
+	// arena holds the decoded documents back to back (len: the bytes in
+	// use); allocated at the first content when the length is known.
+	arena []byte
 }
 
 // errRaw stops the walk: the rest of the body is copied unchanged.
@@ -366,7 +372,10 @@ func (t *transcoder) skip() error {
 func (t *transcoder) content() (*streamedDoc, error) {
 	_, _ = t.readByte() // the opening quote
 	t.out.WriteByte('"')
-	dec := newStreamDecoder(t.limits.MaxDocumentBytes, t.estimate())
+	if t.arena == nil && t.length > 0 {
+		t.arena = make([]byte, 0, t.estimate()+3)
+	}
+	dec := newStreamDecoder(t.limits.MaxDocumentBytes, t.arena[len(t.arena):])
 	invalid := func(raw ...byte) {
 		if !dec.invalidJSON {
 			dec.invalidJSON = true
@@ -374,6 +383,9 @@ func (t *transcoder) content() (*streamedDoc, error) {
 		}
 	}
 	for {
+		if err := t.plainRun(dec); err != nil {
+			return nil, err
+		}
 		b, err := t.readByte()
 		if err != nil {
 			return nil, err
@@ -381,7 +393,11 @@ func (t *transcoder) content() (*streamedDoc, error) {
 		switch {
 		case b == '"':
 			t.out.WriteByte('"')
-			return dec.finish(), nil
+			d := dec.finish()
+			if dec.inArena && d.content != nil {
+				t.arena = t.arena[:len(t.arena)+len(d.content)]
+			}
+			return d, nil
 		case b < 0x20:
 			invalid(b)
 		case b == '\\':
@@ -401,6 +417,23 @@ func (t *transcoder) content() (*streamedDoc, error) {
 			dec.add(b)
 		}
 	}
+}
+
+// plainRun feeds the decoder the buffered bytes up to the next quote,
+// backslash or control character, in bulk.
+func (t *transcoder) plainRun(dec *streamDecoder) error {
+	if _, err := t.in.Peek(1); err != nil {
+		return err
+	}
+	buf, _ := t.in.Peek(t.in.Buffered())
+	i := 0
+	for i < len(buf) && buf[i] != '"' && buf[i] != '\\' && buf[i] >= 0x20 {
+		i++
+	}
+	dec.addRun(buf[:i])
+	_, _ = t.in.Discard(i)
+	t.read += int64(i)
+	return nil
 }
 
 // escape reads the rest of a backslash escape and returns its rune, or
@@ -453,8 +486,8 @@ func (t *transcoder) escape() (rune, []byte, error) {
 	return 0, []byte{'\\', e}, nil
 }
 
-// estimate is an upper bound of the next content's decoded size from the
-// bytes still to come, to size its buffer once (0 when unknown).
+// estimate is an upper bound of the decoded size of the contents still to
+// come (0 when unknown).
 func (t *transcoder) estimate() int64 {
 	if t.length <= 0 {
 		return 0
@@ -466,7 +499,7 @@ func (t *transcoder) estimate() int64 {
 // blocks, into one buffer, as base64.StdEncoding.DecodeString would.
 type streamDecoder struct {
 	limit   int64
-	block   [4096]byte
+	block   [32 << 10]byte
 	n       int   // characters in block
 	offset  int64 // characters before block
 	out     []byte
@@ -475,16 +508,17 @@ type streamDecoder struct {
 	over    bool
 	// invalidJSON: the string itself is malformed; huma refuses the body.
 	invalidJSON bool
+	// inArena: out is still the spare capacity it was given.
+	inArena bool
 }
 
-func newStreamDecoder(limit, estimate int64) *streamDecoder {
-	c := limit + 3
-	if estimate > 0 {
-		c = min(c, estimate+3)
-	} else {
-		c = min(c, 64<<10)
+// newStreamDecoder decodes into dst's spare capacity (dst has length 0;
+// nil: a buffer of its own that grows).
+func newStreamDecoder(limit int64, dst []byte) *streamDecoder {
+	if dst == nil {
+		return &streamDecoder{limit: limit, out: make([]byte, 0, min(limit+3, 64<<10))}
 	}
-	return &streamDecoder{limit: limit, out: make([]byte, 0, c)}
+	return &streamDecoder{limit: limit, out: dst, inArena: true}
 }
 
 func (d *streamDecoder) add(b byte) {
@@ -502,6 +536,19 @@ func (d *streamDecoder) add(b byte) {
 	}
 	d.block[d.n] = b
 	d.n++
+}
+
+// addRun adds characters that need no unescaping and hold no newline.
+func (d *streamDecoder) addRun(p []byte) {
+	for len(p) > 0 && d.problem == "" {
+		if d.n == len(d.block) {
+			d.flush()
+			continue
+		}
+		k := copy(d.block[d.n:], p)
+		d.n += k
+		p = p[k:]
+	}
 }
 
 // flush decodes the block; only the last block may end with padding.
@@ -525,7 +572,10 @@ func (d *streamDecoder) flush() {
 		d.n = 0
 		return
 	}
-	d.out = slices.Grow(d.out, need)
+	if cap(d.out)-len(d.out) < need {
+		d.inArena = false // cannot happen with a true Content-Length
+		d.out = slices.Grow(d.out, need)
+	}
 	k, err := base64.StdEncoding.Decode(d.out[len(d.out):len(d.out)+need], d.block[:d.n])
 	if err != nil {
 		var ce base64.CorruptInputError
@@ -549,9 +599,8 @@ func (d *streamDecoder) finish() *streamedDoc {
 	case d.over || int64(len(d.out)) > d.limit:
 		return &streamedDoc{tooLarge: true}
 	}
-	out := d.out
-	if cap(out)-len(out) > len(out)/8+4096 {
-		out = append([]byte(nil), out...) // the estimate was for several documents
+	if d.out == nil {
+		d.out = []byte{}
 	}
-	return &streamedDoc{content: out}
+	return &streamedDoc{content: d.out[:len(d.out):len(d.out)]} // appending to it never reaches the next document
 }

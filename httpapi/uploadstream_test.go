@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -139,5 +140,58 @@ func TestUploadStreamOverHTTP(t *testing.T) {
 	if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), "body.documents[0].name") ||
 		!strings.Contains(rec.Body.String(), "body.documents[1].content") {
 		t.Errorf("two bad documents: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// multiDocBody is a create body with n documents of size bytes each.
+func multiDocBody(n, size int) ([]byte, [][]byte) {
+	var b bytes.Buffer
+	b.WriteString(`{"prompt":"p","documents":[`)
+	docs := make([][]byte, n)
+	for i := range docs {
+		docs[i] = bytes.Repeat([]byte{byte('a' + i)}, size)
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"name":"d` + string(rune('a'+i)) + `","content":"` + base64.StdEncoding.EncodeToString(docs[i]) + `"}`)
+	}
+	b.WriteString("]}")
+	return b.Bytes(), docs
+}
+
+// TestTranscoderOneBufferForAllDocuments: with a Content-Length, every
+// document is decoded into one buffer no larger than 3/4 of the body,
+// back to back, each capped at its own length so that appending to one
+// cannot overwrite the next.
+func TestTranscoderOneBufferForAllDocuments(t *testing.T) {
+	t.Parallel()
+	raw, docs := multiDocBody(3, 100<<10)
+	tr, err := transcode(t, raw, Limits{MaxDocumentBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := cap(tr.arena); c > len(raw)*3/4+3 || len(tr.arena) != 3*(100<<10) {
+		t.Errorf("buffer: %d bytes used of %d, body %d", len(tr.arena), c, len(raw))
+	}
+	for i, want := range docs {
+		got := tr.stash.docs[i].content
+		if !bytes.Equal(got, want) || cap(got) != len(got) || &got[0] != &tr.arena[i*(100<<10)] {
+			t.Errorf("document %d: equal %v, cap %d, in place %v", i, bytes.Equal(got, want), cap(got), &got[0] == &tr.arena[i*(100<<10)])
+		}
+	}
+}
+
+// BenchmarkUploadStream transcodes a body with one 8 MiB document; B/op
+// over the document's size is the memory the stream holds per byte.
+func BenchmarkUploadStream(b *testing.B) {
+	raw, _ := multiDocBody(1, 8<<20)
+	b.SetBytes(8 << 20)
+	b.ReportAllocs()
+	for b.Loop() {
+		tr := &transcoder{in: bufio.NewReaderSize(bytes.NewReader(raw), 64<<10), limits: Limits{MaxDocumentBytes: 10 << 20},
+			length: int64(len(raw)), stash: &uploadStash{docs: map[int]*streamedDoc{}}}
+		if err := tr.run(); err != nil || len(tr.stash.docs[0].content) != 8<<20 {
+			b.Fatal(err)
+		}
 	}
 }
