@@ -198,6 +198,9 @@ func (a *app) follow(ctx context.Context, c *client.Client, res *client.Result, 
 		}
 	})
 	if out == nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted; the round goes on without you: twostep show %s (or twostep stop %s)", res.ID, res.ID)
+		}
 		return err
 	}
 	if a.json {
