@@ -294,51 +294,23 @@ func (g *gateway) waitDone(t testing.TB, token, id string) wfView {
 }
 
 // wfView, msgView and docView are the API's JSON shapes as a client sees
-// them (decoded independently of httpapi's types).
-type wfView struct {
-	ID         string `json:"id"`
-	UserID     string `json:"userId"`
-	Mode       string `json:"mode"`
-	Status     string `json:"status"`
-	StopReason string `json:"stopReason"`
-	Round      int    `json:"round"`
-	Step       int    `json:"step"`
-	MaxSteps   int    `json:"maxSteps"`
-	Error      string `json:"error"`
-	Stats      struct {
-		LLMCalls int `json:"llmCalls"`
-		Actions  int `json:"actions"`
-	} `json:"stats"`
-}
+// them: package client's types, decoded independently of httpapi's.
+type (
+	wfView  = client.Workflow
+	msgView = client.Message
+	docView = client.Document
+)
 
-type docView struct {
-	ID       string `json:"id"`
-	Name     string `json:"name"`
-	MimeType string `json:"mimeType"`
-	Size     int64  `json:"size"`
-}
-
-type msgView struct {
-	ID             string    `json:"id"`
-	Seq            int64     `json:"seq"`
-	Round          int       `json:"round"`
-	Step           int       `json:"step"`
-	Role           string    `json:"role"`
-	Text           string    `json:"text"`
-	Action         string    `json:"action"`
-	Status         string    `json:"status"`
-	DocumentsLabel string    `json:"documentsLabel"`
-	Documents      []docView `json:"documents"`
-	Summary        string    `json:"summary"`
-}
-
+// messages returns all the workflow's messages, through the client.
 func (g *gateway) messages(t *testing.T, token, id string) []msgView {
 	t.Helper()
-	var out struct {
-		Messages []msgView `json:"messages"`
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	msgs, err := g.client(t, token).Messages(ctx, id, 0)
+	if err != nil {
+		t.Fatalf("messages of %s: %v", id, err)
 	}
-	g.expect(t, 200, "GET", "/api/v1/workflows/"+id+"/messages", token, nil, &out)
-	return out.Messages
+	return msgs
 }
 
 // runBinary runs a subcommand to completion and returns its stdout.
