@@ -293,12 +293,11 @@ func (g *gateway) waitDone(t testing.TB, token, id string) wfView {
 	return w
 }
 
-// wfView, msgView and docView are the API's JSON shapes as a client sees
-// them: package client's types, decoded independently of httpapi's.
+// wfView and msgView are the API's JSON shapes as a client sees them:
+// package client's types, decoded independently of httpapi's.
 type (
 	wfView  = client.Workflow
 	msgView = client.Message
-	docView = client.Document
 )
 
 // messages returns all the workflow's messages, through the client.
