@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"mime"
 	"net/http"
 	"net/url"
@@ -307,6 +308,29 @@ func (c *Client) List(ctx context.Context, o ListOptions) (*Page, error) {
 	var p Page
 	_, err := c.do(ctx, "GET", path, nil, nil, &p)
 	return &p, err
+}
+
+// ListAll returns every workflow of the user, newest first, following
+// the pages (o.Limit sets their size); an error ends the sequence.
+func (c *Client) ListAll(ctx context.Context, o ListOptions) iter.Seq2[Workflow, error] {
+	return func(yield func(Workflow, error) bool) {
+		for {
+			page, err := c.List(ctx, o)
+			if err != nil {
+				yield(Workflow{}, err)
+				return
+			}
+			for _, w := range page.Workflows {
+				if !yield(w, nil) {
+					return
+				}
+			}
+			if page.NextCursor == "" {
+				return
+			}
+			o.Cursor = page.NextCursor
+		}
+	}
 }
 
 // Stop stops the running (or paused) round.

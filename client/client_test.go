@@ -230,3 +230,37 @@ func TestUploadBodyIsTheJSONItClaims(t *testing.T) {
 type errReader struct{}
 
 func (errReader) Read([]byte) (int, error) { return 0, errors.New("disk on fire") }
+
+// TestListAllFollowsPages: three workflows listed two per page arrive
+// once each, newest first; a problem ends the sequence with it.
+func TestListAllFollowsPages(t *testing.T) {
+	t.Parallel()
+	gw := startGateway(0, nil)
+	defer gw.close()
+	c, _ := client.New(gw.url, aliceToken)
+	ctx := context.Background()
+	var want []string
+	for _, p := range []string{"one", "two", "three"} {
+		r, err := c.Create(ctx, client.CreateRequest{Prompt: p, Wait: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append([]string{r.ID}, want...)
+	}
+	var got []string
+	for w, err := range c.ListAll(ctx, client.ListOptions{Limit: 2}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, w.ID)
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("ListAll = %v, want %v", got, want)
+	}
+	for _, err := range c.ListAll(ctx, client.ListOptions{Cursor: "not-a-cursor"}) {
+		var p *client.Problem
+		if !errors.As(err, &p) || p.Status != 422 {
+			t.Errorf("a bad cursor = %v, want a 422 problem", err)
+		}
+	}
+}

@@ -88,6 +88,10 @@ func TestCLIRunAndInspect(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &page); err != nil || code != 0 || len(page.Workflows) != 2 || page.Workflows[0].ID != res.ID {
 		t.Errorf("list --json: exit %d, %v: %s", code, err, out)
 	}
+	out, _, _ = cli(t, g, gwAlice, "list", "--all", "--limit", "1", "--json")
+	if err := json.Unmarshal([]byte(out), &page); err != nil || len(page.Workflows) != 2 {
+		t.Errorf("list --all --limit 1: %v: %s", err, out)
+	}
 	if out, _, _ := cli(t, g, gwAlice, "list"); !strings.Contains(out, res.ID+"\tcompleted") {
 		t.Errorf("list:\n%s", out)
 	}

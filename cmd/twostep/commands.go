@@ -252,6 +252,7 @@ func cmdList(ctx context.Context, a *app, name string, args []string) error {
 	fs.StringVar(&o.Status, "status", "", "only this status (running, awaiting_approval, completed, failed, stopped)")
 	fs.IntVar(&o.Limit, "limit", 0, "page size (default: the gateway's)")
 	fs.StringVar(&o.Cursor, "cursor", "", "the next page's cursor")
+	all := fs.Bool("all", false, "every page")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -259,8 +260,15 @@ func cmdList(ctx context.Context, a *app, name string, args []string) error {
 	if err != nil {
 		return err
 	}
-	page, err := c.List(ctx, o)
-	if err != nil {
+	page := &client.Page{Workflows: []client.Workflow{}}
+	if *all {
+		for w, err := range c.ListAll(ctx, o) {
+			if err != nil {
+				return err
+			}
+			page.Workflows = append(page.Workflows, w)
+		}
+	} else if page, err = c.List(ctx, o); err != nil {
 		return err
 	}
 	if a.json {
@@ -271,7 +279,7 @@ func cmdList(ctx context.Context, a *app, name string, args []string) error {
 			w.UpdatedAt.Local().Format("2006-01-02 15:04"), oneLine(w.Title, 60))
 	}
 	if page.NextCursor != "" {
-		fmt.Fprintf(a.stderr, "twostep: more with --cursor %s\n", page.NextCursor)
+		fmt.Fprintf(a.stderr, "twostep: more with --cursor %s (or --all)\n", page.NextCursor)
 	}
 	return nil
 }

@@ -37,7 +37,7 @@ Commands:
                         start a workflow and print its answer (progress on stderr)
   round ID PROMPT [--file PATH]... [--wait=false]
                         start the next round of a workflow
-  list [--status S] [--limit N] [--cursor C]
+  list [--status S] [--limit N] [--cursor C | --all]
                         the workflows, newest first
   show ID               a workflow and its messages
   events ID             follow a workflow's events until its round ends or pauses
