@@ -195,3 +195,32 @@ func BenchmarkUploadStream(b *testing.B) {
 		}
 	}
 }
+
+// TestUploadStreamOnNewRounds: the rounds route decodes its documents
+// through the same stream: the engine gets the bytes, a bad one is a 422
+// naming it, an over-size one a 413.
+func TestUploadStreamOnNewRounds(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, func(o *Options) { o.Limits.MaxDocumentBytes = 16 })
+	w := testWorkflow("alice", workflow.StatusCompleted)
+	env.store.put(w)
+	var got workflow.NewRound
+	env.engine.StartFn = func(_, _ string, in workflow.NewRound) (*workflow.Workflow, error) {
+		got = in
+		return testWorkflow("alice", workflow.StatusRunning), nil
+	}
+	path := "/api/v1/workflows/" + w.ID + "/rounds"
+	rec := env.do(t, "POST", path, aliceToken, `{"documents":[{"name":"a.txt","content":"aGk="},{"name":"b.txt","content":"P\/8\/"}],"prompt":"more"}`)
+	if rec.Code != http.StatusAccepted || got.Prompt != "more" || len(got.Documents) != 2 ||
+		string(got.Documents[0].Content) != "hi" || !bytes.Equal(got.Documents[1].Content, []byte{0x3f, 0xff, 0x3f}) {
+		t.Fatalf("round with documents: %d %s, engine got %+v", rec.Code, rec.Body, got)
+	}
+	rec = env.do(t, "POST", path, aliceToken, `{"prompt":"more","documents":[{"name":"a.txt","content":"a!=="}]}`)
+	if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), "body.documents[0].content") {
+		t.Errorf("bad base64: %d %s", rec.Code, rec.Body)
+	}
+	rec = env.do(t, "POST", path, aliceToken, `{"prompt":"more","documents":[{"name":"a.txt","content":"`+b64(strings.Repeat("x", 17))+`"}]}`)
+	if rec.Code != http.StatusRequestEntityTooLarge {
+		t.Errorf("over-size document: %d %s", rec.Code, rec.Body)
+	}
+}
