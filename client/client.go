@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"mime"
 	"net/http"
 	"net/url"
@@ -164,16 +165,33 @@ func (r *Result) Answer() string {
 	return ""
 }
 
-type documentInput struct {
-	Name     string `json:"name"`
-	MimeType string `json:"mimeType,omitempty"`
-	Content  string `json:"content"`
-}
-
-func encodeUploads(docs []Upload) ([]documentInput, error) {
-	out := make([]documentInput, 0, len(docs))
-	for _, d := range docs {
-		var b bytes.Buffer
+// uploadBody is the JSON body of fields and docs, built in one buffer:
+// each document is base64-encoded straight from its reader into the
+// body, so an upload is held once, encoded, not three times.
+func uploadBody(fields map[string]any, docs []Upload) (json.RawMessage, error) {
+	head, err := json.Marshal(fields)
+	if err != nil {
+		return nil, err
+	}
+	if len(docs) == 0 {
+		return head, nil
+	}
+	var b bytes.Buffer
+	b.Write(head[:len(head)-1]) // without the closing brace
+	b.WriteString(`,"documents":[`)
+	for i, d := range docs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name, _ := json.Marshal(d.Name)
+		b.WriteString(`{"name":`)
+		b.Write(name)
+		if d.MimeType != "" {
+			mt, _ := json.Marshal(d.MimeType)
+			b.WriteString(`,"mimeType":`)
+			b.Write(mt)
+		}
+		b.WriteString(`,"content":"`)
 		enc := base64.NewEncoder(base64.StdEncoding, &b)
 		if d.Content != nil {
 			if _, err := io.Copy(enc, d.Content); err != nil {
@@ -181,26 +199,24 @@ func encodeUploads(docs []Upload) ([]documentInput, error) {
 			}
 		}
 		enc.Close()
-		out = append(out, documentInput{Name: d.Name, MimeType: d.MimeType, Content: b.String()})
+		b.WriteString(`"}`)
 	}
-	return out, nil
+	b.WriteString("]}")
+	return b.Bytes(), nil
 }
 
 // Create starts a workflow and its first round.
 func (c *Client) Create(ctx context.Context, req CreateRequest) (*Result, error) {
-	docs, err := encodeUploads(req.Documents)
-	if err != nil {
-		return nil, err
-	}
-	body := map[string]any{"prompt": req.Prompt}
+	fields := map[string]any{"prompt": req.Prompt}
 	if req.Mode != "" {
-		body["mode"] = req.Mode
+		fields["mode"] = req.Mode
 	}
 	if req.MaxSteps > 0 {
-		body["maxSteps"] = req.MaxSteps
+		fields["maxSteps"] = req.MaxSteps
 	}
-	if len(docs) > 0 {
-		body["documents"] = docs
+	body, err := uploadBody(fields, req.Documents)
+	if err != nil {
+		return nil, err
 	}
 	return c.waited(ctx, "POST", "/api/v1/workflows", body, req.Wait)
 }
@@ -208,13 +224,9 @@ func (c *Client) Create(ctx context.Context, req CreateRequest) (*Result, error)
 // StartRound starts the next round of a workflow with a prompt and
 // documents; wait as for Create.
 func (c *Client) StartRound(ctx context.Context, id, prompt string, wait time.Duration, docs ...Upload) (*Result, error) {
-	in, err := encodeUploads(docs)
+	body, err := uploadBody(map[string]any{"prompt": prompt}, docs)
 	if err != nil {
 		return nil, err
-	}
-	body := map[string]any{"prompt": prompt}
-	if len(in) > 0 {
-		body["documents"] = in
 	}
 	return c.waited(ctx, "POST", "/api/v1/workflows/"+url.PathEscape(id)+"/rounds", body, wait)
 }
@@ -298,6 +310,29 @@ func (c *Client) List(ctx context.Context, o ListOptions) (*Page, error) {
 	return &p, err
 }
 
+// ListAll returns every workflow of the user, newest first, following
+// the pages (o.Limit sets their size); an error ends the sequence.
+func (c *Client) ListAll(ctx context.Context, o ListOptions) iter.Seq2[Workflow, error] {
+	return func(yield func(Workflow, error) bool) {
+		for {
+			page, err := c.List(ctx, o)
+			if err != nil {
+				yield(Workflow{}, err)
+				return
+			}
+			for _, w := range page.Workflows {
+				if !yield(w, nil) {
+					return
+				}
+			}
+			if page.NextCursor == "" {
+				return
+			}
+			o.Cursor = page.NextCursor
+		}
+	}
+}
+
 // Stop stops the running (or paused) round.
 func (c *Client) Stop(ctx context.Context, id string) (*Workflow, error) {
 	var w Workflow
@@ -370,9 +405,12 @@ func (c *Client) do(ctx context.Context, method, path string, body any, hdr http
 func (c *Client) send(ctx context.Context, method, path string, body any, hdr http.Header) (*http.Response, error) {
 	var r io.Reader
 	if body != nil {
-		data, err := json.Marshal(body)
-		if err != nil {
-			return nil, err
+		data, ok := body.(json.RawMessage)
+		if !ok {
+			var err error
+			if data, err = json.Marshal(body); err != nil {
+				return nil, err
+			}
 		}
 		r = bytes.NewReader(data)
 	}

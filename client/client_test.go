@@ -186,3 +186,81 @@ func TestRunFollowsEventsPastTheWait(t *testing.T) {
 		t.Errorf("Run = %+v, %v", res, err)
 	}
 }
+
+// TestUploadBodyIsTheJSONItClaims: the body built in one buffer is the
+// same JSON that marshalling the fields would give, escaping included,
+// and a reader's error is reported with the document's name.
+func TestUploadBodyIsTheJSONItClaims(t *testing.T) {
+	t.Parallel()
+	gw := startGateway(0, nil)
+	defer gw.close()
+	c, _ := client.New(gw.url, aliceToken)
+	ctx := context.Background()
+	res, err := c.Create(ctx, client.CreateRequest{Prompt: `say "hi" </script>`, MaxSteps: 3, Wait: 10 * time.Second,
+		Documents: []client.Upload{
+			{Name: `q"uote.txt`, MimeType: "text/plain", Content: strings.NewReader("one")},
+			{Name: "empty.bin"},
+			{Name: "é.md", Content: strings.NewReader("# three")},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Title != `say "hi" </script>` || res.MaxSteps != 3 {
+		t.Errorf("workflow = %+v", res.Workflow)
+	}
+	docs := res.Messages[0].Documents
+	if len(docs) != 3 || docs[0].Name != `q"uote.txt` || docs[1].Size != 0 || docs[2].Name != "é.md" || docs[2].MimeType != "text/markdown; charset=utf-8" {
+		t.Fatalf("documents = %+v", docs)
+	}
+	body, _, err := c.Document(ctx, res.ID, docs[2].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(body)
+	body.Close()
+	if string(data) != "# three" {
+		t.Errorf("third document = %q", data)
+	}
+	_, err = c.Create(ctx, client.CreateRequest{Prompt: "x", Documents: []client.Upload{{Name: "bad.txt", Content: errReader{}}}})
+	if err == nil || !strings.Contains(err.Error(), "reading bad.txt") {
+		t.Errorf("a failing reader = %v", err)
+	}
+}
+
+type errReader struct{}
+
+func (errReader) Read([]byte) (int, error) { return 0, errors.New("disk on fire") }
+
+// TestListAllFollowsPages: three workflows listed two per page arrive
+// once each, newest first; a problem ends the sequence with it.
+func TestListAllFollowsPages(t *testing.T) {
+	t.Parallel()
+	gw := startGateway(0, nil)
+	defer gw.close()
+	c, _ := client.New(gw.url, aliceToken)
+	ctx := context.Background()
+	var want []string
+	for _, p := range []string{"one", "two", "three"} {
+		r, err := c.Create(ctx, client.CreateRequest{Prompt: p, Wait: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append([]string{r.ID}, want...)
+	}
+	var got []string
+	for w, err := range c.ListAll(ctx, client.ListOptions{Limit: 2}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, w.ID)
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("ListAll = %v, want %v", got, want)
+	}
+	for _, err := range c.ListAll(ctx, client.ListOptions{Cursor: "not-a-cursor"}) {
+		var p *client.Problem
+		if !errors.As(err, &p) || p.Status != 422 {
+			t.Errorf("a bad cursor = %v, want a 422 problem", err)
+		}
+	}
+}

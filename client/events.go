@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"net/url"
 	"strconv"
@@ -17,10 +18,15 @@ import (
 // Message, Workflow, Approval is set, by Type: "message", "status",
 // "approval"; "deleted" carries none.
 type Event struct {
-	Type     string
-	Message  *Message
-	Workflow *Workflow
-	Approval *PendingApproval
+	Type string `json:"type"`
+	// ID is the event's id: a message's seq ("" for other events).
+	ID string `json:"id,omitempty"`
+	// Data is the event's JSON as sent (fields this package does not know
+	// included); nil when it carries none.
+	Data     json.RawMessage  `json:"data,omitempty"`
+	Message  *Message         `json:"-"`
+	Workflow *Workflow        `json:"-"`
+	Approval *PendingApproval `json:"-"`
 }
 
 // Reconnect backoff of Events.
@@ -37,8 +43,13 @@ const (
 // arrives once, in order. A problem answer (404, 401) or giving up after
 // repeated failures ends the sequence with that error.
 func (c *Client) Events(ctx context.Context, id string) iter.Seq2[Event, error] {
+	return c.EventsAfter(ctx, id, 0)
+}
+
+// EventsAfter is Events starting after the message with seq after (as a
+// reconnect with Last-Event-ID would): earlier messages are not replayed.
+func (c *Client) EventsAfter(ctx context.Context, id string, after int64) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		var after int64
 		backoff := eventsMinBackoff
 		failures := 0
 		for {
@@ -81,66 +92,86 @@ func (c *Client) stream(ctx context.Context, id string, after *int64, yield func
 		return false, false, err
 	}
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	var typ, evID string
-	var data strings.Builder
 	settled := false
-	for sc.Scan() {
-		line := sc.Text()
+	for ev, err := range ReadEvents(resp.Body) {
+		if err != nil {
+			if settled {
+				return true, progressed, nil // a pause whose approval event was cut off
+			}
+			return false, progressed, err
+		}
+		progressed = true
+		if ev.Type == "message" && ev.ID != "" {
+			if n, err := strconv.ParseInt(ev.ID, 10, 64); err == nil {
+				*after = n
+			}
+		}
+		if !yield(ev, nil) {
+			return true, progressed, nil
+		}
 		switch {
-		case line == "":
-			if typ == "" {
-				continue
-			}
-			ev, perr := decodeEvent(typ, data.String())
-			typ, data = "", strings.Builder{}
-			if perr != nil {
-				return false, progressed, perr
-			}
-			progressed = true
-			if ev.Type == "message" && evID != "" {
-				if n, err := strconv.ParseInt(evID, 10, 64); err == nil {
-					*after = n
-				}
-			}
-			evID = ""
-			if !yield(ev, nil) {
+		case ev.Type == "deleted":
+			return true, progressed, nil
+		case ev.Type == "status" && !ev.Workflow.Running():
+			settled = true
+			if ev.Workflow.Status != "awaiting_approval" {
 				return true, progressed, nil
 			}
-			switch {
-			case ev.Type == "deleted":
-				return true, progressed, nil
-			case ev.Type == "status" && !ev.Workflow.Running():
-				settled = true
-				if ev.Workflow.Status != "awaiting_approval" {
-					return true, progressed, nil
-				}
-			case ev.Type == "approval":
-				return true, progressed, nil
-			}
-		case strings.HasPrefix(line, "event:"):
-			typ = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
-		case strings.HasPrefix(line, "id:"):
-			evID = strings.TrimSpace(strings.TrimPrefix(line, "id:"))
-		case strings.HasPrefix(line, "data:"):
-			if data.Len() > 0 {
-				data.WriteByte('\n')
-			}
-			data.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+		case ev.Type == "approval":
+			return true, progressed, nil
 		}
 	}
 	if settled {
 		return true, progressed, nil // a pause whose approval event was cut off
 	}
-	if err := sc.Err(); err != nil {
-		return false, progressed, err
-	}
 	return false, progressed, errors.New("the event stream ended before the round did")
+}
+
+// ReadEvents decodes a workflow's event stream (Server-Sent Events) from r
+// until it ends, e.g. a recorded response body; Events reads each of its
+// connections with it. A read error or an event whose data is not the
+// JSON its type calls for ends the sequence with that error.
+func ReadEvents(r io.Reader) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64<<10), 16<<20)
+		var typ, evID string
+		var data strings.Builder
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "":
+				if typ == "" {
+					continue
+				}
+				ev, err := decodeEvent(typ, data.String())
+				ev.ID = evID
+				typ, evID, data = "", "", strings.Builder{}
+				if !yield(ev, err) || err != nil {
+					return
+				}
+			case strings.HasPrefix(line, "event:"):
+				typ = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
+			case strings.HasPrefix(line, "id:"):
+				evID = strings.TrimSpace(strings.TrimPrefix(line, "id:"))
+			case strings.HasPrefix(line, "data:"):
+				if data.Len() > 0 {
+					data.WriteByte('\n')
+				}
+				data.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+			}
+		}
+		if err := sc.Err(); err != nil {
+			yield(Event{}, err)
+		}
+	}
 }
 
 func decodeEvent(typ, data string) (Event, error) {
 	ev := Event{Type: typ}
+	if json.Valid([]byte(data)) {
+		ev.Data = json.RawMessage(data)
+	}
 	var err error
 	switch typ {
 	case "message":
@@ -166,12 +197,55 @@ type RoundError struct {
 }
 
 func (e *RoundError) Error() string {
-	return fmt.Sprintf("twostep: the round ended %s (%s): %s", e.Status, e.StopReason, e.Reason)
+	return fmt.Sprintf("twostep: the round %s (%s): %s", e.Status, e.StopReason, e.Reason)
+}
+
+// Wait follows the workflow's events until its round ends or pauses for
+// approval and returns the workflow with the round's messages. onEvent
+// (nil for none) sees every event as it arrives, e.g. to show progress; the
+// stream starts after the message with seq after (0: from the first). A
+// failed or stopped round also returns a *RoundError; a paused one, a
+// result whose PendingApproval says what to decide.
+func (c *Client) Wait(ctx context.Context, id string, after int64, onEvent func(Event)) (*Result, error) {
+	for ev, err := range c.EventsAfter(ctx, id, after) {
+		if err != nil {
+			return nil, err
+		}
+		if onEvent != nil {
+			onEvent(ev)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	w, err := c.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := c.Messages(ctx, id, 0)
+	if err != nil {
+		return nil, err
+	}
+	r := &Result{Workflow: *w}
+	for _, m := range msgs {
+		if m.Round == w.Round {
+			r.Messages = append(r.Messages, m)
+		}
+	}
+	return r, r.roundError()
+}
+
+// roundError is the *RoundError of a failed or stopped round, else nil.
+func (r *Result) roundError() error {
+	if r.Status == "failed" || r.Status == "stopped" {
+		return &RoundError{Status: r.Status, StopReason: r.StopReason, Reason: r.Error}
+	}
+	return nil
 }
 
 // Run starts a workflow with prompt and documents and waits until its
 // round ends or pauses for approval: with Prefer: wait first, then by
-// following the event stream. Answer() of the result is the final
+// following the event stream (Wait). Answer() of the result is the final
 // answer; a failed or stopped round also returns a *RoundError, and a
 // paused one a result whose PendingApproval says what to decide.
 func (c *Client) Run(ctx context.Context, prompt string, docs ...Upload) (*Result, error) {
@@ -180,28 +254,7 @@ func (c *Client) Run(ctx context.Context, prompt string, docs ...Upload) (*Resul
 		return nil, err
 	}
 	if !r.Waited {
-		for _, err := range c.Events(ctx, r.ID) {
-			if err != nil {
-				return nil, err
-			}
-		}
-		w, err := c.Get(ctx, r.ID)
-		if err != nil {
-			return nil, err
-		}
-		msgs, err := c.Messages(ctx, r.ID, 0)
-		if err != nil {
-			return nil, err
-		}
-		r = &Result{Workflow: *w}
-		for _, m := range msgs {
-			if m.Round == w.Round {
-				r.Messages = append(r.Messages, m)
-			}
-		}
+		return c.Wait(ctx, r.ID, 0, nil)
 	}
-	if r.Status == "failed" || r.Status == "stopped" {
-		return r, &RoundError{Status: r.Status, StopReason: r.StopReason, Reason: r.Error}
-	}
-	return r, nil
+	return r, r.roundError()
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/twostep/twostep/client"
 )
@@ -74,4 +75,54 @@ func ExampleProblem() {
 	// Output:
 	// true
 	// 422 body.prompt
+}
+
+// Wait follows a round that was started without waiting, showing each
+// step as it commits, and returns the round's messages.
+func ExampleClient_Wait() {
+	gw := startGateway(0, nil)
+	defer gw.close()
+
+	c, _ := client.New(gw.url, aliceToken)
+	ctx := context.Background()
+	wf, err := c.Create(ctx, client.CreateRequest{Prompt: "Write a note, then tell me the answer"})
+	if err != nil {
+		panic(err)
+	}
+	res, err := c.Wait(ctx, wf.ID, 0, func(ev client.Event) {
+		if ev.Type == "message" && ev.Message.Role == "action" {
+			fmt.Println("step", ev.Message.Step, ev.Message.Action)
+		}
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(res.Answer())
+	// Output:
+	// step 1 document.generate
+	// The answer is 42.
+}
+
+// ListAll walks every page of the user's workflows, newest first.
+func ExampleClient_ListAll() {
+	gw := startGateway(0, nil)
+	defer gw.close()
+
+	c, _ := client.New(gw.url, aliceToken)
+	ctx := context.Background()
+	for _, p := range []string{"first", "second", "third"} {
+		if _, err := c.Create(ctx, client.CreateRequest{Prompt: p, Wait: 10 * time.Second}); err != nil {
+			panic(err)
+		}
+	}
+	for w, err := range c.ListAll(ctx, client.ListOptions{Limit: 2}) {
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(w.Title, w.Status)
+	}
+	// Output:
+	// third completed
+	// second completed
+	// first completed
 }

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bufio"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -9,32 +8,22 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/twostep/twostep/client"
 	"github.com/twostep/twostep/workflow"
 )
 
 type sseEvent struct{ id, event, data string }
 
+// parseSSE reads a recorded stream with the client's SSE reader, the one
+// every caller of the API uses.
 func parseSSE(t *testing.T, body string) []sseEvent {
 	t.Helper()
 	var out []sseEvent
-	var cur sseEvent
-	sc := bufio.NewScanner(strings.NewReader(body))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if cur.event != "" {
-				out = append(out, cur)
-			}
-			cur = sseEvent{}
-		case strings.HasPrefix(line, "id: "):
-			cur.id = line[4:]
-		case strings.HasPrefix(line, "event: "):
-			cur.event = line[7:]
-		case strings.HasPrefix(line, "data: "):
-			cur.data = line[6:]
+	for ev, err := range client.ReadEvents(strings.NewReader(body)) {
+		if err != nil {
+			t.Fatalf("reading the stream: %v", err)
 		}
+		out = append(out, sseEvent{id: ev.ID, event: ev.Type, data: string(ev.Data)})
 	}
 	return out
 }

@@ -27,7 +27,8 @@ func (s *Server) registerRounds(api huma.API) {
 		OperationID: "startRound", Method: http.MethodPost, Path: "/api/v1/workflows/{id}/rounds",
 		Summary: "Start the next round; 409 while a round is running", Tags: []string{"rounds"},
 		DefaultStatus: http.StatusAccepted, MaxBodyBytes: s.limits.MaxBodyBytes, BodyReadTimeout: time.Minute,
-		Errors: []int{400, 401, 404, 409, 413, 422, 429},
+		Middlewares: huma.Middlewares{streamUploads(api, s.limits, s.limits.MaxBodyBytes, time.Minute)},
+		Errors:      []int{400, 401, 404, 409, 413, 422, 429},
 	}, s.startRound)
 	huma.Register(api, huma.Operation{
 		OperationID: "stopWorkflow", Method: http.MethodPost, Path: "/api/v1/workflows/{id}/stop",
@@ -48,7 +49,7 @@ func (s *Server) startRound(ctx context.Context, in *startRoundInput) (*waitedOu
 	if err := s.limits.checkPrompt(in.Body.Prompt); err != nil {
 		return nil, err
 	}
-	docs, err := s.limits.decodeDocuments(in.Body.Documents)
+	docs, err := s.limits.decodeDocuments(in.Body.Documents, stashFrom(ctx))
 	if err != nil {
 		return nil, err
 	}

@@ -53,7 +53,8 @@ func (s *Server) registerWorkflows(api huma.API) {
 		OperationID: "createWorkflow", Method: http.MethodPost, Path: "/api/v1/workflows",
 		Summary: "Create a workflow and start its first round in the background", Tags: []string{"workflows"},
 		DefaultStatus: http.StatusCreated, MaxBodyBytes: s.limits.MaxBodyBytes, BodyReadTimeout: time.Minute,
-		Errors: []int{400, 401, 413, 422, 429},
+		Middlewares: huma.Middlewares{streamUploads(api, s.limits, s.limits.MaxBodyBytes, time.Minute)},
+		Errors:      []int{400, 401, 413, 422, 429},
 	}, s.createWorkflow)
 	huma.Register(api, huma.Operation{
 		OperationID: "listWorkflows", Method: http.MethodGet, Path: "/api/v1/workflows",
@@ -75,7 +76,7 @@ func (s *Server) createWorkflow(ctx context.Context, in *createWorkflowInput) (*
 	if err := s.limits.checkPrompt(in.Body.Prompt); err != nil {
 		return nil, err
 	}
-	docs, err := s.limits.decodeDocuments(in.Body.Documents)
+	docs, err := s.limits.decodeDocuments(in.Body.Documents, stashFrom(ctx))
 	if err != nil {
 		return nil, err
 	}

@@ -101,8 +101,9 @@ func (l Limits) checkPrompt(prompt string) error {
 
 // decodeDocuments validates and decodes uploads. Every invalid document
 // is reported in one 422 (one error per problem, each naming its
-// document); an oversized document answers 413 at once.
-func (l Limits) decodeDocuments(in []DocumentInput) ([]workflow.DocumentContent, error) {
+// document); an oversized document answers 413 at once. A content the
+// body stream already decoded (streamUploads) is taken from stash.
+func (l Limits) decodeDocuments(in []DocumentInput, stash *uploadStash) ([]workflow.DocumentContent, error) {
 	if len(in) > l.MaxDocuments {
 		return nil, invalid("body.documents", fmt.Sprintf("%d documents sent; the limit is %d per request", len(in), l.MaxDocuments), nil)
 	}
@@ -124,12 +125,12 @@ func (l Limits) decodeDocuments(in []DocumentInput) ([]workflow.DocumentContent,
 		if err != nil {
 			bad(loc+".mimeType", err.Error(), d.MimeType)
 		}
-		if int64(base64.StdEncoding.DecodedLen(len(d.Content))) > l.MaxDocumentBytes+3 {
+		content, problem, over := l.documentContent(d.Content, stash, i)
+		if over {
 			return nil, tooLarge(loc, l.MaxDocumentBytes)
 		}
-		content, err := base64.StdEncoding.DecodeString(d.Content)
-		if err != nil {
-			bad(loc+".content", "content is not valid standard base64: "+err.Error(), nil)
+		if problem != "" {
+			bad(loc+".content", problem, nil)
 			continue
 		}
 		if int64(len(content)) > l.MaxDocumentBytes {
@@ -147,6 +148,24 @@ func (l Limits) decodeDocuments(in []DocumentInput) ([]workflow.DocumentContent,
 		return nil, invalid(problems[0].Location, problems[0].Message, problems[0].Value)
 	}
 	return nil, huma.Error422UnprocessableEntity(fmt.Sprintf("request is invalid: %d problems with the documents", len(problems)), problemErrors(problems)...)
+}
+
+// documentContent is document i's decoded bytes: from the stash when the
+// body stream decoded it, else from its base64 string.
+func (l Limits) documentContent(b64 string, stash *uploadStash, i int) (content []byte, problem string, tooLarge bool) {
+	if stash != nil {
+		if d, ok := stash.docs[i]; ok {
+			return d.content, d.problem, d.tooLarge
+		}
+	}
+	if int64(base64.StdEncoding.DecodedLen(len(b64))) > l.MaxDocumentBytes+3 {
+		return nil, "", true
+	}
+	content, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return nil, "content is not valid standard base64: " + err.Error(), false
+	}
+	return content, "", false
 }
 
 func problemErrors(details []*huma.ErrorDetail) []error {

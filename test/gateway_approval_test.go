@@ -5,7 +5,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -51,21 +50,15 @@ func TestWriteWaitsForApprovalAcrossInstances(t *testing.T) {
 		}
 	}
 	g1.expect(t, http.StatusCreated, "POST", "/api/v1/workflows", gwAlice, map[string]any{"prompt": "create the CRM account"}, &wf)
-	deadline := time.Now().Add(15 * time.Second)
-	for wf.Status != "awaiting_approval" {
-		if time.Now().After(deadline) {
-			t.Fatalf("the round did not pause: status %s", wf.Status)
-		}
-		time.Sleep(20 * time.Millisecond)
-		g1.expect(t, http.StatusOK, "GET", "/api/v1/workflows/"+wf.ID, gwAlice, nil, &wf)
+	// The event stream ends when the round pauses, with the approval.
+	evs := g1.events(t, gwAlice, wf.ID, 0)
+	if last := evs[len(evs)-1]; last.Type != "approval" || last.Approval.Action != "http.request" {
+		t.Errorf("the events stream does not end with the approval: %+v", last)
 	}
+	g1.expect(t, http.StatusOK, "GET", "/api/v1/workflows/"+wf.ID, gwAlice, nil, &wf)
 	p := wf.PendingApproval
-	if p == nil || p.Action != "http.request" || p.Parameters["method"] != "POST" || p.Connection != "crm" {
-		t.Fatalf("pending approval = %+v", p)
-	}
-	_, _, events := g1.send(t, "GET", "/api/v1/workflows/"+wf.ID+"/events", gwAlice, nil)
-	if !strings.Contains(string(events), "event: approval") {
-		t.Errorf("the events stream has no approval event:\n%s", events)
+	if wf.Status != "awaiting_approval" || p == nil || p.Action != "http.request" || p.Parameters["method"] != "POST" || p.Connection != "crm" {
+		t.Fatalf("paused workflow = %s, pending approval %+v", wf.Status, p)
 	}
 	time.Sleep(300 * time.Millisecond) // time for a POST that should not happen
 	if n := posts.Load(); n != 0 {

@@ -1,62 +1,15 @@
 package test
 
 import (
-	"bufio"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/twostep/twostep/client"
 )
-
-type sseEvent struct{ id, event, data string }
-
-// readEvents reads the workflow's event stream until the server ends it.
-func (g *gateway) readEvents(t *testing.T, token, id, lastEventID string) []sseEvent {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", g.url+"/api/v1/workflows/"+id+"/events", nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	if lastEventID != "" {
-		req.Header.Set("Last-Event-ID", lastEventID)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
-		t.Fatalf("events: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
-	}
-	var out []sseEvent
-	var cur sseEvent
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 4<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if cur.event != "" {
-				out = append(out, cur)
-			}
-			cur = sseEvent{}
-		case strings.HasPrefix(line, "id: "):
-			cur.id = line[4:]
-		case strings.HasPrefix(line, "event: "):
-			cur.event = line[7:]
-		case strings.HasPrefix(line, "data: "):
-			cur.data = line[6:]
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatalf("reading events: %v", err)
-	}
-	return out
-}
 
 // TestHappyPath drives one workflow over HTTP: create with a document, the
 // event stream, messages, document download, then a second round.
@@ -75,34 +28,26 @@ func TestHappyPath(t *testing.T) {
 		t.Fatalf("created workflow = %+v", wf)
 	}
 
-	events := g.readEvents(t, gwAlice, wf.ID, "")
 	var roles []string
-	var lastStatus wfView
-	for _, e := range events {
-		switch e.event {
+	var lastStatus *client.Workflow
+	for _, e := range g.events(t, gwAlice, wf.ID, 0) {
+		switch e.Type {
 		case "message":
-			var m msgView
-			if err := json.Unmarshal([]byte(e.data), &m); err != nil {
-				t.Fatal(err)
+			if e.ID != itoa(e.Message.Seq) {
+				t.Errorf("message event id %q, seq %d", e.ID, e.Message.Seq)
 			}
-			if e.id != itoa(m.Seq) {
-				t.Errorf("message event id %q, seq %d", e.id, m.Seq)
-			}
-			roles = append(roles, m.Role+":"+m.Action)
+			roles = append(roles, e.Message.Role+":"+e.Message.Action)
 		case "status":
-			lastStatus = wfView{}
-			if err := json.Unmarshal([]byte(e.data), &lastStatus); err != nil {
-				t.Fatal(err)
-			}
+			lastStatus = e.Workflow
 		}
 	}
 	if got := strings.Join(roles, ","); got != "user:,action:document.extract,assistant:" {
 		t.Errorf("event messages = %s", got)
 	}
-	if lastStatus.Status != "completed" || lastStatus.StopReason != "completed" {
+	if lastStatus == nil || lastStatus.Status != "completed" || lastStatus.StopReason != "completed" {
 		t.Errorf("last status event = %+v", lastStatus)
 	}
-	if replay := g.readEvents(t, gwAlice, wf.ID, "2"); len(replay) != 2 || replay[0].id != "3" || replay[1].event != "status" {
+	if replay := g.events(t, gwAlice, wf.ID, 2); len(replay) != 2 || replay[0].ID != "3" || replay[1].Type != "status" {
 		t.Errorf("replay after Last-Event-ID 2 = %+v, want message 3 then status", replay)
 	}
 

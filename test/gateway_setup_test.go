@@ -17,10 +17,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/twostep/twostep/client"
 )
 
-// gatewayBin is the gateway binary built once by TestMain.
-var gatewayBin string
+// gatewayBin and twostepBin (the command-line client) are built once by
+// TestMain.
+var gatewayBin, twostepBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "twostep-gateway-test")
@@ -29,7 +32,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	gatewayBin = filepath.Join(dir, "gateway")
-	build := exec.Command("go", "build", "-o", gatewayBin, "github.com/twostep/twostep/cmd/gateway")
+	twostepBin = filepath.Join(dir, "twostep")
+	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
+		"github.com/twostep/twostep/cmd/gateway", "github.com/twostep/twostep/cmd/twostep")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building the gateway:", err)
@@ -249,69 +254,62 @@ func (g *gateway) expect(t testing.TB, want int, method, path, token string, bod
 	}
 }
 
-// waitDone polls the workflow until it is no longer running.
+// client is a client of the gateway as the user with token.
+func (g *gateway) client(t testing.TB, token string) *client.Client {
+	t.Helper()
+	c, err := client.New(g.url, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// events follows the workflow's event stream (after the message with seq
+// after) until its round ends or pauses, and returns every event.
+func (g *gateway) events(t testing.TB, token, id string, after int64) []client.Event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var out []client.Event
+	for ev, err := range g.client(t, token).EventsAfter(ctx, id, after) {
+		if err != nil {
+			t.Fatalf("events of %s: %v", id, err)
+		}
+		out = append(out, ev)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("workflow %s still running after 30 s", id)
+	}
+	return out
+}
+
+// waitDone follows the workflow's events until its round ends or pauses
+// and returns the workflow then.
 func (g *gateway) waitDone(t testing.TB, token, id string) wfView {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		var w wfView
-		g.expect(t, 200, "GET", "/api/v1/workflows/"+id, token, nil, &w)
-		if w.Status != "running" {
-			return w
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("workflow %s still running: %+v", id, w)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	g.events(t, token, id, 0)
+	var w wfView
+	g.expect(t, 200, "GET", "/api/v1/workflows/"+id, token, nil, &w)
+	return w
 }
 
-// wfView, msgView and docView are the API's JSON shapes as a client sees
-// them (decoded independently of httpapi's types).
-type wfView struct {
-	ID         string `json:"id"`
-	UserID     string `json:"userId"`
-	Mode       string `json:"mode"`
-	Status     string `json:"status"`
-	StopReason string `json:"stopReason"`
-	Round      int    `json:"round"`
-	Step       int    `json:"step"`
-	MaxSteps   int    `json:"maxSteps"`
-	Error      string `json:"error"`
-	Stats      struct {
-		LLMCalls int `json:"llmCalls"`
-		Actions  int `json:"actions"`
-	} `json:"stats"`
-}
+// wfView and msgView are the API's JSON shapes as a client sees them:
+// package client's types, decoded independently of httpapi's.
+type (
+	wfView  = client.Workflow
+	msgView = client.Message
+)
 
-type docView struct {
-	ID       string `json:"id"`
-	Name     string `json:"name"`
-	MimeType string `json:"mimeType"`
-	Size     int64  `json:"size"`
-}
-
-type msgView struct {
-	ID             string    `json:"id"`
-	Seq            int64     `json:"seq"`
-	Round          int       `json:"round"`
-	Step           int       `json:"step"`
-	Role           string    `json:"role"`
-	Text           string    `json:"text"`
-	Action         string    `json:"action"`
-	Status         string    `json:"status"`
-	DocumentsLabel string    `json:"documentsLabel"`
-	Documents      []docView `json:"documents"`
-	Summary        string    `json:"summary"`
-}
-
+// messages returns all the workflow's messages, through the client.
 func (g *gateway) messages(t *testing.T, token, id string) []msgView {
 	t.Helper()
-	var out struct {
-		Messages []msgView `json:"messages"`
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	msgs, err := g.client(t, token).Messages(ctx, id, 0)
+	if err != nil {
+		t.Fatalf("messages of %s: %v", id, err)
 	}
-	g.expect(t, 200, "GET", "/api/v1/workflows/"+id+"/messages", token, nil, &out)
-	return out.Messages
+	return msgs
 }
 
 // runBinary runs a subcommand to completion and returns its stdout.

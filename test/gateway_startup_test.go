@@ -209,13 +209,9 @@ func TestEventsFromAnotherInstance(t *testing.T) {
 	var wf wfView
 	g1.expect(t, http.StatusCreated, "POST", "/api/v1/workflows", gwAlice, map[string]any{"prompt": "twoinst1 go"}, &wf)
 	var roles []string
-	for _, e := range g2.readEvents(t, gwAlice, wf.ID, "") {
-		if e.event == "message" {
-			var m msgView
-			if err := jsonUnmarshal([]byte(e.data), &m); err != nil {
-				t.Fatal(err)
-			}
-			roles = append(roles, m.Role)
+	for _, e := range g2.events(t, gwAlice, wf.ID, 0) {
+		if e.Type == "message" {
+			roles = append(roles, e.Message.Role)
 		}
 	}
 	if got := strings.Join(roles, ","); got != "user,action,assistant" {

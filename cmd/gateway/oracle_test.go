@@ -17,7 +17,7 @@ import (
 // TestNoExistenceOracle: on every per-workflow route, another user's
 // workflow, a workflow that does not exist and a malformed id get the same
 // status and byte-identical bodies (the id aside), so no answer tells
-// whether a workflow exists.
+// whether a workflow exists; nor whether one of its documents does.
 func TestNoExistenceOracle(t *testing.T) {
 	t.Parallel()
 	const alice, bob = "alice-token-000000001", "bob-token-00000000002"
@@ -34,13 +34,19 @@ func TestNoExistenceOracle(t *testing.T) {
 	defer g.close()
 	g.engine.Start(ctx)
 	defer g.engine.Shutdown(context.Background())
-	wf, err := g.engine.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "hello"})
+	wf, err := g.engine.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "hello", Documents: []workflow.DocumentContent{
+		{Document: workflow.Document{Name: "a.txt", MimeType: "text/plain", Size: 1}, Content: []byte("a")}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := g.engine.Wait(ctx, wf.ID); err != nil {
 		t.Fatal(err)
 	}
+	msgs, err := g.store.Messages(ctx, wf.ID, 0, 10)
+	if err != nil || len(msgs) == 0 || len(msgs[0].Documents) != 1 {
+		t.Fatalf("alice's first message: %+v, %v", msgs, err)
+	}
+	realDoc := msgs[0].Documents[0].ID
 	h := g.api.Routes()
 	answer := func(method, path, body string) (int, string) {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
@@ -61,6 +67,8 @@ func TestNoExistenceOracle(t *testing.T) {
 		{"POST", "/api/v1/workflows/ID/resume", ""},
 		{"GET", "/api/v1/workflows/ID/messages", ""},
 		{"GET", "/api/v1/workflows/ID/documents/doc_01m87x5ngx73yazfyyacgv65rr", ""},
+		{"GET", "/api/v1/workflows/ID/documents/" + realDoc, ""},
+		{"POST", "/api/v1/workflows/ID/approvals/apr_01m87x5ngx73yazfyyacgv65rr", `{"decision":"approve"}`},
 		{"GET", "/api/v1/workflows/ID/events", ""},
 	}
 	for _, r := range routes {
