@@ -83,9 +83,6 @@ type TraceContext struct {
 	Round  string `json:"round,omitempty"`
 }
 
-// tracer returns the configured Tracer, or nil.
-func (e *Engine) tracer() Tracer { return e.cfg.Tracer }
-
 // noSpan is the span of an engine without a tracer.
 type noSpan struct{}
 

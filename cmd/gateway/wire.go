@@ -18,6 +18,7 @@ import (
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/redisstore"
+	"github.com/twostep/twostep/telemetry"
 	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
 )
@@ -39,12 +40,20 @@ type gateway struct {
 	metrics  *httpapi.Metrics
 	redactor *redact.Redactor // every configured secret, in every form
 	close    func() error     // releases the store's connections
+	// tel is the OpenTelemetry setup (nil or off: no spans).
+	tel *telemetry.Telemetry
 }
 
 // wire builds the gateway from cfg. model, when non-nil, replaces the
 // configured provider (the demo's scripted model).
 func wire(ctx context.Context, cfg Config, log zerolog.Logger, model namedModel) (*gateway, error) {
-	g := &gateway{close: func() error { return nil }}
+	return wireTraced(ctx, cfg, log, model, nil)
+}
+
+// wireTraced is wire with tracing: tel's spans for the engine and the HTTP
+// requests (nil: none).
+func wireTraced(ctx context.Context, cfg Config, log zerolog.Logger, model namedModel, tel *telemetry.Telemetry) (*gateway, error) {
+	g := &gateway{close: func() error { return nil }, tel: tel}
 	if err := g.openStore(ctx, cfg, log); err != nil {
 		return nil, err
 	}
@@ -144,7 +153,7 @@ func (g *gateway) build(cfg Config, log zerolog.Logger) error {
 		DefaultMaxSteps: cfg.MaxSteps, MaxStepsLimit: httpapi.MaxStepsLimit, Workers: l.Workers,
 		MaxRunningPerUser: l.MaxRunningPerUser, LeaseTTL: l.LeaseTTL, LoopRepeats: l.loopRepeats(),
 		Approvals: approvals, ApprovalTimeout: l.ApprovalTimeout, ShutdownGrace: l.ShutdownGrace, Logger: slogFor(log.With().Str("component", "engine").Logger()),
-		Observer: g.metrics,
+		Observer: g.metrics, Tracer: g.tel.Tracer(telemetry.Options{Redactor: redactor, RequestModel: requestModel(g.model)}),
 	}, g.store, g.model, reg, map[workflow.ModeName]workflow.Mode{
 		workflow.ModeReact: react.New(builder), workflow.ModeActionPlan: plan,
 	})
@@ -173,10 +182,20 @@ func (g *gateway) build(cfg Config, log zerolog.Logger) error {
 		Engine: g.engine, Store: g.store, Actions: reg, Auth: auth, Limits: l.HTTP,
 		Logger: log.With().Str("component", "http").Logger(), Metrics: g.metrics,
 		ModelName: g.model.Name(), Models: modelNames(g.model), Version: version(), Admin: admin.Register,
-		ModelCheck: modelCheck(g.model),
+		ModelCheck: modelCheck(g.model), Tracing: g.tel.Middleware(),
 	})
 	if err != nil {
 		return fmt.Errorf("httpapi.New: %w", err)
 	}
 	return nil
+}
+
+// requestModel names the model a stage's call goes to first
+// ("provider/model"), for the model call spans' gen_ai.request.model.
+func requestModel(m namedModel) func(workflow.Stage) string {
+	if r, ok := m.(*llm.Router); ok {
+		return func(s workflow.Stage) string { return r.Route(s).Name }
+	}
+	name := m.Name()
+	return func(workflow.Stage) string { return name }
 }

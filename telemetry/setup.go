@@ -1,0 +1,162 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"go.opentelemetry.io/contrib/instrumentation/github.com/gin-gonic/gin/otelgin"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// ServiceName is service.name when OTEL_SERVICE_NAME (or service.name in
+// OTEL_RESOURCE_ATTRIBUTES) does not set one.
+const ServiceName = "twostep-gateway"
+
+// CaptureContentEnv turns on recording prompt and reply text (redacted).
+const CaptureContentEnv = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+
+// Telemetry is the process's tracing: the tracer the engine uses, the HTTP
+// middleware, and the provider to flush on shutdown. The zero value (and
+// Setup's answer when tracing is off) traces nothing.
+type Telemetry struct {
+	provider *sdktrace.TracerProvider
+	capture  bool
+}
+
+// Requested reports whether the environment asks for traces: an OTLP
+// endpoint or an exporter is named, and the SDK is not disabled.
+func Requested(getenv func(string) string) bool {
+	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
+		return false
+	}
+	exp := strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER"))
+	if exp == "none" {
+		return false
+	}
+	return exp != "" || getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+}
+
+// Setup builds the tracing the environment asks for (see Requested). The
+// exporter is OTLP (OTEL_TRACES_EXPORTER "otlp", the only one supported
+// beside "none") over OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or
+// OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf" (the default) or "grpc".
+// The exporter, the sampler (OTEL_TRACES_SAMPLER), the batch processor
+// (OTEL_BSP_*) and the resource (OTEL_SERVICE_NAME,
+// OTEL_RESOURCE_ATTRIBUTES) read their own variables from the process
+// environment, as the SDK documents. It makes no network call; export
+// errors are reported to onError. It sets the process's W3C trace-context
+// propagator, which HTTP actions use to send traceparent.
+func Setup(ctx context.Context, getenv func(string) string, onError func(error)) (*Telemetry, error) {
+	if !Requested(getenv) {
+		return &Telemetry{}, nil
+	}
+	exporter, err := newExporter(ctx, getenv)
+	if err != nil {
+		return nil, err
+	}
+	res, err := resource.New(ctx,
+		resource.WithAttributes(attribute.String("service.name", ServiceName)),
+		resource.WithFromEnv(), resource.WithTelemetrySDK())
+	if err != nil && res == nil {
+		return nil, fmt.Errorf("telemetry: resource: %w", err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res))
+	if onError != nil {
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(onError))
+	}
+	otel.SetTracerProvider(tp)
+	otel.SetTextMapPropagator(propagators())
+	capture := strings.EqualFold(strings.TrimSpace(getenv(CaptureContentEnv)), "true")
+	return &Telemetry{provider: tp, capture: capture}, nil
+}
+
+// New returns a Telemetry over tp (tests pass one with an in-memory
+// exporter); capture is CaptureContentEnv's value. It changes no global.
+func New(tp *sdktrace.TracerProvider, capture bool) *Telemetry {
+	return &Telemetry{provider: tp, capture: capture}
+}
+
+// propagators are W3C trace context and baggage.
+func propagators() propagation.TextMapPropagator {
+	return propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+}
+
+// newExporter returns the OTLP span exporter of the configured protocol.
+func newExporter(ctx context.Context, getenv func(string) string) (sdktrace.SpanExporter, error) {
+	if exp := strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER")); exp != "" && exp != "otlp" {
+		return nil, fmt.Errorf("OTEL_TRACES_EXPORTER=%q is not supported: use otlp or none", exp)
+	}
+	proto := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"))
+	if proto == "" {
+		proto = strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL"))
+	}
+	var (
+		exp sdktrace.SpanExporter
+		err error
+	)
+	switch proto {
+	case "", "http/protobuf":
+		exp, err = otlptracehttp.New(ctx)
+	case "grpc":
+		exp, err = otlptracegrpc.New(ctx)
+	default:
+		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%q is not supported: use http/protobuf or grpc", proto)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: OTLP exporter: %w", err)
+	}
+	return exp, nil
+}
+
+// Tracer returns the engine's tracer, nil when tracing is off (a nil
+// interface, so the engine skips every span). opts.CaptureContent unset
+// takes CaptureContentEnv's value.
+func (t *Telemetry) Tracer(opts Options) workflow.Tracer {
+	if t == nil || t.provider == nil {
+		return nil
+	}
+	if opts.CaptureContent == nil {
+		opts.CaptureContent = &t.capture
+	}
+	return NewTracer(t.provider, opts)
+}
+
+// CapturesContent reports whether CaptureContentEnv turned on recording
+// prompts and replies.
+func (t *Telemetry) CapturesContent() bool { return t != nil && t.capture }
+
+// Enabled reports whether spans are exported.
+func (t *Telemetry) Enabled() bool { return t != nil && t.provider != nil }
+
+// Middleware returns the HTTP server middleware (one server span per
+// request, named by method and route template, continuing an incoming
+// traceparent), nil when tracing is off.
+func (t *Telemetry) Middleware() gin.HandlerFunc {
+	if t == nil || t.provider == nil {
+		return nil
+	}
+	return otelgin.Middleware(ServiceName, otelgin.WithTracerProvider(t.provider),
+		otelgin.WithPropagators(propagators()))
+}
+
+// Shutdown exports the spans still buffered and stops the exporter.
+func (t *Telemetry) Shutdown(ctx context.Context) error {
+	if t == nil || t.provider == nil {
+		return nil
+	}
+	if err := t.provider.Shutdown(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("telemetry: shutdown: %w", err)
+	}
+	return nil
+}

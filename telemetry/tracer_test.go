@@ -1,0 +1,249 @@
+package telemetry_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/twostep/twostep/memstore"
+	"github.com/twostep/twostep/modes/react"
+	"github.com/twostep/twostep/prompts"
+	"github.com/twostep/twostep/redact"
+	"github.com/twostep/twostep/telemetry"
+	"github.com/twostep/twostep/templates"
+	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/enginetest"
+)
+
+const secret = "sk-very-secret-key-123"
+
+// traced runs one React round over a scripted model with a tracer over an
+// in-memory exporter; the workflow is created inside a span standing for
+// the caller's HTTP request. It returns the finished spans.
+func traced(t *testing.T, capture bool, replies ...string) (spans tracetest.SpanStubs, request trace.SpanContext, wf *workflow.Workflow) {
+	t.Helper()
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	tr := telemetry.New(tp, capture).Tracer(telemetry.Options{
+		Redactor:     redact.New(secret),
+		RequestModel: func(s workflow.Stage) string { return "openai/gpt-test-" + string(s) },
+	})
+	set, err := templates.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := enginetest.Config("a")
+	cfg.Tracer = tr
+	store := memstore.New()
+	e := enginetest.StartEngine(t, cfg, store, enginetest.Script(replies...), enginetest.NewRegistry(),
+		map[workflow.ModeName]workflow.Mode{workflow.ModeReact: react.New(prompts.NewBuilder(set, prompts.Options{}))})
+
+	ctx, req := tp.Tracer("caller").Start(context.Background(), "POST /api/v1/workflows")
+	created, err := e.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "echo alpha; the key is " + secret, MaxSteps: 5})
+	req.End()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf = enginetest.Wait(t, e, created.ID)
+	if wf.Status != workflow.StatusCompleted {
+		t.Fatalf("workflow %s/%s: %s", wf.Status, wf.StopReason, wf.Error)
+	}
+	// The round span ends after the last commit is visible: wait for it.
+	for range 200 {
+		spans = exp.GetSpans()
+		if slices.ContainsFunc(spans, func(s tracetest.SpanStub) bool { return s.Name == telemetry.SpanRound }) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return exp.GetSpans(), req.SpanContext(), wf
+}
+
+// tree renders spans as indented names under root (children in start
+// order); chat spans add their stage and attempt, actions their outcome.
+func tree(spans tracetest.SpanStubs, root trace.SpanID, depth int) []string {
+	var kids tracetest.SpanStubs
+	for _, s := range spans {
+		if s.Parent.SpanID() == root {
+			kids = append(kids, s)
+		}
+	}
+	slices.SortStableFunc(kids, func(a, b tracetest.SpanStub) int { return a.StartTime.Compare(b.StartTime) })
+	var out []string
+	for _, s := range kids {
+		line := strings.Repeat("  ", depth) + s.Name
+		if a := attrs(s); a["twostep.stage"] != "" {
+			line += fmt.Sprintf(" [%s #%s %s]", a["twostep.stage"], a["twostep.attempt"], a["twostep.outcome"])
+		}
+		out = append(out, line)
+		out = append(out, tree(spans, s.SpanContext.SpanID(), depth+1)...)
+	}
+	return out
+}
+
+func attrs(s tracetest.SpanStub) map[string]string {
+	m := map[string]string{}
+	for _, kv := range s.Attributes {
+		m[string(kv.Key)] = kv.Value.String()
+	}
+	return m
+}
+
+func find(spans tracetest.SpanStubs, name string) []tracetest.SpanStub {
+	var out []tracetest.SpanStub
+	for _, s := range spans {
+		if s.Name == name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// A round whose first Stage 1 reply is rejected and retried: the round
+// joins the caller's trace, and its steps, model calls (with GenAI
+// attributes), action and commits form the expected tree.
+func TestRoundSpansWithRejectionAndRetry(t *testing.T) {
+	t.Parallel()
+	replies := slices.Concat([]string{"this is not JSON"}, enginetest.Echoes("alpha"), enginetest.Completes("done"))
+	spans, req, wf := traced(t, false, replies...)
+
+	want := []string{
+		"store.commit",
+		"workflow.round",
+		"  workflow.step",
+		"    chat gpt-test-stage1 [stage1 #1 rejected]",
+		"    store.commit",
+		"    chat gpt-test-stage1 [stage1 #2 ok]",
+		"    store.commit",
+		"    chat gpt-test-stage2 [stage2 #1 ok]",
+		"    store.commit",
+		"    execute_tool test.echo",
+		"    store.commit",
+		"  workflow.step",
+		"    chat gpt-test-stage1 [stage1 #1 ok]",
+		"    store.commit",
+		"    chat gpt-test-stage2 [stage2 #1 ok]",
+		"    store.commit",
+	}
+	if diff := cmp.Diff(want, tree(spans, req.SpanID(), 0)); diff != "" {
+		t.Errorf("span tree under the request (-want +got):\n%s", diff)
+	}
+	for _, s := range spans {
+		if s.SpanContext.TraceID() != req.TraceID() {
+			t.Errorf("span %s is in trace %s, want the caller's %s", s.Name, s.SpanContext.TraceID(), req.TraceID())
+		}
+	}
+	chats := find(spans, "chat gpt-test-stage1")
+	if len(chats) != 3 {
+		t.Fatalf("%d stage 1 chat spans, want 3", len(chats))
+	}
+	a := attrs(chats[0])
+	for k, v := range map[string]string{
+		"gen_ai.operation.name": "chat", "gen_ai.system": "openai", "gen_ai.provider.name": "openai",
+		"gen_ai.request.model": "gpt-test-stage1", "gen_ai.response.model": "scripted",
+		"twostep.workflow.id": wf.ID, "twostep.round": "1", "twostep.step": "1",
+		"twostep.stage": "stage1", "twostep.attempt": "1", "twostep.outcome": "rejected",
+	} {
+		if a[k] != v {
+			t.Errorf("rejected chat span: %s = %q, want %q", k, a[k], v)
+		}
+	}
+	if chats[0].SpanKind != trace.SpanKindClient {
+		t.Errorf("chat span kind %s, want client", chats[0].SpanKind)
+	}
+	// Usage on the spans sums to the workflow's stats.
+	var in, out int64
+	for _, s := range spans {
+		for _, kv := range s.Attributes {
+			switch kv.Key {
+			case "gen_ai.usage.input_tokens":
+				in += kv.Value.AsInt64()
+			case "gen_ai.usage.output_tokens":
+				out += kv.Value.AsInt64()
+			}
+		}
+	}
+	if in != int64(wf.Stats.PromptTokens) || out != int64(wf.Stats.CompletionTokens) || in == 0 {
+		t.Errorf("span usage %d in / %d out, want the stats' %d / %d", in, out, wf.Stats.PromptTokens, wf.Stats.CompletionTokens)
+	}
+	action := find(spans, "execute_tool test.echo")
+	if len(action) != 1 || attrs(action[0])["gen_ai.tool.name"] != "test.echo" {
+		t.Errorf("action spans %v, want one with gen_ai.tool.name test.echo", action)
+	}
+}
+
+// Prompt and reply text are not recorded unless content capture is on;
+// with it on they are, with every secret redacted.
+func TestContentCapture(t *testing.T) {
+	t.Parallel()
+	replies := slices.Concat(enginetest.Echoes("alpha"), enginetest.Completes("done"))
+	for _, capture := range []bool{false, true} {
+		t.Run(fmt.Sprint("capture=", capture), func(t *testing.T) {
+			t.Parallel()
+			spans, _, _ := traced(t, capture, replies...)
+			chats := find(spans, "chat gpt-test-stage1")
+			if len(chats) == 0 {
+				t.Fatal("no chat spans")
+			}
+			a := attrs(chats[0])
+			in, out := a["gen_ai.input.messages"], a["gen_ai.output.messages"]
+			if !capture {
+				if in != "" || out != "" {
+					t.Errorf("content recorded without capture: %q / %q", in, out)
+				}
+				return
+			}
+			if !strings.Contains(in, "echo alpha; the key is "+redact.Redacted) || !strings.Contains(in, `"role":"user"`) {
+				t.Errorf("gen_ai.input.messages = %.300s..., want the redacted user prompt", in)
+			}
+			if !strings.Contains(out, `"role":"assistant"`) || !strings.Contains(out, "echo alpha") {
+				t.Errorf("gen_ai.output.messages = %q, want the reply", out)
+			}
+			for _, s := range spans {
+				for _, kv := range s.Attributes {
+					if strings.Contains(kv.Value.String(), secret) {
+						t.Errorf("span %s attribute %s holds the secret", s.Name, kv.Key)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TraceParent and a round span's Origin round-trip through W3C form.
+func TestTraceParentRoundTrip(t *testing.T) {
+	t.Parallel()
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	tr := telemetry.NewTracer(tp, telemetry.Options{})
+	if got := tr.TraceParent(context.Background()); got != "" {
+		t.Errorf("TraceParent without a span = %q, want empty", got)
+	}
+	origin := "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	previous := "00-11111111111111111111111111111111-2222222222222222-01"
+	ctx, span := tr.Start(context.Background(), workflow.SpanStart{Kind: workflow.SpanRound, WorkflowID: "wf_1", Origin: origin, Previous: previous})
+	tp2 := tr.TraceParent(ctx)
+	span.End(nil)
+	got := exp.GetSpans()[0]
+	if got.Parent.TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" || got.Parent.SpanID().String() != "00f067aa0ba902b7" || !got.Parent.IsRemote() {
+		t.Errorf("round parent = %v, want the origin's span, remote", got.Parent)
+	}
+	if len(got.Links) != 1 || got.Links[0].SpanContext.SpanID().String() != "2222222222222222" {
+		t.Errorf("round links = %v, want the previous run", got.Links)
+	}
+	if !strings.HasPrefix(tp2, "00-4bf92f3577b34da6a3ce929d0e0e4736-"+got.SpanContext.SpanID().String()) {
+		t.Errorf("TraceParent inside the round = %q, want the round span in the origin's trace", tp2)
+	}
+	if a := attrs(got); a["twostep.resumed"] != "true" {
+		t.Errorf("round attributes %v, want twostep.resumed", a)
+	}
+}
