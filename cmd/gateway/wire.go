@@ -162,7 +162,7 @@ func (g *gateway) build(cfg Config, log zerolog.Logger) error {
 	}
 	admin, err := httpapi.NewAdmin(httpapi.AdminOptions{
 		Store: g.store, Model: g.model, Registry: reg, Prompts: builder, Redactor: redactor,
-		PlanActions: plan.Offered,
+		PlanActions: plan.Offered, CountTokens: (&llm.Tokenizer{}).Count, DocumentText: actions.DocumentText,
 	})
 	if err != nil {
 		return fmt.Errorf("httpapi.NewAdmin: %w", err)

@@ -1,0 +1,143 @@
+package workflow
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+// EconomyStep is one step's prompt tokens: what Stage 1 and Stage 2 sent
+// (every attempt, retries included) and what the naive single-prompt
+// ReAct agent would have sent for the same step (NaiveTokens).
+type EconomyStep struct {
+	Round        int `json:"round"`
+	Step         int `json:"step"`
+	Stage1Tokens int `json:"stage1Tokens"`
+	Stage2Tokens int `json:"stage2Tokens"`
+	NaiveTokens  int `json:"naiveTokens"`
+}
+
+// EconomyTotals sums the steps; PromptTokens adds the prompt tokens of
+// every other model call (plan, repair, action) on top.
+type EconomyTotals struct {
+	Stage1Tokens int `json:"stage1Tokens"`
+	Stage2Tokens int `json:"stage2Tokens"`
+	PromptTokens int `json:"promptTokens"`
+}
+
+// Economy is the prompt-economy report of a workflow (DESIGN §9.5).
+type Economy struct {
+	Steps  []EconomyStep `json:"steps"`
+	Totals EconomyTotals `json:"totals"`
+	// NaiveReactEstimate is the sum of the steps' NaiveTokens.
+	NaiveReactEstimate int `json:"naiveReactEstimate"`
+	// Ratio is (Stage1Tokens + Stage2Tokens) / NaiveReactEstimate: the
+	// share of the naive agent's prompt tokens the two stages spent (0
+	// when the estimate is 0).
+	Ratio float64 `json:"ratio"`
+}
+
+// EconomyInput is what ComputeEconomy reads: the workflow's traces and
+// messages, a token counter and the extracted text of a document.
+type EconomyInput struct {
+	Traces   []Trace
+	Messages []Message
+	// Count counts the tokens of a text (the gateway uses the tokenizer
+	// llm estimates usage with).
+	Count func(string) int
+	// DocumentText returns a document's text as document.extract extracts
+	// it ("" when it has none).
+	DocumentText func(Document) string
+}
+
+// ComputeEconomy builds the report. Steps are the (round, step) pairs with
+// a Stage 1 or Stage 2 trace, in order; their tokens are the traces'
+// promptTokens.
+//
+// The naive estimate models one ReAct agent with a single prompt that
+// resends the whole transcript at every step, one call per step (no
+// retries). Its prompt at step s of round r counts, with Count:
+//
+//   - the text of every user message of rounds up to r;
+//   - the extracted text of every document attached to a message before
+//     the step (the uploads of rounds up to r, the outputs of earlier
+//     actions), once each;
+//   - for every earlier action message (any round):
+//     "Thought: {actionObjective}\nAction: {action} {parameters as JSON}\nObservation: {text}";
+//   - the text of every assistant message of earlier rounds.
+//
+// It leaves out instructions and the action list, which both designs
+// send, so it underestimates the naive agent.
+func ComputeEconomy(in EconomyInput) Economy {
+	type key struct{ round, step int }
+	byStep := map[key]*EconomyStep{}
+	var order []key
+	out := Economy{Steps: []EconomyStep{}}
+	for _, t := range in.Traces {
+		out.Totals.PromptTokens += t.PromptTokens
+		if t.Stage != StageOne && t.Stage != StageTwo {
+			continue
+		}
+		k := key{t.Round, t.Step}
+		s := byStep[k]
+		if s == nil {
+			s = &EconomyStep{Round: t.Round, Step: t.Step}
+			byStep[k] = s
+			order = append(order, k)
+		}
+		if t.Stage == StageOne {
+			s.Stage1Tokens += t.PromptTokens
+		} else {
+			s.Stage2Tokens += t.PromptTokens
+		}
+	}
+	slices.SortFunc(order, func(a, b key) int {
+		if a.round != b.round {
+			return a.round - b.round
+		}
+		return a.step - b.step
+	})
+	for _, k := range order {
+		s := byStep[k]
+		s.NaiveTokens = naivePrompt(in, k.round, k.step)
+		out.Steps = append(out.Steps, *s)
+		out.Totals.Stage1Tokens += s.Stage1Tokens
+		out.Totals.Stage2Tokens += s.Stage2Tokens
+		out.NaiveReactEstimate += s.NaiveTokens
+	}
+	if out.NaiveReactEstimate > 0 {
+		out.Ratio = float64(out.Totals.Stage1Tokens+out.Totals.Stage2Tokens) / float64(out.NaiveReactEstimate)
+	}
+	return out
+}
+
+// naivePrompt counts the naive agent's prompt at step of round (see
+// ComputeEconomy).
+func naivePrompt(in EconomyInput, round, step int) int {
+	n := 0
+	for _, m := range in.Messages {
+		before := m.Round < round || (m.Round == round && m.Step < step)
+		switch {
+		case m.Role == RoleUser && m.Round <= round:
+		case m.Role == RoleAction && before:
+		case m.Role == RoleAssistant && m.Round < round:
+		default:
+			continue
+		}
+		n += in.Count(naiveRecord(m))
+		for _, d := range m.Documents {
+			if in.DocumentText != nil {
+				n += in.Count(in.DocumentText(d))
+			}
+		}
+	}
+	return n
+}
+
+// naiveRecord is a message as the naive agent's transcript shows it.
+func naiveRecord(m Message) string {
+	if m.Role != RoleAction {
+		return m.Text
+	}
+	params, _ := json.Marshal(m.Parameters)
+	return "Thought: " + m.ActionObjective + "\nAction: " + m.Action + " " + string(params) + "\nObservation: " + m.Text
+}
