@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -141,13 +142,24 @@ func (t *Telemetry) Enabled() bool { return t != nil && t.provider != nil }
 
 // Middleware returns the HTTP server middleware (one server span per
 // request, named by method and route template, continuing an incoming
-// traceparent), nil when tracing is off.
+// traceparent; /healthz, /readyz and /metrics are not traced), nil when
+// tracing is off.
 func (t *Telemetry) Middleware() gin.HandlerFunc {
 	if t == nil || t.provider == nil {
 		return nil
 	}
 	return otelgin.Middleware(ServiceName, otelgin.WithTracerProvider(t.provider),
-		otelgin.WithPropagators(propagators()))
+		otelgin.WithPropagators(propagators()), otelgin.WithFilter(notProbe))
+}
+
+// notProbe leaves the probes and the metrics scrape untraced: they run
+// every few seconds and would drown the traces that matter.
+func notProbe(r *http.Request) bool {
+	switch r.URL.Path {
+	case "/healthz", "/readyz", "/metrics":
+		return false
+	}
+	return true
 }
 
 // Shutdown exports the spans still buffered and stops the exporter.
