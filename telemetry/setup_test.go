@@ -50,7 +50,7 @@ func TestSetup(t *testing.T) {
 		_ = tel.Shutdown(ctx)
 	}
 	for env, want := range map[string]string{
-		"OTEL_TRACES_EXPORTER=zipkin":          "OTEL_TRACES_EXPORTER",
+		"OTEL_TRACES_EXPORTER=zipkin":           "OTEL_TRACES_EXPORTER",
 		"OTEL_EXPORTER_OTLP_PROTOCOL=http/json": "OTEL_EXPORTER_OTLP_PROTOCOL",
 	} {
 		k, v, _ := strings.Cut(env, "=")
