@@ -247,3 +247,85 @@ func TestTraceParentRoundTrip(t *testing.T) {
 		t.Errorf("round attributes %v, want twostep.resumed", a)
 	}
 }
+
+// A round left by one instance (shut down during its Stage 2 call) and
+// finished by another: the second run's round span stays in the caller's
+// trace and links to the first run's, whose traceparent travelled in the
+// stored workflow.
+func TestResumedRoundLinksToPreviousRun(t *testing.T) {
+	t.Parallel()
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	tr := telemetry.New(tp, false).Tracer(telemetry.Options{})
+	set, err := templates.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	modes := map[workflow.ModeName]workflow.Mode{workflow.ModeReact: react.New(prompts.NewBuilder(set, prompts.Options{}))}
+	store, reg := memstore.New(), enginetest.NewRegistry()
+	echo := enginetest.Echoes("alpha")
+
+	cfgA := enginetest.Config("a")
+	cfgA.Tracer, cfgA.ShutdownGrace = tr, time.Millisecond
+	a, err := workflow.NewEngine(cfgA, store, enginetest.Script(echo[0], enginetest.Block), reg, modes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Start(context.Background())
+	ctx, req := tp.Tracer("caller").Start(context.Background(), "POST /api/v1/workflows")
+	wf, err := a.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "echo alpha", MaxSteps: 5})
+	req.End()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ { // wait for the Stage 1 commit: the run is in Stage 2
+		got, err := store.GetWorkflow(context.Background(), wf.ID)
+		if err == nil && got.Checkpoint != nil && got.Checkpoint.Phase == workflow.PhaseParameterize {
+			break
+		}
+		if i > 1000 {
+			t.Fatal("the first run never reached Stage 2")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := a.Shutdown(sctx); err != nil {
+		t.Fatal(err)
+	}
+
+	cfgB := enginetest.Config("b")
+	cfgB.Tracer = tr
+	b := enginetest.StartEngine(t, cfgB, store, enginetest.Script(slices.Concat(echo[1:], enginetest.Completes("done"))...), reg, modes)
+	if got := enginetest.Wait(t, b, wf.ID); got.Status != workflow.StatusCompleted {
+		t.Fatalf("workflow %s: %s", got.Status, got.Error)
+	}
+	var rounds tracetest.SpanStubs
+	for range 200 {
+		if rounds = find(exp.GetSpans(), telemetry.SpanRound); len(rounds) == 2 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if len(rounds) != 2 {
+		t.Fatalf("%d round spans, want 2", len(rounds))
+	}
+	first, second := rounds[0], rounds[1]
+	if first.StartTime.After(second.StartTime) {
+		first, second = second, first
+	}
+	for _, s := range rounds {
+		if s.SpanContext.TraceID() != req.SpanContext().TraceID() || s.Parent.SpanID() != req.SpanContext().SpanID() {
+			t.Errorf("round span %s: parent %v, want the caller's request span", s.SpanContext.SpanID(), s.Parent)
+		}
+	}
+	if len(first.Links) != 0 {
+		t.Errorf("first run links %v, want none", first.Links)
+	}
+	if len(second.Links) != 1 || second.Links[0].SpanContext.SpanID() != first.SpanContext.SpanID() {
+		t.Errorf("second run links %v, want the first run's span %s", second.Links, first.SpanContext.SpanID())
+	}
+	if attrs(second)["twostep.resumed"] != "true" || attrs(first)["twostep.resumed"] != "" {
+		t.Errorf("twostep.resumed: first %q, second %q", attrs(first)["twostep.resumed"], attrs(second)["twostep.resumed"])
+	}
+}
