@@ -19,7 +19,7 @@ func TestAdminEconomy(t *testing.T) {
 	t.Parallel()
 	store := memstore.New()
 	f := newAdminFixture(t, store)
-	wf := seed(t, store, "alice", 1, nil) // user message "prompt of alice": 15 chars, 4 tokens
+	wf := seed(t, store, "alice", 1, nil)
 	ctx := context.Background()
 	next := wf.Clone()
 	next.Step = 2
@@ -53,17 +53,17 @@ func TestAdminEconomy(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	// Step 1: the user message, 4. Step 2: 4 + the action record
+	// The base is step 1's Stage 1 call, 40. Step 1: 40. Step 2: 40 + the action record
 	// "Thought: echo\nAction: test.echo {\"text\":\"hi\"}\nObservation: hi"
-	// (13+1+18+13+1+15 = 61 chars, 16 tokens) + the document's 10 = 30.
+	// (13+1+18+13+1+15 = 61 chars, 16 tokens) + the document's 10 = 66.
 	want := workflow.Economy{
 		Steps: []workflow.EconomyStep{
-			{Round: 1, Step: 1, Stage1Tokens: 40, Stage2Tokens: 8, NaiveTokens: 4},
-			{Round: 1, Step: 2, Stage1Tokens: 50, Stage2Tokens: 6, NaiveTokens: 30},
+			{Round: 1, Step: 1, Stage1Tokens: 40, Stage2Tokens: 8, NaiveTokens: 40},
+			{Round: 1, Step: 2, Stage1Tokens: 50, Stage2Tokens: 6, NaiveTokens: 66},
 		},
 		Totals:             workflow.EconomyTotals{Stage1Tokens: 90, Stage2Tokens: 14, PromptTokens: 104},
-		NaiveReactEstimate: 34,
-		Ratio:              104.0 / 34,
+		NaiveReactEstimate: 106,
+		Ratio:              104.0 / 106,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("economy (-want +got):\n%s", diff)

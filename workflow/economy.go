@@ -55,18 +55,21 @@ type EconomyInput struct {
 //
 // The naive estimate models one ReAct agent with a single prompt that
 // resends the whole transcript at every step, one call per step (no
-// retries). Its prompt at step s of round r counts, with Count:
+// retries). Its prompt at step s of round r is, in tokens:
 //
-//   - the text of every user message of rounds up to r;
+//   - base(r): what any agent sends first — instructions, the action
+//     catalogue, the user prompt, the documents index — taken as the
+//     prompt tokens of round r's first Stage 1 call (the lowest step,
+//     first attempt); plus, counted with Count:
 //   - the extracted text of every document attached to a message before
 //     the step (the uploads of rounds up to r, the outputs of earlier
 //     actions), once each;
 //   - for every earlier action message (any round):
 //     "Thought: {actionObjective}\nAction: {action} {parameters as JSON}\nObservation: {text}";
-//   - the text of every assistant message of earlier rounds.
+//   - the text of the user and assistant messages of earlier rounds.
 //
-// It leaves out instructions and the action list, which both designs
-// send, so it underestimates the naive agent.
+// Stage 1 instead shows the documents only as an index and earlier steps
+// as budgeted summaries, and Stage 2 sees neither.
 func ComputeEconomy(in EconomyInput) Economy {
 	type key struct{ round, step int }
 	byStep := map[key]*EconomyStep{}
@@ -96,9 +99,15 @@ func ComputeEconomy(in EconomyInput) Economy {
 		}
 		return a.step - b.step
 	})
+	base := map[int]Trace{}
+	for _, t := range in.Traces {
+		if b, ok := base[t.Round]; t.Stage == StageOne && (!ok || t.Step < b.Step || (t.Step == b.Step && t.Attempt < b.Attempt)) {
+			base[t.Round] = t
+		}
+	}
 	for _, k := range order {
 		s := byStep[k]
-		s.NaiveTokens = naivePrompt(in, k.round, k.step)
+		s.NaiveTokens = base[k.round].PromptTokens + naiveTranscript(in, k.round, k.step)
 		out.Steps = append(out.Steps, *s)
 		out.Totals.Stage1Tokens += s.Stage1Tokens
 		out.Totals.Stage2Tokens += s.Stage2Tokens
@@ -110,20 +119,21 @@ func ComputeEconomy(in EconomyInput) Economy {
 	return out
 }
 
-// naivePrompt counts the naive agent's prompt at step of round (see
-// ComputeEconomy).
-func naivePrompt(in EconomyInput, round, step int) int {
+// naiveTranscript counts what the naive agent's prompt at step of round
+// adds to the round's base (see ComputeEconomy).
+func naiveTranscript(in EconomyInput, round, step int) int {
 	n := 0
 	for _, m := range in.Messages {
-		before := m.Round < round || (m.Round == round && m.Step < step)
 		switch {
-		case m.Role == RoleUser && m.Round <= round:
-		case m.Role == RoleAction && before:
-		case m.Role == RoleAssistant && m.Round < round:
-		default:
+		case m.Round < round:
+			n += in.Count(naiveRecord(m))
+		case m.Round > round:
+			continue
+		case m.Role == RoleAction && m.Step < step:
+			n += in.Count(naiveRecord(m))
+		case m.Role != RoleUser: // this round's prompt is in the base; its documents are not
 			continue
 		}
-		n += in.Count(naiveRecord(m))
 		for _, d := range m.Documents {
 			if in.DocumentText != nil {
 				n += in.Count(in.DocumentText(d))

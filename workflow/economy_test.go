@@ -33,16 +33,17 @@ func TestComputeEconomyHandComputed(t *testing.T) {
 			return map[string]string{"doc_1": "0123456789", "doc_2": "abcde"}[d.ID]
 		},
 	}
-	// Step 1: user text 6 + doc_1 10 = 16.
-	// Step 2: 16 + "Thought: obj\nAction: x.y {\"a\":1}\nObservation: res" (12+1+19+1+16 = 49) + doc_2 5 = 70.
+	// The base is round 1's first Stage 1 call: 100 (the retry's 110 is not).
+	// Step 1: 100 + doc_1 10 = 110.
+	// Step 2: 110 + "Thought: obj\nAction: x.y {\"a\":1}\nObservation: res" (12+1+19+1+16 = 49) + doc_2 5 = 164.
 	want := workflow.Economy{
 		Steps: []workflow.EconomyStep{
-			{Round: 1, Step: 1, Stage1Tokens: 210, Stage2Tokens: 30, NaiveTokens: 16},
-			{Round: 1, Step: 2, Stage1Tokens: 150, Stage2Tokens: 20, NaiveTokens: 70},
+			{Round: 1, Step: 1, Stage1Tokens: 210, Stage2Tokens: 30, NaiveTokens: 110},
+			{Round: 1, Step: 2, Stage1Tokens: 150, Stage2Tokens: 20, NaiveTokens: 164},
 		},
 		Totals:             workflow.EconomyTotals{Stage1Tokens: 360, Stage2Tokens: 50, PromptTokens: 417},
-		NaiveReactEstimate: 86,
-		Ratio:              410.0 / 86,
+		NaiveReactEstimate: 274,
+		Ratio:              410.0 / 274,
 	}
 	if diff := cmp.Diff(want, workflow.ComputeEconomy(in)); diff != "" {
 		t.Errorf("economy (-want +got):\n%s", diff)
