@@ -105,7 +105,10 @@ func (t *Tracer) remote(traceparent string) trace.SpanContext {
 
 // Start opens the span s describes.
 func (t *Tracer) Start(ctx context.Context, s workflow.SpanStart) (context.Context, workflow.Span) {
-	attrs := []attribute.KeyValue{keyWorkflow.String(s.WorkflowID), keyRound.Int(s.Round), keyStep.Int(s.Step)}
+	var attrs []attribute.KeyValue
+	if s.WorkflowID != "" { // the model calls of an action inherit them from its span
+		attrs = append(attrs, keyWorkflow.String(s.WorkflowID), keyRound.Int(s.Round), keyStep.Int(s.Step))
+	}
 	if s.Mode != "" {
 		attrs = append(attrs, keyMode.String(string(s.Mode)))
 	}
@@ -138,7 +141,10 @@ func (t *Tracer) Start(ctx context.Context, s workflow.SpanStart) (context.Conte
 		if provider != "" {
 			attrs = append(attrs, keySystem.String(provider), keyProvider.String(provider))
 		}
-		attrs = append(attrs, keyOperation.String("chat"), keyStage.String(string(s.Stage)), keyAttempt.Int(s.Attempt))
+		attrs = append(attrs, keyOperation.String("chat"), keyStage.String(string(s.Stage)))
+		if s.Attempt > 0 {
+			attrs = append(attrs, keyAttempt.Int(s.Attempt))
+		}
 		if t.capture {
 			attrs = append(attrs, keyInput.String(t.inputMessages(s.Prompt)))
 		}

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/twostep/twostep/actions"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/modes/react"
 	"github.com/twostep/twostep/prompts"
@@ -327,5 +328,66 @@ func TestResumedRoundLinksToPreviousRun(t *testing.T) {
 	}
 	if attrs(second)["twostep.resumed"] != "true" || attrs(first)["twostep.resumed"] != "" {
 		t.Errorf("twostep.resumed: first %q, second %q", attrs(first)["twostep.resumed"], attrs(second)["twostep.resumed"])
+	}
+}
+
+// The model calls an action makes (ai.process) are chat spans under the
+// action's execute_tool span, with stage action and their usage.
+func TestActionModelCallsAreChatSpans(t *testing.T) {
+	t.Parallel()
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	tr := telemetry.New(tp, false).Tracer(telemetry.Options{
+		RequestModel: func(s workflow.Stage) string { return "anthropic/claude-test-" + string(s) },
+	})
+	script := []string{
+		enginetest.Select(actions.AIProcessAction, "summarise the figures", nil, "", "aiPrompt"),
+		enginetest.Params(map[string]any{"aiPrompt": "Summarise: revenue 12 -> 14."}),
+	}
+	model := &enginetest.Model{Reply: func(n int, req workflow.ModelRequest) (string, error) {
+		if req.Stage == workflow.StageAction {
+			return "Revenue grew.", nil
+		}
+		return script[n], nil
+	}}
+	reg, err := actions.New(actions.Config{}, &telemetry.ActionModel{Model: model, Tracer: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := templates.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := enginetest.Config("a")
+	cfg.Tracer = tr
+	store := memstore.New()
+	e := enginetest.StartEngine(t, cfg, store, model, reg,
+		map[workflow.ModeName]workflow.Mode{workflow.ModeReact: react.New(prompts.NewBuilder(set, prompts.Options{}))})
+	wf := enginetest.Wait(t, e, enginetest.Create(t, e, workflow.ModeReact, "summarise", 1).ID)
+	if wf.Stats.ByStage[workflow.StageAction].Calls != 1 {
+		t.Fatalf("stats %+v, want one action model call", wf.Stats)
+	}
+	var spans tracetest.SpanStubs
+	for range 200 {
+		if spans = exp.GetSpans(); len(find(spans, telemetry.SpanRound)) == 1 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	action := find(spans, "execute_tool ai.process")
+	chats := find(spans, "chat claude-test-action")
+	if len(action) != 1 || len(chats) != 1 {
+		t.Fatalf("%d action and %d action chat spans, want 1 each", len(action), len(chats))
+	}
+	if chats[0].Parent.SpanID() != action[0].SpanContext.SpanID() {
+		t.Errorf("the action's chat span is not under its execute_tool span")
+	}
+	a := attrs(chats[0])
+	want := map[string]string{"twostep.stage": "action", "gen_ai.system": "anthropic", "gen_ai.request.model": "claude-test-action",
+		"twostep.outcome": "ok", "gen_ai.usage.input_tokens": fmt.Sprint(wf.Stats.ByStage[workflow.StageAction].PromptTokens)}
+	for k, v := range want {
+		if a[k] != v {
+			t.Errorf("action chat span: %s = %q, want %q", k, a[k], v)
+		}
 	}
 }

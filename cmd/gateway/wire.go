@@ -132,7 +132,8 @@ func modelCheck(m any) func(context.Context) error {
 // opened store and model.
 func (g *gateway) build(cfg Config, log zerolog.Logger) error {
 	l := cfg.File.Limits
-	reg, err := actions.New(cfg.Actions, g.model, actions.WithLogger(log.With().Str("component", "actions").Logger()))
+	actionModel := &telemetry.ActionModel{Model: g.model} // traced once the tracer exists, below
+	reg, err := actions.New(cfg.Actions, actionModel, actions.WithLogger(log.With().Str("component", "actions").Logger()))
 	if err != nil {
 		return fmt.Errorf("actions.New: %w", err)
 	}
@@ -149,11 +150,13 @@ func (g *gateway) build(cfg Config, log zerolog.Logger) error {
 	redactor := redact.New(append(reg.Secrets(), cfg.Secrets()...)...)
 	g.registry, g.store, g.metrics, g.redactor = reg, redact.Traces(g.raw, redactor), httpapi.NewMetrics(), redactor
 
+	tracer := g.tel.Tracer(telemetry.Options{Redactor: redactor, RequestModel: requestModel(g.model)})
+	actionModel.Tracer = tracer
 	g.engine, err = workflow.NewEngine(workflow.EngineConfig{
 		DefaultMaxSteps: cfg.MaxSteps, MaxStepsLimit: httpapi.MaxStepsLimit, Workers: l.Workers,
 		MaxRunningPerUser: l.MaxRunningPerUser, LeaseTTL: l.LeaseTTL, LoopRepeats: l.loopRepeats(),
 		Approvals: approvals, ApprovalTimeout: l.ApprovalTimeout, ShutdownGrace: l.ShutdownGrace, Logger: slogFor(log.With().Str("component", "engine").Logger()),
-		Observer: g.metrics, Tracer: g.tel.Tracer(telemetry.Options{Redactor: redactor, RequestModel: requestModel(g.model)}),
+		Observer: g.metrics, Tracer: tracer,
 	}, g.store, g.model, reg, map[workflow.ModeName]workflow.Mode{
 		workflow.ModeReact: react.New(builder), workflow.ModeActionPlan: plan,
 	})
