@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/hex"
+	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,6 +16,7 @@ import (
 
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -173,4 +176,58 @@ func keys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// grpcReceiver is a local OTLP/gRPC trace receiver keeping the spans it
+// is sent.
+type grpcReceiver struct {
+	collectortrace.UnimplementedTraceServiceServer
+	mu    sync.Mutex
+	spans []*tracepb.Span
+}
+
+func (g *grpcReceiver) Export(_ context.Context, req *collectortrace.ExportTraceServiceRequest) (*collectortrace.ExportTraceServiceResponse, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, rs := range req.ResourceSpans {
+		for _, ss := range rs.ScopeSpans {
+			g.spans = append(g.spans, ss.Spans...)
+		}
+	}
+	return &collectortrace.ExportTraceServiceResponse{}, nil
+}
+
+// With OTEL_EXPORTER_OTLP_PROTOCOL=grpc the binary exports over OTLP/gRPC.
+func TestOTLPGRPCExportFromBinary(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recv := &grpcReceiver{}
+	srv := grpc.NewServer()
+	collectortrace.RegisterTraceServiceServer(srv, recv)
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(srv.Stop)
+	g := startGateway(t, nil, "LLM_PROVIDER=scripted", "OTEL_EXPORTER_OTLP_ENDPOINT=http://"+ln.Addr().String(),
+		"OTEL_EXPORTER_OTLP_PROTOCOL=grpc", "OTEL_BSP_SCHEDULE_DELAY=50")
+	var wf wfView
+	g.expect(t, http.StatusCreated, "POST", "/api/v1/workflows", gwAlice, map[string]any{"prompt": "otel2 hello", "maxSteps": 2}, &wf)
+	g.waitDone(t, gwAlice, wf.ID)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		recv.mu.Lock()
+		var round bool
+		for _, s := range recv.spans {
+			round = round || (s.Name == "workflow.round" && spanAttr(s, "twostep.workflow.id") == wf.ID)
+		}
+		recv.mu.Unlock()
+		if round {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no round span of %s arrived over gRPC", wf.ID)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
