@@ -3,8 +3,8 @@ package test
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/hex"
 	"context"
+	"encoding/hex"
 	"io"
 	"net"
 	"net/http"
