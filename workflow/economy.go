@@ -11,9 +11,9 @@ import (
 type EconomyStep struct {
 	Round        int `json:"round"`
 	Step         int `json:"step"`
-	Stage1Tokens int `json:"stage1Tokens"`
-	Stage2Tokens int `json:"stage2Tokens"`
-	NaiveTokens  int `json:"naiveTokens"`
+	Stage1Tokens int `json:"stage1Tokens" doc:"Prompt tokens of the step's Stage 1 calls, retries included"`
+	Stage2Tokens int `json:"stage2Tokens" doc:"Prompt tokens of the step's Stage 2 calls, retries included"`
+	NaiveTokens  int `json:"naiveTokens" doc:"Prompt tokens the naive single-prompt ReAct agent would send at this step"`
 }
 
 // EconomyTotals sums the steps; PromptTokens adds the prompt tokens of
@@ -21,19 +21,19 @@ type EconomyStep struct {
 type EconomyTotals struct {
 	Stage1Tokens int `json:"stage1Tokens"`
 	Stage2Tokens int `json:"stage2Tokens"`
-	PromptTokens int `json:"promptTokens"`
+	PromptTokens int `json:"promptTokens" doc:"Prompt tokens of every kept call: Stage 1, Stage 2, plan, repair, action"`
 }
 
 // Economy is the prompt-economy report of a workflow (DESIGN §9.5).
 type Economy struct {
-	Steps  []EconomyStep `json:"steps"`
+	Steps  []EconomyStep `json:"steps" nullable:"false" doc:"The steps with a Stage 1 or Stage 2 trace, in order"`
 	Totals EconomyTotals `json:"totals"`
 	// NaiveReactEstimate is the sum of the steps' NaiveTokens.
-	NaiveReactEstimate int `json:"naiveReactEstimate"`
+	NaiveReactEstimate int `json:"naiveReactEstimate" doc:"Sum of the steps' naiveTokens"`
 	// Ratio is (Stage1Tokens + Stage2Tokens) / NaiveReactEstimate: the
 	// share of the naive agent's prompt tokens the two stages spent (0
 	// when the estimate is 0).
-	Ratio float64 `json:"ratio"`
+	Ratio float64 `json:"ratio" doc:"(stage1Tokens + stage2Tokens) / naiveReactEstimate; 0 without an estimate"`
 }
 
 // EconomyInput is what ComputeEconomy reads: the workflow's traces and
