@@ -158,6 +158,14 @@ func TestOTLPExportFromBinary(t *testing.T) {
 	if len(byName["GET /healthz"]) != 0 {
 		t.Error("the health probe was traced")
 	}
+	var admin struct {
+		TraceContext struct{ Origin, Round string } `json:"traceContext"`
+	}
+	g.expect(t, http.StatusOK, "GET", "/admin/v1/workflows/"+wf.ID, gwAdmin, nil, &admin)
+	wantOrigin := "00-" + traceID + "-" + hex.EncodeToString(req[0].SpanId) + "-01"
+	if admin.TraceContext.Origin != wantOrigin || !strings.HasPrefix(admin.TraceContext.Round, "00-"+traceID+"-"+hex.EncodeToString(round.SpanId)) {
+		t.Errorf("admin traceContext %+v, want origin %s and the round span", admin.TraceContext, wantOrigin)
+	}
 	recv.mu.Lock()
 	leaked := bytes.Contains(recv.raw.Bytes(), []byte(gwAPIKey)) || bytes.Contains(recv.raw.Bytes(), []byte(gwAlice))
 	paths := recv.paths

@@ -169,6 +169,9 @@
     const by = Object.entries(st.byStage || {}).sort(([a], [b]) => a.localeCompare(b))
       .map(([stage, b]) => stage + ' ' + b.calls + ' calls, ' + b.promptTokens + ' + ' + b.completionTokens + ' tokens');
     if (by.length) s.appendChild(el('div', 'meta by-stage', 'by stage: ' + by.join(' · ')));
+    const tc = wf.traceContext || {};
+    const traceId = (tc.round || tc.origin || '').split('-')[1];
+    if (traceId) s.appendChild(el('div', 'meta trace-id', 'OpenTelemetry trace ', el('span', 'wf-id', traceId)));
     if (wf.error) s.appendChild(el('div', 'feedback', wf.error));
     const p = wf.pendingApproval;
     if (p) {
