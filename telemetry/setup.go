@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 
 	"github.com/gin-gonic/gin"
 	"go.opentelemetry.io/contrib/instrumentation/github.com/gin-gonic/gin/otelgin"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -35,23 +34,24 @@ type Telemetry struct {
 	capture  bool
 }
 
-// Requested reports whether the environment asks for traces: an OTLP
-// endpoint or an exporter is named, and the SDK is not disabled.
+// Requested reports whether the environment asks for traces: an
+// exporter other than "none" is named, or (with none named) an OTLP
+// endpoint is set; and the SDK is not disabled.
 func Requested(getenv func(string) string) bool {
 	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
 		return false
 	}
-	exp := strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER"))
-	if exp == "none" {
-		return false
+	if strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER")) != "" {
+		return len(exporterNames(getenv)) > 0
 	}
-	return exp != "" || getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
 }
 
 // Setup builds the tracing the environment asks for (see Requested). The
-// exporter is OTLP (OTEL_TRACES_EXPORTER "otlp", the only one supported
-// beside "none") over OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or
-// OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf" (the default) or "grpc".
+// exporters are OTEL_TRACES_EXPORTER's comma-separated list (default
+// "otlp"): "otlp" over OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or
+// OTEL_EXPORTER_OTLP_PROTOCOL ("http/protobuf", the default, or "grpc"),
+// "console" (JSON lines on standard output, for debugging) and "none".
 // The exporter, the sampler (OTEL_TRACES_SAMPLER), the batch processor
 // (OTEL_BSP_*) and the resource (OTEL_SERVICE_NAME,
 // OTEL_RESOURCE_ATTRIBUTES) read their own variables from the process
@@ -62,7 +62,7 @@ func Setup(ctx context.Context, getenv func(string) string, onError func(error))
 	if !Requested(getenv) {
 		return &Telemetry{}, nil
 	}
-	exporter, err := newExporter(ctx, getenv)
+	exporters, err := newExporters(ctx, getenv, os.Stdout)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,11 @@ func Setup(ctx context.Context, getenv func(string) string, onError func(error))
 	if err != nil && res == nil {
 		return nil, fmt.Errorf("telemetry: resource: %w", err)
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res))
+	opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
+	for _, exp := range exporters {
+		opts = append(opts, sdktrace.WithBatcher(exp))
+	}
+	tp := sdktrace.NewTracerProvider(opts...)
 	if onError != nil {
 		otel.SetErrorHandler(otel.ErrorHandlerFunc(onError))
 	}
@@ -91,33 +95,6 @@ func New(tp *sdktrace.TracerProvider, capture bool) *Telemetry {
 // propagators are W3C trace context and baggage.
 func propagators() propagation.TextMapPropagator {
 	return propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
-}
-
-// newExporter returns the OTLP span exporter of the configured protocol.
-func newExporter(ctx context.Context, getenv func(string) string) (sdktrace.SpanExporter, error) {
-	if exp := strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER")); exp != "" && exp != "otlp" {
-		return nil, fmt.Errorf("OTEL_TRACES_EXPORTER=%q is not supported: use otlp or none", exp)
-	}
-	proto := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"))
-	if proto == "" {
-		proto = strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL"))
-	}
-	var (
-		exp sdktrace.SpanExporter
-		err error
-	)
-	switch proto {
-	case "", "http/protobuf":
-		exp, err = otlptracehttp.New(ctx)
-	case "grpc":
-		exp, err = otlptracegrpc.New(ctx)
-	default:
-		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%q is not supported: use http/protobuf or grpc", proto)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("telemetry: OTLP exporter: %w", err)
-	}
-	return exp, nil
 }
 
 // Tracer returns the engine's tracer, nil when tracing is off (a nil

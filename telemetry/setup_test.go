@@ -23,6 +23,9 @@ func TestRequested(t *testing.T) {
 		{map[string]string{"OTEL_TRACES_EXPORTER": "otlp"}, true},
 		{map[string]string{"OTEL_TRACES_EXPORTER": "none", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, false},
 		{map[string]string{"OTEL_SDK_DISABLED": "true", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, false},
+		{map[string]string{"OTEL_TRACES_EXPORTER": "console"}, true},
+		{map[string]string{"OTEL_TRACES_EXPORTER": "none, none"}, false},
+		{map[string]string{"OTEL_TRACES_EXPORTER": "none,otlp"}, true},
 	}
 	for _, tc := range tests {
 		if got := telemetry.Requested(envOf(tc.env)); got != tc.want {
@@ -50,7 +53,7 @@ func TestSetup(t *testing.T) {
 		_ = tel.Shutdown(ctx)
 	}
 	for env, want := range map[string]string{
-		"OTEL_TRACES_EXPORTER=zipkin":           "OTEL_TRACES_EXPORTER",
+		"OTEL_TRACES_EXPORTER=otlp,zipkin":      "OTEL_TRACES_EXPORTER",
 		"OTEL_EXPORTER_OTLP_PROTOCOL=http/json": "OTEL_EXPORTER_OTLP_PROTOCOL",
 	} {
 		k, v, _ := strings.Cut(env, "=")
