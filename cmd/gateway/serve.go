@@ -60,7 +60,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r 
 		return err
 	}
 	if tel.Enabled() {
-		log.Info().Bool("contentCapture", tel.CapturesContent()).Msg("OpenTelemetry tracing on (OTLP)")
+		log.Info().Bool("contentCapture", tel.CapturesContent()).Msg("OpenTelemetry tracing on")
 	}
 	g, err := wireTraced(ctx, cfg, log, nil, tel)
 	if err != nil {
