@@ -24,7 +24,8 @@ func (m *ActionModel) Generate(ctx context.Context, req workflow.ModelRequest) (
 	if m.Tracer == nil {
 		return m.Model.Generate(ctx, req)
 	}
-	ctx, span := m.Tracer.Start(ctx, workflow.SpanStart{Kind: workflow.SpanModelCall, Stage: req.Stage, Prompt: req.Messages})
+	ctx, span := m.Tracer.Start(ctx, workflow.SpanStart{Kind: workflow.SpanModelCall, Stage: req.Stage, Prompt: req.Messages,
+		MaxTokens: req.MaxTokens, JSON: req.JSON})
 	resp, err := m.Model.Generate(ctx, req)
 	outcome, problem := "ok", ""
 	switch {

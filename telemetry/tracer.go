@@ -33,6 +33,8 @@ const (
 	keyInput         = attribute.Key("gen_ai.input.messages")
 	keyOutput        = attribute.Key("gen_ai.output.messages")
 	keyToolName      = attribute.Key("gen_ai.tool.name")
+	keyMaxTokens     = attribute.Key("gen_ai.request.max_tokens")
+	keyOutputType    = attribute.Key("gen_ai.output.type")
 
 	keyWorkflow = attribute.Key("twostep.workflow.id")
 	keyMode     = attribute.Key("twostep.mode")
@@ -144,6 +146,12 @@ func (t *Tracer) Start(ctx context.Context, s workflow.SpanStart) (context.Conte
 		attrs = append(attrs, keyOperation.String("chat"), keyStage.String(string(s.Stage)))
 		if s.Attempt > 0 {
 			attrs = append(attrs, keyAttempt.Int(s.Attempt))
+		}
+		if s.MaxTokens > 0 {
+			attrs = append(attrs, keyMaxTokens.Int(s.MaxTokens))
+		}
+		if s.JSON {
+			attrs = append(attrs, keyOutputType.String("json"))
 		}
 		if t.capture {
 			attrs = append(attrs, keyInput.String(t.inputMessages(s.Prompt)))

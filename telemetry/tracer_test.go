@@ -152,7 +152,7 @@ func TestRoundSpansWithRejectionAndRetry(t *testing.T) {
 		"gen_ai.operation.name": "chat", "gen_ai.system": "openai", "gen_ai.provider.name": "openai",
 		"gen_ai.request.model": "gpt-test-stage1", "gen_ai.response.model": "scripted",
 		"twostep.workflow.id": wf.ID, "twostep.round": "1", "twostep.step": "1",
-		"twostep.stage": "stage1", "twostep.attempt": "1", "twostep.outcome": "rejected",
+		"twostep.stage": "stage1", "twostep.attempt": "1", "twostep.outcome": "rejected", "gen_ai.output.type": "json",
 	} {
 		if a[k] != v {
 			t.Errorf("rejected chat span: %s = %q, want %q", k, a[k], v)

@@ -90,7 +90,7 @@ func (r *Run) Generate(ctx context.Context, call ModelCall) (ModelResponse, erro
 	start := time.Now()
 	ctx, span := r.e.startSpan(ctx, SpanStart{
 		Kind: SpanModelCall, WorkflowID: r.wf.ID, Mode: r.wf.Mode, Round: r.wf.Round, Step: r.wf.Step,
-		Stage: call.Stage, Attempt: call.Attempt, Prompt: call.Prompt,
+		Stage: call.Stage, Attempt: call.Attempt, Prompt: call.Prompt, MaxTokens: call.MaxTokens, JSON: call.JSON,
 	})
 	resp, err := r.e.model.Generate(ctx, ModelRequest{
 		Messages: call.Prompt, JSON: call.JSON, MaxTokens: call.MaxTokens, Stage: call.Stage,

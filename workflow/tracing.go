@@ -60,11 +60,14 @@ type SpanStart struct {
 	Mode       ModeName
 	Round      int
 	Step       int
-	// Stage, Attempt and Prompt describe a model call; Prompt is only read
-	// when the tracer records message content (redacted).
-	Stage   Stage
-	Attempt int
-	Prompt  []PromptMessage
+	// Stage, Attempt, Prompt, MaxTokens and JSON describe a model call;
+	// Prompt is only read when the tracer records message content
+	// (redacted).
+	Stage     Stage
+	Attempt   int
+	Prompt    []PromptMessage
+	MaxTokens int
+	JSON      bool
 	// Action names the action of SpanAction.
 	Action string
 	// Origin is the traceparent of the request that started or resumed
