@@ -74,6 +74,10 @@ func detectFormat(d workflow.DocumentContent) string {
 	return ""
 }
 
+// DocumentText returns d's plain text as document.extract extracts it (the
+// admin economy report counts it), or an error naming why it has none.
+func DocumentText(d workflow.DocumentContent) (string, error) { return extractText(d, formatText) }
+
 // extractText returns the text of d in the output format (formatText or
 // formatMarkdown), or an error that names the document and says why.
 func extractText(d workflow.DocumentContent, out string) (string, error) {

@@ -9,6 +9,9 @@ import (
 	"net/url"
 	"time"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -46,7 +49,11 @@ func (r *Registry) send(ctx context.Context, req *http.Request, base *url.URL, t
 		}
 		return nil
 	}
-	resp, err := client.Do(req.WithContext(ctx))
+	req = req.WithContext(ctx)
+	// The W3C traceparent of the action's span (DESIGN §9.5), through the
+	// process's propagator: none when tracing is off.
+	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(req.Header))
+	resp, err := client.Do(req)
 	if err != nil {
 		return reply{}, transportError(ctx, err, what, timeout)
 	}

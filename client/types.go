@@ -33,6 +33,16 @@ type Stats struct {
 	PromptTokens     int `json:"promptTokens"`
 	CompletionTokens int `json:"completionTokens"`
 	Actions          int `json:"actions"`
+	// ByStage splits the calls and tokens by stage (stage1, stage2, plan,
+	// repair, action).
+	ByStage map[string]StageStats `json:"byStage"`
+}
+
+// StageStats counts one stage's model calls and tokens.
+type StageStats struct {
+	Calls            int `json:"calls"`
+	PromptTokens     int `json:"promptTokens"`
+	CompletionTokens int `json:"completionTokens"`
 }
 
 // PendingApproval is the step a paused round waits on; decide it with

@@ -48,6 +48,13 @@ type AdminOptions struct {
 	// Redactor scrubs secrets from everything the admin routes answer with
 	// (renders, replays); nil redacts nothing.
 	Redactor *redact.Redactor
+	// CountTokens counts a text's tokens for the economy report's naive
+	// estimate; nil estimates a token per 4 characters.
+	CountTokens func(string) int
+	// DocumentText extracts a document's text for the naive estimate
+	// (document.extract's extraction); nil counts text/* documents as is
+	// and others as empty.
+	DocumentText func(workflow.DocumentContent) (string, error)
 }
 
 // Admin serves the /admin/v1 routes and the trace viewer page. It never
@@ -60,6 +67,8 @@ type Admin struct {
 	prompts     *prompts.Builder
 	planActions PlanActionsFunc
 	redact      *redact.Redactor
+	countTokens func(string) int
+	docText     func(workflow.DocumentContent) (string, error)
 }
 
 // NewAdmin checks opts and returns the admin routes.
@@ -82,7 +91,7 @@ func NewAdmin(opts AdminOptions) (*Admin, error) {
 	}
 	return &Admin{
 		store: opts.Store, model: opts.Model, registry: opts.Registry, prompts: opts.Prompts,
-		planActions: opts.PlanActions, redact: opts.Redactor,
+		planActions: opts.PlanActions, redact: opts.Redactor, countTokens: opts.CountTokens, docText: opts.DocumentText,
 	}, nil
 }
 
@@ -94,6 +103,7 @@ func (a *Admin) Register(api huma.API) {
 	a.registerRender(api)
 	a.registerReplay(api)
 	a.registerActions(api)
+	a.registerEconomy(api)
 }
 
 // adminOp returns the common shape of an admin operation.

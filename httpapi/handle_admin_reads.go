@@ -17,6 +17,9 @@ import (
 type AdminWorkflowView struct {
 	WorkflowView
 	Checkpoint *workflow.Checkpoint `json:"checkpoint" doc:"The persisted phase of the current step; null when no round runs"`
+	// TraceContext finds the round in the tracing backend (README,
+	// Observability).
+	TraceContext workflow.TraceContext `json:"traceContext" doc:"W3C traceparents of the request that started the round (origin) and of its last run's round span (round); empty when tracing is off"`
 }
 
 // AdminWorkflowList is a page of workflows, newest first.
@@ -128,7 +131,7 @@ func (a *Admin) listWorkflows(ctx context.Context, in *adminListInput) (*body[Ad
 }
 
 func adminView(w *workflow.Workflow) AdminWorkflowView {
-	return AdminWorkflowView{WorkflowView: viewWorkflow(w), Checkpoint: w.Checkpoint}
+	return AdminWorkflowView{WorkflowView: viewWorkflow(w), Checkpoint: w.Checkpoint, TraceContext: w.TraceContext}
 }
 
 func (a *Admin) getWorkflow(ctx context.Context, in *WorkflowPath) (*body[AdminWorkflowView], error) {

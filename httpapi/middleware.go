@@ -10,6 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/twostep/twostep/workflow"
 )
@@ -30,7 +31,12 @@ func (s *Server) observeRequests() gin.HandlerFunc {
 		}
 		c.Header(requestIDHeader, reqID)
 		c.Writer = &deadlineWriter{ResponseWriter: c.Writer, wait: s.writeWait}
-		l := s.log.With().Str("requestId", reqID).Logger()
+		lc := s.log.With().Str("requestId", reqID)
+		if sc := trace.SpanContextFromContext(c.Request.Context()); sc.IsValid() {
+			// The server span of Options.Tracing: logs and traces join.
+			lc = lc.Str("traceId", sc.TraceID().String()).Str("spanId", sc.SpanID().String())
+		}
+		l := lc.Logger()
 		c.Request = c.Request.WithContext(l.WithContext(c.Request.Context()))
 
 		c.Next()

@@ -84,6 +84,9 @@ type Options struct {
 	// response and each frame of an event stream, so a stalled client
 	// cannot hold a handler and its buffers forever.
 	WriteTimeout time.Duration
+	// Tracing, when set, runs first on every request (the OpenTelemetry
+	// server span, DESIGN §9.5), so the span covers auth and limits too.
+	Tracing gin.HandlerFunc
 }
 
 // Server is the HTTP API. It holds no per-request state and is safe for
@@ -105,6 +108,7 @@ type Server struct {
 	poll      time.Duration
 	heartbeat time.Duration
 	writeWait time.Duration
+	tracing   gin.HandlerFunc
 
 	handler http.Handler
 	// inflight is the request-body bytes reserved by capInflight.
@@ -146,8 +150,8 @@ func New(opts Options) (*Server, error) {
 		deps:    opts.Dependencies,
 		version: opts.Version, admin: opts.Admin, waits: newNotifier(opts.Store),
 		poll: orDefault(opts.EventPoll, 250*time.Millisecond), heartbeat: orDefault(opts.Heartbeat, 15*time.Second),
-		writeWait: orDefault(opts.WriteTimeout, 2*time.Minute),
-		closing:   make(chan struct{}),
+		writeWait: orDefault(opts.WriteTimeout, 2*time.Minute), tracing: opts.Tracing,
+		closing: make(chan struct{}),
 	}
 	s.handler = s.buildRoutes()
 	return s, nil
@@ -170,6 +174,9 @@ func (s *Server) buildRoutes() http.Handler {
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
+	if s.tracing != nil {
+		r.Use(s.tracing)
+	}
 	r.Use(s.recoverPanics(), s.observeRequests(), s.authenticate(), rejectMalformedQuery(), s.capInflight())
 	r.NoRoute(func(c *gin.Context) {
 		writeProblem(c, http.StatusNotFound, "no route matches "+c.Request.Method+" "+c.Request.URL.Path)

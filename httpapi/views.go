@@ -60,7 +60,7 @@ type MessageView struct {
 func viewWorkflow(w *workflow.Workflow) WorkflowView {
 	return WorkflowView{
 		ID: w.ID, UserID: w.UserID, Mode: w.Mode, Status: w.Status, StopReason: w.StopReason,
-		Round: w.Round, Step: w.Step, MaxSteps: w.MaxSteps, Title: w.Title, Error: w.Error, Stats: w.Stats,
+		Round: w.Round, Step: w.Step, MaxSteps: w.MaxSteps, Title: w.Title, Error: w.Error, Stats: w.Stats.Public(),
 		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt, PendingApproval: w.PendingApproval.Clone(),
 	}
 }

@@ -2,6 +2,7 @@ package test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,9 +99,26 @@ func TestAdminPageInBrowser(t *testing.T) {
 		chromedp.Click(row),
 		chromedp.WaitVisible(chromedp.CSS(`.call[data-stage="stage2"] pre.prompt-text`)),
 		chromedp.WaitReady(chromedp.CSS(`#actions li`)), // in the closed Actions panel
+		chromedp.WaitVisible(chromedp.CSS(`#economy svg.economy-chart`)),
 	)
 	if err != nil {
 		t.Fatalf("browser: %v", err)
+	}
+	// The economy chart: one point per step of the report in each series,
+	// its summary naming the route's figures.
+	var eco workflow.Economy
+	env.must(t, 200, "GET", "/admin/v1/workflows/"+id+"/economy", adminRootToken, nil, &eco)
+	points := evaluate[map[string]int](ctx, t, `Object.fromEntries(['naive', 'stage1', 'stage2'].map(k =>
+		[k, document.querySelectorAll('#economy svg .series-' + k + ' circle').length]))`)
+	if want := len(eco.Steps); want == 0 || points["naive"] != want || points["stage1"] != want || points["stage2"] != want {
+		t.Errorf("chart points %v, want %d per series", points, want)
+	}
+	summary := evaluate[string](ctx, t, `document.querySelector('#economy .economy-summary').textContent`)
+	if !strings.Contains(summary, fmt.Sprintf("naive ReAct estimate %d", eco.NaiveReactEstimate)) {
+		t.Errorf("economy summary %q, want the estimate %d", summary, eco.NaiveReactEstimate)
+	}
+	if by := evaluate[string](ctx, t, `document.querySelector('.by-stage').textContent`); !strings.Contains(by, "stage1 3 calls") {
+		t.Errorf("by-stage line %q, want stage1's 3 calls", by)
 	}
 	gotPrompt := evaluate[[]string](ctx, t, `Array.from(document.querySelector('.call[data-stage="stage2"]')
 		.querySelectorAll('.prompt pre.prompt-text')).map(e => e.textContent)`)
@@ -151,6 +169,13 @@ func TestAdminPageInBrowser(t *testing.T) {
 		}
 		if err == nil {
 			err = os.WriteFile(filepath.Join(dir, "admin.png"), shot, 0o644)
+		}
+		var chart []byte
+		if err == nil {
+			chart, err = chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(`#economy`)))
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, "economy.png"), chart, 0o644)
 		}
 		if err != nil {
 			t.Errorf("screenshot: %v", err)

@@ -70,6 +70,9 @@ type EngineConfig struct {
 	Logger *slog.Logger
 	// Observer receives metrics hooks; nil means none.
 	Observer Observer
+	// Tracer opens the spans of rounds, steps, model calls, actions and
+	// commits (DESIGN §9.5); nil means none.
+	Tracer Tracer
 }
 
 // Observer receives the engine's events, for metrics. Its methods are
@@ -140,6 +143,9 @@ func NewEngine(cfg EngineConfig, store Store, model Model, registry Registry, mo
 		log:      log.With("instance", cfg.InstanceID),
 		now:      cfg.clock(),
 		changed:  make(chan struct{}),
+	}
+	if cfg.Tracer != nil {
+		e.store, e.registry = tracedStore{Store: store, e: e}, tracedRegistry{Registry: registry, e: e}
 	}
 	e.runner = newRunner(e)
 	return e, nil

@@ -56,10 +56,15 @@ func TestRecordActionCallsTracesAndCountsWithTheStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (workflow.Stats{LLMCalls: 3, PromptTokens: 40, CompletionTokens: 6, Actions: 1}); got.Stats != want {
-		t.Errorf("stats = %+v, want %+v", got.Stats, want)
+	wantStats := workflow.Stats{LLMCalls: 3, PromptTokens: 40, CompletionTokens: 6, Actions: 1,
+		ByStage: map[workflow.Stage]workflow.StageStats{
+			workflow.StageOne:    {Calls: 1, PromptTokens: 10, CompletionTokens: 2},
+			workflow.StageAction: {Calls: 2, PromptTokens: 30, CompletionTokens: 4},
+		}}
+	if diff := cmp.Diff(wantStats, got.Stats); diff != "" {
+		t.Errorf("stats (-want +got):\n%s", diff)
 	}
-	if beforeCommit != (workflow.Stats{}) {
+	if !cmp.Equal(beforeCommit, workflow.Stats{}, cmpopts.EquateEmpty()) {
 		t.Errorf("stats stored before the step's commit = %+v, want none yet", beforeCommit)
 	}
 

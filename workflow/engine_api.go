@@ -40,6 +40,7 @@ func (e *Engine) Create(ctx context.Context, in NewWorkflow) (_ *Workflow, err e
 		return nil, err
 	}
 	startRound(wf, 1)
+	wf.TraceContext.Origin = e.traceParent(ctx)
 	stored, _, err := e.store.Commit(ctx, Commit{
 		Workflow: wf, Messages: []Message{msg}, Documents: docs, RunningLimit: e.cfg.MaxRunningPerUser,
 	})
@@ -200,6 +201,7 @@ func (e *Engine) Wait(ctx context.Context, id string) (*Workflow, error) {
 // user's running limit (checked by the store in the same atomic step), and
 // schedules it.
 func (e *Engine) commitAndSchedule(ctx context.Context, next *Workflow, version int64, msgs []Message, docs []DocumentContent) (*Workflow, error) {
+	next.TraceContext.Origin = e.traceParent(ctx)
 	stored, _, err := e.store.Commit(ctx, Commit{
 		Workflow: next, ExpectedVersion: version, Messages: msgs, Documents: docs, RunningLimit: e.cfg.MaxRunningPerUser,
 	})
@@ -219,6 +221,7 @@ func startRound(wf *Workflow, round int) {
 	wf.Round, wf.Step = round, 1
 	wf.Status, wf.StopReason, wf.Error = StatusRunning, "", ""
 	wf.Checkpoint = &Checkpoint{Phase: PhaseSelect}
+	wf.TraceContext = TraceContext{} // a new round links to no earlier run
 }
 
 // userMessage builds the user message opening round, with its uploads

@@ -49,8 +49,10 @@ func TestObserverSeesModelCallsStepsAndRoundEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Stats != (workflow.Stats{LLMCalls: 1, PromptTokens: 10, CompletionTokens: 2}) {
-		t.Errorf("stats = %+v", got.Stats)
+	wantStats := workflow.Stats{LLMCalls: 1, PromptTokens: 10, CompletionTokens: 2,
+		ByStage: map[workflow.Stage]workflow.StageStats{workflow.StageOne: {Calls: 1, PromptTokens: 10, CompletionTokens: 2}}}
+	if diff := cmp.Diff(wantStats, got.Stats); diff != "" {
+		t.Errorf("stats (-want +got):\n%s", diff)
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()

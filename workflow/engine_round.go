@@ -29,13 +29,17 @@ func (e *Engine) runRound(ctx context.Context, wf *Workflow, fence int64) {
 		wf.Checkpoint = &Checkpoint{Phase: PhaseSelect}
 	}
 	run := &Run{e: e, mode: mode, wf: wf, msgs: msgs, fence: fence, stepStart: time.Now()}
+	ctx, spans := e.startRoundSpan(ctx, run)
 	defer func() {
 		if p := recover(); p != nil { // a bug in a mode fails its round, not the process
-			e.failRound(ctx, run, Errorf(KindInternal, "mode %s panicked: %v\n%s", wf.Mode, p, debug.Stack()))
+			err = Errorf(KindInternal, "mode %s panicked: %v\n%s", wf.Mode, p, debug.Stack())
+			e.failRound(ctx, run, err)
 		}
+		spans.end(err)
 	}()
 	if mode == nil {
-		e.failRound(ctx, run, Errorf(KindInvalid, "mode %q is not available on this instance", wf.Mode))
+		err = Errorf(KindInvalid, "mode %q is not available on this instance", wf.Mode)
+		e.failRound(ctx, run, err)
 		return
 	}
 	for run.wf.Status == StatusRunning && ctx.Err() == nil && !e.runner.draining.Load() {
@@ -43,7 +47,7 @@ func (e *Engine) runRound(ctx context.Context, wf *Workflow, fence int64) {
 		if run.wf.Step > run.wf.MaxSteps {
 			err = run.endAtLimit(ctx)
 		} else {
-			err = mode.Step(ctx, run)
+			err = mode.Step(spans.stepContext(ctx, run), run)
 		}
 		if err == nil && run.wf.Version == version {
 			err = Errorf(KindInternal, "mode %s made no progress at phase %q", wf.Mode, run.wf.Checkpoint.Phase)

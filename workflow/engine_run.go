@@ -95,6 +95,10 @@ func (r *Run) IdempotencyKey() string {
 // mode reads the rejection from its own Check.
 func (r *Run) Generate(ctx context.Context, call ModelCall) (ModelResponse, error) {
 	start := time.Now()
+	ctx, span := r.e.startSpan(ctx, SpanStart{
+		Kind: SpanModelCall, WorkflowID: r.wf.ID, Mode: r.wf.Mode, Round: r.wf.Round, Step: r.wf.Step,
+		Stage: call.Stage, Attempt: call.Attempt, Prompt: call.Prompt, MaxTokens: call.MaxTokens, JSON: call.JSON,
+	})
 	resp, err := r.e.model.Generate(ctx, ModelRequest{
 		Messages: call.Prompt, JSON: call.JSON, MaxTokens: call.MaxTokens, Stage: call.Stage, Output: call.Output,
 	})
@@ -109,9 +113,7 @@ func (r *Run) Generate(ctx context.Context, call ModelCall) (ModelResponse, erro
 		CompletionTokens: resp.CompletionTokens, LatencyMs: time.Since(start).Milliseconds(),
 		FinishReason: resp.StopReason, Retries: resp.Retries, OutputMode: mode, CreatedAt: r.e.now(),
 	}
-	r.wf.Stats.LLMCalls++
-	r.wf.Stats.PromptTokens += resp.PromptTokens
-	r.wf.Stats.CompletionTokens += resp.CompletionTokens
+	r.wf.Stats.countCall(call.Stage, resp.PromptTokens, resp.CompletionTokens)
 	outcome := "ok"
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -133,6 +135,8 @@ func (r *Run) Generate(ctx context.Context, call ModelCall) (ModelResponse, erro
 		}
 	}
 	r.e.observer().ModelCalled(call.Stage, outcome, resp.PromptTokens, resp.CompletionTokens)
+	span.ModelReply(resp, outcome, t.Error)
+	span.End(err)
 	r.RecordTrace(ctx, t)
 	return resp, err
 }
@@ -151,9 +155,7 @@ func (r *Run) Generate(ctx context.Context, call ModelCall) (ModelResponse, erro
 // calls are counted once.
 func (r *Run) RecordActionCalls(ctx context.Context, calls []ActionModelCall) {
 	for i, c := range calls {
-		r.wf.Stats.LLMCalls++
-		r.wf.Stats.PromptTokens += c.PromptTokens
-		r.wf.Stats.CompletionTokens += c.CompletionTokens
+		r.wf.Stats.countCall(StageAction, c.PromptTokens, c.CompletionTokens)
 		outcome := "ok"
 		switch {
 		case c.Error != "" && ctx.Err() != nil:

@@ -57,6 +57,10 @@ type Stats struct {
 	PromptTokens     int `json:"promptTokens"`
 	CompletionTokens int `json:"completionTokens"`
 	Actions          int `json:"actions"`
+	// ByStage splits llmCalls and tokens by the stage that made the
+	// calls (stage1, stage2, plan, repair, action); the sums over its
+	// entries equal the totals above for calls counted since it exists.
+	ByStage map[Stage]StageStats `json:"byStage" doc:"Model calls and tokens by stage (stage1, stage2, plan, repair, action); summed they equal llmCalls and the token totals"`
 }
 
 // Workflow is one conversation-like job of one user. Its JSON form is the
@@ -87,6 +91,10 @@ type Workflow struct {
 	// PendingApproval is the step a round with status awaiting_approval
 	// waits on (DESIGN §9.1); nil otherwise.
 	PendingApproval *PendingApproval `json:"pendingApproval,omitempty"`
+	// TraceContext joins the running round's spans to the trace of the
+	// request that started it and links a resumed run to the previous one
+	// (DESIGN §9.5); empty without a Tracer.
+	TraceContext TraceContext `json:"traceContext,omitzero"`
 }
 
 // TitleMaxRunes bounds a workflow's Title.
@@ -116,6 +124,7 @@ func (w *Workflow) Clone() *Workflow {
 		return nil
 	}
 	c := *w
+	c.Stats = w.Stats.clone()
 	c.Checkpoint = w.Checkpoint.Clone()
 	c.PendingApproval = w.PendingApproval.Clone()
 	return &c

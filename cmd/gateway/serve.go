@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/redact"
+	"github.com/twostep/twostep/telemetry"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -54,11 +55,19 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r 
 	for _, w := range cfg.warnings() {
 		log.Warn().Msg(w)
 	}
-	g, err := wire(ctx, cfg, log, nil)
+	tel, err := telemetry.Setup(ctx, getenv, func(err error) { log.Warn().Err(err).Msg("opentelemetry") })
+	if err != nil {
+		return err
+	}
+	if tel.Enabled() {
+		log.Info().Bool("contentCapture", tel.CapturesContent()).Msg("OpenTelemetry tracing on")
+	}
+	g, err := wireTraced(ctx, cfg, log, nil, tel)
 	if err != nil {
 		return err
 	}
 	defer g.close()
+	defer flushTraces(tel, log)
 	scrub.Store(g.redactor)
 	// MCP servers: started once per process (API and workers alike, as
 	// both may list or run their tools); Start waits for each server's
@@ -149,4 +158,13 @@ func storeKind(cfg Config) string {
 		return "redis"
 	}
 	return "memory"
+}
+
+// flushTraces exports the spans still buffered, within a few seconds.
+func flushTraces(tel *telemetry.Telemetry, log zerolog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := tel.Shutdown(ctx); err != nil {
+		log.Warn().Err(err).Msg("exporting the last spans failed")
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/redisstore"
+	"github.com/twostep/twostep/telemetry"
 	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
 )
@@ -41,12 +42,20 @@ type gateway struct {
 	redactor *redact.Redactor // every configured secret, in every form
 	mcp      *mcp.Manager     // the MCP servers' supervisors (started by serve)
 	close    func() error     // releases the store's connections
+	// tel is the OpenTelemetry setup (nil or off: no spans).
+	tel *telemetry.Telemetry
 }
 
 // wire builds the gateway from cfg. model, when non-nil, replaces the
 // configured provider (the demo's scripted model).
 func wire(ctx context.Context, cfg Config, log zerolog.Logger, model namedModel) (*gateway, error) {
-	g := &gateway{close: func() error { return nil }}
+	return wireTraced(ctx, cfg, log, model, nil)
+}
+
+// wireTraced is wire with tracing: tel's spans for the engine and the HTTP
+// requests (nil: none).
+func wireTraced(ctx context.Context, cfg Config, log zerolog.Logger, model namedModel, tel *telemetry.Telemetry) (*gateway, error) {
+	g := &gateway{close: func() error { return nil }, tel: tel}
 	if err := g.openStore(ctx, cfg, log); err != nil {
 		return nil, err
 	}
@@ -125,7 +134,8 @@ func modelCheck(m any) func(context.Context) error {
 // opened store and model.
 func (g *gateway) build(cfg Config, log zerolog.Logger) error {
 	l := cfg.File.Limits
-	reg, err := actions.New(cfg.Actions, g.model, actions.WithLogger(log.With().Str("component", "actions").Logger()),
+	actionModel := &telemetry.ActionModel{Model: g.model} // traced once the tracer exists, below
+	reg, err := actions.New(cfg.Actions, actionModel, actions.WithLogger(log.With().Str("component", "actions").Logger()),
 		actions.WithSecrets(cfg.MCP.Secrets()...))
 	if err != nil {
 		return fmt.Errorf("actions.New: %w", err)
@@ -151,11 +161,13 @@ func (g *gateway) build(cfg Config, log zerolog.Logger) error {
 	redactor := redact.New(append(reg.Secrets(), cfg.Secrets()...)...)
 	g.registry, g.store, g.metrics, g.redactor = reg, redact.Traces(g.raw, redactor), httpapi.NewMetrics(), redactor
 
+	tracer := g.tel.Tracer(telemetry.Options{Redactor: redactor, RequestModel: requestModel(g.model)})
+	actionModel.Tracer = tracer
 	g.engine, err = workflow.NewEngine(workflow.EngineConfig{
 		DefaultMaxSteps: cfg.MaxSteps, MaxStepsLimit: httpapi.MaxStepsLimit, Workers: l.Workers,
 		MaxRunningPerUser: l.MaxRunningPerUser, LeaseTTL: l.LeaseTTL, LoopRepeats: l.loopRepeats(),
 		Approvals: approvals, ApprovalTimeout: l.ApprovalTimeout, ShutdownGrace: l.ShutdownGrace, Logger: slogFor(log.With().Str("component", "engine").Logger()),
-		Observer: g.metrics,
+		Observer: g.metrics, Tracer: tracer,
 	}, g.store, g.model, reg, map[workflow.ModeName]workflow.Mode{
 		workflow.ModeReact: react.New(builder), workflow.ModeActionPlan: plan,
 	})
@@ -164,7 +176,7 @@ func (g *gateway) build(cfg Config, log zerolog.Logger) error {
 	}
 	admin, err := httpapi.NewAdmin(httpapi.AdminOptions{
 		Store: g.store, Model: g.model, Registry: reg, Prompts: builder, Redactor: redactor,
-		PlanActions: plan.Offered,
+		PlanActions: plan.Offered, CountTokens: (&llm.Tokenizer{}).Count, DocumentText: actions.DocumentText,
 	})
 	if err != nil {
 		return fmt.Errorf("httpapi.NewAdmin: %w", err)
@@ -184,10 +196,20 @@ func (g *gateway) build(cfg Config, log zerolog.Logger) error {
 		Engine: g.engine, Store: g.store, Actions: reg, Auth: auth, Limits: l.HTTP,
 		Logger: log.With().Str("component", "http").Logger(), Metrics: g.metrics,
 		ModelName: g.model.Name(), Models: modelNames(g.model), Version: version(), Admin: admin.Register,
-		ModelCheck: modelCheck(g.model), Dependencies: deps,
+		ModelCheck: modelCheck(g.model), Dependencies: deps, Tracing: g.tel.Middleware(),
 	})
 	if err != nil {
 		return fmt.Errorf("httpapi.New: %w", err)
 	}
 	return nil
+}
+
+// requestModel names the model a stage's call goes to first
+// ("provider/model"), for the model call spans' gen_ai.request.model.
+func requestModel(m namedModel) func(workflow.Stage) string {
+	if r, ok := m.(*llm.Router); ok {
+		return func(s workflow.Stage) string { return r.Route(s).Name }
+	}
+	name := m.Name()
+	return func(workflow.Stage) string { return name }
 }

@@ -118,10 +118,11 @@
   async function refresh(id) {
     const base = '/admin/v1/workflows/' + encodeURIComponent(id);
     try {
-      const [wf, msgs, traces] = await Promise.all([
-        api('GET', base), api('GET', base + '/messages'), api('GET', base + '/traces')]);
+      const [wf, msgs, traces, eco] = await Promise.all([
+        api('GET', base), api('GET', base + '/messages'), api('GET', base + '/traces'), api('GET', base + '/economy')]);
       if (id !== current) return null;
       renderSummary(wf);
+      renderEconomy(eco);
       renderTimeline(msgs.messages, traces.traces, wf.pendingApproval);
       $('detail').hidden = false;
       return wf;
@@ -184,6 +185,12 @@
     s.appendChild(el('div', 'meta', 'LLM calls ' + st.llmCalls + ' · prompt tokens ' + st.promptTokens +
       ' · completion tokens ' + st.completionTokens + ' · actions ' + st.actions +
       (wf.stopReason ? ' · stop reason ' + wf.stopReason : '')));
+    const by = Object.entries(st.byStage || {}).sort(([a], [b]) => a.localeCompare(b))
+      .map(([stage, b]) => stage + ' ' + b.calls + ' calls, ' + b.promptTokens + ' + ' + b.completionTokens + ' tokens');
+    if (by.length) s.appendChild(el('div', 'meta by-stage', 'by stage: ' + by.join(' · ')));
+    const tc = wf.traceContext || {};
+    const traceId = (tc.round || tc.origin || '').split('-')[1];
+    if (traceId) s.appendChild(el('div', 'meta trace-id', 'OpenTelemetry trace ', el('span', 'wf-id', traceId)));
     if (wf.error) s.appendChild(el('div', 'feedback', wf.error));
     const p = wf.pendingApproval;
     if (p) {
@@ -195,6 +202,54 @@
         el('pre', 'approval-params', JSON.stringify(p.parameters, null, 2)),
         el('div', 'meta', 'approval ' + p.id + ' · requested ' + when(p.requestedAt) + ' · expires ' + when(p.expiresAt))));
     }
+  }
+
+  // renderEconomy draws the prompt-economy report (GET .../economy) as an
+  // inline SVG: per step, the prompt tokens of Stage 1, of Stage 2 and of
+  // the naive single-prompt ReAct estimate, one polyline each. Built with
+  // DOM calls and presentation attributes only (the page's CSP forbids
+  // inline styles and scripts).
+  const SVG = 'http://www.w3.org/2000/svg';
+  function svg(tag, attrs, ...children) {
+    const e = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
+    for (const c of children) e.appendChild(typeof c === 'string' ? document.createTextNode(c) : c);
+    return e;
+  }
+  function renderEconomy(eco) {
+    const box = $('economy');
+    clear(box);
+    const steps = (eco && eco.steps) || [];
+    if (!steps.length) return;
+    const t = eco.totals;
+    box.appendChild(el('h2', null, 'Prompt economy'));
+    box.appendChild(el('div', 'meta economy-summary', 'Stage 1 ' + t.stage1Tokens + ' + Stage 2 ' + t.stage2Tokens +
+      ' prompt tokens vs naive ReAct estimate ' + eco.naiveReactEstimate + ' · ratio ' + eco.ratio.toFixed(3)));
+    const W = 640, H = 220, L = 56, R = 12, T = 12, B = 28;
+    const series = [['naive', 'naiveTokens', 'naive ReAct'], ['stage1', 'stage1Tokens', 'Stage 1'], ['stage2', 'stage2Tokens', 'Stage 2']];
+    const max = Math.max(1, ...steps.flatMap((s) => series.map(([, k]) => s[k])));
+    const x = (i) => L + (steps.length === 1 ? (W - L - R) / 2 : i * (W - L - R) / (steps.length - 1));
+    const y = (v) => T + (H - T - B) * (1 - v / max);
+    const chart = svg('svg', { viewBox: '0 0 ' + W + ' ' + H, class: 'economy-chart', role: 'img',
+      'aria-label': 'prompt tokens per step: Stage 1, Stage 2 and the naive ReAct estimate' });
+    chart.appendChild(svg('line', { x1: L, y1: H - B, x2: W - R, y2: H - B, class: 'axis' }));
+    chart.appendChild(svg('line', { x1: L, y1: T, x2: L, y2: H - B, class: 'axis' }));
+    chart.appendChild(svg('text', { x: L - 6, y: T + 4, 'text-anchor': 'end', class: 'tick' }, String(max)));
+    chart.appendChild(svg('text', { x: L - 6, y: H - B, 'text-anchor': 'end', class: 'tick' }, '0'));
+    steps.forEach((s, i) => {
+      if (steps.length <= 12 || i % Math.ceil(steps.length / 12) === 0) {
+        chart.appendChild(svg('text', { x: x(i), y: H - 10, 'text-anchor': 'middle', class: 'tick' }, s.round + '.' + s.step));
+      }
+    });
+    for (const [name, key, label] of series) {
+      const g = svg('g', { class: 'series series-' + name });
+      g.appendChild(svg('polyline', { points: steps.map((s, i) => x(i) + ',' + y(s[key])).join(' '), fill: 'none' }));
+      steps.forEach((s, i) => g.appendChild(svg('circle', { cx: x(i), cy: y(s[key]), r: 3 },
+        svg('title', null, label + ' · round ' + s.round + ' step ' + s.step + ': ' + s[key] + ' tokens'))));
+      chart.appendChild(g);
+    }
+    box.appendChild(chart);
+    box.appendChild(el('div', 'legend', ...series.map(([name, , label]) => el('span', 'key key-' + name, label))));
   }
 
   // renderTimeline groups messages and traces by round, then by step.

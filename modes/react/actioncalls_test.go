@@ -65,16 +65,21 @@ func TestAIProcessModelCallIsTracedAndCounted(t *testing.T) {
 			if got, want := stages(calls), []workflow.Stage{workflow.StageOne, workflow.StageTwo, workflow.StageAction}; !cmp.Equal(got, want) {
 				t.Fatalf("model calls %v, want %v", got, want)
 			}
-			var wantStats workflow.Stats
+			wantStats := workflow.Stats{ByStage: map[workflow.Stage]workflow.StageStats{}}
 			for _, c := range calls {
 				wantStats.LLMCalls++
+				b := wantStats.ByStage[c.Stage]
+				b.Calls++
 				if c.Err == nil {
 					wantStats.PromptTokens += promptTokens(c)
 					wantStats.CompletionTokens += len(c.Reply)/4 + 1
+					b.PromptTokens += promptTokens(c)
+					b.CompletionTokens += len(c.Reply)/4 + 1
 				}
+				wantStats.ByStage[c.Stage] = b
 			}
 			wantStats.Actions = 1
-			if wf.StopReason != workflow.StopMaxSteps || wf.Stats != wantStats {
+			if wf.StopReason != workflow.StopMaxSteps || !cmp.Equal(wf.Stats, wantStats) {
 				t.Errorf("ended %s/%s with stats %+v, want max_steps with %+v", wf.Status, wf.StopReason, wf.Stats, wantStats)
 			}
 			msgs := messages(t, raw, wf.ID)

@@ -1,0 +1,77 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+func (a *Admin) registerEconomy(api huma.API) {
+	huma.Register(api, adminOp("adminGetEconomy", http.MethodGet, "/admin/v1/workflows/{id}/economy",
+		"Prompt economy: each step's Stage 1 and Stage 2 prompt tokens against a naive single-prompt ReAct agent that resends the whole transcript (README, Observability)", 404),
+		a.getEconomy)
+}
+
+// getEconomy computes the report from the kept traces and the messages
+// (workflow.ComputeEconomy). Traces beyond the store's cap are gone, so
+// the earliest steps of a very long workflow may be missing.
+func (a *Admin) getEconomy(ctx context.Context, in *WorkflowPath) (*body[workflow.Economy], error) {
+	if _, err := a.workflow(ctx, in.ID); err != nil {
+		return nil, a.fail(ctx, "adminGetEconomy", err)
+	}
+	traces, err := a.store.Traces(ctx, in.ID)
+	if err != nil {
+		return nil, a.fail(ctx, "adminGetEconomy", err)
+	}
+	msgs, err := a.store.Messages(ctx, in.ID, 0, 0)
+	if err != nil {
+		return nil, a.fail(ctx, "adminGetEconomy", err)
+	}
+	texts := map[string]string{}
+	var readErr error
+	docText := func(d workflow.Document) string {
+		if t, ok := texts[d.ID]; ok || readErr != nil {
+			return t
+		}
+		c, err := a.store.DocumentContent(ctx, in.ID, d.ID)
+		if err != nil {
+			if workflow.KindOf(err) != workflow.KindNotFound {
+				readErr = err
+			}
+			return ""
+		}
+		texts[d.ID] = a.documentText(c)
+		return texts[d.ID]
+	}
+	count := a.countTokens
+	if count == nil {
+		count = func(s string) int { return (utf8.RuneCountInString(s) + 3) / 4 }
+	}
+	eco := workflow.ComputeEconomy(workflow.EconomyInput{Traces: traces, Messages: msgs, Count: count, DocumentText: docText})
+	if readErr != nil {
+		return nil, a.fail(ctx, "adminGetEconomy", readErr)
+	}
+	return &body[workflow.Economy]{Body: eco}, nil
+}
+
+// documentText is a document's text for the naive estimate; a document
+// the extractor cannot read counts as empty (the naive agent could not
+// read it either).
+func (a *Admin) documentText(c workflow.DocumentContent) string {
+	if a.docText != nil {
+		t, err := a.docText(c)
+		if err != nil {
+			return ""
+		}
+		return t
+	}
+	if strings.HasPrefix(c.MimeType, "text/") && utf8.Valid(c.Content) {
+		return string(c.Content)
+	}
+	return ""
+}
