@@ -90,6 +90,46 @@ func TestCommitStepIsOneRoundTrip(t *testing.T) {
 	}
 }
 
+// TestCommitStepRoundTripsOnCluster pins the cost of a step commit on a
+// Redis Cluster: one pipeline, which the cluster client sends as at most
+// two requests at once (the running-set partition's node and the user
+// slot's node, maybe the same), counted on every node's connection.
+func TestCommitStepRoundTripsOnCluster(t *testing.T) {
+	t.Parallel()
+	url := clusterURL(t)
+	o, err := redis.ParseClusterURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perNode := &roundTrips{}
+	o.NewClient = func(opt *redis.Options) *redis.Client {
+		c := redis.NewClient(opt)
+		c.AddHook(perNode)
+		return c
+	}
+	client := redis.NewClusterClient(o)
+	t.Cleanup(func() { _ = client.Close() })
+	counter := &roundTrips{}
+	client.AddHook(counter)
+	st := newStepper(t, redisstore.New(client, redisstore.Options{KeyPrefix: uniquePrefix(t, client)}))
+	ctx := context.Background()
+	if err := st.step(ctx); err != nil { // caches the script
+		t.Fatal(err)
+	}
+	before, beforeNodes := counter.n.Load(), perNode.n.Load()
+	for range 10 {
+		if err := st.step(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := counter.n.Load() - before; got != 10 {
+		t.Errorf("10 step commits took %d pipelines, want 10", got)
+	}
+	if got := perNode.n.Load() - beforeNodes; got < 10 || got > 20 {
+		t.Errorf("10 step commits sent %d requests to the nodes, want 10 to 20", got)
+	}
+}
+
 // TestListAllPageRoundTrips pins the cost of an admin listing page: one
 // range read of the global listing and one pipeline of state reads,
 // however many users and workflows the store holds.
