@@ -246,3 +246,27 @@ func redisURL(t *testing.T) string {
 	}
 	return url
 }
+
+// clusterURL returns REDIS_CLUSTER_URL (a Redis Cluster node, more seeds as
+// addr= parameters; .ci/redis-cluster.sh starts one) after a ping of the
+// cluster; it skips without one, but fails when CI is set.
+func clusterURL(t *testing.T) string {
+	t.Helper()
+	url := os.Getenv("REDIS_CLUSTER_URL")
+	if url == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI is set but REDIS_CLUSTER_URL is not")
+		}
+		t.Skip("REDIS_CLUSTER_URL not set")
+	}
+	opt, err := redis.ParseClusterURL(url)
+	if err != nil {
+		t.Fatalf("REDIS_CLUSTER_URL: %v", err)
+	}
+	client := redis.NewClusterClient(opt)
+	defer client.Close()
+	if err := client.Ping(context.Background()).Err(); err != nil {
+		t.Fatalf("REDIS_CLUSTER_URL unusable: %v", err)
+	}
+	return url
+}
