@@ -54,7 +54,11 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	keys := []string{k.state, k.msgs, k.docs, k.docmeta, k.traces, k.tracedata, uk.running, uk.listing}
 	running := wf.Status == workflow.StatusRunning
 	entry, part := ref(wf.ID, wf.UserID), partition(wf.ID)
-	reply, err := s.evalPipelined(ctx, func(p redis.Pipeliner) {
+	eval := s.evalPipelined
+	if c.Fence == 0 {
+		eval = s.evalDurable // the API answers a client with it
+	}
+	reply, err := eval(ctx, func(p redis.Pipeliner) {
 		listKey := s.keys.listingPart(part)
 		if c.ExpectedVersion == 0 {
 			p.ZAddNX(ctx, listKey, redis.Z{Member: entry})
@@ -117,7 +121,7 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 // workflow has the id. The owner key of the same user may exist already —
 // a create that failed after its claim, retried — and is kept.
 func (s *Store) claimID(ctx context.Context, id, userID string) error {
-	prev, err := s.rdb.SetArgs(ctx, s.keys.owner(id), userID, redis.SetArgs{Mode: "NX", Get: true, TTL: s.opts.Retention}).Result()
+	prev, err := s.setDurable(ctx, s.keys.owner(id), userID, redis.SetArgs{Mode: "NX", Get: true, TTL: s.opts.Retention})
 	switch {
 	case errors.Is(err, redis.Nil):
 		return nil

@@ -26,7 +26,7 @@ func (s *Store) DeleteWorkflow(ctx context.Context, id string) (err error) {
 		uk := s.keys.user(userID)
 		keys := append(uk.workflow(id).all(), uk.running, uk.listing)
 		var err error
-		reply, err = s.evalPipelined(ctx, nil, deleteScript, keys, id)
+		reply, err = s.evalDurable(ctx, nil, deleteScript, keys, id)
 		if err != nil {
 			return false, err
 		}

@@ -76,6 +76,44 @@ func TestConformanceCluster(t *testing.T) {
 	})
 }
 
+// TestConformanceWaitReplicas runs the suite with WaitReplicas on one node
+// and on the cluster: every write the API acknowledges is then followed by
+// WAIT on the same connection (on the cluster, after the index writes, on
+// a connection to the slot's master). Neither has replicas here, so each
+// WAIT ends at its 1 ms timeout; the failover test covers the replicas.
+func TestConformanceWaitReplicas(t *testing.T) {
+	t.Parallel()
+	opts := redisstore.Options{TraceCap: testTraceCap, WaitReplicas: 1, WaitTimeout: time.Millisecond}
+	t.Run("node", func(t *testing.T) {
+		t.Parallel()
+		url := redisURL(t)
+		storetest.RunFixture(t, func(t *testing.T) storetest.Fixture {
+			client := realClient(t, url)
+			o := opts
+			o.KeyPrefix = uniquePrefix(t, client)
+			return storetest.Fixture{
+				Store:    redisstore.New(client, o),
+				TraceCap: testTraceCap,
+				KeysLeft: func(t *testing.T, id string) int { return keysLeft(t, client, o.KeyPrefix, id) },
+			}
+		})
+	})
+	t.Run("cluster", func(t *testing.T) {
+		t.Parallel()
+		url := clusterURL(t)
+		storetest.RunFixture(t, func(t *testing.T) storetest.Fixture {
+			client := clusterClient(t, url)
+			o := opts
+			o.KeyPrefix = uniquePrefix(t, client)
+			return storetest.Fixture{
+				Store:    redisstore.New(client, o),
+				TraceCap: testTraceCap,
+				KeysLeft: func(t *testing.T, id string) int { return keysLeft(t, client, o.KeyPrefix, id) },
+			}
+		})
+	})
+}
+
 // redisURL returns REDIS_URL, skipping the test when it is unset — unless
 // CI is set: there a missing Redis is a failure.
 func redisURL(t testing.TB) string {

@@ -85,7 +85,21 @@ type Options struct {
 	// workflow, refreshed by each commit; zero keeps workflows until they
 	// are deleted.
 	Retention time.Duration
+	// WaitReplicas, when positive, makes every write the API acknowledges
+	// (a commit without a fence, a delete, the claim of a new id) wait
+	// until that many replicas have it (WAIT), for at most WaitTimeout
+	// (DefaultWaitTimeout when zero). Open sets it to 1 on a cluster
+	// whose every master has a replica; a negative value turns that off.
+	WaitReplicas int
+	// WaitTimeout bounds each WAIT.
+	WaitTimeout time.Duration
 }
+
+// DefaultWaitTimeout bounds the wait for replicas of Options.WaitReplicas.
+const DefaultWaitTimeout = time.Second
+
+// clusterStateReload is how often the cluster client reloads its slot map.
+const clusterStateReload = 5 * time.Second
 
 // withDefaults fills in the defaults and rejects what cannot work.
 func (o Options) withDefaults() (Options, error) {
@@ -97,6 +111,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.TraceCap <= 0 {
 		o.TraceCap = DefaultTraceCap
+	}
+	if o.WaitTimeout <= 0 {
+		o.WaitTimeout = DefaultWaitTimeout
 	}
 	if o.Retention < 0 {
 		return o, workflow.Errorf(workflow.KindInvalid, "retention %v is negative", o.Retention)
@@ -193,10 +210,17 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, workflow.Errorf(workflow.KindInvalid, "redisstore.Open: the Redis URL is malformed for a Redis Cluster: %s", urlProblem(err, url))
 	}
+	// The slot map is reloaded every few seconds, and at once when a node
+	// cannot be reached, so a promoted replica is found quickly.
+	co.ClusterStateReloadInterval = clusterStateReload
 	client := redis.NewClusterClient(co)
+	client.AddHook(reloadOnNetworkError{client})
 	if err := client.Ping(ctx).Err(); err != nil {
 		_ = client.Close()
 		return nil, workflow.WrapKind(workflow.KindUnavailable, err, "redisstore.Open: the Redis Cluster at %s does not answer", addr)
+	}
+	if o.WaitReplicas == 0 && mastersHaveReplicas(ctx, client) {
+		o.WaitReplicas = 1
 	}
 	return &Store{rdb: client, opts: o, keys: keys{prefix: o.KeyPrefix}, owned: true, cluster: true}, nil
 }
@@ -258,7 +282,8 @@ func (s *Store) Ping(ctx context.Context) (err error) {
 
 // redisErr turns a go-redis error into a domain error: context errors stay
 // as they are, errors Redis replied with are internal (a bug in a command or
-// script), anything else means Redis cannot be reached.
+// script) unless they say the data is passing between nodes (transient),
+// anything else means Redis cannot be reached.
 func redisErr(err error) error {
 	var reply redis.Error
 	switch {
@@ -266,10 +291,29 @@ func redisErr(err error) error {
 		return err
 	case errors.Is(err, redis.Nil):
 		return workflow.WrapKind(workflow.KindNotFound, err, "not found")
+	case errors.As(err, &reply) && transient(reply.Error()):
+		return workflow.WrapKind(workflow.KindUnavailable, err, "redis is failing over")
 	case errors.As(err, &reply):
 		return workflow.WrapKind(workflow.KindInternal, err, "redis rejected a command")
 	}
 	return workflow.WrapKind(workflow.KindUnavailable, err, "redis is unavailable")
+}
+
+// transientReplies start the error replies of a node that cannot serve a
+// command for now — a cluster failing over or resharding (CLUSTERDOWN,
+// TRYAGAIN, MOVED and ASK beyond the client's redirects), a replica just
+// promoted or still loading (LOADING, READONLY, MASTERDOWN): the command
+// may succeed once the cluster settles, so callers retry as through an
+// outage instead of failing a round.
+var transientReplies = []string{"CLUSTERDOWN", "TRYAGAIN", "MOVED", "ASK", "LOADING", "READONLY", "MASTERDOWN"}
+
+func transient(msg string) bool {
+	for _, p := range transientReplies {
+		if strings.HasPrefix(msg, p+" ") || msg == p {
+			return true
+		}
+	}
+	return false
 }
 
 // urlProblem says what is wrong with a Redis URL without quoting it: the
