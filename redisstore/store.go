@@ -41,6 +41,13 @@
 // ref (listings, the recovery scan, traces) or the owner key, read once per
 // id and process and then cached (a user never changes).
 //
+// On a cluster, Open's client reloads the slot map as soon as a node cannot
+// be reached, and the replies of a cluster failing over (CLUSTERDOWN,
+// TRYAGAIN, MOVED...) are KindUnavailable, which callers retry. With
+// Options.WaitReplicas (set by Open when every master has a replica), the
+// writes the API acknowledges wait for a replica (WAIT) before returning,
+// so a failover cannot lose them; see durable.go.
+//
 // With Options.Retention, a workflow's keys, its user's listing and running
 // set expire a Retention after the user's last commit, its owner key and
 // listing partition a Retention after the workflow's (or, for the
