@@ -165,10 +165,13 @@ func TestListAllPageRoundTrips(t *testing.T) {
 	}
 }
 
+// BenchmarkCommitStep measures a step commit and its round trips: pipelines
+// per step, and on the cluster also the requests they became, one per node
+// reached (sent at once).
 func BenchmarkCommitStep(b *testing.B) {
 	b.Run("miniredis", func(b *testing.B) {
 		mr := miniredis.RunT(b)
-		benchCommitStep(b, redis.NewClient(&redis.Options{Addr: mr.Addr()}))
+		benchCommitStep(b, redis.NewClient(&redis.Options{Addr: mr.Addr()}), nil)
 	})
 	b.Run("redis", func(b *testing.B) {
 		url := redisURL(b)
@@ -176,11 +179,24 @@ func BenchmarkCommitStep(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		benchCommitStep(b, redis.NewClient(o))
+		benchCommitStep(b, redis.NewClient(o), nil)
+	})
+	b.Run("cluster", func(b *testing.B) {
+		o, err := redis.ParseClusterURL(clusterURL(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		perNode := &roundTrips{}
+		o.NewClient = func(opt *redis.Options) *redis.Client {
+			c := redis.NewClient(opt)
+			c.AddHook(perNode)
+			return c
+		}
+		benchCommitStep(b, redis.NewClusterClient(o), perNode)
 	})
 }
 
-func benchCommitStep(b *testing.B, client *redis.Client) {
+func benchCommitStep(b *testing.B, client redis.UniversalClient, perNode *roundTrips) {
 	b.Cleanup(func() { _ = client.Close() })
 	ctx := context.Background()
 	prefix := uniquePrefix(b, client)
@@ -191,6 +207,9 @@ func benchCommitStep(b *testing.B, client *redis.Client) {
 		b.Fatal(err)
 	}
 	counter.n.Store(0)
+	if perNode != nil {
+		perNode.n.Store(0)
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -199,4 +218,7 @@ func benchCommitStep(b *testing.B, client *redis.Client) {
 		}
 	}
 	b.ReportMetric(float64(counter.n.Load())/float64(b.N), "roundtrips/op")
+	if perNode != nil {
+		b.ReportMetric(float64(perNode.n.Load())/float64(b.N), "node-requests/op")
+	}
 }
