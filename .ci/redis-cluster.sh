@@ -18,12 +18,18 @@ url() {
   printf 'redis://127.0.0.1:%s?addr=127.0.0.1:%s&addr=127.0.0.1:%s\n' "${ports[@]}"
 }
 
-state_ok() {
-  redis-cli -h 127.0.0.1 -p "$base" cluster info 2>/dev/null | grep -q '^cluster_state:ok'
+state_ok() { # every node answers and reports cluster_state:ok
+  for p in "${ports[@]}"; do
+    redis-cli -h 127.0.0.1 -p "$p" cluster info 2>/dev/null | grep -q '^cluster_state:ok' || return 1
+  done
 }
 
 start() {
   if state_ok; then url; return; fi
+  # Nodes left half up by an earlier run cannot be joined again: start over.
+  for p in "${ports[@]}"; do
+    if redis-cli -h 127.0.0.1 -p "$p" ping >/dev/null 2>&1; then stop; break; fi
+  done
   mkdir -p "$dir"
   for p in "${ports[@]}"; do
     if ! redis-cli -h 127.0.0.1 -p "$p" ping >/dev/null 2>&1; then
