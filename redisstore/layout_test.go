@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +92,11 @@ func TestRetention(t *testing.T) {
 	if err != nil || len(running) != 0 {
 		t.Errorf("Running after expiry = %v, %v; want none", running, err)
 	}
+	// The recovery scan dropped the running entry of the expired workflow:
+	// nothing of it is left.
+	if keys := mr.Keys(); len(keys) != 0 {
+		t.Errorf("keys after expiry and a recovery scan = %v, want none", keys)
+	}
 	mine, err := s.RunningFor(ctx, "bench")
 	if err != nil || len(mine) != 0 {
 		t.Errorf("RunningFor after expiry = %v, %v; want none", mine, err)
@@ -116,10 +122,10 @@ func TestStaleIndexEntries(t *testing.T) {
 		if _, err := mr.ZAdd("st:{u:bench}:workflows", 0, id); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := mr.ZAdd("st:{i0}:workflows", 0, ref(id, "bench")); err != nil {
+		if _, err := mr.ZAdd(partKey("st", id, "workflows"), 0, ref(id, "bench")); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := mr.SetAdd("st:{i0}:running", ref(id, "bench")); err != nil {
+		if _, err := mr.SetAdd(partKey("st", id, "running"), ref(id, "bench")); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := mr.SetAdd("st:{u:bench}:running", id); err != nil {
@@ -163,6 +169,28 @@ func TestStaleIndexEntries(t *testing.T) {
 	}
 	_, err = s.GetTrace(ctx, ghost)
 	wantKind(t, "GetTrace through a stale index entry", err, workflow.KindNotFound)
+
+	// The readers pruned the entries naming bench for workflows bench has
+	// not (gone, or another user's); the live ones stay.
+	listing, _ := mr.ZMembers("st:{u:bench}:workflows")
+	slices.Sort(listing)
+	if want := slices.Sorted(slices.Values([]string{st.cur.ID, idle.ID})); !slices.Equal(listing, want) {
+		t.Errorf("bench's listing after the reads = %v, want %v", listing, want)
+	}
+	for _, id := range []string{gone, other.ID} {
+		if left, _ := mr.ZMembers(partKey("st", id, "workflows")); slices.Contains(left, ref(id, "bench")) {
+			t.Errorf("admin listing partition after the reads = %q, want %q pruned", left, ref(id, "bench"))
+		}
+		if left, _ := mr.Members(partKey("st", id, "running")); slices.Contains(left, ref(id, "bench")) {
+			t.Errorf("running partition after the reads = %q, want %q pruned", left, ref(id, "bench"))
+		}
+	}
+	if left, _ := mr.ZMembers(partKey("st", other.ID, "workflows")); !slices.Contains(left, ref(other.ID, "someone-else")) {
+		t.Errorf("admin listing partition after the reads = %q, want the live %q kept", left, ref(other.ID, "someone-else"))
+	}
+	if left, _ := mr.Members("st:{u:bench}:running"); slices.Contains(left, gone) || slices.Contains(left, foreign.ID) {
+		t.Errorf("bench's running set after the reads = %q, want the entries of workflows bench has not pruned", left)
+	}
 }
 
 // TestBracedIDs checks that an id that would break the shared hash tag is
@@ -185,6 +213,12 @@ func TestBracedIDs(t *testing.T) {
 // ref is a workflow's entry in the store-wide indexes (see the package
 // doc).
 func ref(id, user string) string { return id + "\x00" + url.QueryEscape(user) }
+
+// partKey names the index partition (name "workflows" or "running") that
+// holds workflow id's entry.
+func partKey(prefix, id, name string) string {
+	return prefix + ":{i" + strconv.Itoa(redisstore.PartitionOf(id)) + "}:" + name
+}
 
 // partitionKey returns the one key of the store-wide index partitions
 // named name ("workflows" or "running") under prefix, failing t unless

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 
@@ -21,7 +22,8 @@ func (s *Store) ListWorkflows(ctx context.Context, userID string, p workflow.Pag
 		return nil, "", err
 	}
 	key := s.keys.user(userID).listing
-	return s.list(ctx, p, func(upper string, count int) ([]listed, error) {
+	unlist := func(p redis.Pipeliner, e listed) { p.ZRem(ctx, key, e.id) }
+	return s.list(ctx, p, unlist, func(upper string, count int) ([]listed, error) {
 		ids, err := s.rdb.ZRevRangeByLex(ctx, key, &redis.ZRangeBy{Max: upper, Min: "-", Count: int64(count)}).Result()
 		if err != nil {
 			return nil, redisErr(err)
@@ -47,7 +49,8 @@ func (s *Store) ListAll(ctx context.Context, p workflow.Page) (_ []*workflow.Wor
 	if err := ctx.Err(); err != nil {
 		return nil, "", err
 	}
-	return s.list(ctx, p, func(upper string, count int) ([]listed, error) {
+	unlist := func(p redis.Pipeliner, e listed) { p.ZRem(ctx, s.keys.listingPart(partition(e.id)), ref(e.id, e.user)) }
+	return s.list(ctx, p, unlist, func(upper string, count int) ([]listed, error) {
 		pipe := s.rdb.Pipeline()
 		cmds := make([]*redis.StringSliceCmd, partitions)
 		for i := range cmds {
@@ -82,8 +85,9 @@ type listed struct{ id, user string }
 // list returns the page p of a listing, in descending lex order of
 // workflow id, keeping only workflows that exist and belong to the entry's
 // user. rangeFn returns up to count entries with ids below upper (a
-// ZRANGEBYLEX bound), newest first.
-func (s *Store) list(ctx context.Context, p workflow.Page, rangeFn func(upper string, count int) ([]listed, error)) ([]*workflow.Workflow, string, error) {
+// ZRANGEBYLEX bound), newest first; unlist queues the removal of an entry
+// whose workflow is gone for good (see prune).
+func (s *Store) list(ctx context.Context, p workflow.Page, unlist func(redis.Pipeliner, listed), rangeFn func(upper string, count int) ([]listed, error)) ([]*workflow.Workflow, string, error) {
 	after, err := workflow.DecodeCursor(p.Cursor)
 	if err != nil {
 		return nil, "", err
@@ -102,10 +106,11 @@ func (s *Store) list(ctx context.Context, p workflow.Page, rangeFn func(upper st
 		if err != nil {
 			return nil, "", err
 		}
-		found, err := s.listedWorkflows(ctx, entries)
+		found, gone, err := s.listedWorkflows(ctx, entries)
 		if err != nil {
 			return nil, "", err
 		}
+		s.prune(ctx, gone, unlist)
 		out = append(out, found...)
 		if len(out) > limit {
 			out = out[:limit]
@@ -119,10 +124,11 @@ func (s *Store) list(ctx context.Context, p workflow.Page, rangeFn func(upper st
 }
 
 // listedWorkflows reads the workflows entries name, in order, in one
-// pipeline, keeping those that exist and belong to the entry's user.
-func (s *Store) listedWorkflows(ctx context.Context, entries []listed) ([]*workflow.Workflow, error) {
+// pipeline, keeping those that exist and belong to the entry's user; gone
+// are the entries whose workflow is not stored in that user's slot.
+func (s *Store) listedWorkflows(ctx context.Context, entries []listed) (found []*workflow.Workflow, gone []listed, err error) {
 	if len(entries) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	pipe := s.rdb.Pipeline()
 	cmds := make([]*redis.SliceCmd, len(entries))
@@ -130,21 +136,57 @@ func (s *Store) listedWorkflows(ctx context.Context, entries []listed) ([]*workf
 		cmds[i] = pipe.HMGet(ctx, s.keys.user(e.user).workflow(e.id).state, "user", "json")
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, redisErr(err)
+		return nil, nil, redisErr(err)
 	}
-	var out []*workflow.Workflow
 	for i, cmd := range cmds {
 		vals := cmd.Val()
 		user, _ := vals[0].(string)
 		data, _ := vals[1].(string)
-		if data == "" || user != entries[i].user {
+		if data == "" {
+			gone = append(gone, entries[i])
+			continue
+		}
+		if user != entries[i].user {
 			continue
 		}
 		wf, err := decodeWorkflow([]byte(data))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out = append(out, wf)
+		found = append(found, wf)
 	}
-	return out, nil
+	return found, gone, nil
+}
+
+// prune removes index entries whose workflow is gone for good: its state
+// is missing in the entry's user's slot and the id's owner key is gone or
+// names another user (a create claims the id before it writes any entry,
+// a delete removes the owner key after the workflow, and retention
+// expires both together).
+// Entries of a workflow expired by retention would otherwise stay in
+// listings and running sets that later commits keep alive. Best effort:
+// one pipeline of GETs, and one of removals when there are any.
+func (s *Store) prune(ctx context.Context, gone []listed, unlist func(redis.Pipeliner, listed)) {
+	if len(gone) == 0 {
+		return
+	}
+	pipe := s.rdb.Pipeline()
+	owners := make([]*redis.StringCmd, len(gone))
+	for i, e := range gone {
+		owners[i] = pipe.Get(ctx, s.keys.owner(e.id))
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return
+	}
+	pipe = s.rdb.Pipeline()
+	n := 0
+	for i, e := range gone {
+		if owner, err := owners[i].Result(); errors.Is(err, redis.Nil) || (err == nil && owner != e.user) {
+			unlist(pipe, e)
+			n++
+		}
+	}
+	if n > 0 {
+		_, _ = pipe.Exec(ctx)
+	}
 }

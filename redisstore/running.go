@@ -36,7 +36,9 @@ func (s *Store) Running(ctx context.Context) (_ []string, err error) {
 			}
 		}
 	}
-	return s.runningOf(ctx, ids, users, "")
+	return s.runningOf(ctx, ids, users, "", func(p redis.Pipeliner, e listed) {
+		p.SRem(ctx, s.keys.runningPart(partition(e.id)), ref(e.id, e.user))
+	})
 }
 
 // RunningFor returns the ids of userID's workflows whose stored status is
@@ -58,13 +60,15 @@ func (s *Store) RunningFor(ctx context.Context, userID string) (_ []string, err 
 	for i := range users {
 		users[i] = userID
 	}
-	return s.runningOf(ctx, ids, users, userID)
+	key := s.keys.user(userID).running
+	return s.runningOf(ctx, ids, users, userID, func(p redis.Pipeliner, e listed) { p.SRem(ctx, key, e.id) })
 }
 
 // runningOf returns the ids (each of the user at the same index of users)
 // whose workflow is stored with status running — and, when userID is set,
-// belongs to userID.
-func (s *Store) runningOf(ctx context.Context, ids, users []string, userID string) ([]string, error) {
+// belongs to userID. Entries whose workflow is gone for good are removed
+// with unlist (see prune).
+func (s *Store) runningOf(ctx context.Context, ids, users []string, userID string, unlist func(redis.Pipeliner, listed)) ([]string, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -77,6 +81,7 @@ func (s *Store) runningOf(ctx context.Context, ids, users []string, userID strin
 		return nil, redisErr(err)
 	}
 	var out []string
+	var gone []listed
 	for i, cmd := range cmds {
 		vals := cmd.Val() // nil fields for a workflow that is gone
 		status, _ := vals[0].(string)
@@ -84,7 +89,11 @@ func (s *Store) runningOf(ctx context.Context, ids, users []string, userID strin
 		if status == string(workflow.StatusRunning) && user == users[i] && (userID == "" || user == userID) {
 			out = append(out, ids[i])
 		}
+		if vals[0] == nil && vals[1] == nil {
+			gone = append(gone, listed{id: ids[i], user: users[i]})
+		}
 	}
+	s.prune(ctx, gone, unlist)
 	return out, nil
 }
 

@@ -52,10 +52,12 @@
 // set expire a Retention after the user's last commit, its owner key and
 // listing partition a Retention after the workflow's (or, for the
 // partition, any of its workflows') last commit, and the trace index
-// entries a Retention after they were written. Until then, listing entries
-// of expired workflows stay in the sorted sets (readers skip them), as do
-// running-set entries of workflows that expired while running; the running
-// partitions never expire.
+// entries a Retention after they were written. The listings and running
+// sets that later commits keep alive would still name expired workflows:
+// their readers skip such entries and remove those whose workflow is gone
+// for good (state and owner key both gone), so the running partitions,
+// which never expire, and the listing partitions do not grow with expired
+// workflows.
 package redisstore
 
 import (
