@@ -18,7 +18,8 @@ import (
 // TestOpenCluster opens the store on the Redis Cluster at
 // REDIS_CLUSTER_URL in the ways an operator writes the URL: every seed,
 // one seed (the cluster client learns the rest), a first seed that is
-// down; and refuses a database number, which a cluster does not have.
+// down, an ACL user; and refuses a database number, which a cluster does
+// not have.
 func TestOpenCluster(t *testing.T) {
 	t.Parallel()
 	url := clusterURL(t)
@@ -54,6 +55,39 @@ func TestOpenCluster(t *testing.T) {
 			}
 		}
 		_ = s.Close()
+	}
+
+	// An ACL user, as a managed cluster gives one: the probe and the
+	// cluster client both authenticate (the user exists on every node).
+	admin := clusterClient(t, url)
+	const aclUser, aclPass = "twostep-acl-test", "acl-pass-5f1c9e"
+	err = admin.ForEachShard(ctx, func(ctx context.Context, node *redis.Client) error {
+		return node.Do(ctx, "acl", "setuser", aclUser, "reset", "on", ">"+aclPass, "~*", "&*", "+@all").Err()
+	})
+	if err != nil {
+		t.Fatalf("ACL SETUSER: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = admin.ForEachShard(context.Background(), func(ctx context.Context, node *redis.Client) error {
+			return node.Do(ctx, "acl", "deluser", aclUser).Err()
+		})
+	})
+	aclURL := "redis://" + aclUser + ":" + aclPass + "@" + strings.TrimPrefix(url, "redis://")
+	s, err := redisstore.Open(ctx, aclURL, redisstore.Options{KeyPrefix: uniquePrefix(t, admin)})
+	if err != nil {
+		t.Fatalf("Open(cluster, ACL user): %v", err)
+	}
+	wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "acl", Status: workflow.StatusCompleted}
+	if _, _, err := s.Commit(ctx, workflow.Commit{Workflow: wf}); err != nil {
+		t.Errorf("Commit as an ACL user: %v", err)
+	}
+	_ = s.Close()
+	bad := "redis://" + aclUser + ":wrong@" + strings.TrimPrefix(url, "redis://")
+	if s, err := redisstore.Open(ctx, bad, redisstore.Options{}); err == nil {
+		_ = s.Close()
+		t.Error("Open with a wrong ACL password succeeded")
+	} else if strings.Contains(err.Error(), "wrong@") {
+		t.Errorf("the error quotes the URL: %v", err)
 	}
 
 	_, err = redisstore.Open(ctx, first+"/3", redisstore.Options{})
