@@ -2,52 +2,120 @@ package redisstore_test
 
 import (
 	"context"
+	"fmt"
 	"net"
-	"os"
-	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/twostep/twostep/redisstore"
 	"github.com/twostep/twostep/workflow"
 )
 
-// TestOpenRefusesAClusterNode starts a redis-server in cluster mode on a
-// free local port: Open must refuse it at start-up with a clear error,
-// rather than answer every commit with a cross-slot failure later.
-func TestOpenRefusesAClusterNode(t *testing.T) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("redis-server is not installed; CI must run this test")
-		}
-		t.Skip("redis-server is not installed")
-	}
-	port := freePort(t)
-	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+// TestOpenCluster opens the store on the Redis Cluster at
+// REDIS_CLUSTER_URL in the ways an operator writes the URL: every seed,
+// one seed (the cluster client learns the rest), a first seed that is
+// down, an ACL user; and refuses a database number, which a cluster does
+// not have.
+func TestOpenCluster(t *testing.T) {
+	t.Parallel()
+	url := clusterURL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--cluster-enabled", "yes", "--cluster-config-file", dir+"/nodes.conf",
-		"--dir", dir, "--save", "", "--appendonly", "no")
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting redis-server: %v", err)
+	seeds, err := redis.ParseClusterURL(url)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	url := "redis://127.0.0.1:" + strconv.Itoa(port)
-	waitForRedis(t, ctx, url)
+	first := "redis://" + seeds.Addrs[0]
+	dead := "127.0.0.1:" + fmt.Sprint(freePort(t))
+	rest := ""
+	for _, a := range seeds.Addrs {
+		rest += "&addr=" + a
+	}
+	for _, u := range []string{url, first, "redis://" + dead + "?" + rest[1:]} {
+		s, err := redisstore.Open(ctx, u, redisstore.Options{KeyPrefix: uniquePrefix(t, clusterClient(t, url))})
+		if err != nil {
+			t.Fatalf("Open(%s): %v", u, err)
+		}
+		if !s.Cluster() {
+			t.Errorf("Open(%s) did not detect the cluster", u)
+		}
+		// Workflows of several users land in several slots, and on
+		// several shards: each create and read must reach the right one.
+		for i := range 6 {
+			wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: fmt.Sprintf("user-%d", i), Status: workflow.StatusRunning}
+			if _, _, err := s.Commit(ctx, workflow.Commit{Workflow: wf, RunningLimit: 1}); err != nil {
+				t.Fatalf("Open(%s): Commit: %v", u, err)
+			}
+			if got, err := s.GetWorkflow(ctx, wf.ID); err != nil || got.UserID != wf.UserID {
+				t.Errorf("Open(%s): GetWorkflow = %v, %v", u, got, err)
+			}
+		}
+		_ = s.Close()
+	}
 
-	s, err := redisstore.Open(ctx, url, redisstore.Options{})
+	// An ACL user, as a managed cluster gives one: the probe and the
+	// cluster client both authenticate (the user exists on every node).
+	admin := clusterClient(t, url)
+	const aclUser, aclPass = "twostep-acl-test", "acl-pass-5f1c9e"
+	err = admin.ForEachShard(ctx, func(ctx context.Context, node *redis.Client) error {
+		return node.Do(ctx, "acl", "setuser", aclUser, "reset", "on", ">"+aclPass, "~*", "&*", "+@all").Err()
+	})
+	if err != nil {
+		t.Fatalf("ACL SETUSER: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = admin.ForEachShard(context.Background(), func(ctx context.Context, node *redis.Client) error {
+			return node.Do(ctx, "acl", "deluser", aclUser).Err()
+		})
+	})
+	aclURL := "redis://" + aclUser + ":" + aclPass + "@" + strings.TrimPrefix(url, "redis://")
+	s, err := redisstore.Open(ctx, aclURL, redisstore.Options{KeyPrefix: uniquePrefix(t, admin)})
+	if err != nil {
+		t.Fatalf("Open(cluster, ACL user): %v", err)
+	}
+	wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "acl", Status: workflow.StatusCompleted}
+	if _, _, err := s.Commit(ctx, workflow.Commit{Workflow: wf}); err != nil {
+		t.Errorf("Commit as an ACL user: %v", err)
+	}
+	_ = s.Close()
+	bad := "redis://" + aclUser + ":wrong@" + strings.TrimPrefix(url, "redis://")
+	if s, err := redisstore.Open(ctx, bad, redisstore.Options{}); err == nil {
+		_ = s.Close()
+		t.Error("Open with a wrong ACL password succeeded")
+	} else if strings.Contains(err.Error(), "wrong@") {
+		t.Errorf("the error quotes the URL: %v", err)
+	}
+
+	_, err = redisstore.Open(ctx, first+"/3", redisstore.Options{})
+	if workflow.KindOf(err) != workflow.KindInvalid || !strings.Contains(err.Error(), "database 3") {
+		t.Errorf("Open(cluster, database 3) = %v (kind %q), want a KindInvalid error naming the database", err, workflow.KindOf(err))
+	}
+}
+
+// TestOpenSeedsOfASingleNode: addr= seeds say the operator means a
+// cluster; a URL whose node is a single Redis is refused at start-up
+// rather than used as something it is not.
+func TestOpenSeedsOfASingleNode(t *testing.T) {
+	t.Parallel()
+	mr := miniredis.RunT(t)
+	s, err := redisstore.Open(context.Background(), "redis://"+mr.Addr()+"?addr="+mr.Addr(), redisstore.Options{})
 	if err == nil {
 		_ = s.Close()
-		t.Fatal("Open accepted a Redis Cluster node")
+		t.Fatal("Open accepted cluster seeds naming a single node")
 	}
-	if workflow.KindOf(err) != workflow.KindInvalid || !strings.Contains(err.Error(), "Redis Cluster node") {
-		t.Errorf("Open(cluster node) = %v (kind %q), want a KindInvalid error naming the cluster", err, workflow.KindOf(err))
+	if workflow.KindOf(err) != workflow.KindInvalid || !strings.Contains(err.Error(), "not a Redis Cluster node") {
+		t.Errorf("Open = %v (kind %q), want a KindInvalid error saying the node is not a cluster node", err, workflow.KindOf(err))
+	}
+	s, err = redisstore.Open(context.Background(), "redis://"+mr.Addr()+"?addr=nohost", redisstore.Options{})
+	if err == nil {
+		_ = s.Close()
+	}
+	if workflow.KindOf(err) != workflow.KindInvalid {
+		t.Errorf("Open with a malformed addr= = %v, want KindInvalid", err)
 	}
 }
 
@@ -59,19 +127,4 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
-}
-
-// waitForRedis waits until the server at url answers PING, or fails t.
-func waitForRedis(t *testing.T, ctx context.Context, url string) {
-	t.Helper()
-	o, _ := redis.ParseURL(url)
-	c := redis.NewClient(o)
-	defer c.Close()
-	for c.Ping(ctx).Err() != nil {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("redis-server at %s never answered", url)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }

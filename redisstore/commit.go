@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
 
@@ -11,17 +12,21 @@ import (
 	"github.com/twostep/twostep/workflow"
 )
 
-// Commit applies c in one round trip: one pipeline carrying the index writes
-// that must precede the state (the entries in the user's listing and in the
-// global listing on creation, the entry in the running set while the
-// workflow runs) and the commit script, which checks the version, the fence
-// and the user's running limit and writes the state, messages, documents
-// and the user's running set atomically — or nothing: KindConflict on a
-// stale version or fence or when a workflow to create exists already,
-// KindTooMany when the user already runs c.RunningLimit workflows. Only a workflow leaving the running
-// status costs a second round trip (both SREMs, pipelined, after the
-// script); when that one fails, the applied commit still succeeds and the
-// stale entries are skipped by readers.
+// Commit applies c. A step is one round trip: one pipeline carrying the
+// index writes that must precede the state (the workflow's ref in its
+// running-set partition while it runs, in its listing partition on
+// creation, and the retention of both and of its owner key) and the commit
+// script, which checks the version, the fence and the user's running limit
+// and writes the state, messages, documents, the user's listing and the
+// user's running set atomically, in the user's slot — or nothing:
+// KindConflict on a stale version or fence or when a workflow to create
+// exists already (for any user), KindTooMany when the user already runs
+// c.RunningLimit workflows. A create first claims the id (SET NX of its
+// owner key, one more round trip), so one id never names workflows of two
+// users. Only a workflow leaving the running status costs another round
+// trip (the SREM of its running-set entry, after the script); when that
+// one fails, the applied commit still succeeds and the stale entry is
+// skipped by readers.
 //
 // Index entries written before a conflicting script are harmless: readers
 // check them against the workflow's state.
@@ -35,47 +40,74 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	}
 	wf := c.Workflow.Clone()
 	wf.Version = c.ExpectedVersion + 1
-	args, msgs, err := commitArgs(wf, c, s.opts.Retention.Milliseconds())
+	uk := s.keys.user(wf.UserID)
+	k := uk.workflow(wf.ID)
+	args, msgs, err := commitArgs(wf, c, s.opts.Retention.Milliseconds(), uk.wfPrefix)
 	if err != nil {
 		return nil, nil, err
 	}
-	k := s.keys.workflow(wf.ID)
-	keys := []string{k.state, k.msgs, k.docs, k.docmeta, k.traces, k.tracedata, s.keys.runningFor(wf.UserID)}
+	if c.ExpectedVersion == 0 {
+		if err := s.claimID(ctx, wf.ID, wf.UserID); err != nil {
+			return nil, nil, err
+		}
+	}
+	keys := []string{k.state, k.msgs, k.docs, k.docmeta, k.traces, k.tracedata, uk.running, uk.listing}
 	running := wf.Status == workflow.StatusRunning
-	reply, err := s.evalPipelined(ctx, func(p redis.Pipeliner) {
-		userKey, allKey := s.keys.user(wf.UserID), s.keys.listing()
+	entry, part := ref(wf.ID, wf.UserID), partition(wf.ID)
+	eval := s.evalPipelined
+	if c.Fence == 0 {
+		eval = s.evalDurable // the API answers a client with it
+	}
+	reply, err := eval(ctx, func(p redis.Pipeliner) {
+		listKey := s.keys.listingPart(part)
 		if c.ExpectedVersion == 0 {
-			p.ZAddNX(ctx, userKey, redis.Z{Member: wf.ID})
-			p.ZAddNX(ctx, allKey, redis.Z{Member: wf.ID})
+			p.ZAddNX(ctx, listKey, redis.Z{Member: entry})
 		}
 		if s.opts.Retention > 0 {
-			p.PExpire(ctx, userKey, s.opts.Retention)
-			// Refreshed by every commit, so it outlives each workflow it
-			// names.
-			p.PExpire(ctx, allKey, s.opts.Retention)
+			// Refreshed by every commit, so each outlives the workflows
+			// it names.
+			p.PExpire(ctx, listKey, s.opts.Retention)
+			p.PExpire(ctx, s.keys.owner(wf.ID), s.opts.Retention)
 		}
 		if running {
 			// The user's running set is kept by the script itself, so a
-			// refused commit never counts against the user's limit.
-			p.SAdd(ctx, s.keys.running(), wf.ID)
+			// refused commit never counts against the user's limit; this
+			// store-wide entry is for the recovery scan (Running).
+			p.SAdd(ctx, s.keys.runningPart(part), entry)
 		}
 	}, commitScript, keys, args...)
 	if err != nil {
 		return nil, nil, err
 	}
 	base, prev, err := commitOutcome(wf.ID, c.ExpectedVersion, reply)
-	if workflow.KindOf(err) == workflow.KindNotFound && running {
-		// The workflow is gone (deleted): take back the running-set entries
-		// queued before the script, so nothing of it is left.
-		_ = s.unlistRunning(ctx, wf.ID, wf.UserID)
+	if workflow.KindOf(err) == workflow.KindNotFound {
+		if running {
+			// The workflow is gone (deleted), or is another user's: take
+			// back the running-set entry queued before the script, so
+			// nothing of it is left.
+			_ = s.unlistRunning(ctx, wf.ID, wf.UserID)
+		}
+		if other, _, oerr := s.ownerOf(ctx, wf.ID); oerr == nil && other != wf.UserID {
+			return nil, nil, workflow.Errorf(workflow.KindInvalid, "workflow %s cannot change its user", wf.ID)
+		}
+	}
+	if c.ExpectedVersion == 0 && workflow.KindOf(err) == workflow.KindTooMany {
+		// A refused create leaves nothing: neither its claim on the id nor
+		// its index entries (best effort; readers skip what is left).
+		pipe := s.rdb.Pipeline()
+		pipe.Del(ctx, s.keys.owner(wf.ID))
+		pipe.ZRem(ctx, s.keys.listingPart(part), entry)
+		pipe.SRem(ctx, s.keys.runningPart(part), entry)
+		_, _ = pipe.Exec(ctx)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
+	s.owners.put(wf.ID, wf.UserID)
 	if !running && prev == string(workflow.StatusRunning) {
-		// The commit is applied: an error here leaves stale running-set
-		// entries, which Running and RunningFor skip, and must not be
-		// reported as a commit that wrote nothing.
+		// The commit is applied: an error here leaves a stale running-set
+		// entry, which Running skips, and must not be reported as a
+		// commit that wrote nothing.
 		_ = s.unlistRunning(ctx, wf.ID, wf.UserID)
 	}
 	for i := range msgs {
@@ -84,17 +116,34 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	return wf, msgs, nil
 }
 
+// claimID makes userID the owner of workflow id (SET NX of the owner key,
+// with the retention as its TTL): KindConflict when another user's
+// workflow has the id. The owner key of the same user may exist already —
+// a create that failed after its claim, retried — and is kept.
+func (s *Store) claimID(ctx context.Context, id, userID string) error {
+	prev, err := s.setDurable(ctx, s.keys.owner(id), userID, redis.SetArgs{Mode: "NX", Get: true, TTL: s.opts.Retention})
+	switch {
+	case errors.Is(err, redis.Nil):
+		return nil
+	case err != nil:
+		return redisErr(err)
+	case prev != userID:
+		return workflow.Errorf(workflow.KindConflict, "workflow %s already exists", id)
+	}
+	return nil
+}
+
 // commitArgs encodes the script arguments of a commit (see commitScript) and
 // returns the messages as stored, for Commit's result.
-func commitArgs(wf *workflow.Workflow, c workflow.Commit, retentionMs int64) ([]any, []workflow.Message, error) {
+func commitArgs(wf *workflow.Workflow, c workflow.Commit, retentionMs int64, wfKeyPrefix string) ([]any, []workflow.Message, error) {
 	state, err := json.Marshal(wf)
 	if err != nil {
 		return nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "workflow %s cannot be encoded", wf.ID)
 	}
-	args := make([]any, 0, 10+len(c.Messages)+3*len(c.Documents))
+	args := make([]any, 0, 11+len(c.Messages)+3*len(c.Documents))
 	args = append(args, strconv.FormatInt(c.ExpectedVersion, 10), strconv.FormatInt(wf.Version, 10),
 		wf.UserID, string(wf.Status), state, strconv.FormatInt(retentionMs, 10),
-		strconv.FormatInt(c.Fence, 10), strconv.Itoa(c.RunningLimit), wf.ID, len(c.Messages))
+		strconv.FormatInt(c.Fence, 10), strconv.Itoa(c.RunningLimit), wf.ID, wfKeyPrefix, len(c.Messages))
 	msgs := make([]workflow.Message, len(c.Messages))
 	for i, m := range c.Messages {
 		m.WorkflowID = wf.ID

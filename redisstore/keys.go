@@ -2,7 +2,9 @@ package redisstore
 
 import (
 	"context"
+	"hash/fnv"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/twostep/twostep/workflow"
@@ -11,13 +13,42 @@ import (
 // keys names the store's keys under one prefix (see the package doc).
 type keys struct{ prefix string }
 
-// wfKeys are the keys of one workflow, all in the slot of its hash tag.
+// partitions is the number of partitions of each store-wide index (the
+// admin listing and the running set): a workflow's entries go to the
+// partition its id hashes to, so no single key — and on a cluster no single
+// shard — takes every workflow's index writes.
+const partitions = 16
+
+// userKeys are the keys in the hash slot of one user: the user's listing,
+// running set and every key of each of the user's workflows.
+type userKeys struct {
+	base     string // prefix:{u:<escaped user>}
+	listing  string // sorted set of the user's workflow ids
+	running  string // set of ids of the user's running workflows
+	wfPrefix string // a workflow's keys are wfPrefix + id + ":" + name
+}
+
+// user returns the keys of userID's slot. The user id is query-escaped, an
+// injective encoding with no braces, colons, spaces or glob characters
+// left, so no user id can move its keys to another hash slot by a brace,
+// reach another user's keys or turn a SCAN pattern into a wildcard.
+func (k keys) user(userID string) userKeys {
+	base := k.prefix + ":{u:" + url.QueryEscape(userID) + "}"
+	return userKeys{
+		base:     base,
+		listing:  base + ":workflows",
+		running:  base + ":running",
+		wfPrefix: base + ":wf:",
+	}
+}
+
+// wfKeys are the keys of one workflow, all in the slot of its user.
 type wfKeys struct {
 	state, msgs, docs, docmeta, traces, tracedata, lease string
 }
 
-func (k keys) workflow(id string) wfKeys {
-	base := k.prefix + ":{" + id + "}:"
+func (u userKeys) workflow(id string) wfKeys {
+	base := u.wfPrefix + id + ":"
 	return wfKeys{
 		state:     base + "state",
 		msgs:      base + "msgs",
@@ -34,22 +65,52 @@ func (w wfKeys) all() []string {
 	return []string{w.state, w.msgs, w.docs, w.docmeta, w.traces, w.tracedata, w.lease}
 }
 
-func (k keys) user(userID string) string   { return k.prefix + ":user:{" + userID + "}:workflows" }
-func (k keys) listing() string             { return k.prefix + ":workflows" }
-func (k keys) trace(traceID string) string { return k.prefix + ":trace:{" + traceID + "}" }
-func (k keys) running() string             { return k.prefix + ":running" }
+// owner names the key holding the user of workflow id (in the id's own
+// slot): the way from an id to the slot of the workflow's keys.
+func (k keys) owner(id string) string { return k.prefix + ":owner:{" + id + "}" }
 
-// runningFor names userID's running set. The user id is query-escaped, an
-// injective encoding with no braces, colons or glob characters left, so no
-// user id can move the key to another hash slot by a brace, reach another
-// user's set or another index, or turn a SCAN pattern into a wildcard.
-func (k keys) runningFor(userID string) string {
-	return k.prefix + ":running:u:" + url.QueryEscape(userID)
+// trace names the trace index entry of traceID: the ref of its workflow.
+func (k keys) trace(traceID string) string { return k.prefix + ":trace:{" + traceID + "}" }
+
+// listingPart and runningPart name partition i of the admin listing (a
+// sorted set of refs, lex order = id order) and of the running set (a set
+// of refs).
+func (k keys) listingPart(i int) string { return k.prefix + ":{" + partTag(i) + "}:workflows" }
+func (k keys) runningPart(i int) string { return k.prefix + ":{" + partTag(i) + "}:running" }
+
+func partTag(i int) string { return "i" + strconv.Itoa(i) }
+
+// partition returns the index partition of workflow id.
+func partition(id string) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(id))
+	return int(h.Sum32() % partitions)
+}
+
+// ref is a workflow's entry in the store-wide indexes: its id and its user
+// (query-escaped), separated by a NUL byte, which no id holds. A ref sorts
+// as its id does (NUL is below every byte of an id), so the listing's lex
+// order stays the order of ids, and the reader learns the user's slot from
+// the entry itself.
+func ref(id, userID string) string { return id + "\x00" + url.QueryEscape(userID) }
+
+// parseRef splits a ref; ok is false for anything that is not one.
+func parseRef(r string) (id, userID string, ok bool) {
+	id, esc, found := strings.Cut(r, "\x00")
+	if !found || id == "" {
+		return "", "", false
+	}
+	userID, err := url.QueryUnescape(esc)
+	if err != nil || userID == "" {
+		return "", "", false
+	}
+	return id, userID, true
 }
 
 // checkWorkflowID validates a workflow id used in a key: KindInvalid when
-// empty. A brace would break the shared hash tag, so no stored workflow has
-// one: a write (forWrite) is KindInvalid, a read KindNotFound.
+// empty. A brace would break the hash tag of the owner key and a NUL byte
+// a ref, so no stored workflow has one: a write (forWrite) is KindInvalid,
+// a read KindNotFound.
 func checkWorkflowID(ctx context.Context, id string, forWrite bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -57,9 +118,9 @@ func checkWorkflowID(ctx context.Context, id string, forWrite bool) error {
 	switch {
 	case id == "":
 		return workflow.Errorf(workflow.KindInvalid, "workflow id is required")
-	case strings.ContainsAny(id, "{}") && forWrite:
-		return workflow.Errorf(workflow.KindInvalid, "workflow id %q must not contain braces", id)
-	case strings.ContainsAny(id, "{}"):
+	case strings.ContainsAny(id, "{}\x00") && forWrite:
+		return workflow.Errorf(workflow.KindInvalid, "workflow id %q must not contain braces or NUL bytes", id)
+	case strings.ContainsAny(id, "{}\x00"):
 		return workflow.Errorf(workflow.KindNotFound, "workflow %s not found", id)
 	}
 	return nil

@@ -2,7 +2,10 @@ package redisstore_test
 
 import (
 	"context"
+	"net/url"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,17 +44,20 @@ func TestRetention(t *testing.T) {
 	checkTTL := func(when string, want time.Duration) {
 		t.Helper()
 		for _, k := range wfKeys {
-			if got := mr.TTL("rt:{" + st.cur.ID + "}:" + k); got != want {
+			if got := mr.TTL("rt:{u:bench}:wf:" + st.cur.ID + ":" + k); got != want {
 				t.Errorf("%s: TTL of %s = %v, want %v", when, k, got, want)
 			}
 		}
-		if got := mr.TTL("rt:user:{bench}:workflows"); got != want {
+		if got := mr.TTL("rt:{u:bench}:workflows"); got != want {
 			t.Errorf("%s: TTL of the user listing = %v, want %v", when, got, want)
 		}
-		if got := mr.TTL("rt:workflows"); got != want {
-			t.Errorf("%s: TTL of the global listing = %v, want %v", when, got, want)
+		if got := mr.TTL(partitionKey(t, mr, "rt", "workflows")); got != want {
+			t.Errorf("%s: TTL of the admin listing's partition = %v, want %v", when, got, want)
 		}
-		if got := mr.TTL("rt:running:u:bench"); got != want {
+		if got := mr.TTL("rt:owner:{" + st.cur.ID + "}"); got != want {
+			t.Errorf("%s: TTL of the owner key = %v, want %v", when, got, want)
+		}
+		if got := mr.TTL("rt:{u:bench}:running"); got != want {
 			t.Errorf("%s: TTL of the user's running set = %v, want %v", when, got, want)
 		}
 	}
@@ -79,12 +85,17 @@ func TestRetention(t *testing.T) {
 	if err != nil || len(list) != 0 {
 		t.Errorf("ListAll after expiry = %d workflows, %v; want none", len(list), err)
 	}
-	if keys := mr.Keys(); len(keys) != 1 || keys[0] != "rt:running" {
-		t.Errorf("keys after expiry = %v, want only the shared running set", keys)
+	if keys := mr.Keys(); len(keys) != 1 || keys[0] != partitionKey(t, mr, "rt", "running") {
+		t.Errorf("keys after expiry = %v, want only the running set's partition", keys)
 	}
 	running, err := s.Running(ctx)
 	if err != nil || len(running) != 0 {
 		t.Errorf("Running after expiry = %v, %v; want none", running, err)
+	}
+	// The recovery scan dropped the running entry of the expired workflow:
+	// nothing of it is left.
+	if keys := mr.Keys(); len(keys) != 0 {
+		t.Errorf("keys after expiry and a recovery scan = %v, want none", keys)
 	}
 	mine, err := s.RunningFor(ctx, "bench")
 	if err != nil || len(mine) != 0 {
@@ -104,21 +115,25 @@ func TestStaleIndexEntries(t *testing.T) {
 	if _, _, err := s.Commit(ctx, workflow.Commit{Workflow: other}); err != nil {
 		t.Fatal(err)
 	}
+	// Entries naming bench for a workflow that is gone and for another
+	// user's workflow, in bench's listing and running set and in the
+	// store-wide partitions.
 	for _, id := range []string{gone, other.ID} {
-		if _, err := mr.ZAdd("st:user:{bench}:workflows", 0, id); err != nil {
+		if _, err := mr.ZAdd("st:{u:bench}:workflows", 0, id); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := mr.ZAdd("st:workflows", 0, id); err != nil {
+		if _, err := mr.ZAdd(partKey("st", id, "workflows"), 0, ref(id, "bench")); err != nil {
 			t.Fatal(err)
 		}
-		for _, set := range []string{"st:running", "st:running:u:bench"} {
-			if _, err := mr.SetAdd(set, id); err != nil {
-				t.Fatal(err)
-			}
+		if _, err := mr.SetAdd(partKey("st", id, "running"), ref(id, "bench")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := mr.SetAdd("st:{u:bench}:running", id); err != nil {
+			t.Fatal(err)
 		}
 	}
 	ghost := workflow.NewID(workflow.PrefixTrace)
-	if err := mr.Set("st:trace:{"+ghost+"}", gone); err != nil {
+	if err := mr.Set("st:trace:{"+ghost+"}", ref(gone, "bench")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -139,7 +154,7 @@ func TestStaleIndexEntries(t *testing.T) {
 		if _, _, err := s.Commit(ctx, workflow.Commit{Workflow: wf}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := mr.SetAdd("st:running:u:bench", wf.ID); err != nil {
+		if _, err := mr.SetAdd("st:{u:bench}:running", wf.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -154,6 +169,28 @@ func TestStaleIndexEntries(t *testing.T) {
 	}
 	_, err = s.GetTrace(ctx, ghost)
 	wantKind(t, "GetTrace through a stale index entry", err, workflow.KindNotFound)
+
+	// The readers pruned the entries naming bench for workflows bench has
+	// not (gone, or another user's); the live ones stay.
+	listing, _ := mr.ZMembers("st:{u:bench}:workflows")
+	slices.Sort(listing)
+	if want := slices.Sorted(slices.Values([]string{st.cur.ID, idle.ID})); !slices.Equal(listing, want) {
+		t.Errorf("bench's listing after the reads = %v, want %v", listing, want)
+	}
+	for _, id := range []string{gone, other.ID} {
+		if left, _ := mr.ZMembers(partKey("st", id, "workflows")); slices.Contains(left, ref(id, "bench")) {
+			t.Errorf("admin listing partition after the reads = %q, want %q pruned", left, ref(id, "bench"))
+		}
+		if left, _ := mr.Members(partKey("st", id, "running")); slices.Contains(left, ref(id, "bench")) {
+			t.Errorf("running partition after the reads = %q, want %q pruned", left, ref(id, "bench"))
+		}
+	}
+	if left, _ := mr.ZMembers(partKey("st", other.ID, "workflows")); !slices.Contains(left, ref(other.ID, "someone-else")) {
+		t.Errorf("admin listing partition after the reads = %q, want the live %q kept", left, ref(other.ID, "someone-else"))
+	}
+	if left, _ := mr.Members("st:{u:bench}:running"); slices.Contains(left, gone) || slices.Contains(left, foreign.ID) {
+		t.Errorf("bench's running set after the reads = %q, want the entries of workflows bench has not pruned", left)
+	}
 }
 
 // TestBracedIDs checks that an id that would break the shared hash tag is
@@ -166,18 +203,51 @@ func TestBracedIDs(t *testing.T) {
 	wantKind(t, "Commit of a braced id", err, workflow.KindInvalid)
 	_, err = s.GetWorkflow(ctx, "wf}{x")
 	wantKind(t, "GetWorkflow of a braced id", err, workflow.KindNotFound)
+	// A NUL byte would split a ref (id NUL user) in the wrong place.
+	_, _, err = s.Commit(ctx, workflow.Commit{Workflow: &workflow.Workflow{ID: "wf\x00x", UserID: "u"}})
+	wantKind(t, "Commit of an id with a NUL byte", err, workflow.KindInvalid)
+	_, err = s.GetWorkflow(ctx, "wf\x00x")
+	wantKind(t, "GetWorkflow of an id with a NUL byte", err, workflow.KindNotFound)
+}
+
+// ref is a workflow's entry in the store-wide indexes (see the package
+// doc).
+func ref(id, user string) string { return id + "\x00" + url.QueryEscape(user) }
+
+// partKey names the index partition (name "workflows" or "running") that
+// holds workflow id's entry.
+func partKey(prefix, id, name string) string {
+	return prefix + ":{i" + strconv.Itoa(redisstore.PartitionOf(id)) + "}:" + name
+}
+
+// partitionKey returns the one key of the store-wide index partitions
+// named name ("workflows" or "running") under prefix, failing t unless
+// exactly one exists.
+func partitionKey(t *testing.T, mr *miniredis.Miniredis, prefix, name string) string {
+	t.Helper()
+	var found []string
+	for _, k := range mr.Keys() {
+		if strings.HasPrefix(k, prefix+":{i") && strings.HasSuffix(k, "}:"+name) {
+			found = append(found, k)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("partitions of %s: %v, want exactly one", name, found)
+	}
+	return found[0]
 }
 
 // TestRunningForKeys pins the name of each user's running set: the user id
-// query-escaped, so braces, colons and glob characters cannot change the
-// key's hash slot, reach another key or widen a SCAN pattern — and a
-// commit leaving the running status empties (removes) the set.
+// query-escaped in the hash tag, so braces, colons and glob characters
+// cannot change the key's hash slot, reach another key or widen a SCAN
+// pattern — and a commit leaving the running status empties (removes) the
+// set.
 func TestRunningForKeys(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ user, key string }{
-		{"alice", "lk:running:u:alice"},
-		{"team:{ops}*", "lk:running:u:team%3A%7Bops%7D%2A"},
-		{"a b+c/d?e[f]", "lk:running:u:a+b%2Bc%2Fd%3Fe%5Bf%5D"},
+		{"alice", "lk:{u:alice}:running"},
+		{"team:{ops}*", "lk:{u:team%3A%7Bops%7D%2A}:running"},
+		{"a b+c/d?e[f]", "lk:{u:a+b%2Bc%2Fd%3Fe%5Bf%5D}:running"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.user, func(t *testing.T) {

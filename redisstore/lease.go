@@ -23,12 +23,20 @@ func (s *Store) ClaimRound(ctx context.Context, workflowID, owner string, ttl ti
 	if ttl < time.Millisecond {
 		return 0, workflow.Errorf(workflow.KindInvalid, "lease ttl %v is under a millisecond", ttl)
 	}
-	k := s.keys.workflow(workflowID)
-	n, err := claimScript.Run(ctx, s.rdb, []string{k.state, k.lease}, owner, ttl.Milliseconds()).Int64()
+	var n int64
+	found, err := s.inSlot(ctx, workflowID, func(userID string) (bool, error) {
+		k := s.keys.user(userID).workflow(workflowID)
+		var err error
+		n, err = claimScript.Run(ctx, s.rdb, []string{k.state, k.lease}, owner, ttl.Milliseconds()).Int64()
+		if err != nil {
+			return false, redisErr(err)
+		}
+		return n >= 0, nil
+	})
 	if err != nil {
-		return 0, redisErr(err)
+		return 0, err
 	}
-	if n < 0 {
+	if !found {
 		return 0, workflow.Errorf(workflow.KindNotFound, "workflow %s not found", workflowID)
 	}
 	return n, nil
@@ -47,5 +55,12 @@ func (s *Store) ReleaseRound(ctx context.Context, workflowID, owner string) (err
 	if err := checkID(ctx, "lease owner", owner); err != nil {
 		return err
 	}
-	return redisErr(releaseScript.Run(ctx, s.rdb, []string{s.keys.workflow(workflowID).lease}, owner).Err())
+	userID, _, err := s.ownerOf(ctx, workflowID)
+	if err != nil {
+		if workflow.KindOf(err) == workflow.KindNotFound {
+			return nil
+		}
+		return err
+	}
+	return redisErr(releaseScript.Run(ctx, s.rdb, []string{s.keys.user(userID).workflow(workflowID).lease}, owner).Err())
 }

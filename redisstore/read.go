@@ -16,12 +16,20 @@ func (s *Store) GetWorkflow(ctx context.Context, id string) (_ *workflow.Workflo
 	if err := checkWorkflowID(ctx, id, false); err != nil {
 		return nil, err
 	}
-	b, err := s.rdb.HGet(ctx, s.keys.workflow(id).state, "json").Bytes()
-	if errors.Is(err, redis.Nil) {
-		return nil, workflow.Errorf(workflow.KindNotFound, "workflow %s not found", id)
-	}
+	var b []byte
+	found, err := s.inSlot(ctx, id, func(userID string) (bool, error) {
+		var err error
+		b, err = s.rdb.HGet(ctx, s.keys.user(userID).workflow(id).state, "json").Bytes()
+		if errors.Is(err, redis.Nil) {
+			return false, nil
+		}
+		return err == nil, redisErr(err)
+	})
 	if err != nil {
-		return nil, redisErr(err)
+		return nil, err
+	}
+	if !found {
+		return nil, workflow.Errorf(workflow.KindNotFound, "workflow %s not found", id)
 	}
 	return decodeWorkflow(b)
 }
@@ -42,19 +50,26 @@ func (s *Store) Messages(ctx context.Context, workflowID string, afterSeq int64,
 	if err := checkWorkflowID(ctx, workflowID, false); err != nil {
 		return nil, err
 	}
-	k := s.keys.workflow(workflowID)
 	start := max(afterSeq, 0)
 	stop := int64(-1)
 	if limit > 0 {
 		stop = start + int64(limit) - 1
 	}
-	pipe := s.rdb.TxPipeline()
-	exists := pipe.Exists(ctx, k.state)
-	rng := pipe.LRange(ctx, k.msgs, start, stop)
-	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, redisErr(err)
+	var rng *redis.StringSliceCmd
+	found, err := s.inSlot(ctx, workflowID, func(userID string) (bool, error) {
+		k := s.keys.user(userID).workflow(workflowID)
+		pipe := s.rdb.TxPipeline()
+		exists := pipe.Exists(ctx, k.state)
+		rng = pipe.LRange(ctx, k.msgs, start, stop)
+		if _, err := pipe.Exec(ctx); err != nil {
+			return false, redisErr(err)
+		}
+		return exists.Val() != 0, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	if exists.Val() == 0 {
+	if !found {
 		return nil, workflow.Errorf(workflow.KindNotFound, "workflow %s not found", workflowID)
 	}
 	raw := rng.Val()
@@ -80,14 +95,22 @@ func (s *Store) DocumentContent(ctx context.Context, workflowID, documentID stri
 	if err := checkID(ctx, "document id", documentID); err != nil {
 		return workflow.DocumentContent{}, err
 	}
-	k := s.keys.workflow(workflowID)
-	pipe := s.rdb.TxPipeline()
-	meta := pipe.HGet(ctx, k.docmeta, documentID)
-	content := pipe.HGet(ctx, k.docs, documentID)
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return workflow.DocumentContent{}, redisErr(err)
+	var meta, content *redis.StringCmd
+	found, err := s.inSlot(ctx, workflowID, func(userID string) (bool, error) {
+		k := s.keys.user(userID).workflow(workflowID)
+		pipe := s.rdb.TxPipeline()
+		exists := pipe.Exists(ctx, k.state)
+		meta = pipe.HGet(ctx, k.docmeta, documentID)
+		content = pipe.HGet(ctx, k.docs, documentID)
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return false, redisErr(err)
+		}
+		return exists.Val() != 0, nil
+	})
+	if err != nil {
+		return workflow.DocumentContent{}, err
 	}
-	if meta.Err() != nil || content.Err() != nil {
+	if !found || meta.Err() != nil || content.Err() != nil {
 		return workflow.DocumentContent{}, workflow.Errorf(workflow.KindNotFound, "document %s not found in workflow %s", documentID, workflowID)
 	}
 	var dc workflow.DocumentContent

@@ -2,8 +2,11 @@ package redisstore_test
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,16 +50,93 @@ func TestConformanceRedis(t *testing.T) {
 	})
 }
 
+// TestConformanceCluster runs the suite on the Redis Cluster at
+// REDIS_CLUSTER_URL (.ci/redis-cluster.sh starts one), through Open, so the
+// store's cluster detection and cluster client are the ones under test.
+func TestConformanceCluster(t *testing.T) {
+	t.Parallel()
+	url := clusterURL(t)
+	storetest.RunFixture(t, func(t *testing.T) storetest.Fixture {
+		ctx := context.Background()
+		probe := clusterClient(t, url)
+		prefix := uniquePrefix(t, probe)
+		s, err := redisstore.Open(ctx, url, redisstore.Options{KeyPrefix: prefix, TraceCap: testTraceCap})
+		if err != nil {
+			t.Fatalf("Open(cluster): %v", err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		if !s.Cluster() {
+			t.Fatal("Open did not detect the Redis Cluster")
+		}
+		return storetest.Fixture{
+			Store:    s,
+			TraceCap: testTraceCap,
+			KeysLeft: func(t *testing.T, id string) int { return keysLeft(t, probe, prefix, id) },
+		}
+	})
+}
+
+// TestConformanceWaitReplicas runs the suite with WaitReplicas on one node
+// and on the cluster: every write the API acknowledges is then followed by
+// WAIT on the same connection (on the cluster, after the index writes, on
+// a connection to the slot's master). Neither has replicas here, so each
+// WAIT ends at its 1 ms timeout; the failover test covers the replicas.
+func TestConformanceWaitReplicas(t *testing.T) {
+	t.Parallel()
+	opts := redisstore.Options{TraceCap: testTraceCap, WaitReplicas: 1, WaitTimeout: time.Millisecond}
+	t.Run("node", func(t *testing.T) {
+		t.Parallel()
+		url := redisURL(t)
+		storetest.RunFixture(t, func(t *testing.T) storetest.Fixture {
+			client := realClient(t, url)
+			o := opts
+			o.KeyPrefix = uniquePrefix(t, client)
+			return storetest.Fixture{
+				Store:    redisstore.New(client, o),
+				TraceCap: testTraceCap,
+				KeysLeft: func(t *testing.T, id string) int { return keysLeft(t, client, o.KeyPrefix, id) },
+			}
+		})
+	})
+	t.Run("cluster", func(t *testing.T) {
+		t.Parallel()
+		url := clusterURL(t)
+		storetest.RunFixture(t, func(t *testing.T) storetest.Fixture {
+			client := clusterClient(t, url)
+			o := opts
+			o.KeyPrefix = uniquePrefix(t, client)
+			return storetest.Fixture{
+				Store:    redisstore.New(client, o),
+				TraceCap: testTraceCap,
+				KeysLeft: func(t *testing.T, id string) int { return keysLeft(t, client, o.KeyPrefix, id) },
+			}
+		})
+	})
+}
+
 // redisURL returns REDIS_URL, skipping the test when it is unset — unless
 // CI is set: there a missing Redis is a failure.
 func redisURL(t testing.TB) string {
 	t.Helper()
-	url := os.Getenv("REDIS_URL")
+	return envURL(t, "REDIS_URL")
+}
+
+// clusterURL returns REDIS_CLUSTER_URL, the URL of a Redis Cluster (seeds
+// as addr= parameters), skipping the test when it is unset — unless CI is
+// set: there a missing cluster is a failure.
+func clusterURL(t testing.TB) string {
+	t.Helper()
+	return envURL(t, "REDIS_CLUSTER_URL")
+}
+
+func envURL(t testing.TB, name string) string {
+	t.Helper()
+	url := os.Getenv(name)
 	if url == "" {
 		if os.Getenv("CI") != "" {
-			t.Fatal("REDIS_URL is not set; CI must test against a real Redis")
+			t.Fatalf("%s is not set; CI must test against a real Redis", name)
 		}
-		t.Skip("REDIS_URL is not set")
+		t.Skipf("%s is not set", name)
 	}
 	return url
 }
@@ -77,59 +157,104 @@ func realClient(t *testing.T, url string) *redis.Client {
 	return client
 }
 
+// clusterClient connects a cluster client to url or fails the test.
+func clusterClient(t testing.TB, url string) *redis.ClusterClient {
+	t.Helper()
+	o, err := redis.ParseClusterURL(url)
+	if err != nil {
+		t.Fatalf("REDIS_CLUSTER_URL: %v", err)
+	}
+	client := redis.NewClusterClient(o)
+	t.Cleanup(func() { _ = client.Close() })
+	if err := client.Ping(context.Background()).Err(); err != nil {
+		t.Fatalf("Redis Cluster at REDIS_CLUSTER_URL does not answer: %v", err)
+	}
+	return client
+}
+
+// scanKeys calls each for every key matching pattern: SCAN on a single
+// node, SCAN on every master of a cluster (each is called by one
+// goroutine at a time).
+func scanKeys(ctx context.Context, client redis.UniversalClient, pattern string, each func(key string)) error {
+	var mu sync.Mutex
+	scan := func(ctx context.Context, c *redis.Client) error {
+		iter := c.Scan(ctx, 0, pattern, 500).Iterator()
+		for iter.Next(ctx) {
+			mu.Lock()
+			each(iter.Val())
+			mu.Unlock()
+		}
+		return iter.Err()
+	}
+	switch c := client.(type) {
+	case *redis.ClusterClient:
+		return c.ForEachMaster(ctx, scan)
+	case *redis.Client:
+		return scan(ctx, c)
+	}
+	return fmt.Errorf("scanKeys: unsupported client %T", client)
+}
+
 // uniquePrefix returns a key prefix no other test uses and deletes every
 // key under it when the test ends.
-func uniquePrefix(t testing.TB, client *redis.Client) string {
+func uniquePrefix(t testing.TB, client redis.UniversalClient) string {
 	prefix := "twosteptest:" + strings.ToLower(workflow.NewID(""))
 	t.Cleanup(func() {
 		ctx := context.Background()
-		iter := client.Scan(ctx, 0, prefix+":*", 500).Iterator()
-		for iter.Next(ctx) {
-			client.Del(ctx, iter.Val())
+		var keys []string
+		err := scanKeys(ctx, client, prefix+":*", func(k string) { keys = append(keys, k) })
+		for _, k := range keys {
+			client.Del(ctx, k)
 		}
-		if err := iter.Err(); err != nil {
+		if err != nil {
 			t.Errorf("cleaning up %s: %v", prefix, err)
 		}
 	})
 	return prefix
 }
 
-// keysLeft counts what Redis still holds for a workflow: keys with its hash
-// tag, its entry in the running set, in any user's running set, in any
-// user's listing, in the global listing and in the trace index.
-func keysLeft(t *testing.T, client *redis.Client, prefix, id string) int {
+// keysLeft counts what Redis still holds for a workflow: keys of the
+// workflow in any user's slot, its owner key, its entry in any user's
+// running set or listing, in the partitions of the running set and of the
+// admin listing, and in the trace index.
+func keysLeft(t *testing.T, client redis.UniversalClient, prefix, id string) int {
 	t.Helper()
 	ctx := context.Background()
 	n := 0
+	count := func() { n++ }
 	scan := func(pattern string, each func(key string)) {
-		iter := client.Scan(ctx, 0, pattern, 500).Iterator()
-		for iter.Next(ctx) {
-			each(iter.Val())
-		}
-		if err := iter.Err(); err != nil {
+		if err := scanKeys(ctx, client, pattern, each); err != nil {
 			t.Fatalf("SCAN %s: %v", pattern, err)
 		}
 	}
-	scan(prefix+":{"+id+"}:*", func(string) { n++ })
-	if client.SIsMember(ctx, prefix+":running", id).Val() {
-		n++
+	scan(prefix+":{u:*}:wf:"+id+":*", func(string) { count() })
+	if client.Exists(ctx, prefix+":owner:{"+id+"}").Val() == 1 {
+		count()
 	}
-	scan(prefix+":running:u:*", func(key string) {
+	scan(prefix+":{u:*}:running", func(key string) {
 		if client.SIsMember(ctx, key, id).Val() {
-			n++
+			count()
 		}
 	})
-	scan(prefix+":user:*", func(key string) {
+	scan(prefix+":{u:*}:workflows", func(key string) {
 		if client.ZScore(ctx, key, id).Err() == nil {
-			n++
+			count()
 		}
 	})
-	if client.ZScore(ctx, prefix+":workflows", id).Err() == nil {
-		n++
+	for i := range 16 {
+		tag := prefix + ":{i" + strconv.Itoa(i) + "}:"
+		if len(client.ZRangeByLex(ctx, tag+"workflows", &redis.ZRangeBy{Min: "[" + id + "\x00", Max: "(" + id + "\x01"}).Val()) > 0 {
+			count()
+		}
+		for _, r := range client.SMembers(ctx, tag+"running").Val() {
+			if strings.HasPrefix(r, id+"\x00") {
+				count()
+			}
+		}
 	}
 	scan(prefix+":trace:*", func(key string) {
-		if client.Get(ctx, key).Val() == id {
-			n++
+		if strings.HasPrefix(client.Get(ctx, key).Val(), id+"\x00") {
+			count()
 		}
 	})
 	return n

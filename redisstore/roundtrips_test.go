@@ -90,6 +90,46 @@ func TestCommitStepIsOneRoundTrip(t *testing.T) {
 	}
 }
 
+// TestCommitStepRoundTripsOnCluster pins the cost of a step commit on a
+// Redis Cluster: one pipeline, which the cluster client sends as at most
+// two requests at once (the running-set partition's node and the user
+// slot's node, maybe the same), counted on every node's connection.
+func TestCommitStepRoundTripsOnCluster(t *testing.T) {
+	t.Parallel()
+	url := clusterURL(t)
+	o, err := redis.ParseClusterURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perNode := &roundTrips{}
+	o.NewClient = func(opt *redis.Options) *redis.Client {
+		c := redis.NewClient(opt)
+		c.AddHook(perNode)
+		return c
+	}
+	client := redis.NewClusterClient(o)
+	t.Cleanup(func() { _ = client.Close() })
+	counter := &roundTrips{}
+	client.AddHook(counter)
+	st := newStepper(t, redisstore.New(client, redisstore.Options{KeyPrefix: uniquePrefix(t, client)}))
+	ctx := context.Background()
+	if err := st.step(ctx); err != nil { // caches the script
+		t.Fatal(err)
+	}
+	before, beforeNodes := counter.n.Load(), perNode.n.Load()
+	for range 10 {
+		if err := st.step(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := counter.n.Load() - before; got != 10 {
+		t.Errorf("10 step commits took %d pipelines, want 10", got)
+	}
+	if got := perNode.n.Load() - beforeNodes; got < 10 || got > 20 {
+		t.Errorf("10 step commits sent %d requests to the nodes, want 10 to 20", got)
+	}
+}
+
 // TestListAllPageRoundTrips pins the cost of an admin listing page: one
 // range read of the global listing and one pipeline of state reads,
 // however many users and workflows the store holds.
@@ -125,10 +165,13 @@ func TestListAllPageRoundTrips(t *testing.T) {
 	}
 }
 
+// BenchmarkCommitStep measures a step commit and its round trips: pipelines
+// per step, and on the cluster also the requests they became, one per node
+// reached (sent at once).
 func BenchmarkCommitStep(b *testing.B) {
 	b.Run("miniredis", func(b *testing.B) {
 		mr := miniredis.RunT(b)
-		benchCommitStep(b, redis.NewClient(&redis.Options{Addr: mr.Addr()}))
+		benchCommitStep(b, redis.NewClient(&redis.Options{Addr: mr.Addr()}), nil)
 	})
 	b.Run("redis", func(b *testing.B) {
 		url := redisURL(b)
@@ -136,11 +179,24 @@ func BenchmarkCommitStep(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		benchCommitStep(b, redis.NewClient(o))
+		benchCommitStep(b, redis.NewClient(o), nil)
+	})
+	b.Run("cluster", func(b *testing.B) {
+		o, err := redis.ParseClusterURL(clusterURL(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		perNode := &roundTrips{}
+		o.NewClient = func(opt *redis.Options) *redis.Client {
+			c := redis.NewClient(opt)
+			c.AddHook(perNode)
+			return c
+		}
+		benchCommitStep(b, redis.NewClusterClient(o), perNode)
 	})
 }
 
-func benchCommitStep(b *testing.B, client *redis.Client) {
+func benchCommitStep(b *testing.B, client redis.UniversalClient, perNode *roundTrips) {
 	b.Cleanup(func() { _ = client.Close() })
 	ctx := context.Background()
 	prefix := uniquePrefix(b, client)
@@ -151,6 +207,9 @@ func benchCommitStep(b *testing.B, client *redis.Client) {
 		b.Fatal(err)
 	}
 	counter.n.Store(0)
+	if perNode != nil {
+		perNode.n.Store(0)
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -159,4 +218,7 @@ func benchCommitStep(b *testing.B, client *redis.Client) {
 		}
 	}
 	b.ReportMetric(float64(counter.n.Load())/float64(b.N), "roundtrips/op")
+	if perNode != nil {
+		b.ReportMetric(float64(perNode.n.Load())/float64(b.N), "node-requests/op")
+	}
 }

@@ -9,69 +9,96 @@ import (
 )
 
 // Running returns the ids of the workflows whose stored status is
-// StatusRunning. The running set may hold stale ids (a commit that lost its
-// version race after adding the id, a crash between a commit and its SREM);
-// each id is checked against the workflow's state, so only running
-// workflows are returned.
+// StatusRunning. It reads every partition of the running set (one
+// pipeline, which on a cluster reaches every shard holding one) and checks
+// each entry against its workflow's state (one more pipeline). The running
+// set may hold stale entries (a commit that lost its version race after
+// adding the entry, a crash between a commit and its SREM, a workflow
+// expired while it ran); only running workflows are returned.
 func (s *Store) Running(ctx context.Context) (_ []string, err error) {
 	defer workflow.Wrap(&err, "redisstore.Running")
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return s.runningIn(ctx, s.keys.running(), "")
+	pipe := s.rdb.Pipeline()
+	parts := make([]*redis.StringSliceCmd, partitions)
+	for i := range parts {
+		parts[i] = pipe.SMembers(ctx, s.keys.runningPart(i))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, redisErr(err)
+	}
+	var ids, users []string
+	for _, cmd := range parts {
+		for _, r := range cmd.Val() {
+			if id, user, ok := parseRef(r); ok {
+				ids, users = append(ids, id), append(users, user)
+			}
+		}
+	}
+	return s.runningOf(ctx, ids, users, "", func(p redis.Pipeliner, e listed) {
+		p.SRem(ctx, s.keys.runningPart(partition(e.id)), ref(e.id, e.user))
+	})
 }
 
 // RunningFor returns the ids of userID's workflows whose stored status is
 // StatusRunning. It reads only userID's running set (one SMEMBERS) and
-// checks those entries against their workflows' state (one pipeline), so
-// its cost follows the user's running workflows, not everyone's. Stale
-// entries are tolerated as in Running: an entry counts only when its
-// workflow exists, is running and belongs to userID.
+// checks those entries against their workflows' state (one pipeline, in
+// the user's slot), so its cost follows the user's running workflows, not
+// everyone's. An entry counts only when its workflow exists, is running
+// and belongs to userID.
 func (s *Store) RunningFor(ctx context.Context, userID string) (_ []string, err error) {
 	defer workflow.Wrap(&err, "redisstore.RunningFor(%q)", userID)
 	if err := checkID(ctx, "user id", userID); err != nil {
 		return nil, err
 	}
-	return s.runningIn(ctx, s.keys.runningFor(userID), userID)
-}
-
-// runningIn returns the members of the running set at key whose workflow
-// is stored with status running — and, when userID is set, belongs to
-// userID.
-func (s *Store) runningIn(ctx context.Context, key, userID string) ([]string, error) {
-	ids, err := s.rdb.SMembers(ctx, key).Result()
+	ids, err := s.rdb.SMembers(ctx, s.keys.user(userID).running).Result()
 	if err != nil {
 		return nil, redisErr(err)
 	}
+	users := make([]string, len(ids))
+	for i := range users {
+		users[i] = userID
+	}
+	key := s.keys.user(userID).running
+	return s.runningOf(ctx, ids, users, userID, func(p redis.Pipeliner, e listed) { p.SRem(ctx, key, e.id) })
+}
+
+// runningOf returns the ids (each of the user at the same index of users)
+// whose workflow is stored with status running — and, when userID is set,
+// belongs to userID. Entries whose workflow is gone for good are removed
+// with unlist (see prune).
+func (s *Store) runningOf(ctx context.Context, ids, users []string, userID string, unlist func(redis.Pipeliner, listed)) ([]string, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
 	pipe := s.rdb.Pipeline()
 	cmds := make([]*redis.SliceCmd, len(ids))
 	for i, id := range ids {
-		cmds[i] = pipe.HMGet(ctx, s.keys.workflow(id).state, "status", "user")
+		cmds[i] = pipe.HMGet(ctx, s.keys.user(users[i]).workflow(id).state, "status", "user")
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, redisErr(err)
 	}
 	var out []string
+	var gone []listed
 	for i, cmd := range cmds {
 		vals := cmd.Val() // nil fields for a workflow that is gone
 		status, _ := vals[0].(string)
 		user, _ := vals[1].(string)
-		if status == string(workflow.StatusRunning) && (userID == "" || user == userID) {
+		if status == string(workflow.StatusRunning) && user == users[i] && (userID == "" || user == userID) {
 			out = append(out, ids[i])
 		}
+		if vals[0] == nil && vals[1] == nil {
+			gone = append(gone, listed{id: ids[i], user: users[i]})
+		}
 	}
+	s.prune(ctx, gone, unlist)
 	return out, nil
 }
 
-// unlistRunning removes id from the running set and from its user's running
-// set, in one pipeline.
+// unlistRunning removes the workflow's entry from its running-set
+// partition. (The user's running set is kept by the commit script.)
 func (s *Store) unlistRunning(ctx context.Context, id, userID string) error {
-	pipe := s.rdb.Pipeline()
-	pipe.SRem(ctx, s.keys.running(), id)
-	pipe.SRem(ctx, s.keys.runningFor(userID), id)
-	_, err := pipe.Exec(ctx)
-	return redisErr(err)
+	return redisErr(s.rdb.SRem(ctx, s.keys.runningPart(partition(id)), ref(id, userID)).Err())
 }

@@ -6,20 +6,25 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The Lua scripts. Each one touches only the keys of one workflow (one hash
-// tag), except commitScript, which also keeps the user's running set.
-// Replies are arrays whose
-// first element is a status word: "ok", or why nothing was written.
+// The Lua scripts. Each one touches only keys of one hash slot — the slot
+// of the workflow's user, which holds the workflow's keys, the user's
+// listing and the user's running set — so each runs atomically on a Redis
+// Cluster as on a single node. Replies are arrays whose first element is a
+// status word: "ok", or why nothing was written.
 
 // commitScript applies a Commit.
 //
 // The user's running set (KEYS[7]) is kept here, with the status: a
-// workflow is in it exactly while its stored status is running, so SCARD
-// is the user's exact running count for the limit check.
+// workflow is in it exactly while its stored status is running, so its
+// size is the user's exact running count for the limit check. At the
+// limit, entries whose workflow is no longer stored running (expired by
+// retention while it ran) are dropped before the count is trusted: every
+// workflow of the user is in this slot, so the script can look. A create
+// also enters the workflow in the user's listing (KEYS[8]).
 //
-//	KEYS: state msgs docs docmeta traces tracedata runningFor
+//	KEYS: state msgs docs docmeta traces tracedata userRunning userListing
 //	ARGV: expectedVersion newVersion userId status stateJSON retentionMs
-//	      fence runningLimit workflowId nMsgs
+//	      fence runningLimit workflowId wfKeyPrefix nMsgs
 //	      msgJSON×nMsgs (docId metaJSON content)×nDocs
 //	reply: {"ok", seqBase, previousStatus} | {"exists"} | {"missing"} |
 //	       {"stale", version} | {"user"} | {"docexists", docId} |
@@ -36,21 +41,31 @@ end
 if ARGV[7] ~= '0' and (cur[4] or '0') ~= ARGV[7] then return {'fenced', cur[4] or '0'} end
 local starts = ARGV[4] == 'running' and cur[3] ~= 'running'
 if starts and ARGV[8] ~= '0' then
+  local limit = tonumber(ARGV[8])
   local n = redis.call('SCARD', KEYS[7])
-  if n >= tonumber(ARGV[8]) then return {'toomany', n} end
+  if n >= limit then
+    for _, id in ipairs(redis.call('SMEMBERS', KEYS[7])) do
+      if redis.call('HGET', ARGV[10] .. id .. ':state', 'status') ~= 'running' then
+        redis.call('SREM', KEYS[7], id)
+        n = n - 1
+      end
+    end
+    if n >= limit then return {'toomany', n} end
+  end
 end
-local nmsgs = tonumber(ARGV[10])
-local first = 11 + nmsgs
+local nmsgs = tonumber(ARGV[11])
+local first = 12 + nmsgs
 for i = first, #ARGV, 3 do
   if redis.call('HEXISTS', KEYS[4], ARGV[i]) == 1 then return {'docexists', ARGV[i]} end
 end
 local base = redis.call('LLEN', KEYS[2])
-for i = 11, first - 1 do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+for i = 12, first - 1 do redis.call('RPUSH', KEYS[2], ARGV[i]) end
 for i = first, #ARGV, 3 do
   redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1])
   redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 2])
 end
 redis.call('HSET', KEYS[1], 'version', ARGV[2], 'user', ARGV[3], 'status', ARGV[4], 'json', ARGV[5])
+if ARGV[1] == '0' then redis.call('ZADD', KEYS[8], 'NX', 0, ARGV[9]) end
 if ARGV[4] == 'running' then
   redis.call('SADD', KEYS[7], ARGV[9])
 elseif cur[3] == 'running' then
@@ -58,27 +73,26 @@ elseif cur[3] == 'running' then
 end
 if ARGV[6] ~= '0' then
   for i = 1, 6 do redis.call('PEXPIRE', KEYS[i], ARGV[6]) end
+  redis.call('PEXPIRE', KEYS[8], ARGV[6])
   if redis.call('EXISTS', KEYS[7]) == 1 then redis.call('PEXPIRE', KEYS[7], ARGV[6]) end
 end
 return {'ok', base, cur[3] or ''}
 `)
 
-// deleteScript removes every key of a workflow and takes it out of its
-// user's running set, so a deleted running workflow never keeps counting
-// against the user's limit. The caller read the user first (the set's name
-// depends on it); should it differ, nothing is deleted.
+// deleteScript removes every key of a workflow and its entries in its
+// user's listing and running set, so a deleted running workflow never
+// keeps counting against the user's limit.
 //
-//	KEYS: state msgs docs docmeta traces tracedata lease runningFor
-//	ARGV: workflowId userId
-//	reply: {"ok", userId, traceId...} | {"missing"} | {"user", userId}
+//	KEYS: state msgs docs docmeta traces tracedata lease userRunning userListing
+//	ARGV: workflowId
+//	reply: {"ok", traceId...} | {"missing"}
 var deleteScript = redis.NewScript(`
-local user = redis.call('HGET', KEYS[1], 'user')
-if not user then return {'missing'} end
-if user ~= ARGV[2] then return {'user', user} end
-local out = {'ok', user}
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
+local out = {'ok'}
 for _, id in ipairs(redis.call('LRANGE', KEYS[5], 0, -1)) do out[#out + 1] = id end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7])
 redis.call('SREM', KEYS[8], ARGV[1])
+redis.call('ZREM', KEYS[9], ARGV[1])
 return out
 `)
 
@@ -155,7 +169,8 @@ return 0
 `)
 
 // evalPipelined sends the commands queue adds and then script, in one
-// pipeline (one round trip). If Redis has not cached the script yet it is
+// pipeline: one round trip (on a cluster, one request to each node the
+// commands reach, sent at once). If Redis has not cached the script yet it is
 // sent again with EVAL. The script's reply decides the outcome: a failed
 // index command does not undo a script that ran.
 func (s *Store) evalPipelined(ctx context.Context, queue func(redis.Pipeliner), script *redis.Script, keys []string, args ...any) ([]any, error) {

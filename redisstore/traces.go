@@ -26,12 +26,23 @@ func (s *Store) AppendTrace(ctx context.Context, t workflow.Trace) (err error) {
 	if err != nil {
 		return workflow.WrapKind(workflow.KindInvalid, err, "trace %s cannot be encoded", t.ID)
 	}
-	k := s.keys.workflow(t.WorkflowID)
-	reply, err := s.evalPipelined(ctx, func(p redis.Pipeliner) {
-		p.Set(ctx, s.keys.trace(t.ID), t.WorkflowID, s.opts.Retention)
-	}, appendTraceScript, []string{k.state, k.traces, k.tracedata}, t.ID, data, s.opts.TraceCap)
+	var reply []any
+	found, err := s.inSlot(ctx, t.WorkflowID, func(userID string) (bool, error) {
+		k := s.keys.user(userID).workflow(t.WorkflowID)
+		var err error
+		reply, err = s.evalPipelined(ctx, func(p redis.Pipeliner) {
+			p.Set(ctx, s.keys.trace(t.ID), ref(t.WorkflowID, userID), s.opts.Retention)
+		}, appendTraceScript, []string{k.state, k.traces, k.tracedata}, t.ID, data, s.opts.TraceCap)
+		if err != nil {
+			return false, err
+		}
+		return reply[0] != "missing", nil
+	})
 	if err != nil {
 		return err
+	}
+	if !found {
+		reply = []any{"missing"}
 	}
 	var drop []string
 	switch reply[0] {
@@ -66,13 +77,21 @@ func (s *Store) Traces(ctx context.Context, workflowID string) (_ []workflow.Tra
 	if err := checkWorkflowID(ctx, workflowID, false); err != nil {
 		return nil, err
 	}
-	k := s.keys.workflow(workflowID)
-	raw, err := tracesScript.Run(ctx, s.rdb, []string{k.state, k.traces, k.tracedata}).StringSlice()
-	if errors.Is(err, redis.Nil) {
-		return nil, workflow.Errorf(workflow.KindNotFound, "workflow %s not found", workflowID)
-	}
+	var raw []string
+	found, err := s.inSlot(ctx, workflowID, func(userID string) (bool, error) {
+		k := s.keys.user(userID).workflow(workflowID)
+		var err error
+		raw, err = tracesScript.Run(ctx, s.rdb, []string{k.state, k.traces, k.tracedata}).StringSlice()
+		if errors.Is(err, redis.Nil) {
+			return false, nil
+		}
+		return err == nil, redisErr(err)
+	})
 	if err != nil {
-		return nil, redisErr(err)
+		return nil, err
+	}
+	if !found {
+		return nil, workflow.Errorf(workflow.KindNotFound, "workflow %s not found", workflowID)
 	}
 	out := make([]workflow.Trace, len(raw))
 	for i, r := range raw {
@@ -91,17 +110,18 @@ func (s *Store) GetTrace(ctx context.Context, traceID string) (_ workflow.Trace,
 		return workflow.Trace{}, err
 	}
 	notFound := workflow.Errorf(workflow.KindNotFound, "trace %s not found", traceID)
-	wfID, err := s.rdb.Get(ctx, s.keys.trace(traceID)).Result()
+	entry, err := s.rdb.Get(ctx, s.keys.trace(traceID)).Result()
 	if errors.Is(err, redis.Nil) {
 		return workflow.Trace{}, notFound
 	}
 	if err != nil {
 		return workflow.Trace{}, redisErr(err)
 	}
-	if checkWorkflowID(ctx, wfID, false) != nil {
+	wfID, userID, ok := parseRef(entry)
+	if !ok || checkWorkflowID(ctx, wfID, false) != nil {
 		return workflow.Trace{}, notFound
 	}
-	b, err := s.rdb.HGet(ctx, s.keys.workflow(wfID).tracedata, traceID).Bytes()
+	b, err := s.rdb.HGet(ctx, s.keys.user(userID).workflow(wfID).tracedata, traceID).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return workflow.Trace{}, notFound
 	}

@@ -15,13 +15,20 @@ import (
 	"github.com/twostep/twostep/workflow"
 )
 
-// failSRem is a go-redis hook that fails every pipeline holding an SREM
-// while armed, like a connection lost right after a script ran.
+// failSRem is a go-redis hook that fails every SREM, and every pipeline
+// holding one, while armed, like a connection lost right after a script ran.
 type failSRem struct{ armed atomic.Bool }
 
 func (h *failSRem) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h *failSRem) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return next
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if h.armed.Load() && strings.EqualFold(cmd.Name(), "srem") {
+			err := errors.New("connection reset")
+			cmd.SetErr(err)
+			return err
+		}
+		return next(ctx, cmd)
+	}
 }
 func (h *failSRem) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {

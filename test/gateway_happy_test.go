@@ -15,8 +15,19 @@ import (
 // event stream, messages, document download, then a second round.
 func TestHappyPath(t *testing.T) {
 	t.Parallel()
+	testHappyPath(t)
+}
+
+// TestHappyPathOnCluster is TestHappyPath with the store on the Redis
+// Cluster at REDIS_CLUSTER_URL.
+func TestHappyPathOnCluster(t *testing.T) {
+	t.Parallel()
+	testHappyPath(t, "REDIS_URL="+clusterURL(t))
+}
+
+func testHappyPath(t *testing.T, env ...string) {
 	model := newFakeLLM(t)
-	g := startGateway(t, model)
+	g := startGateway(t, model, env...)
 	notes := "Quarterly notes: revenue up 12%.\nRisk: supplier delay.\n"
 
 	var wf wfView

@@ -15,7 +15,17 @@ import (
 // 4) are accepted, every other one is a 429, none is anything else.
 func TestRunningLimitAcrossInstances(t *testing.T) {
 	t.Parallel()
-	url := redisURL(t)
+	testRunningLimitAcrossInstances(t, redisURL(t))
+}
+
+// TestRunningLimitAcrossInstancesOnCluster is the same race with the store
+// on the Redis Cluster at REDIS_CLUSTER_URL.
+func TestRunningLimitAcrossInstancesOnCluster(t *testing.T) {
+	t.Parallel()
+	testRunningLimitAcrossInstances(t, clusterURL(t))
+}
+
+func testRunningLimitAcrossInstances(t *testing.T, url string) {
 	model := newFakeLLM(t)
 	const n = 200
 	// A user and prompts of this run only: no other test's rounds count

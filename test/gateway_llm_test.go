@@ -28,6 +28,8 @@ type fakeLLM struct {
 	// released ends every blocked call with its normal reply (releaseBlocked).
 	released    chan struct{}
 	releaseOnce sync.Once
+	// delay, when set, is how long every call takes (a slow model).
+	delay time.Duration
 }
 
 func newFakeLLM(t testing.TB) *fakeLLM {
@@ -74,6 +76,16 @@ func (f *fakeLLM) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	reply, blocked := f.reply(r.Header.Get("Authorization"), system.String(), user.String())
+	f.mu.Lock()
+	delay := f.delay
+	f.mu.Unlock()
+	if delay > 0 {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(delay):
+		}
+	}
 	if blocked {
 		select {
 		case <-r.Context().Done():

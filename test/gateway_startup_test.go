@@ -242,3 +242,49 @@ func redisURL(t *testing.T) string {
 	}
 	return url
 }
+
+// clusterURL returns REDIS_CLUSTER_URL (a Redis Cluster node, more seeds as
+// addr= parameters; .ci/redis-cluster.sh starts one) after a ping of the
+// cluster; it skips without one, but fails when CI is set.
+func clusterURL(t *testing.T) string {
+	t.Helper()
+	url := os.Getenv("REDIS_CLUSTER_URL")
+	if url == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI is set but REDIS_CLUSTER_URL is not")
+		}
+		t.Skip("REDIS_CLUSTER_URL not set")
+	}
+	opt, err := redis.ParseClusterURL(url)
+	if err != nil {
+		t.Fatalf("REDIS_CLUSTER_URL: %v", err)
+	}
+	client := redis.NewClusterClient(opt)
+	defer client.Close()
+	if err := client.Ping(context.Background()).Err(); err != nil {
+		t.Fatalf("REDIS_CLUSTER_URL unusable: %v", err)
+	}
+	return url
+}
+
+// TestStartupRefusesAClusterDatabase: a Redis Cluster has only database
+// 0, so a REDIS_URL naming a cluster node with another database number
+// stops the gateway at start with a message naming the database.
+func TestStartupRefusesAClusterDatabase(t *testing.T) {
+	t.Parallel()
+	opt, err := redis.ParseClusterURL(clusterURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := launchArgs(t, []string{"REDIS_URL=redis://" + opt.Addrs[0] + "/3"})
+	select {
+	case <-g.done:
+	case <-time.After(15 * time.Second):
+		_ = g.cmd.Process.Kill()
+		t.Fatal("the gateway kept running")
+	}
+	out := g.stderr.String()
+	if code := g.cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(out, "REDIS_URL is unusable") || !strings.Contains(out, "database 3") {
+		t.Errorf("exit code %d, stderr %q; want 1 and REDIS_URL is unusable naming database 3", code, out)
+	}
+}

@@ -14,7 +14,17 @@ import (
 // it with no duplicated message. The takeover time is printed (a figure,
 // not an assertion: timing belongs in benchmarks).
 func TestKilledInstancesRoundIsTakenOver(t *testing.T) {
-	url := redisURL(t)
+	testKilledInstancesRoundIsTakenOver(t, redisURL(t))
+}
+
+// TestKilledInstancesRoundIsTakenOverOnCluster is the same takeover with
+// the store on the Redis Cluster at REDIS_CLUSTER_URL: the lease and the
+// recovery scan work across shards.
+func TestKilledInstancesRoundIsTakenOverOnCluster(t *testing.T) {
+	testKilledInstancesRoundIsTakenOver(t, clusterURL(t))
+}
+
+func testKilledInstancesRoundIsTakenOver(t *testing.T, url string) {
 	conf := filepath.Join(t.TempDir(), "gateway.yaml")
 	if err := os.WriteFile(conf, []byte("limits:\n  leaseTTL: 1s\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -94,6 +94,9 @@ func (g *gateway) openStore(ctx context.Context, cfg Config, log zerolog.Logger)
 		}
 		return fmt.Errorf("redis is configured (REDIS_URL) but unreachable: %w", err)
 	}
+	if s.Cluster() {
+		log.Info().Msg("redis store on a Redis Cluster (cluster client)")
+	}
 	g.raw, g.close = s, s.Close
 	return nil
 }

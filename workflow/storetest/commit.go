@@ -52,6 +52,24 @@ func testCreateTwice(t *testing.T, f Fixture) {
 	if len(msgs) != 1 {
 		t.Errorf("after failed re-create: %d messages, want 1", len(msgs))
 	}
+
+	// The id is taken for every user: another user's create of it
+	// conflicts too and leaves the first workflow alone.
+	theirs := wf.Clone()
+	theirs.UserID = "mallory"
+	theirs.Round = 9
+	_, _, err = f.Store.Commit(ctx, workflow.Commit{Workflow: theirs, Messages: []workflow.Message{userMessage("dup")}})
+	wantKind(t, "create of the same id by another user", err, workflow.KindConflict)
+	got, err = f.Store.GetWorkflow(ctx, wf.ID)
+	must(t, "GetWorkflow", err)
+	if got.UserID != "alice" || got.Round != 1 {
+		t.Errorf("after another user's create: user %q round %d, want alice 1", got.UserID, got.Round)
+	}
+	list, _, err := f.Store.ListWorkflows(ctx, "mallory", workflow.Page{})
+	must(t, "ListWorkflows(mallory)", err)
+	if len(list) != 0 {
+		t.Errorf("mallory lists %d workflows, want 0", len(list))
+	}
 }
 
 func testStaleVersion(t *testing.T, f Fixture) {

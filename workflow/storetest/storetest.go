@@ -1,13 +1,14 @@
 // Package storetest is the conformance suite every workflow.Store
 // implementation runs in its tests: the in-memory store, the Redis store on
-// miniredis and the Redis store on a real Redis.
+// miniredis, on a real Redis node and on a Redis Cluster.
 //
 // The suite checks the guarantees documented on workflow.Store: atomic,
 // version-guarded commits; gap-free, unique message seqs under concurrent
 // committers; scoping of documents, messages and traces to their workflow
 // and of listings to their user; the administrators' listing of every
-// user's workflows; deletion that leaves nothing behind; the
-// trace cap; the running set, each user's share of it, and round leases.
+// user's workflows; ids unique across users; deletion that leaves nothing
+// behind; the trace cap; the running set, each user's share of it, and
+// round leases.
 package storetest
 
 import (
