@@ -64,8 +64,10 @@ func TestAdminPageShowsPendingApprovals(t *testing.T) {
 	if len(rows) != 1 || rows[0] != paused.ID {
 		t.Fatalf("awaiting_approval lists %v, want only %s", rows, paused.ID)
 	}
+	// Clicked from the page's script: the list may be redrawn between a
+	// node lookup and a protocol-level click.
+	evaluate[bool](ctx, t, `(document.querySelector('`+row(paused.ID)+`').click(), true)`)
 	err = chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(row(paused.ID))),
 		chromedp.WaitVisible(chromedp.CSS(`#summary .approval`)),
 		chromedp.WaitVisible(chromedp.CSS(`#timeline .step[data-step="2"] .timeline-approval`)),
 	)
