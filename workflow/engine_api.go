@@ -47,7 +47,7 @@ func (e *Engine) Create(ctx context.Context, in NewWorkflow) (_ *Workflow, err e
 		return nil, err
 	}
 	e.notify()
-	e.runner.schedule(stored.ID)
+	e.runner.schedule(ctx, stored.ID)
 	return stored, nil
 }
 
@@ -210,7 +210,7 @@ func (e *Engine) commitAndSchedule(ctx context.Context, next *Workflow, version 
 		return nil, err
 	}
 	e.notify()
-	e.runner.schedule(stored.ID)
+	e.runner.schedule(ctx, stored.ID)
 	return stored, nil
 }
 
