@@ -1,0 +1,113 @@
+package redisstore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/twostep/twostep/redisstore"
+	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/dispatchtest"
+)
+
+// The conformance suite on miniredis and, with REDIS_URL, on a real Redis
+// (short Block, so an empty Receive returns quickly).
+func TestDispatcher(t *testing.T) {
+	t.Parallel()
+	opts := redisstore.DispatchOptions{Partitions: 3, Block: 100 * time.Millisecond}
+	t.Run("miniredis", func(t *testing.T) {
+		dispatchtest.Run(t, func(t *testing.T) workflow.Dispatcher {
+			mr := miniredis.RunT(t)
+			client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+			t.Cleanup(func() { _ = client.Close() })
+			d, err := redisstore.NewDispatcher(client, "", opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d
+		})
+	})
+	t.Run("redis", func(t *testing.T) {
+		client := realClient(t, redisURL(t))
+		dispatchtest.Run(t, func(t *testing.T) workflow.Dispatcher {
+			d, err := redisstore.NewDispatcher(client, uniquePrefix(t, client), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d
+		})
+	})
+}
+
+func TestNewDispatcherValidates(t *testing.T) {
+	t.Parallel()
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	t.Cleanup(func() { _ = client.Close() })
+	for _, tc := range []struct {
+		name   string
+		prefix string
+		n      int
+	}{
+		{"braces in the prefix", "a{b}", 1},
+		{"negative partitions", "", -1},
+		{"too many partitions", "", redisstore.MaxDispatchPartitions + 1},
+	} {
+		if _, err := redisstore.NewDispatcher(client, tc.prefix, redisstore.DispatchOptions{Partitions: tc.n}); workflow.KindOf(err) != workflow.KindInvalid {
+			t.Errorf("%s: %v, want KindInvalid", tc.name, err)
+		}
+	}
+}
+
+// Entries spread over the partitions by workflow id, each stream with the
+// one consumer group; an acked entry is deleted, so a stream's length is
+// what is still queued or pending.
+func TestDispatchLayout(t *testing.T) {
+	t.Parallel()
+	mr := miniredis.RunT(t)
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = client.Close() })
+	d, err := redisstore.NewDispatcher(client, "pfx", redisstore.DispatchOptions{Partitions: 4, Block: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for range 40 {
+		if err := d.Enqueue(ctx, workflow.NewID(workflow.PrefixWorkflow)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	total := int64(0)
+	for p := range 4 {
+		key := redisstore.DispatchKey("pfx", p)
+		if key != "pfx:dispatch:{p"+string(rune('0'+p))+"}" {
+			t.Fatalf("partition %d's key is %q", p, key)
+		}
+		n, err := client.XLen(ctx, key).Result()
+		if err != nil || n == 0 {
+			t.Errorf("partition %d holds %d entries (%v); 40 ids should reach every one of 4", p, n, err)
+		}
+		total += n
+	}
+	if total != 40 {
+		t.Fatalf("%d entries in all, want 40", total)
+	}
+	dl, ok, err := d.Receive(ctx, "c1", 0)
+	if !ok || err != nil {
+		t.Fatalf("Receive: %v %v", ok, err)
+	}
+	groups, err := client.XInfoGroups(ctx, redisstore.DispatchKey("pfx", 0)).Result()
+	if err != nil || len(groups) != 1 || groups[0].Name != redisstore.DispatchGroup || groups[0].Pending != 1 {
+		t.Fatalf("XINFO GROUPS: %+v, %v; want one group %q with one pending entry", groups, err, redisstore.DispatchGroup)
+	}
+	before, _ := client.XLen(ctx, redisstore.DispatchKey("pfx", 0)).Result()
+	if err := d.Ack(ctx, dl); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := client.XLen(ctx, redisstore.DispatchKey("pfx", 0)).Result()
+	if after != before-1 {
+		t.Errorf("ack left the stream at %d entries (was %d); want the entry deleted", after, before)
+	}
+}
