@@ -117,7 +117,7 @@ func (m *scriptLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h = nil
 	}
 	m.mu.Unlock()
-	var wait <-chan time.Time
+	wait := time.After(0)
 	if m.delay != nil {
 		wait = time.After(m.delay())
 	}
