@@ -1,19 +1,27 @@
 package test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/twostep/twostep/redisstore"
 )
 
 // TestTwoWorkersShareTheRounds (Redis): with one API-only instance taking
 // every create and two worker instances of one worker each, two rounds
 // whose model calls block run at the same time, one on each worker: an
-// idle worker takes work the busy one cannot.
+// idle worker takes work the busy one cannot. They got it through the
+// dispatch streams: while the rounds run, each one's entry is pending in
+// the consumer group, held by a different worker.
 func TestTwoWorkersShareTheRounds(t *testing.T) {
 	url := redisURL(t)
 	conf := filepath.Join(t.TempDir(), "gateway.yaml")
@@ -34,6 +42,10 @@ func TestTwoWorkersShareTheRounds(t *testing.T) {
 		ids[i] = wf.ID
 	}
 	model.waitBlocked(t, 2) // one worker each: both are running a round
+	holders := pendingHolders(t, url, ids)
+	if len(holders) != 2 || holders[ids[0]] == "" || holders[ids[0]] == holders[ids[1]] {
+		t.Errorf("dispatch entries pending by workflow: %v; want each round's held by its own worker", holders)
+	}
 	model.releaseBlocked()
 	for _, id := range ids {
 		if w := api.waitDone(t, gwAlice, id); w.Status != "completed" {
@@ -66,4 +78,37 @@ func roundsEnded(t *testing.T, g *gateway) int {
 		}
 	}
 	return 0
+}
+
+// pendingHolders returns, for each of ids with an entry pending in the
+// dispatch streams' consumer group, the consumer holding it (what
+// `redis-cli XPENDING twostep:dispatch:{p0} workers - + 10` shows).
+func pendingHolders(t *testing.T, url string, ids []string) map[string]string {
+	t.Helper()
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := redis.NewClient(opt)
+	defer client.Close()
+	ctx := context.Background()
+	out := map[string]string{}
+	for p := range redisstore.DefaultDispatchPartitions {
+		key := redisstore.DispatchKey(redisstore.DefaultKeyPrefix, p)
+		pending, err := client.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: key, Group: redisstore.DispatchGroup,
+			Start: "-", End: "+", Count: 1000}).Result()
+		if err != nil {
+			t.Fatalf("XPENDING %s: %v", key, err)
+		}
+		for _, e := range pending {
+			msgs, err := client.XRange(ctx, key, e.ID, e.ID).Result()
+			if err != nil || len(msgs) != 1 {
+				continue
+			}
+			if id, _ := msgs[0].Values["wf"].(string); slices.Contains(ids, id) {
+				out[id] = e.Consumer
+			}
+		}
+	}
+	return out
 }
