@@ -111,3 +111,49 @@ func TestDispatchLayout(t *testing.T) {
 		t.Errorf("ack left the stream at %d entries (was %d); want the entry deleted", after, before)
 	}
 }
+
+// BenchmarkDispatchCycle is one round's dispatch on real Redis: Enqueue,
+// Receive, one Touch (a lease renewal) and Ack, with their round trips.
+func BenchmarkDispatchCycle(b *testing.B) {
+	o, err := redis.ParseURL(redisURL(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	client := redis.NewClient(o)
+	b.Cleanup(func() { _ = client.Close() })
+	counter := &roundTrips{}
+	client.AddHook(counter)
+	d, err := redisstore.NewDispatcher(client, uniquePrefix(b, client), redisstore.DispatchOptions{Partitions: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	id := workflow.NewID(workflow.PrefixWorkflow)
+	if err := d.Enqueue(ctx, id); err != nil { // creates the group on the first Receive
+		b.Fatal(err)
+	}
+	if dl, ok, err := d.Receive(ctx, "bench", 0); !ok || err != nil {
+		b.Fatal(ok, err)
+	} else if err := d.Ack(ctx, dl); err != nil {
+		b.Fatal(err)
+	}
+	counter.n.Store(0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if err := d.Enqueue(ctx, id); err != nil {
+			b.Fatal(err)
+		}
+		dl, ok, err := d.Receive(ctx, "bench", 0)
+		if !ok || err != nil {
+			b.Fatal(ok, err)
+		}
+		if err := d.Touch(ctx, "bench", dl); err != nil {
+			b.Fatal(err)
+		}
+		if err := d.Ack(ctx, dl); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(counter.n.Load())/float64(b.N), "roundtrips/op")
+}
