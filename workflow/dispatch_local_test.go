@@ -152,3 +152,50 @@ func TestDeliveredRoundHeldElsewhereWaits(t *testing.T) {
 		t.Fatalf("after the holder let go: %+v, %v", got, err)
 	}
 }
+
+// A shutting-down engine hands the round it interrupted to another one at
+// once (its entry requeued), not after its lease expired: the other
+// engine's reclaim and recovery scan run only hourly here.
+func TestShutdownHandsTheRoundOver(t *testing.T) {
+	t.Parallel()
+	store, d := memstore.New(), workflow.NewLocalDispatcher()
+	started := make(chan struct{}, 1)
+	stuck := workflow.ModelFunc(func(ctx context.Context, _ workflow.ModelRequest) (workflow.ModelResponse, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return workflow.ModelResponse{}, ctx.Err()
+	})
+	cfg := workflow.EngineConfig{InstanceID: "leaving", Dispatcher: d, RecoverInterval: time.Hour,
+		ReclaimInterval: time.Hour, LeaseTTL: time.Hour, PollInterval: 10 * time.Millisecond, ShutdownGrace: 50 * time.Millisecond}
+	leaving, err := workflow.NewEngine(cfg, store, stuck, enginetest.NewRegistry(),
+		map[workflow.ModeName]workflow.Mode{workflow.ModeReact: stubMode{callThenComplete}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaving.Start(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	wf, err := leaving.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	answers := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
+		return workflow.ModelResponse{Text: "{}"}, nil
+	})
+	cfg.InstanceID = "staying"
+	staying, err := workflow.NewEngine(cfg, store, answers, enginetest.NewRegistry(),
+		map[workflow.ModeName]workflow.Mode{workflow.ModeReact: stubMode{callThenComplete}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	staying.Start(context.Background())
+	t.Cleanup(func() { _ = staying.Shutdown(context.Background()) })
+	if err := leaving.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := staying.Wait(ctx, wf.ID)
+	if err != nil || got.Status != workflow.StatusCompleted {
+		t.Fatalf("the handed-over round: %+v, %v; want completed by the staying engine", got, err)
+	}
+}
