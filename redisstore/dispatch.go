@@ -281,6 +281,34 @@ func (d *Dispatcher) Requeue(ctx context.Context, dl workflow.Delivery) (err err
 	return redisErr(err)
 }
 
+// leaveScript deletes consumer ARGV[2] from group ARGV[1] of stream
+// KEYS[1] if it holds no pending entry (XGROUP DELCONSUMER would drop
+// them); it returns -1 when it kept the consumer.
+var leaveScript = redis.NewScript(`
+local pending = redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', 1, ARGV[2])
+if #pending == 0 then
+  return redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], ARGV[2])
+end
+return -1
+`)
+
+// Leave deletes consumer from each stream's group where it holds no
+// pending entry, so instances that came and went do not pile up in
+// XINFO CONSUMERS.
+func (d *Dispatcher) Leave(ctx context.Context, consumer string) (err error) {
+	defer workflow.Wrap(&err, "redisstore.Leave(%q)", consumer)
+	if err := checkID(ctx, "consumer", consumer); err != nil {
+		return err
+	}
+	for _, key := range d.keys {
+		err := leaveScript.Run(ctx, d.rdb, []string{key}, DispatchGroup, consumer).Err()
+		if err != nil && !strings.Contains(err.Error(), "NOGROUP") { // no stream or group: nothing to leave
+			return redisErr(err)
+		}
+	}
+	return nil
+}
+
 func (d *Dispatcher) key(dl workflow.Delivery) (string, error) {
 	if dl.Partition < 0 || dl.Partition >= len(d.keys) || dl.Ref == "" {
 		return "", workflow.Errorf(workflow.KindInvalid, "delivery %+v is not one of this dispatcher's", dl)

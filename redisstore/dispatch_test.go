@@ -157,3 +157,50 @@ func BenchmarkDispatchCycle(b *testing.B) {
 	}
 	b.ReportMetric(float64(counter.n.Load())/float64(b.N), "roundtrips/op")
 }
+
+// Leave removes a consumer from the partitions where it holds nothing and
+// keeps it (with its pending entry) where it still holds one.
+func TestDispatcherLeave(t *testing.T) {
+	t.Parallel()
+	client := realClient(t, redisURL(t))
+	prefix := uniquePrefix(t, client)
+	d, err := redisstore.NewDispatcher(client, prefix, redisstore.DispatchOptions{Partitions: 1, Block: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	key := redisstore.DispatchKey(prefix, 0)
+	consumers := func() map[string]int64 {
+		list, err := client.XInfoConsumers(ctx, key, redisstore.DispatchGroup).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]int64{}
+		for _, c := range list {
+			out[c.Name] = c.Pending
+		}
+		return out
+	}
+	for _, c := range []string{"holds", "idle"} {
+		if err := d.Enqueue(ctx, workflow.NewID(workflow.PrefixWorkflow)); err != nil {
+			t.Fatal(err)
+		}
+		dl, ok, err := d.Receive(ctx, c, 0)
+		if !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+		if c == "idle" {
+			if err := d.Ack(ctx, dl); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, c := range []string{"holds", "idle", "never-seen"} {
+		if err := d.Leave(ctx, c); err != nil {
+			t.Fatalf("Leave(%s): %v", c, err)
+		}
+	}
+	if got := consumers(); len(got) != 1 || got["holds"] != 1 {
+		t.Fatalf("consumers after Leave: %v; want only holds, with its pending entry", got)
+	}
+}

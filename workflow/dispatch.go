@@ -43,6 +43,10 @@ type Dispatcher interface {
 	// Requeue ends d and offers its round again as a new entry (keeping
 	// Reclaimed), atomically: a round is never without an entry.
 	Requeue(ctx context.Context, d Delivery) error
+	// Leave forgets consumer (an instance shutting down) in every
+	// partition where it holds no pending entry; where it still does, the
+	// entries stay for Reclaim.
+	Leave(ctx context.Context, consumer string) error
 }
 
 // Delivery is one entry of a Dispatcher handed to a consumer.

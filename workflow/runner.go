@@ -154,6 +154,11 @@ func (r *runner) shutdown(ctx context.Context) error {
 	r.cancel(errShutdown)
 	select {
 	case <-done:
+		lctx, cancel := context.WithTimeout(ctx, dispatchTimeout)
+		defer cancel()
+		if err := r.d.Leave(lctx, r.e.cfg.InstanceID); err != nil {
+			r.e.log.Warn("leaving the dispatch group failed", "err", err)
+		}
 		return nil
 	case <-ctx.Done():
 		return WrapKind(KindUnavailable, ctx.Err(), "Shutdown: rounds still running")
