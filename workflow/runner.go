@@ -167,15 +167,19 @@ func (r *runner) shutdown(ctx context.Context) error {
 
 // schedule dispatches id's round, just committed running. When this
 // instance is still finishing a previous run of it, the round runs again
-// here right after (its entry is still pending here). Otherwise the round
-// gets an entry any instance's idle worker receives, this one's included;
-// if that fails, the recovery scan finds the round.
+// here right after; if that run came from an entry, the entry stays
+// pending until then and covers the new round (should this instance die,
+// it is reclaimed). Otherwise the round gets an entry any instance's idle
+// worker receives, this one's included; if that fails, the recovery scan
+// finds the round.
 func (r *runner) schedule(ctx context.Context, id string) {
 	r.mu.Lock()
 	if a := r.active[id]; a != nil && !r.closed {
 		a.again = true
-		r.mu.Unlock()
-		return
+		if len(a.it.deliveries) > 0 {
+			r.mu.Unlock()
+			return
+		}
 	}
 	r.mu.Unlock()
 	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dispatchTimeout)
