@@ -55,9 +55,8 @@ type Dispatcher struct {
 	keys  []string
 	block time.Duration
 
-	mu      sync.Mutex
-	cursors []string // XAUTOCLAIM cursor per partition
-	ready   bool     // the consumer groups exist
+	mu    sync.Mutex
+	ready bool // the consumer groups exist
 }
 
 var _ workflow.Dispatcher = (*Dispatcher)(nil)
@@ -92,10 +91,9 @@ func NewDispatcher(client redis.UniversalClient, prefix string, opts DispatchOpt
 	if block <= 0 {
 		block = DefaultDispatchBlock
 	}
-	d := &Dispatcher{rdb: client, block: block, cursors: make([]string, n)}
+	d := &Dispatcher{rdb: client, block: block}
 	for p := range n {
 		d.keys = append(d.keys, DispatchKey(prefix, p))
-		d.cursors[p] = "0-0"
 	}
 	return d, nil
 }
@@ -177,12 +175,14 @@ func (d *Dispatcher) delivery(ctx context.Context, p int, m redis.XMessage) (wor
 	return dl, true
 }
 
-// Reclaim moves to consumer, with XAUTOCLAIM, entries of any consumer
-// pending for at least idle, up to max; it goes on, per partition, where
-// the previous call stopped, so a large pending list is covered over
-// several calls. Each XAUTOCLAIM asks for at least reclaimCount entries
-// (it scans ten times that many): the ones beyond max are requeued at
-// once, so another instance's idle worker takes them.
+// Reclaim moves to consumer entries of any consumer pending for at least
+// idle, up to max. Per partition it first lists idle entries with their
+// holders (XPENDING … IDLE, the one round trip when nothing is idle), then
+// claims them with XAUTOCLAIM from the first one listed, which checks the
+// idle time again atomically, so two instances never both get one. Each
+// delivery names its previous holder (Delivery.From). Entries claimed
+// beyond max are requeued at once, so another instance's idle worker
+// takes them.
 func (d *Dispatcher) Reclaim(ctx context.Context, consumer string, idle time.Duration, max int) (_ []workflow.Delivery, err error) {
 	defer workflow.Wrap(&err, "redisstore.Reclaim(%q)", consumer)
 	if err := checkID(ctx, "consumer", consumer); err != nil {
@@ -193,11 +193,8 @@ func (d *Dispatcher) Reclaim(ctx context.Context, consumer string, idle time.Dur
 	}
 	var out, extra []workflow.Delivery
 	for p, key := range d.keys {
-		d.mu.Lock()
-		start := d.cursors[p]
-		d.mu.Unlock()
-		msgs, next, err := d.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: key, Group: DispatchGroup,
-			Consumer: consumer, MinIdle: idle, Start: start, Count: int64(reclaimCount)}).Result()
+		idleOnes, err := d.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: key, Group: DispatchGroup,
+			Idle: idle, Start: "-", End: "+", Count: reclaimCount}).Result()
 		if isNoGroup(err) {
 			d.forgetGroups()
 			continue
@@ -205,15 +202,24 @@ func (d *Dispatcher) Reclaim(ctx context.Context, consumer string, idle time.Dur
 		if err != nil {
 			return out, redisErr(err)
 		}
-		d.mu.Lock()
-		d.cursors[p] = next
-		d.mu.Unlock()
+		if len(idleOnes) == 0 {
+			continue
+		}
+		holder := make(map[string]string, len(idleOnes))
+		for _, e := range idleOnes {
+			holder[e.ID] = e.Consumer
+		}
+		msgs, _, err := d.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: key, Group: DispatchGroup,
+			Consumer: consumer, MinIdle: idle, Start: idleOnes[0].ID, Count: int64(reclaimCount)}).Result()
+		if err != nil {
+			return out, redisErr(err)
+		}
 		for _, m := range msgs {
 			dl, ok := d.delivery(ctx, p, m)
 			if !ok {
 				continue
 			}
-			dl.Reclaimed = true
+			dl.Reclaimed, dl.From = true, holder[m.ID]
 			if len(out) < max {
 				out = append(out, dl)
 			} else {

@@ -33,7 +33,8 @@ type Dispatcher interface {
 	Receive(ctx context.Context, consumer string, partition int) (d Delivery, ok bool, err error)
 	// Reclaim delivers to consumer up to max entries that other consumers
 	// (or consumer itself) received but neither acked nor touched for at
-	// least idle, with Delivery.Reclaimed set.
+	// least idle, with Delivery.Reclaimed set and Delivery.From naming the
+	// consumer that held each.
 	Reclaim(ctx context.Context, consumer string, idle time.Duration, max int) ([]Delivery, error)
 	// Touch tells that consumer still works on d, so Reclaim leaves it
 	// alone for another idle period.
@@ -61,4 +62,6 @@ type Delivery struct {
 	// Reclaimed marks an entry taken from a consumer that left it: its
 	// round may have been running on an instance that died.
 	Reclaimed bool
+	// From is the consumer that left a reclaimed entry, when known.
+	From string
 }

@@ -117,8 +117,8 @@ func (l *LocalDispatcher) Reclaim(ctx context.Context, consumer string, idle tim
 	slices.SortFunc(idleOnes, func(a, b *localPending) int { return cmp.Compare(a.seq, b.seq) })
 	var out []Delivery
 	for _, p := range idleOnes[:min(max, len(idleOnes))] {
+		out = append(out, Delivery{WorkflowID: p.workflowID, Ref: p.ref, Reclaimed: true, From: p.consumer})
 		p.consumer, p.touched, p.reclaimed = consumer, now, true
-		out = append(out, Delivery{WorkflowID: p.workflowID, Ref: p.ref, Reclaimed: true})
 	}
 	return out, nil
 }

@@ -109,7 +109,7 @@ func TestLeftEntryIsReclaimedAndTakenOver(t *testing.T) {
 	if err != nil || got.Status != workflow.StatusCompleted {
 		t.Fatalf("the left round: %+v, %v; want completed here", got, err)
 	}
-	if !strings.Contains(logs.String(), `msg="round taken over" instance=here workflow=`+wf.ID) {
+	if !strings.Contains(logs.String(), `msg="round taken over" instance=here workflow=`+wf.ID+" round=1 step=2 fence=2 from=dead") {
 		t.Errorf("no takeover line in:\n%s", logs.String())
 	}
 	deadline := time.Now().Add(5 * time.Second)

@@ -69,8 +69,9 @@ type item struct {
 	id         string
 	deliveries []Delivery
 	// takeover: the recovery scan found the round, or it came from an
-	// entry another instance left.
+	// entry another instance left (from: that instance, when known).
 	takeover  bool
+	from      string
 	busyTries int
 }
 
@@ -215,11 +216,14 @@ func (r *runner) offer(d Delivery) {
 		if it := r.queued[d.WorkflowID]; it != nil {
 			it.deliveries = append(it.deliveries, d)
 			it.takeover = it.takeover || d.Reclaimed
+			if d.From != "" {
+				it.from = d.From
+			}
 			r.mu.Unlock()
 			return
 		}
 		if r.freeLocked() > 0 {
-			r.enqueueLocked(&item{id: d.WorkflowID, deliveries: []Delivery{d}, takeover: d.Reclaimed})
+			r.enqueueLocked(&item{id: d.WorkflowID, deliveries: []Delivery{d}, takeover: d.Reclaimed, from: d.From})
 			r.mu.Unlock()
 			return
 		}
@@ -266,7 +270,7 @@ func (r *runner) work() {
 		if !ok {
 			return
 		}
-		out := r.e.runClaimed(a.ctx, it.id, it.takeover, func(ctx context.Context) { r.touch(ctx, a) })
+		out := r.e.runClaimed(a.ctx, it.id, takeover{it.takeover, it.from}, func(ctx context.Context) { r.touch(ctx, a) })
 		a.cancel(nil)
 		r.finish(it, a, out)
 	}
@@ -295,7 +299,7 @@ func (r *runner) finish(it *item, a *activeRun, out runOutcome) {
 	r.room.Broadcast()
 	closed := r.closed
 	if a.again && !closed {
-		it.takeover, it.busyTries = false, 0
+		it.takeover, it.from, it.busyTries = false, "", 0
 		r.enqueueLocked(it)
 		r.mu.Unlock()
 		return

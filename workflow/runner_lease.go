@@ -25,14 +25,20 @@ const (
 	runInterrupted
 )
 
+// takeover says a run may take a round over from another instance: the
+// recovery scan found it, or its entry was left (by from, when known).
+type takeover struct {
+	yes  bool
+	from string
+}
+
 // runClaimed runs id's round if this instance can claim its lease and the
 // round is still running. While it runs, a watcher renews the lease and
 // polls the status; after each renewal touch keeps the round's deliveries
-// from being reclaimed. The lease is released when the run ends. takeover
-// (the recovery loop queued the round, or another instance left it) logs
-// "round taken over" once the claim succeeds on a running round that had
-// progressed.
-func (e *Engine) runClaimed(ctx context.Context, id string, takeover bool, touch func(context.Context)) runOutcome {
+// from being reclaimed. The lease is released when the run ends. A
+// takeover logs "round taken over" (with the previous holder when known)
+// once the claim succeeds on a running round that had progressed.
+func (e *Engine) runClaimed(ctx context.Context, id string, to takeover, touch func(context.Context)) runOutcome {
 	owner, ttl := e.cfg.InstanceID, e.cfg.LeaseTTL
 	fence, err := e.store.ClaimRound(ctx, id, owner, ttl)
 	switch {
@@ -60,8 +66,12 @@ func (e *Engine) runClaimed(ctx context.Context, id string, takeover bool, touch
 	case err != nil:
 		return runLeft
 	}
-	if takeover && progressed(wf) {
-		e.log.Info("round taken over", "workflow", id, "round", wf.Round, "step", wf.Step, "fence", fence)
+	if to.yes && progressed(wf) {
+		attrs := []any{"workflow", id, "round", wf.Round, "step", wf.Step, "fence", fence}
+		if to.from != "" {
+			attrs = append(attrs, "from", to.from)
+		}
+		e.log.Info("round taken over", attrs...)
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

@@ -152,8 +152,8 @@ func reclaimDead(t *testing.T, d workflow.Dispatcher) {
 	}
 	time.Sleep(60 * time.Millisecond)
 	back, err := d.Reclaim(ctx, "c2", 50*time.Millisecond, 10)
-	if err != nil || len(back) != 1 || back[0].WorkflowID != want[0] || !back[0].Reclaimed || back[0].Ref != got[0].Ref {
-		t.Fatalf("Reclaim: %+v, %v; want %s's entry %s, reclaimed", back, err, want[0], got[0].Ref)
+	if err != nil || len(back) != 1 || back[0].WorkflowID != want[0] || !back[0].Reclaimed || back[0].Ref != got[0].Ref || back[0].From != "dead" {
+		t.Fatalf("Reclaim: %+v, %v; want %s's entry %s, reclaimed from dead", back, err, want[0], got[0].Ref)
 	}
 	if again, err := d.Reclaim(ctx, "c3", 50*time.Millisecond, 10); err != nil || len(again) != 0 {
 		t.Fatalf("a second Reclaim at once: %+v, %v; want nothing (c2 just took it)", again, err)
