@@ -154,10 +154,21 @@ func TestDeliveredRoundHeldElsewhereWaits(t *testing.T) {
 }
 
 // A shutting-down engine hands the round it interrupted to another one at
-// once (its entry requeued), not after its lease expired: the other
-// engine's reclaim and recovery scan run only hourly here.
+// once, not after its lease expired: the other engine's reclaim and
+// recovery scan run only hourly here. A round that came with an entry gets
+// it requeued; one the leaving engine's scan found gets a new entry.
 func TestShutdownHandsTheRoundOver(t *testing.T) {
 	t.Parallel()
+	for _, viaScan := range []bool{false, true} {
+		name := map[bool]string{false: "from an entry", true: "found by the scan"}[viaScan]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			handOver(t, viaScan)
+		})
+	}
+}
+
+func handOver(t *testing.T, viaScan bool) {
 	store, d := memstore.New(), workflow.NewLocalDispatcher()
 	started := make(chan struct{}, 1)
 	stuck := workflow.ModelFunc(func(ctx context.Context, _ workflow.ModelRequest) (workflow.ModelResponse, error) {
@@ -165,27 +176,39 @@ func TestShutdownHandsTheRoundOver(t *testing.T) {
 		<-ctx.Done()
 		return workflow.ModelResponse{}, ctx.Err()
 	})
+	modes := map[workflow.ModeName]workflow.Mode{workflow.ModeReact: stubMode{callThenComplete}}
 	cfg := workflow.EngineConfig{InstanceID: "leaving", Dispatcher: d, RecoverInterval: time.Hour,
 		ReclaimInterval: time.Hour, LeaseTTL: time.Hour, PollInterval: 10 * time.Millisecond, ShutdownGrace: 50 * time.Millisecond}
-	leaving, err := workflow.NewEngine(cfg, store, stuck, enginetest.NewRegistry(),
-		map[workflow.ModeName]workflow.Mode{workflow.ModeReact: stubMode{callThenComplete}})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var id string
+	if viaScan { // running in the store, with no entry: the start-up scan finds it
+		wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "alice", Mode: workflow.ModeReact,
+			Status: workflow.StatusRunning, Round: 1, Step: 1, MaxSteps: 3, Checkpoint: &workflow.Checkpoint{Phase: workflow.PhaseSelect}}
+		if _, _, err := store.Commit(ctx, workflow.Commit{Workflow: wf, Messages: []workflow.Message{{
+			ID: workflow.NewID(workflow.PrefixMessage), Round: 1, Role: workflow.RoleUser, Text: "p"}}}); err != nil {
+			t.Fatal(err)
+		}
+		id = wf.ID
+	}
+	leaving, err := workflow.NewEngine(cfg, store, stuck, enginetest.NewRegistry(), modes)
 	if err != nil {
 		t.Fatal(err)
 	}
 	leaving.Start(context.Background())
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	wf, err := leaving.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "p"})
-	if err != nil {
-		t.Fatal(err)
+	if !viaScan {
+		wf, err := leaving.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "p"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id = wf.ID
 	}
 	<-started
 	answers := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
 		return workflow.ModelResponse{Text: "{}"}, nil
 	})
 	cfg.InstanceID = "staying"
-	staying, err := workflow.NewEngine(cfg, store, answers, enginetest.NewRegistry(),
-		map[workflow.ModeName]workflow.Mode{workflow.ModeReact: stubMode{callThenComplete}})
+	staying, err := workflow.NewEngine(cfg, store, answers, enginetest.NewRegistry(), modes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +217,7 @@ func TestShutdownHandsTheRoundOver(t *testing.T) {
 	if err := leaving.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	got, err := staying.Wait(ctx, wf.ID)
+	got, err := staying.Wait(ctx, id)
 	if err != nil || got.Status != workflow.StatusCompleted {
 		t.Fatalf("the handed-over round: %+v, %v; want completed by the staying engine", got, err)
 	}

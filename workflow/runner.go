@@ -309,6 +309,10 @@ func (r *runner) finish(it *item, a *activeRun, out runOutcome) {
 	case out == runSettled && !a.again:
 		r.ack(it.deliveries)
 	case closed && (out == runInterrupted || a.again):
+		if len(it.deliveries) == 0 { // found by the scan: give it an entry
+			r.schedule(context.Background(), it.id)
+			return
+		}
 		r.handOff(it)
 	case out == runBusy && !closed && it.busyTries < busyRetries && len(it.deliveries) > 0:
 		delay := busyDelay << it.busyTries
