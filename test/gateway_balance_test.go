@@ -57,12 +57,27 @@ func TestTwoWorkersShareTheRounds(t *testing.T) {
 		if n := roundsEnded(t, w); n != 1 {
 			t.Errorf("worker %d ended %d rounds, want 1", i+1, n)
 		}
+		if n := metricValue(t, w, `twostep_dispatch_total{event="received"}`); n < 1 {
+			t.Errorf("worker %d's /metrics counts %d dispatch entries received, want at least 1 (reclaimed %d, acked %d, left %d)", i+1, n,
+				metricValue(t, w, `twostep_dispatch_total{event="reclaimed"}`), metricValue(t, w, `twostep_dispatch_total{event="acked"}`),
+				metricValue(t, w, `twostep_dispatch_total{event="left"}`))
+		}
+	}
+	if n := metricValue(t, api, `twostep_dispatch_total{event="enqueued"}`); n != 2 {
+		t.Errorf("the API instance's /metrics counts %d rounds enqueued, want 2", n)
 	}
 }
 
 // roundsEnded reads twostep_rounds_total{outcome="completed"} from g's
 // /metrics.
 func roundsEnded(t *testing.T, g *gateway) int {
+	t.Helper()
+	return metricValue(t, g, `twostep_rounds_total{outcome="completed"}`)
+}
+
+// metricValue reads one series (name with labels) from g's /metrics; 0
+// when absent.
+func metricValue(t *testing.T, g *gateway, series string) int {
 	t.Helper()
 	resp, err := http.Get(g.url + "/metrics")
 	if err != nil {
@@ -71,9 +86,9 @@ func roundsEnded(t *testing.T, g *gateway) int {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	for _, line := range strings.Split(string(body), "\n") {
-		if strings.HasPrefix(line, `twostep_rounds_total{outcome="completed"} `) {
+		if strings.HasPrefix(line, series+" ") {
 			var n int
-			fmt.Sscan(strings.TrimPrefix(line, `twostep_rounds_total{outcome="completed"} `), &n)
+			fmt.Sscan(strings.TrimPrefix(line, series+" "), &n)
 			return n
 		}
 	}

@@ -65,3 +65,20 @@ type Delivery struct {
 	// From is the consumer that left a reclaimed entry, when known.
 	From string
 }
+
+// Dispatch events reported to a DispatchObserver.
+const (
+	DispatchEnqueued      = "enqueued"       // a round got an entry
+	DispatchEnqueueFailed = "enqueue_failed" // it did not (the recovery scan will find it)
+	DispatchReceived      = "received"       // an entry was taken by a worker here
+	DispatchReclaimed     = "reclaimed"      // an entry another consumer left was taken here
+	DispatchHandedOff     = "handed_off"     // an entry was requeued for another instance
+	DispatchAcked         = "acked"          // an entry's round no longer runs
+	DispatchLeft          = "left"           // an entry was left pending for Reclaim
+)
+
+// DispatchObserver is the optional part of an Observer that counts what
+// the runner does with dispatcher entries (the Dispatch* events).
+type DispatchObserver interface {
+	Dispatched(event string)
+}

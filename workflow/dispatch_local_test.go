@@ -3,7 +3,9 @@ package workflow_test
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,9 +20,34 @@ func TestLocalDispatcher(t *testing.T) {
 	dispatchtest.Run(t, func(*testing.T) workflow.Dispatcher { return workflow.NewLocalDispatcher() })
 }
 
+// dispatchEvents counts dispatch events (a workflow.DispatchObserver).
+type dispatchEvents struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (o *dispatchEvents) RoundEnded(*workflow.Workflow) {}
+func (o *dispatchEvents) StepFinished(workflow.ModeName, string, workflow.MessageStatus, time.Duration) {
+}
+func (o *dispatchEvents) ModelCalled(workflow.Stage, string, int, int) {}
+func (o *dispatchEvents) Dispatched(event string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.n == nil {
+		o.n = map[string]int{}
+	}
+	o.n[event]++
+}
+
+func (o *dispatchEvents) counts() map[string]int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return maps.Clone(o.n)
+}
+
 // dispatchEngine is an engine sharing d, whose recovery scan runs only at
 // start (every hour after), so rounds reach it only through d.
-func dispatchEngine(t *testing.T, id string, d workflow.Dispatcher, store workflow.Store, start bool, log *slog.Logger) *workflow.Engine {
+func dispatchEngine(t *testing.T, id string, d workflow.Dispatcher, store workflow.Store, start bool, log *slog.Logger, obs ...workflow.Observer) *workflow.Engine {
 	t.Helper()
 	model := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
 		return workflow.ModelResponse{Text: "{}"}, nil
@@ -28,6 +55,9 @@ func dispatchEngine(t *testing.T, id string, d workflow.Dispatcher, store workfl
 	cfg := workflow.EngineConfig{InstanceID: id, Dispatcher: d, RecoverInterval: time.Hour,
 		ReclaimInterval: 20 * time.Millisecond, LeaseTTL: 150 * time.Millisecond, PollInterval: 10 * time.Millisecond,
 		ShutdownGrace: 50 * time.Millisecond, Logger: log}
+	if len(obs) > 0 {
+		cfg.Observer = obs[0]
+	}
 	e, err := workflow.NewEngine(cfg, store, model, enginetest.NewRegistry(),
 		map[workflow.ModeName]workflow.Mode{workflow.ModeReact: stubMode{callThenComplete}})
 	if err != nil {
@@ -48,12 +78,14 @@ func dispatchEngine(t *testing.T, id string, d workflow.Dispatcher, store workfl
 
 // Rounds accepted by an engine that runs none (an API-only instance) are
 // run by the worker engine sharing the dispatcher, not found by a scan;
-// every entry is acked once its round completed.
+// every entry is acked once its round completed, and the observers count
+// each step.
 func TestDispatchedRoundsRunOnTheWorkerEngine(t *testing.T) {
 	t.Parallel()
 	store, d := memstore.New(), workflow.NewLocalDispatcher()
-	api := dispatchEngine(t, "api", d, store, false, nil)
-	worker := dispatchEngine(t, "worker", d, store, true, nil)
+	apiEvents, workerEvents := &dispatchEvents{}, &dispatchEvents{}
+	api := dispatchEngine(t, "api", d, store, false, nil, apiEvents)
+	worker := dispatchEngine(t, "worker", d, store, true, nil, workerEvents)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var ids []string
@@ -77,6 +109,15 @@ func TestDispatchedRoundsRunOnTheWorkerEngine(t *testing.T) {
 			t.Fatalf("after %d completed rounds: %d entries pending, %d queued; want all acked", len(ids), pending, queued)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	if got, want := apiEvents.counts(), map[string]int{workflow.DispatchEnqueued: 5}; !maps.Equal(got, want) {
+		t.Errorf("API engine's dispatch events: %v, want %v", got, want)
+	}
+	for workerEvents.counts()[workflow.DispatchAcked] < 5 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // the ack is counted just after Pending drops
+	}
+	if got, want := workerEvents.counts(), map[string]int{workflow.DispatchReceived: 5, workflow.DispatchAcked: 5}; !maps.Equal(got, want) {
+		t.Errorf("worker engine's dispatch events: %v, want %v", got, want)
 	}
 }
 

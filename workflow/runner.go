@@ -138,7 +138,7 @@ func (r *runner) shutdown(ctx context.Context) error {
 	r.draining.Store(true)
 	r.recvCancel()
 	for _, it := range left { // queued, never started: offer them to others
-		r.handOff(it)
+		r.handOff(it, false)
 	}
 	done := make(chan struct{})
 	go func() { // ends when the workers do; shutdown waits for it or ctx
@@ -187,7 +187,10 @@ func (r *runner) schedule(ctx context.Context, id string) {
 	defer cancel()
 	if err := r.d.Enqueue(ectx, id); err != nil {
 		r.e.log.Warn("dispatching a round failed; the recovery scan will find it", "workflow", id, "err", err)
+		r.observe(DispatchEnqueueFailed, 1)
+		return
 	}
+	r.observe(DispatchEnqueued, 1)
 }
 
 // reclaim queues id, found running by the recovery scan, unless it is
@@ -211,6 +214,7 @@ func (r *runner) offer(d Delivery) {
 			a.it.deliveries = append(a.it.deliveries, d)
 			a.again = true // it may be a new round: look once more
 			r.mu.Unlock()
+			r.observe(received(d), 1)
 			return
 		}
 		if it := r.queued[d.WorkflowID]; it != nil {
@@ -220,16 +224,18 @@ func (r *runner) offer(d Delivery) {
 				it.from = d.From
 			}
 			r.mu.Unlock()
+			r.observe(received(d), 1)
 			return
 		}
 		if r.freeLocked() > 0 {
 			r.enqueueLocked(&item{id: d.WorkflowID, deliveries: []Delivery{d}, takeover: d.Reclaimed, from: d.From})
 			r.mu.Unlock()
+			r.observe(received(d), 1)
 			return
 		}
 	}
 	r.mu.Unlock()
-	r.handOff(&item{id: d.WorkflowID, deliveries: []Delivery{d}})
+	r.handOff(&item{id: d.WorkflowID, deliveries: []Delivery{d}}, false)
 }
 
 // freeLocked is how many workers have nothing to do.
@@ -305,6 +311,9 @@ func (r *runner) finish(it *item, a *activeRun, out runOutcome) {
 		return
 	}
 	r.mu.Unlock()
+	if out == runLeft || (out == runBusy && (closed || it.busyTries >= busyRetries)) {
+		r.observe(DispatchLeft, len(it.deliveries))
+	}
 	switch {
 	case out == runSettled && !a.again:
 		r.ack(it.deliveries)
@@ -313,7 +322,7 @@ func (r *runner) finish(it *item, a *activeRun, out runOutcome) {
 			r.schedule(context.Background(), it.id)
 			return
 		}
-		r.handOff(it)
+		r.handOff(it, true)
 	case out == runBusy && !closed && it.busyTries < busyRetries && len(it.deliveries) > 0:
 		delay := busyDelay << it.busyTries
 		it.busyTries++
@@ -353,27 +362,49 @@ func (r *runner) ack(ds []Delivery) {
 	for _, d := range ds {
 		if err := r.d.Ack(ctx, d); err != nil {
 			r.e.log.Warn("acking a dispatched round failed", "workflow", d.WorkflowID, "err", err)
+			continue
 		}
+		r.observe(DispatchAcked, 1)
 	}
 }
 
 // handOff gives a round this instance will not run to another one: its
-// first delivery is requeued (marked as left, so the next instance logs a
-// takeover), the others acked. A round the recovery scan found has no
-// delivery and is left to the next scan.
-func (r *runner) handOff(it *item) {
+// first delivery is requeued, the others acked. interrupted (a run here
+// stopped it mid-round) marks the new entry as left, so the next instance
+// logs a takeover; a round that never started here keeps the mark it had.
+// A round the recovery scan found has no delivery and is left to the next
+// scan.
+func (r *runner) handOff(it *item, interrupted bool) {
 	if len(it.deliveries) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), dispatchTimeout)
 	defer cancel()
 	first := it.deliveries[0]
-	first.Reclaimed = true
+	first.Reclaimed = first.Reclaimed || interrupted
 	if err := r.d.Requeue(ctx, first); err != nil {
 		r.e.log.Warn("handing a round to another instance failed; it is left for reclaim", "workflow", it.id, "err", err)
 		return
 	}
+	r.observe(DispatchHandedOff, 1)
 	r.ack(it.deliveries[1:])
+}
+
+// observe reports n dispatch events to the Observer, if it counts them.
+func (r *runner) observe(event string, n int) {
+	if o, ok := r.e.observer().(DispatchObserver); ok {
+		for range n {
+			o.Dispatched(event)
+		}
+	}
+}
+
+// received is the event of taking d here.
+func received(d Delivery) string {
+	if d.Reclaimed {
+		return DispatchReclaimed
+	}
+	return DispatchReceived
 }
 
 // stop cancels id's run on this instance, if any, and returns a channel
