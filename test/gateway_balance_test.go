@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/twostep/twostep/redisstore"
+	"github.com/twostep/twostep/workflow"
 )
 
 // TestTwoWorkersShareTheRounds (Redis): with one API-only instance taking
@@ -29,8 +30,12 @@ func TestTwoWorkersShareTheRounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	model := newFakeLLM(t)
-	model.blockNext("share0")
-	model.blockNext("share1")
+	// Prompts of this run only: a round another run left running in the
+	// shared Redis (the workers take it over) never blocks in this model.
+	run := strings.ToLower(workflow.NewID(""))
+	prompt := func(i int) string { return fmt.Sprintf("share%d-%s", i, run) }
+	model.blockNext(prompt(0))
+	model.blockNext(prompt(1))
 	api := startGatewayWith(t, model, []string{"serve", "--workers=0"}, "REDIS_URL="+url)
 	w1 := startGatewayWith(t, model, []string{"worker"}, "REDIS_URL="+url, "GATEWAY_CONFIG="+conf)
 	w2 := startGatewayWith(t, model, []string{"worker"}, "REDIS_URL="+url, "GATEWAY_CONFIG="+conf)
@@ -38,7 +43,7 @@ func TestTwoWorkersShareTheRounds(t *testing.T) {
 	for i := range ids {
 		var wf wfView
 		api.expect(t, http.StatusCreated, "POST", "/api/v1/workflows", gwAlice,
-			map[string]any{"prompt": fmt.Sprintf("share%d go", i)}, &wf)
+			map[string]any{"prompt": prompt(i) + " go"}, &wf)
 		ids[i] = wf.ID
 	}
 	model.waitBlocked(t, 2) // one worker each: both are running a round
@@ -54,8 +59,8 @@ func TestTwoWorkersShareTheRounds(t *testing.T) {
 		api.expect(t, http.StatusNoContent, "DELETE", "/api/v1/workflows/"+id, gwAlice, nil, nil)
 	}
 	for i, w := range []*gateway{w1, w2} {
-		if n := roundsEnded(t, w); n != 1 {
-			t.Errorf("worker %d ended %d rounds, want 1", i+1, n)
+		if n := roundsEnded(t, w); n < 1 { // more when it also finished rounds other runs left
+			t.Errorf("worker %d ended %d rounds, want at least 1", i+1, n)
 		}
 		if n := metricValue(t, w, `twostep_dispatch_total{event="received"}`); n < 1 {
 			t.Errorf("worker %d's /metrics counts %d dispatch entries received, want at least 1 (reclaimed %d, acked %d, left %d)", i+1, n,
