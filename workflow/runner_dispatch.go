@@ -54,6 +54,7 @@ func (r *runner) waitRoom() bool {
 func (r *runner) reclaimLoop() {
 	t := time.NewTicker(r.e.cfg.ReclaimInterval)
 	defer t.Stop()
+	failing := false // log a failure once per outage
 	for {
 		select {
 		case <-r.recv.Done():
@@ -68,11 +69,13 @@ func (r *runner) reclaimLoop() {
 		}
 		ds, err := r.d.Reclaim(r.recv, r.e.cfg.InstanceID, r.e.cfg.LeaseTTL, free)
 		if err != nil {
-			if r.recv.Err() == nil {
-				r.e.log.Warn("reclaiming dispatched rounds failed", "err", err)
+			if r.recv.Err() == nil && !failing {
+				r.e.log.Warn("reclaiming dispatched rounds failed; retrying every interval", "err", err)
 			}
+			failing = true
 			continue
 		}
+		failing = false
 		for _, d := range ds {
 			r.offer(d)
 		}
