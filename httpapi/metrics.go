@@ -30,6 +30,7 @@ type Metrics struct {
 	steps      *prometheus.HistogramVec
 	approvals  *prometheus.CounterVec
 	decisions  *prometheus.HistogramVec
+	dispatch   *prometheus.CounterVec
 }
 
 // NewMetrics registers the collectors (and the Go and process collectors)
@@ -61,6 +62,11 @@ func NewMetrics() *Metrics {
 			Buckets: prometheus.ExponentialBuckets(1, 4, 10),
 		}, []string{"outcome"}),
 	}
+	m.dispatch = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "twostep_dispatch_total",
+		Help: "Dispatch entries by event: enqueued, enqueue_failed, received, reclaimed (left by another instance), handed_off, acked, left.",
+	}, []string{"event"})
+	m.registry.MustRegister(m.dispatch)
 	m.registry.MustRegister(m.requests, m.rounds, m.modelCalls, m.tokens, m.steps, m.approvals, m.decisions,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -102,6 +108,9 @@ func (m *Metrics) ModelCalled(stage workflow.Stage, outcome string, promptTokens
 
 // ApprovalRequested counts a round paused for approval.
 func (m *Metrics) ApprovalRequested(string) { m.approvals.WithLabelValues("requested").Inc() }
+
+// Dispatched counts a dispatch event (workflow.DispatchObserver).
+func (m *Metrics) Dispatched(event string) { m.dispatch.WithLabelValues(event).Inc() }
 
 // ApprovalDecided counts a decision (approved, rejected or expired) and
 // observes how long it took.

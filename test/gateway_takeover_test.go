@@ -10,7 +10,7 @@ import (
 
 // TestKilledInstancesRoundIsTakenOver (Redis): an instance killed with
 // SIGKILL mid model call leaves its round running; the other instance
-// takes it over once the lease (limits.leaseTTL: 1s) expires and finishes
+// reclaims its dispatch entry once the lease (limits.leaseTTL: 1s) expired and finishes
 // it with no duplicated message. The takeover time is printed (a figure,
 // not an assertion: timing belongs in benchmarks).
 func TestKilledInstancesRoundIsTakenOver(t *testing.T) {
@@ -43,7 +43,7 @@ func testKilledInstancesRoundIsTakenOver(t *testing.T, url string) {
 	<-victim.done
 	killed := time.Now()
 	done := survivor.waitDone(t, gwAlice, wf.ID)
-	t.Logf("takeover: round finished by the survivor %v after SIGKILL (leaseTTL 1s, recovery scan 1s)",
+	t.Logf("takeover: round finished by the survivor %v after SIGKILL (leaseTTL 1s, reclaim every 1s)",
 		time.Since(killed).Round(10*time.Millisecond))
 	if done.Status != "completed" {
 		t.Fatalf("after the kill: %+v", done)

@@ -24,6 +24,17 @@ const (
 	MaxFailuresInARow = 3
 )
 
+// Dispatch defaults of EngineConfig.
+const (
+	// DefaultDispatchRecoverInterval is the recovery scan's interval when
+	// rounds are dispatched through a shared Dispatcher, which covers the
+	// normal path: the scan is then only the safety net for a round whose
+	// entry was never written (the store failed between commit and
+	// enqueue).
+	DefaultDispatchRecoverInterval = 10 * time.Second
+	DefaultReclaimInterval         = time.Second
+)
+
 // EngineConfig configures an Engine. Zero values take the defaults above.
 type EngineConfig struct {
 	// DefaultMaxSteps is a new workflow's maxSteps when the request names
@@ -40,9 +51,20 @@ type EngineConfig struct {
 	// renewal (at least a millisecond); leases are renewed every LeaseTTL/3
 	// while the round runs.
 	LeaseTTL time.Duration
+	// Dispatcher hands accepted rounds to the workers of every instance
+	// (nil: a LocalDispatcher of this engine alone). Instances sharing a
+	// store share one.
+	Dispatcher Dispatcher
+	// ReclaimInterval is how often idle workers take over dispatched
+	// rounds whose consumer left them untouched for LeaseTTL (it died): a
+	// round whose instance died is taken over within LeaseTTL +
+	// ReclaimInterval.
+	ReclaimInterval time.Duration
 	// RecoverInterval is how often the engine looks for running workflows
-	// that no instance runs (an expired lease) and resumes them: a round
-	// whose instance died is taken over within LeaseTTL + RecoverInterval.
+	// that no instance runs (an expired lease) and resumes them: the safety
+	// net for rounds that never got a dispatcher entry. Default: 1s with
+	// the local dispatcher, DefaultDispatchRecoverInterval with a
+	// configured one.
 	RecoverInterval time.Duration
 	// PollInterval is how often a running round re-reads its status, so a
 	// Stop made on another instance cancels the in-flight model call.
@@ -167,7 +189,13 @@ func (c EngineConfig) withDefaults() (EngineConfig, error) {
 		}
 	}
 	defDur(&c.LeaseTTL, DefaultLeaseTTL)
-	defDur(&c.RecoverInterval, DefaultRecoverInterval)
+	if c.Dispatcher == nil {
+		c.Dispatcher = NewLocalDispatcher()
+		defDur(&c.RecoverInterval, DefaultRecoverInterval)
+	} else {
+		defDur(&c.RecoverInterval, DefaultDispatchRecoverInterval)
+	}
+	defDur(&c.ReclaimInterval, DefaultReclaimInterval)
 	defDur(&c.PollInterval, DefaultPollInterval)
 	defDur(&c.ShutdownGrace, DefaultShutdownGrace)
 	if c.InstanceID == "" {
@@ -181,7 +209,7 @@ func (c EngineConfig) withDefaults() (EngineConfig, error) {
 	if c.Workers < 1 || c.MaxRunningPerUser < 1 {
 		errs = append(errs, errors.New("config: Workers and MaxRunningPerUser must be positive"))
 	}
-	if c.LeaseTTL < 0 || c.RecoverInterval < 0 || c.PollInterval < 0 || c.ShutdownGrace < 0 {
+	if c.LeaseTTL < 0 || c.RecoverInterval < 0 || c.ReclaimInterval < 0 || c.PollInterval < 0 || c.ShutdownGrace < 0 {
 		errs = append(errs, errors.New("durations must be positive"))
 	}
 	if c.LeaseTTL > 0 && c.LeaseTTL < time.Millisecond {
@@ -195,7 +223,8 @@ func (c EngineConfig) withDefaults() (EngineConfig, error) {
 	return c, nil
 }
 
-// Start starts the workers and the recovery loop. They run until ctx is
+// Start starts the workers, the dispatcher's readers and the reclaim and
+// recovery loops. They run until ctx is
 // cancelled or Shutdown is called; the engine owns and waits for them.
 func (e *Engine) Start(ctx context.Context) { e.runner.start(ctx) }
 

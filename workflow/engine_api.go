@@ -48,7 +48,7 @@ func (e *Engine) Create(ctx context.Context, in NewWorkflow) (_ *Workflow, err e
 		return nil, err
 	}
 	e.notify()
-	e.runner.schedule(stored.ID)
+	e.runner.schedule(ctx, stored.ID)
 	return stored, nil
 }
 
@@ -212,7 +212,7 @@ func (e *Engine) commitAndSchedule(ctx context.Context, next *Workflow, version 
 		return nil, err
 	}
 	e.notify()
-	e.runner.schedule(stored.ID)
+	e.runner.schedule(ctx, stored.ID)
 	return stored, nil
 }
 

@@ -15,15 +15,16 @@ import (
 // whoever cancelled has already committed what the status should be (Stop),
 // or wants the round to stay running for a later resume (Shutdown). fence
 // is the lease's fencing token: every commit of the run carries it, so the
-// store refuses them once another instance has taken the round over.
-func (e *Engine) runRound(ctx context.Context, wf *Workflow, fence int64) {
+// store refuses them once another instance has taken the round over. It
+// returns the workflow as the run last committed or read it.
+func (e *Engine) runRound(ctx context.Context, wf *Workflow, fence int64) (last *Workflow) {
 	mode := e.modes[wf.Mode]
 	msgs, err := e.store.Messages(ctx, wf.ID, 0, 0)
 	if err != nil {
 		if ctx.Err() == nil {
 			e.log.Error("loading messages failed", "workflow", wf.ID, "err", err)
 		}
-		return
+		return wf
 	}
 	if wf.Checkpoint == nil {
 		wf.Checkpoint = &Checkpoint{Phase: PhaseSelect}
@@ -36,6 +37,7 @@ func (e *Engine) runRound(ctx context.Context, wf *Workflow, fence int64) {
 			e.failRound(ctx, run, err)
 		}
 		spans.end(err)
+		last = run.wf
 	}()
 	if mode == nil {
 		err = Errorf(KindInvalid, "mode %q is not available on this instance", wf.Mode)
@@ -57,6 +59,7 @@ func (e *Engine) runRound(ctx context.Context, wf *Workflow, fence int64) {
 			return
 		}
 	}
+	return run.wf
 }
 
 // settle applies the round-ending rules to next, the state after a step

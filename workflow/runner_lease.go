@@ -2,23 +2,55 @@ package workflow
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
 
+// runOutcome is how a run of a round ended, for its deliveries.
+type runOutcome int
+
+const (
+	// runLeft: the round may still be running, on another instance (the
+	// lease was lost) or nowhere (the store failed); its deliveries stay
+	// pending until Reclaim hands them out again.
+	runLeft runOutcome = iota
+	// runSettled: the round is not running (ended, paused, stopped,
+	// deleted); its deliveries are done.
+	runSettled
+	// runBusy: another instance holds the round's lease.
+	runBusy
+	// runInterrupted: this instance stopped the running round at its
+	// checkpoint (shutdown) and released the lease.
+	runInterrupted
+)
+
+// takeover says a run may take a round over from another instance: the
+// recovery scan found it, or its entry was left (by from, when known).
+type takeover struct {
+	yes  bool
+	from string
+}
+
 // runClaimed runs id's round if this instance can claim its lease and the
 // round is still running. While it runs, a watcher renews the lease and
-// polls the status; the lease is released when the run ends. takeover
-// (the recovery loop queued the round) logs "round taken over" once the
-// claim succeeds on a running round.
-func (e *Engine) runClaimed(ctx context.Context, id string, takeover bool) {
+// polls the status; after each renewal touch keeps the round's deliveries
+// from being reclaimed. The lease is released when the run ends. A
+// takeover logs "round taken over" (with the previous holder when known)
+// once the claim succeeds on a running round that had progressed.
+func (e *Engine) runClaimed(ctx context.Context, id string, to takeover, touch func(context.Context)) runOutcome {
 	owner, ttl := e.cfg.InstanceID, e.cfg.LeaseTTL
 	fence, err := e.store.ClaimRound(ctx, id, owner, ttl)
-	if err != nil || fence == 0 {
-		if err != nil && ctx.Err() == nil {
+	switch {
+	case KindOf(err) == KindNotFound:
+		return runSettled
+	case err != nil:
+		if ctx.Err() == nil {
 			e.log.Warn("claiming a round failed", "workflow", id, "err", err)
 		}
-		return
+		return runLeft
+	case fence == 0:
+		return runBusy
 	}
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
@@ -28,19 +60,37 @@ func (e *Engine) runClaimed(ctx context.Context, id string, takeover bool) {
 		}
 	}()
 	wf, err := e.store.GetWorkflow(ctx, id)
-	if err != nil || wf.Status != StatusRunning {
-		return
+	switch {
+	case KindOf(err) == KindNotFound || (err == nil && wf.Status != StatusRunning):
+		return runSettled
+	case err != nil:
+		return runLeft
 	}
-	if takeover && progressed(wf) {
-		e.log.Info("round taken over", "workflow", id, "round", wf.Round, "step", wf.Step, "fence", fence)
+	if to.yes && progressed(wf) {
+		attrs := []any{"workflow", id, "round", wf.Round, "step", wf.Step, "fence", fence}
+		if to.from != "" {
+			attrs = append(attrs, "from", to.from)
+		}
+		e.log.Info("round taken over", attrs...)
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var wg sync.WaitGroup
-	wg.Go(func() { e.watch(runCtx, cancel, id, fence, time.Now()) })
-	e.runRound(runCtx, wf, fence)
+	wg.Go(func() { e.watch(runCtx, cancel, id, fence, time.Now(), touch) })
+	final := e.runRound(runCtx, wf, fence)
+	cause := context.Cause(runCtx)
 	cancel(nil)
 	wg.Wait()
+	switch {
+	case final != nil && final.Status != StatusRunning,
+		errors.Is(cause, errStopped), errors.Is(cause, errStoppedElsewhere):
+		return runSettled
+	case errors.Is(cause, errLeaseLost):
+		return runLeft
+	case e.runner.draining.Load() || errors.Is(cause, errShutdown):
+		return runInterrupted
+	}
+	return runLeft
 }
 
 // watch keeps a running round's lease and notices a Stop or Delete made on
@@ -50,8 +100,9 @@ func (e *Engine) runClaimed(ctx context.Context, id string, takeover bool) {
 // (another owner holds it, or it expired and the renewal took it anew, so
 // the run's commits would be refused), or when no renewal succeeded
 // for a whole LeaseTTL (the store is unreachable: another instance may
-// already have taken the round over).
-func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id string, held int64, claimed time.Time) {
+// already have taken the round over). After each renewal that kept the
+// lease it calls touch.
+func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id string, held int64, claimed time.Time, touch func(context.Context)) {
 	ttl := e.cfg.LeaseTTL
 	renewEvery := ttl / 3
 	tick := min(e.cfg.PollInterval, renewEvery)
@@ -77,6 +128,9 @@ func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id s
 				return
 			case err == nil:
 				lastRenewed = now
+				if touch != nil {
+					touch(ctx)
+				}
 			}
 		}
 		if now.Sub(lastRenewed) >= ttl {
@@ -104,8 +158,8 @@ func (r *runner) recoverLoop() {
 	defer t.Stop()
 	var scanned time.Time
 	for {
-		ids, err := r.e.store.Running(r.base)
-		if err != nil && r.base.Err() == nil {
+		ids, err := r.e.store.Running(r.recv)
+		if err != nil && r.recv.Err() == nil {
 			r.e.log.Warn("listing running workflows failed", "err", err)
 		}
 		for _, id := range ids {
@@ -113,16 +167,14 @@ func (r *runner) recoverLoop() {
 		}
 		if r.e.cfg.Approvals != nil && time.Since(scanned) >= ApprovalScanInterval {
 			scanned = time.Now()
-			if n, err := r.e.ExpireApprovals(r.base); err != nil && r.base.Err() == nil {
+			if n, err := r.e.ExpireApprovals(r.recv); err != nil && r.recv.Err() == nil {
 				r.e.log.Warn("expiring approvals failed", "err", err)
 			} else if n > 0 {
 				r.e.log.Info("approvals expired", "count", n)
 			}
 		}
 		select {
-		case <-r.base.Done():
-			return
-		case <-r.stopping:
+		case <-r.recv.Done():
 			return
 		case <-t.C:
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/twostep/twostep/actions/mcp"
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/redisstore"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -108,6 +109,13 @@ type FileLimits struct {
 	// LeaseTTL is how long a round's lease outlives its last renewal (0:
 	// 10s); a dead instance's rounds are taken over within LeaseTTL + 1s.
 	LeaseTTL time.Duration `yaml:"leaseTTL"`
+	// DispatchPartitions is how many Redis streams rounds are dispatched
+	// through (0: 4); every instance sharing the Redis must use the same.
+	DispatchPartitions int `yaml:"dispatchPartitions"`
+	// RecoverInterval is how often the scan of running workflows looks for
+	// rounds no instance runs (0: 10s with Redis, whose stream dispatch
+	// and reclaim cover the normal path; 1s in memory).
+	RecoverInterval time.Duration `yaml:"recoverInterval"`
 	// ShutdownGrace is how long SIGTERM lets the model calls and actions in
 	// flight finish and commit before they are cancelled (0: 20s).
 	ShutdownGrace time.Duration `yaml:"shutdownGrace"`
@@ -254,8 +262,12 @@ func (c *Config) problems() []string {
 	if l.LeaseTTL > 0 && l.LeaseTTL < 300*time.Millisecond {
 		add("limits: leaseTTL must be at least 300ms")
 	}
+	if l.DispatchPartitions > redisstore.MaxDispatchPartitions {
+		add("limits: dispatchPartitions must be at most %d", redisstore.MaxDispatchPartitions)
+	}
 	if l.HistoryBudget < 0 || l.MaxRunningPerUser < 0 || l.Workers < 0 || l.ModelTimeout < 0 ||
 		l.ModelMaxInFlight < 0 || l.TraceCap < 0 || l.Retention < 0 || l.ActionPlanTopK < 0 || l.LeaseTTL < 0 ||
+		l.DispatchPartitions < 0 || l.RecoverInterval < 0 ||
 		l.ShutdownGrace < 0 || (l.LoopRepeats != nil && *l.LoopRepeats < 0) || l.ApprovalTimeout < 0 ||
 		(l.MaxReplans != nil && *l.MaxReplans < 0) {
 		add("limits: values must not be negative")

@@ -73,6 +73,8 @@ limits:
   httpTimeout: 5s
   retention: 72h
   leaseTTL: 4s
+  dispatchPartitions: 8
+  recoverInterval: 30s
   loopRepeats: 0
   maxReplans: 3
   compaction: false
@@ -101,7 +103,7 @@ mcpServers:
 	l := cfg.File.Limits
 	if cfg.File.Templates.OverrideDir != "/tmp/tmpl" || l.HTTP.MaxBodyBytes != 1<<20 || l.HTTP.MaxDocumentBytes != 2048 ||
 		l.HistoryBudget != 5000 || l.MaxRunningPerUser != 9 || l.Actions.HTTPTimeout != 5*time.Second || l.Retention != 72*time.Hour ||
-		l.LeaseTTL != 4*time.Second {
+		l.LeaseTTL != 4*time.Second || l.DispatchPartitions != 8 || l.RecoverInterval != 30*time.Second {
 		t.Errorf("file config = %+v", cfg.File)
 	}
 	// loopRepeats: 0 turns detection off; unset keeps the default.
@@ -142,6 +144,14 @@ mcpServers:
 	_, err = loadConfig(envOf(map[string]string{"GATEWAY_TOKENS": "a:a-token-00000000000001", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": short}))
 	if err == nil || !strings.Contains(err.Error(), "leaseTTL must be at least 300ms") {
 		t.Errorf("a 10ms leaseTTL was accepted: %v", err)
+	}
+	many := filepath.Join(t.TempDir(), "many.yaml")
+	if err := os.WriteFile(many, []byte("limits:\n  dispatchPartitions: 1000\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = loadConfig(envOf(map[string]string{"GATEWAY_TOKENS": "a:a-token-00000000000001", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": many}))
+	if err == nil || !strings.Contains(err.Error(), "dispatchPartitions must be at most 256") {
+		t.Errorf("1000 dispatch partitions were accepted: %v", err)
 	}
 
 	bad := filepath.Join(t.TempDir(), "bad.yaml")

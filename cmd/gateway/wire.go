@@ -32,16 +32,19 @@ type namedModel interface {
 
 // gateway is every wired component of one process.
 type gateway struct {
-	store    workflow.Store // the redacting store everything uses
-	raw      workflow.Store // the store under it
-	model    namedModel
-	registry *actions.Registry
-	engine   *workflow.Engine
-	api      *httpapi.Server
-	metrics  *httpapi.Metrics
-	redactor *redact.Redactor // every configured secret, in every form
-	mcp      *mcp.Manager     // the MCP servers' supervisors (started by serve)
-	close    func() error     // releases the store's connections
+	store workflow.Store // the redacting store everything uses
+	raw   workflow.Store // the store under it
+	// dispatcher is the Redis Streams dispatcher (nil with the memory
+	// store: the engine's in-process one).
+	dispatcher workflow.Dispatcher
+	model      namedModel
+	registry   *actions.Registry
+	engine     *workflow.Engine
+	api        *httpapi.Server
+	metrics    *httpapi.Metrics
+	redactor   *redact.Redactor // every configured secret, in every form
+	mcp        *mcp.Manager     // the MCP servers' supervisors (started by serve)
+	close      func() error     // releases the store's connections
 	// tel is the OpenTelemetry setup (nil or off: no spans).
 	tel *telemetry.Telemetry
 }
@@ -97,7 +100,12 @@ func (g *gateway) openStore(ctx context.Context, cfg Config, log zerolog.Logger)
 	if s.Cluster() {
 		log.Info().Msg("redis store on a Redis Cluster (cluster client)")
 	}
-	g.raw, g.close = s, s.Close
+	d, err := s.Dispatcher(redisstore.DispatchOptions{Partitions: l.DispatchPartitions})
+	if err != nil {
+		_ = s.Close()
+		return fmt.Errorf("GATEWAY_CONFIG: limits.dispatchPartitions: %w", err)
+	}
+	g.raw, g.close, g.dispatcher = s, s.Close, d
 	return nil
 }
 
@@ -169,6 +177,7 @@ func (g *gateway) build(cfg Config, log zerolog.Logger) error {
 	g.engine, err = workflow.NewEngine(workflow.EngineConfig{
 		DefaultMaxSteps: cfg.MaxSteps, MaxStepsLimit: httpapi.MaxStepsLimit, Workers: l.Workers,
 		MaxRunningPerUser: l.MaxRunningPerUser, LeaseTTL: l.LeaseTTL, LoopRepeats: l.loopRepeats(),
+		Dispatcher: g.dispatcher, RecoverInterval: l.RecoverInterval,
 		Approvals: approvals, ApprovalTimeout: l.ApprovalTimeout, ShutdownGrace: l.ShutdownGrace, Logger: slogFor(log.With().Str("component", "engine").Logger()),
 		Observer: g.metrics, Tracer: tracer,
 	}, g.store, g.model, reg, map[workflow.ModeName]workflow.Mode{

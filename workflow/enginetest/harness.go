@@ -13,7 +13,7 @@ import (
 func Config(instance string) workflow.EngineConfig {
 	return workflow.EngineConfig{
 		InstanceID: instance, LeaseTTL: 300 * time.Millisecond,
-		RecoverInterval: 20 * time.Millisecond, PollInterval: 10 * time.Millisecond,
+		RecoverInterval: 20 * time.Millisecond, ReclaimInterval: 20 * time.Millisecond, PollInterval: 10 * time.Millisecond,
 	}
 }
 

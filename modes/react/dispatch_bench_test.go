@@ -1,0 +1,117 @@
+package react_test
+
+import (
+	"context"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/twostep/twostep/redisstore"
+	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/enginetest"
+)
+
+// countingHook counts Redis round trips: one per command sent alone, one
+// per pipeline or MULTI.
+type countingHook struct{ n atomic.Int64 }
+
+func (h *countingHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *countingHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+func (h *countingHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
+// roundEnded signals each ended round.
+type roundEnded struct{ ch chan string }
+
+func (o roundEnded) RoundEnded(wf *workflow.Workflow)                                            { o.ch <- wf.ID }
+func (roundEnded) StepFinished(workflow.ModeName, string, workflow.MessageStatus, time.Duration) {}
+func (roundEnded) ModelCalled(workflow.Stage, string, int, int)                                  {}
+
+// BenchmarkDispatchOverhead runs 10-step React rounds (instant scripted
+// model) on real Redis, once with the in-process dispatcher and once with
+// the Redis Streams one, and reports the Redis round trips of the store
+// per step and of the dispatcher per round. The store's figure must be
+// the same in both: dispatch costs per round, never per step. Lease
+// renewals, status polls, reclaim and the recovery scan are set to hours
+// so that only the rounds' own work is counted; a blocked reader's
+// XREADGROUP is counted when it is sent.
+func BenchmarkDispatchOverhead(b *testing.B) {
+	url := os.Getenv("REDIS_URL")
+	if url == "" {
+		b.Skip("REDIS_URL is not set")
+	}
+	for _, tc := range []struct {
+		name  string
+		redis bool
+	}{{"local-dispatch", false}, {"redis-dispatch", true}} {
+		b.Run(tc.name, func(b *testing.B) { benchDispatch(b, url, tc.redis) })
+	}
+}
+
+func benchDispatch(b *testing.B, url string, useRedis bool) {
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	storeClient, dispatchClient := redis.NewClient(o), redis.NewClient(o)
+	b.Cleanup(func() { _ = storeClient.Close(); _ = dispatchClient.Close() })
+	storeRT, dispatchRT := &countingHook{}, &countingHook{}
+	storeClient.AddHook(storeRT)
+	dispatchClient.AddHook(dispatchRT)
+	prefix := "twostep-dispatchbench:" + workflow.NewID("")
+	b.Cleanup(func() {
+		ctx := context.Background()
+		iter := storeClient.Scan(ctx, 0, prefix+":*", 500).Iterator()
+		for iter.Next(ctx) {
+			storeClient.Del(ctx, iter.Val())
+		}
+	})
+	store := redisstore.New(storeClient, redisstore.Options{KeyPrefix: prefix})
+	cfg := enginetest.Config("bench")
+	cfg.LeaseTTL, cfg.PollInterval, cfg.ReclaimInterval, cfg.RecoverInterval = time.Hour, time.Hour, time.Hour, time.Hour
+	ended := roundEnded{ch: make(chan string, 1)}
+	cfg.Observer = ended
+	if useRedis {
+		d, err := redisstore.NewDispatcher(dispatchClient, prefix, redisstore.DispatchOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg.Dispatcher = d
+	}
+	script := tenSteps()
+	model := &enginetest.Model{Reply: func(n int, _ workflow.ModelRequest) (string, error) {
+		return script[n%len(script)], nil
+	}}
+	e := startEngine(b, cfg, store, model, enginetest.NewRegistry())
+	ctx := context.Background()
+	time.Sleep(100 * time.Millisecond) // the start-up scan and the readers' first reads
+	storeRT.n.Store(0)
+	dispatchRT.n.Store(0)
+	b.ResetTimer()
+	for b.Loop() {
+		wf, err := e.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "run ten steps", MaxSteps: 10})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if id := <-ended.ch; id != wf.ID {
+			b.Fatalf("round %s ended, want %s", id, wf.ID)
+		}
+	}
+	b.StopTimer()
+	rounds := float64(b.N)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/rounds/10, "ns/step")
+	b.ReportMetric(float64(storeRT.n.Load())/rounds/10, "store-rt/step")
+	b.ReportMetric(float64(dispatchRT.n.Load())/rounds, "dispatch-rt/round")
+}

@@ -1,0 +1,346 @@
+package test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Chaos test figures.
+const (
+	chaosInstances = 3
+	chaosWorkflows = 40
+	chaosKills     = 12
+	chaosSteps     = 4 // document.generate steps before workflow.complete
+	chaosLeaseTTL  = 2 * time.Second
+	// chaosTakeoverSlack is what a takeover may take beyond leaseTTL +
+	// the 1 s reclaim interval the design promises: the claim and the
+	// reads before the first model call, on a loaded machine.
+	chaosTakeoverSlack = 500 * time.Millisecond
+)
+
+// TestChaosKillNineDuringRounds (Redis, its own redis-server): three gateway
+// processes share 40 workflows while a slow model answers; twelve times a
+// random instance is killed with SIGKILL at a random moment and started
+// again. Every workflow must complete with gap-free seqs, each step once
+// with the result the model asked for, at most one repeated model call per
+// interruption, and every interrupted round must be taken over within
+// leaseTTL + 1 s (+ slack for the first model call). Prints the figures.
+func TestChaosKillNineDuringRounds(t *testing.T) {
+	url, _ := startRedisServer(t)
+	seed := time.Now().UnixNano()
+	rng := rand.New(rand.NewPCG(uint64(seed), 7))
+	t.Logf("seed %d", seed)
+	var rngMu sync.Mutex
+	model := newScriptLLM(t, chaosSteps, false, func() time.Duration {
+		rngMu.Lock()
+		defer rngMu.Unlock()
+		return time.Duration(100+rng.IntN(200)) * time.Millisecond
+	})
+	conf := filepath.Join(t.TempDir(), "gateway.yaml")
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf("limits:\n  leaseTTL: %s\n  maxRunningPerUser: 100\n", chaosLeaseTTL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := &chaosFleet{t: t, model: model, env: []string{"REDIS_URL=" + url, "GATEWAY_CONFIG=" + conf}}
+	for i := range chaosInstances {
+		c.start(i)
+	}
+	t.Cleanup(c.stopAll)
+	began := time.Now()
+
+	// Create the workflows over ~4 s while killing instances at random.
+	ids := map[string]string{} // tag -> workflow id
+	var createWG sync.WaitGroup
+	createWG.Go(func() {
+		for i := range chaosWorkflows {
+			tag := fmt.Sprintf("chaos%02d", i)
+			id, err := c.create(tag)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			ids[tag] = id
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	type kill struct {
+		proc string
+		at   time.Time
+	}
+	var kills []kill
+	time.Sleep(500 * time.Millisecond)
+	for range chaosKills {
+		rngMu.Lock()
+		slot, pause := rng.IntN(chaosInstances), time.Duration(300+rng.IntN(500))*time.Millisecond
+		rngMu.Unlock()
+		proc, at := c.kill(slot)
+		kills = append(kills, kill{proc, at})
+		c.start(slot)
+		time.Sleep(pause)
+	}
+	createWG.Wait()
+
+	// Every workflow ends completed.
+	for tag, id := range ids {
+		w := c.waitDone(id)
+		if w.Status != "completed" || (w.StopReason != "completed" && w.StopReason != "max_steps") {
+			t.Errorf("%s (%s) ended %s/%s: %s", tag, id, w.Status, w.StopReason, w.Error)
+		}
+		c.checkMessages(tag, id)
+	}
+	elapsed := time.Since(began)
+
+	// Interruptions: a workflow's round moving from one process to
+	// another, seen in its model calls. A kill explains the move when the
+	// process it left was killed before; any other move is a lease lost
+	// by a live (stalled) process. Takeover time: from a kill to the first
+	// call of an interrupted workflow from another process.
+	calls := model.snapshot()
+	killedAt := map[string]time.Time{}
+	for _, k := range kills {
+		killedAt[k.proc] = k.at
+	}
+	interrupted := map[string]int{}
+	stalls := 0
+	var takeovers []time.Duration
+	lastProc := map[string]llmCall{}
+	for _, cl := range calls {
+		prev, seen := lastProc[cl.tag]
+		lastProc[cl.tag] = cl
+		if !seen || prev.proc == cl.proc {
+			continue
+		}
+		interrupted[cl.tag]++
+		if at, killed := killedAt[prev.proc]; killed && at.Before(cl.at) {
+			takeovers = append(takeovers, cl.at.Sub(at))
+		} else {
+			stalls++
+		}
+	}
+	// Repeated calls: more than one call for a workflow's stage and step.
+	perCall := map[string]int{}
+	repeats := map[string]int{}
+	for _, cl := range calls {
+		key := fmt.Sprintf("%s/%s/%d", cl.tag, cl.stage, cl.n)
+		if perCall[key]++; perCall[key] > 1 {
+			repeats[cl.tag]++
+		}
+	}
+	totalRepeats, totalInterrupted := 0, 0
+	for tag, n := range repeats {
+		totalRepeats += n
+		if n > interrupted[tag] {
+			var trail []string
+			for _, cl := range calls {
+				if cl.tag == tag {
+					trail = append(trail, fmt.Sprintf("%s %s %s/%d cut=%v", cl.at.Sub(began).Round(time.Millisecond), cl.proc, cl.stage, cl.n, cl.cut))
+				}
+			}
+			for _, k := range kills {
+				trail = append(trail, fmt.Sprintf("%s kill %s", k.at.Sub(began).Round(time.Millisecond), k.proc))
+			}
+			t.Errorf("%s: %d repeated model calls for %d interruptions:\n%s", tag, n, interrupted[tag], strings.Join(trail, "\n"))
+		}
+	}
+	for _, n := range interrupted {
+		totalInterrupted += n
+	}
+	sort.Slice(takeovers, func(i, j int) bool { return takeovers[i] < takeovers[j] })
+	bound := chaosLeaseTTL + time.Second
+	var p50, worst time.Duration
+	if len(takeovers) > 0 {
+		p50, worst = takeovers[len(takeovers)/2], takeovers[len(takeovers)-1]
+	}
+	t.Logf("%d workflows × (%d actions + answer) on %d instances, %d × kill -9 in %v; %d model calls",
+		chaosWorkflows, chaosSteps, chaosInstances, len(kills), elapsed.Round(100*time.Millisecond), len(calls))
+	t.Logf("%d interruptions (%d after a kill, %d leases lost by a stalled process), %d repeated model calls",
+		totalInterrupted, len(takeovers), stalls, totalRepeats)
+	t.Logf("takeover after kill -9: p50 %v, max %v (leaseTTL %v + 1 s = %v)",
+		p50.Round(10*time.Millisecond), worst.Round(10*time.Millisecond), chaosLeaseTTL, bound)
+	if worst > bound+chaosTakeoverSlack {
+		t.Errorf("a takeover took %v, more than leaseTTL + 1 s (%v) + %v", worst, bound, chaosTakeoverSlack)
+	}
+	if len(takeovers) == 0 {
+		t.Errorf("no kill interrupted a round: the test proved nothing")
+	}
+}
+
+// chaosFleet is the chaos test's gateway processes, one per slot.
+type chaosFleet struct {
+	t     *testing.T
+	model *scriptLLM
+	env   []string
+
+	mu    sync.Mutex
+	slots [chaosInstances]*gateway
+	procs [chaosInstances]string
+	n     int
+}
+
+func (c *chaosFleet) start(slot int) {
+	c.mu.Lock()
+	c.n++
+	proc := fmt.Sprintf("p%d", c.n)
+	c.mu.Unlock()
+	env := append([]string{"OPENAI_BASE_URL=" + c.model.baseURL(proc)}, c.env...)
+	g := launchWith(c.t, nil, nil, env)
+	waitHealthy(c.t, g)
+	c.mu.Lock()
+	c.slots[slot], c.procs[slot] = g, proc
+	c.mu.Unlock()
+}
+
+// kill SIGKILLs slot's process and returns its name and when it died.
+func (c *chaosFleet) kill(slot int) (string, time.Time) {
+	c.mu.Lock()
+	g, proc := c.slots[slot], c.procs[slot]
+	c.slots[slot] = nil
+	c.mu.Unlock()
+	if err := g.cmd.Process.Kill(); err != nil {
+		c.t.Fatal(err)
+	}
+	<-g.done
+	return proc, time.Now()
+}
+
+// live returns a live process.
+func (c *chaosFleet) live() *gateway {
+	for {
+		c.mu.Lock()
+		for _, g := range c.slots {
+			if g != nil {
+				c.mu.Unlock()
+				return g
+			}
+		}
+		c.mu.Unlock()
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// create creates tag's workflow on a live instance, trying another one
+// when the chosen one was killed meanwhile.
+func (c *chaosFleet) create(tag string) (string, error) {
+	for attempt := 0; ; attempt++ {
+		g := c.live()
+		status, body, err := sendNoFail(g, "POST", "/api/v1/workflows", map[string]any{"prompt": tag + " go", "maxSteps": chaosSteps + 2})
+		if err == nil && status == http.StatusCreated {
+			var wf wfView
+			err := jsonUnmarshal(body, &wf)
+			return wf.ID, err
+		}
+		if attempt > 20 || (err == nil && status != http.StatusCreated) {
+			return "", fmt.Errorf("creating %s: %d %s %v", tag, status, body, err)
+		}
+	}
+}
+
+func (c *chaosFleet) waitDone(id string) wfView {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var w wfView
+		status, body, err := sendNoFail(c.live(), "GET", "/api/v1/workflows/"+id, nil)
+		if err == nil && status == http.StatusOK && jsonUnmarshal(body, &w) == nil && w.Status != "running" {
+			return w
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("workflow %s still running after 60 s: %s", id, body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// checkMessages requires gap-free seqs and each step once, with the
+// result the model asked for: user prompt, chaosSteps generated
+// documents, the final answer.
+func (c *chaosFleet) checkMessages(tag, id string) {
+	var msgs []msgView
+	for {
+		var out struct {
+			Messages []msgView `json:"messages"`
+		}
+		status, body, err := sendNoFail(c.live(), "GET", "/api/v1/workflows/"+id+"/messages", nil)
+		if err == nil && status == http.StatusOK && jsonUnmarshal(body, &out) == nil {
+			msgs = out.Messages
+			break
+		}
+	}
+	var got []string
+	for i, m := range msgs {
+		if m.Seq != int64(i+1) {
+			c.t.Errorf("%s: message %d has seq %d (a gap or a duplicate)", tag, i, m.Seq)
+		}
+		switch m.Role {
+		case "action":
+			doc := ""
+			if len(m.Documents) == 1 {
+				doc = fmt.Sprintf("%s:%d", m.Documents[0].Name, m.Documents[0].Size)
+			}
+			got = append(got, fmt.Sprintf("step %d %s %s %s", m.Step, m.Action, m.Status, doc))
+		default:
+			got = append(got, fmt.Sprintf("step %d %s %s", m.Step, m.Role, m.Text))
+		}
+	}
+	want := []string{"step 0 user " + tag + " go"}
+	for n := 1; n <= chaosSteps; n++ {
+		want = append(want, fmt.Sprintf("step %d document.generate success %s:%d", n, scriptFile(tag, n), len(scriptContent(tag, n))))
+	}
+	want = append(want, fmt.Sprintf("step %d assistant final answer for %s", chaosSteps+1, tag))
+	if !slices.Equal(got, want) {
+		c.t.Errorf("%s messages:\n%s\nwant:\n%s", tag, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func (c *chaosFleet) stopAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, g := range c.slots {
+		if g != nil {
+			if err := g.stop(); err != nil {
+				c.t.Errorf("gateway shutdown: %v", err)
+			}
+		}
+	}
+}
+
+// sendNoFail is send for requests that may meet a killed process: errors
+// are returned, not fatal.
+func sendNoFail(g *gateway, method, path string, body any) (int, []byte, error) {
+	var r *strings.Reader
+	if body != nil {
+		data, err := json.Marshal(body)
+		if err != nil {
+			return 0, nil, err
+		}
+		r = strings.NewReader(string(data))
+	} else {
+		r = strings.NewReader("")
+	}
+	req, err := http.NewRequest(method, g.url+path, r)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+gwAlice)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	var buf strings.Builder
+	_, err = io.Copy(&buf, resp.Body)
+	return resp.StatusCode, []byte(buf.String()), err
+}

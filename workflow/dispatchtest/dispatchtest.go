@@ -1,0 +1,199 @@
+// Package dispatchtest is the conformance suite every workflow.Dispatcher
+// passes: the in-process one and the Redis Streams one run the same
+// tests, so the runner can rely on one behaviour.
+package dispatchtest
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// Run runs the suite. newDispatcher returns an empty dispatcher of its own
+// (nothing queued or pending), made fresh for each subtest.
+func Run(t *testing.T, newDispatcher func(t *testing.T) workflow.Dispatcher) {
+	t.Run("each entry goes to one consumer", func(t *testing.T) { oneConsumerEach(t, newDispatcher(t)) })
+	t.Run("receive waits and returns empty", func(t *testing.T) { receiveEmpty(t, newDispatcher(t)) })
+	t.Run("acked entries are not reclaimed", func(t *testing.T) { ackedStay(t, newDispatcher(t)) })
+	t.Run("a dead consumer's entry is reclaimed", func(t *testing.T) { reclaimDead(t, newDispatcher(t)) })
+	t.Run("touched entries are not reclaimed", func(t *testing.T) { touchedStay(t, newDispatcher(t)) })
+	t.Run("requeue offers the round again", func(t *testing.T) { requeue(t, newDispatcher(t)) })
+}
+
+// receiveAll receives from every partition until n entries came.
+func receiveAll(t *testing.T, d workflow.Dispatcher, consumer string, n int) []workflow.Delivery {
+	t.Helper()
+	ctx := context.Background()
+	var out []workflow.Delivery
+	deadline := time.Now().Add(10 * time.Second)
+	for len(out) < n {
+		for p := range d.Partitions() {
+			got, ok, err := d.Receive(ctx, consumer, p)
+			if err != nil {
+				t.Fatalf("Receive(%d): %v", p, err)
+			}
+			if ok {
+				if got.Partition != p || got.Ref == "" || got.WorkflowID == "" {
+					t.Fatalf("delivery from partition %d: %+v", p, got)
+				}
+				out = append(out, got)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("received %d of %d entries", len(out), n)
+		}
+	}
+	return out
+}
+
+func ids(ds []workflow.Delivery) []string {
+	out := make([]string, 0, len(ds))
+	for _, d := range ds {
+		out = append(out, d.WorkflowID)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func enqueue(t *testing.T, d workflow.Dispatcher, n int) []string {
+	t.Helper()
+	var want []string
+	for range n {
+		id := workflow.NewID(workflow.PrefixWorkflow)
+		if err := d.Enqueue(context.Background(), id); err != nil {
+			t.Fatalf("Enqueue: %v", err)
+		}
+		want = append(want, id)
+	}
+	slices.Sort(want)
+	return want
+}
+
+// 12 entries received by 3 concurrent consumers: each exactly once.
+func oneConsumerEach(t *testing.T, d workflow.Dispatcher) {
+	want := enqueue(t, d, 12)
+	var (
+		mu  sync.Mutex
+		got []workflow.Delivery
+		wg  sync.WaitGroup
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for c := range 3 {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				mu.Lock()
+				done := len(got) >= len(want)
+				mu.Unlock()
+				if done {
+					return
+				}
+				for p := range d.Partitions() {
+					dl, ok, err := d.Receive(ctx, []string{"c1", "c2", "c3"}[c], p)
+					if err != nil && ctx.Err() == nil {
+						t.Errorf("Receive: %v", err)
+						return
+					}
+					if ok {
+						mu.Lock()
+						got = append(got, dl)
+						mu.Unlock()
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if g := ids(got); !slices.Equal(g, want) {
+		t.Fatalf("received %v, want each of %v once", g, want)
+	}
+}
+
+func receiveEmpty(t *testing.T, d workflow.Dispatcher) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got, ok, err := d.Receive(ctx, "c1", 0)
+	if ok || err != nil {
+		t.Fatalf("Receive on an empty dispatcher: %+v, %v, %v; want nothing", got, ok, err)
+	}
+	if _, _, err := d.Receive(ctx, "c1", d.Partitions()); err == nil {
+		t.Errorf("Receive from partition %d of %d: no error", d.Partitions(), d.Partitions())
+	}
+}
+
+func ackedStay(t *testing.T, d workflow.Dispatcher) {
+	ctx := context.Background()
+	enqueue(t, d, 2)
+	got := receiveAll(t, d, "c1", 2)
+	for _, dl := range got {
+		if err := d.Ack(ctx, dl); err != nil {
+			t.Fatalf("Ack: %v", err)
+		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	back, err := d.Reclaim(ctx, "c2", 10*time.Millisecond, 10)
+	if err != nil || len(back) != 0 {
+		t.Fatalf("Reclaim after acks: %+v, %v; want nothing", back, err)
+	}
+}
+
+// An entry received by c1 and never acked nor touched goes to c2 once it
+// has idled long enough, marked Reclaimed, and only then.
+func reclaimDead(t *testing.T, d workflow.Dispatcher) {
+	ctx := context.Background()
+	want := enqueue(t, d, 1)
+	got := receiveAll(t, d, "dead", 1)
+	if early, err := d.Reclaim(ctx, "c2", time.Hour, 10); err != nil || len(early) != 0 {
+		t.Fatalf("Reclaim before the entry idled: %+v, %v", early, err)
+	}
+	time.Sleep(60 * time.Millisecond)
+	back, err := d.Reclaim(ctx, "c2", 50*time.Millisecond, 10)
+	if err != nil || len(back) != 1 || back[0].WorkflowID != want[0] || !back[0].Reclaimed || back[0].Ref != got[0].Ref || back[0].From != "dead" {
+		t.Fatalf("Reclaim: %+v, %v; want %s's entry %s, reclaimed from dead", back, err, want[0], got[0].Ref)
+	}
+	if again, err := d.Reclaim(ctx, "c3", 50*time.Millisecond, 10); err != nil || len(again) != 0 {
+		t.Fatalf("a second Reclaim at once: %+v, %v; want nothing (c2 just took it)", again, err)
+	}
+	if err := d.Ack(ctx, back[0]); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func touchedStay(t *testing.T, d workflow.Dispatcher) {
+	ctx := context.Background()
+	enqueue(t, d, 1)
+	got := receiveAll(t, d, "c1", 1)
+	for range 4 {
+		time.Sleep(30 * time.Millisecond)
+		if err := d.Touch(ctx, "c1", got[0]); err != nil {
+			t.Fatalf("Touch: %v", err)
+		}
+		if back, err := d.Reclaim(ctx, "c2", 80*time.Millisecond, 10); err != nil || len(back) != 0 {
+			t.Fatalf("Reclaim of a touched entry: %+v, %v; want nothing", back, err)
+		}
+	}
+}
+
+// Requeue acks the entry and offers the round again, keeping Reclaimed.
+func requeue(t *testing.T, d workflow.Dispatcher) {
+	ctx := context.Background()
+	want := enqueue(t, d, 1)
+	got := receiveAll(t, d, "c1", 1)[0]
+	got.Reclaimed = true
+	if err := d.Requeue(ctx, got); err != nil {
+		t.Fatalf("Requeue: %v", err)
+	}
+	again := receiveAll(t, d, "c2", 1)[0]
+	if again.WorkflowID != want[0] || again.Ref == got.Ref || !again.Reclaimed {
+		t.Fatalf("after Requeue: %+v; want a new entry of %s, reclaimed", again, want[0])
+	}
+	time.Sleep(30 * time.Millisecond)
+	back, err := d.Reclaim(ctx, "c3", 20*time.Millisecond, 10)
+	if err != nil || len(back) != 1 || back[0].Ref != again.Ref {
+		t.Fatalf("Reclaim after Requeue: %+v, %v; want only the new entry (the old one was acked)", back, err)
+	}
+}
