@@ -1,0 +1,135 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/twostep/twostep/memstore"
+)
+
+// system is one entry of the side-by-side table.
+type system struct {
+	name string
+	// modelCalls is how many model calls one run makes.
+	modelCalls int
+	open       func(tb testing.TB) System
+}
+
+// systems returns every system, Redis only when REDIS_URL is set.
+func systems() []system {
+	out := []system{
+		{"eino", Steps, func(tb testing.TB) System {
+			e, err := NewEino(context.Background())
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return e
+		}},
+		{"langchaingo", Steps, func(testing.TB) System { return NewLangchaingo() }},
+		{"twostep-engine", 2 * Steps, func(tb testing.TB) System {
+			t, err := NewTwostepEngine(memstore.New())
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return t
+		}},
+		{"twostep-memory", 2 * Steps, func(tb testing.TB) System {
+			t, err := NewTwostep(memstore.New())
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return t
+		}},
+	}
+	if url := os.Getenv("REDIS_URL"); url != "" {
+		out = append(out, system{"twostep-redis", 2 * Steps, func(tb testing.TB) System {
+			t, err := NewTwostepRedis(context.Background(), url)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return t
+		}})
+	}
+	return out
+}
+
+// open opens s and closes it when tb ends.
+func (s system) start(tb testing.TB) System {
+	tb.Helper()
+	sys := s.open(tb)
+	tb.Cleanup(func() {
+		if err := sys.Close(context.Background()); err != nil {
+			tb.Errorf("Close: %v", err)
+		}
+	})
+	return sys
+}
+
+// runOnce runs the task once and checks its outcome.
+func (s system) runOnce(ctx context.Context, sys System) error {
+	if err := sys.Run(ctx); err != nil {
+		return err
+	}
+	res, err := sys.Result(ctx)
+	if err == nil {
+		err = res.Check()
+	}
+	if err == nil && res.ModelCalls != s.modelCalls {
+		err = errorf("%d model calls, want %d", res.ModelCalls, s.modelCalls)
+	}
+	if ferr := sys.Forget(ctx); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// TestEverySystemDoesTheTask runs each system three times in a row (the
+// fakes and the engine must reset between runs) and checks the answer, the
+// echo inputs in order and the number of model calls.
+func TestEverySystemDoesTheTask(t *testing.T) {
+	for _, s := range systems() {
+		t.Run(s.name, func(t *testing.T) {
+			sys := s.start(t)
+			for i := range 3 {
+				if err := s.runOnce(context.Background(), sys); err != nil {
+					t.Fatalf("run %d: %v", i+1, err)
+				}
+			}
+		})
+	}
+}
+
+// TestCheckCatchesWrongResults: a run that skips a tool call, echoes the
+// wrong text or answers something else does not pass.
+func TestCheckCatchesWrongResults(t *testing.T) {
+	good := func() Result {
+		r := Result{Answer: Answer}
+		for i := 1; i <= ToolCalls; i++ {
+			r.Inputs = append(r.Inputs, ToolInput(i))
+		}
+		return r
+	}
+	if err := good().Check(); err != nil {
+		t.Fatalf("the expected result fails: %v", err)
+	}
+	tests := []struct {
+		name, want string
+		change     func(*Result)
+	}{
+		{"wrong answer", "answer", func(r *Result) { r.Answer = "done" }},
+		{"a call missing", "9 tool calls", func(r *Result) { r.Inputs = r.Inputs[1:] }},
+		{"calls swapped", "tool call 1 got", func(r *Result) { r.Inputs[0], r.Inputs[1] = r.Inputs[1], r.Inputs[0] }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := good()
+			tt.change(&r)
+			err := r.Check()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Check() = %v, want an error with %q", err, tt.want)
+			}
+		})
+	}
+}
