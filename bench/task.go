@@ -41,6 +41,9 @@ type Result struct {
 	Inputs []string
 	// ModelCalls counts the model calls the run made.
 	ModelCalls int
+	// Commits and Traces count what the run persisted (twostep only): the
+	// workflow's version, which every commit increments, and its traces.
+	Commits, Traces int
 }
 
 // Check reports how r differs from the task's expected outcome.

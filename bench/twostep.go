@@ -114,7 +114,9 @@ func (t *Twostep) Result(ctx context.Context) (Result, error) {
 	if len(msgs) > 0 && msgs[len(msgs)-1].Role == workflow.RoleAssistant {
 		res.Answer = msgs[len(msgs)-1].Text
 	}
-	return res, nil
+	traces, err := t.store.Traces(ctx, t.last)
+	res.Commits, res.Traces = int(wf.Version), len(traces)
+	return res, err
 }
 
 // Forget deletes the last run's workflow.
