@@ -15,7 +15,7 @@ import (
 // is fixed in code. It is the engine's and the store's share of a React
 // step.
 func NewTwostepEngine(store workflow.Store) (*Twostep, error) {
-	t := &Twostep{store: newReleases(store), log: &echoLog{}}
+	t := &Twostep{store: gatewayStore(store), log: &echoLog{}}
 	model := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
 		t.calls.Add(1)
 		return workflow.ModelResponse{Text: "{}", Model: "fake", PromptTokens: 100, CompletionTokens: 10}, nil
