@@ -20,7 +20,10 @@ func NewTwostepEngine(store workflow.Store) (*Twostep, error) {
 		t.calls.Add(1)
 		return workflow.ModelResponse{Text: "{}", Model: "fake", PromptTokens: 100, CompletionTokens: 10}, nil
 	})
-	return t, t.start(model, map[workflow.ModeName]workflow.Mode{workflow.ModeReact: engineOnly{}})
+	if err := t.start(model, map[workflow.ModeName]workflow.Mode{workflow.ModeReact: engineOnly{}}); err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 // engineOnly is the prompt-less mode of NewTwostepEngine.

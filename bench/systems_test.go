@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -55,7 +56,7 @@ func systems() []system {
 	return out
 }
 
-// open opens s and closes it when tb ends.
+// start opens s and closes it when tb ends.
 func (s system) start(tb testing.TB) System {
 	tb.Helper()
 	sys := s.open(tb)
@@ -77,7 +78,7 @@ func (s system) runOnce(ctx context.Context, sys System) error {
 		err = res.Check()
 	}
 	if err == nil && res.ModelCalls != s.modelCalls {
-		err = errorf("%d model calls, want %d", res.ModelCalls, s.modelCalls)
+		err = fmt.Errorf("%d model calls, want %d", res.ModelCalls, s.modelCalls)
 	}
 	if ferr := sys.Forget(ctx); err == nil {
 		err = ferr

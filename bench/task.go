@@ -102,5 +102,3 @@ func (l *echoLog) take() []string {
 	l.inputs = nil
 	return in
 }
-
-func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -22,8 +22,9 @@ const twostepUser = "bench"
 // mode and the embedded prompt templates, over a store, as the gateway wires
 // them. Per step it renders and parses Stage 1 and Stage 2 (two model
 // calls), validates the parameters, runs the action and persists three
-// commits (two checkpoints and the step) and two traces; the final answer
-// is a step of its own (two calls, two commits, two traces).
+// commits (two checkpoints and the step) and three traces (the two calls
+// and the action), every trace redacted; the final answer is a step of its
+// own (two calls, two commits, two traces).
 type Twostep struct {
 	engine *workflow.Engine
 	store  *releases
@@ -58,7 +59,10 @@ func NewTwostep(store workflow.Store) (*Twostep, error) {
 		n := t.calls.Add(1) - 1
 		return workflow.ModelResponse{Text: script[n%int64(len(script))], Model: "fake", PromptTokens: 100, CompletionTokens: 10}, nil
 	})
-	return t, t.start(model, map[workflow.ModeName]workflow.Mode{workflow.ModeReact: mode})
+	if err := t.start(model, map[workflow.ModeName]workflow.Mode{workflow.ModeReact: mode}); err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 func (t *Twostep) start(model workflow.Model, modes map[workflow.ModeName]workflow.Mode) error {
