@@ -18,7 +18,11 @@ import (
 // tool call or the final answer: Steps per run), the wall time (ns/step),
 // the process's CPU time (cpu-us/step, getrusage: every goroutine,
 // including the garbage collector's), the heap allocations (allocs/step,
-// B/step) and, on Redis, the round trips (redis-rt/step). The measured
+// B/step) and, on Redis, the round trips (redis-rt/step) and, when
+// BENCH_REDIS_DEDICATED is set (nothing else uses that Redis), the CPU time
+// of redis-server itself (redis-server-cpu-us/step, from INFO cpu; one
+// INFO call and Redis's own housekeeping fall inside each run's figure).
+// The measured
 // window of a run is System.Run; reading and checking its result and
 // forgetting it are outside.
 //
@@ -42,20 +46,34 @@ func benchSystem(b *testing.B, s system) {
 		b.Fatal(err)
 	}
 	var rt *RoundTrips
+	var server func(context.Context) (time.Duration, error) // redis-server's CPU, on a dedicated Redis
 	if r, ok := sys.(*RedisTwostep); ok {
 		rt = r.RoundTrips
+		if os.Getenv("BENCH_REDIS_DEDICATED") != "" {
+			server = r.ServerCPU
+		}
 	}
+	var serverCPU time.Duration
 	var tot totals
 	var persisted Result // the last run's, for its commits and traces
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
+		var s0 time.Duration
+		if server != nil {
+			b.StopTimer()
+			s0 = serverCPU0(ctx, b, server)
+			b.StartTimer()
+		}
 		w := tot.start(rt)
 		if err := sys.Run(ctx); err != nil {
 			b.Fatal(err)
 		}
 		tot.stop(w, rt)
 		b.StopTimer()
+		if server != nil {
+			serverCPU += serverCPU0(ctx, b, server) - s0
+		}
 		res, err := sys.Result(ctx)
 		if err == nil {
 			err = res.Check()
@@ -87,12 +105,24 @@ func benchSystem(b *testing.B, s system) {
 	if rt != nil {
 		b.ReportMetric(got.RT, "redis-rt/step")
 	}
+	if server != nil {
+		b.ReportMetric(float64(serverCPU.Nanoseconds())/steps/1e3, "redis-server-cpu-us/step")
+	}
 	b.ReportMetric(float64(s.modelCalls)/Steps, "model-calls/step")
 	if persisted.Commits > 0 {
 		b.ReportMetric(float64(persisted.Commits)/Steps, "commits/step")
 		b.ReportMetric(float64(persisted.Traces)/Steps, "traces/step")
 	}
 	summary.add(s.name, b.N, got)
+}
+
+// serverCPU0 reads redis-server's CPU time or fails b.
+func serverCPU0(ctx context.Context, b *testing.B, read func(context.Context) (time.Duration, error)) time.Duration {
+	d, err := read(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
 }
 
 // totals adds up the measured windows of a benchmark.
