@@ -29,9 +29,9 @@ type echoArgs struct {
 	Text string `json:"text" jsonschema:"description=the text"`
 }
 
-// NewEino compiles the agent with the echo tool.
-func NewEino(ctx context.Context) (*Eino, error) {
-	e := &Eino{model: newEinoModel(), log: &echoLog{}}
+// NewEino compiles the agent with the echo tool, its model scripted for task.
+func NewEino(ctx context.Context, task Task) (*Eino, error) {
+	e := &Eino{model: newEinoModel(task), log: &echoLog{}}
 	echo, err := utils.InferTool("echo", "Returns its text unchanged.", func(_ context.Context, in echoArgs) (string, error) {
 		e.log.add(in.Text)
 		return in.Text, nil
@@ -42,7 +42,7 @@ func NewEino(ctx context.Context) (*Eino, error) {
 	e.agent, err = react.NewAgent(ctx, &react.AgentConfig{
 		ToolCallingModel: e.model,
 		ToolsConfig:      compose.ToolsNodeConfig{Tools: []tool.BaseTool{echo}},
-		MaxStep:          2*Steps + 2,
+		MaxStep:          2*task.Steps() + 2,
 	})
 	if err != nil {
 		return nil, err
@@ -53,7 +53,7 @@ func NewEino(ctx context.Context) (*Eino, error) {
 // Run runs the agent once.
 func (e *Eino) Run(ctx context.Context) error {
 	e.model.n = 0
-	msg, err := e.agent.Generate(ctx, []*schema.Message{schema.UserMessage("Echo ten results, then say you are done.")})
+	msg, err := e.agent.Generate(ctx, []*schema.Message{schema.UserMessage(Prompt)})
 	e.res = Result{Inputs: e.log.take(), ModelCalls: e.model.n}
 	if err != nil {
 		return err
@@ -80,9 +80,9 @@ type einoModel struct {
 
 var _ model.ToolCallingChatModel = (*einoModel)(nil)
 
-func newEinoModel() *einoModel {
+func newEinoModel(task Task) *einoModel {
 	m := &einoModel{}
-	for i := 1; i <= ToolCalls; i++ {
+	for i := 1; i <= task.Calls; i++ {
 		m.ids = append(m.ids, fmt.Sprintf("call_%d", i))
 		m.args = append(m.args, fmt.Sprintf(`{"text":%q}`, ToolInput(i)))
 	}
@@ -97,12 +97,12 @@ func (m *einoModel) Generate(_ context.Context, in []*schema.Message, _ ...model
 	n := m.n
 	m.n++
 	switch {
-	case n < ToolCalls:
+	case n < len(m.args):
 		return schema.AssistantMessage("", []schema.ToolCall{{
 			ID: m.ids[n], Type: "function",
 			Function: schema.FunctionCall{Name: "echo", Arguments: m.args[n]},
 		}}), nil
-	case n == ToolCalls:
+	case n == len(m.args):
 		return schema.AssistantMessage(Answer, nil), nil
 	}
 	return nil, errors.New("script exhausted")

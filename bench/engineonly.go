@@ -14,29 +14,31 @@ import (
 // included), but its model calls carry an empty prompt and its "choice"
 // is fixed in code. It is the engine's and the store's share of a React
 // step.
-func NewTwostepEngine(store workflow.Store) (*Twostep, error) {
-	t := &Twostep{store: gatewayStore(store), log: &echoLog{}}
+func NewTwostepEngine(store workflow.Store, task Task) (*Twostep, error) {
+	t := &Twostep{store: gatewayStore(store), log: &echoLog{}, task: task}
 	model := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
 		t.calls.Add(1)
 		return workflow.ModelResponse{Text: "{}", Model: "fake", PromptTokens: 100, CompletionTokens: 10}, nil
 	})
-	if err := t.start(model, map[workflow.ModeName]workflow.Mode{workflow.ModeReact: engineOnly{}}); err != nil {
+	if err := t.start(model, map[workflow.ModeName]workflow.Mode{workflow.ModeReact: engineOnly{final: task.Steps()}}); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
 // engineOnly is the prompt-less mode of NewTwostepEngine.
-type engineOnly struct{}
+type engineOnly struct {
+	final int // the step that completes the round
+}
 
 var _ workflow.Mode = engineOnly{}
 
 // Step runs the next phase of a step: select, parameterize, execute. The
 // last step (the task's final answer) completes the round instead of
 // executing.
-func (engineOnly) Step(ctx context.Context, run *workflow.Run) error {
+func (m engineOnly) Step(ctx context.Context, run *workflow.Run) error {
 	wf := run.Workflow()
-	final := wf.Step >= Steps
+	final := wf.Step >= m.final
 	action := EchoAction
 	if final {
 		action = workflow.CompleteAction

@@ -22,18 +22,19 @@ type Langchaingo struct {
 	res   Result
 }
 
-// NewLangchaingo builds the executor with the echo tool.
-func NewLangchaingo() *Langchaingo {
-	l := &Langchaingo{model: newLCModel(), log: &echoLog{}}
+// NewLangchaingo builds the executor with the echo tool, its model scripted
+// for task.
+func NewLangchaingo(task Task) *Langchaingo {
+	l := &Langchaingo{model: newLCModel(task), log: &echoLog{}}
 	agent := agents.NewOneShotAgent(l.model, []tools.Tool{lcEcho{l.log}})
-	l.exec = agents.NewExecutor(agent, agents.WithMaxIterations(Steps+1))
+	l.exec = agents.NewExecutor(agent, agents.WithMaxIterations(task.Steps()+1))
 	return l
 }
 
 // Run runs the executor once.
 func (l *Langchaingo) Run(ctx context.Context) error {
 	l.model.n = 0
-	out, err := chains.Call(ctx, l.exec, map[string]any{"input": "Echo ten results, then say you are done."})
+	out, err := chains.Call(ctx, l.exec, map[string]any{"input": Prompt})
 	l.res = Result{Inputs: l.log.take(), ModelCalls: l.model.n}
 	if err != nil {
 		return err
@@ -60,9 +61,9 @@ type lcModel struct {
 
 var _ llms.Model = (*lcModel)(nil)
 
-func newLCModel() *lcModel {
+func newLCModel(task Task) *lcModel {
 	m := &lcModel{}
-	for i := 1; i <= ToolCalls; i++ {
+	for i := 1; i <= task.Calls; i++ {
 		m.script = append(m.script, fmt.Sprintf("Thought: I should echo result %d.\nAction: echo\nAction Input: %s", i, ToolInput(i)))
 	}
 	m.script = append(m.script, "Thought: I now know the final answer\nFinal Answer: "+Answer)

@@ -15,7 +15,7 @@ import (
 //	go test -run '^$' -bench 'Profile/system=twostep-memory$' -benchtime 3000x -cpuprofile cpu.out
 //	go tool pprof -top -ignore '\(\*Twostep\)\.(Result|Forget)' cpu.out
 func BenchmarkProfile(b *testing.B) {
-	for _, s := range systems() {
+	for _, s := range systems(Task{Calls: DefaultCalls}) {
 		b.Run("system="+s.name, func(b *testing.B) {
 			sys := s.start(b)
 			ctx := context.Background()

@@ -80,7 +80,7 @@ func (r *RedisTwostep) ServerCPU(ctx context.Context) (time.Duration, error) {
 // NewTwostepRedis starts Twostep over a redisstore at url, under the key
 // prefix "twostep-bench:<random>" that Close deletes (no FLUSHDB: the
 // database may be shared).
-func NewTwostepRedis(ctx context.Context, url string) (*RedisTwostep, error) {
+func NewTwostepRedis(ctx context.Context, url string, task Task) (*RedisTwostep, error) {
 	o, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("REDIS_URL: %w", err)
@@ -93,7 +93,7 @@ func NewTwostepRedis(ctx context.Context, url string) (*RedisTwostep, error) {
 	rt := &RoundTrips{}
 	client.AddHook(rt)
 	prefix := "twostep-bench:" + workflow.NewID("")
-	t, err := NewTwostep(redisstore.New(client, redisstore.Options{KeyPrefix: prefix}))
+	t, err := NewTwostep(redisstore.New(client, redisstore.Options{KeyPrefix: prefix}), task)
 	if err != nil {
 		_ = client.Close()
 		return nil, err

@@ -10,34 +10,39 @@ import (
 	"github.com/twostep/twostep/memstore"
 )
 
-// system is one entry of the side-by-side table.
+// system is one entry of the side-by-side table, set up for one task.
 type system struct {
 	name string
-	// modelCalls is how many model calls one run makes.
-	modelCalls int
-	open       func(tb testing.TB) System
+	task Task
+	// perStep is how many model calls the system makes per step.
+	perStep int
+	open    func(tb testing.TB) System
 }
 
-// systems returns every system, Redis only when REDIS_URL is set.
-func systems() []system {
+// modelCalls is how many model calls one run makes.
+func (s system) modelCalls() int { return s.perStep * s.task.Steps() }
+
+// systems returns every system set up for task, Redis only when REDIS_URL
+// is set.
+func systems(task Task) []system {
 	out := []system{
-		{"eino", Steps, func(tb testing.TB) System {
-			e, err := NewEino(context.Background())
+		{"eino", task, 1, func(tb testing.TB) System {
+			e, err := NewEino(context.Background(), task)
 			if err != nil {
 				tb.Fatal(err)
 			}
 			return e
 		}},
-		{"langchaingo", Steps, func(testing.TB) System { return NewLangchaingo() }},
-		{"twostep-engine", 2 * Steps, func(tb testing.TB) System {
-			t, err := NewTwostepEngine(memstore.New())
+		{"langchaingo", task, 1, func(testing.TB) System { return NewLangchaingo(task) }},
+		{"twostep-engine", task, 2, func(tb testing.TB) System {
+			t, err := NewTwostepEngine(memstore.New(), task)
 			if err != nil {
 				tb.Fatal(err)
 			}
 			return t
 		}},
-		{"twostep-memory", 2 * Steps, func(tb testing.TB) System {
-			t, err := NewTwostep(memstore.New())
+		{"twostep-memory", task, 2, func(tb testing.TB) System {
+			t, err := NewTwostep(memstore.New(), task)
 			if err != nil {
 				tb.Fatal(err)
 			}
@@ -45,8 +50,8 @@ func systems() []system {
 		}},
 	}
 	if url := os.Getenv("REDIS_URL"); url != "" {
-		out = append(out, system{"twostep-redis", 2 * Steps, func(tb testing.TB) System {
-			t, err := NewTwostepRedis(context.Background(), url)
+		out = append(out, system{"twostep-redis", task, 2, func(tb testing.TB) System {
+			t, err := NewTwostepRedis(context.Background(), url, task)
 			if err != nil {
 				tb.Fatal(err)
 			}
@@ -68,18 +73,24 @@ func (s system) start(tb testing.TB) System {
 	return sys
 }
 
+// result reads the last run's outcome and checks it.
+func (s system) result(ctx context.Context, sys System) (Result, error) {
+	res, err := sys.Result(ctx)
+	if err == nil {
+		err = s.task.Check(res)
+	}
+	if err == nil && res.ModelCalls != s.modelCalls() {
+		err = fmt.Errorf("%d model calls, want %d", res.ModelCalls, s.modelCalls())
+	}
+	return res, err
+}
+
 // runOnce runs the task once and checks its outcome.
 func (s system) runOnce(ctx context.Context, sys System) error {
 	if err := sys.Run(ctx); err != nil {
 		return err
 	}
-	res, err := sys.Result(ctx)
-	if err == nil {
-		err = res.Check()
-	}
-	if err == nil && res.ModelCalls != s.modelCalls {
-		err = fmt.Errorf("%d model calls, want %d", res.ModelCalls, s.modelCalls)
-	}
+	_, err := s.result(ctx, sys)
 	if ferr := sys.Forget(ctx); err == nil {
 		err = ferr
 	}
@@ -88,13 +99,14 @@ func (s system) runOnce(ctx context.Context, sys System) error {
 
 // TestEverySystemDoesTheTask runs each system three times in a row (the
 // fakes and the engine must reset between runs) and checks the answer, the
-// echo inputs in order and the number of model calls.
+// echo inputs in order and the number of model calls, for the table's task
+// and for a long one (101 steps: past twostep's default step limit).
 func TestEverySystemDoesTheTask(t *testing.T) {
 	if os.Getenv("CI") != "" && os.Getenv("REDIS_URL") == "" {
 		t.Fatal("REDIS_URL is not set; CI must run twostep on a real Redis too")
 	}
-	for _, s := range systems() {
-		t.Run(s.name, func(t *testing.T) {
+	for _, s := range append(systems(Task{Calls: DefaultCalls}), systems(Task{Calls: LongCalls})...) {
+		t.Run(fmt.Sprintf("%s/calls=%d", s.name, s.task.Calls), func(t *testing.T) {
 			sys := s.start(t)
 			for i := range 3 {
 				if err := s.runOnce(context.Background(), sys); err != nil {
@@ -108,14 +120,15 @@ func TestEverySystemDoesTheTask(t *testing.T) {
 // TestCheckCatchesWrongResults: a run that skips a tool call, echoes the
 // wrong text or answers something else does not pass.
 func TestCheckCatchesWrongResults(t *testing.T) {
+	task := Task{Calls: DefaultCalls}
 	good := func() Result {
 		r := Result{Answer: Answer}
-		for i := 1; i <= ToolCalls; i++ {
+		for i := 1; i <= task.Calls; i++ {
 			r.Inputs = append(r.Inputs, ToolInput(i))
 		}
 		return r
 	}
-	if err := good().Check(); err != nil {
+	if err := task.Check(good()); err != nil {
 		t.Fatalf("the expected result fails: %v", err)
 	}
 	tests := []struct {
@@ -130,7 +143,7 @@ func TestCheckCatchesWrongResults(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := good()
 			tt.change(&r)
-			err := r.Check()
+			err := task.Check(r)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Check() = %v, want an error with %q", err, tt.want)
 			}

@@ -17,15 +17,22 @@ import (
 	"sync"
 )
 
-// The task every system runs: ToolCalls calls of an echo tool with
-// ToolInput(1..ToolCalls), then the final answer Answer.
+// Task is what every system runs: Calls calls of an echo tool with
+// ToolInput(1..Calls), then the final answer Answer.
+type Task struct{ Calls int }
+
+// DefaultCalls is the number of tool calls of the side-by-side table.
+const DefaultCalls = 10
+
+// Prompt is the user's request; Answer is the final answer of every task.
 const (
-	ToolCalls = 10
-	// Steps is what a run counts per-step figures by: one per tool call and
-	// one for the final answer (a ReAct iteration in every system).
-	Steps  = ToolCalls + 1
-	Answer = "all ten steps done"
+	Prompt = "Echo the results, then say you are done."
+	Answer = "all steps done"
 )
+
+// Steps is what a run counts per-step figures by: one per tool call and one
+// for the final answer (a ReAct iteration in every system).
+func (t Task) Steps() int { return t.Calls + 1 }
 
 // ToolInput is the text the model asks the echo tool to return at call i
 // (1-based). Each is distinct, so twostep's loop detection stays quiet.
@@ -47,13 +54,13 @@ type Result struct {
 }
 
 // Check reports how r differs from the task's expected outcome.
-func (r Result) Check() error {
+func (t Task) Check(r Result) error {
 	var problems []string
 	if r.Answer != Answer {
 		problems = append(problems, fmt.Sprintf("answer %q, want %q", r.Answer, Answer))
 	}
-	if len(r.Inputs) != ToolCalls {
-		problems = append(problems, fmt.Sprintf("%d tool calls, want %d", len(r.Inputs), ToolCalls))
+	if len(r.Inputs) != t.Calls {
+		problems = append(problems, fmt.Sprintf("%d tool calls, want %d", len(r.Inputs), t.Calls))
 	}
 	for i, in := range r.Inputs {
 		if want := ToolInput(i + 1); in != want {

@@ -29,15 +29,16 @@ type Twostep struct {
 	engine *workflow.Engine
 	store  *releases
 	log    *echoLog
+	task   Task
 	calls  atomic.Int64
 	before int64  // calls before the last run
 	last   string // the last run's workflow id
 }
 
 // twostepScript is the model's reply to each call of a run, in order.
-func twostepScript() []string {
+func twostepScript(task Task) []string {
 	var out []string
-	for i := 1; i <= ToolCalls; i++ {
+	for i := 1; i <= task.Calls; i++ {
 		text := ToolInput(i)
 		out = append(out,
 			enginetest.Select(EchoAction, "echo "+text, nil, "", "text"),
@@ -46,15 +47,16 @@ func twostepScript() []string {
 	return append(out, enginetest.Completes(Answer)...)
 }
 
-// NewTwostep starts a twostep engine with the React mode over store.
-func NewTwostep(store workflow.Store) (*Twostep, error) {
+// NewTwostep starts a twostep engine with the React mode over store, its
+// model scripted for task.
+func NewTwostep(store workflow.Store, task Task) (*Twostep, error) {
 	set, err := templates.Load("")
 	if err != nil {
 		return nil, fmt.Errorf("templates.Load: %w", err)
 	}
 	mode := react.New(prompts.NewBuilder(set, prompts.Options{}))
-	t := &Twostep{store: gatewayStore(store), log: &echoLog{}}
-	script := twostepScript()
+	t := &Twostep{store: gatewayStore(store), log: &echoLog{}, task: task}
+	script := twostepScript(task)
 	model := workflow.ModelFunc(func(ctx context.Context, req workflow.ModelRequest) (workflow.ModelResponse, error) {
 		n := t.calls.Add(1) - 1
 		return workflow.ModelResponse{Text: script[n%int64(len(script))], Model: "fake", PromptTokens: 100, CompletionTokens: 10}, nil
@@ -72,7 +74,7 @@ func (t *Twostep) start(model workflow.Model, modes map[workflow.ModeName]workfl
 	}
 	// Production intervals (the defaults), so background polling costs
 	// what it costs in the gateway.
-	cfg := workflow.EngineConfig{InstanceID: "bench", MaxStepsLimit: 100}
+	cfg := workflow.EngineConfig{InstanceID: "bench", MaxStepsLimit: max(workflow.DefaultMaxStepsLimit, t.task.Steps())}
 	if t.engine, err = workflow.NewEngine(cfg, t.store, model, reg, modes); err != nil {
 		return err
 	}
@@ -87,7 +89,7 @@ func (t *Twostep) start(model workflow.Model, modes map[workflow.ModeName]workfl
 func (t *Twostep) Run(ctx context.Context) error {
 	t.before = t.calls.Load()
 	wf, err := t.engine.Create(ctx, workflow.NewWorkflow{
-		UserID: twostepUser, Prompt: "Echo ten results, then say you are done.", Mode: workflow.ModeReact, MaxSteps: Steps,
+		UserID: twostepUser, Prompt: Prompt, Mode: workflow.ModeReact, MaxSteps: t.task.Steps(),
 	})
 	if err != nil {
 		return err
