@@ -1,0 +1,297 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// BenchmarkStep runs the task on every system and reports, per step (a
+// tool call or the final answer: Task.Steps per run), the wall time (ns/step),
+// the process's CPU time (cpu-us/step, getrusage: every goroutine,
+// including the garbage collector's), the heap allocations (allocs/step,
+// B/step) and, on Redis, the round trips (redis-rt/step) and, when
+// BENCH_REDIS_DEDICATED is set (nothing else uses that Redis), the CPU time
+// of redis-server itself (redis-server-cpu-us/step, from INFO cpu; one
+// INFO call and Redis's own housekeeping fall inside each run's figure).
+// The measured
+// window of a run is System.Run; reading and checking its result and
+// forgetting it are outside.
+//
+// Compare the systems with benchstat, medians of at least six runs:
+//
+//	go test -run '^$' -bench Step -count 6 | tee new.txt
+//	benchstat -col /system new.txt
+//
+// The summary printed after the benchmarks gives the ratios of each system
+// to langchaingo and to Eino, from the medians of this process's runs.
+func BenchmarkStep(b *testing.B) {
+	for _, s := range systems(Task{Calls: DefaultCalls}) {
+		b.Run("system="+s.name, func(b *testing.B) { benchSystem(b, s) })
+	}
+}
+
+// LongCalls is the number of tool calls of BenchmarkLongRound's task.
+const LongCalls = 100
+
+// BenchmarkLongRound is BenchmarkStep on a task of LongCalls tool calls:
+// how the cost per step grows with the history a round carries (twostep's
+// Stage 1 history, langchaingo's scratchpad, Eino's message list). It is
+// not in the summary table.
+func BenchmarkLongRound(b *testing.B) {
+	for _, s := range systems(Task{Calls: LongCalls}) {
+		b.Run("system="+s.name, func(b *testing.B) { benchSystem(b, s) })
+	}
+}
+
+func benchSystem(b *testing.B, s system) {
+	sys := s.start(b)
+	ctx := context.Background()
+	if err := s.runOnce(ctx, sys); err != nil { // warm-up: caches, scripts, pools
+		b.Fatal(err)
+	}
+	var rt *RoundTrips
+	var server func(context.Context) (time.Duration, error) // redis-server's CPU, on a dedicated Redis
+	if r, ok := sys.(*RedisTwostep); ok {
+		rt = r.RoundTrips
+		if os.Getenv("BENCH_REDIS_DEDICATED") != "" {
+			server = r.ServerCPU
+		}
+	}
+	var serverCPU time.Duration
+	var tot totals
+	var persisted Result // the last run's, for its commits and traces
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		var s0 time.Duration
+		if server != nil {
+			b.StopTimer()
+			s0 = serverCPU0(ctx, b, server)
+			b.StartTimer()
+		}
+		w := tot.start(rt)
+		if err := sys.Run(ctx); err != nil {
+			b.Fatal(err)
+		}
+		tot.stop(w, rt)
+		b.StopTimer()
+		if server != nil {
+			serverCPU += serverCPU0(ctx, b, server) - s0
+		}
+		res, err := s.result(ctx, sys)
+		if err != nil {
+			b.Fatal(err)
+		}
+		persisted = res
+		if err := sys.Forget(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	perRun := float64(s.task.Steps())
+	steps := float64(b.N) * perRun
+	got := perStep{
+		NS:     float64(tot.wall.Nanoseconds()) / steps,
+		CPUUS:  float64(tot.cpu.Nanoseconds()) / steps / 1e3,
+		Allocs: float64(tot.allocs) / steps,
+		Bytes:  float64(tot.bytes) / steps,
+		RT:     float64(tot.rt) / steps,
+	}
+	b.ReportMetric(got.NS, "ns/step")
+	b.ReportMetric(got.CPUUS, "cpu-us/step")
+	b.ReportMetric(got.Allocs, "allocs/step")
+	b.ReportMetric(got.Bytes, "B/step")
+	if rt != nil {
+		b.ReportMetric(got.RT, "redis-rt/step")
+	}
+	if server != nil {
+		b.ReportMetric(float64(serverCPU.Nanoseconds())/steps/1e3, "redis-server-cpu-us/step")
+	}
+	b.ReportMetric(float64(s.perStep), "model-calls/step")
+	if persisted.Commits > 0 {
+		b.ReportMetric(float64(persisted.Commits)/perRun, "commits/step")
+		b.ReportMetric(float64(persisted.Traces)/perRun, "traces/step")
+	}
+	if s.task.Calls == DefaultCalls {
+		summary.add(s.name, b.N, got)
+	}
+}
+
+// serverCPU0 reads redis-server's CPU time or fails b.
+func serverCPU0(ctx context.Context, b *testing.B, read func(context.Context) (time.Duration, error)) time.Duration {
+	d, err := read(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
+// totals adds up the measured windows of a benchmark.
+type totals struct {
+	wall, cpu     time.Duration
+	allocs, bytes uint64
+	rt            int64
+}
+
+// window is the state at the start of a measured window.
+type window struct {
+	wall          time.Time
+	cpu           time.Duration
+	allocs, bytes uint64
+	rt            int64
+}
+
+func (t *totals) start(rt *RoundTrips) window {
+	// Allocations first: ReadMemStats stops the world, which is not the
+	// system's CPU time.
+	var w window
+	w.allocs, w.bytes = heapAllocs()
+	if rt != nil {
+		w.rt = rt.Load()
+	}
+	w.cpu = cpuTime()
+	w.wall = time.Now()
+	return w
+}
+
+func (t *totals) stop(w window, rt *RoundTrips) {
+	t.wall += time.Since(w.wall)
+	t.cpu += cpuTime() - w.cpu
+	allocs, bytes := heapAllocs()
+	t.allocs += allocs - w.allocs
+	t.bytes += bytes - w.bytes
+	if rt != nil {
+		t.rt += rt.Load() - w.rt
+	}
+}
+
+// cpuTime returns the user and system CPU time the process used so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// heapAllocs returns the heap allocations made so far: count and bytes.
+// It reads runtime.MemStats, as testing's allocs/op does: the runtime/metrics
+// counters are exact only once the per-P caches are flushed, and undercount
+// a window of a millisecond by half.
+func heapAllocs() (objects, bytes uint64) {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.Mallocs, ms.TotalAlloc
+}
+
+// perStep is one benchmark invocation's figures per step.
+type perStep struct{ NS, CPUUS, Allocs, Bytes, RT float64 }
+
+// results collects every invocation's figures, for the ratio table.
+type results struct {
+	mu  sync.Mutex
+	got map[string][]sample
+}
+
+type sample struct {
+	n int
+	perStep
+}
+
+var summary = &results{got: map[string][]sample{}}
+
+func (r *results) add(name string, n int, p perStep) {
+	r.mu.Lock()
+	r.got[name] = append(r.got[name], sample{n, p})
+	r.mu.Unlock()
+}
+
+// medians returns each system's median figures over its invocations with
+// at least a quarter of its largest b.N (the b.N probes are left out).
+func (r *results) medians() map[string]perStep {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]perStep{}
+	for name, ss := range r.got {
+		maxN := 0
+		for _, s := range ss {
+			maxN = max(maxN, s.n)
+		}
+		var kept []perStep
+		for _, s := range ss {
+			if s.n*4 >= maxN {
+				kept = append(kept, s.perStep)
+			}
+		}
+		med := func(f func(perStep) float64) float64 {
+			v := make([]float64, len(kept))
+			for i, p := range kept {
+				v[i] = f(p)
+			}
+			slices.Sort(v)
+			if len(v)%2 == 1 {
+				return v[len(v)/2]
+			}
+			return (v[len(v)/2-1] + v[len(v)/2]) / 2
+		}
+		out[name] = perStep{
+			NS: med(func(p perStep) float64 { return p.NS }), CPUUS: med(func(p perStep) float64 { return p.CPUUS }),
+			Allocs: med(func(p perStep) float64 { return p.Allocs }), Bytes: med(func(p perStep) float64 { return p.Bytes }),
+			RT: med(func(p perStep) float64 { return p.RT }),
+		}
+	}
+	return out
+}
+
+// table renders the medians and the CPU and allocation ratios to
+// langchaingo and Eino as a Markdown table.
+func (r *results) table() string {
+	m := r.medians()
+	if len(m) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	ratio := func(a, b float64) string {
+		if b == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%.2f×", a/b)
+	}
+	lc, eino := m["langchaingo"], m["eino"]
+	var sb strings.Builder
+	sb.WriteString("| system | ns/step | CPU µs/step | allocs/step | B/step | Redis RT/step | CPU ÷ langchaingo | CPU ÷ Eino | allocs ÷ langchaingo | allocs ÷ Eino |\n")
+	sb.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, n := range names {
+		p := m[n]
+		rt := "–"
+		if p.RT > 0 {
+			rt = fmt.Sprintf("%.2f", p.RT)
+		}
+		fmt.Fprintf(&sb, "| %s | %.0f | %.1f | %.0f | %.0f | %s | %s | %s | %s | %s |\n", n, p.NS, p.CPUUS, p.Allocs, p.Bytes, rt,
+			ratio(p.CPUUS, lc.CPUUS), ratio(p.CPUUS, eino.CPUUS), ratio(p.Allocs, lc.Allocs), ratio(p.Allocs, eino.Allocs))
+	}
+	return sb.String()
+}
+
+// TestMain prints the ratio table after the benchmarks ran. Its lines
+// start with "|", which benchstat ignores.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if t := summary.table(); t != "" {
+		fmt.Printf("\n%s", t)
+	}
+	os.Exit(code)
+}

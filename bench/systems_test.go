@@ -1,0 +1,152 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/twostep/twostep/memstore"
+)
+
+// system is one entry of the side-by-side table, set up for one task.
+type system struct {
+	name string
+	task Task
+	// perStep is how many model calls the system makes per step.
+	perStep int
+	open    func(tb testing.TB) System
+}
+
+// modelCalls is how many model calls one run makes.
+func (s system) modelCalls() int { return s.perStep * s.task.Steps() }
+
+// systems returns every system set up for task, Redis only when REDIS_URL
+// is set.
+func systems(task Task) []system {
+	out := []system{
+		{"eino", task, 1, func(tb testing.TB) System {
+			e, err := NewEino(context.Background(), task)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return e
+		}},
+		{"langchaingo", task, 1, func(testing.TB) System { return NewLangchaingo(task) }},
+		{"twostep-engine", task, 2, func(tb testing.TB) System {
+			t, err := NewTwostepEngine(memstore.New(), task)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return t
+		}},
+		{"twostep-memory", task, 2, func(tb testing.TB) System {
+			t, err := NewTwostep(memstore.New(), task)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return t
+		}},
+	}
+	if url := os.Getenv("REDIS_URL"); url != "" {
+		out = append(out, system{"twostep-redis", task, 2, func(tb testing.TB) System {
+			t, err := NewTwostepRedis(context.Background(), url, task)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return t
+		}})
+	}
+	return out
+}
+
+// start opens s and closes it when tb ends.
+func (s system) start(tb testing.TB) System {
+	tb.Helper()
+	sys := s.open(tb)
+	tb.Cleanup(func() {
+		if err := sys.Close(context.Background()); err != nil {
+			tb.Errorf("Close: %v", err)
+		}
+	})
+	return sys
+}
+
+// result reads the last run's outcome and checks it.
+func (s system) result(ctx context.Context, sys System) (Result, error) {
+	res, err := sys.Result(ctx)
+	if err == nil {
+		err = s.task.Check(res)
+	}
+	if err == nil && res.ModelCalls != s.modelCalls() {
+		err = fmt.Errorf("%d model calls, want %d", res.ModelCalls, s.modelCalls())
+	}
+	return res, err
+}
+
+// runOnce runs the task once and checks its outcome.
+func (s system) runOnce(ctx context.Context, sys System) error {
+	if err := sys.Run(ctx); err != nil {
+		return err
+	}
+	_, err := s.result(ctx, sys)
+	if ferr := sys.Forget(ctx); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// TestEverySystemDoesTheTask runs each system three times in a row (the
+// fakes and the engine must reset between runs) and checks the answer, the
+// echo inputs in order and the number of model calls, for the table's task
+// and for a long one (101 steps: past twostep's default step limit).
+func TestEverySystemDoesTheTask(t *testing.T) {
+	if os.Getenv("CI") != "" && os.Getenv("REDIS_URL") == "" {
+		t.Fatal("REDIS_URL is not set; CI must run twostep on a real Redis too")
+	}
+	for _, s := range append(systems(Task{Calls: DefaultCalls}), systems(Task{Calls: LongCalls})...) {
+		t.Run(fmt.Sprintf("%s/calls=%d", s.name, s.task.Calls), func(t *testing.T) {
+			sys := s.start(t)
+			for i := range 3 {
+				if err := s.runOnce(context.Background(), sys); err != nil {
+					t.Fatalf("run %d: %v", i+1, err)
+				}
+			}
+		})
+	}
+}
+
+// TestCheckCatchesWrongResults: a run that skips a tool call, echoes the
+// wrong text or answers something else does not pass.
+func TestCheckCatchesWrongResults(t *testing.T) {
+	task := Task{Calls: DefaultCalls}
+	good := func() Result {
+		r := Result{Answer: Answer}
+		for i := 1; i <= task.Calls; i++ {
+			r.Inputs = append(r.Inputs, ToolInput(i))
+		}
+		return r
+	}
+	if err := task.Check(good()); err != nil {
+		t.Fatalf("the expected result fails: %v", err)
+	}
+	tests := []struct {
+		name, want string
+		change     func(*Result)
+	}{
+		{"wrong answer", "answer", func(r *Result) { r.Answer = "done" }},
+		{"a call missing", "9 tool calls", func(r *Result) { r.Inputs = r.Inputs[1:] }},
+		{"calls swapped", "tool call 1 got", func(r *Result) { r.Inputs[0], r.Inputs[1] = r.Inputs[1], r.Inputs[0] }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := good()
+			tt.change(&r)
+			err := task.Check(r)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Check() = %v, want an error with %q", err, tt.want)
+			}
+		})
+	}
+}

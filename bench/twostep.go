@@ -1,0 +1,199 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twostep/twostep/modes/react"
+	"github.com/twostep/twostep/prompts"
+	"github.com/twostep/twostep/redact"
+	"github.com/twostep/twostep/templates"
+	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/enginetest"
+)
+
+// twostepUser owns every benchmark workflow.
+const twostepUser = "bench"
+
+// Twostep runs the task as a twostep React round: the engine with the React
+// mode and the embedded prompt templates, over a store, as the gateway wires
+// them. Per step it renders and parses Stage 1 and Stage 2 (two model
+// calls), validates the parameters, runs the action and persists three
+// commits (two checkpoints and the step) and three traces (the two calls
+// and the action), every trace redacted; the final answer is a step of its
+// own (two calls, two commits, two traces).
+type Twostep struct {
+	engine *workflow.Engine
+	store  *releases
+	log    *echoLog
+	task   Task
+	calls  atomic.Int64
+	before int64  // calls before the last run
+	last   string // the last run's workflow id
+}
+
+// twostepScript is the model's reply to each call of a run, in order.
+func twostepScript(task Task) []string {
+	var out []string
+	for i := 1; i <= task.Calls; i++ {
+		text := ToolInput(i)
+		out = append(out,
+			enginetest.Select(EchoAction, "echo "+text, nil, "", "text"),
+			enginetest.Params(map[string]any{"text": text}))
+	}
+	return append(out, enginetest.Completes(Answer)...)
+}
+
+// NewTwostep starts a twostep engine with the React mode over store, its
+// model scripted for task.
+func NewTwostep(store workflow.Store, task Task) (*Twostep, error) {
+	set, err := templates.Load("")
+	if err != nil {
+		return nil, fmt.Errorf("templates.Load: %w", err)
+	}
+	mode := react.New(prompts.NewBuilder(set, prompts.Options{}))
+	t := &Twostep{store: gatewayStore(store), log: &echoLog{}, task: task}
+	script := twostepScript(task)
+	model := workflow.ModelFunc(func(ctx context.Context, req workflow.ModelRequest) (workflow.ModelResponse, error) {
+		n := t.calls.Add(1) - 1
+		return workflow.ModelResponse{Text: script[n%int64(len(script))], Model: "fake", PromptTokens: 100, CompletionTokens: 10}, nil
+	})
+	if err := t.start(model, map[workflow.ModeName]workflow.Mode{workflow.ModeReact: mode}); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func (t *Twostep) start(model workflow.Model, modes map[workflow.ModeName]workflow.Mode) error {
+	reg, err := newRegistry(t.log)
+	if err != nil {
+		return err
+	}
+	// Production intervals (the defaults), so background polling costs
+	// what it costs in the gateway.
+	cfg := workflow.EngineConfig{InstanceID: "bench", MaxStepsLimit: max(workflow.DefaultMaxStepsLimit, t.task.Steps())}
+	if t.engine, err = workflow.NewEngine(cfg, t.store, model, reg, modes); err != nil {
+		return err
+	}
+	t.engine.Start(context.Background())
+	return nil
+}
+
+// Run creates a workflow with the task's prompt and returns when the
+// engine released the round's lease: the last store call of a round run,
+// after its last commit. (Engine.Wait would re-read the workflow after
+// every commit; a client is told the end by an event instead.)
+func (t *Twostep) Run(ctx context.Context) error {
+	t.before = t.calls.Load()
+	wf, err := t.engine.Create(ctx, workflow.NewWorkflow{
+		UserID: twostepUser, Prompt: Prompt, Mode: workflow.ModeReact, MaxSteps: t.task.Steps(),
+	})
+	if err != nil {
+		return err
+	}
+	t.last = wf.ID
+	select {
+	case <-t.store.released(wf.ID):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Result reads the last run's workflow and messages: the round must have
+// completed, and its last message is the final answer.
+func (t *Twostep) Result(ctx context.Context) (Result, error) {
+	res := Result{Inputs: t.log.take(), ModelCalls: int(t.calls.Load() - t.before)}
+	wf, err := t.store.GetWorkflow(ctx, t.last)
+	if err != nil {
+		return res, err
+	}
+	if wf.Status != workflow.StatusCompleted {
+		return res, fmt.Errorf("round ended %s (%s): %s", wf.Status, wf.StopReason, wf.Error)
+	}
+	msgs, err := t.store.Messages(ctx, t.last, 0, 0)
+	if err != nil {
+		return res, err
+	}
+	if len(msgs) > 0 && msgs[len(msgs)-1].Role == workflow.RoleAssistant {
+		res.Answer = msgs[len(msgs)-1].Text
+	}
+	traces, err := t.store.Traces(ctx, t.last)
+	res.Commits, res.Traces = int(wf.Version), len(traces)
+	return res, err
+}
+
+// Forget deletes the last run's workflow.
+func (t *Twostep) Forget(ctx context.Context) error {
+	if t.last == "" {
+		return nil
+	}
+	id := t.last
+	t.last = ""
+	t.store.forget(id)
+	return t.engine.Delete(ctx, twostepUser, id)
+}
+
+// Close shuts the engine down.
+func (t *Twostep) Close(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return t.engine.Shutdown(ctx)
+}
+
+// modelKey stands for the model provider's API key: the gateway's
+// redactor always holds at least that secret, so every trace is scanned.
+const modelKey = "sk-bench-4f3c2a1b9e8d7c6b5a49382716"
+
+// gatewayStore wraps store as the gateway does (every trace redacted, with
+// the secrets of the configuration) and so that Run sees a lease released.
+func gatewayStore(store workflow.Store) *releases {
+	return newReleases(redact.Traces(store, redact.New(modelKey)))
+}
+
+// releases wraps a store to tell when a round's lease is released.
+type releases struct {
+	workflow.Store
+	mu   sync.Mutex
+	done map[string]chan struct{}
+}
+
+func newReleases(s workflow.Store) *releases {
+	return &releases{Store: s, done: map[string]chan struct{}{}}
+}
+
+// ReleaseRound releases the lease, then closes id's channel.
+func (r *releases) ReleaseRound(ctx context.Context, id, owner string) error {
+	err := r.Store.ReleaseRound(ctx, id, owner)
+	ch := r.released(id)
+	r.mu.Lock()
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
+	r.mu.Unlock()
+	return err
+}
+
+// released returns the channel closed when id's lease is released.
+func (r *releases) released(id string) chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ch, ok := r.done[id]
+	if !ok {
+		ch = make(chan struct{})
+		r.done[id] = ch
+	}
+	return ch
+}
+
+// forget drops id's channel.
+func (r *releases) forget(id string) {
+	r.mu.Lock()
+	delete(r.done, id)
+	r.mu.Unlock()
+}
