@@ -31,8 +31,12 @@ type Twostep struct {
 	log    *echoLog
 	task   Task
 	calls  atomic.Int64
-	before int64  // calls before the last run
-	last   string // the last run's workflow id
+	// compactions counts history compaction calls (stage compact, made
+	// when a long round's history outgrows its budget): answered with a
+	// fixed summary, outside the task's scripted calls.
+	compactions atomic.Int64
+	before      int64  // calls before the last run
+	last        string // the last run's workflow id
 }
 
 // twostepScript is the model's reply to each call of a run, in order.
@@ -58,6 +62,11 @@ func NewTwostep(store workflow.Store, task Task) (*Twostep, error) {
 	t := &Twostep{store: gatewayStore(store), log: &echoLog{}, task: task}
 	script := twostepScript(task)
 	model := workflow.ModelFunc(func(ctx context.Context, req workflow.ModelRequest) (workflow.ModelResponse, error) {
+		if req.Stage == workflow.StageCompact {
+			t.compactions.Add(1)
+			return workflow.ModelResponse{Text: "Earlier steps echoed their inputs in order; all succeeded.", Model: "fake",
+				PromptTokens: 100, CompletionTokens: 10}, nil
+		}
 		n := t.calls.Add(1) - 1
 		return workflow.ModelResponse{Text: script[n%int64(len(script))], Model: "fake", PromptTokens: 100, CompletionTokens: 10}, nil
 	})
