@@ -22,10 +22,10 @@ import (
 // KindConflict on a stale version or fence or when a workflow to create
 // exists already (for any user), KindTooMany when the user already runs
 // c.RunningLimit workflows. The index entries of c.Traces go in the same
-// pipeline; only a commit that drops traces past the cap costs one more
-// round trip (deleting their entries). A create first claims the id (SET NX of its
-// owner key, one more round trip), so one id never names workflows of two
-// users. Only a workflow leaving the running status costs another round
+// pipeline, as do the deletions of entries of traces earlier commits
+// dropped past the cap (tracedrop.go). A create first claims the id (SET
+// NX of its owner key, one more round trip), so one id never names
+// workflows of two users. Only a workflow leaving the running status costs another round
 // trip (the SREM of its running-set entry, after the script); when that
 // one fails, the applied commit still succeeds and the stale entry is
 // skipped by readers.
@@ -60,7 +60,10 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	if c.Fence == 0 {
 		eval = s.evalDurable // the API answers a client with it
 	}
+	drops := s.takeDrops()
+	defer drops.requeue()
 	reply, err := eval(ctx, func(p redis.Pipeliner) {
+		drops.queue(ctx, p)
 		listKey := s.keys.listingPart(part)
 		if c.ExpectedVersion == 0 {
 			p.ZAddNX(ctx, listKey, redis.Z{Member: entry})
@@ -122,10 +125,9 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		_ = s.unlistRunning(ctx, wf.ID, wf.UserID)
 	}
 	if len(dropped) > 0 {
-		// Past the trace cap: one more round trip. The commit is applied,
-		// so a failure here only leaves index entries naming traces that
-		// are gone, which GetTrace answers as not found.
-		_ = s.dropTraceEntries(ctx, dropped)
+		// Past the trace cap: their index entries go with a later
+		// pipeline (tracedrop.go), so the step stays one round trip.
+		s.dropLater(ctx, dropped)
 	}
 	for i := range msgs {
 		msgs[i].Seq = base + int64(i) + 1
