@@ -44,42 +44,55 @@ func (s *stepMarks) ModelCalled(workflow.Stage, string, int, int) {}
 // after the first takes more than three: the round's start (claim, state
 // and messages read) is counted with the first step and left out.
 // Renewals, polls, reclaim and the recovery scan run hourly, so only the
-// steps' own work is counted. On miniredis always; on a real Redis too
-// when REDIS_URL is set.
+// steps' own work is counted. On miniredis always; on a real Redis and on
+// a Redis Cluster too when REDIS_URL and REDIS_CLUSTER_URL are set.
 func TestRoundTripsPerStep(t *testing.T) {
 	t.Parallel()
 	t.Run("miniredis", func(t *testing.T) {
 		t.Parallel()
 		mr := miniredis.RunT(t)
-		roundTripsPerStep(t, &redis.Options{Addr: mr.Addr()})
+		roundTripsPerStep(t, redis.NewClient(&redis.Options{Addr: mr.Addr()}))
 	})
 	t.Run("redis", func(t *testing.T) {
 		t.Parallel()
 		url := os.Getenv("REDIS_URL")
 		if url == "" {
+			if os.Getenv("CI") != "" {
+				t.Fatal("REDIS_URL is not set; CI must count on a real Redis")
+			}
 			t.Skip("REDIS_URL is not set")
 		}
 		o, err := redis.ParseURL(url)
 		if err != nil {
 			t.Fatal(err)
 		}
-		roundTripsPerStep(t, o)
+		roundTripsPerStep(t, redis.NewClient(o))
+	})
+	t.Run("cluster", func(t *testing.T) {
+		t.Parallel()
+		url := os.Getenv("REDIS_CLUSTER_URL")
+		if url == "" {
+			if os.Getenv("CI") != "" {
+				t.Fatal("REDIS_CLUSTER_URL is not set; CI must count on a real Redis")
+			}
+			t.Skip("REDIS_CLUSTER_URL is not set")
+		}
+		o, err := redis.ParseClusterURL(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		roundTripsPerStep(t, redis.NewClusterClient(o))
 	})
 }
 
-func roundTripsPerStep(t *testing.T, o *redis.Options) {
-	client := redis.NewClient(o)
+// roundTripsPerStep runs the round on client, counting its round trips
+// (on a cluster, one per pipeline, however many nodes it reaches).
+func roundTripsPerStep(t *testing.T, client redis.UniversalClient) {
 	t.Cleanup(func() { _ = client.Close() })
 	rt := &countingHook{}
 	client.AddHook(rt)
 	prefix := "twostep-rttest:" + workflow.NewID("")
-	t.Cleanup(func() {
-		ctx := context.Background()
-		iter := client.Scan(ctx, 0, prefix+":*", 500).Iterator()
-		for iter.Next(ctx) {
-			client.Del(ctx, iter.Val())
-		}
-	})
+	t.Cleanup(func() { deleteKeys(client, prefix+":*") })
 	store := redisstore.New(client, redisstore.Options{KeyPrefix: prefix})
 	cfg := enginetest.Config("rt")
 	cfg.LeaseTTL, cfg.PollInterval, cfg.ReclaimInterval, cfg.RecoverInterval = time.Hour, time.Hour, time.Hour, time.Hour
@@ -119,5 +132,25 @@ func roundTripsPerStep(t *testing.T, o *redis.Options) {
 	}
 	if want := 10*2 + 9; len(traces) != want {
 		t.Errorf("%d traces stored, want %d (Stage 1 and 2 of each step, each action)", len(traces), want)
+	}
+}
+
+// deleteKeys deletes the keys matching pattern, on every master of a
+// cluster.
+func deleteKeys(client redis.UniversalClient, pattern string) {
+	ctx := context.Background()
+	scan := func(ctx context.Context, c *redis.Client) error {
+		iter := c.Scan(ctx, 0, pattern, 500).Iterator()
+		for iter.Next(ctx) {
+			c.Del(ctx, iter.Val())
+		}
+		return iter.Err()
+	}
+	if cc, ok := client.(*redis.ClusterClient); ok {
+		_ = cc.ForEachMaster(ctx, scan)
+		return
+	}
+	if c, ok := client.(*redis.Client); ok {
+		_ = scan(ctx, c)
 	}
 }
