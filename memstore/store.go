@@ -130,7 +130,8 @@ func New(opts ...Option) *Store {
 
 // Commit applies c atomically: on a stale ExpectedVersion (or, with
 // ExpectedVersion 0, an existing workflow) it returns KindConflict and
-// changes nothing. Message seqs continue the workflow's gap-free sequence.
+// changes nothing. Message seqs continue the workflow's gap-free sequence;
+// c's traces join the workflow's under the trace cap.
 func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Workflow, _ []workflow.Message, err error) {
 	defer workflow.Wrap(&err, "memstore.Commit")
 	if err := ctx.Err(); err != nil {

@@ -55,7 +55,7 @@ type Page struct {
 // Store persists workflows, their messages, documents and traces.
 //
 // Implementations guarantee: Commit is atomic (either the new state, every
-// message and every document are stored, or none is) and guarded by the
+// message, document and trace are stored, or none is) and guarded by the
 // expected version (a stale version returns KindConflict and writes
 // nothing); message seqs are gap-free and unique per workflow; documents and
 // traces are only reachable through their own workflow; unknown ids return
