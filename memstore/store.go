@@ -130,7 +130,8 @@ func New(opts ...Option) *Store {
 
 // Commit applies c atomically: on a stale ExpectedVersion (or, with
 // ExpectedVersion 0, an existing workflow) it returns KindConflict and
-// changes nothing. Message seqs continue the workflow's gap-free sequence.
+// changes nothing. Message seqs continue the workflow's gap-free sequence;
+// c's traces join the workflow's under the trace cap.
 func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Workflow, _ []workflow.Message, err error) {
 	defer workflow.Wrap(&err, "memstore.Commit")
 	if err := ctx.Err(); err != nil {
@@ -149,6 +150,10 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	if err != nil {
 		return nil, nil, err
 	}
+	traces, err := encodeTraces(c.Traces)
+	if err != nil {
+		return nil, nil, err
+	}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -164,6 +169,9 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 			return nil, nil, workflow.Errorf(workflow.KindConflict, "document %s already exists in workflow %s", d.ID, wf.ID)
 		}
 	}
+	if err := s.checkNewTraces(traces); err != nil {
+		return nil, nil, err
+	}
 	base := int64(len(rec.msgs))
 	for i := range msgs {
 		msgs[i].Seq = base + int64(i) + 1
@@ -177,6 +185,7 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	}
 	rec.state, rec.status, rec.version, rec.updated = state, wf.Status, wf.Version, s.now()
 	s.wfs[wf.ID] = rec
+	s.appendTraces(wf.ID, rec, traces)
 	s.indexRunning(wf.ID, rec)
 	s.sweepIfDue()
 	return wf.Clone(), msgs, nil

@@ -18,9 +18,9 @@ func (s *Store) AppendTrace(ctx context.Context, t workflow.Trace) (err error) {
 	if err := checkID(ctx, "trace workflow id", t.WorkflowID); err != nil {
 		return err
 	}
-	data, err := json.Marshal(t)
+	encoded, err := encodeTraces([]workflow.Trace{t})
 	if err != nil {
-		return workflow.WrapKind(workflow.KindInvalid, err, "trace %s cannot be encoded", t.ID)
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -28,18 +28,50 @@ func (s *Store) AppendTrace(ctx context.Context, t workflow.Trace) (err error) {
 	if !ok {
 		return workflow.Errorf(workflow.KindNotFound, "workflow %s not found", t.WorkflowID)
 	}
-	if _, dup := s.traces[t.ID]; dup {
-		return workflow.Errorf(workflow.KindConflict, "trace %s already exists", t.ID)
+	if err := s.checkNewTraces(encoded); err != nil {
+		return err
 	}
-	rec.traces = append(rec.traces, storedTrace{id: t.ID, data: data})
-	s.traces[t.ID] = t.WorkflowID
+	s.appendTraces(t.WorkflowID, rec, encoded)
+	return nil
+}
+
+// encodeTraces returns the stored form of ts.
+func encodeTraces(ts []workflow.Trace) ([]storedTrace, error) {
+	out := make([]storedTrace, len(ts))
+	for i, t := range ts {
+		data, err := json.Marshal(t)
+		if err != nil {
+			return nil, workflow.WrapKind(workflow.KindInvalid, err, "trace %s cannot be encoded", t.ID)
+		}
+		out[i] = storedTrace{id: t.ID, data: data}
+	}
+	return out, nil
+}
+
+// checkNewTraces returns KindConflict when a trace of ts is stored already.
+// The caller holds s.mu.
+func (s *Store) checkNewTraces(ts []storedTrace) error {
+	for _, t := range ts {
+		if _, dup := s.traces[t.id]; dup {
+			return workflow.Errorf(workflow.KindConflict, "trace %s already exists", t.id)
+		}
+	}
+	return nil
+}
+
+// appendTraces adds ts to workflow id's record and drops the oldest traces
+// beyond the cap. The caller holds s.mu.
+func (s *Store) appendTraces(id string, rec *record, ts []storedTrace) {
+	for _, t := range ts {
+		rec.traces = append(rec.traces, t)
+		s.traces[t.id] = id
+	}
 	if over := len(rec.traces) - s.traceCap; over > 0 {
 		for _, old := range rec.traces[:over] {
 			delete(s.traces, old.id)
 		}
 		rec.traces = append([]storedTrace(nil), rec.traces[over:]...)
 	}
-	return nil
 }
 
 // Traces returns the workflow's kept traces, oldest first; KindNotFound for

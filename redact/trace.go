@@ -29,7 +29,7 @@ func (r *Redactor) Trace(t workflow.Trace) workflow.Trace {
 }
 
 // Traces decorates store so that every trace is redacted by r before it is
-// stored: a safety net behind the redaction of action output, which
+// stored, by AppendTrace or with a Commit: a safety net behind the redaction of action output, which
 // already keeps secrets out of every prompt. Everything else, including
 // the store's per-workflow trace cap and retention, is the wrapped store's.
 // Wrap the store the engine writes through with it.
@@ -45,4 +45,17 @@ type tracesStore struct {
 // AppendTrace stores the redacted trace.
 func (s *tracesStore) AppendTrace(ctx context.Context, t workflow.Trace) error {
 	return s.Store.AppendTrace(ctx, s.r.Trace(t))
+}
+
+// Commit applies c with its traces redacted (the caller's slice is left
+// as it was).
+func (s *tracesStore) Commit(ctx context.Context, c workflow.Commit) (*workflow.Workflow, []workflow.Message, error) {
+	if len(c.Traces) > 0 {
+		traces := make([]workflow.Trace, len(c.Traces))
+		for i, t := range c.Traces {
+			traces[i] = s.r.Trace(t)
+		}
+		c.Traces = traces
+	}
+	return s.Store.Commit(ctx, c)
 }

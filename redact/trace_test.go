@@ -114,6 +114,46 @@ func TestRedactTracesDecorator(t *testing.T) {
 	}
 }
 
+// TestRedactTracesDecoratorCommit: traces carried by a commit are stored
+// redacted too, and the caller's traces are left as they were.
+func TestRedactTracesDecoratorCommit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	raw := memstore.New()
+	store := redact.Traces(raw, redact.New("secret-value-42"))
+	wf := &workflow.Workflow{
+		ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "alice", Mode: workflow.ModeReact,
+		Status: workflow.StatusRunning, MaxSteps: 3, CreatedAt: time.Now(), UpdatedAt: time.Now(),
+	}
+	stored, _, err := store.Commit(ctx, workflow.Commit{Workflow: wf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	traces := []workflow.Trace{{
+		ID: workflow.NewID(workflow.PrefixTrace), WorkflowID: wf.ID, Stage: workflow.StageOne, Attempt: 1,
+		Prompt:   []workflow.PromptMessage{{Role: "user", Content: "key secret-value-42"}},
+		Response: `{"k":"secret-value-42"}`, Parsed: json.RawMessage(`{"k":"secret-value-42"}`), Error: "bad secret-value-42",
+	}}
+	if _, _, err := store.Commit(ctx, workflow.Commit{Workflow: stored, ExpectedVersion: stored.Version, Traces: traces}); err != nil {
+		t.Fatal(err)
+	}
+	kept, err := raw.Traces(ctx, wf.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []workflow.Trace{traces[0]}
+	want[0].Prompt = []workflow.PromptMessage{{Role: "user", Content: "key " + redact.Redacted}}
+	want[0].Response = `{"k":"` + redact.Redacted + `"}`
+	want[0].Parsed = json.RawMessage(`{"k":"` + redact.Redacted + `"}`)
+	want[0].Error = "bad " + redact.Redacted
+	if diff := cmp.Diff(want, kept); diff != "" {
+		t.Errorf("stored traces (-want +got):\n%s", diff)
+	}
+	if traces[0].Response != `{"k":"secret-value-42"}` || traces[0].Prompt[0].Content != "key secret-value-42" {
+		t.Errorf("Commit changed the caller's trace: %+v", traces[0])
+	}
+}
+
 func BenchmarkRedactorTrace(b *testing.B) {
 	secrets := make([]string, 20)
 	for i := range secrets {

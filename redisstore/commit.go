@@ -17,13 +17,15 @@ import (
 // running-set partition while it runs, in its listing partition on
 // creation, and the retention of both and of its owner key) and the commit
 // script, which checks the version, the fence and the user's running limit
-// and writes the state, messages, documents, the user's listing and the
-// user's running set atomically, in the user's slot — or nothing:
+// and writes the state, messages, documents, traces, the user's listing and
+// the user's running set atomically, in the user's slot — or nothing:
 // KindConflict on a stale version or fence or when a workflow to create
 // exists already (for any user), KindTooMany when the user already runs
-// c.RunningLimit workflows. A create first claims the id (SET NX of its
-// owner key, one more round trip), so one id never names workflows of two
-// users. Only a workflow leaving the running status costs another round
+// c.RunningLimit workflows. The index entries of c.Traces go in the same
+// pipeline, as do the deletions of entries of traces earlier commits
+// dropped past the cap (tracedrop.go). A create first claims the id (SET
+// NX of its owner key, one more round trip), so one id never names
+// workflows of two users. Only a workflow leaving the running status costs another round
 // trip (the SREM of its running-set entry, after the script); when that
 // one fails, the applied commit still succeeds and the stale entry is
 // skipped by readers.
@@ -42,7 +44,7 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	wf.Version = c.ExpectedVersion + 1
 	uk := s.keys.user(wf.UserID)
 	k := uk.workflow(wf.ID)
-	args, msgs, err := commitArgs(wf, c, s.opts.Retention.Milliseconds(), uk.wfPrefix)
+	args, msgs, err := commitArgs(wf, c, s.opts, uk.wfPrefix)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -58,7 +60,10 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	if c.Fence == 0 {
 		eval = s.evalDurable // the API answers a client with it
 	}
+	drops := s.takeDrops()
+	defer drops.requeue()
 	reply, err := eval(ctx, func(p redis.Pipeliner) {
+		drops.queue(ctx, p)
 		listKey := s.keys.listingPart(part)
 		if c.ExpectedVersion == 0 {
 			p.ZAddNX(ctx, listKey, redis.Z{Member: entry})
@@ -75,11 +80,20 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 			// store-wide entry is for the recovery scan (Running).
 			p.SAdd(ctx, s.keys.runningPart(part), entry)
 		}
+		for _, t := range c.Traces {
+			// As AppendTrace's: a stored trace is always findable by id.
+			p.Set(ctx, s.keys.trace(t.ID), entry, s.opts.Retention)
+		}
 	}, commitScript, keys, args...)
 	if err != nil {
 		return nil, nil, err
 	}
-	base, prev, err := commitOutcome(wf.ID, c.ExpectedVersion, reply)
+	base, prev, dropped, err := commitOutcome(wf.ID, c.ExpectedVersion, reply)
+	if err != nil && len(c.Traces) > 0 && reply[0] != "traceexists" {
+		// The traces were not stored: take back their index entries (an
+		// existing trace keeps its own).
+		_ = s.dropTraceEntries(ctx, traceIDs(c.Traces))
+	}
 	if workflow.KindOf(err) == workflow.KindNotFound {
 		if running {
 			// The workflow is gone (deleted), or is another user's: take
@@ -110,10 +124,24 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		// commit that wrote nothing.
 		_ = s.unlistRunning(ctx, wf.ID, wf.UserID)
 	}
+	if len(dropped) > 0 {
+		// Past the trace cap: their index entries go with a later
+		// pipeline (tracedrop.go), so the step stays one round trip.
+		s.dropLater(ctx, dropped)
+	}
 	for i := range msgs {
 		msgs[i].Seq = base + int64(i) + 1
 	}
 	return wf, msgs, nil
+}
+
+// traceIDs returns the ids of ts.
+func traceIDs(ts []workflow.Trace) []string {
+	ids := make([]string, len(ts))
+	for i, t := range ts {
+		ids[i] = t.ID
+	}
+	return ids
 }
 
 // claimID makes userID the owner of workflow id (SET NX of the owner key,
@@ -135,15 +163,16 @@ func (s *Store) claimID(ctx context.Context, id, userID string) error {
 
 // commitArgs encodes the script arguments of a commit (see commitScript) and
 // returns the messages as stored, for Commit's result.
-func commitArgs(wf *workflow.Workflow, c workflow.Commit, retentionMs int64, wfKeyPrefix string) ([]any, []workflow.Message, error) {
+func commitArgs(wf *workflow.Workflow, c workflow.Commit, o Options, wfKeyPrefix string) ([]any, []workflow.Message, error) {
 	state, err := json.Marshal(wf)
 	if err != nil {
 		return nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "workflow %s cannot be encoded", wf.ID)
 	}
-	args := make([]any, 0, 11+len(c.Messages)+3*len(c.Documents))
+	args := make([]any, 0, 13+len(c.Messages)+2*len(c.Traces)+3*len(c.Documents))
 	args = append(args, strconv.FormatInt(c.ExpectedVersion, 10), strconv.FormatInt(wf.Version, 10),
-		wf.UserID, string(wf.Status), state, strconv.FormatInt(retentionMs, 10),
-		strconv.FormatInt(c.Fence, 10), strconv.Itoa(c.RunningLimit), wf.ID, wfKeyPrefix, len(c.Messages))
+		wf.UserID, string(wf.Status), state, strconv.FormatInt(o.Retention.Milliseconds(), 10),
+		strconv.FormatInt(c.Fence, 10), strconv.Itoa(c.RunningLimit), wf.ID, wfKeyPrefix, len(c.Messages),
+		len(c.Traces), o.TraceCap)
 	msgs := make([]workflow.Message, len(c.Messages))
 	for i, m := range c.Messages {
 		m.WorkflowID = wf.ID
@@ -161,6 +190,13 @@ func commitArgs(wf *workflow.Workflow, c workflow.Commit, retentionMs int64, wfK
 		}
 		args = append(args, b)
 	}
+	for _, t := range c.Traces {
+		b, err := json.Marshal(t)
+		if err != nil {
+			return nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "trace %s cannot be encoded", t.ID)
+		}
+		args = append(args, t.ID, b)
+	}
 	for _, d := range c.Documents {
 		meta := d.Document
 		meta.WorkflowID = wf.ID
@@ -174,39 +210,47 @@ func commitArgs(wf *workflow.Workflow, c workflow.Commit, retentionMs int64, wfK
 	return args, msgs, nil
 }
 
-// commitOutcome reads the commit script's reply: the seq base and the
-// previous status, or the domain error for why nothing was written.
-func commitOutcome(id string, expected int64, reply []any) (int64, string, error) {
+// commitOutcome reads the commit script's reply: the seq base, the
+// previous status and the ids of the traces dropped beyond the cap, or the
+// domain error for why nothing was written.
+func commitOutcome(id string, expected int64, reply []any) (base int64, prev string, dropped []string, err error) {
 	switch status := reply[0].(string); status {
 	case "ok":
-		base, err := replyInt(reply, 1)
-		if err != nil {
-			return 0, "", err
+		if base, err = replyInt(reply, 1); err != nil {
+			return 0, "", nil, err
 		}
-		var prev string
 		if len(reply) > 2 {
 			prev, _ = reply[2].(string)
 		}
-		return base, prev, nil
+		if len(reply) > 3 {
+			if dropped, err = replyStrings(reply, 3); err != nil {
+				return 0, "", nil, err
+			}
+		}
+		return base, prev, dropped, nil
 	case "exists":
-		return 0, "", workflow.Errorf(workflow.KindConflict, "workflow %s already exists", id)
+		err = workflow.Errorf(workflow.KindConflict, "workflow %s already exists", id)
 	case "missing":
-		return 0, "", workflow.Errorf(workflow.KindNotFound, "workflow %s not found", id)
+		err = workflow.Errorf(workflow.KindNotFound, "workflow %s not found", id)
 	case "stale":
 		cur, _ := reply[1].(string)
-		return 0, "", workflow.Errorf(workflow.KindConflict, "workflow %s is at version %s, not %d", id, cur, expected)
+		err = workflow.Errorf(workflow.KindConflict, "workflow %s is at version %s, not %d", id, cur, expected)
 	case "fenced":
 		cur, _ := reply[1].(string)
-		return 0, "", workflow.Errorf(workflow.KindConflict, "workflow %s is fenced at %s: its lease was taken over", id, cur)
+		err = workflow.Errorf(workflow.KindConflict, "workflow %s is fenced at %s: its lease was taken over", id, cur)
 	case "toomany":
 		n, _ := replyInt(reply, 1)
-		return 0, "", workflow.Errorf(workflow.KindTooMany, "%d rounds are already running for this user; wait for one to end", n)
+		err = workflow.Errorf(workflow.KindTooMany, "%d rounds are already running for this user; wait for one to end", n)
 	case "user":
-		return 0, "", workflow.Errorf(workflow.KindInvalid, "workflow %s cannot change its user", id)
+		err = workflow.Errorf(workflow.KindInvalid, "workflow %s cannot change its user", id)
 	case "docexists":
 		doc, _ := reply[1].(string)
-		return 0, "", workflow.Errorf(workflow.KindConflict, "document %s already exists in workflow %s", doc, id)
+		err = workflow.Errorf(workflow.KindConflict, "document %s already exists in workflow %s", doc, id)
+	case "traceexists":
+		tr, _ := reply[1].(string)
+		err = workflow.Errorf(workflow.KindConflict, "trace %s already exists", tr)
 	default:
-		return 0, "", workflow.Errorf(workflow.KindInternal, "commit script replied %q", status)
+		err = workflow.Errorf(workflow.KindInternal, "commit script replied %q", status)
 	}
+	return 0, "", nil, err
 }

@@ -10,7 +10,8 @@ import (
 // user's listing and running set in one script, in the user's slot; then
 // its owner key, its entries in the store-wide listing and running set and
 // its trace index entries (other slots, so separate commands in one
-// pipeline). KindNotFound when it does not exist. Should that cleanup
+// pipeline, with queued entries of traces dropped past the cap).
+// KindNotFound when it does not exist. Should that cleanup
 // fail, the delete still succeeds: the entries left behind point to a
 // workflow that is gone, which readers skip.
 func (s *Store) DeleteWorkflow(ctx context.Context, id string) (err error) {
@@ -55,8 +56,11 @@ func (s *Store) DeleteWorkflow(ctx context.Context, id string) (err error) {
 	for _, t := range traceIDs {
 		pipe.Del(ctx, s.keys.trace(t)) // one DEL per key: they are in different slots
 	}
+	drops := s.takeDrops()
+	drops.queue(ctx, pipe)
 	// The delete is applied: entries a failed cleanup leaves behind point
 	// to a workflow that is gone, which readers skip, so it is not an error.
 	_, _ = pipe.Exec(ctx)
+	drops.requeue()
 	return nil
 }

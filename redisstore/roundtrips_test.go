@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -33,10 +34,12 @@ func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 	}
 }
 
-// stepper commits steps of one running workflow, as the engine does.
+// stepper commits steps of one running workflow, as the engine does,
+// each with traces traces.
 type stepper struct {
-	store *redisstore.Store
-	cur   *workflow.Workflow
+	store  *redisstore.Store
+	cur    *workflow.Workflow
+	traces int
 }
 
 func newStepper(tb testing.TB, s *redisstore.Store) *stepper {
@@ -57,7 +60,11 @@ func (st *stepper) step(ctx context.Context) error {
 	next.Step++
 	d := workflow.DocumentContent{Document: workflow.Document{ID: workflow.NewID(workflow.PrefixDocument), Name: "out.txt", MimeType: "text/plain"}, Content: stepContent}
 	m := workflow.Message{ID: workflow.NewID(workflow.PrefixMessage), Role: workflow.RoleAction, Action: "ai.process", Status: workflow.MessageSuccess, Summary: "ok", Documents: []workflow.Document{d.Document}}
-	cur, _, err := st.store.Commit(ctx, workflow.Commit{Workflow: next, ExpectedVersion: st.cur.Version, Messages: []workflow.Message{m}, Documents: []workflow.DocumentContent{d}})
+	var traces []workflow.Trace
+	for i := range st.traces {
+		traces = append(traces, workflow.Trace{ID: workflow.NewID(workflow.PrefixTrace), WorkflowID: next.ID, Step: next.Step, Attempt: i + 1})
+	}
+	cur, _, err := st.store.Commit(ctx, workflow.Commit{Workflow: next, ExpectedVersion: st.cur.Version, Messages: []workflow.Message{m}, Documents: []workflow.DocumentContent{d}, Traces: traces})
 	if err != nil {
 		return err
 	}
@@ -87,6 +94,57 @@ func TestCommitStepIsOneRoundTrip(t *testing.T) {
 	}
 	if got := counter.n.Load() - before; got != 10 {
 		t.Errorf("10 step commits took %d round trips, want 10", got)
+	}
+}
+
+// TestCommitStepPastTraceCapIsOneRoundTrip: a step commit that drops
+// traces past the cap stays one round trip — the dropped traces' index
+// entries are deleted by the next pipeline — and once the store is closed
+// only the kept traces' entries are left.
+func TestCommitStepPastTraceCapIsOneRoundTrip(t *testing.T) {
+	t.Parallel()
+	mr := miniredis.RunT(t)
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = client.Close() })
+	counter := &roundTrips{}
+	client.AddHook(counter)
+	const traceCap = 3
+	s := redisstore.New(client, redisstore.Options{TraceCap: traceCap})
+	st := newStepper(t, s)
+	st.traces = 2
+	ctx := context.Background()
+	if err := st.step(ctx); err != nil { // caches the script
+		t.Fatal(err)
+	}
+	before := counter.n.Load()
+	for range 10 {
+		if err := st.step(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := counter.n.Load() - before; got != 10 {
+		t.Errorf("10 step commits past the trace cap took %d round trips, want 10", got)
+	}
+	traces, err := s.Traces(ctx, st.cur.ID)
+	if err != nil || len(traces) != traceCap {
+		t.Fatalf("kept %d traces (%v), want the cap %d", len(traces), err, traceCap)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	entries := 0
+	for _, k := range mr.Keys() {
+		if strings.HasPrefix(k, redisstore.DefaultKeyPrefix+":trace:") {
+			entries++
+		}
+	}
+	if entries != traceCap {
+		t.Errorf("%d trace index entries left after Close, want the %d kept traces'", entries, traceCap)
+	}
+	for _, tr := range traces {
+		if _, err := s.GetTrace(ctx, tr.ID); err != nil {
+			t.Errorf("GetTrace(%s) of a kept trace: %v", tr.ID, err)
+		}
 	}
 }
 

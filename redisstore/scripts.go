@@ -20,15 +20,18 @@ import (
 // limit, entries whose workflow is no longer stored running (expired by
 // retention while it ran) are dropped before the count is trusted: every
 // workflow of the user is in this slot, so the script can look. A create
-// also enters the workflow in the user's listing (KEYS[8]).
+// also enters the workflow in the user's listing (KEYS[8]). The commit's
+// traces are appended as appendTraceScript does, dropping the oldest
+// beyond the cap; the reply lists the dropped ids after the previous
+// status.
 //
 //	KEYS: state msgs docs docmeta traces tracedata userRunning userListing
 //	ARGV: expectedVersion newVersion userId status stateJSON retentionMs
-//	      fence runningLimit workflowId wfKeyPrefix nMsgs
-//	      msgJSON×nMsgs (docId metaJSON content)×nDocs
-//	reply: {"ok", seqBase, previousStatus} | {"exists"} | {"missing"} |
-//	       {"stale", version} | {"user"} | {"docexists", docId} |
-//	       {"fenced", fence} | {"toomany", running}
+//	      fence runningLimit workflowId wfKeyPrefix nMsgs nTraces traceCap
+//	      msgJSON×nMsgs (traceId traceJSON)×nTraces (docId metaJSON content)×nDocs
+//	reply: {"ok", seqBase, previousStatus, droppedTraceId...} | {"exists"} |
+//	       {"missing"} | {"stale", version} | {"user"} | {"docexists", docId} |
+//	       {"traceexists", traceId} | {"fenced", fence} | {"toomany", running}
 var commitScript = redis.NewScript(`
 local cur = redis.call('HMGET', KEYS[1], 'version', 'user', 'status', 'fence')
 if ARGV[1] == '0' then
@@ -54,12 +57,16 @@ if starts and ARGV[8] ~= '0' then
   end
 end
 local nmsgs = tonumber(ARGV[11])
-local first = 12 + nmsgs
+local firstTrace = 14 + nmsgs
+local first = firstTrace + 2 * tonumber(ARGV[12])
 for i = first, #ARGV, 3 do
   if redis.call('HEXISTS', KEYS[4], ARGV[i]) == 1 then return {'docexists', ARGV[i]} end
 end
+for i = firstTrace, first - 1, 2 do
+  if redis.call('HEXISTS', KEYS[6], ARGV[i]) == 1 then return {'traceexists', ARGV[i]} end
+end
 local base = redis.call('LLEN', KEYS[2])
-for i = 12, first - 1 do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+for i = 14, firstTrace - 1 do redis.call('RPUSH', KEYS[2], ARGV[i]) end
 for i = first, #ARGV, 3 do
   redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1])
   redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 2])
@@ -71,12 +78,27 @@ if ARGV[4] == 'running' then
 elseif cur[3] == 'running' then
   redis.call('SREM', KEYS[7], ARGV[9])
 end
+local out = {'ok', base, cur[3] or ''}
+if first > firstTrace then
+  local n = 0
+  for i = firstTrace, first - 1, 2 do
+    redis.call('HSET', KEYS[6], ARGV[i], ARGV[i + 1])
+    n = redis.call('RPUSH', KEYS[5], ARGV[i])
+  end
+  local cap = tonumber(ARGV[13])
+  while n > cap do
+    local old = redis.call('LPOP', KEYS[5])
+    redis.call('HDEL', KEYS[6], old)
+    out[#out + 1] = old
+    n = n - 1
+  end
+end
 if ARGV[6] ~= '0' then
   for i = 1, 6 do redis.call('PEXPIRE', KEYS[i], ARGV[6]) end
   redis.call('PEXPIRE', KEYS[8], ARGV[6])
   if redis.call('EXISTS', KEYS[7]) == 1 then redis.call('PEXPIRE', KEYS[7], ARGV[6]) end
 end
-return {'ok', base, cur[3] or ''}
+return out
 `)
 
 // deleteScript removes every key of a workflow and its entries in its

@@ -138,6 +138,9 @@ type Store struct {
 	owners  owners
 	owned   bool // Close closes rdb
 	cluster bool // rdb is a cluster client
+	// drops are index entries of traces dropped past the cap, deleted by
+	// the next pipeline (see tracedrop.go).
+	drops dropQueue
 }
 
 // New returns a store over an existing client, which the caller keeps
@@ -277,6 +280,11 @@ func (s *Store) Cluster() bool { return s.cluster }
 // Close closes the connection Open made; for a store made with New it does
 // nothing.
 func (s *Store) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), closeFlushTimeout)
+	defer cancel()
+	// Best effort: entries left behind name traces that are gone, which
+	// GetTrace answers as not found.
+	_ = s.flushDrops(ctx)
 	if !s.owned {
 		return nil
 	}

@@ -59,15 +59,22 @@ func (s *Store) AppendTrace(ctx context.Context, t workflow.Trace) (err error) {
 		return workflow.Errorf(workflow.KindInternal, "trace script replied %v", reply)
 	}
 	if len(drop) > 0 {
-		pipe := s.rdb.Pipeline()
-		for _, id := range drop {
-			pipe.Del(ctx, s.keys.trace(id))
-		}
-		if _, perr := pipe.Exec(ctx); perr != nil && err == nil {
-			err = workflow.WrapKind(workflow.KindUnavailable, redisErr(perr), "dropped traces keep their index entries")
+		if perr := s.dropTraceEntries(ctx, drop); perr != nil && err == nil {
+			err = workflow.WrapKind(workflow.KindUnavailable, perr, "dropped traces keep their index entries")
 		}
 	}
 	return err
+}
+
+// dropTraceEntries deletes the index entries of the traces ids, in one
+// pipeline.
+func (s *Store) dropTraceEntries(ctx context.Context, ids []string) error {
+	pipe := s.rdb.Pipeline()
+	for _, id := range ids {
+		pipe.Del(ctx, s.keys.trace(id))
+	}
+	_, err := pipe.Exec(ctx)
+	return redisErr(err)
 }
 
 // Traces returns the workflow's kept traces, oldest first; KindNotFound for

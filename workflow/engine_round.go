@@ -36,6 +36,7 @@ func (e *Engine) runRound(ctx context.Context, wf *Workflow, fence int64) (last 
 			err = Errorf(KindInternal, "mode %s panicked: %v\n%s", wf.Mode, p, debug.Stack())
 			e.failRound(ctx, run, err)
 		}
+		run.flushTraces(ctx)
 		spans.end(err)
 		last = run.wf
 	}()

@@ -39,6 +39,11 @@ type Run struct {
 	fence int64
 	// stepStart is when this process started the current step.
 	stepStart time.Time
+	// traces are the traces recorded since the run's last commit: the
+	// next commit stores them with the phase they belong to (no store
+	// write of their own), and flushTraces stores those a run ending
+	// without one leaves.
+	traces []Trace
 }
 
 // Workflow returns the current state. It is the run's own value: read it,
@@ -87,8 +92,9 @@ func (r *Run) IdempotencyKey() string {
 }
 
 // Generate makes one model call: it counts it in the workflow's stats,
-// runs call.Check on the reply and stores a trace with the prompt, the raw
-// reply, the parse outcome, tokens and latency. A model error (after the
+// runs call.Check on the reply and records a trace with the prompt, the raw
+// reply, the parse outcome, tokens and latency (stored with the commit of
+// the phase that follows, see RecordTrace). A model error (after the
 // adapter's own retries) is returned wrapped so the engine fails the round
 // with stop reason llm_error; a cancelled context is returned as is. A
 // rejected reply is not an error: Generate returns the response and the
@@ -174,11 +180,18 @@ func (r *Run) RecordActionCalls(ctx context.Context, calls []ActionModelCall) {
 	}
 }
 
-// RecordTrace stores a trace of this workflow (e.g. an action's, or a plan
-// step dropped by validation). While the store is unavailable the write is
-// retried (see retryStore); any other failure is logged, never fatal:
-// traces are diagnostics.
-func (r *Run) RecordTrace(ctx context.Context, t Trace) {
+// RecordTrace records a trace of this workflow (e.g. an action's, or a
+// plan step dropped by validation). It is stored by the run's next commit
+// (Checkpoint, AppendSummary, CommitStep, Pause...) in the same atomic
+// write as that phase, so a step's traces cost no store round trip of
+// their own; when the run ends without one (a cancelled or failed call, a
+// workflow changed elsewhere, a store outage) the run stores them on their
+// own as it ends. A trace is thus stored with the phase its call led to: a
+// process killed before that commit loses both, and the resumed run
+// repeats the call and traces it. A failure to store a trace is logged,
+// never fatal (traces are diagnostics): a commit the store refuses as
+// invalid is made again without its traces.
+func (r *Run) RecordTrace(_ context.Context, t Trace) {
 	if t.ID == "" {
 		t.ID = NewID(PrefixTrace)
 	}
@@ -186,10 +199,21 @@ func (r *Run) RecordTrace(ctx context.Context, t Trace) {
 	if t.CreatedAt.IsZero() {
 		t.CreatedAt = r.e.now()
 	}
-	err := r.e.retryStore(ctx, "trace", r.wf.ID, func(ctx context.Context) error { return r.e.store.AppendTrace(ctx, t) })
-	if err != nil {
-		r.e.log.Warn("storing trace failed", "workflow", r.wf.ID, "stage", t.Stage, "err", err)
+	r.traces = append(r.traces, t)
+}
+
+// flushTraces stores the traces no commit took, one by one, each retried
+// while the store is unavailable (see retryStore). A trace the store
+// already has (a commit that was applied though its reply was lost) counts
+// as stored.
+func (r *Run) flushTraces(ctx context.Context) {
+	for _, t := range r.traces {
+		err := r.e.retryStore(ctx, "trace", r.wf.ID, func(ctx context.Context) error { return r.e.store.AppendTrace(ctx, t) })
+		if err != nil && KindOf(err) != KindConflict {
+			r.e.log.Warn("storing trace failed", "workflow", r.wf.ID, "stage", t.Stage, "err", err)
+		}
 	}
+	r.traces = nil
 }
 
 // Checkpoint persists the next phase of the current step (with the stats
@@ -265,9 +289,10 @@ func (r *Run) CommitStep(ctx context.Context, res StepResult) error {
 	return nil
 }
 
-// commit stores next with msgs and docs under the version check; the
-// caller then calls published. While the store is unavailable the commit is
-// retried with the finished phase kept in memory (see retryStore). A conflict
+// commit stores next with msgs, docs and the traces recorded since the
+// last commit under the version check; the caller then calls published.
+// While the store is unavailable the commit is retried with the finished
+// phase kept in memory (see retryStore). A conflict
 // means someone else changed the workflow (a Stop, a Delete, another
 // instance): the run must end without writing, so it returns errRoundLost.
 func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs []DocumentContent) error {
@@ -277,14 +302,23 @@ func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs [
 			msgs[i].CreatedAt = next.UpdatedAt
 		}
 	}
+	c := Commit{
+		Workflow: next, ExpectedVersion: r.wf.Version, Messages: msgs, Documents: docs, Traces: r.traces, Fence: r.fence,
+	}
 	var stored *Workflow
 	var saved []Message
-	err := r.e.retryStore(ctx, "commit", r.wf.ID, func(ctx context.Context) (err error) {
-		stored, saved, err = r.e.store.Commit(ctx, Commit{
-			Workflow: next, ExpectedVersion: r.wf.Version, Messages: msgs, Documents: docs, Fence: r.fence,
-		})
+	write := func(ctx context.Context) (err error) {
+		stored, saved, err = r.e.store.Commit(ctx, c)
 		return err
-	})
+	}
+	err := r.e.retryStore(ctx, "commit", r.wf.ID, write)
+	var left []Trace
+	if err != nil && KindOf(err) == KindInvalid && len(c.Traces) > 0 {
+		// A trace the store cannot take never fails the phase: it is
+		// committed alone, the traces left for flushTraces.
+		left, c.Traces = c.Traces, nil
+		err = r.e.retryStore(ctx, "commit", r.wf.ID, write)
+	}
 	if err != nil {
 		if k := KindOf(err); k == KindConflict || k == KindNotFound {
 			return fmt.Errorf("commit of %s at version %d: %w: %w", r.wf.ID, r.wf.Version, errRoundLost, err)
@@ -293,6 +327,7 @@ func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs [
 	}
 	r.wf = stored
 	r.msgs = append(r.msgs, saved...)
+	r.traces = left
 	return nil
 }
 

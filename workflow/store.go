@@ -22,6 +22,14 @@ type Commit struct {
 	// metadata should also appear in the Documents of the message that
 	// carries it.
 	Documents []DocumentContent
+	// Traces are stored with the change, in order, and only when it is
+	// applied: a refused commit stores none of them. Each needs an ID not
+	// stored yet (KindConflict otherwise, writing nothing) and the
+	// workflow's id as WorkflowID; the store's trace cap applies as it
+	// does to AppendTrace. The engine attaches the traces of a phase's
+	// model calls to the commit that persists the phase, so a trace costs
+	// no store write of its own.
+	Traces []Trace
 	// Fence, when positive, is the fencing token of the lease the caller
 	// holds (see ClaimRound): the store refuses the commit with
 	// KindConflict and writes nothing unless the workflow's current fence
@@ -47,7 +55,7 @@ type Page struct {
 // Store persists workflows, their messages, documents and traces.
 //
 // Implementations guarantee: Commit is atomic (either the new state, every
-// message and every document are stored, or none is) and guarded by the
+// message, document and trace are stored, or none is) and guarded by the
 // expected version (a stale version returns KindConflict and writes
 // nothing); message seqs are gap-free and unique per workflow; documents and
 // traces are only reachable through their own workflow; unknown ids return

@@ -19,7 +19,8 @@ const cursorTag = "after:"
 // Validate reports the first reason c cannot be stored, as KindInvalid.
 // Every Store calls it before writing anything. A document needs an id and
 // a name; empty content is legitimate (an empty upload, an action's empty
-// output) and is stored as a document of size 0.
+// output) and is stored as a document of size 0. A trace needs an id and
+// the workflow's id.
 func (c Commit) Validate() error {
 	switch {
 	case c.Workflow == nil:
@@ -51,6 +52,18 @@ func (c Commit) Validate() error {
 			return Errorf(KindInvalid, "document %s appears twice", d.ID)
 		}
 		seen[d.ID] = true
+	}
+	traces := make(map[string]bool, len(c.Traces))
+	for i, t := range c.Traces {
+		switch {
+		case t.ID == "":
+			return Errorf(KindInvalid, "trace %d has no id", i)
+		case t.WorkflowID != c.Workflow.ID:
+			return Errorf(KindInvalid, "trace %s belongs to workflow %q, not %s", t.ID, t.WorkflowID, c.Workflow.ID)
+		case traces[t.ID]:
+			return Errorf(KindInvalid, "trace %s appears twice", t.ID)
+		}
+		traces[t.ID] = true
 	}
 	return nil
 }

@@ -7,7 +7,8 @@
 // committers; scoping of documents, messages and traces to their workflow
 // and of listings to their user; the administrators' listing of every
 // user's workflows; ids unique across users; deletion that leaves nothing
-// behind; the trace cap; the running set, each user's share of it, and
+// behind; the trace cap, and traces stored with the commit that carries
+// them; the running set, each user's share of it, and
 // round leases.
 package storetest
 
@@ -69,6 +70,8 @@ func RunFixture(t *testing.T, newFixture func(t *testing.T) Fixture) {
 		{"EmptyDocuments", testEmptyDocuments},
 		{"Traces", testTraces},
 		{"TraceCap", testTraceCap},
+		{"CommitTraces", testCommitTraces},
+		{"CommitTraceCap", testCommitTraceCap},
 		{"Delete", testDelete},
 		{"Running", testRunning},
 		{"RunningFor", testRunningFor},

@@ -45,6 +45,21 @@ func testInvalidInput(t *testing.T, f Fixture) {
 			_, _, err := s.Commit(ctx, workflow.Commit{Workflow: newWorkflow("alice"), Documents: []workflow.DocumentContent{docNoID}})
 			return err
 		}},
+		{"Commit with trace without id", func() error {
+			wf := newWorkflow("alice")
+			_, _, err := s.Commit(ctx, workflow.Commit{Workflow: wf, Traces: []workflow.Trace{{WorkflowID: wf.ID}}})
+			return err
+		}},
+		{"Commit with another workflow's trace", func() error {
+			_, _, err := s.Commit(ctx, workflow.Commit{Workflow: newWorkflow("alice"), Traces: []workflow.Trace{newTrace(existing.ID, 1)}})
+			return err
+		}},
+		{"Commit with a trace twice", func() error {
+			wf := newWorkflow("alice")
+			tr := newTrace(wf.ID, 1)
+			_, _, err := s.Commit(ctx, workflow.Commit{Workflow: wf, Traces: []workflow.Trace{tr, tr}})
+			return err
+		}},
 		{"GetWorkflow empty id", func() error { _, err := s.GetWorkflow(ctx, ""); return err }},
 		{"ListWorkflows empty user", func() error { _, _, err := s.ListWorkflows(ctx, "", workflow.Page{}); return err }},
 		{"RunningFor empty user", func() error { _, err := s.RunningFor(ctx, ""); return err }},
