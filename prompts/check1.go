@@ -91,54 +91,18 @@ func quoteOrMissing(s string) string {
 	return `"` + clip(strings.Trim(s, `"`)) + `"`
 }
 
-// checkDocuments adds one problem per reference that does not resolve in
-// the workflow's messages, and one when the action requires documents and
-// none were given.
-func checkDocuments(refs []string, msgs []workflow.Message, spec workflow.ActionSpec, known bool, p *problems) {
-	for i, ref := range refs {
-		if _, err := workflow.ResolveDocuments(msgs, []string{ref}); err != nil {
-			p.add(`requiredInputDocuments[%d]: %s; copy a reference exactly from the documents index`, i, workflow.PublicMessage(err))
-		}
-	}
-	if known && spec.Documents == workflow.DocumentsRequired && len(refs) == 0 {
-		p.add(`action %q needs input documents: list them in "requiredInputDocuments"`, spec.Name)
-	}
-}
+// stage1Fields are the Stage 1 reply's fields for a step's inputs.
+var stage1Fields = workflow.InputFields{Documents: "requiredInputDocuments", Connection: "requiredConnection"}
 
-// checkConnection adds a problem when label is not one of conns, when the
-// action requires a connection and label is empty, or when the connection
-// is of another kind than the action uses.
-func checkConnection(label string, conns []workflow.Connection, spec workflow.ActionSpec, known bool, p *problems) {
-	if label == "" {
-		if known && spec.ConnectionRequired {
-			p.add(`action %q requires a connection of kind %q: set "requiredConnection" to one of: %s`,
-				spec.Name, spec.ConnectionKind, labelsOfKind(conns, spec.ConnectionKind))
-		}
-		return
+// checkInputs adds the problems workflow.CheckStepInputs finds with the
+// selection's documents and connection.
+func checkInputs(sel *workflow.Selection, env Stage1Env, spec workflow.ActionSpec, known bool, p *problems) {
+	for _, line := range workflow.CheckStepInputs(workflow.StepInputs{
+		Action: spec, Known: known, Documents: sel.RequiredInputDocuments, Connection: sel.RequiredConnection,
+		Messages: env.Messages, Connections: env.Connections, Fields: stage1Fields,
+	}) {
+		p.add("%s", line)
 	}
-	c, err := workflow.ResolveConnection(conns, label)
-	if err != nil {
-		p.add(`requiredConnection: %s`, clipMessage(workflow.PublicMessage(err)))
-		return
-	}
-	if known && spec.ConnectionKind != "" && c.Kind != spec.ConnectionKind {
-		p.add(`requiredConnection %q is of kind %q, but action %q uses kind %q: choose one of: %s`,
-			c.Label, c.Kind, spec.Name, spec.ConnectionKind, labelsOfKind(conns, spec.ConnectionKind))
-	}
-}
-
-// labelsOfKind lists the labels of conns of the given kind ("" for any).
-func labelsOfKind(conns []workflow.Connection, kind string) string {
-	var labels []string
-	for _, c := range conns {
-		if kind == "" || c.Kind == kind {
-			labels = append(labels, c.Label)
-		}
-	}
-	if len(labels) == 0 {
-		return "(you have no such connection)"
-	}
-	return strings.Join(labels, ", ")
 }
 
 // clipMessage bounds a problem line that quotes model text.

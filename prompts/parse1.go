@@ -66,9 +66,8 @@ func ParseStage1(reply string, env Stage1Env) Stage1Result {
 	sel.Learnings = stringList(obj, "learnings", p)
 	sel.RequiredInputDocuments = stringList(obj, "requiredInputDocuments", p)
 	sel.ParametersSchema.Fields = parseFields(obj["parametersSchema"], p)
-	checkDocuments(sel.RequiredInputDocuments, env.Messages, spec, known, p)
 	sel.RequiredConnection = connectionMember(obj, p)
-	checkConnection(sel.RequiredConnection, env.Connections, spec, known, p)
+	checkInputs(sel, env, spec, known, p)
 	res.Problems = p.lines
 	return res
 }

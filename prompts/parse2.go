@@ -2,7 +2,6 @@ package prompts
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 
 	"github.com/twostep/twostep/workflow"
@@ -62,15 +61,8 @@ func ParseStage2(reply string, action workflow.ActionSpec, asked []workflow.Fiel
 		res.Problems = p.lines
 		return res
 	}
-	keys := make([]string, 0, len(params))
-	for k := range params {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if workflow.IsForbiddenField(k) {
-			p.add(`parameters.%s: forbidden key: documents, connections and history are attached by the engine, never passed as parameters`, k)
-		}
+	for _, line := range workflow.ForbiddenKeyProblems(params) {
+		p.add("%s", line)
 	}
 	for _, line := range CheckAskedFields(params, action, asked) {
 		p.add("%s", clipMessage(line))

@@ -39,3 +39,26 @@ func TestTitleOf(t *testing.T) {
 		}
 	}
 }
+
+func TestClipAndOneLine(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly10!", 10, "exactly10!"},
+		{"eleven char", 10, "eleven cha…"},
+		{"ééé", 3, "é…"}, // never half a rune
+		{"ééé", 4, "éé…"},
+		{"abc", 0, "…"},
+	} {
+		if got := Clip(tt.in, tt.n); got != tt.want {
+			t.Errorf("Clip(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		}
+	}
+	if got := OneLine("  a\n\tb   c \r\n"); got != "a b c" {
+		t.Errorf("OneLine = %q, want %q", got, "a b c")
+	}
+}
