@@ -1,4 +1,4 @@
-package main
+package wiring
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // exactly that. It keeps nothing between calls.
 type offlineModel struct{}
 
-var _ namedModel = offlineModel{}
+var _ NamedModel = offlineModel{}
 
 // Name says what answers.
 func (offlineModel) Name() string { return llm.ProviderScripted + "/offline" }

@@ -1,4 +1,4 @@
-package main
+package wiring
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ import (
 
 // Config is the whole gateway configuration: the environment variables of
 // DESIGN §7 plus the optional YAML file named by GATEWAY_CONFIG. It is
-// built once by loadConfig and passed down; nothing reads the environment
+// built once by LoadConfig and passed down; nothing reads the environment
 // afterwards.
 type Config struct {
 	Addr        string `env:"GATEWAY_ADDR" envDefault:":8080"`
@@ -162,10 +162,10 @@ func (l FileLimits) loopRepeats() int {
 	return *l.LoopRepeats
 }
 
-// loadConfig reads the environment through getenv and, when GATEWAY_CONFIG
+// LoadConfig reads the environment through getenv and, when GATEWAY_CONFIG
 // is set, the YAML file; then validates everything, reporting every
 // problem at once. No error message ever quotes a token or a key.
-func loadConfig(getenv func(string) string) (Config, error) {
+func LoadConfig(getenv func(string) string) (Config, error) {
 	var cfg Config
 	params, err := env.GetFieldParams(&cfg)
 	if err != nil {
@@ -325,7 +325,7 @@ func tokenProblems(users, admins []httpapi.Credential) []string {
 // warnings lists what start-up should say but not refuse: provider settings
 // no configured model reads (a typo or a leftover that silently does
 // nothing), and that the memory store keeps nothing across a restart.
-func (c *Config) warnings() []string {
+func (c *Config) Warnings() []string {
 	var out []string
 	if !strings.EqualFold(c.LLMProvider, llm.ProviderScripted) {
 		var inUse []string
