@@ -125,7 +125,7 @@ func NewFailedStep(in FailedStepInput) workflow.Message {
 		ActionObjective: in.Objective,
 		Status:          workflow.MessageError,
 		Documents:       []workflow.Document{},
-		Summary:         cut("step failed: "+oneLine(head(in.Reason, 4*MaxSummary)), MaxSummary),
+		Summary:         workflow.Excerpt("step failed: "+workflow.OneLine(workflow.CutUTF8(in.Reason, 4*MaxSummary)), MaxSummary),
 		Learnings:       nonEmpty(in.Learnings),
 		CreatedAt:       now(in.Now),
 	}
@@ -167,7 +167,7 @@ func now(t time.Time) time.Time {
 func nonEmpty(list []string) []string {
 	var out []string
 	for _, s := range list {
-		if oneLine(s) != "" {
+		if workflow.OneLine(s) != "" {
 			out = append(out, s)
 		}
 	}

@@ -107,8 +107,8 @@ func TestNewAction(t *testing.T) {
 			name:     "long result is cut",
 			in:       ActionInput{Action: "ai.process", Result: workflow.ActionResult{Text: long}},
 			status:   workflow.MessageSuccess,
-			summary:  cut("ai.process succeeded; result: "+strings.TrimSpace(long), MaxSummary),
-			findings: cut(strings.TrimSpace(long), MaxFindings), text: long,
+			summary:  workflow.Excerpt("ai.process succeeded; result: "+strings.TrimSpace(long), MaxSummary),
+			findings: workflow.Excerpt(strings.TrimSpace(long), MaxFindings), text: long,
 		},
 	}
 	for _, tt := range tests {

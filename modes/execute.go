@@ -177,18 +177,10 @@ func traceAction(ctx context.Context, run *workflow.Run, call StepCall, res work
 	params, _ := json.Marshal(call.Parameters)
 	t := workflow.Trace{
 		Round: run.Workflow().Round, Step: run.Workflow().Step, Stage: workflow.StageAction, Attempt: 1,
-		Template: call.Action, Response: excerpt(res.Text, 2000), Parsed: params, LatencyMs: d.Milliseconds(),
+		Template: call.Action, Response: workflow.Clip(res.Text, 2000), Parsed: params, LatencyMs: d.Milliseconds(),
 	}
 	if err != nil {
 		t.Error = workflow.PublicMessage(err)
 	}
 	run.RecordTrace(ctx, t)
-}
-
-func excerpt(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := strings.ToValidUTF8(s[:n], "")
-	return cut + "…"
 }

@@ -70,15 +70,15 @@ func parseField(i int, item json.RawMessage, p *problems) (workflow.FieldSpec, b
 			got = strings.TrimSpace(string(rf.Type))
 		}
 		p.add(`parametersSchema.fields[%d] (%s): type %s is not one of %s`,
-			i, clip(f.Name), quoteOrMissing(got), strings.Join(allowedFieldTypes, "|"))
+			i, workflow.ClipRunes(f.Name, maxQuoted), quoteOrMissing(got), strings.Join(allowedFieldTypes, "|"))
 		ok = false
 	}
 	if len(rf.Required) > 0 && !isNull(rf.Required) && json.Unmarshal(rf.Required, &f.Required) != nil {
-		p.add(`parametersSchema.fields[%d] (%s): "required" must be true or false`, i, clip(f.Name))
+		p.add(`parametersSchema.fields[%d] (%s): "required" must be true or false`, i, workflow.ClipRunes(f.Name, maxQuoted))
 		ok = false
 	}
 	if len(rf.Description) > 0 && !isNull(rf.Description) && json.Unmarshal(rf.Description, &f.Description) != nil {
-		p.add(`parametersSchema.fields[%d] (%s): "description" must be a string`, i, clip(f.Name))
+		p.add(`parametersSchema.fields[%d] (%s): "description" must be a string`, i, workflow.ClipRunes(f.Name, maxQuoted))
 		ok = false
 	}
 	return f, ok
@@ -88,7 +88,7 @@ func quoteOrMissing(s string) string {
 	if s == "" {
 		return "(missing)"
 	}
-	return `"` + clip(strings.Trim(s, `"`)) + `"`
+	return `"` + workflow.ClipRunes(strings.Trim(s, `"`), maxQuoted) + `"`
 }
 
 // stage1Fields are the Stage 1 reply's fields for a step's inputs.
@@ -103,12 +103,4 @@ func checkInputs(sel *workflow.Selection, env Stage1Env, spec workflow.ActionSpe
 	}) {
 		p.add("%s", line)
 	}
-}
-
-// clipMessage bounds a problem line that quotes model text.
-func clipMessage(s string) string {
-	if len(s) <= 400 {
-		return s
-	}
-	return strings.ToValidUTF8(s[:400], "") + "…"
 }

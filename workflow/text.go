@@ -50,3 +50,29 @@ func CutUTF8(s string, n int) string {
 	}
 	return s[:n]
 }
+
+// Excerpt returns s on one line (OneLine) cut to at most n runes, the last
+// of which is "…" when it was cut (never after a space). History entries,
+// summaries and action results quote text this way; n <= 0 gives "".
+func Excerpt(s string, n int) string {
+	s = OneLine(s)
+	if n <= 0 {
+		return ""
+	}
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return strings.TrimRight(string([]rune(s)[:n-1]), " ") + "…"
+}
+
+// ClipRunes returns at most n runes of s, the last of which is "…" when
+// it was cut; unlike Excerpt it keeps line breaks. n <= 0 gives "".
+func ClipRunes(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if len(s) <= n || utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}

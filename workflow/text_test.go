@@ -62,3 +62,28 @@ func TestClipAndOneLine(t *testing.T) {
 		t.Errorf("OneLine = %q, want %q", got, "a b c")
 	}
 }
+
+func TestExcerptAndClipRunes(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		in      string
+		n       int
+		excerpt string
+		clip    string
+	}{
+		{"short", 10, "short", "short"},
+		{"a\nb  c", 10, "a b c", "a\nb  c"},
+		{"ééééé", 5, "ééééé", "ééééé"}, // 10 bytes, 5 runes: not cut
+		{"éééééé", 5, "éééé…", "éééé…"},
+		{"abc defgh", 5, "abc…", "abc …"}, // an excerpt never ends in a space
+		{"line one\nline two", 9, "line one…", "line one…"},
+		{"anything", 0, "", ""},
+	} {
+		if got := Excerpt(tt.in, tt.n); got != tt.excerpt {
+			t.Errorf("Excerpt(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.excerpt)
+		}
+		if got := ClipRunes(tt.in, tt.n); got != tt.clip {
+			t.Errorf("ClipRunes(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.clip)
+		}
+	}
+}

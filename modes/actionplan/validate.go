@@ -88,7 +88,7 @@ func Validate(drafts []Draft, env Env) Validated {
 			step, reason = v.step(d)
 		}
 		if reason != "" {
-			out.Dropped = append(out.Dropped, Dropped{Index: i, Action: clip(d.Action, 100), Reason: clip(reason, maxReason)})
+			out.Dropped = append(out.Dropped, Dropped{Index: i, Action: workflow.Clip(workflow.OneLine(d.Action), 100), Reason: workflow.Clip(workflow.OneLine(reason), maxReason)})
 			continue
 		}
 		completed = step.Action == workflow.CompleteAction
@@ -165,25 +165,5 @@ func cleanLabel(s string) string {
 		}
 		return r
 	}, strings.TrimSpace(s))
-	return cutUTF8(s, maxLabel)
-}
-
-// cutUTF8 returns at most n bytes of s, never splitting a rune.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
-// clip returns s on one line, cut to n bytes with an ellipsis.
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= n {
-		return s
-	}
-	return cutUTF8(s, n) + "…"
+	return workflow.CutUTF8(s, maxLabel)
 }
