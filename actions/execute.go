@@ -42,7 +42,7 @@ func (r *Registry) Execute(ctx context.Context, call workflow.ActionCall) (res w
 		return workflow.ActionResult{}, err
 	}
 	if call.IdempotencyKey == "" {
-		call.IdempotencyKey = fmt.Sprintf("%s:%d:%d", call.WorkflowID, call.Round, call.Step)
+		call.IdempotencyKey = workflow.StepKey(call.WorkflowID, call.Round, call.Step)
 	}
 	res, err = r.runSafely(ctx, a, invocation{call: call, conn: conn})
 	if err != nil {

@@ -3,10 +3,14 @@ package wiring
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twostep/twostep/workflow"
 )
 
 func envOf(m map[string]string) func(string) string {
@@ -232,5 +236,15 @@ func TestConfigProviderSelectionAndWarnings(t *testing.T) {
 	}
 	if strings.Contains(w, "sk-ant-secret") || strings.Contains(w, "127.0.0.1:9") || strings.Contains(w, "memory store") {
 		t.Errorf("warnings = %q: quote a value or mention the memory store with REDIS_URL set", w)
+	}
+}
+
+// GATEWAY_MAX_STEPS's default is a struct tag, which cannot name the
+// engine's constant: this keeps the two equal.
+func TestMaxStepsDefaultIsTheEngines(t *testing.T) {
+	t.Parallel()
+	f, _ := reflect.TypeFor[Config]().FieldByName("MaxSteps")
+	if got := f.Tag.Get("envDefault"); got != strconv.Itoa(workflow.DefaultMaxSteps) {
+		t.Errorf("GATEWAY_MAX_STEPS default = %q, want %d (workflow.DefaultMaxSteps)", got, workflow.DefaultMaxSteps)
 	}
 }

@@ -178,7 +178,7 @@ func (g *Gateway) build(cfg Config, log zerolog.Logger) error {
 	tracer := g.Tel.Tracer(telemetry.Options{Redactor: redactor, RequestModel: requestModel(g.Model)})
 	actionModel.Tracer = tracer
 	g.Engine, err = workflow.NewEngine(workflow.EngineConfig{
-		DefaultMaxSteps: cfg.MaxSteps, MaxStepsLimit: httpapi.MaxStepsLimit, Workers: l.Workers,
+		DefaultMaxSteps: cfg.MaxSteps, MaxStepsLimit: workflow.DefaultMaxStepsLimit, Workers: l.Workers,
 		MaxRunningPerUser: l.MaxRunningPerUser, LeaseTTL: l.LeaseTTL, LoopRepeats: l.loopRepeats(),
 		Dispatcher: g.Dispatcher, RecoverInterval: l.RecoverInterval,
 		Approvals: approvals, ApprovalTimeout: l.ApprovalTimeout, ShutdownGrace: l.ShutdownGrace, Logger: slogFor(log.With().Str("component", "engine").Logger()),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/telemetry"
 	"github.com/twostep/twostep/wiring"
@@ -42,7 +43,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r 
 		return err
 	}
 	if r.api && len(cfg.Users) == 0 && len(cfg.Admins) == 0 && cfg.JWTJWKS == "" && !cfg.InsecureDev {
-		return errors.New("no tokens configured: set GATEWAY_TOKENS=userId:token,... or GATEWAY_JWT_JWKS (or GATEWAY_INSECURE_DEV=1 for local development only)")
+		return httpapi.ErrNoCredentials // before the store and the model are opened
 	}
 	var scrub atomic.Pointer[redact.Redactor]
 	scrub.Store(redact.New(cfg.Secrets()...)) // tokens and API keys until the registry adds its own
