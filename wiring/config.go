@@ -65,17 +65,18 @@ type Config struct {
 }
 
 // FileConfig is the gateway's own part of the GATEWAY_CONFIG file; the
-// connections and httpActions sections are read by actions.LoadConfig.
+// connections, httpActions and mcpServers sections are handed, decoded
+// once, to actions.ConfigFromYAML and mcp.ConfigFromYAML.
 type FileConfig struct {
 	Templates struct {
 		// OverrideDir holds *.tmpl files that replace the embedded ones.
 		OverrideDir string `yaml:"overrideDir"`
 	} `yaml:"templates"`
 	Limits FileLimits `yaml:"limits"`
-	// Connections and HTTPActions are decoded by actions.LoadConfig.
+	// Connections and HTTPActions are checked by actions.ConfigFromYAML.
 	Connections yaml.Node `yaml:"connections"`
 	HTTPActions yaml.Node `yaml:"httpActions"`
-	// MCPServers is decoded by mcp.LoadConfig.
+	// MCPServers is checked by mcp.ConfigFromYAML.
 	MCPServers yaml.Node `yaml:"mcpServers"`
 	// Models routes stages to models and lists the fallbacks (models.go).
 	Models FileModels `yaml:"models"`
@@ -204,13 +205,15 @@ func (c *Config) readFile(getenv func(string) string) []string {
 	if err := dec.Decode(&c.File); err != nil && !errors.Is(err, io.EOF) {
 		problems = append(problems, fmt.Sprintf("GATEWAY_CONFIG %s: %v", c.ConfigFile, err))
 	}
+	// The file is decoded once, above: actions and mcp take their
+	// sections from it.
 	lookup := func(k string) (string, bool) { v := getenv(k); return v, v != "" }
-	ac, err := actions.LoadConfig(bytes.NewReader(data), lookup)
+	ac, err := actions.ConfigFromYAML(&c.File.Connections, &c.File.HTTPActions, c.File.Limits.Actions, lookup)
 	if err != nil {
 		problems = append(problems, fmt.Sprintf("GATEWAY_CONFIG %s: %v", c.ConfigFile, err))
 	}
 	c.Actions = ac
-	mc, err := mcp.LoadConfig(bytes.NewReader(data), lookup)
+	mc, err := mcp.ConfigFromYAML(&c.File.MCPServers, lookup)
 	if err != nil {
 		problems = append(problems, fmt.Sprintf("GATEWAY_CONFIG %s: %v", c.ConfigFile, err))
 	}

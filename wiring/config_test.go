@@ -166,6 +166,17 @@ mcpServers:
 	if err == nil || !strings.Contains(err.Error(), "limitz") || !strings.Contains(err.Error(), "labl") || !strings.Contains(err.Error(), `name "Bad"`) {
 		t.Errorf("unknown keys not reported: %v", err)
 	}
+
+	// The file is decoded once: YAML that does not parse is one problem,
+	// not one per section reader.
+	broken := filepath.Join(t.TempDir(), "broken.yaml")
+	if err := os.WriteFile(broken, []byte("connections: [\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = LoadConfig(envOf(map[string]string{"GATEWAY_TOKENS": "a:a-token-00000000000001", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": broken}))
+	if err == nil || strings.Count(err.Error(), "\n  - ") != 1 || !strings.Contains(err.Error(), "GATEWAY_CONFIG") {
+		t.Errorf("broken YAML: %v, want exactly one problem naming GATEWAY_CONFIG", err)
+	}
 }
 
 // TestLoadConfigRefusesSharedAndShortTokens: a token given to two entries
