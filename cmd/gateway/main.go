@@ -8,7 +8,8 @@
 //	gateway version   print the version
 //
 // Configuration comes from the environment and the optional GATEWAY_CONFIG
-// YAML file; main only wires packages together.
+// YAML file (package wiring reads it and builds the process); main adds the
+// subcommands, listening, signals and shutdown.
 package main
 
 import (
