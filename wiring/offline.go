@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/twostep/twostep/llm"
@@ -97,7 +98,8 @@ func roundUploads(prompt string) string {
 	if m == nil || m[2] != "user" {
 		return ""
 	}
-	label := "round" + m[1] + "_user_context"
+	round, _ := strconv.Atoi(m[1]) // the pattern matched digits
+	label := workflow.UserLabel(round)
 	for _, ref := range docListRef.FindAllString(prompt, -1) {
 		if strings.HasSuffix(ref, ":"+label) {
 			return ref

@@ -87,3 +87,13 @@ func TestExcerptAndClipRunes(t *testing.T) {
 		}
 	}
 }
+
+func TestUserLabelIsAReferenceLabel(t *testing.T) {
+	t.Parallel()
+	if got := UserLabel(3); got != "round3_user_context" {
+		t.Errorf("UserLabel(3) = %q, want round3_user_context", got)
+	}
+	if _, err := ParseReference("docList:" + UserLabel(12)); err != nil {
+		t.Errorf("UserLabel(12) is not a valid reference label: %v", err)
+	}
+}
