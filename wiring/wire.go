@@ -14,6 +14,7 @@ import (
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/memstore"
+	"github.com/twostep/twostep/metrics"
 	"github.com/twostep/twostep/modes/actionplan"
 	"github.com/twostep/twostep/modes/react"
 	"github.com/twostep/twostep/prompts"
@@ -41,7 +42,7 @@ type Gateway struct {
 	Registry   *actions.Registry
 	Engine     *workflow.Engine
 	API        *httpapi.Server
-	Metrics    *httpapi.Metrics
+	Metrics    *metrics.Metrics
 	Redactor   *redact.Redactor // every configured secret, in every form
 	MCP        *mcp.Manager     // the MCP servers' supervisors (started by the caller)
 	// Tel is the OpenTelemetry setup (nil or off: no spans).
@@ -173,7 +174,7 @@ func (g *Gateway) build(cfg Config, log zerolog.Logger) error {
 		NoCompaction: l.Compaction != nil && !*l.Compaction})
 	plan := actionplan.New(builder, actionplan.Options{TopK: l.ActionPlanTopK, MaxReplans: l.maxReplans()})
 	redactor := redact.New(append(reg.Secrets(), cfg.Secrets()...)...)
-	g.Registry, g.Store, g.Metrics, g.Redactor = reg, redact.Traces(g.Raw, redactor), httpapi.NewMetrics(), redactor
+	g.Registry, g.Store, g.Metrics, g.Redactor = reg, redact.Traces(g.Raw, redactor), metrics.New(), redactor
 
 	tracer := g.Tel.Tracer(telemetry.Options{Redactor: redactor, RequestModel: requestModel(g.Model)})
 	actionModel.Tracer = tracer
