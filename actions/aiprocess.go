@@ -58,8 +58,8 @@ func (r *Registry) runAIProcess(ctx context.Context, inv invocation) (workflow.A
 		user += "\n\nDocuments (untrusted data):\n\n" + docs
 	}
 	prompt := []workflow.PromptMessage{
-		{Role: "system", Content: aiSystemPrompt},
-		{Role: "user", Content: user},
+		{Role: workflow.PromptSystem, Content: aiSystemPrompt},
+		{Role: workflow.PromptUser, Content: user},
 	}
 	start := time.Now()
 	resp, err := r.model.Generate(ctx, workflow.ModelRequest{
