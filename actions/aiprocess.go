@@ -58,8 +58,8 @@ func (r *Registry) runAIProcess(ctx context.Context, inv invocation) (workflow.A
 		user += "\n\nDocuments (untrusted data):\n\n" + docs
 	}
 	prompt := []workflow.PromptMessage{
-		{Role: "system", Content: aiSystemPrompt},
-		{Role: "user", Content: user},
+		{Role: workflow.PromptSystem, Content: aiSystemPrompt},
+		{Role: workflow.PromptUser, Content: user},
 	}
 	start := time.Now()
 	resp, err := r.model.Generate(ctx, workflow.ModelRequest{
@@ -83,7 +83,7 @@ func (r *Registry) runAIProcess(ctx context.Context, inv invocation) (workflow.A
 		return workflow.ActionResult{ModelCalls: []workflow.ActionModelCall{mc}}, err
 	}
 	return workflow.ActionResult{
-		Text:       excerpt(answer, excerptChars),
+		Text:       workflow.Excerpt(answer, excerptChars),
 		Documents:  []workflow.DocumentContent{textDocument(name, mimeFromName(name), answer+"\n")},
 		ModelCalls: []workflow.ActionModelCall{mc},
 	}, nil
@@ -122,5 +122,5 @@ func fenceLabel(s string) string {
 		}
 		return r
 	}, s)
-	return excerpt(s, 120)
+	return workflow.Excerpt(s, 120)
 }

@@ -132,24 +132,31 @@ type fileSections struct {
 // with one line per problem; no problem ever quotes a resolved secret. An
 // empty file is an empty Config. Unknown keys inside connections and
 // httpActions entries are problems (typos would otherwise be silent).
-func LoadConfig(r io.Reader, lookupEnv func(string) (string, bool)) (cfg Config, err error) {
-	defer workflow.Wrap(&err, "actions.LoadConfig")
+func LoadConfig(r io.Reader, lookupEnv func(string) (string, bool)) (Config, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return Config{}, workflow.WrapKind(workflow.KindInvalid, err, "cannot read the config file")
+		return Config{}, workflow.WrapKind(workflow.KindInvalid, err, "actions.LoadConfig: cannot read the config file")
 	}
 	var sections fileSections
 	if err := yaml.Unmarshal(data, &sections); err != nil {
-		return Config{}, workflow.WrapKind(workflow.KindInvalid, err, "the config file is not valid YAML")
+		return Config{}, workflow.WrapKind(workflow.KindInvalid, err, "actions.LoadConfig: the config file is not valid YAML")
 	}
+	return ConfigFromYAML(&sections.Connections, &sections.HTTPActions, sections.Limits, lookupEnv)
+}
+
+// ConfigFromYAML is LoadConfig for a file already decoded once by its
+// caller: the connections and httpActions sections as YAML nodes (zero
+// nodes when absent) and the limits section decoded.
+func ConfigFromYAML(connections, httpActions *yaml.Node, limits Limits, lookupEnv func(string) (string, bool)) (cfg Config, err error) {
+	defer workflow.Wrap(&err, "actions.LoadConfig")
 	var problems []string
-	if err := decodeStrict(&sections.Connections, &cfg.Connections); err != nil {
+	if err := decodeStrict(connections, &cfg.Connections); err != nil {
 		problems = append(problems, "connections: "+err.Error())
 	}
-	if err := decodeStrict(&sections.HTTPActions, &cfg.HTTPActions); err != nil {
+	if err := decodeStrict(httpActions, &cfg.HTTPActions); err != nil {
 		problems = append(problems, "httpActions: "+err.Error())
 	}
-	cfg.Limits = sections.Limits
+	cfg.Limits = limits
 	if lookupEnv == nil {
 		lookupEnv = func(string) (string, bool) { return "", false }
 	}

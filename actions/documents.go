@@ -50,7 +50,7 @@ func (r *Registry) runExtract(_ context.Context, inv invocation) (workflow.Actio
 	}
 	res.Text = fmt.Sprintf("Extracted %s: %s.", workflow.Count(len(lines), "document", ""), strings.Join(lines, "; "))
 	if len(res.Documents) > 0 {
-		res.Text += "\nExcerpt: " + excerpt(string(res.Documents[0].Content), excerptChars)
+		res.Text += "\nExcerpt: " + workflow.Excerpt(string(res.Documents[0].Content), excerptChars)
 	}
 	return res, nil
 }
@@ -92,7 +92,7 @@ func (r *Registry) runGenerate(_ context.Context, inv invocation) (workflow.Acti
 	}
 	doc := textDocument(name, mimeType, content)
 	return workflow.ActionResult{
-		Text:      fmt.Sprintf("Generated %s (%s, %d bytes).\nExcerpt: %s", name, mimeType, len(content), excerpt(content, excerptChars)),
+		Text:      fmt.Sprintf("Generated %s (%s, %d bytes).\nExcerpt: %s", name, mimeType, len(content), workflow.Excerpt(content, excerptChars)),
 		Documents: []workflow.DocumentContent{doc},
 	}, nil
 }
@@ -183,16 +183,6 @@ func mimeFromName(name string) string {
 		return t
 	}
 	return "text/plain; charset=utf-8"
-}
-
-// excerpt returns at most n runes of s on one line, with "…" when cut.
-func excerpt(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	runes := []rune(s)
-	return string(runes[:n]) + "…"
 }
 
 // errDetail returns ": cause" for an error whose cause is safe to show (a

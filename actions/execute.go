@@ -34,16 +34,15 @@ func (r *Registry) Execute(ctx context.Context, call workflow.ActionCall) (res w
 		return workflow.ActionResult{}, workflow.Errorf(workflow.KindInvalid,
 			"invalid parameters for %s:\n%s", call.Action, strings.Join(lines, "\n"))
 	}
-	if a.spec.Documents == workflow.DocumentsRequired && len(call.Documents) == 0 {
-		return workflow.ActionResult{}, workflow.Errorf(workflow.KindInvalid,
-			"%s needs at least one input document: list the documents to use", call.Action)
+	if line := workflow.DocumentsProblem(a.spec, len(call.Documents), "documents"); line != "" {
+		return workflow.ActionResult{}, workflow.Errorf(workflow.KindInvalid, "%s", line)
 	}
 	conn, err := r.connectionFor(a.spec, call)
 	if err != nil {
 		return workflow.ActionResult{}, err
 	}
 	if call.IdempotencyKey == "" {
-		call.IdempotencyKey = fmt.Sprintf("%s:%d:%d", call.WorkflowID, call.Round, call.Step)
+		call.IdempotencyKey = workflow.StepKey(call.WorkflowID, call.Round, call.Step)
 	}
 	res, err = r.runSafely(ctx, a, invocation{call: call, conn: conn})
 	if err != nil {
@@ -70,24 +69,22 @@ func (r *Registry) runSafely(ctx context.Context, a action, inv invocation) (res
 // action takes none and none was given; an error when one is required and
 // missing, not owned by the user, or of the wrong kind.
 func (r *Registry) connectionFor(spec workflow.ActionSpec, call workflow.ActionCall) (*connection, error) {
-	if call.Connection == nil || call.Connection.Label == "" {
-		if spec.ConnectionRequired {
-			return nil, workflow.Errorf(workflow.KindInvalid,
-				"%s needs a connection of kind %s: choose one of the user's connections", spec.Name, quote(spec.ConnectionKind))
-		}
-		return nil, nil
+	label := ""
+	if call.Connection != nil {
+		label = call.Connection.Label
 	}
-	if spec.ConnectionKind == "" {
+	if label != "" && spec.ConnectionKind == "" {
 		return nil, nil // the action uses no connection; ignore the reference
 	}
-	c, ok := r.conns[call.UserID][call.Connection.Label]
-	if !ok {
-		return nil, workflow.Errorf(workflow.KindNotFound,
-			"connection %s does not exist for this user: choose one of the user's connections", quote(call.Connection.Label))
-	}
-	if c.public.Kind != spec.ConnectionKind {
-		return nil, workflow.Errorf(workflow.KindInvalid,
-			"connection %s is of kind %s, but %s needs kind %s", quote(c.public.Label), quote(c.public.Kind), spec.Name, quote(spec.ConnectionKind))
+	// The registry's own table is the authority on what the user owns; the
+	// rule and its wording are workflow.ConnectionProblem's.
+	c := r.conns[call.UserID][label]
+	line := workflow.ConnectionProblem(spec, true, label, r.Connections(call.UserID), "connection")
+	switch {
+	case line != "" && label != "" && c == nil:
+		return nil, workflow.Errorf(workflow.KindNotFound, "%s", line)
+	case line != "":
+		return nil, workflow.Errorf(workflow.KindInvalid, "%s", line)
 	}
 	return c, nil
 }

@@ -173,7 +173,7 @@ func replyDetail(b []byte) string {
 	if json.Unmarshal(b, &fields) == nil {
 		for _, k := range []string{"error", "message", "detail", "title"} {
 			if s, ok := fields[k].(string); ok && s != "" {
-				return excerpt(s, 300)
+				return workflow.Excerpt(s, 300)
 			}
 		}
 	}

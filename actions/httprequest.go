@@ -154,5 +154,5 @@ func bodyExcerpt(b []byte, n int) string {
 	if len(b) == 0 || !utf8.Valid(b) || bytes.ContainsRune(b, 0) {
 		return ""
 	}
-	return excerpt(string(b), n)
+	return workflow.Excerpt(string(b), n)
 }

@@ -129,9 +129,9 @@ func TestExecuteRefusals(t *testing.T) {
 	}{
 		{"unknown action", call("nope.nothing", nil), workflow.KindNotFound, `unknown action "nope.nothing"`},
 		{"invalid parameters", call("document.generate", map[string]any{"fileName": "a"}), workflow.KindInvalid, "/content: required parameter is missing"},
-		{"documents required", call("document.extract", nil), workflow.KindInvalid, "needs at least one input document"},
+		{"documents required", call("document.extract", nil), workflow.KindInvalid, `action "document.extract" needs input documents`},
 		{"connection missing", call("http.request", map[string]any{"path": "/x"}), workflow.KindInvalid, `needs a connection of kind "http"`},
-		{"another user's connection", withConn(call("http.request", map[string]any{"path": "/x"}), conn("nobody")), workflow.KindNotFound, `connection "nobody" does not exist for this user`},
+		{"another user's connection", withConn(call("http.request", map[string]any{"path": "/x"}), conn("nobody")), workflow.KindNotFound, `connection "nobody" is not one of yours (available: crm, erp-test)`},
 		{"workflow.complete", call("workflow.complete", map[string]any{"message": "done"}), workflow.KindInvalid, "handled by the engine"},
 	}
 	for _, tt := range tests {

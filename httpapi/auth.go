@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -83,6 +84,10 @@ type Authenticator struct {
 	jwt      *JWTVerifier
 }
 
+// ErrNoCredentials is the refusal to serve with no user, admin or JWT
+// credentials unless GATEWAY_INSECURE_DEV is set.
+var ErrNoCredentials = errors.New("no tokens configured: set GATEWAY_TOKENS=userId:token,... or GATEWAY_JWT_JWKS (or GATEWAY_INSECURE_DEV=1 for local development only)")
+
 // NewAuthenticator returns an Authenticator for the given user and admin
 // credentials and, when jwt is not nil, bearer JWTs it verifies. With
 // neither configured it fails unless insecureDev is set, in which case
@@ -90,7 +95,7 @@ type Authenticator struct {
 func NewAuthenticator(users, admins []Credential, insecureDev bool, jwt *JWTVerifier) (*Authenticator, error) {
 	none := len(users) == 0 && len(admins) == 0 && jwt == nil
 	if none && !insecureDev {
-		return nil, fmt.Errorf("no tokens configured: set GATEWAY_TOKENS (userId:token,...), GATEWAY_JWT_JWKS, or GATEWAY_INSECURE_DEV=1 for local development")
+		return nil, ErrNoCredentials
 	}
 	a := &Authenticator{insecure: none, jwt: jwt}
 	for _, c := range users {

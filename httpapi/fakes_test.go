@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/twostep/twostep/metrics"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -265,7 +266,7 @@ type testEnv struct {
 	engine  *fakeEngine
 	store   *fakeStore
 	logs    *syncBuffer
-	metrics *Metrics
+	metrics *metrics.Metrics
 }
 
 func newTestEnv(t *testing.T, mod func(*Options)) *testEnv {
@@ -276,7 +277,7 @@ func newTestEnv(t *testing.T, mod func(*Options)) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &testEnv{engine: newFakeEngine(t), store: newFakeStore(), logs: &syncBuffer{}, metrics: NewMetrics()}
+	env := &testEnv{engine: newFakeEngine(t), store: newFakeStore(), logs: &syncBuffer{}, metrics: metrics.New()}
 	opts := Options{
 		Engine: env.engine, Store: env.store, Auth: auth, Metrics: env.metrics, ModelName: "scripted/test",
 		Actions: fakeActions{{Name: "document.generate", Description: "Make a document",

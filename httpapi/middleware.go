@@ -47,7 +47,7 @@ func (s *Server) observeRequests() gin.HandlerFunc {
 		}
 		status := c.Writer.Status()
 		if s.metrics != nil {
-			s.metrics.requests.WithLabelValues(methodLabel(c.Request.Method), route, strconv.Itoa(status)).Inc()
+			s.metrics.RequestServed(methodLabel(c.Request.Method), route, strconv.Itoa(status))
 		}
 		lvl := zerolog.InfoLevel
 		if status >= 500 {

@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/rs/zerolog"
 
+	"github.com/twostep/twostep/metrics"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -53,7 +54,7 @@ type Options struct {
 	// context (zerolog.Ctx).
 	Logger zerolog.Logger
 	// Metrics is optional; nil disables /metrics and request counting.
-	Metrics *Metrics
+	Metrics *metrics.Metrics
 	// ModelName names the configured model; /readyz fails while it is "".
 	ModelName string
 	// Models lists every configured model (stage models, fallbacks) for
@@ -98,7 +99,7 @@ type Server struct {
 	auth      *Authenticator
 	limits    Limits
 	log       zerolog.Logger
-	metrics   *Metrics
+	metrics   *metrics.Metrics
 	modelName string
 	models    []string
 	modelOK   func(context.Context) error

@@ -108,11 +108,11 @@ func toMessages(in []workflow.PromptMessage) ([]llms.MessageContent, error) {
 	for i, m := range in {
 		var role llms.ChatMessageType
 		switch m.Role {
-		case "system":
+		case workflow.PromptSystem:
 			role = llms.ChatMessageTypeSystem
-		case "user", "human":
+		case workflow.PromptUser, "human":
 			role = llms.ChatMessageTypeHuman
-		case "assistant", "ai":
+		case workflow.PromptAssistant, "ai":
 			role = llms.ChatMessageTypeAI
 		default:
 			return nil, workflow.Errorf(workflow.KindInvalid, "prompt message %d has unknown role %q", i, m.Role)

@@ -1,17 +1,23 @@
 package llm
 
 import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	_ "embed"
+	"encoding/base64"
+	"fmt"
+	"strconv"
 	"sync"
 
 	"github.com/pkoukk/tiktoken-go"
-	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/twostep/twostep/workflow"
 )
 
 // Tokenizer estimates token counts offline with the cl100k_base encoding,
-// read from the tables embedded in tiktoken-go-loader. It never touches the
+// read from the table embedded in this package. It never touches the
 // network: it does not use tiktoken's global loader (which downloads), nor
 // langchaingo's llms.CountTokens. The tables load on first use; Tokenizer is
 // safe for concurrent use.
@@ -25,7 +31,7 @@ type Tokenizer struct {
 const cl100kPattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 
 func (t *Tokenizer) load() {
-	ranks, err := tiktokenloader.NewOfflineLoader().LoadTiktokenBpe("cl100k_base.tiktoken")
+	ranks, err := cl100kRanks()
 	if err != nil {
 		t.err = err
 		return
@@ -45,6 +51,45 @@ func (t *Tokenizer) load() {
 	}
 	enc := &tiktoken.Encoding{Name: "cl100k_base", PatStr: cl100kPattern, MergeableRanks: ranks, SpecialTokens: special}
 	t.enc = tiktoken.NewTiktoken(bpe, enc, set)
+}
+
+// cl100kTable is OpenAI's cl100k_base.tiktoken (MIT licence, as shipped by
+// tiktoken-go-loader v0.0.2, sha256 of the uncompressed file
+// 223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7),
+// gzipped: the one table the gateway uses, instead of the loader's four
+// (6.9 MB in every binary).
+//
+//go:embed cl100k_base.tiktoken.gz
+var cl100kTable []byte
+
+// cl100kSize is how many tokens cl100k_base ranks (0 to cl100kSize-1).
+const cl100kSize = 100256
+
+// cl100kRanks decodes cl100kTable: one "<base64 token> <rank>" a line.
+func cl100kRanks() (map[string]int, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(cl100kTable))
+	if err != nil {
+		return nil, err
+	}
+	ranks := make(map[string]int, cl100kSize)
+	sc := bufio.NewScanner(zr)
+	for n := 1; sc.Scan(); n++ {
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		tok, rank, ok := bytes.Cut(sc.Bytes(), []byte{' '})
+		token, err := base64.StdEncoding.DecodeString(string(tok))
+		if err != nil || !ok {
+			return nil, fmt.Errorf("cl100k table line %d: not a base64 token and a rank", n)
+		}
+		if ranks[string(token)], err = strconv.Atoi(string(rank)); err != nil {
+			return nil, fmt.Errorf("cl100k table line %d: %w", n, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	return ranks, nil
 }
 
 // Count returns the number of tokens of text. Should the embedded tables

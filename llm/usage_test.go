@@ -63,3 +63,31 @@ func TestReportedUsage(t *testing.T) {
 		})
 	}
 }
+
+// The embedded table is whole: every rank from 0 to cl100kSize-1 once, each
+// for a different token (a cut or corrupted file would miscount quietly).
+func TestCl100kTableIsWhole(t *testing.T) {
+	t.Parallel()
+	ranks, err := cl100kRanks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ranks) != cl100kSize {
+		t.Fatalf("%d tokens, want %d", len(ranks), cl100kSize)
+	}
+	seen := make([]bool, cl100kSize)
+	for tok, r := range ranks {
+		if r < 0 || r >= cl100kSize || seen[r] {
+			t.Fatalf("token %q has rank %d: out of range or given twice", tok, r)
+		}
+		seen[r] = true
+	}
+}
+
+func BenchmarkCl100kLoad(b *testing.B) {
+	for b.Loop() {
+		if _, err := cl100kRanks(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -7,35 +7,6 @@ import (
 	"github.com/twostep/twostep/workflow"
 )
 
-// UserInput is what a user message is made from.
-type UserInput struct {
-	WorkflowID string
-	Round      int
-	Text       string
-	Documents  []workflow.DocumentContent
-	// Now is the creation time; zero means time.Now().UTC().
-	Now time.Time
-}
-
-// NewUser returns a round's user message, labelled UserLabel(round) when it
-// carries documents, and the document contents to commit with it (ids
-// assigned, bound to the message and workflow).
-func NewUser(in UserInput) (workflow.Message, []workflow.DocumentContent) {
-	m := workflow.Message{
-		ID:         workflow.NewID(workflow.PrefixMessage),
-		WorkflowID: in.WorkflowID,
-		Round:      in.Round,
-		Role:       workflow.RoleUser,
-		Text:       in.Text,
-		CreatedAt:  now(in.Now),
-	}
-	if len(in.Documents) > 0 {
-		m.DocumentsLabel = UserLabel(in.Round)
-	}
-	docs := attach(&m, in.Documents)
-	return m, docs
-}
-
 // ActionInput is what an action message is made from: the step, what
 // Stage 1 chose, the parameters it ran with and the observation.
 type ActionInput struct {
@@ -125,7 +96,7 @@ func NewFailedStep(in FailedStepInput) workflow.Message {
 		ActionObjective: in.Objective,
 		Status:          workflow.MessageError,
 		Documents:       []workflow.Document{},
-		Summary:         cut("step failed: "+oneLine(head(in.Reason, 4*MaxSummary)), MaxSummary),
+		Summary:         workflow.Excerpt("step failed: "+workflow.OneLine(workflow.CutUTF8(in.Reason, 4*MaxSummary)), MaxSummary),
 		Learnings:       nonEmpty(in.Learnings),
 		CreatedAt:       now(in.Now),
 	}
@@ -167,7 +138,7 @@ func now(t time.Time) time.Time {
 func nonEmpty(list []string) []string {
 	var out []string
 	for _, s := range list {
-		if oneLine(s) != "" {
+		if workflow.OneLine(s) != "" {
 			out = append(out, s)
 		}
 	}

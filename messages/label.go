@@ -1,5 +1,6 @@
-// Package messages is the message creator: it builds the user, action and
-// assistant messages a workflow records, with their documentsLabel,
+// Package messages is the message creator: it builds the action and
+// assistant messages a workflow records (the engine makes user messages,
+// labelled workflow.UserLabel), with their documentsLabel,
 // deterministic summary, findings and learnings, and gives every message
 // and document its id.
 //
@@ -14,12 +15,6 @@ import (
 
 	"github.com/twostep/twostep/workflow"
 )
-
-// UserLabel returns the documentsLabel of a round's user uploads:
-// "round{R}_user_context".
-func UserLabel(round int) string {
-	return "round" + strconv.Itoa(round) + "_user_context"
-}
 
 // ActionLabel returns the documentsLabel of an action step's outputs:
 // "round{R}_step{S}_{method}_{action}" (e.g. "round1_step2_ai_process" for

@@ -15,9 +15,6 @@ var t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
 func TestLabels(t *testing.T) {
 	t.Parallel()
-	if got := UserLabel(3); got != "round3_user_context" {
-		t.Errorf("UserLabel(3) = %q", got)
-	}
 	tests := map[string]string{
 		"ai.process":       "round2_step4_ai_process",
 		"document.extract": "round2_step4_document_extract",
@@ -31,39 +28,6 @@ func TestLabels(t *testing.T) {
 		if _, err := workflow.ParseReference("docList:" + got); err != nil {
 			t.Errorf("label %q is not a valid reference label: %v", got, err)
 		}
-	}
-}
-
-func TestNewUser(t *testing.T) {
-	t.Parallel()
-	m, docs := NewUser(UserInput{WorkflowID: "wf_1", Round: 2, Text: "hi", Now: t0, Documents: []workflow.DocumentContent{
-		{Document: workflow.Document{Name: " a\nb.txt ", MimeType: "text/plain"}, Content: []byte("abc")},
-		{Document: workflow.Document{Name: ""}, Content: []byte("xy")},
-	}})
-	if !workflow.ValidID(workflow.PrefixMessage, m.ID) || m.Role != workflow.RoleUser || m.Round != 2 || m.DocumentsLabel != "round2_user_context" || !m.CreatedAt.Equal(t0) {
-		t.Fatalf("NewUser message = %+v", m)
-	}
-	want := []workflow.Document{
-		{ID: docs[0].ID, WorkflowID: "wf_1", MessageID: m.ID, Name: "a_b.txt", MimeType: "text/plain", Size: 3},
-		{ID: docs[1].ID, WorkflowID: "wf_1", MessageID: m.ID, Name: "document", MimeType: "application/octet-stream", Size: 2},
-	}
-	if diff := cmp.Diff(want, m.Documents); diff != "" {
-		t.Errorf("documents (-want +got):\n%s", diff)
-	}
-	for i, d := range docs {
-		if d.Document != m.Documents[i] || !workflow.ValidID(workflow.PrefixDocument, d.ID) {
-			t.Errorf("content %d metadata %+v differs from the message's %+v", i, d.Document, m.Documents[i])
-		}
-	}
-	// A resolvable index: the message's own references resolve.
-	got, err := workflow.ResolveDocuments([]workflow.Message{m}, []string{"docList:" + m.ID + ":round2_user_context", "docItem:" + docs[0].ID + ":a_b.txt"})
-	if err != nil || len(got) != 2 {
-		t.Errorf("references of a new user message: %v, %v", got, err)
-	}
-
-	plain, none := NewUser(UserInput{WorkflowID: "wf_1", Round: 1, Text: "no docs"})
-	if plain.DocumentsLabel != "" || none != nil || plain.Documents == nil || plain.CreatedAt.IsZero() {
-		t.Errorf("NewUser without documents = %+v, %v", plain, none)
 	}
 }
 
@@ -107,8 +71,8 @@ func TestNewAction(t *testing.T) {
 			name:     "long result is cut",
 			in:       ActionInput{Action: "ai.process", Result: workflow.ActionResult{Text: long}},
 			status:   workflow.MessageSuccess,
-			summary:  cut("ai.process succeeded; result: "+strings.TrimSpace(long), MaxSummary),
-			findings: cut(strings.TrimSpace(long), MaxFindings), text: long,
+			summary:  workflow.Excerpt("ai.process succeeded; result: "+strings.TrimSpace(long), MaxSummary),
+			findings: workflow.Excerpt(strings.TrimSpace(long), MaxFindings), text: long,
 		},
 	}
 	for _, tt := range tests {

@@ -3,7 +3,6 @@ package messages
 import (
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/twostep/twostep/workflow"
 )
@@ -33,8 +32,8 @@ func Summary(o Observation) string {
 	b.WriteString(o.Action)
 	if o.Err != nil {
 		b.WriteString(" failed: ")
-		b.WriteString(oneLine(head(o.Err.Error(), 4*MaxSummary)))
-		return cut(b.String(), MaxSummary)
+		b.WriteString(workflow.OneLine(workflow.CutUTF8(o.Err.Error(), 4*MaxSummary)))
+		return workflow.Excerpt(b.String(), MaxSummary)
 	}
 	b.WriteString(" succeeded")
 	if n := len(o.Documents); n > 0 {
@@ -47,7 +46,7 @@ func Summary(o Observation) string {
 		}
 		names := make([]string, 0, min(n, 3))
 		for _, d := range o.Documents[:min(n, 3)] {
-			names = append(names, cut(oneLine(d.Name), 40))
+			names = append(names, workflow.Excerpt(d.Name, 40))
 		}
 		b.WriteString(strings.Join(names, ", "))
 		if n > 3 {
@@ -56,43 +55,17 @@ func Summary(o Observation) string {
 		b.WriteString(") as ")
 		b.WriteString(o.Label)
 	}
-	if t := oneLine(head(o.Text, 4*MaxSummary)); t != "" {
+	if t := workflow.OneLine(workflow.CutUTF8(o.Text, 4*MaxSummary)); t != "" {
 		b.WriteString("; result: ")
 		b.WriteString(t)
 	} else {
 		b.WriteString("; no text result")
 	}
-	return cut(b.String(), MaxSummary)
+	return workflow.Excerpt(b.String(), MaxSummary)
 }
 
 // Findings returns a short excerpt of an action's text result: on one line,
 // at most MaxFindings characters.
 func Findings(text string) string {
-	return cut(oneLine(head(text, 4*MaxFindings)), MaxFindings)
-}
-
-// oneLine collapses whitespace runs to one space and trims.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
-}
-
-// cut returns s cut to at most max runes, ending in "…" when cut.
-func cut(s string, max int) string {
-	if utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	r := []rune(s)
-	return strings.TrimRight(string(r[:max-1]), " ") + "…"
-}
-
-// head returns at most the first n bytes of s, never splitting a UTF-8
-// sequence, so excerpts of large results cost O(n), not O(len(s)).
-func head(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
+	return workflow.Excerpt(workflow.CutUTF8(text, 4*MaxFindings), MaxFindings)
 }

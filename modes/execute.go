@@ -127,12 +127,15 @@ func resolve(ctx context.Context, run *workflow.Run, call StepCall) (workflow.Ac
 	if !ok {
 		return workflow.ActionCall{}, workflow.Errorf(workflow.KindInvalid, "action %q is not registered", call.Action)
 	}
+	if lines := workflow.CheckStepInputs(workflow.StepInputs{
+		Action: spec, Known: true, Parameters: call.Parameters, Documents: call.Documents, Connection: call.Connection,
+		Messages: run.Messages(), Connections: run.Connections(), Fields: stepFields,
+	}); len(lines) > 0 {
+		return workflow.ActionCall{}, workflow.Errorf(workflow.KindInvalid, "%s", strings.Join(lines, "; "))
+	}
 	metas, err := workflow.ResolveDocuments(run.Messages(), call.Documents)
 	if err != nil {
 		return workflow.ActionCall{}, err
-	}
-	if spec.Documents == workflow.DocumentsRequired && len(metas) == 0 {
-		return workflow.ActionCall{}, workflow.Errorf(workflow.KindInvalid, "action %s needs input documents and none were given", spec.Name)
 	}
 	docs := make([]workflow.DocumentContent, 0, len(metas))
 	for _, d := range metas {
@@ -148,15 +151,16 @@ func resolve(ctx context.Context, run *workflow.Run, call StepCall) (workflow.Ac
 			return workflow.ActionCall{}, err
 		}
 	}
-	if conn == nil && spec.ConnectionRequired {
-		return workflow.ActionCall{}, workflow.Errorf(workflow.KindInvalid, "action %s needs a connection and none was given", spec.Name)
-	}
 	return workflow.ActionCall{
 		WorkflowID: wf.ID, UserID: wf.UserID, Round: wf.Round, Step: wf.Step, Action: call.Action,
 		Parameters: call.Parameters, Documents: docs, Connection: conn, IdempotencyKey: run.IdempotencyKey(),
 		FencingToken: run.Fence(),
 	}, nil
 }
+
+// stepFields name a step's inputs in its failure reason, whichever mode
+// chose them.
+var stepFields = workflow.InputFields{Documents: "documents", Connection: "connection"}
 
 // publicError keeps only the caller-safe text of an action error for the
 // message (the full error goes to the trace).
@@ -173,18 +177,10 @@ func traceAction(ctx context.Context, run *workflow.Run, call StepCall, res work
 	params, _ := json.Marshal(call.Parameters)
 	t := workflow.Trace{
 		Round: run.Workflow().Round, Step: run.Workflow().Step, Stage: workflow.StageAction, Attempt: 1,
-		Template: call.Action, Response: excerpt(res.Text, 2000), Parsed: params, LatencyMs: d.Milliseconds(),
+		Template: call.Action, Response: workflow.Clip(res.Text, 2000), Parsed: params, LatencyMs: d.Milliseconds(),
 	}
 	if err != nil {
 		t.Error = workflow.PublicMessage(err)
 	}
 	run.RecordTrace(ctx, t)
-}
-
-func excerpt(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := strings.ToValidUTF8(s[:n], "")
-	return cut + "…"
 }

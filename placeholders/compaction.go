@@ -143,9 +143,9 @@ func summaryBlock(prev *workflow.Message, msgs []workflow.Message, limit int) st
 	head := summaryHeading(round, step)
 	room := limit - utf8.RuneCountInString(head) - fenceOverhead
 	if room < 20 {
-		return cutRunes(head+"(left out: the history budget is too small)", limit)
+		return workflow.ClipRunes(head+"(left out: the history budget is too small)", limit)
 	}
-	return head + fenceData(cutRunes(oneLine(prev.Text), room))
+	return head + fenceData(workflow.ClipRunes(workflow.OneLine(prev.Text), room))
 }
 
 func summaryHeading(round, step int) string {

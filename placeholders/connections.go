@@ -20,21 +20,14 @@ func ConnectionsIndex(conns []workflow.Connection) string {
 			b.WriteByte('\n')
 		}
 		b.WriteString("- ")
-		b.WriteString(oneLine(c.Label))
+		b.WriteString(workflow.OneLine(c.Label))
 		b.WriteString(" (kind: ")
-		b.WriteString(oneLine(c.Kind))
+		b.WriteString(workflow.OneLine(c.Kind))
 		b.WriteString(")")
-		if d := oneLine(c.Description); d != "" {
+		if d := workflow.OneLine(c.Description); d != "" {
 			b.WriteString(": ")
 			b.WriteString(d)
 		}
 	}
 	return b.String()
-}
-
-// oneLine collapses every run of whitespace (newlines included) in s into
-// one space and trims it, so a value cannot break the line structure of an
-// index.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }

@@ -29,7 +29,7 @@ func DocumentsIndex(msgs []workflow.Message) string {
 		}
 		fmt.Fprintf(&b, "docList:%s:%s  (%s)", m.ID, m.DocumentsLabel, workflow.Count(len(m.Documents), "document", ""))
 		for _, d := range m.Documents {
-			fmt.Fprintf(&b, "\n  docItem:%s:%s  %s, %s", d.ID, oneLine(d.Name), d.MimeType, FormatSize(d.Size))
+			fmt.Fprintf(&b, "\n  docItem:%s:%s  %s, %s", d.ID, workflow.OneLine(d.Name), d.MimeType, FormatSize(d.Size))
 		}
 	}
 	if b.Len() == 0 {

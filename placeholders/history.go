@@ -78,7 +78,7 @@ func renderHistory(msgs []workflow.Message, budget int) string {
 				b.Truncate(start)
 				break
 			}
-			e := cutRunes(b.String(), budget)
+			e := workflow.ClipRunes(b.String(), budget)
 			b.Reset()
 			b.WriteString(e)
 			ends, usedAt = append(ends, b.Len()), append(usedAt, utf8.RuneCountInString(e))
@@ -100,7 +100,7 @@ func renderHistory(msgs []workflow.Message, budget int) string {
 	}
 	out := string(b.Bytes()[:ends[kept-1]])
 	if usedAt[kept-1]+omittedLen(omitted) > budget {
-		out = cutRunes(out, budget-omittedLen(omitted))
+		out = workflow.ClipRunes(out, budget-omittedLen(omitted))
 	}
 	return out + omittedLine(omitted)
 }
@@ -111,24 +111,13 @@ func omittedLine(n int) string {
 
 func omittedLen(n int) int { return len(omittedLine(n)) }
 
-// cutRunes cuts s to at most max runes, ending in "…" when cut.
-func cutRunes(s string, max int) string {
-	if max < 1 {
-		return ""
-	}
-	if utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	return string([]rune(s)[:max-1]) + "…"
-}
-
 // writeEntry renders one history entry.
 func writeEntry(b *bytes.Buffer, m *workflow.Message) {
 	switch m.Role {
 	case workflow.RoleUser:
-		fmt.Fprintf(b, "- [round %d] user: %s", m.Round, Excerpt(m.Text, textExcerpt))
+		fmt.Fprintf(b, "- [round %d] user: %s", m.Round, workflow.Excerpt(m.Text, textExcerpt))
 	case workflow.RoleAssistant:
-		fmt.Fprintf(b, "- [round %d, step %d] assistant: %s", m.Round, m.Step, Excerpt(m.Text, textExcerpt))
+		fmt.Fprintf(b, "- [round %d, step %d] assistant: %s", m.Round, m.Step, workflow.Excerpt(m.Text, textExcerpt))
 	default:
 		status := m.Status
 		if status == "" {
@@ -141,7 +130,7 @@ func writeEntry(b *bytes.Buffer, m *workflow.Message) {
 		fmt.Fprintf(b, "- [round %d, step %d] action %s: %s", m.Round, m.Step, action, status)
 		if m.ActionObjective != "" {
 			b.WriteString("\n  objective: ")
-			b.WriteString(oneLine(m.ActionObjective))
+			b.WriteString(workflow.OneLine(m.ActionObjective))
 		}
 	}
 	writeDocuments(b, m)
@@ -149,11 +138,11 @@ func writeEntry(b *bytes.Buffer, m *workflow.Message) {
 		summary, data := splitSummary(*m)
 		if summary != "" {
 			b.WriteString("\n  summary: ")
-			b.WriteString(oneLine(summary))
+			b.WriteString(workflow.OneLine(summary))
 		}
 		if data != "" {
 			b.WriteString("\n  findings: ")
-			b.WriteString(fenceData(oneLine(data)))
+			b.WriteString(fenceData(workflow.OneLine(data)))
 		}
 	}
 	if len(m.Learnings) > 0 {
@@ -162,7 +151,7 @@ func writeEntry(b *bytes.Buffer, m *workflow.Message) {
 			if i > 0 {
 				b.WriteString("; ")
 			}
-			b.WriteString(oneLine(l))
+			b.WriteString(workflow.OneLine(l))
 		}
 	}
 }
@@ -178,7 +167,7 @@ func writeDocuments(b *bytes.Buffer, m *workflow.Message) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(b, "docItem:%s:%s", d.ID, oneLine(d.Name))
+		fmt.Fprintf(b, "docItem:%s:%s", d.ID, workflow.OneLine(d.Name))
 	}
 	b.WriteString(")")
 }

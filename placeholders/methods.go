@@ -37,7 +37,7 @@ func renderMethods(actions []workflow.ActionSpec, params func(workflow.ActionSpe
 		b.WriteString(" [")
 		b.WriteString(string(effectOf(a)))
 		b.WriteString("]")
-		if d := oneLine(a.Description); d != "" {
+		if d := workflow.OneLine(a.Description); d != "" {
 			b.WriteString(": ")
 			b.WriteString(d)
 		}

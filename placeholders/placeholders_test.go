@@ -96,24 +96,6 @@ func TestUserPromptText(t *testing.T) {
 	}
 }
 
-func TestExcerpt(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		in   string
-		max  int
-		want string
-	}{
-		{"a  b\n c", 10, "a b c"},
-		{"héllo wörld", 6, "héllo…"},
-		{"abc", 0, ""},
-	}
-	for _, tt := range tests {
-		if got := Excerpt(tt.in, tt.max); got != tt.want {
-			t.Errorf("Excerpt(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
-		}
-	}
-}
-
 func TestStageTwoSchema(t *testing.T) {
 	t.Parallel()
 	action := workflow.ActionSpec{Name: "crm.update", Parameters: json.RawMessage(`{

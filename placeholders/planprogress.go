@@ -33,11 +33,11 @@ func PlanProgressText(msgs []workflow.Message, round int, remaining []workflow.P
 		summary, data := splitSummary(*m)
 		if summary != "" {
 			b.WriteString(": ")
-			b.WriteString(oneLine(summary))
+			b.WriteString(workflow.OneLine(summary))
 		}
 		if data != "" {
 			b.WriteString("\n  result: ")
-			b.WriteString(fenceData(Excerpt(data, textExcerpt)))
+			b.WriteString(fenceData(workflow.Excerpt(data, textExcerpt)))
 		}
 	}
 	if run == 0 {
@@ -77,5 +77,5 @@ func planStepJSON(s workflow.PlanStep) string {
 	if err := enc.Encode(out); err != nil {
 		return fmt.Sprintf("{\"action\": %q}", s.Action)
 	}
-	return Excerpt(buf.String(), 2*textExcerpt)
+	return workflow.Excerpt(buf.String(), 2*textExcerpt)
 }

@@ -143,7 +143,7 @@ func property(registered json.RawMessage, f workflow.FieldSpec) ([]byte, error) 
 			m["type"] = f.Type
 		}
 	}
-	if d := oneLine(f.Description); d != "" {
+	if d := workflow.OneLine(f.Description); d != "" {
 		if old, ok := m["description"].(string); ok && old != "" && old != d {
 			m["description"] = old + " (for this step: " + d + ")"
 		} else {

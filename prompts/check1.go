@@ -70,15 +70,15 @@ func parseField(i int, item json.RawMessage, p *problems) (workflow.FieldSpec, b
 			got = strings.TrimSpace(string(rf.Type))
 		}
 		p.add(`parametersSchema.fields[%d] (%s): type %s is not one of %s`,
-			i, clip(f.Name), quoteOrMissing(got), strings.Join(allowedFieldTypes, "|"))
+			i, workflow.ClipRunes(f.Name, maxQuoted), quoteOrMissing(got), strings.Join(allowedFieldTypes, "|"))
 		ok = false
 	}
 	if len(rf.Required) > 0 && !isNull(rf.Required) && json.Unmarshal(rf.Required, &f.Required) != nil {
-		p.add(`parametersSchema.fields[%d] (%s): "required" must be true or false`, i, clip(f.Name))
+		p.add(`parametersSchema.fields[%d] (%s): "required" must be true or false`, i, workflow.ClipRunes(f.Name, maxQuoted))
 		ok = false
 	}
 	if len(rf.Description) > 0 && !isNull(rf.Description) && json.Unmarshal(rf.Description, &f.Description) != nil {
-		p.add(`parametersSchema.fields[%d] (%s): "description" must be a string`, i, clip(f.Name))
+		p.add(`parametersSchema.fields[%d] (%s): "description" must be a string`, i, workflow.ClipRunes(f.Name, maxQuoted))
 		ok = false
 	}
 	return f, ok
@@ -88,63 +88,19 @@ func quoteOrMissing(s string) string {
 	if s == "" {
 		return "(missing)"
 	}
-	return `"` + clip(strings.Trim(s, `"`)) + `"`
+	return `"` + workflow.ClipRunes(strings.Trim(s, `"`), maxQuoted) + `"`
 }
 
-// checkDocuments adds one problem per reference that does not resolve in
-// the workflow's messages, and one when the action requires documents and
-// none were given.
-func checkDocuments(refs []string, msgs []workflow.Message, spec workflow.ActionSpec, known bool, p *problems) {
-	for i, ref := range refs {
-		if _, err := workflow.ResolveDocuments(msgs, []string{ref}); err != nil {
-			p.add(`requiredInputDocuments[%d]: %s; copy a reference exactly from the documents index`, i, workflow.PublicMessage(err))
-		}
-	}
-	if known && spec.Documents == workflow.DocumentsRequired && len(refs) == 0 {
-		p.add(`action %q needs input documents: list them in "requiredInputDocuments"`, spec.Name)
-	}
-}
+// stage1Fields are the Stage 1 reply's fields for a step's inputs.
+var stage1Fields = workflow.InputFields{Documents: "requiredInputDocuments", Connection: "requiredConnection"}
 
-// checkConnection adds a problem when label is not one of conns, when the
-// action requires a connection and label is empty, or when the connection
-// is of another kind than the action uses.
-func checkConnection(label string, conns []workflow.Connection, spec workflow.ActionSpec, known bool, p *problems) {
-	if label == "" {
-		if known && spec.ConnectionRequired {
-			p.add(`action %q requires a connection of kind %q: set "requiredConnection" to one of: %s`,
-				spec.Name, spec.ConnectionKind, labelsOfKind(conns, spec.ConnectionKind))
-		}
-		return
+// checkInputs adds the problems workflow.CheckStepInputs finds with the
+// selection's documents and connection.
+func checkInputs(sel *workflow.Selection, env Stage1Env, spec workflow.ActionSpec, known bool, p *problems) {
+	for _, line := range workflow.CheckStepInputs(workflow.StepInputs{
+		Action: spec, Known: known, Documents: sel.RequiredInputDocuments, Connection: sel.RequiredConnection,
+		Messages: env.Messages, Connections: env.Connections, Fields: stage1Fields,
+	}) {
+		p.add("%s", line)
 	}
-	c, err := workflow.ResolveConnection(conns, label)
-	if err != nil {
-		p.add(`requiredConnection: %s`, clipMessage(workflow.PublicMessage(err)))
-		return
-	}
-	if known && spec.ConnectionKind != "" && c.Kind != spec.ConnectionKind {
-		p.add(`requiredConnection %q is of kind %q, but action %q uses kind %q: choose one of: %s`,
-			c.Label, c.Kind, spec.Name, spec.ConnectionKind, labelsOfKind(conns, spec.ConnectionKind))
-	}
-}
-
-// labelsOfKind lists the labels of conns of the given kind ("" for any).
-func labelsOfKind(conns []workflow.Connection, kind string) string {
-	var labels []string
-	for _, c := range conns {
-		if kind == "" || c.Kind == kind {
-			labels = append(labels, c.Label)
-		}
-	}
-	if len(labels) == 0 {
-		return "(you have no such connection)"
-	}
-	return strings.Join(labels, ", ")
-}
-
-// clipMessage bounds a problem line that quotes model text.
-func clipMessage(s string) string {
-	if len(s) <= 400 {
-		return s
-	}
-	return strings.ToValidUTF8(s[:400], "") + "…"
 }

@@ -56,7 +56,7 @@ func ParseStage1(reply string, env Stage1Env) Stage1Result {
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		// Any case: a decoder downstream would take "Parameters" for it.
 		if strings.EqualFold(k, "parameters") {
-			p.add(`the reply has a %q key: Stage 1 must not fill parameter values; describe them in "parametersContext" and "parametersSchema" instead`, clip(k))
+			p.add(`the reply has a %q key: Stage 1 must not fill parameter values; describe them in "parametersContext" and "parametersSchema" instead`, workflow.ClipRunes(k, maxQuoted))
 		}
 	}
 	sel := &res.Selection
@@ -66,12 +66,18 @@ func ParseStage1(reply string, env Stage1Env) Stage1Result {
 	sel.Learnings = stringList(obj, "learnings", p)
 	sel.RequiredInputDocuments = stringList(obj, "requiredInputDocuments", p)
 	sel.ParametersSchema.Fields = parseFields(obj["parametersSchema"], p)
-	checkDocuments(sel.RequiredInputDocuments, env.Messages, spec, known, p)
 	sel.RequiredConnection = connectionMember(obj, p)
-	checkConnection(sel.RequiredConnection, env.Connections, spec, known, p)
+	checkInputs(sel, env, spec, known, p)
 	res.Problems = p.lines
 	return res
 }
+
+// maxQuoted bounds, in runes, model text quoted inside a problem line;
+// maxProblemLine bounds, in bytes, a whole line that quotes model text.
+const (
+	maxQuoted      = 80
+	maxProblemLine = 400
+)
 
 // MaxProblems bounds the problem lines of one parsed reply. A reply that
 // is crammed with bad entries (thousands of references or fields) gets its
@@ -119,12 +125,12 @@ func parseAction(obj map[string]json.RawMessage, reg workflow.Registry, sel *wor
 	}
 	sel.Action = name
 	if reg == nil {
-		p.add(`action %q is not a registered action`, clip(name))
+		p.add(`action %q is not a registered action`, workflow.ClipRunes(name, maxQuoted))
 		return workflow.ActionSpec{}, false
 	}
 	spec, ok := reg.Action(name)
 	if !ok {
-		p.add(`action %q is not a registered action; choose one of: %s`, clip(name), actionNames(reg))
+		p.add(`action %q is not a registered action; choose one of: %s`, workflow.ClipRunes(name, maxQuoted), actionNames(reg))
 		return workflow.ActionSpec{}, false
 	}
 	return spec, true
@@ -199,16 +205,4 @@ func connectionMember(obj map[string]json.RawMessage, p *problems) string {
 
 func isNull(raw json.RawMessage) bool {
 	return strings.TrimSpace(string(raw)) == "null"
-}
-
-// clip shortens model-supplied text quoted in a problem line.
-func clip(s string) string {
-	if len(s) <= 80 {
-		return s
-	}
-	r := []rune(s)
-	if len(r) <= 80 {
-		return s
-	}
-	return string(r[:79]) + "…"
 }

@@ -2,7 +2,6 @@ package prompts
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 
 	"github.com/twostep/twostep/workflow"
@@ -48,7 +47,7 @@ func ParseStage2(reply string, action workflow.ActionSpec, asked []workflow.Fiel
 	case !ok:
 		p.add(`"schema" is missing: reply with {"schema": %q, "parameters": {...}}`, ParametersSchemaID)
 	case json.Unmarshal(schemaRaw, &schema) != nil || schema != ParametersSchemaID:
-		p.add(`"schema" must be %q, got %s`, ParametersSchemaID, clip(strings.TrimSpace(string(schemaRaw))))
+		p.add(`"schema" must be %q, got %s`, ParametersSchemaID, workflow.ClipRunes(strings.TrimSpace(string(schemaRaw)), maxQuoted))
 	}
 	paramsRaw, ok := obj["parameters"]
 	if !ok {
@@ -62,24 +61,17 @@ func ParseStage2(reply string, action workflow.ActionSpec, asked []workflow.Fiel
 		res.Problems = p.lines
 		return res
 	}
-	keys := make([]string, 0, len(params))
-	for k := range params {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if workflow.IsForbiddenField(k) {
-			p.add(`parameters.%s: forbidden key: documents, connections and history are attached by the engine, never passed as parameters`, k)
-		}
+	for _, line := range workflow.ForbiddenKeyProblems(params) {
+		p.add("%s", line)
 	}
 	for _, line := range CheckAskedFields(params, action, asked) {
-		p.add("%s", clipMessage(line))
+		p.add("%s", workflow.Clip(line, maxProblemLine))
 	}
 	if reg == nil {
 		p.add("no registry to validate the parameters against")
 	} else {
 		for _, line := range reg.ValidateParameters(action.Name, params) {
-			p.add("%s", clipMessage(line))
+			p.add("%s", workflow.Clip(line, maxProblemLine))
 		}
 	}
 	res.Parameters = params

@@ -32,7 +32,7 @@ func (b *Builder) Stage2Values(in Stage2Input) (map[string]string, error) {
 func stage2Values(in Stage2Input, schema string) map[string]string {
 	selected := in.Action.Name
 	if in.Action.Description != "" {
-		selected += ": " + placeholders.Excerpt(in.Action.Description, 500)
+		selected += ": " + workflow.Excerpt(in.Action.Description, 500)
 	}
 	return map[string]string{
 		placeholders.ActionObjective:    in.Selection.ActionObjective,

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/twostep/twostep/httpapi"
+	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -16,8 +16,8 @@ import (
 // The economy route for a small scripted workflow (two generated
 // documents, then the answer) gives, step by step, the traces' Stage 1
 // and Stage 2 prompt tokens and the naive estimate worked out here from
-// the README's definition, with the default counter (a token per 4
-// characters, rounded up).
+// the README's definition, with the counter the gateway wires (cl100k_base,
+// llm.Tokenizer).
 func TestAdminEconomyOfScriptedWorkflow(t *testing.T) {
 	t.Parallel()
 	env := newAdminEnv(t)
@@ -32,7 +32,7 @@ func TestAdminEconomyOfScriptedWorkflow(t *testing.T) {
 	var msgs httpapi.MessageList
 	env.must(t, http.StatusOK, "GET", "/admin/v1/workflows/"+id+"/messages", adminRootToken, nil, &msgs)
 
-	quarter := func(s string) int { return (utf8.RuneCountInString(s) + 3) / 4 }
+	count := (&llm.Tokenizer{}).Count
 	want := workflow.Economy{Steps: []workflow.EconomyStep{}}
 	for _, tr := range traces {
 		switch tr.Stage {
@@ -57,8 +57,8 @@ func TestAdminEconomyOfScriptedWorkflow(t *testing.T) {
 		}
 		params := map[int]string{1: `{"content":"# A alpha","fileName":"a.md"}`, 2: `{"content":"# B beta gamma","fileName":"b.md"}`}[m.Step]
 		doc := map[int]string{1: "# A alpha", 2: "# B beta gamma"}[m.Step]
-		records[m.Step] = quarter(fmt.Sprintf("Thought: %s\nAction: document.generate %s\nObservation: %s", m.ActionObjective, params, m.Text)) +
-			quarter(doc)
+		records[m.Step] = count(fmt.Sprintf("Thought: %s\nAction: document.generate %s\nObservation: %s", m.ActionObjective, params, m.Text)) +
+			count(doc)
 	}
 	base := want.Steps[0].Stage1Tokens
 	for i := range want.Steps {

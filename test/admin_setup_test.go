@@ -18,11 +18,7 @@ import (
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/memstore"
-	"github.com/twostep/twostep/modes/actionplan"
-	"github.com/twostep/twostep/modes/react"
-	"github.com/twostep/twostep/prompts"
-	"github.com/twostep/twostep/redact"
-	"github.com/twostep/twostep/templates"
+	"github.com/twostep/twostep/wiring"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -72,10 +68,10 @@ func (s *stageScript) reply(req workflow.ModelRequest) (string, error) {
 	return "", workflow.Errorf(workflow.KindUnavailable, "no %s reply scripted", req.Stage)
 }
 
-// adminEnv is the gateway wired as cmd/gateway wires it — memstore behind
-// the trace-redacting decorator, the engine with both modes, the real
-// actions registry, the scripted model, the HTTP server with the admin
-// routes — served on a loopback port.
+// adminEnv is the gateway wired by the real wiring (wiring.Wire, as
+// cmd/gateway runs it): memstore behind the trace-redacting decorator, the
+// engine with both modes, the real actions registry, the scripted model,
+// the HTTP server with the admin routes — served on a loopback port.
 type adminEnv struct {
 	url    string
 	raw    *memstore.Store // the store under the redaction decorator
@@ -88,16 +84,32 @@ func newAdminEnv(t *testing.T) *adminEnv {
 	t.Helper()
 	script := &stageScript{queues: map[workflow.Stage][]string{}, block: map[workflow.Stage]bool{}}
 	model := llm.NewScriptedFunc(script.reply)
-	reg, err := actions.New(actions.Config{Connections: []actions.ConnectionConfig{{
-		User: "alice", Label: "crm", Kind: actions.KindHTTP, BaseURL: "https://crm.example.test",
-		Description: "the CRM", Headers: map[string]string{"X-Api-Key": adminConnSecretMarker},
-	}}}, model)
+	cfg := wiring.Config{
+		MaxSteps: 10, LLMProvider: llm.ProviderScripted,
+		// A configured key the redactor must scrub, as it would a real one.
+		OpenAIAPIKey: adminAPIKeyMarker,
+		Users:        []httpapi.Credential{{UserID: "alice", Token: adminAliceToken}},
+		Admins:       []httpapi.Credential{{UserID: "root", Token: adminRootToken}},
+		Actions: actions.Config{Connections: []actions.ConnectionConfig{{
+			User: "alice", Label: "crm", Kind: actions.KindHTTP, BaseURL: "https://crm.example.test",
+			Description: "the CRM", Headers: map[string]string{"X-Api-Key": adminConnSecretMarker},
+		}}},
+	}
+	cfg.File.Limits.LeaseTTL = 2 * time.Second
+	cfg.File.Limits.RecoverInterval = 50 * time.Millisecond
+	// A test may end with a round held in a blocking model call.
+	cfg.File.Limits.ShutdownGrace = 50 * time.Millisecond
+	g, err := wiring.Wire(context.Background(), cfg, zerolog.Nop(), model)
 	if err != nil {
-		t.Fatalf("actions.New: %v", err)
+		t.Fatalf("wiring.Wire: %v", err)
+	}
+	raw, ok := g.Raw.(*memstore.Store)
+	if !ok {
+		t.Fatalf("the store under the decorator is a %T, want the memory store", g.Raw)
 	}
 	// An MCP server's tool, as actions/mcp mounts it; its description is
 	// markup the admin page must show as text.
-	reg.SetExternal("files", []actions.ExternalAction{{
+	g.Registry.SetExternal("files", []actions.ExternalAction{{
 		Spec: workflow.ActionSpec{Name: "mcp.files.read", Description: `<img src=x onerror="window.__pwned=1">reads a file`,
 			Effect: workflow.EffectRead, Server: "files"},
 		Schema: map[string]any{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}},
@@ -105,59 +117,20 @@ func newAdminEnv(t *testing.T) *adminEnv {
 			return workflow.ActionResult{Text: "file text"}, nil
 		},
 	}})
-	set, err := templates.Load("")
-	if err != nil {
-		t.Fatalf("templates.Load: %v", err)
-	}
-	builder := prompts.NewBuilder(set, prompts.Options{})
-	plan := actionplan.New(builder, actionplan.Options{})
-	redactor := redact.New(append(reg.Secrets(), adminAPIKeyMarker, adminAliceToken, adminRootToken)...)
-	raw := memstore.New()
-	store := redact.Traces(raw, redactor)
-
-	engine, err := workflow.NewEngine(workflow.EngineConfig{
-		LeaseTTL: 2 * time.Second, RecoverInterval: 50 * time.Millisecond, PollInterval: 10 * time.Millisecond,
-		// A test may end with a round held in a blocking model call.
-		ShutdownGrace: 50 * time.Millisecond,
-	}, store, model, reg, map[workflow.ModeName]workflow.Mode{
-		workflow.ModeReact: react.New(builder), workflow.ModeActionPlan: plan,
-	})
-	if err != nil {
-		t.Fatalf("NewEngine: %v", err)
-	}
-	admin, err := httpapi.NewAdmin(httpapi.AdminOptions{
-		Store: store, Model: model, Registry: reg, Prompts: builder,
-		Redactor:    redactor,
-		PlanActions: plan.Offered,
-	})
-	if err != nil {
-		t.Fatalf("NewAdmin: %v", err)
-	}
-	auth, err := httpapi.NewAuthenticator([]httpapi.Credential{{UserID: "alice", Token: adminAliceToken}},
-		[]httpapi.Credential{{UserID: "root", Token: adminRootToken}}, false, nil)
-	if err != nil {
-		t.Fatalf("NewAuthenticator: %v", err)
-	}
-	srv, err := httpapi.New(httpapi.Options{
-		Engine: engine, Store: store, Actions: reg, Auth: auth, Logger: zerolog.Nop(),
-		ModelName: model.Name(), Admin: admin.Register,
-	})
-	if err != nil {
-		t.Fatalf("httpapi.New: %v", err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	engine.Start(ctx)
-	hs := httptest.NewServer(srv.Routes())
+	g.Engine.Start(ctx)
+	hs := httptest.NewServer(g.API.Routes())
 	t.Cleanup(func() {
 		hs.Close()
 		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer scancel()
-		if err := engine.Shutdown(sctx); err != nil {
+		if err := g.Engine.Shutdown(sctx); err != nil {
 			t.Errorf("engine.Shutdown: %v", err)
 		}
 		cancel()
+		_ = g.Close()
 	})
-	return &adminEnv{url: hs.URL, raw: raw, engine: engine, model: model, script: script}
+	return &adminEnv{url: hs.URL, raw: raw, engine: g.Engine, model: model, script: script}
 }
 
 // call sends a request and returns the status and body; body may be nil.

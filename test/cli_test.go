@@ -24,7 +24,7 @@ func cli(t *testing.T, g *gateway, token string, args ...string) (stdout, stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, twostepBin, args...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TWOSTEP_URL=" + g.url, "TWOSTEP_TOKEN=" + token}
+	cmd.Env = binEnv("TWOSTEP_URL="+g.url, "TWOSTEP_TOKEN="+token)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

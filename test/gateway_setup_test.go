@@ -25,6 +25,21 @@ import (
 // TestMain.
 var gatewayBin, twostepBin string
 
+// coverDir, from TWOSTEP_E2E_COVERDIR, makes TestMain build the binaries
+// with -cover; every process they start writes its counters there
+// (GOCOVERDIR), for `go tool covdata`. Empty: plain binaries.
+var coverDir = os.Getenv("TWOSTEP_E2E_COVERDIR")
+
+// binEnv is the environment every binary the tests start gets: PATH, and
+// GOCOVERDIR when coverage is collected; extra is added.
+func binEnv(extra ...string) []string {
+	env := []string{"PATH=" + os.Getenv("PATH")}
+	if coverDir != "" {
+		env = append(env, "GOCOVERDIR="+coverDir)
+	}
+	return append(env, extra...)
+}
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "twostep-gateway-test")
 	if err != nil {
@@ -33,8 +48,14 @@ func TestMain(m *testing.M) {
 	}
 	gatewayBin = filepath.Join(dir, "gateway")
 	twostepBin = filepath.Join(dir, "twostep")
-	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
-		"github.com/twostep/twostep/cmd/gateway", "github.com/twostep/twostep/cmd/twostep")
+	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	if coverDir != "" {
+		// The binaries write their coverage counters into coverDir at exit,
+		// so the end-to-end tests count toward the repository's coverage.
+		args = append(args, "-cover", "-coverpkg=github.com/twostep/twostep/...")
+	}
+	build := exec.Command("go", append(args,
+		"github.com/twostep/twostep/cmd/gateway", "github.com/twostep/twostep/cmd/twostep")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building the gateway:", err)
@@ -130,11 +151,11 @@ func launch(t testing.TB, model *fakeLLM, env ...string) *gateway {
 func launchWith(t testing.TB, model *fakeLLM, args, env []string) *gateway {
 	t.Helper()
 	addr := freeAddr(t)
-	base := []string{
-		"PATH=" + os.Getenv("PATH"), "GATEWAY_ADDR=" + addr,
-		"GATEWAY_TOKENS=alice:" + gwAlice + ",bob:" + gwBob, "GATEWAY_ADMIN_TOKENS=root:" + gwAdmin,
-		"LLM_PROVIDER=openai", "OPENAI_API_KEY=" + gwAPIKey, "LLM_MODEL=fake-model", "LOG_LEVEL=info",
-	}
+	base := binEnv(
+		"GATEWAY_ADDR="+addr,
+		"GATEWAY_TOKENS=alice:"+gwAlice+",bob:"+gwBob, "GATEWAY_ADMIN_TOKENS=root:"+gwAdmin,
+		"LLM_PROVIDER=openai", "OPENAI_API_KEY="+gwAPIKey, "LLM_MODEL=fake-model", "LOG_LEVEL=info",
+	)
 	if model != nil {
 		base = append(base, "OPENAI_BASE_URL="+model.URL()+"/v1")
 	} else {
@@ -318,7 +339,7 @@ func runBinary(t *testing.T, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, gatewayBin, args...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	cmd.Env = binEnv()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

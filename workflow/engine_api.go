@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 )
@@ -225,7 +224,7 @@ func startRound(wf *Workflow, round int) {
 }
 
 // userMessage builds the user message opening round, with its uploads
-// labelled round{R}_user_context.
+// labelled UserLabel(round). It is the one place user messages are made.
 func (e *Engine) userMessage(wf *Workflow, round int, prompt string, uploads []DocumentContent) (Message, []DocumentContent, error) {
 	if strings.TrimSpace(prompt) == "" {
 		return Message{}, nil, Errorf(KindInvalid, "the prompt must not be empty")
@@ -248,7 +247,7 @@ func (e *Engine) userMessage(wf *Workflow, round int, prompt string, uploads []D
 		msg.Documents = append(msg.Documents, d.Document)
 	}
 	if len(docs) > 0 {
-		msg.DocumentsLabel = fmt.Sprintf("round%d_user_context", round)
+		msg.DocumentsLabel = UserLabel(round)
 	}
 	return msg, docs, nil
 }

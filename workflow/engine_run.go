@@ -88,7 +88,7 @@ func (r *Run) DocumentContent(ctx context.Context, documentID string) (DocumentC
 
 // IdempotencyKey returns "{workflowId}:{round}:{step}" for the current step.
 func (r *Run) IdempotencyKey() string {
-	return fmt.Sprintf("%s:%d:%d", r.wf.ID, r.wf.Round, r.wf.Step)
+	return StepKey(r.wf.ID, r.wf.Round, r.wf.Step)
 }
 
 // Generate makes one model call: it counts it in the workflow's stats,

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/oklog/ulid/v2"
@@ -32,4 +33,11 @@ func ValidID(prefix, s string) bool {
 	}
 	_, err := ulid.ParseStrict(strings.ToUpper(rest))
 	return err == nil
+}
+
+// StepKey is a step's idempotency key, "{workflowId}:{round}:{step}": the
+// same for every attempt of the step, so an action can recognise a repeat
+// (DESIGN: ActionCall.IdempotencyKey).
+func StepKey(workflowID string, round, step int) string {
+	return workflowID + ":" + strconv.Itoa(round) + ":" + strconv.Itoa(step)
 }

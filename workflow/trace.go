@@ -20,7 +20,17 @@ const (
 	StageCompact Stage = "compact"
 )
 
-// PromptMessage is one chat message sent to a model.
+// The roles of a PromptMessage: the chat roles every provider accepts.
+// templates.RoleSystem, RoleUser and RoleAssistant are the same names
+// (templates imports nothing of twostep; a prompts test keeps them equal).
+const (
+	PromptSystem    = "system"
+	PromptUser      = "user"
+	PromptAssistant = "assistant"
+)
+
+// PromptMessage is one chat message sent to a model; Role is one of
+// PromptSystem, PromptUser, PromptAssistant.
 type PromptMessage struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`

@@ -71,11 +71,17 @@ func LoadConfig(r io.Reader, lookupEnv func(string) (string, bool)) (Config, err
 	if err := yaml.Unmarshal(data, &sec); err != nil {
 		return Config{}, workflow.WrapKind(workflow.KindInvalid, err, "the config file is not valid YAML")
 	}
+	return ConfigFromYAML(&sec.MCPServers, lookupEnv)
+}
+
+// ConfigFromYAML is LoadConfig for a file already decoded once by its
+// caller: the mcpServers section as a YAML node (a zero node when absent).
+func ConfigFromYAML(servers *yaml.Node, lookupEnv func(string) (string, bool)) (Config, error) {
 	var cfg Config
-	if sec.MCPServers.Kind == 0 {
+	if servers.Kind == 0 {
 		return cfg, nil
 	}
-	raw, err := yaml.Marshal(&sec.MCPServers)
+	raw, err := yaml.Marshal(servers)
 	if err != nil {
 		return Config{}, workflow.WrapKind(workflow.KindInvalid, err, "mcpServers")
 	}

@@ -59,7 +59,7 @@ func mapResult(action string, res *sdk.CallToolResult, c caps) (workflow.ActionR
 		if msg == "" {
 			msg = "no reason given"
 		}
-		return workflow.ActionResult{}, workflow.Errorf(workflow.KindInvalid, "%s reported an error: %s", action, clip(msg, 2000))
+		return workflow.ActionResult{}, workflow.Errorf(workflow.KindInvalid, "%s reported an error: %s", action, workflow.Clip(msg, 2000))
 	}
 	if res.StructuredContent != nil {
 		raw, err := json.MarshalIndent(res.StructuredContent, "", "  ")
@@ -128,17 +128,3 @@ func orDefault(s, def string) string {
 	}
 	return s
 }
-
-// clip shortens s to at most n bytes, on a rune boundary, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

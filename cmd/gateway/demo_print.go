@@ -45,7 +45,7 @@ func printRun(ctx context.Context, w io.Writer, store workflow.Store, wf *workfl
 				Parameters json.RawMessage `json:"parameters"`
 			}
 			if json.Unmarshal(s2.Parsed, &filled) == nil && len(filled.Parameters) > 0 {
-				fmt.Fprintf(w, "        stage 2 filled %s\n", oneLine(string(filled.Parameters)))
+				fmt.Fprintf(w, "        stage 2 filled %s\n", workflow.OneLine(string(filled.Parameters)))
 			}
 		}
 		for _, m := range msgs {
@@ -54,7 +54,7 @@ func printRun(ctx context.Context, w io.Writer, store workflow.Store, wf *workfl
 			}
 			switch m.Role {
 			case workflow.RoleAction:
-				fmt.Fprintf(w, "        action %s [%s]: %s\n", m.Action, m.Status, oneLine(m.Summary))
+				fmt.Fprintf(w, "        action %s [%s]: %s\n", m.Action, m.Status, workflow.OneLine(m.Summary))
 				for _, d := range m.Documents {
 					fmt.Fprintf(w, "          -> %s (%s, %d bytes)\n", d.Name, d.MimeType, d.Size)
 				}
@@ -100,8 +100,4 @@ func promptSize(p []workflow.PromptMessage) int {
 		n += len(m.Content)
 	}
 	return n
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }

@@ -8,7 +8,8 @@
 //	gateway version   print the version
 //
 // Configuration comes from the environment and the optional GATEWAY_CONFIG
-// YAML file; main only wires packages together.
+// YAML file (package wiring reads it and builds the process); main adds the
+// subcommands, listening, signals and shutdown.
 package main
 
 import (
@@ -22,6 +23,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/rs/zerolog"
+
+	"github.com/twostep/twostep/wiring"
 )
 
 func main() {
@@ -61,7 +64,7 @@ func realMain(ctx context.Context, args []string, getenv func(string) string, st
 	case "openapi":
 		return printOpenAPI(ctx, stdout)
 	case "version", "-version", "--version":
-		_, err := fmt.Fprintln(stdout, "twostep gateway "+version())
+		_, err := fmt.Fprintln(stdout, "twostep gateway "+wiring.Version())
 		return err
 	case "help", "-h", "-help", "--help":
 		_, err := io.WriteString(stdout, usage)
@@ -91,16 +94,16 @@ const usage = `usage: gateway [serve [--workers=0]|worker|demo [-v]|openapi|vers
 // depends on no configuration.
 func printOpenAPI(ctx context.Context, stdout io.Writer) error {
 	env := map[string]string{"GATEWAY_INSECURE_DEV": "1", "LLM_PROVIDER": "scripted"}
-	cfg, err := loadConfig(func(k string) string { return env[k] })
+	cfg, err := wiring.LoadConfig(func(k string) string { return env[k] })
 	if err != nil {
 		return err
 	}
-	g, err := wire(ctx, cfg, zerolog.Nop(), nil)
+	g, err := wiring.Wire(ctx, cfg, zerolog.Nop(), nil)
 	if err != nil {
 		return err
 	}
-	defer g.close()
-	doc, err := g.api.OpenAPI()
+	defer g.Close()
+	doc, err := g.API.OpenAPI()
 	if err != nil {
 		return err
 	}

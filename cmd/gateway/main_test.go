@@ -92,3 +92,8 @@ func TestDemoVerboseShowsHistoryNewestFirst(t *testing.T) {
 		t.Error("demo -x was accepted")
 	}
 }
+
+// envOf serves m as the process environment.
+func envOf(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}

@@ -22,6 +22,8 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/rs/zerolog"
+
+	"github.com/twostep/twostep/wiring"
 )
 
 var registerStreamDecoders sync.Once
@@ -60,7 +62,7 @@ func TestOpenAPIDescribesEveryResponse(t *testing.T) {
 	if err := os.WriteFile(file, []byte("limits:\n  maxBodyBytes: 65536\napprovals:\n  actions: {document.extract: always}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := loadConfig(envOf(map[string]string{
+	cfg, err := wiring.LoadConfig(envOf(map[string]string{
 		"GATEWAY_TOKENS": "alice:" + alice + ",bob:" + bob, "GATEWAY_ADMIN_TOKENS": "root:" + root,
 		"LLM_PROVIDER": "scripted", "GATEWAY_CONFIG": file,
 	}))
@@ -69,14 +71,14 @@ func TestOpenAPIDescribesEveryResponse(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	g, err := wire(ctx, cfg, zerolog.New(io.Discard), nil)
+	g, err := wiring.Wire(ctx, cfg, zerolog.New(io.Discard), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer g.close()
-	g.engine.Start(ctx)
-	defer g.engine.Shutdown(context.Background())
-	h := g.api.Routes()
+	defer g.Close()
+	g.Engine.Start(ctx)
+	defer g.Engine.Shutdown(context.Background())
+	h := g.API.Routes()
 
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/openapi.json", nil))
@@ -166,7 +168,7 @@ func TestOpenAPIDescribesEveryResponse(t *testing.T) {
 		body: `{"prompt":"Summarise the notes","documents":[{"name":"notes.txt","mimeType":"text/plain","content":"` + doc64 + `"}]}`})
 	var wf struct{ ID string }
 	decode(created, &wf)
-	paused, err := g.engine.Wait(ctx, wf.ID)
+	paused, err := g.Engine.Wait(ctx, wf.ID)
 	if err != nil || paused.PendingApproval == nil {
 		t.Fatalf("the extract step did not pause for approval: %+v, %v", paused, err)
 	}
@@ -176,7 +178,7 @@ func TestOpenAPIDescribesEveryResponse(t *testing.T) {
 	do(apiCall{name: "invalid edit", method: "POST", path: decide, token: alice, body: `{"decision":"approve","parameters":{"format":7}}`, status: 422})
 	do(apiCall{name: "bob decides", method: "POST", path: decide, token: bob, body: `{"decision":"approve"}`, status: 404})
 	do(apiCall{name: "approve", method: "POST", path: decide, token: alice, body: `{"decision":"approve"}`, status: 202})
-	if _, err := g.engine.Wait(ctx, wf.ID); err != nil {
+	if _, err := g.Engine.Wait(ctx, wf.ID); err != nil {
 		t.Fatal(err)
 	}
 	do(apiCall{name: "decide twice", method: "POST", path: decide, token: alice, body: `{"decision":"reject"}`, status: 409})
@@ -206,7 +208,7 @@ func TestOpenAPIDescribesEveryResponse(t *testing.T) {
 	if docID == "" {
 		t.Fatal("no document in the messages")
 	}
-	traces, err := g.store.Traces(ctx, wf.ID)
+	traces, err := g.Store.Traces(ctx, wf.ID)
 	if err != nil || len(traces) == 0 {
 		t.Fatalf("traces: %v, %d", err, len(traces))
 	}
@@ -253,7 +255,7 @@ func TestOpenAPIDescribesEveryResponse(t *testing.T) {
 
 	round := do(apiCall{name: "new round", method: "POST", path: base + "/rounds", token: alice, body: `{"prompt":"And now in one line"}`, status: 202})
 	if round.Code == 202 {
-		if _, err := g.engine.Wait(ctx, wf.ID); err != nil {
+		if _, err := g.Engine.Wait(ctx, wf.ID); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/twostep/twostep/wiring"
 )
 
 // role is what one gateway process does: serve the API, run rounds, or
@@ -46,7 +48,7 @@ func parseRole(cmd string, args []string) (role, error) {
 
 // check refuses a role that could never run a round: without Redis, rounds
 // live in this process's memory, so the API and the workers must share it.
-func (r role) check(cfg Config) error {
+func (r role) check(cfg wiring.Config) error {
 	if (!r.api || !r.workers) && cfg.RedisURL == "" {
 		return errors.New("API-only and worker-only instances share rounds through Redis: set REDIS_URL")
 	}

@@ -5,6 +5,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/twostep/twostep/wiring"
 )
 
 func TestParseRole(t *testing.T) {
@@ -34,7 +36,7 @@ func TestParseRole(t *testing.T) {
 			t.Errorf("%s %v = %+v, %v; want %+v", tt.cmd, tt.args, got, err, tt.want)
 		}
 	}
-	if err := (role{api: true}).check(Config{}); err == nil || !strings.Contains(err.Error(), "REDIS_URL") {
+	if err := (role{api: true}).check(wiring.Config{}); err == nil || !strings.Contains(err.Error(), "REDIS_URL") {
 		t.Errorf("an API-only instance on the memory store was accepted: %v", err)
 	}
 }

@@ -12,8 +12,10 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/telemetry"
+	"github.com/twostep/twostep/wiring"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -33,7 +35,7 @@ const (
 // without changing their status, so the next start (or another instance
 // sharing the Redis store) resumes them.
 func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r role) error {
-	cfg, err := loadConfig(getenv)
+	cfg, err := wiring.LoadConfig(getenv)
 	if err != nil {
 		return err
 	}
@@ -41,18 +43,18 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r 
 		return err
 	}
 	if r.api && len(cfg.Users) == 0 && len(cfg.Admins) == 0 && cfg.JWTJWKS == "" && !cfg.InsecureDev {
-		return errors.New("no tokens configured: set GATEWAY_TOKENS=userId:token,... or GATEWAY_JWT_JWKS (or GATEWAY_INSECURE_DEV=1 for local development only)")
+		return httpapi.ErrNoCredentials // before the store and the model are opened
 	}
 	var scrub atomic.Pointer[redact.Redactor]
 	scrub.Store(redact.New(cfg.Secrets()...)) // tokens and API keys until the registry adds its own
-	log, err := newLogger(stderr, cfg.LogFormat, cfg.LogLevel, &scrub)
+	log, err := wiring.NewLogger(stderr, cfg.LogFormat, cfg.LogLevel, &scrub)
 	if err != nil {
 		return err
 	}
 	if r.api && len(cfg.Users) == 0 && len(cfg.Admins) == 0 && cfg.JWTJWKS == "" {
 		log.Warn().Msg("GATEWAY_INSECURE_DEV=1 and no tokens: every request is user \"dev\" with admin rights; never run this way in production")
 	}
-	for _, w := range cfg.warnings() {
+	for _, w := range cfg.Warnings() {
 		log.Warn().Msg(w)
 	}
 	tel, err := telemetry.Setup(ctx, getenv, func(err error) { log.Warn().Err(err).Msg("opentelemetry") })
@@ -62,25 +64,25 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r 
 	if tel.Enabled() {
 		log.Info().Bool("contentCapture", tel.CapturesContent()).Msg("OpenTelemetry tracing on")
 	}
-	g, err := wireTraced(ctx, cfg, log, nil, tel)
+	g, err := wiring.WireTraced(ctx, cfg, log, nil, tel)
 	if err != nil {
 		return err
 	}
-	defer g.close()
+	defer g.Close()
 	defer flushTraces(tel, log)
-	scrub.Store(g.redactor)
+	scrub.Store(g.Redactor)
 	// MCP servers: started once per process (API and workers alike, as
 	// both may list or run their tools); Start waits for each server's
 	// first connection so reachable servers' tools are listed from the
 	// first request. shutdown stops them after the engine.
-	g.mcp.Start(ctx)
-	defer g.mcp.Close()
+	g.MCP.Start(ctx)
+	defer g.MCP.Close()
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on GATEWAY_ADDR %s: %w", cfg.Addr, err)
 	}
-	handler := g.api.Routes()
+	handler := g.API.Routes()
 	if !r.api {
 		handler = probeRoutes(handler)
 	}
@@ -90,14 +92,14 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r 
 		IdleTimeout:       2 * time.Minute,
 		BaseContext:       func(net.Listener) context.Context { return log.WithContext(context.Background()) },
 	}
-	srv.RegisterOnShutdown(g.api.CloseStreams)
+	srv.RegisterOnShutdown(g.API.CloseStreams)
 
 	engineCtx, stopEngine := context.WithCancel(log.WithContext(context.Background()))
 	defer stopEngine()
 	if r.workers {
-		g.engine.Start(engineCtx)
+		g.Engine.Start(engineCtx)
 	}
-	if check := modelCheck(g.model); check != nil {
+	if check := wiring.ModelCheck(g.Model); check != nil {
 		// Probe once in the background: a wrong model name or key shows in
 		// the start-up log, without delaying start-up on a slow provider.
 		go func() {
@@ -106,8 +108,8 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r 
 			}
 		}()
 	}
-	log.Info().Str("addr", ln.Addr().String()).Str("store", storeKind(cfg)).Str("model", g.model.Name()).
-		Bool("api", r.api).Bool("workers", r.workers).Str("version", version()).Msg("gateway listening")
+	log.Info().Str("addr", ln.Addr().String()).Str("store", storeKind(cfg)).Str("model", g.Model.Name()).
+		Bool("api", r.api).Bool("workers", r.workers).Str("version", wiring.Version()).Msg("gateway listening")
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
@@ -120,14 +122,14 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r 
 }
 
 // grace is the engine's drain time after SIGTERM.
-func grace(cfg Config) time.Duration {
+func grace(cfg wiring.Config) time.Duration {
 	if g := cfg.File.Limits.ShutdownGrace; g > 0 {
 		return g
 	}
 	return workflow.DefaultShutdownGrace
 }
 
-func shutdown(srv *http.Server, g *gateway, serveErr <-chan error, log zerolog.Logger, drain time.Duration) error {
+func shutdown(srv *http.Server, g *wiring.Gateway, serveErr <-chan error, log zerolog.Logger, drain time.Duration) error {
 	log.Info().Msg("shutting down: finishing in-flight requests")
 	hctx, cancel := context.WithTimeout(context.Background(), httpGrace)
 	defer cancel()
@@ -141,10 +143,10 @@ func shutdown(srv *http.Server, g *gateway, serveErr <-chan error, log zerolog.L
 	}
 	ectx, cancel2 := context.WithTimeout(context.Background(), drain+cancelBudget)
 	defer cancel2()
-	if err := g.engine.Shutdown(ectx); err != nil {
+	if err := g.Engine.Shutdown(ectx); err != nil {
 		errs = append(errs, fmt.Errorf("engine shutdown: %w", err))
 	}
-	_ = g.mcp.Close() // after the engine: no round calls a tool any more
+	_ = g.MCP.Close() // after the engine: no round calls a tool any more
 	if err := errors.Join(errs...); err != nil {
 		log.Error().Err(err).Msg("shutdown was not clean")
 		return err
@@ -153,7 +155,7 @@ func shutdown(srv *http.Server, g *gateway, serveErr <-chan error, log zerolog.L
 	return nil
 }
 
-func storeKind(cfg Config) string {
+func storeKind(cfg wiring.Config) string {
 	if cfg.RedisURL != "" {
 		return "redis"
 	}

@@ -75,14 +75,14 @@ func unavailable(ctx context.Context, run *workflow.Run, why, reply string) erro
 		Messages: []workflow.Message{msg}, Failed: true,
 		End: &workflow.RoundEnd{
 			Status: workflow.StatusFailed, Reason: workflow.StopPlanUnavailable,
-			Error: clip("the model gave no usable plan: "+why, 500),
+			Error: workflow.Clip(workflow.OneLine("the model gave no usable plan: "+why), 500),
 		},
 	})
 }
 
 // replyExcerpt is reply on one line, quoted, cut to maxExcerpt bytes.
 func replyExcerpt(reply string) string {
-	s := clip(reply, maxExcerpt)
+	s := workflow.Clip(workflow.OneLine(reply), maxExcerpt)
 	if s == "" {
 		return "(an empty reply)"
 	}

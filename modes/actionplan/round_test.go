@@ -206,8 +206,8 @@ func TestInvalidStepsAreDroppedAndTraced(t *testing.T) {
 	for _, s := range []string{
 		`step 1 (test.unknown) dropped: action "test.unknown" is not registered`,
 		`step 2 (test.echo) dropped: /: missing property "text"`,
-		`step 4 (test.remote) dropped: connection "not-mine" is not one of yours`,
-		`step 6 (test.echo) dropped: document reference "docList:nobody_made_this"`,
+		`step 4 (test.remote) dropped: parameters.connectionReference: connection "not-mine" is not one of yours`,
+		`step 6 (test.echo) dropped: parameters.documentList[0]: document reference "docList:nobody_made_this"`,
 	} {
 		if !strings.Contains(tr.Error, s) {
 			t.Errorf("plan trace error lacks %q:\n%s", s, tr.Error)

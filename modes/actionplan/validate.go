@@ -2,7 +2,6 @@ package actionplan
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -89,7 +88,7 @@ func Validate(drafts []Draft, env Env) Validated {
 			step, reason = v.step(d)
 		}
 		if reason != "" {
-			out.Dropped = append(out.Dropped, Dropped{Index: i, Action: clip(d.Action, 100), Reason: clip(reason, maxReason)})
+			out.Dropped = append(out.Dropped, Dropped{Index: i, Action: workflow.Clip(workflow.OneLine(d.Action), 100), Reason: workflow.Clip(workflow.OneLine(reason), maxReason)})
 			continue
 		}
 		completed = step.Action == workflow.CompleteAction
@@ -130,12 +129,8 @@ func (v *validator) step(d Draft) (workflow.PlanStep, string) {
 	if d.Action != workflow.CompleteAction && v.env.Offered != nil && !offered(v.env.Offered, d.Action) {
 		return step, fmt.Sprintf("action %q is not among the available methods offered for this request", d.Action)
 	}
-	var problems []string
-	for _, k := range sortedKeys(d.Parameters) {
-		if workflow.IsForbiddenField(k) {
-			problems = append(problems, fmt.Sprintf("parameters.%s: forbidden key: documents, connections and history are attached by the engine", k))
-		}
-	}
+	// Forbidden keys first, then the schema, then documents and connection.
+	problems := workflow.ForbiddenKeyProblems(d.Parameters)
 	if registered {
 		problems = append(problems, v.env.Registry.ValidateParameters(d.Action, d.Parameters)...)
 	}
@@ -145,46 +140,19 @@ func (v *validator) step(d Draft) (workflow.PlanStep, string) {
 		}
 		return step, strings.Join(problems, "; ")
 	}
-	problems = append(problems, v.references(spec, d)...)
+	problems = append(problems, workflow.CheckStepInputs(workflow.StepInputs{
+		Action: spec, Known: true, Documents: d.Documents, Connection: d.Connection,
+		Messages: v.env.Messages, Connections: v.env.Connections, Later: v.labels, Fields: planFields,
+	})...)
 	return step, strings.Join(problems, "; ")
 }
+
+// planFields are where a plan step's inputs are written.
+var planFields = workflow.InputFields{Documents: "parameters.documentList", Connection: "parameters.connectionReference"}
 
 // offered reports whether name is one of the offered actions.
 func offered(specs []workflow.ActionSpec, name string) bool {
 	return slices.ContainsFunc(specs, func(s workflow.ActionSpec) bool { return s.Name == name })
-}
-
-// references checks the step's documents and connection.
-func (v *validator) references(spec workflow.ActionSpec, d Draft) []string {
-	var problems []string
-	for _, s := range d.Documents {
-		ref, err := workflow.ParseReference(s)
-		if err == nil && ref.Kind == workflow.RefDocList && ref.MessageID == "" && v.labels[ref.Label] {
-			continue // an earlier step's output, resolved when this step runs
-		}
-		if err == nil {
-			_, err = workflow.ResolveReference(v.env.Messages, ref)
-		}
-		if err != nil {
-			problems = append(problems, workflow.PublicMessage(err))
-		}
-	}
-	if spec.Documents == workflow.DocumentsRequired && len(d.Documents) == 0 {
-		problems = append(problems, fmt.Sprintf("action %s needs input documents: pass them in parameters.documentList", spec.Name))
-	}
-	if d.Connection != "" {
-		conn, err := workflow.ResolveConnection(v.env.Connections, d.Connection)
-		switch {
-		case err != nil:
-			problems = append(problems, workflow.PublicMessage(err))
-		case spec.ConnectionKind != "" && conn.Kind != spec.ConnectionKind:
-			problems = append(problems, fmt.Sprintf("connection %q is of kind %q, but action %s uses kind %q",
-				conn.Label, conn.Kind, spec.Name, spec.ConnectionKind))
-		}
-	} else if spec.ConnectionRequired {
-		problems = append(problems, fmt.Sprintf("action %s needs a connection: pass its label in parameters.connectionReference", spec.Name))
-	}
-	return problems
 }
 
 // cleanLabel makes a resultLabel usable as a documentsLabel that a
@@ -197,30 +165,5 @@ func cleanLabel(s string) string {
 		}
 		return r
 	}, strings.TrimSpace(s))
-	return cutUTF8(s, maxLabel)
-}
-
-// cutUTF8 returns at most n bytes of s, never splitting a rune.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
-// clip returns s on one line, cut to n bytes with an ellipsis.
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= n {
-		return s
-	}
-	return cutUTF8(s, n) + "…"
-}
-
-// sortedKeys returns m's keys in order, so problem lines are stable.
-func sortedKeys(m map[string]any) []string {
-	return slices.Sorted(maps.Keys(m))
+	return workflow.CutUTF8(s, maxLabel)
 }

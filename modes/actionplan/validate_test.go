@@ -87,7 +87,7 @@ func TestValidate(t *testing.T) {
 			},
 			conns:     []workflow.Connection{{Label: "crm", Kind: "http"}, {Label: "ledger", Kind: "sql"}},
 			wantSteps: []string{enginetest.Remote},
-			dropped:   map[int]string{0: `connection "ledger" is of kind "sql", but action ` + enginetest.Remote + ` uses kind "http"`}},
+			dropped:   map[int]string{0: `connection "ledger" is of kind "sql", but action "` + enginetest.Remote + `" uses kind "http": set "parameters.connectionReference" to one of: crm`}},
 		{name: "complete needs a message and ends the plan",
 			drafts: []actionplan.Draft{
 				{Action: workflow.CompleteAction, Parameters: map[string]any{"message": "  "}},

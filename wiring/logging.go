@@ -1,4 +1,4 @@
-package main
+package wiring
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/twostep/twostep/redact"
 )
 
-// newLogger returns the process logger: JSON lines by default, a
+// NewLogger returns the process logger: JSON lines by default, a
 // human-readable console format with LOG_FORMAT=console. Callers carry it
 // in contexts (zerolog.Ctx); there is no global logger.
 //
@@ -22,7 +22,7 @@ import (
 // none), so a secret that reaches a log field (an upstream's error text, a
 // library's message) is scrubbed like action output; serve stores the
 // gateway's redactor there once it is built.
-func newLogger(w io.Writer, format, level string, scrub *atomic.Pointer[redact.Redactor]) (zerolog.Logger, error) {
+func NewLogger(w io.Writer, format, level string, scrub *atomic.Pointer[redact.Redactor]) (zerolog.Logger, error) {
 	lvl, err := parseLevel(level)
 	if err != nil {
 		return zerolog.Nop(), err

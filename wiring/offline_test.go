@@ -1,4 +1,4 @@
-package main
+package wiring
 
 import (
 	"context"
@@ -18,39 +18,39 @@ import (
 // (no upload) completes at once.
 func TestOfflineModelServesRounds(t *testing.T) {
 	t.Parallel()
-	cfg, err := loadConfig(envOf(map[string]string{"LLM_PROVIDER": "scripted", "GATEWAY_INSECURE_DEV": "1"}))
+	cfg, err := LoadConfig(envOf(map[string]string{"LLM_PROVIDER": "scripted", "GATEWAY_INSECURE_DEV": "1"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	g, err := wire(ctx, cfg, zerolog.New(io.Discard), nil)
+	g, err := Wire(ctx, cfg, zerolog.New(io.Discard), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer g.close()
-	if name := g.model.Name(); name != "scripted/offline" {
+	defer g.closeStore()
+	if name := g.Model.Name(); name != "scripted/offline" {
 		t.Errorf("model = %q, want scripted/offline", name)
 	}
-	g.engine.Start(ctx)
-	defer g.engine.Shutdown(context.Background())
+	g.Engine.Start(ctx)
+	defer g.Engine.Shutdown(context.Background())
 
-	wf, err := g.engine.Create(ctx, workflow.NewWorkflow{UserID: "dev", Prompt: "read this", Documents: []workflow.DocumentContent{{
+	wf, err := g.Engine.Create(ctx, workflow.NewWorkflow{UserID: "dev", Prompt: "read this", Documents: []workflow.DocumentContent{{
 		Document: workflow.Document{Name: "a.txt", MimeType: "text/plain", Size: 5}, Content: []byte("hello"),
 	}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if wf, err = g.engine.Wait(ctx, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
+	if wf, err = g.Engine.Wait(ctx, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
 		t.Fatalf("round 1 ended %+v, %v", wf, err)
 	}
-	if _, err := g.engine.StartRound(ctx, "dev", wf.ID, workflow.NewRound{Prompt: "thanks"}); err != nil {
+	if _, err := g.Engine.StartRound(ctx, "dev", wf.ID, workflow.NewRound{Prompt: "thanks"}); err != nil {
 		t.Fatal(err)
 	}
-	if wf, err = g.engine.Wait(ctx, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
+	if wf, err = g.Engine.Wait(ctx, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
 		t.Fatalf("round 2 ended %+v, %v", wf, err)
 	}
-	msgs, err := g.store.Messages(ctx, wf.ID, 0, 0)
+	msgs, err := g.Store.Messages(ctx, wf.ID, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,35 +78,35 @@ func TestOfflineModelServesRounds(t *testing.T) {
 // a round with no upload plans only the end.
 func TestOfflineModelPlans(t *testing.T) {
 	t.Parallel()
-	cfg, err := loadConfig(envOf(map[string]string{"LLM_PROVIDER": "scripted", "GATEWAY_INSECURE_DEV": "1"}))
+	cfg, err := LoadConfig(envOf(map[string]string{"LLM_PROVIDER": "scripted", "GATEWAY_INSECURE_DEV": "1"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	g, err := wire(ctx, cfg, zerolog.New(io.Discard), nil)
+	g, err := Wire(ctx, cfg, zerolog.New(io.Discard), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer g.close()
-	g.engine.Start(ctx)
-	defer g.engine.Shutdown(context.Background())
+	defer g.closeStore()
+	g.Engine.Start(ctx)
+	defer g.Engine.Shutdown(context.Background())
 
-	wf, err := g.engine.Create(ctx, workflow.NewWorkflow{UserID: "dev", Prompt: "read this", Mode: workflow.ModeActionPlan,
+	wf, err := g.Engine.Create(ctx, workflow.NewWorkflow{UserID: "dev", Prompt: "read this", Mode: workflow.ModeActionPlan,
 		Documents: []workflow.DocumentContent{{Document: workflow.Document{Name: "a.txt", MimeType: "text/plain", Size: 5}, Content: []byte("hello")}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if wf, err = g.engine.Wait(ctx, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
+	if wf, err = g.Engine.Wait(ctx, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
 		t.Fatalf("round 1 ended %+v, %v", wf, err)
 	}
-	if _, err := g.engine.StartRound(ctx, "dev", wf.ID, workflow.NewRound{Prompt: "thanks"}); err != nil {
+	if _, err := g.Engine.StartRound(ctx, "dev", wf.ID, workflow.NewRound{Prompt: "thanks"}); err != nil {
 		t.Fatal(err)
 	}
-	if wf, err = g.engine.Wait(ctx, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
+	if wf, err = g.Engine.Wait(ctx, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
 		t.Fatalf("round 2 ended %+v, %v", wf, err)
 	}
-	msgs, err := g.store.Messages(ctx, wf.ID, 0, 0)
+	msgs, err := g.Store.Messages(ctx, wf.ID, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,10 @@
-package main
+package wiring
 
 import (
 	"context"
 	"encoding/json"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/twostep/twostep/llm"
@@ -18,7 +19,7 @@ import (
 // exactly that. It keeps nothing between calls.
 type offlineModel struct{}
 
-var _ namedModel = offlineModel{}
+var _ NamedModel = offlineModel{}
 
 // Name says what answers.
 func (offlineModel) Name() string { return llm.ProviderScripted + "/offline" }
@@ -97,7 +98,8 @@ func roundUploads(prompt string) string {
 	if m == nil || m[2] != "user" {
 		return ""
 	}
-	label := "round" + m[1] + "_user_context"
+	round, _ := strconv.Atoi(m[1]) // the pattern matched digits
+	label := workflow.UserLabel(round)
 	for _, ref := range docListRef.FindAllString(prompt, -1) {
 		if strings.HasSuffix(ref, ":"+label) {
 			return ref

@@ -1,4 +1,4 @@
-package main
+package wiring
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/memstore"
+	"github.com/twostep/twostep/metrics"
 	"github.com/twostep/twostep/modes/actionplan"
 	"github.com/twostep/twostep/modes/react"
 	"github.com/twostep/twostep/prompts"
@@ -24,54 +25,57 @@ import (
 	"github.com/twostep/twostep/workflow"
 )
 
-// namedModel is a model that can say which provider and model it is.
-type namedModel interface {
+// NamedModel is a model that can say which provider and model it is.
+type NamedModel interface {
 	workflow.Model
 	Name() string
 }
 
-// gateway is every wired component of one process.
-type gateway struct {
-	store workflow.Store // the redacting store everything uses
-	raw   workflow.Store // the store under it
-	// dispatcher is the Redis Streams dispatcher (nil with the memory
+// Gateway is every wired component of one process.
+type Gateway struct {
+	Store workflow.Store // the redacting store everything uses
+	Raw   workflow.Store // the store under it
+	// Dispatcher is the Redis Streams dispatcher (nil with the memory
 	// store: the engine's in-process one).
-	dispatcher workflow.Dispatcher
-	model      namedModel
-	registry   *actions.Registry
-	engine     *workflow.Engine
-	api        *httpapi.Server
-	metrics    *httpapi.Metrics
-	redactor   *redact.Redactor // every configured secret, in every form
-	mcp        *mcp.Manager     // the MCP servers' supervisors (started by serve)
-	close      func() error     // releases the store's connections
-	// tel is the OpenTelemetry setup (nil or off: no spans).
-	tel *telemetry.Telemetry
+	Dispatcher workflow.Dispatcher
+	Model      NamedModel
+	Registry   *actions.Registry
+	Engine     *workflow.Engine
+	API        *httpapi.Server
+	Metrics    *metrics.Metrics
+	Redactor   *redact.Redactor // every configured secret, in every form
+	MCP        *mcp.Manager     // the MCP servers' supervisors (started by the caller)
+	// Tel is the OpenTelemetry setup (nil or off: no spans).
+	Tel        *telemetry.Telemetry
+	closeStore func() error // releases the store's connections
 }
 
-// wire builds the gateway from cfg. model, when non-nil, replaces the
+// Close releases the store's connections.
+func (g *Gateway) Close() error { return g.closeStore() }
+
+// Wire builds the gateway from cfg. model, when non-nil, replaces the
 // configured provider (the demo's scripted model).
-func wire(ctx context.Context, cfg Config, log zerolog.Logger, model namedModel) (*gateway, error) {
-	return wireTraced(ctx, cfg, log, model, nil)
+func Wire(ctx context.Context, cfg Config, log zerolog.Logger, model NamedModel) (*Gateway, error) {
+	return WireTraced(ctx, cfg, log, model, nil)
 }
 
-// wireTraced is wire with tracing: tel's spans for the engine and the HTTP
+// WireTraced is Wire with tracing: tel's spans for the engine and the HTTP
 // requests (nil: none).
-func wireTraced(ctx context.Context, cfg Config, log zerolog.Logger, model namedModel, tel *telemetry.Telemetry) (*gateway, error) {
-	g := &gateway{close: func() error { return nil }, tel: tel}
+func WireTraced(ctx context.Context, cfg Config, log zerolog.Logger, model NamedModel, tel *telemetry.Telemetry) (*Gateway, error) {
+	g := &Gateway{closeStore: func() error { return nil }, Tel: tel}
 	if err := g.openStore(ctx, cfg, log); err != nil {
 		return nil, err
 	}
 	if model == nil {
 		if err := g.openModel(ctx, cfg); err != nil {
-			g.close()
+			g.closeStore()
 			return nil, err
 		}
 	} else {
-		g.model = model
+		g.Model = model
 	}
 	if err := g.build(cfg, log); err != nil {
-		g.close()
+		g.closeStore()
 		return nil, err
 	}
 	return g, nil
@@ -80,10 +84,10 @@ func wireTraced(ctx context.Context, cfg Config, log zerolog.Logger, model named
 // openStore connects to Redis when REDIS_URL is set, else uses memory. An
 // unreachable Redis is an error naming the problem, never the URL (it may
 // hold a password).
-func (g *gateway) openStore(ctx context.Context, cfg Config, log zerolog.Logger) error {
+func (g *Gateway) openStore(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	l := cfg.File.Limits
 	if cfg.RedisURL == "" {
-		g.raw = memstore.New(memstore.WithTraceCap(l.TraceCap), memstore.WithRetention(l.Retention))
+		g.Raw = memstore.New(memstore.WithTraceCap(l.TraceCap), memstore.WithRetention(l.Retention))
 		return nil
 	}
 	redis.SetLogger(redisLogger{log}) // go-redis has only a process-wide logger
@@ -105,15 +109,15 @@ func (g *gateway) openStore(ctx context.Context, cfg Config, log zerolog.Logger)
 		_ = s.Close()
 		return fmt.Errorf("GATEWAY_CONFIG: limits.dispatchPartitions: %w", err)
 	}
-	g.raw, g.close, g.dispatcher = s, s.Close, d
+	g.Raw, g.closeStore, g.Dispatcher = s, s.Close, d
 	return nil
 }
 
 // openModel builds the configured provider's adapter; LLM_PROVIDER=scripted
 // serves with the offline model, so the gateway can be tried without one.
-func (g *gateway) openModel(ctx context.Context, cfg Config) error {
+func (g *Gateway) openModel(ctx context.Context, cfg Config) error {
 	if strings.EqualFold(cfg.LLMProvider, llm.ProviderScripted) {
-		g.model = offlineModel{}
+		g.Model = offlineModel{}
 		return nil
 	}
 	if cfg.routed() {
@@ -121,20 +125,20 @@ func (g *gateway) openModel(ctx context.Context, cfg Config) error {
 		if err != nil {
 			return err
 		}
-		g.model = r
+		g.Model = r
 		return nil
 	}
 	m, err := llm.New(ctx, cfg.LLM())
 	if err != nil {
 		return fmt.Errorf("llm.New: %w", err)
 	}
-	g.model = m
+	g.Model = m
 	return nil
 }
 
-// modelCheck returns the model's token-free probe (llm.Model and
+// ModelCheck returns the model's token-free probe (llm.Model and
 // llm.Router have one; the offline and scripted models do not need one).
-func modelCheck(m any) func(context.Context) error {
+func ModelCheck(m any) func(context.Context) error {
 	if p, ok := m.(interface{ Probe(context.Context) error }); ok {
 		return p.Probe
 	}
@@ -143,20 +147,20 @@ func modelCheck(m any) func(context.Context) error {
 
 // build wires registry, prompts, modes, engine and HTTP API over the
 // opened store and model.
-func (g *gateway) build(cfg Config, log zerolog.Logger) error {
+func (g *Gateway) build(cfg Config, log zerolog.Logger) error {
 	l := cfg.File.Limits
-	actionModel := &telemetry.ActionModel{Model: g.model} // traced once the tracer exists, below
+	actionModel := &telemetry.ActionModel{Model: g.Model} // traced once the tracer exists, below
 	reg, err := actions.New(cfg.Actions, actionModel, actions.WithLogger(log.With().Str("component", "actions").Logger()),
 		actions.WithSecrets(cfg.MCP.Secrets()...))
 	if err != nil {
 		return fmt.Errorf("actions.New: %w", err)
 	}
-	g.mcp = mcp.New(cfg.MCP, reg, mcp.Options{
-		Logger: log.With().Str("component", "mcp").Logger(), Limits: cfg.Actions.Limits, Version: version(),
+	g.MCP = mcp.New(cfg.MCP, reg, mcp.Options{
+		Logger: log.With().Str("component", "mcp").Logger(), Limits: cfg.Actions.Limits, Version: Version(),
 	})
 	var deps func() map[string]string
 	if len(cfg.MCP.Servers) > 0 {
-		deps = g.mcp.Status
+		deps = g.MCP.Status
 	}
 	approvals, err := actions.NewApprovals(cfg.File.Approvals, reg)
 	if err != nil {
@@ -170,24 +174,24 @@ func (g *gateway) build(cfg Config, log zerolog.Logger) error {
 		NoCompaction: l.Compaction != nil && !*l.Compaction})
 	plan := actionplan.New(builder, actionplan.Options{TopK: l.ActionPlanTopK, MaxReplans: l.maxReplans()})
 	redactor := redact.New(append(reg.Secrets(), cfg.Secrets()...)...)
-	g.registry, g.store, g.metrics, g.redactor = reg, redact.Traces(g.raw, redactor), httpapi.NewMetrics(), redactor
+	g.Registry, g.Store, g.Metrics, g.Redactor = reg, redact.Traces(g.Raw, redactor), metrics.New(), redactor
 
-	tracer := g.tel.Tracer(telemetry.Options{Redactor: redactor, RequestModel: requestModel(g.model)})
+	tracer := g.Tel.Tracer(telemetry.Options{Redactor: redactor, RequestModel: requestModel(g.Model)})
 	actionModel.Tracer = tracer
-	g.engine, err = workflow.NewEngine(workflow.EngineConfig{
-		DefaultMaxSteps: cfg.MaxSteps, MaxStepsLimit: httpapi.MaxStepsLimit, Workers: l.Workers,
+	g.Engine, err = workflow.NewEngine(workflow.EngineConfig{
+		DefaultMaxSteps: cfg.MaxSteps, MaxStepsLimit: workflow.DefaultMaxStepsLimit, Workers: l.Workers,
 		MaxRunningPerUser: l.MaxRunningPerUser, LeaseTTL: l.LeaseTTL, LoopRepeats: l.loopRepeats(),
-		Dispatcher: g.dispatcher, RecoverInterval: l.RecoverInterval,
+		Dispatcher: g.Dispatcher, RecoverInterval: l.RecoverInterval,
 		Approvals: approvals, ApprovalTimeout: l.ApprovalTimeout, ShutdownGrace: l.ShutdownGrace, Logger: slogFor(log.With().Str("component", "engine").Logger()),
-		Observer: g.metrics, Tracer: tracer,
-	}, g.store, g.model, reg, map[workflow.ModeName]workflow.Mode{
+		Observer: g.Metrics, Tracer: tracer,
+	}, g.Store, g.Model, reg, map[workflow.ModeName]workflow.Mode{
 		workflow.ModeReact: react.New(builder), workflow.ModeActionPlan: plan,
 	})
 	if err != nil {
 		return fmt.Errorf("workflow.NewEngine: %w", err)
 	}
 	admin, err := httpapi.NewAdmin(httpapi.AdminOptions{
-		Store: g.store, Model: g.model, Registry: reg, Prompts: builder, Redactor: redactor,
+		Store: g.Store, Model: g.Model, Registry: reg, Prompts: builder, Redactor: redactor,
 		PlanActions: plan.Offered, CountTokens: (&llm.Tokenizer{}).Count, DocumentText: actions.DocumentText,
 	})
 	if err != nil {
@@ -204,11 +208,11 @@ func (g *gateway) build(cfg Config, log zerolog.Logger) error {
 	if err != nil {
 		return err
 	}
-	g.api, err = httpapi.New(httpapi.Options{
-		Engine: g.engine, Store: g.store, Actions: reg, Auth: auth, Limits: l.HTTP,
-		Logger: log.With().Str("component", "http").Logger(), Metrics: g.metrics,
-		ModelName: g.model.Name(), Models: modelNames(g.model), Version: version(), Admin: admin.Register,
-		ModelCheck: modelCheck(g.model), Dependencies: deps, Tracing: g.tel.Middleware(),
+	g.API, err = httpapi.New(httpapi.Options{
+		Engine: g.Engine, Store: g.Store, Actions: reg, Auth: auth, Limits: l.HTTP,
+		Logger: log.With().Str("component", "http").Logger(), Metrics: g.Metrics,
+		ModelName: g.Model.Name(), Models: modelNames(g.Model), Version: Version(), Admin: admin.Register,
+		ModelCheck: ModelCheck(g.Model), Dependencies: deps, Tracing: g.Tel.Middleware(),
 	})
 	if err != nil {
 		return fmt.Errorf("httpapi.New: %w", err)
@@ -218,7 +222,7 @@ func (g *gateway) build(cfg Config, log zerolog.Logger) error {
 
 // requestModel names the model a stage's call goes to first
 // ("provider/model"), for the model call spans' gen_ai.request.model.
-func requestModel(m namedModel) func(workflow.Stage) string {
+func requestModel(m NamedModel) func(workflow.Stage) string {
 	if r, ok := m.(*llm.Router); ok {
 		return func(s workflow.Stage) string { return r.Route(s).Name }
 	}

@@ -1,4 +1,4 @@
-package main
+package wiring
 
 import (
 	"context"
@@ -159,7 +159,7 @@ func openRouter(ctx context.Context, cfg Config) (*llm.Router, error) {
 
 // modelNames lists every model m routes to (just its name when it does not
 // route), for /readyz.
-func modelNames(m namedModel) []string {
+func modelNames(m NamedModel) []string {
 	if r, ok := m.(*llm.Router); ok {
 		return r.Models()
 	}

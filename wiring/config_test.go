@@ -1,12 +1,16 @@
-package main
+package wiring
 
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twostep/twostep/workflow"
 )
 
 func envOf(m map[string]string) func(string) string {
@@ -15,7 +19,7 @@ func envOf(m map[string]string) func(string) string {
 
 func TestLoadConfigDefaultsAndEnv(t *testing.T) {
 	t.Parallel()
-	cfg, err := loadConfig(envOf(map[string]string{
+	cfg, err := LoadConfig(envOf(map[string]string{
 		"GATEWAY_TOKENS": "alice:alice-token-000000001,bob:bob-token-00000000002", "GATEWAY_ADMIN_TOKENS": "root:root-token-0000000003",
 		"OPENAI_API_KEY": "sk-x", "GATEWAY_MAX_STEPS": "7", "LOG_FORMAT": "console",
 	}))
@@ -40,7 +44,7 @@ func TestLoadConfigDefaultsAndEnv(t *testing.T) {
 // never quotes a token or key.
 func TestLoadConfigReportsEveryProblem(t *testing.T) {
 	t.Parallel()
-	_, err := loadConfig(envOf(map[string]string{
+	_, err := LoadConfig(envOf(map[string]string{
 		"GATEWAY_TOKENS": "alice", "GATEWAY_ADMIN_TOKENS": ":secret-admin", "GATEWAY_MAX_STEPS": "0",
 		"LOG_FORMAT": "xml", "LOG_LEVEL": "loud", "REDIS_URL": "http://x", "LLM_PROVIDER": "nope",
 		"OPENAI_API_KEY": "sk-secret-key",
@@ -94,7 +98,7 @@ mcpServers:
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := loadConfig(envOf(map[string]string{
+	cfg, err := LoadConfig(envOf(map[string]string{
 		"GATEWAY_TOKENS": "alice:alice-token-000000001", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": path, "CRM_TOKEN": "crm-secret",
 	}))
 	if err != nil {
@@ -141,7 +145,7 @@ mcpServers:
 	if err := os.WriteFile(short, []byte("limits:\n  leaseTTL: 10ms\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = loadConfig(envOf(map[string]string{"GATEWAY_TOKENS": "a:a-token-00000000000001", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": short}))
+	_, err = LoadConfig(envOf(map[string]string{"GATEWAY_TOKENS": "a:a-token-00000000000001", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": short}))
 	if err == nil || !strings.Contains(err.Error(), "leaseTTL must be at least 300ms") {
 		t.Errorf("a 10ms leaseTTL was accepted: %v", err)
 	}
@@ -149,7 +153,7 @@ mcpServers:
 	if err := os.WriteFile(many, []byte("limits:\n  dispatchPartitions: 1000\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = loadConfig(envOf(map[string]string{"GATEWAY_TOKENS": "a:a-token-00000000000001", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": many}))
+	_, err = LoadConfig(envOf(map[string]string{"GATEWAY_TOKENS": "a:a-token-00000000000001", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": many}))
 	if err == nil || !strings.Contains(err.Error(), "dispatchPartitions must be at most 256") {
 		t.Errorf("1000 dispatch partitions were accepted: %v", err)
 	}
@@ -158,9 +162,20 @@ mcpServers:
 	if err := os.WriteFile(bad, []byte("limitz: {}\nconnections:\n  - user: a\n    labl: x\nmcpServers:\n  - name: Bad\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = loadConfig(envOf(map[string]string{"GATEWAY_TOKENS": "a:a-token-00000000000001", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": bad}))
+	_, err = LoadConfig(envOf(map[string]string{"GATEWAY_TOKENS": "a:a-token-00000000000001", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": bad}))
 	if err == nil || !strings.Contains(err.Error(), "limitz") || !strings.Contains(err.Error(), "labl") || !strings.Contains(err.Error(), `name "Bad"`) {
 		t.Errorf("unknown keys not reported: %v", err)
+	}
+
+	// The file is decoded once: YAML that does not parse is one problem,
+	// not one per section reader.
+	broken := filepath.Join(t.TempDir(), "broken.yaml")
+	if err := os.WriteFile(broken, []byte("connections: [\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = LoadConfig(envOf(map[string]string{"GATEWAY_TOKENS": "a:a-token-00000000000001", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": broken}))
+	if err == nil || strings.Count(err.Error(), "\n  - ") != 1 || !strings.Contains(err.Error(), "GATEWAY_CONFIG") {
+		t.Errorf("broken YAML: %v, want exactly one problem naming GATEWAY_CONFIG", err)
 	}
 }
 
@@ -171,7 +186,7 @@ mcpServers:
 func TestLoadConfigRefusesSharedAndShortTokens(t *testing.T) {
 	t.Parallel()
 	shared := "shared-token-0123456789"
-	_, err := loadConfig(envOf(map[string]string{
+	_, err := LoadConfig(envOf(map[string]string{
 		"GATEWAY_TOKENS":       "alice:" + shared + ",bob:" + shared + ",carol:x",
 		"GATEWAY_ADMIN_TOKENS": "root:" + shared,
 		"LLM_PROVIDER":         "scripted",
@@ -210,27 +225,37 @@ func TestConfigProviderSelectionAndWarnings(t *testing.T) {
 		}
 		return m
 	}
-	cfg, err := loadConfig(envOf(with("OPENAI_BASE_URL", "http://127.0.0.1:9/v1", "LLM_MODEL", "foo")))
+	cfg, err := LoadConfig(envOf(with("OPENAI_BASE_URL", "http://127.0.0.1:9/v1", "LLM_MODEL", "foo")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := cfg.LLM().SelectedProvider(); got != "openai" {
 		t.Errorf("OPENAI_BASE_URL selects %q, want openai", got)
 	}
-	if w := strings.Join(cfg.warnings(), "\n"); strings.Contains(w, "not used") || !strings.Contains(w, "memory store") {
+	if w := strings.Join(cfg.Warnings(), "\n"); strings.Contains(w, "not used") || !strings.Contains(w, "memory store") {
 		t.Errorf("warnings = %q, want only the memory-store one", w)
 	}
 
-	cfg, err = loadConfig(envOf(with("LLM_PROVIDER", "ollama", "OPENAI_BASE_URL", "http://127.0.0.1:9/v1",
+	cfg, err = LoadConfig(envOf(with("LLM_PROVIDER", "ollama", "OPENAI_BASE_URL", "http://127.0.0.1:9/v1",
 		"ANTHROPIC_API_KEY", "sk-ant-secret", "REDIS_URL", "redis://127.0.0.1:6379/0")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := strings.Join(cfg.warnings(), "\n")
+	w := strings.Join(cfg.Warnings(), "\n")
 	if !strings.Contains(w, "OPENAI_BASE_URL, ANTHROPIC_API_KEY set but not used") || !strings.Contains(w, "provider(s) ollama") {
 		t.Errorf("warnings = %q, want the unused settings named", w)
 	}
 	if strings.Contains(w, "sk-ant-secret") || strings.Contains(w, "127.0.0.1:9") || strings.Contains(w, "memory store") {
 		t.Errorf("warnings = %q: quote a value or mention the memory store with REDIS_URL set", w)
+	}
+}
+
+// GATEWAY_MAX_STEPS's default is a struct tag, which cannot name the
+// engine's constant: this keeps the two equal.
+func TestMaxStepsDefaultIsTheEngines(t *testing.T) {
+	t.Parallel()
+	f, _ := reflect.TypeFor[Config]().FieldByName("MaxSteps")
+	if got := f.Tag.Get("envDefault"); got != strconv.Itoa(workflow.DefaultMaxSteps) {
+		t.Errorf("GATEWAY_MAX_STEPS default = %q, want %d (workflow.DefaultMaxSteps)", got, workflow.DefaultMaxSteps)
 	}
 }

@@ -1,4 +1,8 @@
-package httpapi
+// Package metrics holds the gateway's Prometheus collectors: it is the
+// engine's workflow.Observer (rounds, steps, model calls and tokens,
+// approvals, dispatch) and counts the HTTP requests httpapi reports to it;
+// httpapi serves them at /metrics. Nothing here knows HTTP routing.
+package metrics
 
 import (
 	"net/http"
@@ -33,9 +37,9 @@ type Metrics struct {
 	dispatch   *prometheus.CounterVec
 }
 
-// NewMetrics registers the collectors (and the Go and process collectors)
-// on a new registry.
-func NewMetrics() *Metrics {
+// New registers the collectors (and the Go and process collectors) on a
+// new registry.
+func New() *Metrics {
 	m := &Metrics{
 		registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -79,6 +83,12 @@ func (m *Metrics) Handler() http.Handler {
 
 // Registry returns the registry, for tests and extra collectors.
 func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
+
+// RequestServed counts one HTTP request by method, route pattern and
+// status code.
+func (m *Metrics) RequestServed(method, route, status string) {
+	m.requests.WithLabelValues(method, route, status).Inc()
+}
 
 // RoundEnded counts a round that finished, by its stop reason (or status).
 func (m *Metrics) RoundEnded(w *workflow.Workflow) {

@@ -1,4 +1,4 @@
-package main
+package wiring
 
 import (
 	"context"
@@ -21,33 +21,33 @@ import (
 func TestNoExistenceOracle(t *testing.T) {
 	t.Parallel()
 	const alice, bob = "alice-token-000000001", "bob-token-00000000002"
-	cfg, err := loadConfig(envOf(map[string]string{"GATEWAY_TOKENS": "alice:" + alice + ",bob:" + bob, "LLM_PROVIDER": "scripted"}))
+	cfg, err := LoadConfig(envOf(map[string]string{"GATEWAY_TOKENS": "alice:" + alice + ",bob:" + bob, "LLM_PROVIDER": "scripted"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	g, err := wire(ctx, cfg, zerolog.New(io.Discard), nil)
+	g, err := Wire(ctx, cfg, zerolog.New(io.Discard), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer g.close()
-	g.engine.Start(ctx)
-	defer g.engine.Shutdown(context.Background())
-	wf, err := g.engine.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "hello", Documents: []workflow.DocumentContent{
+	defer g.closeStore()
+	g.Engine.Start(ctx)
+	defer g.Engine.Shutdown(context.Background())
+	wf, err := g.Engine.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "hello", Documents: []workflow.DocumentContent{
 		{Document: workflow.Document{Name: "a.txt", MimeType: "text/plain", Size: 1}, Content: []byte("a")}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.engine.Wait(ctx, wf.ID); err != nil {
+	if _, err := g.Engine.Wait(ctx, wf.ID); err != nil {
 		t.Fatal(err)
 	}
-	msgs, err := g.store.Messages(ctx, wf.ID, 0, 10)
+	msgs, err := g.Store.Messages(ctx, wf.ID, 0, 10)
 	if err != nil || len(msgs) == 0 || len(msgs[0].Documents) != 1 {
 		t.Fatalf("alice's first message: %+v, %v", msgs, err)
 	}
 	realDoc := msgs[0].Documents[0].ID
-	h := g.api.Routes()
+	h := g.API.Routes()
 	answer := func(method, path, body string) (int, string) {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		if body != "" {
@@ -86,7 +86,7 @@ func TestNoExistenceOracle(t *testing.T) {
 			}
 		}
 	}
-	if got, err := g.engine.Get(ctx, "alice", wf.ID); err != nil || got.ID != wf.ID {
+	if got, err := g.Engine.Get(ctx, "alice", wf.ID); err != nil || got.ID != wf.ID {
 		t.Fatalf("bob's requests changed alice's workflow: %v", err)
 	}
 }

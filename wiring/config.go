@@ -1,4 +1,4 @@
-package main
+package wiring
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ import (
 
 // Config is the whole gateway configuration: the environment variables of
 // DESIGN §7 plus the optional YAML file named by GATEWAY_CONFIG. It is
-// built once by loadConfig and passed down; nothing reads the environment
+// built once by LoadConfig and passed down; nothing reads the environment
 // afterwards.
 type Config struct {
 	Addr        string `env:"GATEWAY_ADDR" envDefault:":8080"`
@@ -65,17 +65,18 @@ type Config struct {
 }
 
 // FileConfig is the gateway's own part of the GATEWAY_CONFIG file; the
-// connections and httpActions sections are read by actions.LoadConfig.
+// connections, httpActions and mcpServers sections are handed, decoded
+// once, to actions.ConfigFromYAML and mcp.ConfigFromYAML.
 type FileConfig struct {
 	Templates struct {
 		// OverrideDir holds *.tmpl files that replace the embedded ones.
 		OverrideDir string `yaml:"overrideDir"`
 	} `yaml:"templates"`
 	Limits FileLimits `yaml:"limits"`
-	// Connections and HTTPActions are decoded by actions.LoadConfig.
+	// Connections and HTTPActions are checked by actions.ConfigFromYAML.
 	Connections yaml.Node `yaml:"connections"`
 	HTTPActions yaml.Node `yaml:"httpActions"`
-	// MCPServers is decoded by mcp.LoadConfig.
+	// MCPServers is checked by mcp.ConfigFromYAML.
 	MCPServers yaml.Node `yaml:"mcpServers"`
 	// Models routes stages to models and lists the fallbacks (models.go).
 	Models FileModels `yaml:"models"`
@@ -162,10 +163,10 @@ func (l FileLimits) loopRepeats() int {
 	return *l.LoopRepeats
 }
 
-// loadConfig reads the environment through getenv and, when GATEWAY_CONFIG
+// LoadConfig reads the environment through getenv and, when GATEWAY_CONFIG
 // is set, the YAML file; then validates everything, reporting every
 // problem at once. No error message ever quotes a token or a key.
-func loadConfig(getenv func(string) string) (Config, error) {
+func LoadConfig(getenv func(string) string) (Config, error) {
 	var cfg Config
 	params, err := env.GetFieldParams(&cfg)
 	if err != nil {
@@ -204,13 +205,15 @@ func (c *Config) readFile(getenv func(string) string) []string {
 	if err := dec.Decode(&c.File); err != nil && !errors.Is(err, io.EOF) {
 		problems = append(problems, fmt.Sprintf("GATEWAY_CONFIG %s: %v", c.ConfigFile, err))
 	}
+	// The file is decoded once, above: actions and mcp take their
+	// sections from it.
 	lookup := func(k string) (string, bool) { v := getenv(k); return v, v != "" }
-	ac, err := actions.LoadConfig(bytes.NewReader(data), lookup)
+	ac, err := actions.ConfigFromYAML(&c.File.Connections, &c.File.HTTPActions, c.File.Limits.Actions, lookup)
 	if err != nil {
 		problems = append(problems, fmt.Sprintf("GATEWAY_CONFIG %s: %v", c.ConfigFile, err))
 	}
 	c.Actions = ac
-	mc, err := mcp.LoadConfig(bytes.NewReader(data), lookup)
+	mc, err := mcp.ConfigFromYAML(&c.File.MCPServers, lookup)
 	if err != nil {
 		problems = append(problems, fmt.Sprintf("GATEWAY_CONFIG %s: %v", c.ConfigFile, err))
 	}
@@ -240,8 +243,8 @@ func (c *Config) problems() []string {
 	if c.JWTJWKS != "" && (c.JWTIssuer == "" || c.JWTAudience == "") {
 		add("GATEWAY_JWT_JWKS needs GATEWAY_JWT_ISSUER and GATEWAY_JWT_AUDIENCE: a token from any issuer or for any audience must not be accepted")
 	}
-	if c.MaxSteps < 1 || c.MaxSteps > httpapi.MaxStepsLimit {
-		add("GATEWAY_MAX_STEPS must be between 1 and %d, not %d", httpapi.MaxStepsLimit, c.MaxSteps)
+	if c.MaxSteps < 1 || c.MaxSteps > workflow.DefaultMaxStepsLimit {
+		add("GATEWAY_MAX_STEPS must be between 1 and %d, not %d", workflow.DefaultMaxStepsLimit, c.MaxSteps)
 	}
 	if !oneOf(strings.ToLower(c.LogFormat), "json", "console") {
 		add("LOG_FORMAT must be json or console, not %q", c.LogFormat)
@@ -325,7 +328,7 @@ func tokenProblems(users, admins []httpapi.Credential) []string {
 // warnings lists what start-up should say but not refuse: provider settings
 // no configured model reads (a typo or a leftover that silently does
 // nothing), and that the memory store keeps nothing across a restart.
-func (c *Config) warnings() []string {
+func (c *Config) Warnings() []string {
 	var out []string
 	if !strings.EqualFold(c.LLMProvider, llm.ProviderScripted) {
 		var inUse []string

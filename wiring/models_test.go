@@ -1,4 +1,4 @@
-package main
+package wiring
 
 import (
 	"context"
@@ -101,7 +101,7 @@ func TestModelsRouteStagesAndFallBack(t *testing.T) {
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := loadConfig(envOf(map[string]string{
+	cfg, err := LoadConfig(envOf(map[string]string{
 		"GATEWAY_INSECURE_DEV": "1", "LLM_PROVIDER": "openai", "LLM_MODEL": "strong", "LLM_MODEL_STAGE2": "small",
 		"OPENAI_BASE_URL": srv.URL + "/v1", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": path,
 	}))
@@ -110,18 +110,18 @@ func TestModelsRouteStagesAndFallBack(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	g, err := wire(ctx, cfg, zerolog.New(io.Discard), nil)
+	g, err := Wire(ctx, cfg, zerolog.New(io.Discard), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer g.close()
-	g.engine.Start(ctx)
-	defer g.engine.Shutdown(context.Background())
-	wf, err := g.engine.Create(ctx, workflow.NewWorkflow{UserID: "dev", Prompt: "hi"})
+	defer g.closeStore()
+	g.Engine.Start(ctx)
+	defer g.Engine.Shutdown(context.Background())
+	wf, err := g.Engine.Create(ctx, workflow.NewWorkflow{UserID: "dev", Prompt: "hi"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if wf, err = g.engine.Wait(ctx, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
+	if wf, err = g.Engine.Wait(ctx, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
 		t.Fatalf("round ended %+v, %v", wf, err)
 	}
 	fake.mu.Lock()
@@ -142,7 +142,7 @@ func TestModelsRouteStagesAndFallBack(t *testing.T) {
 	if maxTokens != 400 {
 		t.Errorf("Stage 2 max_tokens = %d, want the YAML 400", maxTokens)
 	}
-	traces, err := g.store.Traces(ctx, wf.ID)
+	traces, err := g.Store.Traces(ctx, wf.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestModelsRouteStagesAndFallBack(t *testing.T) {
 		t.Errorf("trace models (-want +got):\n%s", diff)
 	}
 	rec := httptest.NewRecorder()
-	g.api.Routes().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+	g.API.Routes().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
 	var health struct {
 		Status string
 		Checks map[string]string
@@ -175,7 +175,7 @@ func TestModelsOutputModeAndTemperatureChecked(t *testing.T) {
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := loadConfig(envOf(map[string]string{
+	_, err := LoadConfig(envOf(map[string]string{
 		"GATEWAY_INSECURE_DEV": "1", "LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "a",
 		"GATEWAY_CONFIG": path, "LLM_OUTPUT_MODE": "xml",
 	}))
@@ -186,7 +186,7 @@ func TestModelsOutputModeAndTemperatureChecked(t *testing.T) {
 		`output mode "xml" is not one of`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("loadConfig error %v lacks %q", err, want)
+			t.Errorf("LoadConfig error %v lacks %q", err, want)
 		}
 	}
 }
@@ -199,7 +199,7 @@ func TestModelsEntryWithoutModelKeepsLLMModel(t *testing.T) {
 	if err := os.WriteFile(path, []byte("models:\n  stage2: {outputMode: json_object}\n  plan: {provider: openai}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := loadConfig(envOf(map[string]string{
+	cfg, err := LoadConfig(envOf(map[string]string{
 		"GATEWAY_INSECURE_DEV": "1", "LLM_PROVIDER": "openai", "LLM_MODEL": "gpt-strong", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": path,
 	}))
 	if err != nil {
@@ -223,12 +223,12 @@ func TestModelSettingsAreChecked(t *testing.T) {
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := loadConfig(envOf(map[string]string{
+	_, err := LoadConfig(envOf(map[string]string{
 		"GATEWAY_INSECURE_DEV": "1", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": path,
 	}))
 	for _, want := range []string{"models.compact.temperature must be between 0 and 2, not 2.5", "models.fallback[0].maxTokens must not be negative"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("loadConfig error = %v, want it to say %q", err, want)
+			t.Errorf("LoadConfig error = %v, want it to say %q", err, want)
 		}
 	}
 	if err != nil && strings.Contains(err.Error(), "fallback[0].temperature") {

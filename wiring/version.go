@@ -1,13 +1,14 @@
-package main
+package wiring
 
 import "runtime/debug"
 
-// buildVersion is set at link time: -ldflags "-X main.buildVersion=v1.2.3".
+// buildVersion is set at link time:
+// -ldflags "-X github.com/twostep/twostep/wiring.buildVersion=v1.2.3".
 var buildVersion = ""
 
-// version returns the link-time version, else the module version or VCS
+// Version returns the link-time version, else the module version or VCS
 // revision recorded by the Go toolchain, else "dev".
-func version() string {
+func Version() string {
 	if buildVersion != "" {
 		return buildVersion
 	}

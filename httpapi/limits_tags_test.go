@@ -1,0 +1,25 @@
+package httpapi
+
+import (
+	"reflect"
+	"strconv"
+	"testing"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// The OpenAPI bound of maxSteps is a struct tag, which cannot name the
+// engine's constant: this keeps the two from drifting apart.
+func TestMaxStepsTagIsTheEnginesLimit(t *testing.T) {
+	t.Parallel()
+	f, ok := reflect.TypeFor[CreateWorkflowBody]().FieldByName("MaxSteps")
+	if !ok {
+		t.Fatal("CreateWorkflowBody has no MaxSteps field")
+	}
+	if got := f.Tag.Get("maximum"); got != strconv.Itoa(workflow.DefaultMaxStepsLimit) {
+		t.Errorf("maxSteps maximum tag = %q, want %d (workflow.DefaultMaxStepsLimit)", got, workflow.DefaultMaxStepsLimit)
+	}
+	if MaxStepsLimit != workflow.DefaultMaxStepsLimit {
+		t.Errorf("MaxStepsLimit = %d, want workflow.DefaultMaxStepsLimit %d", MaxStepsLimit, workflow.DefaultMaxStepsLimit)
+	}
+}

@@ -1,0 +1,121 @@
+package wiring
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/workflow"
+)
+
+// DemoNotes is the sample document the demo workflow works on.
+const DemoNotes = `Weekly sync, 14 November
+- Billing migration: 80% of accounts moved; the last batch runs Tuesday.
+- Support backlog down from 120 to 45 tickets after the new triage rota.
+- Risk: the EU invoice template still shows the old VAT number.
+- Decision: freeze pricing-page changes until the migration is done.
+Owners: Ana (migration), Bo (support), Chen (invoices).
+`
+
+// DemoPrompt is the demo workflow's request.
+const DemoPrompt = "Summarise the attached meeting notes as three bullet points and list the open risks."
+
+// NewDemoModel returns the demo's scripted model: it extracts the notes,
+// summarises them with ai.process and completes.
+func NewDemoModel() NamedModel {
+	return llm.NewScriptedFunc((&demoScript{}).reply)
+}
+
+// demoScript answers like a model that extracts the notes, summarises
+// them with ai.process and completes. It reads the document references
+// from the Stage 1 prompt, exactly as a real model must.
+type demoScript struct {
+	mu     sync.Mutex
+	stage1 int
+	chosen string
+}
+
+var docListRef = regexp.MustCompile(`docList:msg_[0-9a-z]+:[A-Za-z0-9_.-]+`)
+
+func (d *demoScript) reply(req workflow.ModelRequest) (string, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	prompt := promptText(req.Messages)
+	switch req.Stage {
+	case workflow.StageOne:
+		d.stage1++
+		return d.select1(prompt)
+	case workflow.StageTwo:
+		return d.parameters(), nil
+	default: // ai.process's own model call
+		return "- Billing migration is 80% done; last batch Tuesday.\n- Support backlog fell from 120 to 45.\n" +
+			"- Pricing-page changes are frozen until the migration ends.\nOpen risk: the EU invoice template shows the old VAT number.", nil
+	}
+}
+
+func (d *demoScript) select1(prompt string) (string, error) {
+	ref := docListRef.FindString(prompt) // the index lists the newest first
+	var sel map[string]any
+	switch d.stage1 {
+	case 1:
+		d.chosen = "document.extract"
+		sel = selection(d.chosen, "Get the plain text of the uploaded notes", []string{ref},
+			"The user uploaded meeting notes; plain text is enough.",
+			field("format", "enum", false, "text"))
+	case 2:
+		d.chosen = "ai.process"
+		sel = selection(d.chosen, "Summarise the notes in three bullets and list the risks", []string{ref},
+			"Three bullet points plus the open risks, for a busy reader.",
+			field("aiPrompt", "string", true, "the instruction for the summary"),
+			field("resultFileName", "string", false, "name of the summary file"))
+	default:
+		d.chosen = workflow.CompleteAction
+		sel = selection(d.chosen, "Give the user the summary", nil,
+			"The summary document is ready; answer with its bullets.",
+			field("message", "string", true, "the final answer"))
+	}
+	data, err := json.Marshal(sel)
+	return string(data), err
+}
+
+func (d *demoScript) parameters() string {
+	params := map[string]any{}
+	switch d.chosen {
+	case "document.extract":
+		params["format"] = "text"
+	case "ai.process":
+		params["aiPrompt"] = "Summarise these meeting notes as three bullet points, then list the open risks."
+		params["resultFileName"] = "summary.md"
+	default:
+		params["message"] = "Here is the summary (also in summary.md): billing migration 80% done, support backlog 45, " +
+			"pricing frozen. Open risk: the EU invoice template shows the old VAT number."
+	}
+	data, _ := json.Marshal(map[string]any{"schema": "parameters_v1", "parameters": params})
+	return string(data)
+}
+
+func selection(action, objective string, docs []string, context string, fields ...map[string]any) map[string]any {
+	if docs == nil {
+		docs = []string{}
+	}
+	return map[string]any{
+		"action": action, "actionObjective": objective, "learnings": []string{},
+		"requiredInputDocuments": docs, "requiredConnection": nil, "parametersContext": context,
+		"parametersSchema": map[string]any{"fields": fields},
+	}
+}
+
+func field(name, typ string, required bool, desc string) map[string]any {
+	return map[string]any{"name": name, "type": typ, "required": required, "description": desc}
+}
+
+func promptText(msgs []workflow.PromptMessage) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		b.WriteString(m.Content)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

@@ -1,0 +1,69 @@
+package workflow_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twostep/twostep/memstore"
+	"github.com/twostep/twostep/workflow"
+)
+
+// A round the failure breaker ended at its last allowed step resumes past
+// that step (Resume moves on from a committed step), so the resumed round
+// starts beyond maxSteps: Run.endAtLimit ends it at once with the mode's
+// closing message, status completed, stop reason max_steps, and no step of
+// the mode runs.
+func TestResumePastTheLastStepEndsAtTheLimit(t *testing.T) {
+	t.Parallel()
+	const maxSteps = workflow.MaxFailuresInARow // the breaker trips at the last step
+	steps := make(chan int, 2*maxSteps)
+	failing := func(ctx context.Context, run *workflow.Run) error {
+		wf := run.Workflow()
+		steps <- wf.Step
+		return run.CommitStep(ctx, workflow.StepResult{
+			Action: "test.echo", Failed: true, Executed: true,
+			Messages: []workflow.Message{{ID: workflow.NewID(workflow.PrefixMessage), Role: workflow.RoleAction,
+				Round: wf.Round, Step: wf.Step, Action: "test.echo", Status: workflow.MessageError,
+				Text: fmt.Sprintf("failure %d", wf.Step)}},
+		})
+	}
+	store := memstore.New()
+	e := newEngine(t, workflow.EngineConfig{}, store, blocking, failing)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	wf, err := e.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "p", MaxSteps: maxSteps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed, err := e.Wait(ctx, wf.ID)
+	if err != nil || failed.Status != workflow.StatusFailed || failed.StopReason != workflow.StopFailures || failed.Step != maxSteps {
+		t.Fatalf("first run ended %+v (%v), want failed by the breaker at step %d", failed, err, maxSteps)
+	}
+	if len(steps) != maxSteps {
+		t.Fatalf("the mode ran %d steps, want %d", len(steps), maxSteps)
+	}
+	resumed, err := e.Resume(ctx, "alice", wf.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resumed.Step != maxSteps+1 {
+		t.Fatalf("resumed at step %d, want %d (past the last allowed step)", resumed.Step, maxSteps+1)
+	}
+	got, err := e.Wait(ctx, wf.ID)
+	if err != nil || got.Status != workflow.StatusCompleted || got.StopReason != workflow.StopMaxSteps || got.Step != maxSteps {
+		t.Fatalf("resumed round ended %+v (%v), want completed at the limit, step %d", got, err, maxSteps)
+	}
+	if len(steps) != maxSteps {
+		t.Errorf("the mode ran %d steps after the resume, want none", len(steps)-maxSteps)
+	}
+	msgs, err := store.Messages(ctx, wf.ID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := msgs[len(msgs)-1]
+	if last.Role != workflow.RoleAssistant || last.Text != "closing" || last.Step != maxSteps+1 || last.Round != 1 {
+		t.Errorf("last message %+v, want the mode's closing message as the assistant's at step %d", last, maxSteps+1)
+	}
+}
