@@ -12,6 +12,13 @@ const (
 	Stage2SchemaName = "fill_parameters"
 )
 
+// ObjectReply reports whether stage's reply is one JSON object (Stage 1
+// and Stage 2), so its model call asks for JSON mode; a plan is an array,
+// a compaction and an action's own call answer prose.
+func ObjectReply(stage workflow.Stage) bool {
+	return stage == workflow.StageOne || stage == workflow.StageTwo
+}
+
 // ReferencePattern is the JSON Schema pattern of a document reference a
 // Stage 1 reply may list (DESIGN §4): docList:<messageId>:<label>,
 // docList:<label>, docItem:<documentId>:<fileName> or docItem:<documentId>.

@@ -63,22 +63,34 @@ func (r *Run) Fence() int64 { return r.fence }
 // registry that implements UserScoped shows only the actions that user may
 // run (a per-user MCP server's tools are absent for everyone else).
 func (r *Run) Registry() Registry {
-	if s, ok := r.e.registry.(UserScoped); ok {
-		return s.ForUser(r.wf.UserID)
+	return UserRegistry(r.e.registry, r.wf.UserID)
+}
+
+// UserRegistry returns reg as userID sees it: a registry that implements
+// UserScoped shows only the actions that user may run.
+func UserRegistry(reg Registry, userID string) Registry {
+	if s, ok := reg.(UserScoped); ok {
+		return s.ForUser(userID)
 	}
-	return r.e.registry
+	return reg
 }
 
 // Connections returns the connections the workflow's user owns (public
 // descriptions only), read once per run.
 func (r *Run) Connections() []Connection {
 	if r.conns == nil {
-		r.conns = r.e.registry.Connections(r.wf.UserID)
-		if r.conns == nil {
-			r.conns = []Connection{}
-		}
+		r.conns = UserConnections(r.e.registry, r.wf.UserID)
 	}
 	return r.conns
+}
+
+// UserConnections returns the connections userID owns in reg (public
+// descriptions only), never nil: what Run.Connections gives a mode.
+func UserConnections(reg Registry, userID string) []Connection {
+	if c := reg.Connections(userID); c != nil {
+		return c
+	}
+	return []Connection{}
 }
 
 // DocumentContent returns a document of this workflow with its bytes.

@@ -105,7 +105,7 @@ func (m *Mode) selectAction(ctx context.Context, run *workflow.Run, cp *workflow
 	var res prompts.Stage1Result
 	output := m.prompts.Stage1Output(reg.Actions(), run.Connections())
 	resp, err := run.Generate(ctx, workflow.ModelCall{
-		Stage: workflow.StageOne, Attempt: attempt, Template: rendered.Template, Prompt: rendered.Messages, JSON: true,
+		Stage: workflow.StageOne, Attempt: attempt, Template: rendered.Template, Prompt: rendered.Messages, JSON: prompts.ObjectReply(workflow.StageOne),
 		MaxTokens: maxTokens(cp), Output: &output,
 		Check: func(reply string) (json.RawMessage, string) {
 			res = prompts.ParseStage1(reply, env)
@@ -162,7 +162,7 @@ func (m *Mode) parameterize(ctx context.Context, run *workflow.Run, cp *workflow
 	}
 	var res prompts.Stage2Result
 	resp, err := run.Generate(ctx, workflow.ModelCall{
-		Stage: workflow.StageTwo, Attempt: attempt, Template: rendered.Template, Prompt: rendered.Messages, JSON: true,
+		Stage: workflow.StageTwo, Attempt: attempt, Template: rendered.Template, Prompt: rendered.Messages, JSON: prompts.ObjectReply(workflow.StageTwo),
 		MaxTokens: maxTokens(cp), Output: &output.Output, FromNative: output.FromNative,
 		Check: func(reply string) (json.RawMessage, string) {
 			res = prompts.ParseStage2(reply, spec, sel.ParametersSchema.Fields, reg)
