@@ -8,6 +8,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/rs/zerolog"
 
+	"github.com/twostep/twostep/modes/inspect"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/workflow"
@@ -65,7 +66,7 @@ type Admin struct {
 	model       workflow.Model
 	registry    workflow.Registry
 	prompts     *prompts.Builder
-	planActions PlanActionsFunc
+	inspect     *inspect.Inspector
 	redact      *redact.Redactor
 	countTokens func(string) int
 	docText     func(workflow.DocumentContent) (string, error)
@@ -91,7 +92,8 @@ func NewAdmin(opts AdminOptions) (*Admin, error) {
 	}
 	return &Admin{
 		store: opts.Store, model: opts.Model, registry: opts.Registry, prompts: opts.Prompts,
-		planActions: opts.PlanActions, redact: opts.Redactor, countTokens: opts.CountTokens, docText: opts.DocumentText,
+		inspect: inspect.New(inspect.Options{Reader: opts.Store, Registry: opts.Registry, Prompts: opts.Prompts, Offered: opts.PlanActions}),
+		redact:  opts.Redactor, countTokens: opts.CountTokens, docText: opts.DocumentText,
 	}, nil
 }
 

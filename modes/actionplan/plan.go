@@ -96,8 +96,9 @@ func (m *Mode) planned(ctx context.Context, run *workflow.Run, out planned) erro
 // workflow in state wf with messages msgs: the user prompt, documents
 // index, connections index and history, and as AVAILABLE_METHODS the
 // Relevant subset of actions for the round's user prompt (top-K, then
-// workflow.complete). It makes no model call and changes nothing, so the
-// admin render route can show it.
+// workflow.complete). It makes no model call and changes nothing. (The
+// admin render route renders the plan through modes/inspect with
+// Offered, which also takes a template override and feedback.)
 func (m *Mode) PlanPrompt(wf *workflow.Workflow, msgs []workflow.Message, actions []workflow.ActionSpec, conns []workflow.Connection) (prompts.Rendered, error) {
 	r, _, err := m.planPrompt(wf, msgs, actions, conns)
 	return r, err

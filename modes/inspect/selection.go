@@ -1,4 +1,4 @@
-package httpapi
+package inspect
 
 import (
 	"context"
@@ -6,6 +6,16 @@ import (
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/workflow"
 )
+
+// Selection finds the Stage 1 selection a Stage 2 render of wf uses, and
+// says where it came from (see Rendered.Source).
+func (i *Inspector) Selection(ctx context.Context, wf *workflow.Workflow) (workflow.Selection, string, error) {
+	msgs, err := i.store.Messages(ctx, wf.ID, 0, 0)
+	if err != nil {
+		return workflow.Selection{}, "", err
+	}
+	return i.selection(ctx, wf, msgs)
+}
 
 // selection finds the Stage 1 selection a Stage 2 render (or a Stage 2
 // replay's parse) uses, most exact first:
@@ -19,22 +29,22 @@ import (
 //     the message does not keep parametersContext or the field list.
 //
 // With none of them it fails with KindConflict, saying why.
-func (a *Admin) selection(ctx context.Context, wf *workflow.Workflow, msgs []workflow.Message) (workflow.Selection, string, error) {
+func (i *Inspector) selection(ctx context.Context, wf *workflow.Workflow, msgs []workflow.Message) (workflow.Selection, string, error) {
 	if cp := wf.Checkpoint; cp != nil && cp.Selection != nil &&
 		(cp.Phase == workflow.PhaseParameterize || cp.Phase == workflow.PhaseExecute) {
 		return *cp.Selection, "checkpoint", nil
 	}
-	traces, err := a.store.Traces(ctx, wf.ID)
+	traces, err := i.store.Traces(ctx, wf.ID)
 	if err != nil {
 		return workflow.Selection{}, "", err
 	}
-	for i := len(traces) - 1; i >= 0; i-- {
-		if sel, ok := a.acceptedSelection(wf, msgs, traces[i]); ok {
-			return sel, "trace " + traces[i].ID, nil
+	for n := len(traces) - 1; n >= 0; n-- {
+		if sel, ok := i.acceptedSelection(wf, msgs, traces[n]); ok {
+			return sel, "trace " + traces[n].ID, nil
 		}
 	}
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if m := msgs[i]; m.Role == workflow.RoleAction && m.Action != "" {
+	for n := len(msgs) - 1; n >= 0; n-- {
+		if m := msgs[n]; m.Role == workflow.RoleAction && m.Action != "" {
 			return workflow.Selection{Action: m.Action, ActionObjective: m.ActionObjective, Learnings: m.Learnings},
 				"message " + m.ID + " (partial: parametersContext and the Stage 1 field list are not kept in messages)", nil
 		}
@@ -47,11 +57,11 @@ func (a *Admin) selection(ctx context.Context, wf *workflow.Workflow, msgs []wor
 // stepSelection is the selection Stage 2 of the trace's step was rendered
 // from: the checkpoint's when the step is the current one, else the latest
 // accepted Stage 1 reply of that step recorded before it.
-func (a *Admin) stepSelection(ctx context.Context, wf *workflow.Workflow, msgs []workflow.Message, t workflow.Trace) (workflow.Selection, bool, error) {
+func (i *Inspector) stepSelection(ctx context.Context, wf *workflow.Workflow, msgs []workflow.Message, t workflow.Trace) (workflow.Selection, bool, error) {
 	if cp := wf.Checkpoint; cp != nil && cp.Selection != nil && wf.Round == t.Round && wf.Step == t.Step {
 		return *cp.Selection, true, nil
 	}
-	traces, err := a.store.Traces(ctx, wf.ID)
+	traces, err := i.store.Traces(ctx, wf.ID)
 	if err != nil {
 		return workflow.Selection{}, false, err
 	}
@@ -62,7 +72,7 @@ func (a *Admin) stepSelection(ctx context.Context, wf *workflow.Workflow, msgs [
 			break
 		}
 		if c.Round == t.Round && c.Step == t.Step {
-			if s, ok := a.acceptedSelection(wf, msgs, c); ok {
+			if s, ok := i.acceptedSelection(wf, msgs, c); ok {
 				sel, found = s, true
 			}
 		}
@@ -72,13 +82,11 @@ func (a *Admin) stepSelection(ctx context.Context, wf *workflow.Workflow, msgs [
 
 // acceptedSelection parses t's reply again when t is an accepted Stage 1
 // call.
-func (a *Admin) acceptedSelection(wf *workflow.Workflow, msgs []workflow.Message, t workflow.Trace) (workflow.Selection, bool) {
+func (i *Inspector) acceptedSelection(wf *workflow.Workflow, msgs []workflow.Message, t workflow.Trace) (workflow.Selection, bool) {
 	if t.Stage != workflow.StageOne || t.Error != "" || t.Response == "" {
 		return workflow.Selection{}, false
 	}
-	res := prompts.ParseStage1(t.Response, prompts.Stage1Env{
-		Registry: a.registry, Messages: msgs, Connections: a.connections(wf.UserID),
-	})
+	res := prompts.ParseStage1(t.Response, i.stage1Env(wf, msgs))
 	return res.Selection, res.Selection.Action != ""
 }
 
