@@ -47,6 +47,11 @@ func CheckSecret(value string) string {
 type Redactor struct {
 	replacer *strings.Replacer
 	forms    []string // every form of every secret, longest first
+	// needles are the forms that hold no other form: text holds some form
+	// exactly when it holds some needle, so Contains looks for these only
+	// (a padded base64 form, say, is found through its raw prefix).
+	needles []string
+	scan    *scanner // finds the needles
 }
 
 // New returns a Redactor for secrets. Empty values are ignored; values
@@ -72,7 +77,14 @@ func New(secrets ...string) *Redactor {
 	for _, f := range forms {
 		pairs = append(pairs, f, Redacted)
 	}
-	return &Redactor{replacer: strings.NewReplacer(pairs...), forms: forms}
+	r := &Redactor{replacer: strings.NewReplacer(pairs...), forms: forms}
+	for i, f := range forms {
+		if !slices.ContainsFunc(forms, func(g string) bool { return g != f && strings.Contains(f, g) }) {
+			r.needles = append(r.needles, forms[i])
+		}
+	}
+	r.scan = newScanner(r.needles)
+	return r
 }
 
 // Forms returns every form of secret the Redactor matches, without
@@ -136,9 +148,10 @@ func utf16Pair(r rune) (rune, rune) {
 // Empty reports whether r knows no secret.
 func (r *Redactor) Empty() bool { return r == nil || len(r.forms) == 0 }
 
-// String returns s with every form of every secret replaced.
+// String returns s with every form of every secret replaced; s itself
+// (no copy) when it holds none.
 func (r *Redactor) String(s string) string {
-	if r.Empty() {
+	if !r.Contains(s) {
 		return s
 	}
 	return r.replacer.Replace(s)
@@ -157,12 +170,7 @@ func (r *Redactor) Contains(s string) bool {
 	if r.Empty() {
 		return false
 	}
-	for _, f := range r.forms {
-		if strings.Contains(s, f) {
-			return true
-		}
-	}
-	return false
+	return scan(r.scan, s)
 }
 
 // ContainsBytes is Contains for bytes.
@@ -170,21 +178,17 @@ func (r *Redactor) ContainsBytes(b []byte) bool {
 	if r.Empty() {
 		return false
 	}
-	for _, f := range r.forms {
-		if bytes.Contains(b, []byte(f)) {
-			return true
-		}
-	}
-	return false
+	return scan(r.scan, b)
 }
 
-// JSON returns raw with every secret replaced. Redacted is valid inside a
-// JSON string, so valid JSON stays valid.
+// JSON returns raw with every secret replaced; raw itself (no copy) when
+// it holds none. Redacted is valid inside a JSON string, so valid JSON
+// stays valid.
 func (r *Redactor) JSON(raw json.RawMessage) json.RawMessage {
-	if raw == nil {
-		return nil
+	if !r.ContainsBytes(raw) {
+		return raw
 	}
-	return json.RawMessage(r.String(string(raw)))
+	return json.RawMessage(r.replacer.Replace(string(raw)))
 }
 
 // Writer returns an io.Writer that redacts each write with the Redactor

@@ -2,30 +2,45 @@ package redact
 
 import (
 	"context"
+	"slices"
 
 	"github.com/twostep/twostep/workflow"
 )
 
-// Prompt returns a copy of p with every message's content redacted.
+// Prompt returns p with every message's content redacted: a copy when
+// some message holds a secret, p itself when none does.
 func (r *Redactor) Prompt(p []workflow.PromptMessage) []workflow.PromptMessage {
-	if p == nil {
-		return nil
+	i := slices.IndexFunc(p, func(m workflow.PromptMessage) bool { return r.Contains(m.Content) })
+	if i < 0 {
+		return p
 	}
-	out := make([]workflow.PromptMessage, len(p))
-	for i, m := range p {
-		out[i] = workflow.PromptMessage{Role: m.Role, Content: r.String(m.Content)}
+	out := slices.Clone(p)
+	for ; i < len(out); i++ {
+		out[i].Content = r.String(out[i].Content)
 	}
 	return out
 }
 
-// Trace returns a copy of t with its prompt, response, parse outcome and
-// error redacted.
+// Trace returns t with its prompt, response, parse outcome and error
+// redacted. Only the fields holding a secret are copied; the caller's
+// trace is never changed.
 func (r *Redactor) Trace(t workflow.Trace) workflow.Trace {
-	t.Prompt = r.Prompt(t.Prompt)
-	t.Response = r.String(t.Response)
-	t.Parsed = r.JSON(t.Parsed)
-	t.Error = r.String(t.Error)
+	t, _ = r.trace(t)
 	return t
+}
+
+// trace is Trace, also reporting whether any field held a secret.
+func (r *Redactor) trace(t workflow.Trace) (workflow.Trace, bool) {
+	if r.Empty() {
+		return t, false
+	}
+	prompt, response, parsed, errText := r.Prompt(t.Prompt), r.String(t.Response), r.JSON(t.Parsed), r.String(t.Error)
+	// Prompt and JSON return their argument itself when it holds no
+	// secret, and a copy otherwise.
+	changed := len(prompt) > 0 && &prompt[0] != &t.Prompt[0] || len(parsed) > 0 && &parsed[0] != &t.Parsed[0] ||
+		response != t.Response || errText != t.Error
+	t.Prompt, t.Response, t.Parsed, t.Error = prompt, response, parsed, errText
+	return t, changed
 }
 
 // Traces decorates store so that every trace is redacted by r before it is
@@ -50,11 +65,17 @@ func (s *tracesStore) AppendTrace(ctx context.Context, t workflow.Trace) error {
 // Commit applies c with its traces redacted (the caller's slice is left
 // as it was).
 func (s *tracesStore) Commit(ctx context.Context, c workflow.Commit) (*workflow.Workflow, []workflow.Message, error) {
-	if len(c.Traces) > 0 {
-		traces := make([]workflow.Trace, len(c.Traces))
-		for i, t := range c.Traces {
-			traces[i] = s.r.Trace(t)
+	var traces []workflow.Trace // a copy, made at the first trace holding a secret
+	for i, t := range c.Traces {
+		t, changed := s.r.trace(t)
+		if changed && traces == nil {
+			traces = slices.Clone(c.Traces)
 		}
+		if traces != nil {
+			traces[i] = t
+		}
+	}
+	if traces != nil {
 		c.Traces = traces
 	}
 	return s.Store.Commit(ctx, c)

@@ -169,3 +169,17 @@ func BenchmarkRedactorTrace(b *testing.B) {
 		r.Trace(tr)
 	}
 }
+
+// BenchmarkRedactorTraceOneSecret: a Stage 1 trace as the benchmark task
+// writes it (one model key configured, a 6 kB prompt, no secret in it).
+func BenchmarkRedactorTraceOneSecret(b *testing.B) {
+	r := redact.New("sk-bench-0123456789abcdef")
+	prompt := strings.Repeat("## Step 3 — echo.say {\"text\":\"call 3\"} → success: call 3\n", 100)
+	tr := workflow.Trace{Prompt: []workflow.PromptMessage{{Role: "system", Content: prompt}, {Role: "user", Content: "go"}},
+		Response: `{"action":"echo.say","objective":"say it"}`, Parsed: json.RawMessage(`{"action":"echo.say","objective":"say it"}`)}
+	b.SetBytes(int64(len(prompt)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Trace(tr)
+	}
+}

@@ -116,8 +116,7 @@ func (r *Run) settle(next *Workflow, end *RoundEnd, pending []Message) []Message
 // loopEnd is the closing text when the step committing pending repeated
 // an earlier step of the round LoopRepeats times, else "".
 func (r *Run) loopEnd(next *Workflow, pending []Message) string {
-	all := append(r.msgs[:len(r.msgs):len(r.msgs)], pending...)
-	return loopEnd(all, next.Round, LoopLimit(r.e.cfg.LoopRepeats))
+	return loopEndOf(r.msgs, pending, next.Round, LoopLimit(r.e.cfg.LoopRepeats))
 }
 
 // endAtLimit ends a round that resumed past its last allowed step.

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -45,23 +46,97 @@ func Fingerprint(m Message) string {
 // many times the newest step repeated an earlier one. ok is false when the
 // round has no action message.
 func Repeats(msgs []Message, round int) (newest Message, earlier []int, ok bool) {
-	i := len(msgs) - 1
+	return repeats(msgs, nil, round)
+}
+
+// repeats is Repeats over head followed by tail, so that the engine can
+// look at its committed messages and a step's pending ones without
+// copying both into one slice.
+//
+// It gives Repeats' results without fingerprinting every earlier step on
+// every step (that was O(steps²) hashing per round): an earlier step is
+// compared with the newest on what is cheap first (action, status, result
+// text, documents; see sameOutcome), and only a step that matches on all
+// of it has its parameters encoded and compared.
+func repeats(head, tail []Message, round int) (newest Message, earlier []int, ok bool) {
+	at := func(i int) *Message {
+		if i < len(head) {
+			return &head[i]
+		}
+		return &tail[i-len(head)]
+	}
+	i := len(head) + len(tail) - 1
 	for ; i >= 0; i-- {
-		if msgs[i].Round == round && msgs[i].Role == RoleAction {
+		if m := at(i); m.Round == round && m.Role == RoleAction {
 			break
 		}
 	}
 	if i < 0 {
 		return Message{}, nil, false
 	}
-	newest = msgs[i]
-	fp := Fingerprint(newest)
-	for _, m := range msgs[:i] {
-		if m.Round == round && m.Role == RoleAction && m.Action == newest.Action && Fingerprint(m) == fp {
+	n := at(i)
+	var params []byte // newest's canonical parameters, encoded on first need
+	nNUL := hasNUL(n)
+	for j := range i {
+		m := at(j)
+		if m.Round != round || m.Role != RoleAction || m.Action != n.Action {
+			continue
+		}
+		same, exact := sameOutcome(n, m, nNUL)
+		switch {
+		case !exact:
+			same = Fingerprint(*m) == Fingerprint(*n)
+		case same:
+			if params == nil {
+				params, _ = json.Marshal(n.Parameters)
+			}
+			p, _ := json.Marshal(m.Parameters)
+			same = bytes.Equal(p, params)
+		}
+		if same {
 			earlier = append(earlier, m.Step)
 		}
 	}
-	return newest, earlier, true
+	return *n, earlier, true
+}
+
+// sameOutcome compares what Fingerprint hashes after the action and the
+// parameters — status, result text and documents — between two messages
+// of the same action. Fingerprint's input is action, parameters (JSON,
+// which never holds a NUL byte), status and text joined by NULs, then a
+// NUL, name, NUL, type, NUL and size per document; when none of these
+// strings holds a NUL, the NULs are exactly the separators, so two inputs
+// with the same action are equal exactly when the parameters are and every
+// field after them is: exact is true and same says whether those fields
+// are. When a NUL occurs, fields could shift into one another; exact is
+// false and the caller compares fingerprints. aNUL is hasNUL(a).
+func sameOutcome(a, b *Message, aNUL bool) (same, exact bool) {
+	if aNUL || hasNUL(b) {
+		return false, false
+	}
+	if a.Status != b.Status || a.Text != b.Text || len(a.Documents) != len(b.Documents) {
+		return false, true
+	}
+	for k, d := range a.Documents {
+		e := b.Documents[k]
+		if d.Name != e.Name || d.MimeType != e.MimeType || d.Size != e.Size {
+			return false, true
+		}
+	}
+	return true, true
+}
+
+// hasNUL reports whether a string sameOutcome compares holds a NUL byte.
+func hasNUL(m *Message) bool {
+	if strings.IndexByte(string(m.Status), 0) >= 0 || strings.IndexByte(m.Text, 0) >= 0 {
+		return true
+	}
+	for _, d := range m.Documents {
+		if strings.IndexByte(d.Name, 0) >= 0 || strings.IndexByte(d.MimeType, 0) >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // LoopWarning returns the warning the next Stage 1 prompt carries when the
@@ -84,10 +159,15 @@ func LoopWarning(msgs []Message, round, limit int) string {
 // loopEnd returns the closing text of a round ended by a loop, or "" when
 // the newest step has not repeated limit times.
 func loopEnd(msgs []Message, round, limit int) string {
+	return loopEndOf(msgs, nil, round, limit)
+}
+
+// loopEndOf is loopEnd over head followed by tail.
+func loopEndOf(head, tail []Message, round, limit int) string {
 	if limit <= 0 {
 		return ""
 	}
-	newest, earlier, ok := Repeats(msgs, round)
+	newest, earlier, ok := repeats(head, tail, round)
 	if !ok || len(earlier) < limit {
 		return ""
 	}
