@@ -92,7 +92,7 @@ func (i *Inspector) Render(ctx context.Context, wf *workflow.Workflow, stage wor
 	switch stage {
 	case workflow.StageOne, workflow.StagePlan:
 		in := prompts.Stage1Input{
-			Workflow: wf, Messages: msgs, Actions: workflow.UserRegistry(i.registry, wf.UserID).Actions(),
+			Workflow: wf, Messages: msgs, Actions: i.userRegistry(wf).Actions(),
 			Connections: workflow.UserConnections(i.registry, wf.UserID), Feedback: fb, Template: override,
 		}
 		if stage == workflow.StageOne {
@@ -110,7 +110,7 @@ func (i *Inspector) Render(ctx context.Context, wf *workflow.Workflow, stage wor
 		if err != nil {
 			return res, err
 		}
-		spec, ok := i.registry.Action(sel.Action)
+		spec, ok := i.userRegistry(wf).Action(sel.Action)
 		if !ok {
 			return res, workflow.Errorf(workflow.KindConflict,
 				"stage2 cannot be rendered: the selected action %q is no longer registered", sel.Action)
@@ -169,7 +169,7 @@ func (i *Inspector) ReplayCall(ctx context.Context, t workflow.Trace) Call {
 		return c
 	}
 	if t.Stage == workflow.StageOne {
-		out := prompts.Stage1Output(i.registry.Actions(), workflow.UserConnections(i.registry, wf.UserID))
+		out := prompts.Stage1Output(i.userRegistry(wf).Actions(), workflow.UserConnections(i.registry, wf.UserID))
 		c.Output = &out
 		return c
 	}
@@ -181,7 +181,7 @@ func (i *Inspector) ReplayCall(ctx context.Context, t workflow.Trace) Call {
 	if err != nil || !ok {
 		return c
 	}
-	spec, known := i.registry.Action(sel.Action)
+	spec, known := i.userRegistry(wf).Action(sel.Action)
 	if !known {
 		return c
 	}
@@ -230,8 +230,9 @@ func (i *Inspector) ParseReply(ctx context.Context, t workflow.Trace, reply stri
 		if err != nil {
 			return out, err
 		}
-		if spec, known := i.registry.Action(sel.Action); ok && known {
-			res := prompts.ParseStage2(reply, spec, sel.ParametersSchema.Fields, i.registry)
+		reg := i.userRegistry(wf)
+		if spec, known := reg.Action(sel.Action); ok && known {
+			res := prompts.ParseStage2(reply, spec, sel.ParametersSchema.Fields, reg)
 			out.Parsed, out.Error = res.Parsed, strings.Join(res.Problems, "\n")
 			return out, nil
 		}
@@ -248,6 +249,13 @@ func (i *Inspector) ParseReply(ctx context.Context, t workflow.Trace, reply stri
 	return out, nil
 }
 
+// userRegistry is the registry as wf's user sees it, as the engine runs
+// their rounds: another user's own actions (a per-user MCP server's tools)
+// are neither offered, nor accepted, nor validated against.
+func (i *Inspector) userRegistry(wf *workflow.Workflow) workflow.Registry {
+	return workflow.UserRegistry(i.registry, wf.UserID)
+}
+
 func (i *Inspector) stage1Env(wf *workflow.Workflow, msgs []workflow.Message) prompts.Stage1Env {
-	return prompts.Stage1Env{Registry: i.registry, Messages: msgs, Connections: workflow.UserConnections(i.registry, wf.UserID)}
+	return prompts.Stage1Env{Registry: i.userRegistry(wf), Messages: msgs, Connections: workflow.UserConnections(i.registry, wf.UserID)}
 }

@@ -289,3 +289,46 @@ func TestReplayOtherStages(t *testing.T) {
 		t.Errorf("parse of a missing workflow: err %v, want not found", err)
 	}
 }
+
+// bobsTool is a registry with one action of bob's own (a per-user MCP
+// server's tool): the whole registry lists it, bob's view too, anyone
+// else's view does not.
+type bobsTool struct {
+	workflow.Registry
+	tool workflow.ActionSpec
+}
+
+func (r bobsTool) Actions() []workflow.ActionSpec { return append(r.Registry.Actions(), r.tool) }
+
+func (r bobsTool) Action(name string) (workflow.ActionSpec, bool) {
+	if name == r.tool.Name {
+		return r.tool, true
+	}
+	return r.Registry.Action(name)
+}
+
+func (r bobsTool) ForUser(userID string) workflow.Registry {
+	if userID == "bob" {
+		return r
+	}
+	return r.Registry
+}
+
+// TestReplayUsesTheUsersView: replaying alice's Stage 1 call neither offers
+// nor accepts bob's own tool, as her rounds do not.
+func TestReplayUsesTheUsersView(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	in, _ := fixture(t, nil)
+	in.registry = bobsTool{Registry: in.registry, tool: workflow.ActionSpec{Name: "mcp.bobs.secret", Description: "bob's tool",
+		Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}}
+	tr := workflow.Trace{ID: "tr_1", WorkflowID: "wf_1", Round: 1, Step: 2, Stage: workflow.StageOne}
+	call := in.ReplayCall(ctx, tr)
+	if call.Output == nil || strings.Contains(string(call.Output.Schema), "mcp.bobs.secret") {
+		t.Errorf("alice's replay schema offers bob's tool: %+v", call.Output)
+	}
+	got, err := in.ParseReply(ctx, tr, enginetest.Select("mcp.bobs.secret", "use it", nil, ""))
+	if err != nil || !strings.Contains(got.Error, "mcp.bobs.secret") {
+		t.Errorf("alice's reply choosing bob's tool: %+v, %v; want a rejection naming it", got, err)
+	}
+}
