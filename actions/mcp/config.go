@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -114,7 +115,7 @@ func (s *ServerConfig) expand(where string, m map[string]string, lookupEnv func(
 		return m, problems
 	}
 	out := make(map[string]string, len(m))
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		v := envRefPattern.ReplaceAllStringFunc(m[k], func(ref string) string {
 			name := envRefPattern.FindStringSubmatch(ref)[1]
 			val, ok := lookupEnv(name)
@@ -167,12 +168,12 @@ func (c Config) Problems() []string {
 				add("url must be an absolute http:// or https:// URL")
 			}
 		}
-		for _, k := range sortedKeys(s.Env) {
+		for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 			if !envNamePattern.MatchString(k) {
 				add("env name %q is not a valid variable name", k)
 			}
 		}
-		for _, k := range sortedKeys(s.Headers) {
+		for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
 			if k == "" || strings.ContainsAny(k, " :\r\n") {
 				add("header name %q is not valid", k)
 			}
@@ -203,14 +204,4 @@ func (c Config) Secrets() []string {
 // invalid turns problems into one KindInvalid error listing them all.
 func invalid(problems []string) error {
 	return workflow.Errorf(workflow.KindInvalid, "invalid mcpServers configuration:\n- %s", strings.Join(problems, "\n- "))
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -240,7 +242,7 @@ func (s *server) mount(tools []*sdk.Tool) {
 		list = append(list, s.action(t, schema))
 	}
 	skipped := s.reg.SetExternal(s.cfg.Name, list)
-	for _, name := range sortedKeys(skipped) {
+	for _, name := range slices.Sorted(maps.Keys(skipped)) {
 		s.log.Warn().Str("action", name).Str("reason", skipped[name].Error()).Msg("MCP tool skipped")
 	}
 	s.log.Info().Int("tools", len(list)-len(skipped)).Int("skipped", len(tools)-len(list)+len(skipped)).Msg("MCP tools listed")
