@@ -182,5 +182,5 @@ func traceAction(ctx context.Context, run *workflow.Run, call StepCall, res work
 	if err != nil {
 		t.Error = workflow.PublicMessage(err)
 	}
-	run.RecordTrace(ctx, t)
+	run.RecordTrace(t)
 }

@@ -155,7 +155,7 @@ func (r *Run) Generate(ctx context.Context, call ModelCall) (ModelResponse, erro
 	r.e.observer().ModelCalled(call.Stage, outcome, resp.PromptTokens, resp.CompletionTokens)
 	span.ModelReply(resp, outcome, t.Error)
 	span.End(err)
-	r.RecordTrace(ctx, t)
+	r.RecordTrace(t)
 	return resp, err
 }
 
@@ -182,7 +182,7 @@ func (r *Run) RecordActionCalls(ctx context.Context, calls []ActionModelCall) {
 			outcome = "error"
 		}
 		r.e.observer().ModelCalled(StageAction, outcome, c.PromptTokens, c.CompletionTokens)
-		r.RecordTrace(ctx, Trace{
+		r.RecordTrace(Trace{
 			Round: r.wf.Round, Step: r.wf.Step, Stage: StageAction, Attempt: i + 1, Template: c.Template,
 			Prompt: c.Prompt, Response: c.Response, Error: c.Error, Model: c.Model,
 			PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, LatencyMs: c.LatencyMs,
@@ -203,7 +203,7 @@ func (r *Run) RecordActionCalls(ctx context.Context, calls []ActionModelCall) {
 // repeats the call and traces it. A failure to store a trace is logged,
 // never fatal (traces are diagnostics): a commit the store refuses as
 // invalid is made again without its traces.
-func (r *Run) RecordTrace(_ context.Context, t Trace) {
+func (r *Run) RecordTrace(t Trace) {
 	if t.ID == "" {
 		t.ID = NewID(PrefixTrace)
 	}
