@@ -87,9 +87,6 @@ func (c client) callOptions(req workflow.ModelRequest) []llms.CallOption {
 	if req.Temperature != nil {
 		opts = append(opts, llms.WithTemperature(*req.Temperature))
 	}
-	if req.Temperature != nil {
-		opts = append(opts, llms.WithTemperature(*req.Temperature))
-	}
 	if req.MaxTokens > 0 {
 		opts = append(opts, llms.WithMaxTokens(req.MaxTokens))
 		if c.legacyMaxTokens {

@@ -19,22 +19,20 @@ import (
 // Tokenizer estimates token counts offline with the cl100k_base encoding,
 // read from the table embedded in this package. It never touches the
 // network: it does not use tiktoken's global loader (which downloads), nor
-// langchaingo's llms.CountTokens. The tables load on first use; Tokenizer is
-// safe for concurrent use.
-type Tokenizer struct {
-	once sync.Once
-	enc  *tiktoken.Tiktoken
-	err  error
-}
+// langchaingo's llms.CountTokens. The table is decoded once per process, on
+// first use, and shared by every Tokenizer; Tokenizer is safe for
+// concurrent use and its zero value is ready.
+type Tokenizer struct{}
 
 // cl100k_base's split pattern and special tokens, as tiktoken defines them.
 const cl100kPattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 
-func (t *Tokenizer) load() {
+// cl100k is the process's one cl100k_base encoder: gunzipping the table
+// and building its 100k-entry rank map costs tens of milliseconds, once.
+var cl100k = sync.OnceValues(func() (*tiktoken.Tiktoken, error) {
 	ranks, err := cl100kRanks()
 	if err != nil {
-		t.err = err
-		return
+		return nil, err
 	}
 	special := map[string]int{
 		"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
@@ -42,16 +40,15 @@ func (t *Tokenizer) load() {
 	}
 	bpe, err := tiktoken.NewCoreBPE(ranks, special, cl100kPattern)
 	if err != nil {
-		t.err = err
-		return
+		return nil, err
 	}
 	set := make(map[string]any, len(special))
 	for k := range special {
 		set[k] = true
 	}
 	enc := &tiktoken.Encoding{Name: "cl100k_base", PatStr: cl100kPattern, MergeableRanks: ranks, SpecialTokens: special}
-	t.enc = tiktoken.NewTiktoken(bpe, enc, set)
-}
+	return tiktoken.NewTiktoken(bpe, enc, set), nil
+})
 
 // cl100kTable is OpenAI's cl100k_base.tiktoken (MIT licence, as shipped by
 // tiktoken-go-loader v0.0.2, sha256 of the uncompressed file
@@ -98,11 +95,11 @@ func (t *Tokenizer) Count(text string) int {
 	if text == "" {
 		return 0
 	}
-	t.once.Do(t.load)
-	if t.err != nil {
+	enc, err := cl100k()
+	if err != nil {
 		return ApproxTokens(text)
 	}
-	return len(t.enc.EncodeOrdinary(text))
+	return len(enc.EncodeOrdinary(text))
 }
 
 // ApproxTokens is a cheap estimate of the tokens of text (about four bytes a
