@@ -23,7 +23,7 @@ import (
 // slots) go first in their own pipeline, then the script and WAIT on one
 // connection to the master of keys[0]'s slot: two round trips. On a
 // single node all of it is one pipeline.
-func (s *Store) evalDurable(ctx context.Context, queue func(redis.Pipeliner), script *redis.Script, keys []string, args ...any) ([]any, error) {
+func (s *Store) evalDurable(ctx context.Context, queue func(redis.Pipeliner), script *redis.Script, keys []string, args ...any) (_ []any, err error) {
 	if s.opts.WaitReplicas <= 0 {
 		return s.evalPipelined(ctx, queue, script, keys, args...)
 	}
@@ -37,11 +37,14 @@ func (s *Store) evalDurable(ctx context.Context, queue func(redis.Pipeliner), sc
 			_, _ = p.Exec(ctx)
 			queue = nil
 		}
-		node, err := cc.MasterForKey(ctx, keys[0])
-		if err != nil {
-			return nil, redisErr(err)
+		node, nerr := cc.MasterForKey(ctx, keys[0])
+		if nerr != nil {
+			return nil, redisErr(nerr)
 		}
 		newPipe = node.Pipeline
+		// The write goes to one node's client, outside the cluster
+		// client's own error handling: a failure reloads the slot map
+		// here (err is the function's result, set by the return below).
 		defer func() {
 			if err != nil {
 				cc.ReloadState(ctx) // the slot may have moved
