@@ -8,12 +8,13 @@ import (
 
 // TestAPIAndWorkerInstances (Redis): an API-only instance (serve
 // --workers=0) accepts rounds that a worker-only instance runs; the worker
-// serves only the probes.
+// serves only the probes, and starts without any token.
 func TestAPIAndWorkerInstances(t *testing.T) {
 	url := redisURL(t)
 	model := newFakeLLM(t)
 	api := startGatewayWith(t, model, []string{"serve", "--workers=0"}, "REDIS_URL="+url)
-	worker := startGatewayWith(t, model, []string{"worker"}, "REDIS_URL="+url)
+	// A worker serves no API, so it needs no tokens (DESIGN §9.3).
+	worker := startGatewayWith(t, model, []string{"worker"}, "REDIS_URL="+url, "GATEWAY_TOKENS=", "GATEWAY_ADMIN_TOKENS=")
 	ids := make([]string, 3)
 	for i := range ids {
 		var wf wfView

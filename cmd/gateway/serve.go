@@ -42,8 +42,14 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r 
 	if err := r.check(cfg); err != nil {
 		return err
 	}
-	if r.api && len(cfg.Users) == 0 && len(cfg.Admins) == 0 && cfg.JWTJWKS == "" && !cfg.InsecureDev {
+	noCredentials := len(cfg.Users) == 0 && len(cfg.Admins) == 0 && cfg.JWTJWKS == ""
+	if r.api && noCredentials && !cfg.InsecureDev {
 		return httpapi.ErrNoCredentials // before the store and the model are opened
+	}
+	if !r.api && noCredentials {
+		// A worker serves only the probes (probeRoutes), which need no
+		// credentials: its API authenticator is built but unreachable.
+		cfg.InsecureDev = true
 	}
 	var scrub atomic.Pointer[redact.Redactor]
 	scrub.Store(redact.New(cfg.Secrets()...)) // tokens and API keys until the registry adds its own
@@ -51,7 +57,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r 
 	if err != nil {
 		return err
 	}
-	if r.api && len(cfg.Users) == 0 && len(cfg.Admins) == 0 && cfg.JWTJWKS == "" {
+	if r.api && noCredentials {
 		log.Warn().Msg("GATEWAY_INSECURE_DEV=1 and no tokens: every request is user \"dev\" with admin rights; never run this way in production")
 	}
 	for _, w := range cfg.Warnings() {
