@@ -163,12 +163,12 @@ func ConfigFromYAML(connections, httpActions *yaml.Node, limits Limits, lookupEn
 	for i := range cfg.Connections {
 		c := &cfg.Connections[i]
 		where := fmt.Sprintf("connections[%d]", i)
-		c.Headers, c.secrets, problems = expandHeaders(where, c.Headers, lookupEnv, problems)
+		c.Headers, c.secrets, problems = ExpandHeaders(where, c.Headers, lookupEnv, problems)
 	}
 	for i := range cfg.HTTPActions {
 		a := &cfg.HTTPActions[i]
 		where := fmt.Sprintf("httpActions[%d]", i)
-		a.Headers, a.secrets, problems = expandHeaders(where, a.Headers, lookupEnv, problems)
+		a.Headers, a.secrets, problems = ExpandHeaders(where, a.Headers, lookupEnv, problems)
 	}
 	problems = append(problems, cfg.problems()...)
 	if len(problems) > 0 {

@@ -21,11 +21,12 @@ var (
 // KindHTTP is the only connection kind: an HTTP API under a base URL.
 const KindHTTP = "http"
 
-// expandHeaders resolves ${NAME} references in header values. It returns the
+// ExpandHeaders resolves ${NAME} references in header values (connections,
+// HTTP actions and MCP servers share it). It returns the
 // resolved headers, the substituted values (secrets) and problems extended
 // with what went wrong. A problem names the header and the variable, never a
 // value.
-func expandHeaders(where string, headers map[string]string, lookupEnv func(string) (string, bool), problems []string) (map[string]string, []string, []string) {
+func ExpandHeaders(where string, headers map[string]string, lookupEnv func(string) (string, bool), problems []string) (map[string]string, []string, []string) {
 	if len(headers) == 0 {
 		return headers, nil, problems
 	}
@@ -42,7 +43,7 @@ func expandHeaders(where string, headers map[string]string, lookupEnv func(strin
 			case v == "":
 				problems = append(problems, fmt.Sprintf("%s: header %q: environment variable %s is empty", where, name, varName))
 			default:
-				// Credential headers are checked whole by headerProblems.
+				// Credential headers are checked whole by HeaderProblems.
 				if msg := redact.CheckSecret(v); msg != "" && !isCredentialHeader(name) {
 					problems = append(problems, fmt.Sprintf("%s: header %q: environment variable %s %s", where, name, varName, msg))
 				}
@@ -87,7 +88,7 @@ func (cfg Config) problems() []string {
 		if c.Timeout < 0 {
 			problems = append(problems, where+": timeout must not be negative")
 		}
-		problems = append(problems, headerProblems(where, c.Headers)...)
+		problems = append(problems, HeaderProblems(where, c.Headers)...)
 	}
 	names := map[string]bool{}
 	for _, b := range builtinNames() {
@@ -135,7 +136,7 @@ func (a HTTPActionConfig) problems(where string, names map[string]bool) []string
 	if _, err := compileSchema(a.Name, a.Parameters); err != nil {
 		problems = append(problems, where+": parameters: "+err.Error())
 	}
-	return append(problems, headerProblems(where, a.Headers)...)
+	return append(problems, HeaderProblems(where, a.Headers)...)
 }
 
 // checkBaseURL returns why raw is not a usable absolute http(s) URL, or "".
@@ -158,8 +159,10 @@ func checkBaseURL(raw string) string {
 	return ""
 }
 
-// headerProblems checks header names and that no value can split a header.
-func headerProblems(where string, headers map[string]string) []string {
+// HeaderProblems checks header names, that no value can split a header, and
+// that a credential header's secret is long enough to redact (connections,
+// HTTP actions and MCP servers share it).
+func HeaderProblems(where string, headers map[string]string) []string {
 	var problems []string
 	for _, name := range sortedKeys(headers) {
 		if !headerNamePattern.MatchString(name) {

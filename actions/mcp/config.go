@@ -99,7 +99,9 @@ func ConfigFromYAML(servers *yaml.Node, lookupEnv func(string) (string, bool)) (
 		s := &cfg.Servers[i]
 		where := fmt.Sprintf("mcpServers[%d]", i)
 		s.Env, problems = s.expand(where+": env", s.Env, lookupEnv, problems)
-		s.Headers, problems = s.expand(where+": headers", s.Headers, lookupEnv, problems)
+		var secrets []string
+		s.Headers, secrets, problems = actions.ExpandHeaders(where, s.Headers, lookupEnv, problems)
+		s.secrets = append(s.secrets, secrets...)
 	}
 	problems = append(problems, cfg.Problems()...)
 	if len(problems) > 0 {
@@ -108,8 +110,8 @@ func ConfigFromYAML(servers *yaml.Node, lookupEnv func(string) (string, bool)) (
 	return cfg, nil
 }
 
-// expand resolves ${NAME} in every value of m, recording resolved values
-// as the server's secrets.
+// expand resolves ${NAME} in every env value of m, recording resolved
+// values as the server's secrets (headers go through actions.ExpandHeaders).
 func (s *ServerConfig) expand(where string, m map[string]string, lookupEnv func(string) (string, bool), problems []string) (map[string]string, []string) {
 	if len(m) == 0 {
 		return m, problems
@@ -173,14 +175,7 @@ func (c Config) Problems() []string {
 				add("env name %q is not a valid variable name", k)
 			}
 		}
-		for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
-			if k == "" || strings.ContainsAny(k, " :\r\n") {
-				add("header name %q is not valid", k)
-			}
-			if strings.ContainsAny(s.Headers[k], "\r\n") {
-				add("header %q: the value must not contain line breaks", k)
-			}
-		}
+		problems = append(problems, actions.HeaderProblems(where, s.Headers)...)
 		if s.Timeout < 0 {
 			add("timeout must not be negative")
 		}

@@ -73,6 +73,8 @@ mcpServers:
   - {name: envless, command: x, env: {K: "${MISSING}"}}
   - {name: hdr, command: x, headers: {A: b}}
   - {name: short, command: x, env: {K: "${SHORT}"}}
+  - {name: weak, url: "http://h/", headers: {Authorization: "Bearer abc"}}
+  - {name: broken, url: "http://h/", headers: {X-Key: "${OOPS"}}
 `), func(k string) (string, bool) { return map[string]string{"SHORT": "abc"}[k], k == "SHORT" })
 	if err == nil {
 		t.Fatal("no error")
@@ -86,6 +88,9 @@ mcpServers:
 		`mcpServers[5]: env "K": environment variable MISSING is not set`,
 		`mcpServers[6]: headers are for url servers`,
 		`mcpServers[7]: env "K": environment variable SHORT is 3 characters long`,
+		// Headers get the same checks as connections' (actions.HeaderProblems).
+		`mcpServers[8]: header "Authorization": the credential is 3 characters long`,
+		`mcpServers[9]: header "X-Key": malformed ${NAME} reference`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing problem %q in:\n%s", want, err)
