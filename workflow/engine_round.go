@@ -78,6 +78,10 @@ func (e *Engine) runRound(ctx context.Context, wf *Workflow, fence int64) (last 
 // It returns the messages to append. This is the one place both modes' rounds
 // end by rule; next.Step has already been advanced past the finished step.
 func (r *Run) settle(next *Workflow, end *RoundEnd, pending []Message) []Message {
+	var loopText string
+	if end == nil && len(pending) > 0 {
+		loopText = r.loopEnd(next, pending)
+	}
 	switch {
 	case end != nil:
 		next.Status, next.StopReason, next.Error = end.Status, end.Reason, end.Error
@@ -87,9 +91,9 @@ func (r *Run) settle(next *Workflow, end *RoundEnd, pending []Message) []Message
 		next.Status, next.StopReason = StatusFailed, StopFailures
 		next.Error = fmt.Sprintf("%d steps failed in a row", next.Checkpoint.Failures)
 		next.Step--
-	case len(pending) > 0 && r.loopEnd(next, pending) != "":
+	case loopText != "":
 		closing := Message{ID: NewID(PrefixMessage), Role: RoleAssistant, Round: next.Round, Step: next.Step,
-			Text: r.loopEnd(next, pending)}
+			Text: loopText}
 		next.Status, next.StopReason, next.Error = StatusCompleted, StopLoop, ""
 		next.Step--
 		next.Checkpoint = nil
