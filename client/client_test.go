@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -129,8 +130,15 @@ func TestEveryRoute(t *testing.T) {
 	if string(data) != "# Note" || !strings.HasPrefix(ctype, "text/markdown") {
 		t.Errorf("Document = %q (%s)", data, ctype)
 	}
-	if acts, err := c.Actions(ctx); err != nil || len(acts) < 4 {
+	acts, err := c.Actions(ctx)
+	if err != nil || len(acts) < 4 {
 		t.Errorf("Actions = %d, %v", len(acts), err)
+	}
+	// The typed list carries what the route sends: an action's connection
+	// kind and document need (http.request needs an http connection).
+	i := slices.IndexFunc(acts, func(a client.Action) bool { return a.Name == "http.request" })
+	if i < 0 || acts[i].Connection != "http" || !acts[i].ConnectionRequired || acts[i].Documents == "" {
+		t.Errorf("http.request in %+v, want it listed with its connection and document need", acts)
 	}
 	if _, err := c.Stop(ctx, id); !client.IsConflict(err) {
 		t.Errorf("Stop of a finished round = %v, want a 409", err)

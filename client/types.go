@@ -99,4 +99,13 @@ type Action struct {
 	Description string          `json:"description"`
 	Parameters  json.RawMessage `json:"parameters"`
 	Effect      string          `json:"effect"`
+	// Connection is the kind of connection the action uses ("" for none);
+	// ConnectionRequired says it must be given.
+	Connection         string `json:"connection"`
+	ConnectionRequired bool   `json:"connectionRequired"`
+	// Documents is none, optional or required.
+	Documents string `json:"documents"`
+	// Server names the MCP server whose tool the action is ("" for the
+	// gateway's own actions).
+	Server string `json:"server,omitempty"`
 }
