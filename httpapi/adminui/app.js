@@ -114,15 +114,19 @@
     else stopFollowing();
   }
 
-  // refresh reloads the open workflow, its messages and traces.
-  async function refresh(id) {
+  // refresh reloads the open workflow, its messages and traces, and the
+  // economy report unless live is set: while a round runs, the page
+  // refreshes on every event, and the report (every trace, message and
+  // document re-read and re-counted) is drawn again when the round ends.
+  async function refresh(id, live) {
     const base = '/admin/v1/workflows/' + encodeURIComponent(id);
     try {
       const [wf, msgs, traces, eco] = await Promise.all([
-        api('GET', base), api('GET', base + '/messages'), api('GET', base + '/traces'), api('GET', base + '/economy')]);
+        api('GET', base), api('GET', base + '/messages'), api('GET', base + '/traces'),
+        live ? Promise.resolve(null) : api('GET', base + '/economy')]);
       if (id !== current) return null;
       renderSummary(wf);
-      renderEconomy(eco);
+      if (eco) renderEconomy(eco);
       renderTimeline(msgs.messages, traces.traces, wf.pendingApproval);
       $('detail').hidden = false;
       return wf;
@@ -148,7 +152,7 @@
     let pending = null;
     const later = () => {
       if (pending) return;
-      pending = setTimeout(async () => { pending = null; if (current === id) await refresh(id); }, 250);
+      pending = setTimeout(async () => { pending = null; if (current === id) await refresh(id, true); }, 250);
     };
     try {
       const res = await fetch('/admin/v1/workflows/' + encodeURIComponent(id) + '/events',
