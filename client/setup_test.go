@@ -51,7 +51,7 @@ func selection(action, objective string, fields ...string) string {
 
 func startGateway(delay time.Duration, wrap func(http.Handler) http.Handler) *gateway {
 	var stage1 atomic.Int32
-	model := llm.NewScriptedFunc(func(req workflow.ModelRequest) (string, error) {
+	model := &llm.Scripted{Reply: func(_ int, req workflow.ModelRequest) (string, error) {
 		time.Sleep(delay)
 		prompt := req.Messages[len(req.Messages)-1].Content
 		switch req.Stage {
@@ -66,7 +66,7 @@ func startGateway(delay time.Duration, wrap func(http.Handler) http.Handler) *ga
 			}
 			return `{"schema":"parameters_v1","parameters":{"message":"The answer is 42."}}`, nil
 		}
-	})
+	}}
 	reg, err := actions.New(actions.Config{}, model)
 	if err != nil {
 		panic(err)

@@ -27,8 +27,9 @@
 //     native request refused with HTTP 400 is sent once more without it; ModelResponse.OutputMode says
 //     which mode was used. Ollama is reached through its /v1 endpoint.
 //
-// Scripted is a thread-safe stand-in for tests and the offline demo: it
-// replies from a list or a function and records every call.
+// Scripted is the one scripted model, a thread-safe stand-in for a provider
+// in the tests, the offline gateway and the demo: it replies from a list or
+// a function and records every call.
 //
 // No other twostep package imports langchaingo.
 package llm

@@ -34,7 +34,7 @@ var _ workflow.Model = (*Model)(nil)
 
 // New validates cfg and builds the Model for its provider. It makes no
 // network call. Provider "scripted" is refused: a script cannot come from the
-// environment, so callers use NewScripted or NewScriptedFunc.
+// environment, so callers build a Scripted.
 func New(ctx context.Context, cfg Config) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -75,7 +75,7 @@ func newClient(ctx context.Context, cfg Config) (client, error) {
 		return client{llm: c, legacyMaxTokens: true}, err
 	case ProviderScripted:
 		return client{}, workflow.Errorf(workflow.KindInvalid,
-			"llm.New: LLM_PROVIDER=scripted needs a script: use llm.NewScripted or llm.NewScriptedFunc")
+			"llm.New: LLM_PROVIDER=scripted needs a script: use llm.NewScripted or an llm.Scripted with Reply")
 	}
 	return client{}, workflow.Errorf(workflow.KindInvalid, "llm.New: unknown provider %q", cfg.Provider)
 }

@@ -3,53 +3,106 @@ package llm
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 
 	"github.com/twostep/twostep/workflow"
 )
 
-// ErrBlock, returned by a NewScriptedFunc function, makes that call block
-// until its context is done and then return the context's error: the stand-in
-// for a slow provider in stop and cancellation tests.
+// ErrBlock, returned by a Scripted.Reply function, makes that call block
+// until its context is done and then return the context's error: the
+// stand-in for a slow provider in stop and cancellation tests.
 var ErrBlock = errors.New("llm: scripted call blocks until cancelled")
 
-// Scripted is a workflow.Model that replies from a script instead of a
-// provider, for tests and the offline demo. It records every call, including
-// calls that fail or block. It is safe for concurrent use; with concurrent
-// callers, list replies are handed out in call order.
+// Scripted is the one workflow.Model that replies from a script instead of
+// a provider: the tests' model, the offline gateway's (LLM_PROVIDER=scripted)
+// and the demo's. Its Reply function answers each call by its number and
+// request (NewScripted builds one from a list), and it records every call
+// as it arrives, including calls that fail or block, unless Forget is set.
+// Usage is estimated from the prompt and reply text as a provider that
+// reports none would be (ApproxTokens). It is safe for concurrent use;
+// calls are numbered in arrival order.
+//
+// The zero value with only Reply set is ready to use:
+//
+//	m := &llm.Scripted{Reply: func(n int, req workflow.ModelRequest) (string, error) { ... }}
 type Scripted struct {
-	mu      sync.Mutex
-	replies []string
-	next    int
-	fn      func(req workflow.ModelRequest) (string, error)
-	calls   []workflow.ModelRequest
+	// Reply answers call n (0-based, counting every call in arrival order,
+	// failed ones too) with req. An error is returned unchanged (return a
+	// *workflow.Error to choose its kind); ErrBlock blocks the call until
+	// its context is done. Reply may be called concurrently; it is not
+	// called for a call whose context is already done.
+	Reply func(n int, req workflow.ModelRequest) (string, error)
+	// Model names the model in replies ("scripted" when empty); Name
+	// returns it after the provider, "scripted/<Model>".
+	Model string
+	// Forget keeps no calls (Calls returns none): for a model that serves
+	// for as long as a gateway runs.
+	Forget bool
+
+	mu    sync.Mutex
+	n     int // calls so far
+	calls []Call
 }
 
 var _ workflow.Model = (*Scripted)(nil)
 
-// NewScripted returns a model that answers the n-th call with replies[n].
-// A call beyond the list fails with KindUnavailable, so a test that makes
-// more calls than it scripted fails loudly.
+// Call is one call as a Scripted model received and answered it; a call
+// still in progress (blocked, say) has no Reply and no Err yet.
+type Call struct {
+	// ModelRequest is the request, its Messages copied.
+	workflow.ModelRequest
+	// Reply is the text returned ("" when the call failed).
+	Reply string
+	// Err is the error returned, if any.
+	Err error
+	// PromptTokens and CompletionTokens are the usage reported (0 when the
+	// call failed).
+	PromptTokens, CompletionTokens int
+}
+
+// Text returns the call's whole prompt as one string, each message's
+// content followed by a newline.
+func (c Call) Text() string {
+	var b strings.Builder
+	for _, m := range c.Messages {
+		b.WriteString(m.Content)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// NewScripted returns a model that answers call n with replies[n]; its
+// Reply is that list as a function, for a Reply that wraps it. A call
+// beyond the list fails with KindUnavailable, so a test that makes more
+// calls than it scripted fails loudly.
 func NewScripted(replies ...string) *Scripted {
-	return &Scripted{replies: append([]string(nil), replies...)}
+	replies = append([]string(nil), replies...)
+	return &Scripted{Reply: func(n int, _ workflow.ModelRequest) (string, error) {
+		if n >= len(replies) {
+			return "", workflow.Errorf(workflow.KindUnavailable,
+				"scripted model: no reply left for call %d (%d scripted)", n+1, len(replies))
+		}
+		return replies[n], nil
+	}}
 }
 
-// NewScriptedFunc returns a model that answers each call with f(req). An
-// error from f is returned unchanged (return a *workflow.Error to choose its
-// kind); ErrBlock blocks the call until its context is done. f may be called
-// concurrently.
-func NewScriptedFunc(f func(req workflow.ModelRequest) (string, error)) *Scripted {
-	return &Scripted{fn: f}
+// Name returns the provider and the model, "scripted/scripted" unless Model
+// is set.
+func (s *Scripted) Name() string { return ProviderScripted + "/" + s.model() }
+
+func (s *Scripted) model() string {
+	if s.Model == "" {
+		return DefaultModel(ProviderScripted)
+	}
+	return s.Model
 }
 
-// Name returns "scripted/scripted", matching Model.Name's form.
-func (s *Scripted) Name() string { return ProviderScripted + "/" + DefaultModel(ProviderScripted) }
-
-// Calls returns a copy of every request received so far, in arrival order.
-func (s *Scripted) Calls() []workflow.ModelRequest {
+// Calls returns a copy of every call received so far, in arrival order.
+func (s *Scripted) Calls() []Call {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]workflow.ModelRequest, len(s.calls))
+	out := make([]Call, len(s.calls))
 	for i, c := range s.calls {
 		c.Messages = append([]workflow.PromptMessage(nil), c.Messages...)
 		out[i] = c
@@ -58,45 +111,54 @@ func (s *Scripted) Calls() []workflow.ModelRequest {
 }
 
 // Generate records req and answers it from the script. A context that is
-// already done is honoured first, without consuming a reply. Usage is
-// estimated from the prompt and reply text with ApproxTokens.
+// already done is honoured first, without asking Reply.
 func (s *Scripted) Generate(ctx context.Context, req workflow.ModelRequest) (workflow.ModelResponse, error) {
 	req.Messages = append([]workflow.PromptMessage(nil), req.Messages...)
 	s.mu.Lock()
-	s.calls = append(s.calls, req)
-	n := len(s.calls)
+	n := s.n
+	s.n++
+	if !s.Forget {
+		s.calls = append(s.calls, Call{ModelRequest: req})
+	}
 	s.mu.Unlock()
-	if err := ctx.Err(); err != nil {
-		return workflow.ModelResponse{}, err
+	text, err := s.answer(ctx, n, req)
+	var resp workflow.ModelResponse
+	if err == nil {
+		resp = workflow.ModelResponse{
+			Text:             text,
+			Model:            s.model(),
+			PromptTokens:     promptTokens(req.Messages, ApproxTokens),
+			CompletionTokens: ApproxTokens(text),
+		}
 	}
-	text, err := s.reply(req, n)
-	if errors.Is(err, ErrBlock) {
-		<-ctx.Done()
-		return workflow.ModelResponse{}, ctx.Err()
+	if !s.Forget {
+		s.mu.Lock()
+		c := &s.calls[n]
+		c.Reply, c.Err, c.PromptTokens, c.CompletionTokens = resp.Text, err, resp.PromptTokens, resp.CompletionTokens
+		s.mu.Unlock()
 	}
-	if err != nil {
-		return workflow.ModelResponse{}, err
-	}
-	return workflow.ModelResponse{
-		Text:             text,
-		Model:            s.Name(),
-		PromptTokens:     promptTokens(req.Messages, ApproxTokens),
-		CompletionTokens: ApproxTokens(text),
-	}, nil
+	return resp, err
 }
 
-// reply returns the scripted answer to call number n (from 1).
-func (s *Scripted) reply(req workflow.ModelRequest, n int) (string, error) {
-	if s.fn != nil {
-		return s.fn(req)
+// answer returns the script's reply to call n, or the context's error when
+// it is done before or after the script answered.
+func (s *Scripted) answer(ctx context.Context, n int, req workflow.ModelRequest) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.next >= len(s.replies) {
-		return "", workflow.Errorf(workflow.KindUnavailable,
-			"scripted model: no reply left for call %d (%d scripted)", n, len(s.replies))
+	if s.Reply == nil {
+		return "", workflow.Errorf(workflow.KindInternal, "scripted model: no Reply")
 	}
-	r := s.replies[s.next]
-	s.next++
-	return r, nil
+	text, err := s.Reply(n, req)
+	if errors.Is(err, ErrBlock) {
+		<-ctx.Done()
+		return "", ctx.Err()
+	}
+	if err != nil {
+		return "", err
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	return text, nil
 }

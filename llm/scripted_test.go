@@ -24,7 +24,7 @@ func TestScriptedRepliesInOrderAndRecords(t *testing.T) {
 		if err != nil || got.Text != want {
 			t.Fatalf("call %d = %+v, %v; want %q", i, got, err, want)
 		}
-		if got.Model != "scripted/scripted" || got.PromptTokens == 0 || got.CompletionTokens != ApproxTokens(want) {
+		if got.Model != "scripted" || got.PromptTokens == 0 || got.CompletionTokens != ApproxTokens(want) {
 			t.Errorf("call %d usage = %+v, want plausible estimates", i, got)
 		}
 	}
@@ -49,25 +49,77 @@ func TestScriptedRepliesInOrderAndRecords(t *testing.T) {
 func TestScriptedFuncErrorsAndPrompts(t *testing.T) {
 	t.Parallel()
 	refusal := workflow.Errorf(workflow.KindInvalid, "refused")
-	s := NewScriptedFunc(func(req workflow.ModelRequest) (string, error) {
+	var seen []int
+	s := &Scripted{Model: "offline", Reply: func(n int, req workflow.ModelRequest) (string, error) {
+		seen = append(seen, n)
 		last := req.Messages[len(req.Messages)-1].Content
 		if last == "fail" {
 			return "", refusal
 		}
 		return "echo: " + last, nil
-	})
+	}}
 	got, err := s.Generate(context.Background(), prompt("ping"))
-	if err != nil || got.Text != "echo: ping" {
-		t.Errorf("Generate = %+v, %v; want the function's reply", got, err)
+	if err != nil || got.Text != "echo: ping" || got.Model != "offline" {
+		t.Errorf("Generate = %+v, %v; want the function's reply from model offline", got, err)
 	}
 	if _, err := s.Generate(context.Background(), prompt("fail")); !errors.Is(err, refusal) {
 		t.Errorf("Generate = %v, want the function's error unchanged", err)
+	}
+	if !cmp.Equal(seen, []int{0, 1}) {
+		t.Errorf("Reply saw calls %v, want [0 1]", seen)
+	}
+	if name := s.Name(); name != "scripted/offline" {
+		t.Errorf("Name() = %q, want scripted/offline", name)
+	}
+	calls := s.Calls()
+	if len(calls) != 2 || calls[0].Reply != "echo: ping" || calls[0].Err != nil ||
+		calls[0].PromptTokens != got.PromptTokens || calls[0].CompletionTokens != got.CompletionTokens {
+		t.Fatalf("calls = %+v, want the answered call with its usage first", calls)
+	}
+	if c := calls[1]; c.Reply != "" || !errors.Is(c.Err, refusal) || c.PromptTokens != 0 || c.CompletionTokens != 0 {
+		t.Errorf("failed call recorded as %+v, want its error and no reply or usage", c)
+	}
+}
+
+func TestScriptedCallRecordsRequest(t *testing.T) {
+	t.Parallel()
+	s := NewScripted("ok")
+	req := prompt("hello")
+	req.Stage = workflow.StageTwo
+	req.JSON = true
+	if _, err := s.Generate(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	c := s.Calls()[0]
+	if c.Stage != workflow.StageTwo || !c.JSON || !cmp.Equal(c.Messages, req.Messages) {
+		t.Errorf("recorded %+v, want the request as sent", c.ModelRequest)
+	}
+	var want strings.Builder
+	for _, m := range req.Messages {
+		want.WriteString(m.Content + "\n")
+	}
+	if c.Text() != want.String() {
+		t.Errorf("Text() = %q, want %q", c.Text(), want.String())
+	}
+}
+
+func TestScriptedForgetKeepsNoCalls(t *testing.T) {
+	t.Parallel()
+	s := &Scripted{Forget: true, Reply: func(n int, _ workflow.ModelRequest) (string, error) { return fmt.Sprint(n), nil }}
+	for i := range 3 {
+		got, err := s.Generate(context.Background(), prompt("x"))
+		if err != nil || got.Text != fmt.Sprint(i) {
+			t.Fatalf("call %d = %+v, %v", i, got, err)
+		}
+	}
+	if n := len(s.Calls()); n != 0 {
+		t.Errorf("Calls() = %d, want none kept", n)
 	}
 }
 
 func TestScriptedBlockUntilCancelled(t *testing.T) {
 	t.Parallel()
-	s := NewScriptedFunc(func(workflow.ModelRequest) (string, error) { return "", ErrBlock })
+	s := &Scripted{Reply: func(int, workflow.ModelRequest) (string, error) { return "", ErrBlock }}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -82,23 +134,43 @@ func TestScriptedBlockUntilCancelled(t *testing.T) {
 		t.Fatalf("Generate returned %v before cancel", err)
 	default:
 	}
+	if c := s.Calls()[0]; c.Err != nil || c.Reply != "" {
+		t.Errorf("the blocked call is recorded as %+v, want no outcome yet", c)
+	}
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
+	if c := s.Calls()[0]; !errors.Is(c.Err, context.Canceled) {
+		t.Errorf("the returned call is recorded with %v, want context.Canceled", c.Err)
+	}
 }
 
-func TestScriptedCancelledContextKeepsReply(t *testing.T) {
+// A call whose context is already done fails without asking Reply, but it
+// is a call: it is recorded and numbered, so replies stay tied to call
+// numbers.
+func TestScriptedCancelledCallIsNumberedNotAnswered(t *testing.T) {
 	t.Parallel()
-	s := NewScripted("kept")
+	list := NewScripted("first", "second")
+	var asked []int
+	s := &Scripted{Reply: func(n int, req workflow.ModelRequest) (string, error) {
+		asked = append(asked, n)
+		return list.Reply(n, req)
+	}}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := s.Generate(ctx, prompt("x")); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 	got, err := s.Generate(context.Background(), prompt("y"))
-	if err != nil || got.Text != "kept" {
-		t.Errorf("Generate = %+v, %v; want the unconsumed reply", got, err)
+	if err != nil || got.Text != "second" {
+		t.Errorf("Generate = %+v, %v; want call 1's reply", got, err)
+	}
+	if !cmp.Equal(asked, []int{1}) {
+		t.Errorf("Reply asked for calls %v, want only [1]", asked)
+	}
+	if calls := s.Calls(); len(calls) != 2 || !errors.Is(calls[0].Err, context.Canceled) || calls[1].Reply != "second" {
+		t.Errorf("calls = %+v, want the cancelled call then the answered one", calls)
 	}
 }
 

@@ -55,7 +55,7 @@ func (s *stageScript) blockWhenEmpty(stage workflow.Stage) {
 	s.block[stage] = true
 }
 
-func (s *stageScript) reply(req workflow.ModelRequest) (string, error) {
+func (s *stageScript) reply(_ int, req workflow.ModelRequest) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if q := s.queues[req.Stage]; len(q) > 0 {
@@ -83,7 +83,7 @@ type adminEnv struct {
 func newAdminEnv(t *testing.T) *adminEnv {
 	t.Helper()
 	script := &stageScript{queues: map[workflow.Stage][]string{}, block: map[workflow.Stage]bool{}}
-	model := llm.NewScriptedFunc(script.reply)
+	model := &llm.Scripted{Reply: script.reply}
 	cfg := wiring.Config{
 		MaxSteps: 10, LLMProvider: llm.ProviderScripted,
 		// A configured key the redactor must scrub, as it would a real one.

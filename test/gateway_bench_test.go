@@ -100,12 +100,12 @@ func BenchmarkCreateWorkflow(b *testing.B) {
 // BenchmarkIdleWorkflowMemory measures the heap a finished workflow keeps
 // in the memory store (state, a user and an assistant message, two traces).
 func BenchmarkIdleWorkflowMemory(b *testing.B) {
-	model := llm.NewScriptedFunc(func(req workflow.ModelRequest) (string, error) {
+	model := &llm.Scripted{Reply: func(_ int, req workflow.ModelRequest) (string, error) {
 		if req.Stage == workflow.StageOne {
 			return stage1Reply(2, "idle", ""), nil
 		}
 		return stage2Reply("op=complete key=idle"), nil
-	})
+	}}
 	reg, err := actions.New(actions.Config{}, model)
 	if err != nil {
 		b.Fatal(err)

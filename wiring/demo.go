@@ -25,7 +25,7 @@ const DemoPrompt = "Summarise the attached meeting notes as three bullet points 
 // NewDemoModel returns the demo's scripted model: it extracts the notes,
 // summarises them with ai.process and completes.
 func NewDemoModel() NamedModel {
-	return llm.NewScriptedFunc((&demoScript{}).reply)
+	return &llm.Scripted{Forget: true, Reply: (&demoScript{}).reply}
 }
 
 // demoScript answers like a model that extracts the notes, summarises
@@ -39,7 +39,7 @@ type demoScript struct {
 
 var docListRef = regexp.MustCompile(`docList:msg_[0-9a-z]+:[A-Za-z0-9_.-]+`)
 
-func (d *demoScript) reply(req workflow.ModelRequest) (string, error) {
+func (d *demoScript) reply(_ int, req workflow.ModelRequest) (string, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	prompt := promptText(req.Messages)

@@ -17,7 +17,7 @@ import (
 // reads by reference, then workflow.complete answers.
 func TestWithRealActionsAndScriptedModel(t *testing.T) {
 	t.Parallel()
-	model := llm.NewScriptedFunc(func(req workflow.ModelRequest) (string, error) { return "", nil })
+	model := &llm.Scripted{Reply: func(int, workflow.ModelRequest) (string, error) { return "", nil }}
 	reg, err := actions.New(actions.Config{}, model)
 	if err != nil {
 		t.Fatalf("actions.New: %v", err)
