@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/templates"
@@ -55,7 +56,7 @@ func benchAdminServer(b *testing.B, store workflow.Store) *Server {
 	if err != nil {
 		b.Fatal(err)
 	}
-	admin, err := NewAdmin(AdminOptions{Store: store, Model: enginetest.Script(), Registry: enginetest.NewRegistry(),
+	admin, err := NewAdmin(AdminOptions{Store: store, Model: llm.NewScripted(), Registry: enginetest.NewRegistry(),
 		Prompts: prompts.NewBuilder(set, prompts.Options{})})
 	if err != nil {
 		b.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/templates"
@@ -27,7 +28,7 @@ type adminFixture struct {
 	store   workflow.Store
 	builder *prompts.Builder
 	reg     *enginetest.Registry
-	model   *enginetest.Model
+	model   *llm.Scripted
 }
 
 func newAdminFixture(t *testing.T, store workflow.Store) *adminFixture {
@@ -37,7 +38,7 @@ func newAdminFixture(t *testing.T, store workflow.Store) *adminFixture {
 		t.Fatal(err)
 	}
 	f := &adminFixture{store: store, builder: prompts.NewBuilder(set, prompts.Options{}), reg: enginetest.NewRegistry(),
-		model: enginetest.Script()}
+		model: llm.NewScripted()}
 	admin, err := NewAdmin(AdminOptions{Store: store, Model: f.model, Registry: f.reg, Prompts: f.builder})
 	if err != nil {
 		t.Fatal(err)
@@ -391,7 +392,7 @@ func TestAdminReplayActionTraces(t *testing.T) {
 	t.Parallel()
 	store := memstore.New()
 	f := newAdminFixture(t, store)
-	f.model = enginetest.Script("a fresh summary")
+	f.model = llm.NewScripted("a fresh summary")
 	admin, err := NewAdmin(AdminOptions{Store: store, Model: f.model, Registry: f.reg, Prompts: f.builder})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/modes/actionplan"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
@@ -25,7 +26,7 @@ func stableIDs(s string) string { return ids.ReplaceAllString(s, "${1}_ID") }
 func TestReplanAfterFailedStep(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
-	model := enginetest.Script(
+	model := llm.NewScripted(
 		planJSON(echo("alpha", "first"), step{Action: enginetest.Broken}, echo("old plan", "")),
 		planJSON(echo("new plan", "fixed", "docList:first"), complete("done after re-planning")),
 	)
@@ -63,7 +64,7 @@ func TestReplanAfterFailedStep(t *testing.T) {
 		t.Errorf("the re-planning prompt does not carry the failure:\n%s", replan)
 	}
 	var b strings.Builder
-	for _, m := range calls[1].Prompt {
+	for _, m := range calls[1].Messages {
 		b.WriteString("--- " + m.Role + " ---\n" + m.Content + "\n")
 	}
 	golden(t, "replan_prompt.golden", stableIDs(b.String()))
@@ -105,7 +106,7 @@ func TestReplanLimitPerRound(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			store, reg := newStore(), enginetest.NewRegistry()
-			model := enginetest.Script(tc.replies...) // one more call would fail the round
+			model := llm.NewScripted(tc.replies...) // one more call would fail the round
 			e := startEngineWith(t, tc.opts, testConfig("a"), store, model, reg)
 			wf := wait(t, e, create(t, e, "keep trying", 10).ID)
 			if wf.Status != workflow.StatusCompleted || wf.StopReason != workflow.StopCompleted {
@@ -142,7 +143,7 @@ func TestReplanWithoutUsablePlan(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			store, reg := newStore(), enginetest.NewRegistry()
-			model := enginetest.Script(planJSON(broken, echo("kept", "")), tc.reply)
+			model := llm.NewScripted(planJSON(broken, echo("kept", "")), tc.reply)
 			e := startEngine(t, testConfig("a"), store, model, reg)
 			wf := wait(t, e, create(t, e, "try", 5).ID)
 			if wf.Status != workflow.StatusCompleted || wf.StopReason != workflow.StopCompleted {
@@ -168,7 +169,7 @@ func TestCrashAfterReplanResumesWithoutRepeating(t *testing.T) {
 	// Commits: the plan, step 1 (failed), the new plan.
 	dying := enginetest.NewDyingStore(mem, 3)
 	reg := enginetest.NewRegistry()
-	first := enginetest.Script(
+	first := llm.NewScripted(
 		planJSON(step{Action: enginetest.Broken}, echo("old", "")),
 		planJSON(echo("new", ""), complete("recovered")),
 	)
@@ -186,7 +187,7 @@ func TestCrashAfterReplanResumesWithoutRepeating(t *testing.T) {
 	if cp := mid.Checkpoint; cp == nil || cp.Phase != workflow.PhaseExecute || cp.Replans != 1 || cp.PlanIndex != 1 || len(cp.Plan) != 3 {
 		t.Fatalf("saved checkpoint = %+v, want the re-planned plan (3 steps, index 1, 1 re-plan)", mid.Checkpoint)
 	}
-	second := enginetest.Script() // any model call fails the round
+	second := llm.NewScripted() // any model call fails the round
 	e2 := startEngine(t, testConfig("two"), mem, second, reg)
 	got := wait(t, e2, wf.ID)
 	if got.Status != workflow.StatusCompleted || got.StopReason != workflow.StopCompleted {
@@ -227,7 +228,7 @@ func TestSAGEShapedPlanRuns(t *testing.T) {
   {"type": "reply", "` + key + `": "Both echoed."}
 ]}`
 			store, reg := newStore(), enginetest.NewRegistry()
-			model := enginetest.Script(plan)
+			model := llm.NewScripted(plan)
 			e := startEngine(t, testConfig("a"), store, model, reg)
 			wf := wait(t, e, create(t, e, "echo alpha and beta", 5).ID)
 			if wf.Status != workflow.StatusCompleted || wf.StopReason != workflow.StopCompleted || wf.Stats.Actions != 2 {
@@ -260,7 +261,7 @@ func TestPlanStepsLimitedToOfferedActions(t *testing.T) {
 		step{Action: enginetest.Remote, Parameters: map[string]any{"connectionReference": "crm"}},
 		echo("alpha", ""),
 	)
-	model := enginetest.Script(plan)
+	model := llm.NewScripted(plan)
 	e := startEngineWith(t, actionplan.Options{TopK: 1}, testConfig("a"), store, model, reg)
 	wf := wait(t, e, create(t, e, "echo alpha", 5).ID)
 	if wf.StopReason != workflow.StopCompleted || wf.Stats.Actions != 1 {
@@ -282,7 +283,7 @@ func TestPlanLoopEndsTheRound(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
 	same := echo("same", "")
-	model := enginetest.Script(planJSON(same, same, same, same, same, complete("never reached")))
+	model := llm.NewScripted(planJSON(same, same, same, same, same, complete("never reached")))
 	e := startEngine(t, testConfig("a"), store, model, reg)
 	wf := wait(t, e, create(t, e, "echo the same thing", 10).ID)
 	if wf.Status != workflow.StatusCompleted || wf.StopReason != workflow.StopLoop {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/twostep/twostep/actions"
+	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
@@ -39,7 +40,7 @@ func TestAIProcessModelCallIsTracedAndCounted(t *testing.T) {
 				enginetest.Select(actions.AIProcessAction, "summarise the figures", nil, "", "aiPrompt"),
 				enginetest.Params(map[string]any{"aiPrompt": "Summarise: revenue 12 -> 14."}),
 			}
-			model := &enginetest.Model{Reply: func(n int, req workflow.ModelRequest) (string, error) {
+			model := &llm.Scripted{Reply: func(n int, req workflow.ModelRequest) (string, error) {
 				switch {
 				case req.Stage == workflow.StageAction && tt.fail:
 					return "", workflow.Errorf(workflow.KindUnavailable, "provider down (key %s)", apiKey)
@@ -71,10 +72,10 @@ func TestAIProcessModelCallIsTracedAndCounted(t *testing.T) {
 				b := wantStats.ByStage[c.Stage]
 				b.Calls++
 				if c.Err == nil {
-					wantStats.PromptTokens += promptTokens(c)
-					wantStats.CompletionTokens += len(c.Reply)/4 + 1
-					b.PromptTokens += promptTokens(c)
-					b.CompletionTokens += len(c.Reply)/4 + 1
+					wantStats.PromptTokens += c.PromptTokens
+					wantStats.CompletionTokens += c.CompletionTokens
+					b.PromptTokens += c.PromptTokens
+					b.CompletionTokens += c.CompletionTokens
 				}
 				wantStats.ByStage[c.Stage] = b
 			}
@@ -107,7 +108,7 @@ func TestAIProcessModelCallIsTracedAndCounted(t *testing.T) {
 				t.Fatal("no trace of ai.process's model call")
 			}
 			sent := calls[2]
-			if diff := cmp.Diff(sent.Prompt, modelTrace.Prompt); diff != "" {
+			if diff := cmp.Diff(sent.Messages, modelTrace.Prompt); diff != "" {
 				t.Errorf("trace prompt differs from what ai.process sent (-sent +trace):\n%s", diff)
 			}
 			if !strings.Contains(modelTrace.Prompt[1].Content, "Summarise: revenue 12 -> 14.") {
@@ -123,7 +124,7 @@ func TestAIProcessModelCallIsTracedAndCounted(t *testing.T) {
 			} else {
 				wantResp := strings.ReplaceAll(tt.answer, apiKey, redact.Redacted)
 				if modelTrace.Response != wantResp || modelTrace.Error != "" || modelTrace.Model != "scripted" ||
-					modelTrace.PromptTokens != promptTokens(sent) || modelTrace.CompletionTokens != len(tt.answer)/4+1 {
+					modelTrace.PromptTokens != sent.PromptTokens || modelTrace.CompletionTokens != sent.CompletionTokens {
 					t.Errorf("trace = %+v, want response %q with the call's usage", *modelTrace, wantResp)
 				}
 			}
@@ -134,13 +135,4 @@ func TestAIProcessModelCallIsTracedAndCounted(t *testing.T) {
 			}
 		})
 	}
-}
-
-// promptTokens is enginetest.Model's prompt token count for c.
-func promptTokens(c enginetest.Call) int {
-	size := 0
-	for _, m := range c.Prompt {
-		size += len(m.Content)
-	}
-	return size/4 + 1
 }

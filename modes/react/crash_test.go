@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -24,10 +25,10 @@ type sharedScript struct {
 	prompts  []string
 }
 
-func (s *sharedScript) model(block func() bool) *enginetest.Model {
-	return &enginetest.Model{Reply: func(_ int, req workflow.ModelRequest) (string, error) {
+func (s *sharedScript) model(block func() bool) *llm.Scripted {
+	return &llm.Scripted{Reply: func(_ int, req workflow.ModelRequest) (string, error) {
 		if block != nil && block() {
-			return enginetest.Block, nil
+			return "", llm.ErrBlock
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -35,7 +36,7 @@ func (s *sharedScript) model(block func() bool) *enginetest.Model {
 			return "", workflow.Errorf(workflow.KindUnavailable, "script exhausted")
 		}
 		s.finished = append(s.finished, req.Stage)
-		s.prompts = append(s.prompts, enginetest.Call{Prompt: req.Messages}.Text())
+		s.prompts = append(s.prompts, llm.Call{ModelRequest: req}.Text())
 		return s.replies[len(s.finished)-1], nil
 	}}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/redisstore"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
@@ -91,7 +92,7 @@ func benchDispatch(b *testing.B, url string, useRedis bool) {
 		cfg.Dispatcher = d
 	}
 	script := tenSteps()
-	model := &enginetest.Model{Reply: func(n int, _ workflow.ModelRequest) (string, error) {
+	model := &llm.Scripted{Reply: func(n int, _ workflow.ModelRequest) (string, error) {
 		return script[n%len(script)], nil
 	}}
 	e := startEngine(b, cfg, store, model, enginetest.NewRegistry())

@@ -45,7 +45,7 @@ var economyReport = strings.Repeat("Quarterly report. Revenue grew in every regi
 func BenchmarkPromptEconomy(b *testing.B) {
 	tok := &llm.Tokenizer{}
 	script := twentySteps()
-	inner := &enginetest.Model{Reply: func(n int, _ workflow.ModelRequest) (string, error) { return script[n%len(script)], nil }}
+	inner := &llm.Scripted{Reply: func(n int, _ workflow.ModelRequest) (string, error) { return script[n%len(script)], nil }}
 	model := workflow.ModelFunc(func(ctx context.Context, req workflow.ModelRequest) (workflow.ModelResponse, error) {
 		resp, err := inner.Generate(ctx, req)
 		resp.PromptTokens, resp.CompletionTokens = 0, tok.Count(resp.Text)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
@@ -20,7 +21,7 @@ const (
 func TestRoundCompletes(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
-	model := enginetest.Script(replies(enginetest.Echoes("alpha"), enginetest.Echoes("beta"), enginetest.Completes("all done"))...)
+	model := llm.NewScripted(replies(enginetest.Echoes("alpha"), enginetest.Echoes("beta"), enginetest.Completes("all done"))...)
 	e := startEngine(t, testConfig("a"), store, model, reg)
 	wf := wait(t, e, create(t, e, "echo alpha then beta", 5).ID)
 
@@ -80,7 +81,7 @@ func TestStage1ParametersRejected(t *testing.T) {
 	bad, _ := json.Marshal(withParams)
 
 	store, reg := newStore(), enginetest.NewRegistry()
-	model := enginetest.Script(replies([]string{string(bad)}, enginetest.Echoes("clean"), enginetest.Completes("ok"))...)
+	model := llm.NewScripted(replies([]string{string(bad)}, enginetest.Echoes("clean"), enginetest.Completes("ok"))...)
 	e := startEngine(t, testConfig("a"), store, model, reg)
 	wf := wait(t, e, create(t, e, "echo something", 5).ID)
 	if wf.Status != workflow.StatusCompleted {
@@ -117,7 +118,7 @@ func TestStage1RejectedThreeTimesFailsTheStep(t *testing.T) {
 	t.Parallel()
 	bad := enginetest.Select("no.such", "x", nil, "")
 	store, reg := newStore(), enginetest.NewRegistry()
-	model := enginetest.Script(replies([]string{bad, bad, bad}, enginetest.Completes("gave up"))...)
+	model := llm.NewScripted(replies([]string{bad, bad, bad}, enginetest.Completes("gave up"))...)
 	e := startEngine(t, testConfig("a"), store, model, reg)
 	wf := wait(t, e, create(t, e, "do it", 5).ID)
 	msgs := messages(t, store, wf.ID)
@@ -164,7 +165,7 @@ func TestRoundEndings(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			store := newStore()
-			model := enginetest.Script(tc.replies...)
+			model := llm.NewScripted(tc.replies...)
 			e := startEngine(t, testConfig("a"), store, model, enginetest.NewRegistry())
 			wf := wait(t, e, create(t, e, "go", tc.maxSteps).ID)
 			if wf.Status != tc.status || wf.StopReason != tc.reason {
@@ -198,7 +199,7 @@ func TestRoundEndings(t *testing.T) {
 func TestStage2RejectionRetriesWithFeedback(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
-	model := enginetest.Script(
+	model := llm.NewScripted(
 		enginetest.Select(enginetest.Echo, "echo", nil, "", "text"),
 		enginetest.Params(map[string]any{"text": "x", "colour": "red"}),
 		`{"schema": "parameters_v2", "parameters": {"text": "y"}}`,
@@ -230,7 +231,7 @@ func TestStage2RejectionRetriesWithFeedback(t *testing.T) {
 func TestStage2UnaskedFieldRejected(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
-	model := enginetest.Script(
+	model := llm.NewScripted(
 		enginetest.Select(enginetest.Echo, "echo", nil, "", "text"),
 		enginetest.Params(map[string]any{"text": "x", "message": "sneaked in"}),
 		enginetest.Params(map[string]any{"text": "accepted"}),
@@ -259,7 +260,7 @@ func TestResumeAfterBreaker(t *testing.T) {
 	t.Parallel()
 	broken := []string{enginetest.Select(enginetest.Broken, "break", nil, ""), enginetest.Params(map[string]any{})}
 	store := newStore()
-	model := enginetest.Script(replies(broken, broken, broken, enginetest.Completes("recovered"))...)
+	model := llm.NewScripted(replies(broken, broken, broken, enginetest.Completes("recovered"))...)
 	e := startEngine(t, testConfig("a"), store, model, enginetest.NewRegistry())
 	wf := wait(t, e, create(t, e, "go", 10).ID)
 	if wf.StopReason != workflow.StopFailures || wf.Step != 3 || !strings.Contains(wf.Error, "3 steps failed") {
@@ -289,7 +290,7 @@ func TestPanickingActionIsAFailedStep(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
 	reg.ExecuteFunc = func(context.Context, workflow.ActionCall) (workflow.ActionResult, error) { panic("boom") }
-	model := enginetest.Script(replies(enginetest.Echoes("a"), enginetest.Completes("done"))...)
+	model := llm.NewScripted(replies(enginetest.Echoes("a"), enginetest.Completes("done"))...)
 	e := startEngine(t, testConfig("a"), store, model, reg)
 	wf := wait(t, e, create(t, e, "echo", 5).ID)
 	msgs := messages(t, store, wf.ID)
@@ -355,7 +356,7 @@ func TestRejectedAttemptSurvivesStopAndResume(t *testing.T) {
 func TestStage1PromptMatchesTheBuilder(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
-	model := enginetest.Script(replies(enginetest.Completes("one"), enginetest.Completes("two"))...)
+	model := llm.NewScripted(replies(enginetest.Completes("one"), enginetest.Completes("two"))...)
 	e := startEngine(t, testConfig("a"), store, model, reg)
 	wf := wait(t, e, create(t, e, "answer", 5).ID)
 	offered := [][]workflow.ActionSpec{reg.Actions()}
@@ -386,7 +387,7 @@ func TestStage1PromptMatchesTheBuilder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(want.Messages, calls[2*i].Prompt); diff != "" {
+		if diff := cmp.Diff(want.Messages, calls[2*i].Messages); diff != "" {
 			t.Errorf("round %d: Stage 1 prompt differs from the builder's (-builder +sent):\n%s", round, diff)
 		}
 	}

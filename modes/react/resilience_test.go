@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -16,13 +17,13 @@ import (
 // blockAt returns a model that answers from replies but blocks (until its
 // context is cancelled) on call number at; entered is closed when that call
 // starts and returned once it has returned (and been recorded in rec).
-func blockAt(at int, replies []string) (m workflow.Model, rec *enginetest.Model, entered, returned chan struct{}) {
+func blockAt(at int, replies []string) (m workflow.Model, rec *llm.Scripted, entered, returned chan struct{}) {
 	entered, returned = make(chan struct{}), make(chan struct{})
-	script := enginetest.Script(replies...)
-	rec = &enginetest.Model{Reply: func(n int, req workflow.ModelRequest) (string, error) {
+	script := llm.NewScripted(replies...)
+	rec = &llm.Scripted{Reply: func(n int, req workflow.ModelRequest) (string, error) {
 		if n == at {
 			close(entered)
-			return enginetest.Block, nil
+			return "", llm.ErrBlock
 		}
 		if n > at {
 			n--
@@ -64,7 +65,7 @@ func stopThenResume(t *testing.T, newShared func(testing.TB) workflow.Store) {
 				// An instance that only serves the HTTP request: not started, so
 				// it cannot run the round itself after the resume.
 				var err error
-				stopper, err = workflow.NewEngine(testConfig("two"), store, enginetest.Script(), reg,
+				stopper, err = workflow.NewEngine(testConfig("two"), store, llm.NewScripted(), reg,
 					map[workflow.ModeName]workflow.Mode{workflow.ModeReact: newMode(t)})
 				if err != nil {
 					t.Fatal(err)
@@ -105,9 +106,9 @@ func stopThenResume(t *testing.T, newShared func(testing.TB) workflow.Store) {
 
 func TestModelOutageThenResumeFromCheckpoint(t *testing.T) {
 	t.Parallel()
-	script := enginetest.Script(replies(enginetest.Echoes("a"), enginetest.Echoes("b"), enginetest.Completes("done"))...)
+	script := llm.NewScripted(replies(enginetest.Echoes("a"), enginetest.Echoes("b"), enginetest.Completes("done"))...)
 	var failed atomic.Bool
-	model := &enginetest.Model{Reply: func(n int, req workflow.ModelRequest) (string, error) {
+	model := &llm.Scripted{Reply: func(n int, req workflow.ModelRequest) (string, error) {
 		if n == 3 && failed.CompareAndSwap(false, true) { // step 2's Stage 2, once
 			return "", workflow.Errorf(workflow.KindUnavailable, "provider answered 503 three times")
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/redisstore"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
@@ -98,7 +99,7 @@ func roundTripsPerStep(t *testing.T, client redis.UniversalClient) {
 	cfg.LeaseTTL, cfg.PollInterval, cfg.ReclaimInterval, cfg.RecoverInterval = time.Hour, time.Hour, time.Hour, time.Hour
 	marks := &stepMarks{rt: rt, ended: make(chan struct{})}
 	cfg.Observer = marks
-	e := startEngine(t, cfg, store, enginetest.Script(tenSteps()...), enginetest.NewRegistry())
+	e := startEngine(t, cfg, store, llm.NewScripted(tenSteps()...), enginetest.NewRegistry())
 	wf, err := e.Create(context.Background(), workflow.NewWorkflow{UserID: "alice", Prompt: "run ten steps", MaxSteps: 10})
 	if err != nil {
 		t.Fatal(err)

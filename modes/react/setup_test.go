@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/modes/react"
 	"github.com/twostep/twostep/prompts"
@@ -65,6 +66,6 @@ func shapes(msgs []workflow.Message) []shape {
 	return out
 }
 
-func stages(calls []enginetest.Call) []workflow.Stage { return enginetest.Stages(calls) }
+func stages(calls []llm.Call) []workflow.Stage { return enginetest.Stages(calls) }
 
 func newStore() *memstore.Store { return memstore.New() }

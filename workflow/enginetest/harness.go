@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -96,8 +97,8 @@ func Shapes(msgs []workflow.Message) []Shape {
 	return out
 }
 
-// Stages returns the stage of each call, in order.
-func Stages(calls []Call) []workflow.Stage {
+// Stages returns the stage of each of a scripted model's calls, in order.
+func Stages(calls []llm.Call) []workflow.Stage {
 	out := make([]workflow.Stage, len(calls))
 	for i, c := range calls {
 		out[i] = c.Stage
