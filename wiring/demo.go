@@ -3,10 +3,10 @@ package wiring
 import (
 	"encoding/json"
 	"regexp"
-	"strings"
 	"sync"
 
 	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -42,7 +42,7 @@ var docListRef = regexp.MustCompile(`docList:msg_[0-9a-z]+:[A-Za-z0-9_.-]+`)
 func (d *demoScript) reply(_ int, req workflow.ModelRequest) (string, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	prompt := promptText(req.Messages)
+	prompt := llm.Call{ModelRequest: req}.Text()
 	switch req.Stage {
 	case workflow.StageOne:
 		d.stage1++
@@ -92,7 +92,7 @@ func (d *demoScript) parameters() string {
 		params["message"] = "Here is the summary (also in summary.md): billing migration 80% done, support backlog 45, " +
 			"pricing frozen. Open risk: the EU invoice template shows the old VAT number."
 	}
-	data, _ := json.Marshal(map[string]any{"schema": "parameters_v1", "parameters": params})
+	data, _ := json.Marshal(map[string]any{"schema": prompts.ParametersSchemaID, "parameters": params})
 	return string(data)
 }
 
@@ -109,13 +109,4 @@ func selection(action, objective string, docs []string, context string, fields .
 
 func field(name, typ string, required bool, desc string) map[string]any {
 	return map[string]any{"name": name, "type": typ, "required": required, "description": desc}
-}
-
-func promptText(msgs []workflow.PromptMessage) string {
-	var b strings.Builder
-	for _, m := range msgs {
-		b.WriteString(m.Content)
-		b.WriteByte('\n')
-	}
-	return b.String()
 }

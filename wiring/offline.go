@@ -1,52 +1,40 @@
 package wiring
 
 import (
-	"context"
 	"encoding/json"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/workflow"
 )
 
-// offlineModel is what LLM_PROVIDER=scripted serves with: a stateless,
+// newOfflineModel returns what LLM_PROVIDER=scripted serves with: a
 // deterministic stand-in for a model, so the API, the engine, the actions
 // and the admin page can be tried with no provider at all, in both modes.
 // Each round it extracts the round's uploads (when there are any) and then
 // completes with the last step's summary; in the action-plan mode it plans
-// exactly that. It keeps nothing between calls.
-type offlineModel struct{}
+// exactly that. It keeps nothing between calls, not even the calls.
+func newOfflineModel() *llm.Scripted {
+	return &llm.Scripted{Model: "offline", Forget: true, Reply: offlineReply}
+}
 
-var _ NamedModel = offlineModel{}
-
-// Name says what answers.
-func (offlineModel) Name() string { return llm.ProviderScripted + "/offline" }
-
-// Generate answers one stage prompt.
-func (offlineModel) Generate(ctx context.Context, req workflow.ModelRequest) (workflow.ModelResponse, error) {
-	if err := ctx.Err(); err != nil {
-		return workflow.ModelResponse{}, err
-	}
-	prompt := promptText(req.Messages)
-	var reply string
+// offlineReply answers one call by its stage, as the request says it.
+func offlineReply(_ int, req workflow.ModelRequest) (string, error) {
+	prompt := llm.Call{ModelRequest: req}.Text()
 	switch req.Stage {
 	case workflow.StageOne:
-		reply = offlineSelect(prompt)
+		return offlineSelect(prompt), nil
 	case workflow.StageTwo:
-		reply = offlineParameters(prompt)
+		return offlineParameters(req.Output, prompt), nil
 	case workflow.StagePlan, workflow.StageRepair:
-		reply = offlinePlan(prompt)
+		return offlinePlan(prompt), nil
 	case workflow.StageCompact:
-		reply = offlineCompact(prompt)
-	default:
-		reply = "The offline scripted model does not write text; configure LLM_PROVIDER for real answers."
+		return offlineCompact(prompt), nil
 	}
-	return workflow.ModelResponse{
-		Text: reply, Model: "offline",
-		PromptTokens: llm.ApproxTokens(prompt), CompletionTokens: llm.ApproxTokens(reply),
-	}, nil
+	return "The offline scripted model does not write text; configure LLM_PROVIDER for real answers.", nil
 }
 
 var (
@@ -120,17 +108,39 @@ func offlinePlan(prompt string) string {
 		"parameters": map[string]any{"message": "(offline scripted model) Nothing needed doing."}, "resultLabel": "done"}})
 }
 
-// offlineParameters fills the parameters from the Stage 1 context.
-func offlineParameters(prompt string) string {
-	ctx := ""
-	if m := paramsContext.FindStringSubmatch(prompt); m != nil {
-		ctx = strings.TrimSpace(m[1])
+// offlineParameters fills the parameters the Stage 2 output schema asks
+// for: the extraction's format, else the answer, from the Stage 1 context.
+func offlineParameters(out *workflow.OutputSchema, prompt string) string {
+	params := map[string]any{}
+	if asks(out, "format") {
+		params["format"] = "text"
+	} else {
+		ctx := ""
+		if m := paramsContext.FindStringSubmatch(prompt); m != nil {
+			ctx = strings.TrimSpace(m[1])
+		}
+		params["message"] = "(offline scripted model) " + ctx
 	}
-	params := map[string]any{"message": "(offline scripted model) " + ctx}
-	if ctx == "op=extract" {
-		params = map[string]any{"format": "text"}
+	return mustJSON(map[string]any{"schema": prompts.ParametersSchemaID, "parameters": params})
+}
+
+// asks reports whether a Stage 2 output schema has the parameter name.
+func asks(out *workflow.OutputSchema, name string) bool {
+	if out == nil {
+		return false
 	}
-	return mustJSON(map[string]any{"schema": "parameters_v1", "parameters": params})
+	var schema struct {
+		Properties struct {
+			Parameters struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			} `json:"parameters"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(out.Schema, &schema) != nil {
+		return false
+	}
+	_, ok := schema.Properties.Parameters.Properties[name]
+	return ok
 }
 
 // mustJSON marshals the maps of strings and slices built here, which

@@ -135,3 +135,34 @@ func TestOfflineCompact(t *testing.T) {
 		t.Errorf("offlineCompact = %q, want %q", got, want)
 	}
 }
+
+// The offline model fills what the Stage 2 output schema asks for, not what
+// the prompt's wording suggests: the extraction's format when the schema
+// has it, else the answer from the Stage 1 context.
+func TestOfflineParametersFollowTheSchema(t *testing.T) {
+	t.Parallel()
+	prompt := []workflow.PromptMessage{{Role: "user", Content: "# Parameters context\nDone: a step ran\n\n# Parameter schema\n{}"}}
+	tests := []struct {
+		name   string
+		output *workflow.OutputSchema
+		want   string
+	}{
+		{"format asked", &workflow.OutputSchema{Schema: []byte(`{"type":"object","properties":{"schema":{"type":"string"},` +
+			`"parameters":{"type":"object","properties":{"format":{"type":"string"}}}}}`)},
+			`{"parameters":{"format":"text"},"schema":"parameters_v1"}`},
+		{"message asked", &workflow.OutputSchema{Schema: []byte(`{"type":"object","properties":{"schema":{"type":"string"},` +
+			`"parameters":{"type":"object","properties":{"message":{"type":"string"}}}}}`)},
+			`{"parameters":{"message":"(offline scripted model) Done: a step ran"},"schema":"parameters_v1"}`},
+		{"no schema", nil, `{"parameters":{"message":"(offline scripted model) Done: a step ran"},"schema":"parameters_v1"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			resp, err := newOfflineModel().Generate(context.Background(),
+				workflow.ModelRequest{Stage: workflow.StageTwo, Messages: prompt, Output: tt.output})
+			if err != nil || resp.Text != tt.want || resp.Model != "offline" {
+				t.Errorf("Generate = %q from %q, %v; want %q from offline", resp.Text, resp.Model, err, tt.want)
+			}
+		})
+	}
+}

@@ -117,7 +117,7 @@ func (g *Gateway) openStore(ctx context.Context, cfg Config, log zerolog.Logger)
 // serves with the offline model, so the gateway can be tried without one.
 func (g *Gateway) openModel(ctx context.Context, cfg Config) error {
 	if strings.EqualFold(cfg.LLMProvider, llm.ProviderScripted) {
-		g.Model = offlineModel{}
+		g.Model = newOfflineModel()
 		return nil
 	}
 	if cfg.routed() {
