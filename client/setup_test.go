@@ -85,7 +85,7 @@ func startGateway(delay time.Duration, wrap func(http.Handler) http.Handler) *ga
 	if err != nil {
 		panic(err)
 	}
-	api, err := httpapi.New(httpapi.Options{Engine: engine, Store: store, Actions: reg, Auth: auth, Logger: zerolog.Nop(),
+	api, err := httpapi.New(httpapi.Options{Engine: engine, Reads: engine, Store: store, Actions: reg, Auth: auth, Logger: zerolog.Nop(),
 		ModelName: model.Name(), EventPoll: 10 * time.Millisecond})
 	if err != nil {
 		panic(err)

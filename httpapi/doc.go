@@ -11,7 +11,9 @@
 //     can act on; workflow error kinds map to HTTP statuses in one table
 //     (problem.go), internal details are logged, never answered;
 //   - every /api route is scoped to the token's user: another user's
-//     workflow, message or document answers 404, exactly like a missing one;
+//     workflow, message or document answers 404, exactly like a missing one
+//     (the engine's reads, workflow.Reader, check it in one place; the
+//     admin routes read through its explicit admin scope, never a Store);
 //   - malformed input is rejected before the engine or the store is called,
 //     so a rejected request writes nothing.
 package httpapi

@@ -279,7 +279,7 @@ func newTestEnv(t *testing.T, mod func(*Options)) *testEnv {
 	}
 	env := &testEnv{engine: newFakeEngine(t), store: newFakeStore(), logs: &syncBuffer{}, metrics: metrics.New()}
 	opts := Options{
-		Engine: env.engine, Store: env.store, Auth: auth, Metrics: env.metrics, ModelName: "scripted/test",
+		Engine: env.engine, Reads: workflow.NewReader(env.store), Store: env.store, Auth: auth, Metrics: env.metrics, ModelName: "scripted/test",
 		Actions: fakeActions{{Name: "document.generate", Description: "Make a document",
 			Parameters: json.RawMessage(`{"type":"object","properties":{"fileName":{"type":"string"}}}`),
 			Effect:     workflow.EffectWrite, Documents: workflow.DocumentsNone}},

@@ -29,12 +29,24 @@ func (s *Server) registerAdmin(api huma.API) {
 // round's prompt (its top-K by keyword score) out of every registered one.
 type PlanActionsFunc func(prompt string, all []workflow.ActionSpec) []workflow.ActionSpec
 
-// AdminOptions wires the admin routes. Store, Model, Registry and Prompts
+// AdminReads is what the admin routes read: any user's workflows, their
+// messages, documents and traces. They never write. *workflow.AdminReader
+// (Engine.Admin) satisfies it.
+type AdminReads interface {
+	Get(ctx context.Context, id string) (*workflow.Workflow, error)
+	List(ctx context.Context, userID string, p workflow.Page) ([]*workflow.Workflow, string, error)
+	Messages(ctx context.Context, id string, after int64, limit int) (*workflow.Workflow, []workflow.Message, error)
+	Document(ctx context.Context, wfID, docID string) (workflow.DocumentContent, error)
+	Traces(ctx context.Context, id string) ([]workflow.Trace, error)
+	Trace(ctx context.Context, traceID string) (workflow.Trace, error)
+}
+
+// AdminOptions wires the admin routes. Reads, Model, Registry and Prompts
 // are required.
 type AdminOptions struct {
-	// Store is read for workflows, messages and traces; the admin routes
-	// never write to it.
-	Store workflow.Store
+	// Reads serves every read of the admin routes; pass the engine's
+	// Admin().
+	Reads AdminReads
 	// Model answers replays. Pass the same model the engine uses.
 	Model workflow.Model
 	// Registry gives the actions, the connections of a workflow's user and
@@ -62,7 +74,7 @@ type AdminOptions struct {
 // changes a workflow: render makes no model call, replay calls the model but
 // stores nothing. It is safe for concurrent use.
 type Admin struct {
-	store       workflow.Store
+	reads       AdminReads
 	model       workflow.Model
 	registry    workflow.Registry
 	prompts     *prompts.Builder
@@ -75,8 +87,8 @@ type Admin struct {
 // NewAdmin checks opts and returns the admin routes.
 func NewAdmin(opts AdminOptions) (*Admin, error) {
 	var errs []error
-	if opts.Store == nil {
-		errs = append(errs, errors.New("opts.Store is required"))
+	if opts.Reads == nil {
+		errs = append(errs, errors.New("opts.Reads is required"))
 	}
 	if opts.Model == nil {
 		errs = append(errs, errors.New("opts.Model is required"))
@@ -91,8 +103,8 @@ func NewAdmin(opts AdminOptions) (*Admin, error) {
 		return nil, workflow.WrapKind(workflow.KindInvalid, errors.Join(errs...), "httpapi.NewAdmin")
 	}
 	return &Admin{
-		store: opts.Store, model: opts.Model, registry: opts.Registry, prompts: opts.Prompts,
-		inspect: inspect.New(inspect.Options{Reader: opts.Store, Registry: opts.Registry, Prompts: opts.Prompts, Offered: opts.PlanActions}),
+		reads: opts.Reads, model: opts.Model, registry: opts.Registry, prompts: opts.Prompts,
+		inspect: inspect.New(inspect.Options{Reader: inspectReads{opts.Reads}, Registry: opts.Registry, Prompts: opts.Prompts, Offered: opts.PlanActions}),
 		redact:  opts.Redactor, countTokens: opts.CountTokens, docText: opts.DocumentText,
 	}, nil
 }
@@ -130,10 +142,14 @@ func (a *Admin) fail(ctx context.Context, op string, err error) error {
 	return huma.NewError(status, msg)
 }
 
-// workflow reads any user's workflow; a malformed id answers 404.
-func (a *Admin) workflow(ctx context.Context, id string) (*workflow.Workflow, error) {
-	if err := checkWorkflowID(id); err != nil {
-		return nil, err
-	}
-	return a.store.GetWorkflow(ctx, id)
+// inspectReads gives an inspection the admin's reads.
+type inspectReads struct{ AdminReads }
+
+func (r inspectReads) GetWorkflow(ctx context.Context, id string) (*workflow.Workflow, error) {
+	return r.Get(ctx, id)
+}
+
+func (r inspectReads) Messages(ctx context.Context, id string, after int64, limit int) ([]workflow.Message, error) {
+	_, msgs, err := r.AdminReads.Messages(ctx, id, after, limit)
+	return msgs, err
 }

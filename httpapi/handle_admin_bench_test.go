@@ -56,7 +56,7 @@ func benchAdminServer(b *testing.B, store workflow.Store) *Server {
 	if err != nil {
 		b.Fatal(err)
 	}
-	admin, err := NewAdmin(AdminOptions{Store: store, Model: llm.NewScripted(), Registry: enginetest.NewRegistry(),
+	admin, err := NewAdmin(AdminOptions{Reads: workflow.NewReader(store).Admin(), Model: llm.NewScripted(), Registry: enginetest.NewRegistry(),
 		Prompts: prompts.NewBuilder(set, prompts.Options{})})
 	if err != nil {
 		b.Fatal(err)
@@ -65,7 +65,7 @@ func benchAdminServer(b *testing.B, store workflow.Store) *Server {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := New(Options{Engine: &fakeEngine{unexpected: func(string) {}}, Store: store, Actions: fakeActions{},
+	srv, err := New(Options{Engine: &fakeEngine{unexpected: func(string) {}}, Reads: workflow.NewReader(store), Store: store, Actions: fakeActions{},
 		Auth: auth, Logger: zerolog.Nop(), Admin: admin.Register})
 	if err != nil {
 		b.Fatal(err)

@@ -102,10 +102,7 @@ func (a *Admin) registerReads(api huma.API) {
 // With status or q it keeps only the matching ones (filteredPage).
 func (a *Admin) listWorkflows(ctx context.Context, in *adminListInput) (*body[AdminWorkflowList], error) {
 	list := func(p workflow.Page) ([]*workflow.Workflow, string, error) {
-		if in.UserID != "" {
-			return a.store.ListWorkflows(ctx, in.UserID, p)
-		}
-		return a.store.ListAll(ctx, p)
+		return a.reads.List(ctx, in.UserID, p)
 	}
 	var keep func(*workflow.Workflow) bool
 	if q := strings.ToLower(strings.TrimSpace(in.Q)); in.Status != "" || q != "" {
@@ -135,7 +132,7 @@ func adminView(w *workflow.Workflow) AdminWorkflowView {
 }
 
 func (a *Admin) getWorkflow(ctx context.Context, in *WorkflowPath) (*body[AdminWorkflowView], error) {
-	w, err := a.workflow(ctx, in.ID)
+	w, err := a.reads.Get(ctx, in.ID)
 	if err != nil {
 		return nil, a.fail(ctx, "adminGetWorkflow", err)
 	}
@@ -143,10 +140,7 @@ func (a *Admin) getWorkflow(ctx context.Context, in *WorkflowPath) (*body[AdminW
 }
 
 func (a *Admin) listMessages(ctx context.Context, in *WorkflowPath) (*body[MessageList], error) {
-	if _, err := a.workflow(ctx, in.ID); err != nil {
-		return nil, a.fail(ctx, "adminListMessages", err)
-	}
-	msgs, err := a.store.Messages(ctx, in.ID, 0, 0)
+	_, msgs, err := a.reads.Messages(ctx, in.ID, 0, 0)
 	if err != nil {
 		return nil, a.fail(ctx, "adminListMessages", err)
 	}
@@ -158,10 +152,7 @@ func (a *Admin) listMessages(ctx context.Context, in *WorkflowPath) (*body[Messa
 }
 
 func (a *Admin) listTraces(ctx context.Context, in *WorkflowPath) (*body[TraceList], error) {
-	if _, err := a.workflow(ctx, in.ID); err != nil {
-		return nil, a.fail(ctx, "adminListTraces", err)
-	}
-	ts, err := a.store.Traces(ctx, in.ID)
+	ts, err := a.reads.Traces(ctx, in.ID)
 	if err != nil {
 		return nil, a.fail(ctx, "adminListTraces", err)
 	}
@@ -173,19 +164,11 @@ func (a *Admin) listTraces(ctx context.Context, in *WorkflowPath) (*body[TraceLi
 }
 
 func (a *Admin) getTrace(ctx context.Context, in *tracePath) (*body[TraceView], error) {
-	t, err := a.trace(ctx, in.TraceID)
+	t, err := a.reads.Trace(ctx, in.TraceID)
 	if err != nil {
 		return nil, a.fail(ctx, "adminGetTrace", err)
 	}
 	return &body[TraceView]{Body: viewTrace(t)}, nil
-}
-
-// trace reads a trace; a malformed id answers like an unknown one.
-func (a *Admin) trace(ctx context.Context, id string) (workflow.Trace, error) {
-	if !workflow.ValidID(workflow.PrefixTrace, id) {
-		return workflow.Trace{}, workflow.Errorf(workflow.KindNotFound, "trace %q not found", id)
-	}
-	return a.store.GetTrace(ctx, id)
 }
 
 func (a *Admin) listTemplates(ctx context.Context, _ *struct{}) (*body[TemplateList], error) {

@@ -51,7 +51,7 @@ func (a *Admin) render(ctx context.Context, in *renderInput) (*body[RenderResult
 		}
 		override = &t
 	}
-	wf, err := a.workflow(ctx, in.ID)
+	wf, err := a.reads.Get(ctx, in.ID)
 	if err != nil {
 		return nil, a.fail(ctx, "adminRender", err)
 	}

@@ -50,7 +50,7 @@ func (a *Admin) registerReplay(api huma.API) {
 }
 
 func (a *Admin) replay(ctx context.Context, in *replayInput) (*body[ReplayResult], error) {
-	t, err := a.trace(ctx, in.TraceID)
+	t, err := a.reads.Trace(ctx, in.TraceID)
 	if err != nil {
 		return nil, a.fail(ctx, "adminReplay", err)
 	}

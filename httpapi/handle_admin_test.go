@@ -39,7 +39,7 @@ func newAdminFixture(t *testing.T, store workflow.Store) *adminFixture {
 	}
 	f := &adminFixture{store: store, builder: prompts.NewBuilder(set, prompts.Options{}), reg: enginetest.NewRegistry(),
 		model: llm.NewScripted()}
-	admin, err := NewAdmin(AdminOptions{Store: store, Model: f.model, Registry: f.reg, Prompts: f.builder})
+	admin, err := NewAdmin(AdminOptions{Reads: workflow.NewReader(store).Admin(), Model: f.model, Registry: f.reg, Prompts: f.builder})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestNewAdminReportsEveryMissingDependency(t *testing.T) {
 	if workflow.KindOf(err) != workflow.KindInvalid {
 		t.Fatalf("kind %v, want invalid", workflow.KindOf(err))
 	}
-	for _, want := range []string{"Store", "Model", "Registry", "Prompts"} {
+	for _, want := range []string{"Reads", "Model", "Registry", "Prompts"} {
 		if !strings.Contains(err.Error(), want+" is required") {
 			t.Errorf("error %q does not name %s", err, want)
 		}
@@ -393,7 +393,7 @@ func TestAdminReplayActionTraces(t *testing.T) {
 	store := memstore.New()
 	f := newAdminFixture(t, store)
 	f.model = llm.NewScripted("a fresh summary")
-	admin, err := NewAdmin(AdminOptions{Store: store, Model: f.model, Registry: f.reg, Prompts: f.builder})
+	admin, err := NewAdmin(AdminOptions{Reads: workflow.NewReader(store).Admin(), Model: f.model, Registry: f.reg, Prompts: f.builder})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +445,7 @@ func TestAdminReplayNativeStage2(t *testing.T) {
 		return workflow.ModelResponse{Text: `{"schema":"parameters_v1","parameters":{"text":"hi","message":null}}`,
 			Model: "fake/native", OutputMode: workflow.OutputTool, PromptTokens: 1}, nil
 	})
-	admin, err := NewAdmin(AdminOptions{Store: store, Model: model, Registry: f.reg, Prompts: f.builder})
+	admin, err := NewAdmin(AdminOptions{Reads: workflow.NewReader(store).Admin(), Model: model, Registry: f.reg, Prompts: f.builder})
 	if err != nil {
 		t.Fatal(err)
 	}

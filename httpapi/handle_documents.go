@@ -7,8 +7,6 @@ import (
 	"strconv"
 
 	"github.com/danielgtaylor/huma/v2"
-
-	"github.com/twostep/twostep/workflow"
 )
 
 type getDocumentInput struct {
@@ -36,13 +34,7 @@ func (s *Server) registerDocuments(api huma.API) {
 // getDocument serves the bytes as an attachment, sandboxed and unsniffed,
 // so an uploaded HTML file cannot run script in the gateway's origin.
 func (s *Server) getDocument(ctx context.Context, in *getDocumentInput) (*documentOutput, error) {
-	if _, err := s.ownedWorkflow(ctx, in.ID); err != nil {
-		return nil, s.fail(ctx, "getDocument", err)
-	}
-	if !workflow.ValidID(workflow.PrefixDocument, in.DocID) {
-		return nil, s.fail(ctx, "getDocument", workflow.Errorf(workflow.KindNotFound, "document %q not found", in.DocID))
-	}
-	doc, err := s.store.DocumentContent(ctx, in.ID, in.DocID)
+	doc, err := s.reads.Document(ctx, UserFrom(ctx), in.ID, in.DocID)
 	if err != nil {
 		return nil, s.fail(ctx, "getDocument", err)
 	}

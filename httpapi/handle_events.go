@@ -45,18 +45,30 @@ func (s *Server) registerAdminEvents(api huma.API) {
 		Summary: "Server-Sent Events of any user's workflow, as /api/v1/workflows/{id}/events sends them",
 		Tags:    []string{"admin"}, Errors: []int{401, 403, 404, 422},
 	}, func(ctx context.Context, in *eventsInput) (*huma.StreamResponse, error) {
-		return s.events(ctx, in, "adminWorkflowEvents", s.store.GetWorkflow)
+		admin := s.reads.Admin()
+		return s.events(ctx, in, "adminWorkflowEvents", streamReads{get: admin.Get, messages: admin.Messages})
 	})
 }
 
 func (s *Server) workflowEvents(ctx context.Context, in *eventsInput) (*huma.StreamResponse, error) {
-	return s.events(ctx, in, "workflowEvents", s.ownedWorkflow)
+	user := UserFrom(ctx)
+	return s.events(ctx, in, "workflowEvents", streamReads{
+		get: func(ctx context.Context, id string) (*workflow.Workflow, error) { return s.reads.Get(ctx, user, id) },
+		messages: func(ctx context.Context, id string, after int64, limit int) (*workflow.Workflow, []workflow.Message, error) {
+			return s.reads.Messages(ctx, user, id, after, limit)
+		},
+	})
 }
 
-// events checks the workflow with get (the caller's own, or any for an
-// admin) and streams it.
-func (s *Server) events(ctx context.Context, in *eventsInput, op string,
-	get func(context.Context, string) (*workflow.Workflow, error)) (*huma.StreamResponse, error) {
+// streamReads are the reads of one event stream, in one scope: the
+// caller's own workflow, or any for an admin.
+type streamReads struct {
+	get      func(ctx context.Context, id string) (*workflow.Workflow, error)
+	messages func(ctx context.Context, id string, after int64, limit int) (*workflow.Workflow, []workflow.Message, error)
+}
+
+// events checks the workflow with reads.get and streams it.
+func (s *Server) events(ctx context.Context, in *eventsInput, op string, reads streamReads) (*huma.StreamResponse, error) {
 	var after int64
 	if in.LastEventID != "" {
 		n, err := strconv.ParseInt(strings.TrimSpace(in.LastEventID), 10, 64)
@@ -65,7 +77,7 @@ func (s *Server) events(ctx context.Context, in *eventsInput, op string,
 		}
 		after = n
 	}
-	if _, err := get(ctx, in.ID); err != nil {
+	if _, err := reads.get(ctx, in.ID); err != nil {
 		return nil, s.fail(ctx, op, err)
 	}
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {
@@ -74,7 +86,7 @@ func (s *Server) events(ctx context.Context, in *eventsInput, op string,
 		hctx.SetHeader("X-Accel-Buffering", "no")
 		hctx.SetStatus(http.StatusOK)
 		st := &eventStream{w: hctx.BodyWriter(), after: after, writeWait: s.writeWait}
-		if err := s.stream(hctx.Context(), in.ID, st); err != nil && hctx.Context().Err() == nil {
+		if err := s.stream(hctx.Context(), reads, in.ID, st); err != nil && hctx.Context().Err() == nil {
 			zerolog.Ctx(ctx).Warn().Err(err).Str("workflow", in.ID).Msg("event stream ended early")
 		}
 	}}, nil
@@ -82,25 +94,22 @@ func (s *Server) events(ctx context.Context, in *eventsInput, op string,
 
 // stream polls the store until the workflow is no longer running, the
 // client leaves, the workflow disappears or the server shuts down. Reading the workflow before its
-// messages guarantees that when a terminal status is seen, every message
-// committed with it has been sent.
-func (s *Server) stream(ctx context.Context, id string, st *eventStream) error {
+// messages (reads.messages) guarantees that when a terminal status is
+// seen, every message committed with it has been sent.
+func (s *Server) stream(ctx context.Context, reads streamReads, id string, st *eventStream) error {
 	ticker := time.NewTicker(s.poll)
 	defer ticker.Stop()
 	if err := st.write("retry: 2000\n\n"); err != nil {
 		return err
 	}
 	for {
-		w, err := s.store.GetWorkflow(ctx, id)
+		w, err := s.sendNewMessages(ctx, reads, id, st)
 		if err != nil {
 			if workflow.KindOf(err) == workflow.KindNotFound {
 				// Deleted while streaming: say so, so a client does not
 				// take the end for a dropped connection and reconnect.
 				return st.write(fmt.Sprintf("event: deleted\ndata: {\"id\":%q}\n\n", id))
 			}
-			return err
-		}
-		if err := s.sendNewMessages(ctx, id, st); err != nil {
 			return err
 		}
 		if err := st.status(w); err != nil {
@@ -127,19 +136,25 @@ func (s *Server) stream(ctx context.Context, id string, st *eventStream) error {
 	}
 }
 
-func (s *Server) sendNewMessages(ctx context.Context, id string, st *eventStream) error {
+// sendNewMessages sends the messages after the last one sent, a page at a
+// time, and returns the workflow as it was read before the first page.
+func (s *Server) sendNewMessages(ctx context.Context, reads streamReads, id string, st *eventStream) (*workflow.Workflow, error) {
+	var first *workflow.Workflow
 	for {
-		msgs, err := s.store.Messages(ctx, id, st.after, eventsPage)
+		w, msgs, err := reads.messages(ctx, id, st.after, eventsPage)
 		if err != nil {
-			return err
+			return nil, err
+		}
+		if first == nil {
+			first = w
 		}
 		for _, m := range msgs {
 			if err := st.message(m); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		if len(msgs) < eventsPage {
-			return nil
+			return first, nil
 		}
 	}
 }

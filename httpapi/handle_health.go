@@ -42,6 +42,12 @@ func (s *Server) registerHealth(r *gin.Engine, api huma.API) {
 	}
 }
 
+// Pinger reports whether the store can serve requests; a workflow.Store
+// is one.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
 // readyzPingTimeout bounds the store ping, so /readyz answers within about
 // a second even while the store stalls.
 const readyzPingTimeout = time.Second

@@ -30,10 +30,7 @@ func (s *Server) registerMessages(api huma.API) {
 }
 
 func (s *Server) listMessages(ctx context.Context, in *listMessagesInput) (*listMessagesOutput, error) {
-	if _, err := s.ownedWorkflow(ctx, in.ID); err != nil {
-		return nil, s.fail(ctx, "listMessages", err)
-	}
-	msgs, err := s.store.Messages(ctx, in.ID, in.After, 0)
+	_, msgs, err := s.reads.Messages(ctx, UserFrom(ctx), in.ID, in.After, 0)
 	if err != nil {
 		return nil, s.fail(ctx, "listMessages", err)
 	}

@@ -92,7 +92,7 @@ func (s *Server) createWorkflow(ctx context.Context, in *createWorkflowInput) (*
 
 func (s *Server) listWorkflows(ctx context.Context, in *listWorkflowsInput) (*listWorkflowsOutput, error) {
 	list := func(p workflow.Page) ([]*workflow.Workflow, string, error) {
-		return s.store.ListWorkflows(ctx, UserFrom(ctx), p)
+		return s.reads.List(ctx, UserFrom(ctx), p)
 	}
 	var keep func(*workflow.Workflow) bool
 	if in.Status != "" {
@@ -105,11 +105,9 @@ func (s *Server) listWorkflows(ctx context.Context, in *listWorkflowsInput) (*li
 		}
 		return nil, s.fail(ctx, "listWorkflows", err)
 	}
-	out := &listWorkflowsOutput{Body: WorkflowList{Workflows: make([]WorkflowView, 0, len(ws)), NextCursor: next}}
-	for _, w := range ws {
-		if w.OwnedBy(UserFrom(ctx)) {
-			out.Body.Workflows = append(out.Body.Workflows, viewWorkflow(w))
-		}
+	out := &listWorkflowsOutput{Body: WorkflowList{Workflows: make([]WorkflowView, len(ws)), NextCursor: next}}
+	for i, w := range ws {
+		out.Body.Workflows[i] = viewWorkflow(w)
 	}
 	return out, nil
 }
@@ -142,20 +140,4 @@ func checkWorkflowID(id string) error {
 		return workflow.NoWorkflow(id)
 	}
 	return nil
-}
-
-// ownedWorkflow reads a workflow from the store for the caller, answering
-// another user's workflow exactly like a missing one.
-func (s *Server) ownedWorkflow(ctx context.Context, id string) (*workflow.Workflow, error) {
-	if err := checkWorkflowID(id); err != nil {
-		return nil, err
-	}
-	w, err := s.store.GetWorkflow(ctx, id)
-	if workflow.KindOf(err) == workflow.KindNotFound || (err == nil && !w.OwnedBy(UserFrom(ctx))) {
-		return nil, workflow.NoWorkflow(id)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return w, nil
 }

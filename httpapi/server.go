@@ -31,6 +31,18 @@ type Engine interface {
 	Decide(ctx context.Context, userID, id, approvalID string, d workflow.Decision) (*workflow.Workflow, error)
 }
 
+// Reads is what the user routes read: the caller's own workflows, another
+// user's answering KindNotFound exactly like an unknown id, and through
+// Admin any user's for the admin event stream and the Prefer: wait
+// notifier. *workflow.Engine satisfies it, as does a *workflow.Reader.
+type Reads interface {
+	Get(ctx context.Context, userID, id string) (*workflow.Workflow, error)
+	List(ctx context.Context, userID string, p workflow.Page) ([]*workflow.Workflow, string, error)
+	Messages(ctx context.Context, userID, id string, after int64, limit int) (*workflow.Workflow, []workflow.Message, error)
+	Document(ctx context.Context, userID, wfID, docID string) (workflow.DocumentContent, error)
+	Admin() *workflow.AdminReader
+}
+
 // ActionLister lists the registered actions for GET /api/v1/actions;
 // *actions.Registry (any workflow.Registry) satisfies it.
 type ActionLister interface {
@@ -43,10 +55,15 @@ type ActionLister interface {
 // with UserFrom(ctx).
 type AdminRoutes func(api huma.API)
 
-// Options wires a Server. Engine, Store, Actions and Auth are required.
+// Options wires a Server. Engine, Reads, Store, Actions and Auth are
+// required.
 type Options struct {
-	Engine  Engine
-	Store   workflow.Store
+	Engine Engine
+	// Reads serves every read of a workflow, its messages and documents;
+	// pass the engine.
+	Reads Reads
+	// Store is pinged by /readyz; it is not read.
+	Store   Pinger
 	Actions ActionLister
 	Auth    *Authenticator
 	Limits  Limits
@@ -94,7 +111,8 @@ type Options struct {
 // concurrent use.
 type Server struct {
 	engine    Engine
-	store     workflow.Store
+	reads     Reads
+	store     Pinger
 	actions   ActionLister
 	auth      *Authenticator
 	limits    Limits
@@ -129,6 +147,9 @@ func New(opts Options) (*Server, error) {
 	if opts.Engine == nil {
 		errs = append(errs, errors.New("opts.Engine is required"))
 	}
+	if opts.Reads == nil {
+		errs = append(errs, errors.New("opts.Reads is required"))
+	}
 	if opts.Store == nil {
 		errs = append(errs, errors.New("opts.Store is required"))
 	}
@@ -146,10 +167,10 @@ func New(opts Options) (*Server, error) {
 		return nil, workflow.WrapKind(workflow.KindInvalid, errors.Join(errs...), "httpapi.New")
 	}
 	s := &Server{
-		engine: opts.Engine, store: opts.Store, actions: opts.Actions, auth: opts.Auth,
+		engine: opts.Engine, reads: opts.Reads, store: opts.Store, actions: opts.Actions, auth: opts.Auth,
 		limits: limits, log: opts.Logger, metrics: opts.Metrics, modelName: opts.ModelName, models: opts.Models, modelOK: opts.ModelCheck,
 		deps:    opts.Dependencies,
-		version: opts.Version, admin: opts.Admin, waits: newNotifier(opts.Store),
+		version: opts.Version, admin: opts.Admin, waits: newNotifier(opts.Reads),
 		poll: orDefault(opts.EventPoll, 250*time.Millisecond), heartbeat: orDefault(opts.Heartbeat, 15*time.Second),
 		writeWait: orDefault(opts.WriteTimeout, 2*time.Minute), tracing: opts.Tracing,
 		closing: make(chan struct{}),

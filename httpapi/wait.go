@@ -43,9 +43,11 @@ func settled(w *workflow.Workflow) bool {
 // notifier is the one per-Server watcher of rounds that requests wait on
 // (Prefer: wait): however many requests wait, each waited workflow is read
 // once per waitPoll by one goroutine, which runs only while someone
-// waits. The round may run on any instance; the store is the truth.
+// waits. The round may run on any instance; the store is the truth. It
+// reads with the admin's scope: every waiter holds the workflow the engine
+// already returned to its owner, and the notifier answers only with it.
 type notifier struct {
-	store workflow.Store
+	reads *workflow.AdminReader
 	poll  time.Duration
 
 	mu      sync.Mutex
@@ -53,8 +55,8 @@ type notifier struct {
 	running bool
 }
 
-func newNotifier(store workflow.Store) *notifier {
-	return &notifier{store: store, poll: waitPoll, waiters: map[string][]chan *workflow.Workflow{}}
+func newNotifier(reads Reads) *notifier {
+	return &notifier{reads: reads.Admin(), poll: waitPoll, waiters: map[string][]chan *workflow.Workflow{}}
 }
 
 // wait returns the workflow once its round has settled, or nil when ctx
@@ -107,7 +109,7 @@ func (n *notifier) loop() {
 		n.mu.Unlock()
 		for _, id := range ids {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			w, err := n.store.GetWorkflow(ctx, id)
+			w, err := n.reads.Get(ctx, id)
 			cancel()
 			if err != nil || !settled(w) {
 				if workflow.KindOf(err) != workflow.KindNotFound {
@@ -156,7 +158,7 @@ func (s *Server) answerAfter(ctx context.Context, prefer string, w *workflow.Wor
 			return out // the deadline: today's answer
 		}
 	}
-	msgs, err := s.store.Messages(ctx, w.ID, 0, 0)
+	_, msgs, err := s.reads.Messages(ctx, UserFrom(ctx), w.ID, 0, 0)
 	if err != nil {
 		return out
 	}

@@ -191,7 +191,7 @@ func (g *Gateway) build(cfg Config, log zerolog.Logger) error {
 		return fmt.Errorf("workflow.NewEngine: %w", err)
 	}
 	admin, err := httpapi.NewAdmin(httpapi.AdminOptions{
-		Store: g.Store, Model: g.Model, Registry: reg, Prompts: builder, Redactor: redactor,
+		Reads: g.Engine.Admin(), Model: g.Model, Registry: reg, Prompts: builder, Redactor: redactor,
 		PlanActions: plan.Offered, CountTokens: (&llm.Tokenizer{}).Count, DocumentText: actions.DocumentText,
 	})
 	if err != nil {
@@ -209,7 +209,7 @@ func (g *Gateway) build(cfg Config, log zerolog.Logger) error {
 		return err
 	}
 	g.API, err = httpapi.New(httpapi.Options{
-		Engine: g.Engine, Store: g.Store, Actions: reg, Auth: auth, Limits: l.HTTP,
+		Engine: g.Engine, Reads: g.Engine, Store: g.Store, Actions: reg, Auth: auth, Limits: l.HTTP,
 		Logger: log.With().Str("component", "http").Logger(), Metrics: g.Metrics,
 		ModelName: g.Model.Name(), Models: modelNames(g.Model), Version: Version(), Admin: admin.Register,
 		ModelCheck: ModelCheck(g.Model), Dependencies: deps, Tracing: g.Tel.Middleware(),

@@ -145,21 +145,6 @@ func (e *Engine) stop(ctx context.Context, userID, id string) (*Workflow, error)
 	}
 }
 
-// Get returns userID's workflow; another user's answers KindNotFound.
-func (e *Engine) Get(ctx context.Context, userID, id string) (*Workflow, error) {
-	if !ValidID(PrefixWorkflow, id) {
-		return nil, NoWorkflow(id)
-	}
-	wf, err := e.store.GetWorkflow(ctx, id)
-	if KindOf(err) == KindNotFound || (err == nil && !wf.OwnedBy(userID)) {
-		return nil, NoWorkflow(id)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return wf, nil
-}
-
 // Delete removes the workflow and everything it owns, stopping its running
 // round first (and, on this instance, waiting for the run to end).
 func (e *Engine) Delete(ctx context.Context, userID, id string) (err error) {
