@@ -10,11 +10,11 @@ import (
 	"github.com/twostep/twostep/workflow"
 )
 
-// A round the failure breaker ended at its last allowed step resumes past
-// that step (Resume moves on from a committed step), so the resumed round
-// starts beyond maxSteps: Run.endAtLimit ends it at once with the mode's
-// closing message, status completed, stop reason max_steps, and no step of
-// the mode runs.
+// A round the failure breaker ended at its last allowed step keeps the
+// checkpoint of the step after it, so the resumed round starts beyond
+// maxSteps: Run.endAtLimit ends it at once with the mode's closing
+// message, status completed, stop reason max_steps, and no step of the
+// mode runs.
 func TestResumePastTheLastStepEndsAtTheLimit(t *testing.T) {
 	t.Parallel()
 	const maxSteps = workflow.MaxFailuresInARow // the breaker trips at the last step
@@ -43,6 +43,9 @@ func TestResumePastTheLastStepEndsAtTheLimit(t *testing.T) {
 	}
 	if len(steps) != maxSteps {
 		t.Fatalf("the mode ran %d steps, want %d", len(steps), maxSteps)
+	}
+	if cp := failed.Checkpoint; cp == nil || cp.Step != maxSteps+1 || cp.Phase != workflow.PhaseSelect {
+		t.Fatalf("failed round's checkpoint %+v, want select at step %d (where Resume goes on)", cp, maxSteps+1)
 	}
 	resumed, err := e.Resume(ctx, "alice", wf.ID)
 	if err != nil {
