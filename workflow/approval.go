@@ -265,7 +265,7 @@ func (e *Engine) reject(ctx context.Context, wf *Workflow, outcome, comment stri
 	}
 	next := wf.Clone()
 	upgradeCheckpoint(next)
-	after := Checkpoint{Step: p.Step + 1, Phase: PhaseSelect}
+	after := Checkpoint{Step: wf.Step + 1, Phase: PhaseSelect}
 	if cp := next.Checkpoint; cp != nil {
 		if cp.AfterReject != nil {
 			after = *cp.AfterReject
