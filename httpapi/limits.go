@@ -38,12 +38,6 @@ type Limits struct {
 	MaxInflightUploadBytes int64 `yaml:"maxInflightUploadBytes"`
 }
 
-// MaxStepsLimit is the largest maxSteps a request may ask for (DESIGN:
-// 1–100): the engine's workflow.DefaultMaxStepsLimit, its one home. The
-// maximum tag of CreateWorkflowBody.MaxSteps must say the same (a test
-// checks it: tags cannot name a constant).
-const MaxStepsLimit = workflow.DefaultMaxStepsLimit
-
 const maxNameLen = 255
 
 func (l Limits) withDefaults() (Limits, error) {

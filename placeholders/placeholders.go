@@ -1,6 +1,7 @@
 // Package placeholders is the placeholder factory: it turns workflow state
 // (messages, actions, connections, a Stage 1 selection) into the text of
-// each {{KEY:NAME}} placeholder of DESIGN §3–4.
+// each {{KEY:NAME}} placeholder of DESIGN §3–4 (the names are
+// templates.Key*; prompts pairs each name with its text).
 //
 // Every function is pure and deterministic: the same state gives the same
 // text, which keeps rendered prompts testable with golden files. The one
@@ -10,26 +11,6 @@
 // show (the action-plan mode passes a subset). No secret is ever rendered:
 // connections are shown by label, kind and description only.
 package placeholders
-
-// The placeholder names, as in templates (a prompts test checks they match
-// templates.KnownKeys).
-const (
-	UserPrompt                = "USER_PROMPT"
-	AvailableMethods          = "AVAILABLE_METHODS"
-	AvailableDocumentsIndex   = "AVAILABLE_DOCUMENTS_INDEX"
-	AvailableConnectionsIndex = "AVAILABLE_CONNECTIONS_INDEX"
-	WorkflowHistory           = "WORKFLOW_HISTORY"
-	ValidationFeedback        = "VALIDATION_FEEDBACK"
-	ActionObjective           = "ACTION_OBJECTIVE"
-	SelectedAction            = "SELECTED_ACTION"
-	ParametersContext         = "PARAMETERS_CONTEXT"
-	ParametersSchema          = "PARAMETERS_SCHEMA"
-	PreviousResponse          = "PREVIOUS_RESPONSE"
-	PlanProgress              = "PLAN_PROGRESS"
-	PreviousSummary           = "PREVIOUS_SUMMARY"
-	CompactedEntries          = "COMPACTED_ENTRIES"
-	SummaryLimit              = "SUMMARY_LIMIT"
-)
 
 // DefaultHistoryBudget is the WORKFLOW_HISTORY size budget, in characters,
 // used when a caller passes 0.

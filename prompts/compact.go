@@ -47,10 +47,10 @@ func (b *Builder) SummaryLimit() int { return placeholders.SummaryTextLimit(b.op
 func (b *Builder) Compact(in CompactInput) (Rendered, error) {
 	limit := compactInputFactor * max(b.opts.HistoryBudget, placeholders.DefaultHistoryBudget)
 	return b.render(templates.Compact, in.Template, map[string]string{
-		placeholders.UserPrompt:       placeholders.UserPromptText(in.Messages, currentRound(Stage1Input{Workflow: in.Workflow, Messages: in.Messages})),
-		placeholders.PreviousSummary:  placeholders.PreviousSummaryText(in.Previous),
-		placeholders.CompactedEntries: placeholders.CompactedEntriesText(in.Entries, limit),
-		placeholders.SummaryLimit:     strconv.Itoa(b.SummaryLimit()),
+		templates.KeyUserPrompt:       placeholders.UserPromptText(in.Messages, currentRound(Stage1Input{Workflow: in.Workflow, Messages: in.Messages})),
+		templates.KeyPreviousSummary:  placeholders.PreviousSummaryText(in.Previous),
+		templates.KeyCompactedEntries: placeholders.CompactedEntriesText(in.Entries, limit),
+		templates.KeySummaryLimit:     strconv.Itoa(b.SummaryLimit()),
 	})
 }
 

@@ -73,11 +73,8 @@ func ParseStage1(reply string, env Stage1Env) Stage1Result {
 }
 
 // maxQuoted bounds, in runes, model text quoted inside a problem line;
-// maxProblemLine bounds, in bytes, a whole line that quotes model text.
-const (
-	maxQuoted      = 80
-	maxProblemLine = 400
-)
+// workflow.MaxProblemLine bounds a whole line that quotes model text.
+const maxQuoted = 80
 
 // MaxProblems bounds the problem lines of one parsed reply. A reply that
 // is crammed with bad entries (thousands of references or fields) gets its

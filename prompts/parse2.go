@@ -65,13 +65,13 @@ func ParseStage2(reply string, action workflow.ActionSpec, asked []workflow.Fiel
 		p.add("%s", line)
 	}
 	for _, line := range CheckAskedFields(params, action, asked) {
-		p.add("%s", workflow.Clip(line, maxProblemLine))
+		p.add("%s", workflow.Clip(line, workflow.MaxProblemLine))
 	}
 	if reg == nil {
 		p.add("no registry to validate the parameters against")
 	} else {
 		for _, line := range reg.ValidateParameters(action.Name, params) {
-			p.add("%s", workflow.Clip(line, maxProblemLine))
+			p.add("%s", workflow.Clip(line, workflow.MaxProblemLine))
 		}
 	}
 	res.Parameters = params

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/twostep/twostep/placeholders"
 	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
 )
@@ -116,7 +115,7 @@ func TestHistoryInStage1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := r.Placeholders[placeholders.WorkflowHistory]
+	h := r.Placeholders[templates.KeyWorkflowHistory]
 	// Newest first: round 2 newest to oldest, then round 1 newest to oldest.
 	order := []string{"[round 2, step 2] action", "[round 2, step 1] action crm.lookup", "[round 2] user", "[round 1, step 2] assistant", "[round 1, step 1] action document.extract", "[round 1] user"}
 	last := -1
@@ -144,7 +143,7 @@ func TestHistoryInStage1(t *testing.T) {
 			t.Errorf("the result of %s appears outside its fence", m.ID)
 		}
 	}
-	if got := r.Placeholders[placeholders.UserPrompt]; got != "Now look up the customer ACME in the CRM." {
+	if got := r.Placeholders[templates.KeyUserPrompt]; got != "Now look up the customer ACME in the CRM." {
 		t.Errorf("USER_PROMPT = %q", got)
 	}
 
@@ -152,7 +151,7 @@ func TestHistoryInStage1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sh := small.Placeholders[placeholders.WorkflowHistory]
+	sh := small.Placeholders[templates.KeyWorkflowHistory]
 	if len([]rune(sh)) > 700 || !strings.HasSuffix(sh, "older entries omitted)") || strings.Contains(sh, "[round 1] user") || !strings.HasPrefix(sh, "- [round 2, step 2]") {
 		t.Errorf("history under a 700-character budget:\n%s", sh)
 	}
@@ -164,7 +163,7 @@ func TestRenderErrors(t *testing.T) {
 	if _, err := b.Render("nope", nil); workflow.KindOf(err) != workflow.KindNotFound {
 		t.Errorf("Render(nope) error = %v, want not found", err)
 	}
-	if _, err := b.Render(templates.Stage2, map[string]string{placeholders.ActionObjective: "x"}); workflow.KindOf(err) != workflow.KindInternal ||
+	if _, err := b.Render(templates.Stage2, map[string]string{templates.KeyActionObjective: "x"}); workflow.KindOf(err) != workflow.KindInternal ||
 		!strings.Contains(err.Error(), "no value for") {
 		t.Errorf("Render(stage2, partial) error = %v, want a missing key", err)
 	}
@@ -180,18 +179,5 @@ func TestRenderErrors(t *testing.T) {
 	}
 	if len(r.Messages) != 1 || !strings.HasPrefix(r.Messages[0].Content, "ONLY ai.process") || len(r.Placeholders) != 1 {
 		t.Errorf("override render = %+v", r)
-	}
-}
-
-func TestPlaceholderNamesMatchTemplates(t *testing.T) {
-	t.Parallel()
-	got := []string{placeholders.UserPrompt, placeholders.AvailableMethods, placeholders.AvailableDocumentsIndex,
-		placeholders.AvailableConnectionsIndex, placeholders.WorkflowHistory, placeholders.ValidationFeedback,
-		placeholders.ActionObjective, placeholders.SelectedAction, placeholders.ParametersContext,
-		placeholders.ParametersSchema, placeholders.PreviousResponse, placeholders.PlanProgress,
-		placeholders.PreviousSummary, placeholders.CompactedEntries, placeholders.SummaryLimit}
-	slices.Sort(got)
-	if diff := cmp.Diff(templates.KnownKeys(), got); diff != "" {
-		t.Errorf("placeholder names differ from templates.KnownKeys (-templates +placeholders):\n%s", diff)
 	}
 }

@@ -1,7 +1,6 @@
 package prompts
 
 import (
-	"github.com/twostep/twostep/placeholders"
 	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
 )
@@ -24,8 +23,8 @@ func (b *Builder) Repair(in RepairInput) (Rendered, error) {
 		prev = prev[:MaxReplyBytes]
 	}
 	return b.render(templates.Repair, in.Template, map[string]string{
-		placeholders.PreviousResponse:   prev,
-		placeholders.AvailableMethods:   b.methods.Methods(in.Actions),
-		placeholders.ValidationFeedback: in.Feedback,
+		templates.KeyPreviousResponse:   prev,
+		templates.KeyAvailableMethods:   b.methods.Methods(in.Actions),
+		templates.KeyValidationFeedback: in.Feedback,
 	})
 }

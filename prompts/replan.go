@@ -1,7 +1,6 @@
 package prompts
 
 import (
-	"github.com/twostep/twostep/placeholders"
 	"github.com/twostep/twostep/templates"
 )
 
@@ -19,7 +18,7 @@ type ReplanInput struct {
 // prompt's inputs without VALIDATION_FEEDBACK, plus PLAN_PROGRESS.
 func (b *Builder) Replan(in ReplanInput) (Rendered, error) {
 	v := b.Stage1Values(in.Stage1Input)
-	delete(v, placeholders.ValidationFeedback)
-	v[placeholders.PlanProgress] = in.Progress
+	delete(v, templates.KeyValidationFeedback)
+	v[templates.KeyPlanProgress] = in.Progress
 	return b.render(templates.Replan, in.Template, v)
 }

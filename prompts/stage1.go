@@ -34,12 +34,12 @@ type Stage1Input struct {
 // WORKFLOW_HISTORY and VALIDATION_FEEDBACK.
 func (b *Builder) Stage1Values(in Stage1Input) map[string]string {
 	return map[string]string{
-		placeholders.UserPrompt:                placeholders.UserPromptText(in.Messages, currentRound(in)),
-		placeholders.AvailableMethods:          b.methods.Methods(in.Actions),
-		placeholders.AvailableDocumentsIndex:   placeholders.DocumentsIndex(in.Messages),
-		placeholders.AvailableConnectionsIndex: placeholders.ConnectionsIndex(in.Connections),
-		placeholders.WorkflowHistory:           placeholders.History(in.Messages, b.opts.HistoryBudget),
-		placeholders.ValidationFeedback:        joinBlocks(workflow.LoopWarning(in.Messages, currentRound(in), workflow.LoopLimit(b.opts.LoopRepeats)), in.Feedback),
+		templates.KeyUserPrompt:                placeholders.UserPromptText(in.Messages, currentRound(in)),
+		templates.KeyAvailableMethods:          b.methods.Methods(in.Actions),
+		templates.KeyAvailableDocumentsIndex:   placeholders.DocumentsIndex(in.Messages),
+		templates.KeyAvailableConnectionsIndex: placeholders.ConnectionsIndex(in.Connections),
+		templates.KeyWorkflowHistory:           placeholders.History(in.Messages, b.opts.HistoryBudget),
+		templates.KeyValidationFeedback:        joinBlocks(workflow.LoopWarning(in.Messages, currentRound(in), workflow.LoopLimit(b.opts.LoopRepeats)), in.Feedback),
 	}
 }
 

@@ -35,11 +35,11 @@ func stage2Values(in Stage2Input, schema string) map[string]string {
 		selected += ": " + workflow.Excerpt(in.Action.Description, 500)
 	}
 	return map[string]string{
-		placeholders.ActionObjective:    in.Selection.ActionObjective,
-		placeholders.SelectedAction:     selected,
-		placeholders.ParametersContext:  in.Selection.ParametersContext,
-		placeholders.ParametersSchema:   schema,
-		placeholders.ValidationFeedback: in.Feedback,
+		templates.KeyActionObjective:    in.Selection.ActionObjective,
+		templates.KeySelectedAction:     selected,
+		templates.KeyParametersContext:  in.Selection.ParametersContext,
+		templates.KeyParametersSchema:   schema,
+		templates.KeyValidationFeedback: in.Feedback,
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/twostep/twostep/workflow"
 )
 
 // placeholderOpen starts a placeholder; a placeholder is "{{KEY:" followed
@@ -80,7 +82,7 @@ func divider(line string) (string, bool) {
 		return "", false
 	}
 	switch role := strings.TrimSpace(inner); role {
-	case RoleSystem, RoleUser, RoleAssistant:
+	case workflow.PromptSystem, workflow.PromptUser, workflow.PromptAssistant:
 		return role, true
 	}
 	return "", false

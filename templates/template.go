@@ -6,16 +6,10 @@ import (
 	"strings"
 )
 
-// Roles a template part may speak for. They match the chat roles every
-// model provider accepts.
-const (
-	RoleSystem    = "system"
-	RoleUser      = "user"
-	RoleAssistant = "assistant"
-)
-
 // Part is one chat message of a rendered template.
 type Part struct {
+	// Role is the section's role: one of the prompt roles
+	// workflow.PromptSystem, PromptUser and PromptAssistant.
 	Role    string
 	Content string
 }

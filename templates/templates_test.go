@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/twostep/twostep/workflow"
 )
 
 func TestLoadBuiltin(t *testing.T) {
@@ -90,8 +92,8 @@ func TestRender(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := []Part{
-			{Role: RoleSystem, Content: "You help."},
-			{Role: RoleUser, Content: "Ask: {{KEY:VALIDATION_FEEDBACK}}\nAgain: {{KEY:VALIDATION_FEEDBACK}} {{ not a placeholder }}"},
+			{Role: workflow.PromptSystem, Content: "You help."},
+			{Role: workflow.PromptUser, Content: "Ask: {{KEY:VALIDATION_FEEDBACK}}\nAgain: {{KEY:VALIDATION_FEEDBACK}} {{ not a placeholder }}"},
 		}
 		if !slices.Equal(parts, want) {
 			t.Errorf("Render() = %q, want %q", parts, want)

@@ -127,11 +127,12 @@ func (r *Run) Pause(ctx context.Context, s StepApproval) error {
 	if r.wf.Checkpoint != nil {
 		cp = *r.wf.Checkpoint.Clone()
 	}
-	cp.Approval = nil
+	cp.Step, cp.Approval = r.wf.Step, nil
 	cp.AfterReject = s.Next.Clone()
 	if cp.AfterReject == nil {
 		cp.AfterReject = &Checkpoint{Phase: PhaseSelect}
 	}
+	cp.AfterReject.Step = r.wf.Step + 1
 	next.Checkpoint = &cp
 	next.Status = StatusAwaitingApproval
 	next.PendingApproval = &PendingApproval{
@@ -245,8 +246,9 @@ func (e *Engine) checkEdit(wf *Workflow, action string, params map[string]any) [
 }
 
 // reject records the pending step as rejected (an action message with
-// status rejected whose summary says so and gives the comment), advances
-// to the step after it and makes the round run again.
+// status rejected whose summary says so and gives the comment), goes on
+// from the checkpoint Pause saved for the step after it and makes the
+// round run again.
 func (e *Engine) reject(ctx context.Context, wf *Workflow, outcome, comment string) (*Workflow, error) {
 	p := wf.PendingApproval
 	summary := fmt.Sprintf("%s was not run: the approval was %s", p.Action, outcome)
@@ -262,15 +264,16 @@ func (e *Engine) reject(ctx context.Context, wf *Workflow, outcome, comment stri
 		Status: MessageRejected, Documents: []Document{}, Summary: summary, CreatedAt: e.now(),
 	}
 	next := wf.Clone()
-	after := Checkpoint{Phase: PhaseSelect}
-	if wf.Checkpoint != nil && wf.Checkpoint.AfterReject != nil {
-		after = *wf.Checkpoint.AfterReject.Clone()
-	}
-	if wf.Checkpoint != nil {
-		after.Failures = wf.Checkpoint.Failures
+	upgradeCheckpoint(next)
+	after := Checkpoint{Step: wf.Step + 1, Phase: PhaseSelect}
+	if cp := next.Checkpoint; cp != nil {
+		if cp.AfterReject != nil {
+			after = *cp.AfterReject
+		}
+		after.Failures = cp.Failures
 	}
 	next.Checkpoint = &after
-	next.Step++
+	next.Step = after.Step
 	next.Status, next.PendingApproval, next.UpdatedAt = StatusRunning, nil, e.now()
 	stored, err := e.commitAndSchedule(ctx, next, wf.Version, []Message{msg}, nil)
 	if err != nil {

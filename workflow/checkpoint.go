@@ -70,8 +70,17 @@ type PlanStep struct {
 	Connection  string         `json:"connection,omitempty"`
 }
 
-// Checkpoint is the persisted state of the running round's current step.
+// Checkpoint is the persisted position of a round: the step it runs (or
+// goes on with when resumed) and that step's phase and state.
 type Checkpoint struct {
+	// Step is the number of the step this checkpoint belongs to, the one
+	// place the engine keeps where the round goes on: while the round runs
+	// it equals Workflow.Step; after the failure breaker ended the round it
+	// is the step after the last one run. The engine sets it (Run.Checkpoint
+	// keeps the current step, CommitStep and Pause name the next); a mode
+	// never does. Zero only in a checkpoint stored before the field existed
+	// (see upgradeCheckpoint).
+	Step  int   `json:"step" doc:"The step the round runs, or goes on with when resumed"`
 	Phase Phase `json:"phase"`
 	// Selection is set once Stage 1 has succeeded.
 	Selection *Selection `json:"selection,omitempty"`
@@ -144,4 +153,24 @@ func (c *Checkpoint) Clone() *Checkpoint {
 		}
 	}
 	return &d
+}
+
+// upgradeCheckpoint gives the checkpoint of wf, when it was stored before
+// checkpoints named their step (Step 0), the step that version derived:
+// the workflow's Step, or the step after it when the failure breaker had
+// ended the round after committing that step; and to a pending approval's
+// AfterReject, the step after the checkpoint's. A checkpoint with its step
+// is left as it is.
+func upgradeCheckpoint(wf *Workflow) {
+	cp := wf.Checkpoint
+	if cp == nil || cp.Step != 0 {
+		return
+	}
+	cp.Step = wf.Step
+	if wf.Status == StatusFailed && wf.StopReason == StopFailures && cp.Failures >= MaxFailuresInARow {
+		cp.Step++
+	}
+	if cp.AfterReject != nil && cp.AfterReject.Step == 0 {
+		cp.AfterReject.Step = cp.Step + 1
+	}
 }

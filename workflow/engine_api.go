@@ -73,8 +73,11 @@ func (e *Engine) StartRound(ctx context.Context, userID, id string, in NewRound)
 	return e.commitAndSchedule(ctx, next, wf.Version, []Message{msg}, docs)
 }
 
-// Resume continues a failed or stopped round from its last checkpoint
-// (the failure count reset); KindConflict for any other status.
+// Resume continues a failed or stopped round from its checkpoint, at the
+// checkpoint's step (the failure count reset): the step a stop or an error
+// interrupted, or the step after the one the failure breaker ended the
+// round with; a round without a checkpoint (plan_unavailable) runs its
+// step again from the start. KindConflict for any other status.
 func (e *Engine) Resume(ctx context.Context, userID, id string) (_ *Workflow, err error) {
 	defer Wrap(&err, "Resume(%q)", id)
 	wf, err := e.Get(ctx, userID, id)
@@ -85,15 +88,11 @@ func (e *Engine) Resume(ctx context.Context, userID, id string) (_ *Workflow, er
 		return nil, Errorf(KindConflict, "only a failed or stopped round can be resumed; workflow %s is %s", id, wf.Status)
 	}
 	next := wf.Clone()
-	if next.StopReason == StopFailures && next.Checkpoint != nil && next.Checkpoint.Failures >= MaxFailuresInARow {
-		// The breaker ended the round after a committed step. A round
-		// failed by an error inside a step (failRound) committed none, so
-		// it resumes that step from its checkpoint.
-		next.Step++
-	}
+	upgradeCheckpoint(next)
 	if next.Checkpoint == nil {
-		next.Checkpoint = &Checkpoint{Phase: PhaseSelect}
+		next.Checkpoint = &Checkpoint{Step: next.Step, Phase: PhaseSelect}
 	}
+	next.Step = next.Checkpoint.Step
 	next.Checkpoint.Failures = 0
 	next.Status, next.StopReason, next.Error = StatusRunning, "", ""
 	next.UpdatedAt = e.now()
@@ -204,7 +203,7 @@ func (e *Engine) commitAndSchedule(ctx context.Context, next *Workflow, version 
 func startRound(wf *Workflow, round int) {
 	wf.Round, wf.Step = round, 1
 	wf.Status, wf.StopReason, wf.Error = StatusRunning, "", ""
-	wf.Checkpoint = &Checkpoint{Phase: PhaseSelect}
+	wf.Checkpoint = &Checkpoint{Step: 1, Phase: PhaseSelect}
 	wf.TraceContext = TraceContext{} // a new round links to no earlier run
 }
 

@@ -2,6 +2,7 @@ package workflow_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 
 	"github.com/twostep/twostep/memstore"
@@ -26,9 +27,12 @@ func fourPhases(ctx context.Context, run *workflow.Run) error {
 		cp.Phase, cp.Parameters = workflow.PhaseExecute, map[string]any{"text": "x"}
 		return run.Checkpoint(ctx, cp)
 	}
+	// Each step's result differs, so the loop rule (checked every step)
+	// never ends the round before maxSteps.
+	wf := run.Workflow()
 	return run.CommitStep(ctx, workflow.StepResult{Action: "test.echo", Executed: true, Messages: []workflow.Message{{
-		ID: workflow.NewID(workflow.PrefixMessage), Round: run.Workflow().Round, Step: run.Workflow().Step,
-		Role: workflow.RoleAction, Action: "test.echo", Status: workflow.MessageSuccess, Text: "x",
+		ID: workflow.NewID(workflow.PrefixMessage), Round: wf.Round, Step: wf.Step,
+		Role: workflow.RoleAction, Action: "test.echo", Status: workflow.MessageSuccess, Text: "x" + strconv.Itoa(wf.Step),
 	}}})
 }
 

@@ -26,8 +26,9 @@ func (e *Engine) runRound(ctx context.Context, wf *Workflow, fence int64) (last 
 		}
 		return wf
 	}
+	upgradeCheckpoint(wf)
 	if wf.Checkpoint == nil {
-		wf.Checkpoint = &Checkpoint{Phase: PhaseSelect}
+		wf.Checkpoint = &Checkpoint{Step: wf.Step, Phase: PhaseSelect}
 	}
 	run := &Run{e: e, mode: mode, wf: wf, msgs: msgs, fence: fence, stepStart: time.Now()}
 	ctx, spans := e.startRoundSpan(ctx, run)
@@ -47,7 +48,7 @@ func (e *Engine) runRound(ctx context.Context, wf *Workflow, fence int64) (last 
 	}
 	for run.wf.Status == StatusRunning && ctx.Err() == nil && !e.runner.draining.Load() {
 		version := run.wf.Version
-		if run.wf.Step > run.wf.MaxSteps {
+		if run.wf.Checkpoint.Step > run.wf.MaxSteps {
 			err = run.endAtLimit(ctx)
 		} else {
 			err = mode.Step(spans.stepContext(ctx, run), run)
@@ -64,7 +65,9 @@ func (e *Engine) runRound(ctx context.Context, wf *Workflow, fence int64) (last 
 }
 
 // settle applies the round-ending rules to next, the state after a step
-// whose messages are pending, in this order:
+// whose messages are pending: next.Step is still the finished step and
+// next.Checkpoint the position after it (the next step's number and
+// phase). In this order:
 //
 //  1. end set by the mode (workflow.complete, plan_unavailable): that outcome;
 //  2. MaxFailuresInARow failed steps in a row: status failed, stop reason
@@ -75,8 +78,11 @@ func (e *Engine) runRound(ctx context.Context, wf *Workflow, fence int64) (last 
 //  4. the step after the last allowed one: the mode's closing message is
 //     appended (no model call), status completed, stop reason max_steps.
 //
-// It returns the messages to append. This is the one place both modes' rounds
-// end by rule; next.Step has already been advanced past the finished step.
+// A round that ends keeps Step at its last step (the limit, for max_steps);
+// the failure breaker also keeps the checkpoint, so Resume goes on with the
+// step after. A round that goes on moves Step to its checkpoint's. settle
+// returns the messages to append. This is the one place both modes' rounds
+// end by rule.
 func (r *Run) settle(next *Workflow, end *RoundEnd, pending []Message) []Message {
 	var loopText string
 	if end == nil && len(pending) > 0 {
@@ -85,20 +91,19 @@ func (r *Run) settle(next *Workflow, end *RoundEnd, pending []Message) []Message
 	switch {
 	case end != nil:
 		next.Status, next.StopReason, next.Error = end.Status, end.Reason, end.Error
-		next.Step--
 		next.Checkpoint = nil
-	case next.Checkpoint != nil && next.Checkpoint.Failures >= MaxFailuresInARow:
+	case next.Checkpoint.Failures >= MaxFailuresInARow:
 		next.Status, next.StopReason = StatusFailed, StopFailures
 		next.Error = fmt.Sprintf("%d steps failed in a row", next.Checkpoint.Failures)
-		next.Step--
 	case loopText != "":
-		closing := Message{ID: NewID(PrefixMessage), Role: RoleAssistant, Round: next.Round, Step: next.Step,
+		// Like a completed round's answer, the closing message gets the
+		// step after the last one.
+		closing := Message{ID: NewID(PrefixMessage), Role: RoleAssistant, Round: next.Round, Step: next.Checkpoint.Step,
 			Text: loopText}
 		next.Status, next.StopReason, next.Error = StatusCompleted, StopLoop, ""
-		next.Step--
 		next.Checkpoint = nil
 		return []Message{closing}
-	case next.Step > next.MaxSteps:
+	case next.Checkpoint.Step > next.MaxSteps:
 		next.Step = next.MaxSteps
 		view := *r
 		view.wf = next
@@ -113,6 +118,8 @@ func (r *Run) settle(next *Workflow, end *RoundEnd, pending []Message) []Message
 		next.Status, next.StopReason, next.Error = StatusCompleted, StopMaxSteps, ""
 		next.Checkpoint = nil
 		return []Message{closing}
+	default:
+		next.Step = next.Checkpoint.Step
 	}
 	return nil
 }
@@ -123,7 +130,9 @@ func (r *Run) loopEnd(next *Workflow, pending []Message) string {
 	return loopEndOf(r.msgs, pending, next.Round, LoopLimit(r.e.cfg.LoopRepeats))
 }
 
-// endAtLimit ends a round that resumed past its last allowed step.
+// endAtLimit ends a round whose position is past its last allowed step:
+// Resume after the failure breaker ended the round at the last step, or a
+// rejected approval of the last step. No step of the mode runs.
 func (r *Run) endAtLimit(ctx context.Context) error {
 	next := r.wf.Clone()
 	msgs := r.settle(next, nil, nil)

@@ -230,9 +230,10 @@ func (r *Run) flushTraces(ctx context.Context) {
 
 // Checkpoint persists the next phase of the current step (with the stats
 // gathered so far), so a restarted engine resumes from it. The engine keeps
-// the failure count; cp's own Failures is ignored.
+// the step and the failure count; cp's own Step and Failures are ignored.
 func (r *Run) Checkpoint(ctx context.Context, cp Checkpoint) error {
 	next := r.wf.Clone()
+	cp.Step = r.wf.Step
 	if r.wf.Checkpoint != nil {
 		cp.Failures = r.wf.Checkpoint.Failures
 	}
@@ -283,9 +284,8 @@ func (r *Run) CommitStep(ctx context.Context, res StepResult) error {
 	if res.Next != nil {
 		cp = *res.Next.Clone()
 	}
-	cp.Failures = failures
+	cp.Step, cp.Failures = r.wf.Step+1, failures
 	next.Checkpoint = &cp
-	next.Step++
 	msgs := append([]Message(nil), res.Messages...)
 	msgs = append(msgs, r.settle(next, res.End, msgs)...)
 	if err := r.commit(ctx, next, msgs, res.Documents); err != nil {

@@ -101,7 +101,7 @@ func ConnectionProblem(spec ActionSpec, known bool, label string, conns []Connec
 	}
 	c, err := ResolveConnection(conns, label)
 	if err != nil {
-		return field + ": " + Clip(PublicMessage(err), maxProblemLine)
+		return field + ": " + Clip(PublicMessage(err), MaxProblemLine)
 	}
 	if known && spec.ConnectionKind != "" && c.Kind != spec.ConnectionKind {
 		return fmt.Sprintf("connection %q is of kind %q, but action %q uses kind %q: set %q to one of: %s",
@@ -122,8 +122,10 @@ func ForbiddenKeyProblems(params map[string]any) []string {
 	return lines
 }
 
-// maxProblemLine bounds a problem line that quotes model text.
-const maxProblemLine = 400
+// MaxProblemLine bounds, in bytes, a problem line that quotes model text
+// (Clip): the lines CheckStepInputs returns and those Stage 1 and Stage 2
+// feed back to the model.
+const MaxProblemLine = 400
 
 // labelsOfKind lists the labels of conns of the given kind ("" for any).
 func labelsOfKind(conns []Connection, kind string) string {

@@ -20,9 +20,8 @@ const (
 	StageCompact Stage = "compact"
 )
 
-// The roles of a PromptMessage: the chat roles every provider accepts.
-// templates.RoleSystem, RoleUser and RoleAssistant are the same names
-// (templates imports nothing of twostep; a prompts test keeps them equal).
+// The roles of a PromptMessage: the chat roles every provider accepts,
+// and the roles a template section may speak for (templates).
 const (
 	PromptSystem    = "system"
 	PromptUser      = "user"

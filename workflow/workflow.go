@@ -73,8 +73,13 @@ type Workflow struct {
 	Status     Status     `json:"status"`
 	StopReason StopReason `json:"stopReason"`
 	Round      int        `json:"round"`
-	Step       int        `json:"step"`
-	MaxSteps   int        `json:"maxSteps"`
+	// Step is the round's current step: the one running, awaiting
+	// approval or interrupted (stopped, or failed inside it), or the last
+	// one a round that ended ran (maxSteps when it hit the limit). Where
+	// the round goes on is Checkpoint.Step: the same step while the round
+	// runs, the next one after the failure breaker ended it.
+	Step     int `json:"step"`
+	MaxSteps int `json:"maxSteps"`
 	// Title is the first line of the first prompt (TitleOf), for lists.
 	Title     string    `json:"title,omitempty"`
 	Error     string    `json:"error"`
