@@ -232,11 +232,10 @@ func (r *Run) flushTraces(ctx context.Context) {
 // gathered so far), so a restarted engine resumes from it. The engine keeps
 // the failure count; cp's own Failures is ignored.
 func (r *Run) Checkpoint(ctx context.Context, cp Checkpoint) error {
-	next := r.wf.Clone()
 	if r.wf.Checkpoint != nil {
 		cp.Failures = r.wf.Checkpoint.Failures
 	}
-	next.Checkpoint = &cp
+	next := r.wf.withCheckpoint(&cp)
 	if err := r.commit(ctx, next, nil, nil); err != nil {
 		return err
 	}
@@ -266,7 +265,6 @@ func (r *Run) AppendSummary(ctx context.Context, msg Message) error {
 // rules (End, the failure breaker, maxSteps — see settle). After it the
 // round either continues with the next step or has ended.
 func (r *Run) CommitStep(ctx context.Context, res StepResult) error {
-	next := r.wf.Clone()
 	failures := 0
 	if r.wf.Checkpoint != nil {
 		failures = r.wf.Checkpoint.Failures
@@ -276,15 +274,17 @@ func (r *Run) CommitStep(ctx context.Context, res StepResult) error {
 	} else {
 		failures = 0
 	}
+	cp := Checkpoint{Phase: PhaseSelect}
+	if res.Next != nil {
+		// A shallow copy: the store copies what it keeps, and the run's
+		// next state is the store's copy.
+		cp = *res.Next
+	}
+	cp.Failures = failures
+	next := r.wf.withCheckpoint(&cp)
 	if res.Executed {
 		next.Stats.Actions++
 	}
-	cp := Checkpoint{Phase: PhaseSelect}
-	if res.Next != nil {
-		cp = *res.Next.Clone()
-	}
-	cp.Failures = failures
-	next.Checkpoint = &cp
 	next.Step++
 	msgs := append([]Message(nil), res.Messages...)
 	msgs = append(msgs, r.settle(next, res.End, msgs)...)

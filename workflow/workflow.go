@@ -130,6 +130,17 @@ func (w *Workflow) Clone() *Workflow {
 	return &c
 }
 
+// withCheckpoint returns a copy of w with cp as its checkpoint, for a
+// commit that replaces the checkpoint: as deep as Clone, except that the
+// old checkpoint is dropped rather than copied. cp is used as it is.
+func (w *Workflow) withCheckpoint(cp *Checkpoint) *Workflow {
+	c := *w
+	c.Stats = w.Stats.clone()
+	c.Checkpoint = cp
+	c.PendingApproval = w.PendingApproval.Clone()
+	return &c
+}
+
 // OwnedBy reports whether the workflow belongs to userID. Callers answer
 // another user's workflow exactly like a missing one (ErrNotFound).
 func (w *Workflow) OwnedBy(userID string) bool {
