@@ -339,7 +339,15 @@ func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs [
 	}
 	r.wf = stored
 	r.msgs = append(r.msgs, saved...)
-	r.traces = left
+	if left == nil {
+		// The store keeps copies of what it stores, never the commit's
+		// own memory: the next phase's traces reuse the array (one
+		// allocation per run instead of one per phase).
+		clear(r.traces)
+		r.traces = r.traces[:0]
+	} else {
+		r.traces = left
+	}
 	return nil
 }
 
