@@ -130,12 +130,15 @@ func (w *Workflow) Clone() *Workflow {
 	return &c
 }
 
-// withCheckpoint returns a copy of w with cp as its checkpoint, for a
-// commit that replaces the checkpoint: as deep as Clone, except that the
-// old checkpoint is dropped rather than copied. cp is used as it is.
+// withCheckpoint returns a copy of w with cp as its checkpoint, for the
+// run's commit that replaces the checkpoint: the old checkpoint is dropped
+// rather than copied, cp is used as it is, and Stats.ByStage is shared
+// with w. That is safe because the copy only lives for the commit: a store
+// keeps copies, never a commit's memory, and after the commit the run goes
+// on with the store's copy (countCall, the only writer of ByStage, runs on
+// the run's current state, never during a commit).
 func (w *Workflow) withCheckpoint(cp *Checkpoint) *Workflow {
 	c := *w
-	c.Stats = w.Stats.clone()
 	c.Checkpoint = cp
 	c.PendingApproval = w.PendingApproval.Clone()
 	return &c
