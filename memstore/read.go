@@ -3,7 +3,6 @@ package memstore
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"slices"
 
 	"github.com/twostep/twostep/workflow"
@@ -41,7 +40,7 @@ func (s *Store) list(p workflow.Page, keep func(*record) bool) ([]*workflow.Work
 
 	type entry struct {
 		id    string
-		state []byte
+		state *workflow.Workflow
 	}
 	var all []entry
 	s.mu.RLock()
@@ -60,11 +59,7 @@ func (s *Store) list(p workflow.Page, keep func(*record) bool) ([]*workflow.Work
 	}
 	out := make([]*workflow.Workflow, 0, len(all))
 	for _, e := range all {
-		wf, err := decodeWorkflow(e.state)
-		if err != nil {
-			return nil, "", err
-		}
-		out = append(out, wf)
+		out = append(out, copyWorkflow(e.state))
 	}
 	return out, next, nil
 }
@@ -95,7 +90,7 @@ func (s *Store) Messages(ctx context.Context, workflowID string, afterSeq int64,
 	}
 	s.mu.RLock()
 	rec, ok := s.live(workflowID)
-	var msgs [][]byte
+	var msgs []workflow.Message
 	if ok {
 		msgs = rec.msgs[:len(rec.msgs):len(rec.msgs)]
 	}
@@ -109,10 +104,8 @@ func (s *Store) Messages(ctx context.Context, workflowID string, afterSeq int64,
 		msgs = msgs[:limit]
 	}
 	out := make([]workflow.Message, len(msgs))
-	for i, b := range msgs {
-		if err := json.Unmarshal(b, &out[i]); err != nil {
-			return nil, workflow.WrapKind(workflow.KindInternal, err, "stored message is corrupt")
-		}
+	for i, m := range msgs {
+		out[i] = copyMessage(m)
 		out[i].Seq = start + int64(i) + 1
 	}
 	return out, nil

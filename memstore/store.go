@@ -3,15 +3,14 @@
 // tests of packages that need a real store.
 //
 // Every value crosses the store boundary as a deep copy (workflows, messages
-// and traces are kept in their JSON form, document bytes are copied), so a
-// caller never shares memory with the store or with another caller. All
+// and traces are kept as Go values in the form their JSON round trip would
+// give, see clone.go; document bytes are copied), so a caller never shares
+// memory with the store or with another caller. All
 // methods are safe for concurrent use; Commit is atomic under one mutex.
 package memstore
 
 import (
 	"context"
-	"encoding/json"
-	"slices"
 	"sync"
 	"time"
 
@@ -43,8 +42,8 @@ type record struct {
 	userID  string
 	status  workflow.Status
 	version int64
-	state   []byte   // JSON of the workflow, Version included
-	msgs    [][]byte // JSON of each message; seq is index+1
+	state   *workflow.Workflow // stored form (storeWorkflow), Version included
+	msgs    []workflow.Message // stored form of each message (storeMessage); seq is index+1
 	docs    map[string]storedDoc
 	traces  []storedTrace // oldest first, at most traceCap
 	lease   lease
@@ -67,8 +66,8 @@ func copyContent(b []byte) []byte {
 }
 
 type storedTrace struct {
-	id   string
-	data []byte
+	id string
+	t  workflow.Trace // stored form (storeTrace)
 }
 
 // lease is the holder of a workflow's running round (see ClaimRound).
@@ -140,13 +139,12 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	if err := c.Validate(); err != nil {
 		return nil, nil, err
 	}
-	wf := c.Workflow.Clone()
-	wf.Version = c.ExpectedVersion + 1
-	state, err := json.Marshal(wf)
+	wf, err := storeWorkflow(c.Workflow)
 	if err != nil {
-		return nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "workflow %s cannot be encoded", wf.ID)
+		return nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "workflow %s cannot be encoded", c.Workflow.ID)
 	}
-	msgs, encoded, err := encodeMessages(wf.ID, c.Messages)
+	wf.Version = c.ExpectedVersion + 1
+	encoded, err := encodeMessages(wf.ID, c.Messages)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -173,7 +171,9 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		return nil, nil, err
 	}
 	base := int64(len(rec.msgs))
-	for i := range msgs {
+	msgs := make([]workflow.Message, len(encoded))
+	for i, m := range encoded {
+		msgs[i] = copyMessage(m)
 		msgs[i].Seq = base + int64(i) + 1
 	}
 	rec.msgs = append(rec.msgs, encoded...)
@@ -183,12 +183,16 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		meta.Size = int64(len(d.Content))
 		rec.docs[d.ID] = storedDoc{meta: meta, content: copyContent(d.Content)}
 	}
-	rec.state, rec.status, rec.version, rec.updated = state, wf.Status, wf.Version, s.now()
+	rec.state, rec.status, rec.version, rec.updated = wf, wf.Status, wf.Version, s.now()
 	s.wfs[wf.ID] = rec
 	s.appendTraces(wf.ID, rec, traces)
 	s.indexRunning(wf.ID, rec)
 	s.sweepIfDue()
-	return wf.Clone(), msgs, nil
+	// The caller's workflow as it gave it (not the stored form), as
+	// redisstore returns it; its own copy.
+	out := c.Workflow.Clone()
+	out.Version = wf.Version
+	return out, msgs, nil
 }
 
 // live returns the record of id unless it is missing or expired. The
@@ -277,28 +281,28 @@ func (s *Store) checkGuards(c workflow.Commit, rec *record, wf *workflow.Workflo
 	return nil
 }
 
-// encodeMessages returns the messages as the store keeps them (JSON, with
-// the workflow id set) and the copies Commit hands back.
-func encodeMessages(wfID string, in []workflow.Message) ([]workflow.Message, [][]byte, error) {
+// encodeMessages returns the messages as the store keeps them (stored form,
+// with the workflow id set and no seq).
+func encodeMessages(wfID string, in []workflow.Message) ([]workflow.Message, error) {
 	out := make([]workflow.Message, len(in))
-	enc := make([][]byte, len(in))
 	for i, m := range in {
 		m.WorkflowID = wfID
 		m.Seq = 0
-		m.Documents = slices.Clone(m.Documents)
-		for j := range m.Documents {
-			m.Documents[j].WorkflowID = wfID
+		if m.Documents != nil {
+			docs := make([]workflow.Document, len(m.Documents))
+			for j, d := range m.Documents {
+				d.WorkflowID = wfID
+				docs[j] = d
+			}
+			m.Documents = docs
 		}
-		b, err := json.Marshal(m)
+		stored, err := storeMessage(m)
 		if err != nil {
-			return nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "message %s cannot be encoded", m.ID)
+			return nil, workflow.WrapKind(workflow.KindInvalid, err, "message %s cannot be encoded", m.ID)
 		}
-		if err := json.Unmarshal(b, &out[i]); err != nil {
-			return nil, nil, workflow.WrapKind(workflow.KindInternal, err, "message %s does not decode", m.ID)
-		}
-		enc[i] = b
+		out[i] = stored
 	}
-	return out, enc, nil
+	return out, nil
 }
 
 // GetWorkflow returns a copy of the workflow, or KindNotFound.
@@ -309,7 +313,7 @@ func (s *Store) GetWorkflow(ctx context.Context, id string) (_ *workflow.Workflo
 	}
 	s.mu.RLock()
 	rec, ok := s.live(id)
-	var state []byte
+	var state *workflow.Workflow
 	if ok {
 		state = rec.state
 	}
@@ -317,15 +321,9 @@ func (s *Store) GetWorkflow(ctx context.Context, id string) (_ *workflow.Workflo
 	if !ok {
 		return nil, workflow.Errorf(workflow.KindNotFound, "workflow %s not found", id)
 	}
-	return decodeWorkflow(state)
-}
-
-func decodeWorkflow(state []byte) (*workflow.Workflow, error) {
-	var wf workflow.Workflow
-	if err := json.Unmarshal(state, &wf); err != nil {
-		return nil, workflow.WrapKind(workflow.KindInternal, err, "stored workflow is corrupt")
-	}
-	return &wf, nil
+	// A stored workflow is never changed, only replaced: copying it
+	// outside the lock is safe.
+	return copyWorkflow(state), nil
 }
 
 // Ping reports whether the store serves requests: always, unless ctx is

@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/twostep/twostep/workflow"
 )
@@ -39,11 +38,11 @@ func (s *Store) AppendTrace(ctx context.Context, t workflow.Trace) (err error) {
 func encodeTraces(ts []workflow.Trace) ([]storedTrace, error) {
 	out := make([]storedTrace, len(ts))
 	for i, t := range ts {
-		data, err := json.Marshal(t)
+		stored, err := storeTrace(t)
 		if err != nil {
 			return nil, workflow.WrapKind(workflow.KindInvalid, err, "trace %s cannot be encoded", t.ID)
 		}
-		out[i] = storedTrace{id: t.ID, data: data}
+		out[i] = storedTrace{id: t.ID, t: stored}
 	}
 	return out, nil
 }
@@ -93,9 +92,7 @@ func (s *Store) Traces(ctx context.Context, workflowID string) (_ []workflow.Tra
 	}
 	out := make([]workflow.Trace, len(kept))
 	for i, st := range kept {
-		if err := json.Unmarshal(st.data, &out[i]); err != nil {
-			return nil, workflow.WrapKind(workflow.KindInternal, err, "stored trace is corrupt")
-		}
+		out[i] = copyTrace(st.t)
 	}
 	return out, nil
 }
@@ -107,23 +104,23 @@ func (s *Store) GetTrace(ctx context.Context, traceID string) (_ workflow.Trace,
 	if err := checkID(ctx, "trace id", traceID); err != nil {
 		return workflow.Trace{}, err
 	}
-	var data []byte
+	var found *workflow.Trace
 	s.mu.RLock()
 	if rec, ok := s.live(s.traces[traceID]); ok {
-		for _, st := range rec.traces {
-			if st.id == traceID {
-				data = st.data
+		for i := range rec.traces {
+			if rec.traces[i].id == traceID {
+				found = &rec.traces[i].t
 				break
 			}
 		}
 	}
-	s.mu.RUnlock()
-	if data == nil {
-		return workflow.Trace{}, workflow.Errorf(workflow.KindNotFound, "trace %s not found", traceID)
-	}
 	var t workflow.Trace
-	if err := json.Unmarshal(data, &t); err != nil {
-		return workflow.Trace{}, workflow.WrapKind(workflow.KindInternal, err, "stored trace is corrupt")
+	if found != nil {
+		t = copyTrace(*found)
+	}
+	s.mu.RUnlock()
+	if found == nil {
+		return workflow.Trace{}, workflow.Errorf(workflow.KindNotFound, "trace %s not found", traceID)
 	}
 	return t, nil
 }

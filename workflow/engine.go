@@ -133,9 +133,12 @@ type Engine struct {
 	runner *runner
 
 	// changed is closed and replaced after every commit this engine makes,
-	// to wake Wait.
+	// to wake Wait, once changes has handed it out.
 	changedMu sync.Mutex
 	changed   chan struct{}
+	// changedSeen says changes has handed out changed: until then nobody
+	// can wait on it, and a commit neither closes nor replaces it.
+	changedSeen bool
 }
 
 // NewEngine returns an engine over store, model and registry running the
@@ -239,14 +242,18 @@ func (e *Engine) Shutdown(ctx context.Context) error { return e.runner.shutdown(
 // notify wakes every Wait after a commit.
 func (e *Engine) notify() {
 	e.changedMu.Lock()
-	close(e.changed)
-	e.changed = make(chan struct{})
+	if e.changedSeen {
+		close(e.changed)
+		e.changed = make(chan struct{})
+		e.changedSeen = false
+	}
 	e.changedMu.Unlock()
 }
 
 func (e *Engine) changes() <-chan struct{} {
 	e.changedMu.Lock()
 	defer e.changedMu.Unlock()
+	e.changedSeen = true
 	return e.changed
 }
 

@@ -232,12 +232,11 @@ func (r *Run) flushTraces(ctx context.Context) {
 // gathered so far), so a restarted engine resumes from it. The engine keeps
 // the step and the failure count; cp's own Step and Failures are ignored.
 func (r *Run) Checkpoint(ctx context.Context, cp Checkpoint) error {
-	next := r.wf.Clone()
 	cp.Step = r.wf.Step
 	if r.wf.Checkpoint != nil {
 		cp.Failures = r.wf.Checkpoint.Failures
 	}
-	next.Checkpoint = &cp
+	next := r.wf.withCheckpoint(&cp)
 	if err := r.commit(ctx, next, nil, nil); err != nil {
 		return err
 	}
@@ -267,7 +266,6 @@ func (r *Run) AppendSummary(ctx context.Context, msg Message) error {
 // rules (End, the failure breaker, maxSteps — see settle). After it the
 // round either continues with the next step or has ended.
 func (r *Run) CommitStep(ctx context.Context, res StepResult) error {
-	next := r.wf.Clone()
 	failures := 0
 	if r.wf.Checkpoint != nil {
 		failures = r.wf.Checkpoint.Failures
@@ -277,15 +275,17 @@ func (r *Run) CommitStep(ctx context.Context, res StepResult) error {
 	} else {
 		failures = 0
 	}
+	cp := Checkpoint{Phase: PhaseSelect}
+	if res.Next != nil {
+		// A shallow copy: the store copies what it keeps, and the run's
+		// next state is the store's copy.
+		cp = *res.Next
+	}
+	cp.Step, cp.Failures = r.wf.Step+1, failures
+	next := r.wf.withCheckpoint(&cp)
 	if res.Executed {
 		next.Stats.Actions++
 	}
-	cp := Checkpoint{Phase: PhaseSelect}
-	if res.Next != nil {
-		cp = *res.Next.Clone()
-	}
-	cp.Step, cp.Failures = r.wf.Step+1, failures
-	next.Checkpoint = &cp
 	msgs := append([]Message(nil), res.Messages...)
 	msgs = append(msgs, r.settle(next, res.End, msgs)...)
 	if err := r.commit(ctx, next, msgs, res.Documents); err != nil {
@@ -339,7 +339,15 @@ func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs [
 	}
 	r.wf = stored
 	r.msgs = append(r.msgs, saved...)
-	r.traces = left
+	if left == nil {
+		// The store keeps copies of what it stores, never the commit's
+		// own memory: the next phase's traces reuse the array (one
+		// allocation per run instead of one per phase).
+		clear(r.traces)
+		r.traces = r.traces[:0]
+	} else {
+		r.traces = left
+	}
 	return nil
 }
 

@@ -21,7 +21,22 @@ const (
 // concurrent use; ids made in the same millisecond by one process are
 // monotonic.
 func NewID(prefix string) string {
-	return prefix + strings.ToLower(ulid.Make().String())
+	// prefix + strings.ToLower(ulid.Make().String()) in one allocation:
+	// ids are made several times per step.
+	var buf [32]byte
+	b := buf[:0]
+	if len(prefix)+ulid.EncodedSize > len(buf) {
+		b = make([]byte, 0, len(prefix)+ulid.EncodedSize)
+	}
+	b = append(b, prefix...)
+	text := b[len(b) : len(b)+ulid.EncodedSize]
+	_ = ulid.Make().MarshalTextTo(text) // cannot fail: text has EncodedSize bytes
+	for i, c := range text {
+		if 'A' <= c && c <= 'Z' {
+			text[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b[:len(b)+ulid.EncodedSize])
 }
 
 // ValidID reports whether s is a well-formed id with the given prefix. It is

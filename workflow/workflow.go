@@ -135,6 +135,20 @@ func (w *Workflow) Clone() *Workflow {
 	return &c
 }
 
+// withCheckpoint returns a copy of w with cp as its checkpoint, for the
+// run's commit that replaces the checkpoint: the old checkpoint is dropped
+// rather than copied, cp is used as it is, and Stats.ByStage is shared
+// with w. That is safe because the copy only lives for the commit: a store
+// keeps copies, never a commit's memory, and after the commit the run goes
+// on with the store's copy (countCall, the only writer of ByStage, runs on
+// the run's current state, never during a commit).
+func (w *Workflow) withCheckpoint(cp *Checkpoint) *Workflow {
+	c := *w
+	c.Checkpoint = cp
+	c.PendingApproval = w.PendingApproval.Clone()
+	return &c
+}
+
 // OwnedBy reports whether the workflow belongs to userID. Callers answer
 // another user's workflow exactly like a missing one (ErrNotFound).
 func (w *Workflow) OwnedBy(userID string) bool {

@@ -1,0 +1,274 @@
+package memstore
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// roundTrip is what the store used to keep and hand back: v through
+// json.Marshal and json.Unmarshal.
+func roundTrip[T any](t *testing.T, v T) T {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("Marshal: %v", err)
+	}
+	var out T
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("Unmarshal: %v", err)
+	}
+	return out
+}
+
+// requireAllSet fails when an exported field of v (recursively through
+// structs, pointers and the first element of slices) is zero, so a field
+// added to the stored types later must be added to the fixtures below
+// (and, when it holds memory of its own, to clone.go).
+// A pointer to a type being checked already (Checkpoint.AfterReject) is
+// only required to be set.
+func requireAllSet(t *testing.T, path string, v reflect.Value, outer ...reflect.Type) {
+	t.Helper()
+	if v.IsZero() && v.Kind() != reflect.Bool {
+		t.Errorf("%s is zero in the fixture: set it (and copy it in clone.go if it holds memory)", path)
+		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !slices.Contains(outer, v.Type().Elem()) {
+			requireAllSet(t, path, v.Elem(), outer...)
+		}
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Struct && v.Len() > 0 {
+			requireAllSet(t, path+"[0]", v.Index(0), outer...)
+		}
+	case reflect.Struct:
+		if v.Type() == reflect.TypeFor[time.Time]() {
+			return
+		}
+		for i := range v.NumField() {
+			if f := v.Type().Field(i); f.IsExported() {
+				requireAllSet(t, path+"."+f.Name, v.Field(i), append(outer, v.Type())...)
+			}
+		}
+	}
+}
+
+var (
+	local  = time.Date(2026, 3, 4, 5, 6, 7, 890, time.Local)
+	paris  = time.Date(2026, 3, 4, 5, 6, 7, 8, time.FixedZone("CET", 3600))
+	params = map[string]any{
+		"s": "text", "n": 2.5, "b": true, "null": nil,
+		"int": 7, "num": json.Number("12"), "typed": []string{"a"}, "struct": struct{ A int }{1},
+		"nested":     map[string]any{"list": []any{1.0, "x", map[string]any{}, []any{}}, "nilList": []any(nil), "nilMap": map[string]any(nil)},
+		"bad\xffkey": "v", "badValue": "a\xffb\xc0",
+	}
+)
+
+func fullCheckpoint() *workflow.Checkpoint {
+	return &workflow.Checkpoint{
+		Phase: workflow.PhaseExecute, Step: 3,
+		Selection: &workflow.Selection{
+			Action: "ai.process", ActionObjective: "obj\xfe", Learnings: []string{}, RequiredInputDocuments: []string{"d1"},
+			RequiredConnection: "c", ParametersContext: "ctx",
+			ParametersSchema: workflow.ParametersSchema{Fields: []workflow.FieldSpec{{Name: "n", Type: "string", Required: true, Description: "d"}}},
+		},
+		Parameters: params, Failures: 1, Attempt: 2, Feedback: []string{"f"}, MaxTokens: 3, Previous: "prev",
+		Plan:      []workflow.PlanStep{{Action: "a", Parameters: map[string]any{}, ResultLabel: "r", Documents: []string{"x"}, Connection: "c"}, {Action: "b", Documents: []string{}}},
+		PlanIndex: 1, Replans: 1, CompactionSkipped: true,
+		Approval:    &workflow.ApprovalGrant{ID: "g", Parameters: map[string]any{"k": 1}},
+		AfterReject: &workflow.Checkpoint{Phase: workflow.PhaseSelect, Parameters: map[string]any{}, Feedback: []string{}, Plan: []workflow.PlanStep{}},
+	}
+}
+
+func fullWorkflow() *workflow.Workflow {
+	return &workflow.Workflow{
+		ID: "wf_1", UserID: "u", Mode: workflow.ModeReact, Status: workflow.StatusRunning, StopReason: workflow.StopLoop,
+		Round: 1, Step: 2, MaxSteps: 3, Title: "title", Error: "err\xff",
+		Stats: workflow.Stats{LLMCalls: 1, PromptTokens: 2, CompletionTokens: 3, Actions: 4,
+			ByStage: map[workflow.Stage]workflow.StageStats{workflow.StageOne: {Calls: 1, PromptTokens: 2, CompletionTokens: 3}}},
+		CreatedAt: local, UpdatedAt: paris, Version: 5,
+		Checkpoint: fullCheckpoint(),
+		PendingApproval: &workflow.PendingApproval{
+			ID: "ap", Round: 1, Step: 2, Action: "a", ActionObjective: "o", Parameters: map[string]any{}, Documents: []string{},
+			Connection: "c", Effect: "write", RequestedAt: time.Now(), ExpiresAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+		},
+		TraceContext: workflow.TraceContext{Origin: "o", Round: "r"},
+	}
+}
+
+func fullMessage() workflow.Message {
+	return workflow.Message{
+		ID: "m", WorkflowID: "wf_1", Seq: 3, Round: 1, Step: 2, Role: workflow.RoleAction, Text: "t\xff", Action: "a",
+		ActionObjective: "o", Parameters: params, Status: workflow.MessageSuccess, DocumentsLabel: "l",
+		Documents: []workflow.Document{{ID: "d", WorkflowID: "wf_1", MessageID: "m", Name: "n", MimeType: "text/plain", Size: 3}},
+		Summary:   "s", Findings: "f", Learnings: []string{"l"}, CompactedThrough: 2, CreatedAt: time.Now(),
+	}
+}
+
+func fullTrace() workflow.Trace {
+	return workflow.Trace{
+		ID: "tr", WorkflowID: "wf_1", Round: 1, Step: 2, Stage: workflow.StageOne, Attempt: 1, Template: "t",
+		Prompt:   []workflow.PromptMessage{{Role: workflow.PromptSystem, Content: "sys"}, {Role: workflow.PromptUser, Content: "bad \xff\xfe bytes"}},
+		Response: "resp", Parsed: json.RawMessage(" {\"a\" : \"<b>&\u2028\", \"n\": [1, 2]}\n"), Error: "e", Model: "m",
+		PromptTokens: 1, CompletionTokens: 2, LatencyMs: 3, FinishReason: "stop", Retries: 1, OutputMode: workflow.OutputText,
+		CreatedAt: paris,
+	}
+}
+
+// TestStoredFormIsJSONRoundTrip holds the store's Go-value form equal to
+// the JSON round trip it replaced, for every field of the stored types.
+func TestStoredFormIsJSONRoundTrip(t *testing.T) {
+	wf := fullWorkflow()
+	requireAllSet(t, "Workflow", reflect.ValueOf(wf))
+	got, err := storeWorkflow(wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := roundTrip(t, wf); !reflect.DeepEqual(got, want) {
+		t.Errorf("workflow:\n got %#v\nwant %#v", got, want)
+	}
+	if !reflect.DeepEqual(copyWorkflow(got), got) {
+		t.Error("copyWorkflow changed the workflow")
+	}
+	// The zero workflow and checkpoint: every omitempty field empty.
+	empty := &workflow.Workflow{Checkpoint: &workflow.Checkpoint{}}
+	if got, err := storeWorkflow(empty); err != nil || !reflect.DeepEqual(got, roundTrip(t, empty)) {
+		t.Errorf("empty workflow: got %#v, %v; want %#v", got, err, roundTrip(t, empty))
+	}
+
+	m := fullMessage()
+	requireAllSet(t, "Message", reflect.ValueOf(m))
+	gotM, err := storeMessage(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := roundTrip(t, m); !reflect.DeepEqual(gotM, want) {
+		t.Errorf("message:\n got %#v\nwant %#v", gotM, want)
+	}
+	for _, m := range []workflow.Message{{}, {Documents: []workflow.Document{}, Learnings: []string{}, Parameters: map[string]any{}}} {
+		if got, err := storeMessage(m); err != nil || !reflect.DeepEqual(got, roundTrip(t, m)) {
+			t.Errorf("message %#v: got %#v, %v; want %#v", m, got, err, roundTrip(t, m))
+		}
+	}
+
+	tr := fullTrace()
+	requireAllSet(t, "Trace", reflect.ValueOf(tr))
+	gotT, err := storeTrace(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := roundTrip(t, tr); !reflect.DeepEqual(gotT, want) {
+		t.Errorf("trace:\n got %#v\nwant %#v", gotT, want)
+	}
+	for _, tr := range []workflow.Trace{{}, {Prompt: []workflow.PromptMessage{}, Parsed: json.RawMessage{}}, {Parsed: json.RawMessage("null")}} {
+		if got, err := storeTrace(tr); err != nil || !reflect.DeepEqual(got, roundTrip(t, tr)) {
+			t.Errorf("trace %#v: got %#v, %v; want %#v", tr, got, err, roundTrip(t, tr))
+		}
+	}
+}
+
+// TestStoreRefusesWhatMarshalRefuses: a value JSON cannot encode fails the
+// commit as it did when the store encoded JSON.
+func TestStoreRefusesWhatMarshalRefuses(t *testing.T) {
+	for name, wf := range map[string]*workflow.Workflow{
+		"NaN parameter":      {Checkpoint: &workflow.Checkpoint{Parameters: map[string]any{"x": []any{math.NaN()}}}},
+		"infinite parameter": {PendingApproval: &workflow.PendingApproval{Parameters: map[string]any{"x": math.Inf(1)}}},
+		"channel parameter":  {Checkpoint: &workflow.Checkpoint{Parameters: map[string]any{"x": make(chan int)}}},
+		"year 10000":         {UpdatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
+	} {
+		if _, err := json.Marshal(wf); err == nil {
+			t.Fatalf("%s: Marshal accepts it; the case tests nothing", name)
+		}
+		if _, err := storeWorkflow(wf); err == nil {
+			t.Errorf("%s: storeWorkflow accepted what Marshal refuses", name)
+		}
+	}
+	if _, err := storeTrace(workflow.Trace{Parsed: json.RawMessage(`{"a":`)}); err == nil {
+		t.Error("storeTrace accepted invalid parsed JSON")
+	}
+	if _, err := storeMessage(workflow.Message{Parameters: map[string]any{"x": math.NaN()}}); err == nil {
+		t.Error("storeMessage accepted a NaN parameter")
+	}
+}
+
+// TestNoSharedMemory: nested parameter values, slices and parsed JSON are
+// the store's own, both ways.
+func TestNoSharedMemory(t *testing.T) {
+	nested := map[string]any{"list": []any{"a", map[string]any{"k": "v"}}}
+	wf := &workflow.Workflow{Checkpoint: &workflow.Checkpoint{Parameters: map[string]any{"n": nested}, Feedback: []string{"f"}}}
+	stored, err := storeWorkflow(wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nested["list"].([]any)[1].(map[string]any)["k"] = "changed"
+	wf.Checkpoint.Feedback[0] = "changed"
+	out := copyWorkflow(stored)
+	out.Checkpoint.Parameters["n"].(map[string]any)["list"].([]any)[0] = "changed"
+	if s := stored.Checkpoint; s.Parameters["n"].(map[string]any)["list"].([]any)[1].(map[string]any)["k"] != "v" ||
+		s.Parameters["n"].(map[string]any)["list"].([]any)[0] != "a" || s.Feedback[0] != "f" {
+		t.Errorf("stored checkpoint shares memory with a caller: %#v", s)
+	}
+
+	tr := workflow.Trace{Prompt: []workflow.PromptMessage{{Role: "user", Content: "p"}}, Parsed: json.RawMessage(`{"a":1}`)}
+	st, err := storeTrace(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Prompt[0].Content, tr.Parsed[1] = "changed", 'X'
+	c := copyTrace(st)
+	c.Prompt[0].Content, c.Parsed[1] = "changed", 'X'
+	if st.Prompt[0].Content != "p" || string(st.Parsed) != `{"a":1}` {
+		t.Errorf("stored trace shares memory with a caller: %#v", st)
+	}
+
+	m, err := storeMessage(workflow.Message{Documents: []workflow.Document{{ID: "d"}}, Learnings: []string{"l"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := copyMessage(m)
+	cm.Documents[0].ID, cm.Learnings[0] = "changed", "changed"
+	if m.Documents[0].ID != "d" || m.Learnings[0] != "l" {
+		t.Errorf("stored message shares memory with a caller: %#v", m)
+	}
+}
+
+func TestStr(t *testing.T) {
+	for _, s := range []string{"", "ascii", "é✓", "a\xffb", "\xe2\x82", "\xc0\x80x", strings.Repeat("ok", 100) + "\xff"} {
+		if got, want := str(s), roundTrip(t, s); got != want {
+			t.Errorf("str(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+// Commit hands back the workflow it was given (its own Clone, with the new
+// version), as redisstore does: the engine runs on from it. Reads give the
+// stored form.
+func TestCommitReturnsTheGivenWorkflow(t *testing.T) {
+	ctx := t.Context()
+	s := New()
+	wf := &workflow.Workflow{ID: "wf_1", UserID: "u", Status: workflow.StatusRunning,
+		Checkpoint: &workflow.Checkpoint{Phase: workflow.PhaseExecute, Parameters: map[string]any{}}}
+	got, _, err := s.Commit(ctx, workflow.Commit{Workflow: wf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := wf.Clone()
+	want.Version = 1
+	if !reflect.DeepEqual(got, want) || got == wf || got.Checkpoint == wf.Checkpoint {
+		t.Errorf("Commit returned %#v, want a copy of %#v", got, want)
+	}
+	read, err := s.GetWorkflow(ctx, wf.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if read.Checkpoint.Parameters != nil {
+		t.Errorf("read parameters %#v, want nil (the JSON round trip of an empty map under omitempty)", read.Checkpoint.Parameters)
+	}
+}
