@@ -1,9 +1,9 @@
 package placeholders
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/twostep/twostep/workflow"
@@ -59,15 +59,12 @@ func Compaction(msgs []workflow.Message, budget int) (entries []workflow.Message
 
 // fitting counts how many entries of msgs, in order, fit budget runes.
 func fitting(msgs []workflow.Message, order []int, budget int) int {
-	var b bytes.Buffer
 	used := 0
 	for n, i := range order {
-		b.Reset()
+		used += renderedEntry(&msgs[i]).runes
 		if n > 0 {
-			b.WriteByte('\n')
+			used++ // the newline before the entry
 		}
-		writeEntry(&b, &msgs[i])
-		used += utf8.RuneCount(b.Bytes())
 		if used > budget {
 			return n
 		}
@@ -79,20 +76,22 @@ func fitting(msgs []workflow.Message, order []int, budget int) int {
 // prompt, as the history renders them, within limit runes: entries past it
 // are left out with a line saying how many.
 func CompactedEntriesText(entries []workflow.Message, limit int) string {
-	var b bytes.Buffer
+	var b strings.Builder
 	used := 0
 	for n := range entries {
-		var e bytes.Buffer
+		e := renderedEntry(&entries[n])
+		r := e.runes
 		if n > 0 {
-			e.WriteByte('\n')
+			r++ // the newline before the entry
 		}
-		writeEntry(&e, &entries[n])
-		r := utf8.RuneCount(e.Bytes())
 		if n > 0 && used+r > limit {
 			fmt.Fprintf(&b, "\n(%s left out: too long to summarise at once)", workflow.Count(len(entries)-n, "later entry", "later entries"))
 			break
 		}
-		b.Write(e.Bytes())
+		if n > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(e.text)
 		used += r
 	}
 	return b.String()

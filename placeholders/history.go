@@ -56,53 +56,70 @@ func historyBudget(budget int) int {
 }
 
 // renderHistory renders msgs newest first within budget runes, dropping the
-// oldest entries with an omitted line when they do not fit.
+// oldest entries with an omitted line when they do not fit. Each entry
+// comes from the entry cache (renderedEntry) and the result is built in one
+// allocation of its exact size.
 func renderHistory(msgs []workflow.Message, budget int) string {
 	if len(msgs) == 0 {
 		return "(no history yet)"
 	}
 	order := newestFirst(msgs)
-	var b bytes.Buffer
-	b.Grow(budget + 256)
-	var ends, usedAt []int // b.Len() and runes used after each kept entry
-	used := 0              // runes in b
+	var stack [64]entry
+	kept := stack[:0] // the entries that fit, newest first
+	used := 0         // runes of the kept entries and their separators
 	for n, idx := range order {
-		start := b.Len()
+		e := renderedEntry(&msgs[idx])
+		runes := e.runes
 		if n > 0 {
-			b.WriteByte('\n')
+			runes++ // the newline before the entry
 		}
-		writeEntry(&b, &msgs[idx])
-		runes := utf8.RuneCount(b.Bytes()[start:])
 		if used+runes > budget {
-			if n > 0 {
-				b.Truncate(start)
-				break
+			if n == 0 { // the newest entry alone is cut to fit
+				e.text = workflow.ClipRunes(e.text, budget)
+				e.runes = utf8.RuneCountInString(e.text)
+				kept, used = append(kept, e), e.runes
 			}
-			e := workflow.ClipRunes(b.String(), budget)
-			b.Reset()
-			b.WriteString(e)
-			ends, usedAt = append(ends, b.Len()), append(usedAt, utf8.RuneCountInString(e))
 			break
 		}
 		used += runes
-		ends, usedAt = append(ends, b.Len()), append(usedAt, used)
+		kept = append(kept, e)
 	}
-	kept := len(ends)
-	omitted := len(order) - kept
+	omitted := len(order) - len(kept)
 	if omitted == 0 {
-		return b.String()
+		return joinEntries(kept, "")
 	}
 	// Drop more entries until the omitted line fits too (keep the newest,
 	// cut if need be).
-	for kept > 1 && usedAt[kept-1]+omittedLen(omitted) > budget {
-		kept--
+	for len(kept) > 1 && used+omittedLen(omitted) > budget {
+		used -= kept[len(kept)-1].runes + 1
+		kept = kept[:len(kept)-1]
 		omitted++
 	}
-	out := string(b.Bytes()[:ends[kept-1]])
-	if usedAt[kept-1]+omittedLen(omitted) > budget {
-		out = workflow.ClipRunes(out, budget-omittedLen(omitted))
+	if used+omittedLen(omitted) > budget {
+		// kept is the newest entry alone (perhaps cut already).
+		e := kept[0]
+		e.text = workflow.ClipRunes(e.text, budget-omittedLen(omitted))
+		kept[0] = e
 	}
-	return out + omittedLine(omitted)
+	return joinEntries(kept, omittedLine(omitted))
+}
+
+// joinEntries joins entries with newlines, then tail, in one allocation.
+func joinEntries(entries []entry, tail string) string {
+	n := len(tail) + len(entries) - 1
+	for _, e := range entries {
+		n += len(e.text)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i, e := range entries {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(e.text)
+	}
+	b.WriteString(tail)
+	return b.String()
 }
 
 func omittedLine(n int) string {
