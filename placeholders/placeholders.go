@@ -8,7 +8,9 @@
 // without re-parsing each action's schema every time, and a bounded,
 // process-wide cache keeps each rendered history entry by message ID (a hit
 // only when every field the entry shows is unchanged), so History renders
-// each committed message once instead of on every step. Nothing
+// each committed message once instead of on every step; another keeps
+// each action's Stage 2 cut (StageTwoSchemaFields) by action name and asked
+// fields, checked against the action's schema bytes. Nothing
 // here reads a global registry; callers pass the actions and connections to
 // show (the action-plan mode passes a subset). No secret is ever rendered:
 // connections are shown by label, kind and description only.

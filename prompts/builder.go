@@ -41,6 +41,8 @@ type Builder struct {
 	methods *placeholders.MethodCache
 	// stage1 caches the Stage 1 output schemas (Builder.Stage1Output).
 	stage1 stage1Cache
+	// stage2 caches the Stage 2 output schemas (Builder.Stage2Call).
+	stage2 stage2Cache
 }
 
 // NewBuilder returns a Builder over set.

@@ -51,3 +51,41 @@ func (b *Builder) Stage1Output(actions []workflow.ActionSpec, conns []workflow.C
 	c.entries[k] = out
 	return out
 }
+
+// maxCachedStage2Outputs bounds the Stage 2 output schema cache; beyond it
+// the cache starts afresh.
+const maxCachedStage2Outputs = 1024
+
+// stage2Cache keeps the Stage 2 output schemas (stage2Output) by action
+// name and PARAMETERS_SCHEMA text, which are all one depends on (the text
+// shows exactly the names, in order).
+type stage2Cache struct {
+	mu      sync.Mutex
+	entries map[stage2Key]Stage2Output
+}
+
+type stage2Key struct{ action, text string }
+
+// stage2Output is the package-level stage2Output, cached. The returned
+// schema must not be modified.
+func (b *Builder) stage2Output(action workflow.ActionSpec, text string, names []string) (Stage2Output, error) {
+	k := stage2Key{action.Name, text}
+	c := &b.stage2
+	c.mu.Lock()
+	out, ok := c.entries[k]
+	c.mu.Unlock()
+	if ok {
+		return out, nil
+	}
+	out, err := stage2Output(action, text, names)
+	if err != nil {
+		return out, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= maxCachedStage2Outputs {
+		c.entries = map[stage2Key]Stage2Output{}
+	}
+	c.entries[k] = out
+	return out, nil
+}
