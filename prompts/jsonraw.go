@@ -1,0 +1,274 @@
+package prompts
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// The helpers here read the members of a reply that ExtractObject has
+// already validated, without decoding it again: members are sub-slices of
+// the reply, and a plain string member (no escapes, valid UTF-8) is copied
+// out as it is. Each does exactly what the encoding/json call it replaces
+// does, and hands anything out of the ordinary (escapes, invalid UTF-8, a
+// value of another kind) to that very call, so their results never differ.
+
+// rawMember is one member of a JSON object, its value as written.
+type rawMember struct {
+	key   string
+	value json.RawMessage
+}
+
+// rawObject is a JSON object's members in the order written; a key written
+// twice is there twice, and get takes the last, as a decoded map does.
+type rawObject []rawMember
+
+// get returns the value of the last member named key.
+func (o rawObject) get(key string) (json.RawMessage, bool) {
+	for i := len(o) - 1; i >= 0; i-- {
+		if o[i].key == key {
+			return o[i].value, true
+		}
+	}
+	return nil, false
+}
+
+// getFold returns the value of the last member whose key matches key as
+// encoding/json matches a struct field's name: exactly or case-insensitively
+// (bytes.EqualFold).
+func (o rawObject) getFold(key string) json.RawMessage {
+	for i := len(o) - 1; i >= 0; i-- {
+		if bytes.EqualFold([]byte(o[i].key), []byte(key)) {
+			return o[i].value
+		}
+	}
+	return nil
+}
+
+// splitObject returns the members of raw, a valid JSON value, when it is
+// an object (ok false otherwise: null, another kind, or a text this
+// scanner does not take, which the caller then decodes with encoding/json).
+func splitObject(raw []byte) (obj rawObject, ok bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return nil, false
+	}
+	obj = make(rawObject, 0, 8)
+	i = skipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		return obj, skipSpace(raw, i+1) == len(raw)
+	}
+	for {
+		if i >= len(raw) || raw[i] != '"' {
+			return nil, false
+		}
+		end := stringEnd(raw, i)
+		if end < 0 {
+			return nil, false
+		}
+		key, known := knownKey(raw[i:end])
+		if !known && !unmarshalString(raw[i:end], &key) {
+			return nil, false
+		}
+		i = skipSpace(raw, end)
+		if i >= len(raw) || raw[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(raw, i+1)
+		vend := valueEnd(raw, i)
+		if vend < 0 {
+			return nil, false
+		}
+		obj = append(obj, rawMember{key: key, value: raw[i:vend]})
+		i = skipSpace(raw, vend)
+		if i >= len(raw) {
+			return nil, false
+		}
+		if raw[i] == '}' {
+			return obj, skipSpace(raw, i+1) == len(raw)
+		}
+		if raw[i] != ',' {
+			return nil, false
+		}
+		i = skipSpace(raw, i+1)
+	}
+}
+
+// splitArray returns the elements of raw, a valid JSON value, when it is
+// an array (ok false otherwise).
+func splitArray(raw []byte) (items []json.RawMessage, ok bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
+		return nil, false
+	}
+	items = make([]json.RawMessage, 0, 4)
+	i = skipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == ']' {
+		return items, skipSpace(raw, i+1) == len(raw)
+	}
+	for {
+		end := valueEnd(raw, i)
+		if end < 0 {
+			return nil, false
+		}
+		items = append(items, raw[i:end])
+		i = skipSpace(raw, end)
+		if i >= len(raw) {
+			return nil, false
+		}
+		if raw[i] == ']' {
+			return items, skipSpace(raw, i+1) == len(raw)
+		}
+		if raw[i] != ',' {
+			return nil, false
+		}
+		i = skipSpace(raw, i+1)
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index after the string that starts at b[i] (a
+// quote), or -1 when it does not end.
+func stringEnd(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// valueEnd returns the index after the value that starts at b[i], or -1.
+func valueEnd(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				end := stringEnd(b, j)
+				if end < 0 {
+					return -1
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
+		j++
+	}
+	if j == i {
+		return -1
+	}
+	return j
+}
+
+// unmarshalString is json.Unmarshal(raw, s) == nil for a valid JSON value
+// raw: a plain string is copied out directly; anything else (escapes,
+// invalid UTF-8, null, another kind, nothing) goes to json.Unmarshal.
+func unmarshalString(raw []byte, s *string) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	switch raw[0] {
+	case '{', '[', 't', 'f', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return false // a valid value of another kind: never a string
+	}
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
+		inner := raw[1 : n-1]
+		if bytes.IndexByte(inner, '\\') < 0 && bytes.IndexByte(inner, '"') < 0 && utf8.Valid(inner) && !hasControl(inner) {
+			*s = string(inner)
+			return true
+		}
+	}
+	return json.Unmarshal(raw, s) == nil
+}
+
+// knownKey returns the key a plain JSON string token spells when it is
+// one of the keys the stage replies use, without allocating it.
+func knownKey(tok []byte) (string, bool) {
+	if len(tok) < 2 {
+		return "", false
+	}
+	switch k := tok[1 : len(tok)-1]; string(k) {
+	case "action":
+		return "action", true
+	case "actionObjective":
+		return "actionObjective", true
+	case "parametersContext":
+		return "parametersContext", true
+	case "parametersSchema":
+		return "parametersSchema", true
+	case "learnings":
+		return "learnings", true
+	case "requiredInputDocuments":
+		return "requiredInputDocuments", true
+	case "requiredConnection":
+		return "requiredConnection", true
+	case "fields":
+		return "fields", true
+	case "name":
+		return "name", true
+	case "type":
+		return "type", true
+	case "required":
+		return "required", true
+	case "description":
+		return "description", true
+	case "schema":
+		return "schema", true
+	case "parameters":
+		return "parameters", true
+	}
+	return "", false
+}
+
+// unmarshalBool is json.Unmarshal(raw, v) == nil for a valid JSON value raw.
+func unmarshalBool(raw []byte, v *bool) bool {
+	switch string(raw) {
+	case "true":
+		*v = true
+		return true
+	case "false":
+		*v = false
+		return true
+	}
+	return json.Unmarshal(raw, v) == nil
+}
+
+func hasControl(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
+}
+
+// isNull reports whether raw is the JSON null.
+func isNull(raw json.RawMessage) bool {
+	return string(bytes.TrimSpace(raw)) == "null"
+}
