@@ -84,15 +84,16 @@ func RenderTemplate(t templates.Template, values map[string]string) (Rendered, e
 	if err != nil {
 		return Rendered{}, workflow.WrapKind(workflow.KindInternal, err, "prompts.Render(%q)", t.Name)
 	}
+	keys := t.Keys()
 	r := Rendered{
 		Template:     t.Name,
 		Messages:     make([]workflow.PromptMessage, len(parts)),
-		Placeholders: make(map[string]string, len(t.Keys())),
+		Placeholders: make(map[string]string, len(keys)),
 	}
 	for i, p := range parts {
 		r.Messages[i] = workflow.PromptMessage{Role: p.Role, Content: p.Content}
 	}
-	for _, k := range t.Keys() {
+	for _, k := range keys {
 		r.Placeholders[k] = values[k]
 	}
 	return r, nil

@@ -66,7 +66,16 @@ func (t Template) Render(values map[string]string) ([]Part, error) {
 	}
 	parts := make([]Part, 0, len(t.sections))
 	for _, s := range t.sections {
+		size := 0
+		for _, c := range s.chunks {
+			if c.key != "" {
+				size += len(values[c.key])
+			} else {
+				size += len(c.text)
+			}
+		}
 		var b strings.Builder
+		b.Grow(size) // one allocation per part, however large the values
 		skipNewline := false
 		for _, c := range s.chunks {
 			if c.key != "" {
