@@ -67,8 +67,11 @@ func splitObject(raw []byte) (obj rawObject, ok bool) {
 			return nil, false
 		}
 		key, known := knownKey(raw[i:end])
-		if !known && !unmarshalString(raw[i:end], &key) {
-			return nil, false
+		if !known {
+			var set bool
+			if key, set, _ = decodeString(raw[i:end]); !set {
+				return nil, false
+			}
 		}
 		i = skipSpace(raw, end)
 		if i >= len(raw) || raw[i] != ':' {
@@ -188,23 +191,48 @@ func valueEnd(b []byte, i int) int {
 
 // unmarshalString is json.Unmarshal(raw, s) == nil for a valid JSON value
 // raw: a plain string is copied out directly; anything else (escapes,
-// invalid UTF-8, null, another kind, nothing) goes to json.Unmarshal.
+// invalid UTF-8, another kind, nothing) goes to json.Unmarshal. s does not
+// escape (json.Unmarshal would move every caller's variable to the heap).
 func unmarshalString(raw []byte, s *string) bool {
+	v, set, ok := decodeString(raw)
+	if set {
+		*s = v
+	}
+	return ok
+}
+
+// decodeString decodes the JSON value raw into a string as json.Unmarshal
+// does: ok is whether that succeeds, set whether it sets the string (null
+// leaves it as it was).
+func decodeString(raw []byte) (v string, set, ok bool) {
 	if len(raw) == 0 {
-		return false
+		return "", false, false
 	}
 	switch raw[0] {
 	case '{', '[', 't', 'f', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		return false // a valid value of another kind: never a string
+		return "", false, false // a valid value of another kind: never a string
 	}
 	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
 		inner := raw[1 : n-1]
 		if bytes.IndexByte(inner, '\\') < 0 && bytes.IndexByte(inner, '"') < 0 && utf8.Valid(inner) && !hasControl(inner) {
-			*s = string(inner)
-			return true
+			return string(inner), true, true
 		}
 	}
-	return json.Unmarshal(raw, s) == nil
+	if isNull(raw) {
+		return "", false, true
+	}
+	var x string
+	if json.Unmarshal(raw, &x) != nil {
+		return "", false, false
+	}
+	return x, true, true
+}
+
+// knownKeys are the keys the stage replies use (knownKey).
+var knownKeys = [...]string{
+	"action", "actionObjective", "parametersContext", "parametersSchema", "learnings",
+	"requiredInputDocuments", "requiredConnection", "fields", "name", "type", "required",
+	"description", "schema", "parameters",
 }
 
 // knownKey returns the key a plain JSON string token spells when it is
@@ -213,40 +241,17 @@ func knownKey(tok []byte) (string, bool) {
 	if len(tok) < 2 {
 		return "", false
 	}
-	switch k := tok[1 : len(tok)-1]; string(k) {
-	case "action":
-		return "action", true
-	case "actionObjective":
-		return "actionObjective", true
-	case "parametersContext":
-		return "parametersContext", true
-	case "parametersSchema":
-		return "parametersSchema", true
-	case "learnings":
-		return "learnings", true
-	case "requiredInputDocuments":
-		return "requiredInputDocuments", true
-	case "requiredConnection":
-		return "requiredConnection", true
-	case "fields":
-		return "fields", true
-	case "name":
-		return "name", true
-	case "type":
-		return "type", true
-	case "required":
-		return "required", true
-	case "description":
-		return "description", true
-	case "schema":
-		return "schema", true
-	case "parameters":
-		return "parameters", true
+	k := tok[1 : len(tok)-1]
+	for _, known := range knownKeys {
+		if string(k) == known { // compared in place, not converted
+			return known, true
+		}
 	}
 	return "", false
 }
 
-// unmarshalBool is json.Unmarshal(raw, v) == nil for a valid JSON value raw.
+// unmarshalBool is json.Unmarshal(raw, v) == nil for a valid JSON value
+// raw; v does not escape.
 func unmarshalBool(raw []byte, v *bool) bool {
 	switch string(raw) {
 	case "true":
@@ -256,7 +261,12 @@ func unmarshalBool(raw []byte, v *bool) bool {
 		*v = false
 		return true
 	}
-	return json.Unmarshal(raw, v) == nil
+	var x bool
+	if isNull(raw) || json.Unmarshal(raw, &x) != nil {
+		return isNull(raw) // null leaves v as it was
+	}
+	*v = x
+	return true
 }
 
 func hasControl(b []byte) bool {
