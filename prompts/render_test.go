@@ -2,6 +2,7 @@ package prompts
 
 import (
 	"flag"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -193,5 +194,36 @@ func TestPlaceholderNamesMatchTemplates(t *testing.T) {
 	slices.Sort(got)
 	if diff := cmp.Diff(templates.KnownKeys(), got); diff != "" {
 		t.Errorf("placeholder names differ from templates.KnownKeys (-templates +placeholders):\n%s", diff)
+	}
+}
+
+// RenderTemplate copies the caller's values into Placeholders (only the
+// builder's own renders hand their freshly built map over): changing one
+// never changes the other.
+func TestRenderTemplateDoesNotShareValues(t *testing.T) {
+	t.Parallel()
+	tmpl, err := templates.Parse("t", "--- user ---\n{{KEY:USER_PROMPT}}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := map[string]string{placeholders.UserPrompt: "hello"}
+	r, err := RenderTemplate(tmpl, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Placeholders[placeholders.UserPrompt] = "changed"
+	if values[placeholders.UserPrompt] != "hello" {
+		t.Error("changing the rendered placeholders changed the caller's values")
+	}
+	b := newBuilder(t, 0)
+	in := Stage1Input{Messages: nil, Actions: newRegistry().Actions()}
+	s1, err := b.Stage1(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, _ := templates.Load("")
+	st1, _ := set.Get(templates.Stage1)
+	if got := slices.Sorted(maps.Keys(s1.Placeholders)); !slices.Equal(got, st1.Keys()) {
+		t.Errorf("Stage 1 placeholders %v, want the template's keys %v", got, st1.Keys())
 	}
 }

@@ -46,6 +46,9 @@ type chunk struct {
 // Keys returns the placeholder names the template uses, sorted and unique.
 func (t Template) Keys() []string { return slices.Clone(t.keys) }
 
+// NumKeys returns len(t.Keys()) without copying the keys.
+func (t Template) NumKeys() int { return len(t.keys) }
+
 // Render substitutes values into the template and returns one Part per
 // section, in order. It has missingkey=error semantics: a key the template
 // names but values lacks is an error, never an empty string (a present key
