@@ -70,8 +70,8 @@ func extract(reply, openers string) (json.RawMessage, error) {
 		if first == "" {
 			first = c
 		}
-		if json.Valid([]byte(c)) {
-			return compact(c)
+		if out, err := compact(c); err == nil { // Compact validates as it goes
+			return out, nil
 		}
 		// Continue after this candidate: a value nested inside it is
 		// never taken for the reply.
