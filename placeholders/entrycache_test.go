@@ -2,7 +2,9 @@ package placeholders
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -24,7 +26,7 @@ func historyReference(msgs []workflow.Message, budget int) string {
 	if len(msgs) == 0 {
 		return "(no history yet)"
 	}
-	order := newestFirst(msgs)
+	order := newestFirstReference(msgs)
 	var b bytes.Buffer
 	var ends, usedAt []int
 	used := 0
@@ -65,6 +67,22 @@ func historyReference(msgs []workflow.Message, budget int) string {
 	return out + omittedLine(omitted)
 }
 
+// newestFirstReference is the former newestFirst: every index in a list,
+// sorted by round, then seq, both descending, later in the slice first.
+func newestFirstReference(msgs []workflow.Message) []int {
+	order := make([]int, len(msgs))
+	for i := range order {
+		order[i] = len(msgs) - 1 - i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		if c := cmp.Compare(msgs[b].Round, msgs[a].Round); c != 0 {
+			return c
+		}
+		return cmp.Compare(msgs[b].Seq, msgs[a].Seq)
+	})
+	return order
+}
+
 func TestHistoryMatchesUncachedRendering(t *testing.T) {
 	t.Parallel()
 	long := historyMessages(3)
@@ -78,6 +96,7 @@ func TestHistoryMatchesUncachedRendering(t *testing.T) {
 		{"many", historyMessages(300)},
 		{"newest too long", long},
 		{"mixed roles", mixedMessages()},
+		{"out of order", shuffled(historyMessages(120))},
 	} {
 		for _, budget := range []int{200, 230, 300, 777, 2000, 12000, 100000} {
 			want := historyReference(tc.msgs, historyBudget(budget))
@@ -88,6 +107,19 @@ func TestHistoryMatchesUncachedRendering(t *testing.T) {
 			}
 		}
 	}
+}
+
+// shuffled returns msgs in a fixed scrambled order, with seq ties.
+func shuffled(msgs []workflow.Message) []workflow.Message {
+	out := slices.Clone(msgs)
+	for i := range out {
+		j := (i*37 + 11) % len(out)
+		out[i], out[j] = out[j], out[i]
+		if i%9 == 0 {
+			out[i].Seq = 5 // equal seqs keep reverse slice order
+		}
+	}
+	return out
 }
 
 func mixedMessages() []workflow.Message {

@@ -67,8 +67,8 @@ func renderHistory(msgs []workflow.Message, budget int) string {
 	var stack [64]entry
 	kept := stack[:0] // the entries that fit, newest first
 	used := 0         // runes of the kept entries and their separators
-	for n, idx := range order {
-		e := renderedEntry(&msgs[idx])
+	for n := range order.Len() {
+		e := renderedEntry(&msgs[order.At(n)])
 		runes := e.runes
 		if n > 0 {
 			runes++ // the newline before the entry
@@ -84,7 +84,7 @@ func renderHistory(msgs []workflow.Message, budget int) string {
 		used += runes
 		kept = append(kept, e)
 	}
-	omitted := len(order) - len(kept)
+	omitted := order.Len() - len(kept)
 	if omitted == 0 {
 		return joinEntries(kept, "")
 	}
@@ -189,27 +189,50 @@ func writeDocuments(b *bytes.Buffer, m *workflow.Message) {
 	b.WriteString(")")
 }
 
-// newestFirst returns the indexes of msgs ordered by round, then seq, both
-// descending (equal keys: later in the slice first). Messages from a store
-// are already in seq order, so the common case is a plain reversal.
-func newestFirst(msgs []workflow.Message) []int {
-	order := make([]int, len(msgs))
+// newestFirst returns msgs ordered by round, then seq, both descending
+// (equal keys: later in the slice first). Messages from a store are
+// already in seq order, so the common case is a plain reversal, which
+// needs no index list.
+func newestFirst(msgs []workflow.Message) ordering {
 	sorted := true
-	for i := range order {
-		order[i] = len(msgs) - 1 - i
-		if i > 0 && (msgs[i].Round < msgs[i-1].Round || msgs[i].Round == msgs[i-1].Round && msgs[i].Seq < msgs[i-1].Seq) {
+	for i := 1; i < len(msgs); i++ {
+		if msgs[i].Round < msgs[i-1].Round || msgs[i].Round == msgs[i-1].Round && msgs[i].Seq < msgs[i-1].Seq {
 			sorted = false
+			break
 		}
 	}
-	if !sorted {
-		slices.SortStableFunc(order, func(a, b int) int {
-			if c := cmp.Compare(msgs[b].Round, msgs[a].Round); c != 0 {
-				return c
-			}
-			return cmp.Compare(msgs[b].Seq, msgs[a].Seq)
-		})
+	if sorted {
+		return ordering{n: len(msgs)}
 	}
-	return order
+	idx := make([]int, len(msgs))
+	for i := range idx {
+		idx[i] = len(msgs) - 1 - i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		if c := cmp.Compare(msgs[b].Round, msgs[a].Round); c != 0 {
+			return c
+		}
+		return cmp.Compare(msgs[b].Seq, msgs[a].Seq)
+	})
+	return ordering{n: len(msgs), idx: idx}
+}
+
+// ordering is an order of a message slice's indexes: the reverse of the
+// slice when idx is nil, else idx.
+type ordering struct {
+	n   int
+	idx []int
+}
+
+// Len is the number of indexes.
+func (o ordering) Len() int { return o.n }
+
+// At returns the k-th index.
+func (o ordering) At(k int) int {
+	if o.idx == nil {
+		return o.n - 1 - k
+	}
+	return o.idx[k]
 }
 
 // splitSummary separates what an action message says about itself from
