@@ -217,3 +217,27 @@ func TestEntryCacheBounded(t *testing.T) {
 		t.Errorf("an entry over %d bytes was cached", maxCachedEntryBytes)
 	}
 }
+
+// Rounds render their histories concurrently through the one cache: every
+// render gives the uncached text (run with -race).
+func TestHistoryConcurrentRenders(t *testing.T) {
+	t.Parallel()
+	msgs := historyMessages(150)
+	want := historyReference(msgs, DefaultHistoryBudget)
+	done := make(chan string)
+	for range 8 {
+		go func() {
+			var got string
+			for range 20 {
+				got = History(msgs, DefaultHistoryBudget)
+				_, _ = Compaction(msgs, 0)
+			}
+			done <- got
+		}()
+	}
+	for range 8 {
+		if got := <-done; got != want {
+			t.Fatal("a concurrent render differs from the uncached one")
+		}
+	}
+}
