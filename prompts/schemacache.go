@@ -1,7 +1,6 @@
 package prompts
 
 import (
-	"strings"
 	"sync"
 
 	"github.com/twostep/twostep/workflow"
@@ -24,20 +23,20 @@ type stage1Cache struct {
 // user with the same registry gets the same schema without rebuilding it.
 // The returned schema must not be modified.
 func (b *Builder) Stage1Output(actions []workflow.ActionSpec, conns []workflow.Connection) workflow.OutputSchema {
-	var key strings.Builder
+	var stack [1024]byte // the key is built on the stack for registries of usual size
+	key := stack[:0]
 	for _, a := range actions {
-		key.WriteString(a.Name)
-		key.WriteByte(0)
+		key = append(key, a.Name...)
+		key = append(key, 0)
 	}
-	key.WriteByte(1)
+	key = append(key, 1)
 	for _, c := range conns {
-		key.WriteString(c.Label)
-		key.WriteByte(0)
+		key = append(key, c.Label...)
+		key = append(key, 0)
 	}
-	k := key.String()
 	c := &b.stage1
 	c.mu.Lock()
-	out, ok := c.entries[k]
+	out, ok := c.entries[string(key)] // looked up without allocating the key
 	c.mu.Unlock()
 	if ok {
 		return out
@@ -48,7 +47,7 @@ func (b *Builder) Stage1Output(actions []workflow.ActionSpec, conns []workflow.C
 	if c.entries == nil || len(c.entries) >= maxCachedStage1Schemas {
 		c.entries = map[string]workflow.OutputSchema{}
 	}
-	c.entries[k] = out
+	c.entries[string(key)] = out
 	return out
 }
 
