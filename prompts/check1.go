@@ -18,13 +18,15 @@ func parseFields(raw json.RawMessage, p *problems) []workflow.FieldSpec {
 		return nil
 	}
 	list := raw
-	if obj, ok := splitObject(raw); ok {
+	var members [4]rawMember
+	if obj, ok := splitObject(raw, members[:]); ok {
 		list = obj.getFold("fields")
 		if len(list) == 0 || isNull(list) {
 			return nil
 		}
 	}
-	items, ok := splitArray(list)
+	var stack [16]json.RawMessage
+	items, ok := splitArray(list, stack[:])
 	if !ok {
 		p.add(`"parametersSchema" must be {"fields": [{"name", "type", "required", "description"}, ...]}, got %s`, JSONKind(list))
 		return nil
@@ -41,7 +43,8 @@ func parseFields(raw json.RawMessage, p *problems) []workflow.FieldSpec {
 func parseField(i int, item json.RawMessage, p *problems) (workflow.FieldSpec, bool) {
 	var f workflow.FieldSpec
 	var name, typ, required, description json.RawMessage
-	if obj, ok := splitObject(item); ok {
+	var members [6]rawMember
+	if obj, ok := splitObject(item, members[:]); ok {
 		name, typ = obj.getFold("name"), obj.getFold("type")
 		required, description = obj.getFold("required"), obj.getFold("description")
 	} else if !isNull(item) {

@@ -232,8 +232,8 @@ func eachStructural(s string, visit func(i int) bool) {
 // raw is ExtractObject's valid JSON; its members are read in place
 // (splitObject), or decoded with encoding/json when the scanner does not
 // take the text.
-func decodeObject(raw json.RawMessage) (rawObject, error) {
-	if obj, ok := splitObject(raw); ok {
+func decodeObject(raw json.RawMessage, buf rawObject) (rawObject, error) {
+	if obj, ok := splitObject(raw, buf); ok {
 		return obj, nil
 	}
 	var m map[string]json.RawMessage

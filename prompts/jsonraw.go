@@ -48,12 +48,17 @@ func (o rawObject) getFold(key string) json.RawMessage {
 // splitObject returns the members of raw, a valid JSON value, when it is
 // an object (ok false otherwise: null, another kind, or a text this
 // scanner does not take, which the caller then decodes with encoding/json).
-func splitObject(raw []byte) (obj rawObject, ok bool) {
+// The members are appended to buf[:0] (a caller's stack array keeps a
+// small object off the heap).
+func splitObject(raw []byte, buf rawObject) (obj rawObject, ok bool) {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return nil, false
 	}
-	obj = make(rawObject, 0, 8)
+	obj = buf[:0]
+	if obj == nil {
+		obj = rawObject{}
+	}
 	i = skipSpace(raw, i+1)
 	if i < len(raw) && raw[i] == '}' {
 		return obj, skipSpace(raw, i+1) == len(raw)
@@ -98,13 +103,16 @@ func splitObject(raw []byte) (obj rawObject, ok bool) {
 }
 
 // splitArray returns the elements of raw, a valid JSON value, when it is
-// an array (ok false otherwise).
-func splitArray(raw []byte) (items []json.RawMessage, ok bool) {
+// an array (ok false otherwise), appended to buf[:0].
+func splitArray(raw []byte, buf []json.RawMessage) (items []json.RawMessage, ok bool) {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '[' {
 		return nil, false
 	}
-	items = make([]json.RawMessage, 0, 4)
+	items = buf[:0]
+	if items == nil {
+		items = []json.RawMessage{}
+	}
 	i = skipSpace(raw, i+1)
 	if i < len(raw) && raw[i] == ']' {
 		return items, skipSpace(raw, i+1) == len(raw)

@@ -46,7 +46,8 @@ func ParseStage1(reply string, env Stage1Env) Stage1Result {
 		return Stage1Result{Problems: []string{workflow.PublicMessage(err)}}
 	}
 	res := Stage1Result{Parsed: raw}
-	obj, err := decodeObject(raw)
+	var members [12]rawMember
+	obj, err := decodeObject(raw, members[:])
 	if err != nil {
 		res.Problems = []string{err.Error()}
 		return res
@@ -207,7 +208,8 @@ func stringList(obj rawObject, key string, p *problems) []string {
 // raw, the list and whether it succeeded: an array's elements are read in
 // place (null as ""), anything else goes to json.Unmarshal.
 func unmarshalStrings(raw json.RawMessage) ([]string, bool) {
-	if items, ok := splitArray(raw); ok {
+	var stack [8]json.RawMessage
+	if items, ok := splitArray(raw, stack[:]); ok {
 		list := make([]string, len(items))
 		for i, it := range items {
 			if !isNull(it) && !unmarshalString(it, &list[i]) {

@@ -35,7 +35,8 @@ func ParseStage2(reply string, action workflow.ActionSpec, asked []workflow.Fiel
 		return Stage2Result{Problems: []string{workflow.PublicMessage(err)}}
 	}
 	res := Stage2Result{Parsed: raw}
-	obj, err := decodeObject(raw)
+	var members [4]rawMember
+	obj, err := decodeObject(raw, members[:])
 	if err != nil {
 		res.Problems = []string{err.Error()}
 		return res
