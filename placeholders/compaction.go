@@ -1,9 +1,8 @@
 package placeholders
 
 import (
-	"bytes"
 	"fmt"
-	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/twostep/twostep/workflow"
@@ -44,55 +43,54 @@ func Compaction(msgs []workflow.Message, budget int) (entries []workflow.Message
 		room = reserved
 	}
 	order := newestFirst(live)
-	if fitting(live, order, room) == len(order) {
+	if fitting(live, order, room) == order.Len() {
 		return nil, prev
 	}
 	keep := max(fitting(live, order, reserved/2), 1)
-	if keep >= len(order) {
+	if keep >= order.Len() {
 		return nil, prev
 	}
-	for _, i := range slices.Backward(order[keep:]) {
-		entries = append(entries, live[i])
+	for k := order.Len() - 1; k >= keep; k-- {
+		entries = append(entries, live[order.At(k)])
 	}
 	return entries, prev
 }
 
 // fitting counts how many entries of msgs, in order, fit budget runes.
-func fitting(msgs []workflow.Message, order []int, budget int) int {
-	var b bytes.Buffer
+func fitting(msgs []workflow.Message, order ordering, budget int) int {
 	used := 0
-	for n, i := range order {
-		b.Reset()
+	for n := range order.Len() {
+		used += renderedEntry(&msgs[order.At(n)]).runes
 		if n > 0 {
-			b.WriteByte('\n')
+			used++ // the newline before the entry
 		}
-		writeEntry(&b, &msgs[i])
-		used += utf8.RuneCount(b.Bytes())
 		if used > budget {
 			return n
 		}
 	}
-	return len(order)
+	return order.Len()
 }
 
 // CompactedEntriesText renders entries (oldest first) for the compaction
 // prompt, as the history renders them, within limit runes: entries past it
 // are left out with a line saying how many.
 func CompactedEntriesText(entries []workflow.Message, limit int) string {
-	var b bytes.Buffer
+	var b strings.Builder
 	used := 0
 	for n := range entries {
-		var e bytes.Buffer
+		e := renderedEntry(&entries[n])
+		r := e.runes
 		if n > 0 {
-			e.WriteByte('\n')
+			r++ // the newline before the entry
 		}
-		writeEntry(&e, &entries[n])
-		r := utf8.RuneCount(e.Bytes())
 		if n > 0 && used+r > limit {
 			fmt.Fprintf(&b, "\n(%s left out: too long to summarise at once)", workflow.Count(len(entries)-n, "later entry", "later entries"))
 			break
 		}
-		b.Write(e.Bytes())
+		if n > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(e.text)
 		used += r
 	}
 	return b.String()
@@ -120,10 +118,19 @@ func splitCompacted(msgs []workflow.Message) (*workflow.Message, []workflow.Mess
 	if prev == nil {
 		return nil, msgs
 	}
-	var live []workflow.Message // usually the few newest: no room for all of msgs
-	for _, m := range msgs {
-		if m.Role != workflow.RoleSummary && m.Seq > prev.CompactedThrough {
-			live = append(live, m)
+	isLive := func(m *workflow.Message) bool {
+		return m.Role != workflow.RoleSummary && m.Seq > prev.CompactedThrough
+	}
+	n := 0
+	for i := range msgs {
+		if isLive(&msgs[i]) {
+			n++
+		}
+	}
+	live := make([]workflow.Message, 0, n) // usually the few newest: no room for all of msgs
+	for i := range msgs {
+		if m := &msgs[i]; isLive(m) {
+			live = append(live, *m) // only the live ones are copied, once
 		}
 	}
 	return prev, live
@@ -134,8 +141,8 @@ func splitCompacted(msgs []workflow.Message) (*workflow.Message, []workflow.Mess
 // fenced as data (it was written from action results).
 func summaryBlock(prev *workflow.Message, msgs []workflow.Message, limit int) string {
 	round, step := prev.Round, prev.Step
-	for _, m := range msgs {
-		if m.Seq == prev.CompactedThrough && m.Role != workflow.RoleSummary {
+	for i := range msgs {
+		if m := &msgs[i]; m.Seq == prev.CompactedThrough && m.Role != workflow.RoleSummary {
 			round, step = m.Round, m.Step
 			break
 		}

@@ -1,7 +1,7 @@
 package placeholders
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/twostep/twostep/workflow"
@@ -16,9 +16,27 @@ import (
 //	  docItem:<documentId>:<fileName>  <mimeType>, <size>
 //
 // or "(no documents)". The references are the ones workflow.ParseReference
-// accepts and workflow.ResolveDocuments resolves for this workflow.
+// accepts and workflow.ResolveDocuments resolves for this workflow. It is
+// rendered on every Stage 1 call, so it is written in one buffer sized
+// up front.
 func DocumentsIndex(msgs []workflow.Message) string {
+	size := 0
+	for i := range msgs {
+		m := &msgs[i]
+		if len(m.Documents) == 0 {
+			continue
+		}
+		size += 32 + len(m.ID) + len(m.DocumentsLabel)
+		for _, d := range m.Documents {
+			size += 32 + len(d.ID) + len(d.Name) + len(d.MimeType)
+		}
+	}
+	if size == 0 {
+		return "(no documents)"
+	}
 	var b strings.Builder
+	b.Grow(size)
+	var num [32]byte
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m := &msgs[i]
 		if len(m.Documents) == 0 {
@@ -27,28 +45,46 @@ func DocumentsIndex(msgs []workflow.Message) string {
 		if b.Len() > 0 {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "docList:%s:%s  (%s)", m.ID, m.DocumentsLabel, workflow.Count(len(m.Documents), "document", ""))
-		for _, d := range m.Documents {
-			fmt.Fprintf(&b, "\n  docItem:%s:%s  %s, %s", d.ID, workflow.OneLine(d.Name), d.MimeType, FormatSize(d.Size))
+		b.WriteString("docList:")
+		b.WriteString(m.ID)
+		b.WriteByte(':')
+		b.WriteString(m.DocumentsLabel)
+		b.WriteString("  (")
+		if n := len(m.Documents); n == 1 {
+			b.WriteString("1 document)") // as workflow.Count says it
+		} else {
+			b.Write(strconv.AppendInt(num[:0], int64(n), 10))
+			b.WriteString(" documents)")
 		}
-	}
-	if b.Len() == 0 {
-		return "(no documents)"
+		for _, d := range m.Documents {
+			b.WriteString("\n  docItem:")
+			b.WriteString(d.ID)
+			b.WriteByte(':')
+			b.WriteString(workflow.OneLine(d.Name))
+			b.WriteString("  ")
+			b.WriteString(d.MimeType)
+			b.WriteString(", ")
+			b.Write(appendSize(num[:0], d.Size))
+		}
 	}
 	return b.String()
 }
 
 // FormatSize renders a byte count for a person: "512 B", "1.5 KB",
 // "2.0 MB" (powers of 1024).
-func FormatSize(n int64) string {
+func FormatSize(n int64) string { return string(appendSize(nil, n)) }
+
+// appendSize appends FormatSize(n) to dst.
+func appendSize(dst []byte, n int64) []byte {
 	const unit = 1024
 	if n < unit {
-		return fmt.Sprintf("%d B", n)
+		return append(strconv.AppendInt(dst, n, 10), " B"...)
 	}
 	div, exp := int64(unit), 0
 	for m := n / unit; m >= unit && exp < 4; m /= unit {
 		div *= unit
 		exp++
 	}
-	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "KMGTP"[exp])
+	dst = strconv.AppendFloat(dst, float64(n)/float64(div), 'f', 1, 64)
+	return append(dst, ' ', "KMGTP"[exp], 'B')
 }

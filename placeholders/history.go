@@ -56,53 +56,70 @@ func historyBudget(budget int) int {
 }
 
 // renderHistory renders msgs newest first within budget runes, dropping the
-// oldest entries with an omitted line when they do not fit.
+// oldest entries with an omitted line when they do not fit. Each entry
+// comes from the entry cache (renderedEntry) and the result is built in one
+// allocation of its exact size.
 func renderHistory(msgs []workflow.Message, budget int) string {
 	if len(msgs) == 0 {
 		return "(no history yet)"
 	}
 	order := newestFirst(msgs)
-	var b bytes.Buffer
-	b.Grow(budget + 256)
-	var ends, usedAt []int // b.Len() and runes used after each kept entry
-	used := 0              // runes in b
-	for n, idx := range order {
-		start := b.Len()
+	var stack [64]entry
+	kept := stack[:0] // the entries that fit, newest first
+	used := 0         // runes of the kept entries and their separators
+	for n := range order.Len() {
+		e := renderedEntry(&msgs[order.At(n)])
+		runes := e.runes
 		if n > 0 {
-			b.WriteByte('\n')
+			runes++ // the newline before the entry
 		}
-		writeEntry(&b, &msgs[idx])
-		runes := utf8.RuneCount(b.Bytes()[start:])
 		if used+runes > budget {
-			if n > 0 {
-				b.Truncate(start)
-				break
+			if n == 0 { // the newest entry alone is cut to fit
+				e.text = workflow.ClipRunes(e.text, budget)
+				e.runes = utf8.RuneCountInString(e.text)
+				kept, used = append(kept, e), e.runes
 			}
-			e := workflow.ClipRunes(b.String(), budget)
-			b.Reset()
-			b.WriteString(e)
-			ends, usedAt = append(ends, b.Len()), append(usedAt, utf8.RuneCountInString(e))
 			break
 		}
 		used += runes
-		ends, usedAt = append(ends, b.Len()), append(usedAt, used)
+		kept = append(kept, e)
 	}
-	kept := len(ends)
-	omitted := len(order) - kept
+	omitted := order.Len() - len(kept)
 	if omitted == 0 {
-		return b.String()
+		return joinEntries(kept, "")
 	}
 	// Drop more entries until the omitted line fits too (keep the newest,
 	// cut if need be).
-	for kept > 1 && usedAt[kept-1]+omittedLen(omitted) > budget {
-		kept--
+	for len(kept) > 1 && used+omittedLen(omitted) > budget {
+		used -= kept[len(kept)-1].runes + 1
+		kept = kept[:len(kept)-1]
 		omitted++
 	}
-	out := string(b.Bytes()[:ends[kept-1]])
-	if usedAt[kept-1]+omittedLen(omitted) > budget {
-		out = workflow.ClipRunes(out, budget-omittedLen(omitted))
+	if used+omittedLen(omitted) > budget {
+		// kept is the newest entry alone (perhaps cut already).
+		e := kept[0]
+		e.text = workflow.ClipRunes(e.text, budget-omittedLen(omitted))
+		kept[0] = e
 	}
-	return out + omittedLine(omitted)
+	return joinEntries(kept, omittedLine(omitted))
+}
+
+// joinEntries joins entries with newlines, then tail, in one allocation.
+func joinEntries(entries []entry, tail string) string {
+	n := len(tail) + len(entries) - 1
+	for _, e := range entries {
+		n += len(e.text)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i, e := range entries {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(e.text)
+	}
+	b.WriteString(tail)
+	return b.String()
 }
 
 func omittedLine(n int) string {
@@ -172,27 +189,50 @@ func writeDocuments(b *bytes.Buffer, m *workflow.Message) {
 	b.WriteString(")")
 }
 
-// newestFirst returns the indexes of msgs ordered by round, then seq, both
-// descending (equal keys: later in the slice first). Messages from a store
-// are already in seq order, so the common case is a plain reversal.
-func newestFirst(msgs []workflow.Message) []int {
-	order := make([]int, len(msgs))
+// newestFirst returns msgs ordered by round, then seq, both descending
+// (equal keys: later in the slice first). Messages from a store are
+// already in seq order, so the common case is a plain reversal, which
+// needs no index list.
+func newestFirst(msgs []workflow.Message) ordering {
 	sorted := true
-	for i := range order {
-		order[i] = len(msgs) - 1 - i
-		if i > 0 && (msgs[i].Round < msgs[i-1].Round || msgs[i].Round == msgs[i-1].Round && msgs[i].Seq < msgs[i-1].Seq) {
+	for i := 1; i < len(msgs); i++ {
+		if msgs[i].Round < msgs[i-1].Round || msgs[i].Round == msgs[i-1].Round && msgs[i].Seq < msgs[i-1].Seq {
 			sorted = false
+			break
 		}
 	}
-	if !sorted {
-		slices.SortStableFunc(order, func(a, b int) int {
-			if c := cmp.Compare(msgs[b].Round, msgs[a].Round); c != 0 {
-				return c
-			}
-			return cmp.Compare(msgs[b].Seq, msgs[a].Seq)
-		})
+	if sorted {
+		return ordering{n: len(msgs)}
 	}
-	return order
+	idx := make([]int, len(msgs))
+	for i := range idx {
+		idx[i] = len(msgs) - 1 - i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		if c := cmp.Compare(msgs[b].Round, msgs[a].Round); c != 0 {
+			return c
+		}
+		return cmp.Compare(msgs[b].Seq, msgs[a].Seq)
+	})
+	return ordering{n: len(msgs), idx: idx}
+}
+
+// ordering is an order of a message slice's indexes: the reverse of the
+// slice when idx is nil, else idx.
+type ordering struct {
+	n   int
+	idx []int
+}
+
+// Len is the number of indexes.
+func (o ordering) Len() int { return o.n }
+
+// At returns the k-th index.
+func (o ordering) At(k int) int {
+	if o.idx == nil {
+		return o.n - 1 - k
+	}
+	return o.idx[k]
 }
 
 // splitSummary separates what an action message says about itself from

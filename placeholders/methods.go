@@ -27,7 +27,18 @@ func renderMethods(actions []workflow.ActionSpec, params func(workflow.ActionSpe
 	if len(actions) == 0 {
 		return "(no methods)"
 	}
+	// Each action's parameter summary first, so the text is written into
+	// one buffer of about its size (it is rendered on every Stage 1 call).
+	var stack [32]string
+	summaries := stack[:0]
+	size := 0
+	for _, a := range actions {
+		p := params(a)
+		summaries = append(summaries, p)
+		size += 96 + len(a.Name) + len(a.Description) + len(p) + len(a.Documents) + len(a.ConnectionKind)
+	}
 	var b strings.Builder
+	b.Grow(size)
 	for i, a := range actions {
 		if i > 0 {
 			b.WriteByte('\n')
@@ -42,7 +53,7 @@ func renderMethods(actions []workflow.ActionSpec, params func(workflow.ActionSpe
 			b.WriteString(d)
 		}
 		b.WriteString("\n  parameters: ")
-		b.WriteString(params(a))
+		b.WriteString(summaries[i])
 		if a.Documents != "" && a.Documents != workflow.DocumentsNone {
 			b.WriteString("\n  input documents: ")
 			b.WriteString(string(a.Documents))

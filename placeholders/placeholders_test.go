@@ -211,3 +211,24 @@ func BenchmarkHistory1000(b *testing.B) {
 	// Wall time is skewed on a shared machine; CPU time per op is not.
 	b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
 }
+
+// FormatSize writes what its former fmt.Sprintf formulas wrote.
+func TestFormatSizeMatchesSprintf(t *testing.T) {
+	t.Parallel()
+	ref := func(n int64) string {
+		if n < 1024 {
+			return fmt.Sprintf("%d B", n)
+		}
+		div, exp := int64(1024), 0
+		for m := n / 1024; m >= 1024 && exp < 4; m /= 1024 {
+			div *= 1024
+			exp++
+		}
+		return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "KMGTP"[exp])
+	}
+	for _, n := range []int64{-5, 0, 1, 999, 1023, 1024, 1075, 1076, 1587, 1048575, 1048576, 1 << 40, 1 << 50, 1 << 60, 1<<63 - 1} {
+		if got, want := FormatSize(n), ref(n); got != want {
+			t.Errorf("FormatSize(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

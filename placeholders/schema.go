@@ -24,8 +24,16 @@ func StageTwoSchema(action workflow.ActionSpec, fields []workflow.FieldSpec) (st
 }
 
 // StageTwoSchemaFields returns StageTwoSchema's text and the names
-// StageTwoFields returns, from one decoding of the action's schema.
+// StageTwoFields returns, from one decoding of the action's schema. Both
+// are cached per action and asked fields (while the action's schema is the
+// same), so retries and the parsing of the reply reuse them.
 func StageTwoSchemaFields(action workflow.ActionSpec, fields []workflow.FieldSpec) (string, []string, error) {
+	text, names, err := cachedStageTwo(action, fields)
+	return text, slices.Clone(names), err
+}
+
+// stageTwoSchemaFields is StageTwoSchemaFields without the cache.
+func stageTwoSchemaFields(action workflow.ActionSpec, fields []workflow.FieldSpec) (string, []string, error) {
 	reg, err := registeredSchema(action)
 	if err != nil {
 		return "", nil, err
@@ -101,6 +109,11 @@ func registeredSchema(action workflow.ActionSpec) (registered, error) {
 // StageTwoSchema shows; any other parameter key is one Stage 1 did not ask
 // for. It fails only when the registered schema is not a JSON object.
 func StageTwoFields(action workflow.ActionSpec, fields []workflow.FieldSpec) ([]string, error) {
+	if _, names, err := cachedStageTwo(action, fields); err == nil {
+		return slices.Clone(names), nil
+	}
+	// The schema text could not be cut (a property that is not an object
+	// schema): the names alone may still be known.
 	reg, err := registeredSchema(action)
 	if err != nil {
 		return nil, err

@@ -10,7 +10,7 @@ import (
 func UserPromptText(msgs []workflow.Message, round int) string {
 	last := ""
 	for i := len(msgs) - 1; i >= 0; i-- {
-		m := msgs[i]
+		m := &msgs[i] // not a copy of every message
 		if m.Role != workflow.RoleUser {
 			continue
 		}

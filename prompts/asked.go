@@ -22,7 +22,7 @@ func CheckAskedFields(params map[string]any, action workflow.ActionSpec, asked [
 	if err != nil {
 		return []string{workflow.PublicMessage(err)}
 	}
-	keys := make([]string, 0, len(params))
+	var keys []string // usually none: no allocation
 	for k := range params {
 		if !slices.Contains(allowed, k) && !workflow.IsForbiddenField(k) {
 			keys = append(keys, k)

@@ -41,6 +41,8 @@ type Builder struct {
 	methods *placeholders.MethodCache
 	// stage1 caches the Stage 1 output schemas (Builder.Stage1Output).
 	stage1 stage1Cache
+	// stage2 caches the Stage 2 output schemas (Builder.Stage2Call).
+	stage2 stage2Cache
 }
 
 // NewBuilder returns a Builder over set.
@@ -78,28 +80,48 @@ func (b *Builder) Render(name string, values map[string]string) (Rendered, error
 // Render uses, and lets a caller render an override template that is not in
 // the set (the admin render route). Placeholders holds exactly t's keys.
 func RenderTemplate(t templates.Template, values map[string]string) (Rendered, error) {
+	return renderTemplate(t, values, false)
+}
+
+// renderTemplate is RenderTemplate; owned says the caller hands values
+// over (it built the map for this render and never touches it again), so
+// when it holds exactly t's keys it becomes Placeholders as it is instead
+// of being copied.
+func renderTemplate(t templates.Template, values map[string]string, owned bool) (Rendered, error) {
 	parts, err := t.Render(values)
 	if err != nil {
 		return Rendered{}, workflow.WrapKind(workflow.KindInternal, err, "prompts.Render(%q)", t.Name)
 	}
 	r := Rendered{
-		Template:     t.Name,
-		Messages:     make([]workflow.PromptMessage, len(parts)),
-		Placeholders: make(map[string]string, len(t.Keys())),
+		Template: t.Name,
+		Messages: make([]workflow.PromptMessage, len(parts)),
 	}
 	for i, p := range parts {
 		r.Messages[i] = workflow.PromptMessage{Role: p.Role, Content: p.Content}
 	}
-	for _, k := range t.Keys() {
+	// t.Render checked that values has every key of t: with as many
+	// entries, it has no other.
+	if owned && len(values) == t.NumKeys() {
+		r.Placeholders = values
+		return r, nil
+	}
+	keys := t.Keys()
+	r.Placeholders = make(map[string]string, len(keys))
+	for _, k := range keys {
 		r.Placeholders[k] = values[k]
 	}
 	return r, nil
 }
 
-// render renders the override when it is set, else the set's template name.
+// render renders the override when it is set, else the set's template
+// name, with values built for this render alone (see renderTemplate).
 func (b *Builder) render(name string, override *templates.Template, values map[string]string) (Rendered, error) {
 	if override != nil {
-		return RenderTemplate(*override, values)
+		return renderTemplate(*override, values, true)
 	}
-	return b.Render(name, values)
+	t, err := b.set.Get(name)
+	if err != nil {
+		return b.Render(name, values) // the same error
+	}
+	return renderTemplate(t, values, true)
 }

@@ -8,33 +8,26 @@ import (
 	"github.com/twostep/twostep/workflow"
 )
 
-// rawField is a parametersSchema field as the model wrote it.
-type rawField struct {
-	Name        json.RawMessage `json:"name"`
-	Type        json.RawMessage `json:"type"`
-	Required    json.RawMessage `json:"required"`
-	Description json.RawMessage `json:"description"`
-}
-
 // parseFields parses "parametersSchema": {"fields": [...]} (a bare list of
 // fields is accepted too) and adds a problem for each forbidden name, type
-// outside allowedFieldTypes, or malformed field.
+// outside allowedFieldTypes, or malformed field. The object's "fields" and
+// each field's members are matched the way encoding/json matches struct
+// fields (any case, the last one written wins).
 func parseFields(raw json.RawMessage, p *problems) []workflow.FieldSpec {
 	if len(raw) == 0 || isNull(raw) {
 		return nil
 	}
-	var wrapper struct {
-		Fields json.RawMessage `json:"fields"`
-	}
 	list := raw
-	if json.Unmarshal(raw, &wrapper) == nil {
-		list = wrapper.Fields
+	var members [4]rawMember
+	if obj, ok := splitObject(raw, members[:]); ok {
+		list = obj.getFold("fields")
 		if len(list) == 0 || isNull(list) {
 			return nil
 		}
 	}
-	var items []json.RawMessage
-	if json.Unmarshal(list, &items) != nil {
+	var stack [16]json.RawMessage
+	items, ok := splitArray(list, stack[:])
+	if !ok {
 		p.add(`"parametersSchema" must be {"fields": [{"name", "type", "required", "description"}, ...]}, got %s`, JSONKind(list))
 		return nil
 	}
@@ -48,13 +41,17 @@ func parseFields(raw json.RawMessage, p *problems) []workflow.FieldSpec {
 }
 
 func parseField(i int, item json.RawMessage, p *problems) (workflow.FieldSpec, bool) {
-	var rf rawField
 	var f workflow.FieldSpec
-	if json.Unmarshal(item, &rf) != nil {
+	var name, typ, required, description json.RawMessage
+	var members [6]rawMember
+	if obj, ok := splitObject(item, members[:]); ok {
+		name, typ = obj.getFold("name"), obj.getFold("type")
+		required, description = obj.getFold("required"), obj.getFold("description")
+	} else if !isNull(item) {
 		p.add(`parametersSchema.fields[%d] must be an object, got %s`, i, JSONKind(item))
 		return f, false
 	}
-	if json.Unmarshal(rf.Name, &f.Name) != nil || strings.TrimSpace(f.Name) == "" {
+	if !unmarshalString(name, &f.Name) || strings.TrimSpace(f.Name) == "" {
 		p.add(`parametersSchema.fields[%d].name must be a non-empty string`, i)
 		return f, false
 	}
@@ -64,20 +61,20 @@ func parseField(i int, item json.RawMessage, p *problems) (workflow.FieldSpec, b
 			i, f.Name, strings.Join(workflow.ForbiddenFields, ", "))
 		ok = false
 	}
-	if json.Unmarshal(rf.Type, &f.Type) != nil || !slices.Contains(allowedFieldTypes, f.Type) {
+	if !unmarshalString(typ, &f.Type) || !slices.Contains(allowedFieldTypes, f.Type) {
 		got := f.Type
 		if got == "" {
-			got = strings.TrimSpace(string(rf.Type))
+			got = strings.TrimSpace(string(typ))
 		}
 		p.add(`parametersSchema.fields[%d] (%s): type %s is not one of %s`,
 			i, workflow.ClipRunes(f.Name, maxQuoted), quoteOrMissing(got), strings.Join(allowedFieldTypes, "|"))
 		ok = false
 	}
-	if len(rf.Required) > 0 && !isNull(rf.Required) && json.Unmarshal(rf.Required, &f.Required) != nil {
+	if len(required) > 0 && !isNull(required) && !unmarshalBool(required, &f.Required) {
 		p.add(`parametersSchema.fields[%d] (%s): "required" must be true or false`, i, workflow.ClipRunes(f.Name, maxQuoted))
 		ok = false
 	}
-	if len(rf.Description) > 0 && !isNull(rf.Description) && json.Unmarshal(rf.Description, &f.Description) != nil {
+	if len(description) > 0 && !isNull(description) && !unmarshalString(description, &f.Description) {
 		p.add(`parametersSchema.fields[%d] (%s): "description" must be a string`, i, workflow.ClipRunes(f.Name, maxQuoted))
 		ok = false
 	}

@@ -70,8 +70,8 @@ func extract(reply, openers string) (json.RawMessage, error) {
 		if first == "" {
 			first = c
 		}
-		if json.Valid([]byte(c)) {
-			return compact(c)
+		if out, err := compact(c); err == nil { // Compact validates as it goes
+			return out, nil
 		}
 		// Continue after this candidate: a value nested inside it is
 		// never taken for the reply.
@@ -229,10 +229,20 @@ func eachStructural(s string, visit func(i int) bool) {
 
 // decodeObject decodes raw into a map of its top-level members, or returns
 // a problem line saying the reply is not a JSON object.
-func decodeObject(raw json.RawMessage) (map[string]json.RawMessage, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+// raw is ExtractObject's valid JSON; its members are read in place
+// (splitObject), or decoded with encoding/json when the scanner does not
+// take the text.
+func decodeObject(raw json.RawMessage, buf rawObject) (rawObject, error) {
+	if obj, ok := splitObject(raw, buf); ok {
+		return obj, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
 		return nil, fmt.Errorf("the reply must be one JSON object, got %s", JSONKind(raw))
+	}
+	obj := make(rawObject, 0, len(m))
+	for k, v := range m {
+		obj = append(obj, rawMember{key: k, value: v})
 	}
 	return obj, nil
 }

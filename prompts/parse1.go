@@ -3,7 +3,6 @@ package prompts
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -47,17 +46,23 @@ func ParseStage1(reply string, env Stage1Env) Stage1Result {
 		return Stage1Result{Problems: []string{workflow.PublicMessage(err)}}
 	}
 	res := Stage1Result{Parsed: raw}
-	obj, err := decodeObject(raw)
+	var members [12]rawMember
+	obj, err := decodeObject(raw, members[:])
 	if err != nil {
 		res.Problems = []string{err.Error()}
 		return res
 	}
 	p := &problems{}
-	for _, k := range slices.Sorted(maps.Keys(obj)) {
+	var paramKeys []string
+	for _, m := range obj {
 		// Any case: a decoder downstream would take "Parameters" for it.
-		if strings.EqualFold(k, "parameters") {
-			p.add(`the reply has a %q key: Stage 1 must not fill parameter values; describe them in "parametersContext" and "parametersSchema" instead`, workflow.ClipRunes(k, maxQuoted))
+		if strings.EqualFold(m.key, "parameters") && !slices.Contains(paramKeys, m.key) {
+			paramKeys = append(paramKeys, m.key)
 		}
+	}
+	slices.Sort(paramKeys)
+	for _, k := range paramKeys {
+		p.add(`the reply has a %q key: Stage 1 must not fill parameter values; describe them in "parametersContext" and "parametersSchema" instead`, workflow.ClipRunes(k, maxQuoted))
 	}
 	sel := &res.Selection
 	spec, known := parseAction(obj, env.Registry, sel, p)
@@ -65,7 +70,8 @@ func ParseStage1(reply string, env Stage1Env) Stage1Result {
 	sel.ParametersContext = contextMember(obj)
 	sel.Learnings = stringList(obj, "learnings", p)
 	sel.RequiredInputDocuments = stringList(obj, "requiredInputDocuments", p)
-	sel.ParametersSchema.Fields = parseFields(obj["parametersSchema"], p)
+	schema, _ := obj.get("parametersSchema")
+	sel.ParametersSchema.Fields = parseFields(schema, p)
 	sel.RequiredConnection = connectionMember(obj, p)
 	checkInputs(sel, env, spec, known, p)
 	res.Problems = p.lines
@@ -109,14 +115,14 @@ func (p *problems) add(format string, args ...any) {
 }
 
 // parseAction checks "action" and returns the registered spec.
-func parseAction(obj map[string]json.RawMessage, reg workflow.Registry, sel *workflow.Selection, p *problems) (workflow.ActionSpec, bool) {
-	raw, ok := obj["action"]
+func parseAction(obj rawObject, reg workflow.Registry, sel *workflow.Selection, p *problems) (workflow.ActionSpec, bool) {
+	raw, ok := obj.get("action")
 	if !ok {
 		p.add(`"action" is missing: name one registered action, e.g. %q`, workflow.CompleteAction)
 		return workflow.ActionSpec{}, false
 	}
 	var name string
-	if json.Unmarshal(raw, &name) != nil {
+	if !unmarshalString(raw, &name) {
 		p.add(`"action" must be a string naming a registered action, got %s`, JSONKind(raw))
 		return workflow.ActionSpec{}, false
 	}
@@ -147,13 +153,13 @@ func actionNames(reg workflow.Registry) string {
 }
 
 // textMember returns a string member ("" when absent or null).
-func textMember(obj map[string]json.RawMessage, key string, p *problems) string {
-	raw, ok := obj[key]
+func textMember(obj rawObject, key string, p *problems) string {
+	raw, ok := obj.get(key)
 	if !ok || isNull(raw) {
 		return ""
 	}
 	var s string
-	if json.Unmarshal(raw, &s) != nil {
+	if !unmarshalString(raw, &s) {
 		p.add(`%q must be a string, got %s`, key, JSONKind(raw))
 	}
 	return s
@@ -161,13 +167,13 @@ func textMember(obj map[string]json.RawMessage, key string, p *problems) string 
 
 // contextMember returns "parametersContext": a string as is, any other
 // JSON value as its compact text (the model sometimes writes an object).
-func contextMember(obj map[string]json.RawMessage) string {
-	raw, ok := obj["parametersContext"]
+func contextMember(obj rawObject) string {
+	raw, ok := obj.get("parametersContext")
 	if !ok || isNull(raw) {
 		return ""
 	}
 	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	if unmarshalString(raw, &s) {
 		return s
 	}
 	return string(raw)
@@ -175,31 +181,48 @@ func contextMember(obj map[string]json.RawMessage) string {
 
 // stringList returns a list-of-strings member; a single string is accepted
 // as a one-element list, null or absent as none.
-func stringList(obj map[string]json.RawMessage, key string, p *problems) []string {
-	raw, ok := obj[key]
+func stringList(obj rawObject, key string, p *problems) []string {
+	raw, ok := obj.get(key)
 	if !ok || isNull(raw) {
 		return nil
 	}
 	var one string
-	if json.Unmarshal(raw, &one) == nil {
+	if unmarshalString(raw, &one) {
 		if strings.TrimSpace(one) == "" {
 			return nil
 		}
 		return []string{one}
 	}
-	var list []string
-	if json.Unmarshal(raw, &list) != nil {
+	list, ok := unmarshalStrings(raw)
+	if !ok {
 		p.add(`%q must be a list of strings, got %s`, key, JSONKind(raw))
 		return nil
 	}
 	return list
 }
 
-// connectionMember returns "requiredConnection" ("" for null or absent).
-func connectionMember(obj map[string]json.RawMessage, p *problems) string {
-	return strings.TrimSpace(textMember(obj, "requiredConnection", p))
+// unmarshalStrings is json.Unmarshal(raw, &list) for a valid JSON value
+// raw, the list and whether it succeeded: an array's elements are read in
+// place (null as ""), anything else goes to json.Unmarshal.
+func unmarshalStrings(raw json.RawMessage) ([]string, bool) {
+	var stack [8]json.RawMessage
+	if items, ok := splitArray(raw, stack[:]); ok {
+		list := make([]string, len(items))
+		for i, it := range items {
+			if !isNull(it) && !unmarshalString(it, &list[i]) {
+				return nil, false
+			}
+		}
+		return list, true
+	}
+	var list []string
+	if json.Unmarshal(raw, &list) != nil {
+		return nil, false
+	}
+	return list, true
 }
 
-func isNull(raw json.RawMessage) bool {
-	return strings.TrimSpace(string(raw)) == "null"
+// connectionMember returns "requiredConnection" ("" for null or absent).
+func connectionMember(obj rawObject, p *problems) string {
+	return strings.TrimSpace(textMember(obj, "requiredConnection", p))
 }

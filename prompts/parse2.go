@@ -35,21 +35,22 @@ func ParseStage2(reply string, action workflow.ActionSpec, asked []workflow.Fiel
 		return Stage2Result{Problems: []string{workflow.PublicMessage(err)}}
 	}
 	res := Stage2Result{Parsed: raw}
-	obj, err := decodeObject(raw)
+	var members [4]rawMember
+	obj, err := decodeObject(raw, members[:])
 	if err != nil {
 		res.Problems = []string{err.Error()}
 		return res
 	}
 	p := &problems{}
-	schemaRaw, ok := obj["schema"]
+	schemaRaw, ok := obj.get("schema")
 	var schema string
 	switch {
 	case !ok:
 		p.add(`"schema" is missing: reply with {"schema": %q, "parameters": {...}}`, ParametersSchemaID)
-	case json.Unmarshal(schemaRaw, &schema) != nil || schema != ParametersSchemaID:
+	case !unmarshalString(schemaRaw, &schema) || schema != ParametersSchemaID:
 		p.add(`"schema" must be %q, got %s`, ParametersSchemaID, workflow.ClipRunes(strings.TrimSpace(string(schemaRaw)), maxQuoted))
 	}
-	paramsRaw, ok := obj["parameters"]
+	paramsRaw, ok := obj.get("parameters")
 	if !ok {
 		p.add(`"parameters" is missing: reply with {"schema": %q, "parameters": {...}}`, ParametersSchemaID)
 		res.Problems = p.lines

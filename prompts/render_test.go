@@ -2,6 +2,7 @@ package prompts
 
 import (
 	"flag"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -179,5 +180,36 @@ func TestRenderErrors(t *testing.T) {
 	}
 	if len(r.Messages) != 1 || !strings.HasPrefix(r.Messages[0].Content, "ONLY ai.process") || len(r.Placeholders) != 1 {
 		t.Errorf("override render = %+v", r)
+	}
+}
+
+// RenderTemplate copies the caller's values into Placeholders (only the
+// builder's own renders hand their freshly built map over): changing one
+// never changes the other.
+func TestRenderTemplateDoesNotShareValues(t *testing.T) {
+	t.Parallel()
+	tmpl, err := templates.Parse("t", "--- user ---\n{{KEY:USER_PROMPT}}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := map[string]string{templates.KeyUserPrompt: "hello"}
+	r, err := RenderTemplate(tmpl, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Placeholders[templates.KeyUserPrompt] = "changed"
+	if values[templates.KeyUserPrompt] != "hello" {
+		t.Error("changing the rendered placeholders changed the caller's values")
+	}
+	b := newBuilder(t, 0)
+	in := Stage1Input{Messages: nil, Actions: newRegistry().Actions()}
+	s1, err := b.Stage1(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, _ := templates.Load("")
+	st1, _ := set.Get(templates.Stage1)
+	if got := slices.Sorted(maps.Keys(s1.Placeholders)); !slices.Equal(got, st1.Keys()) {
+		t.Errorf("Stage 1 placeholders %v, want the template's keys %v", got, st1.Keys())
 	}
 }

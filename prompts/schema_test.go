@@ -342,3 +342,36 @@ func TestBuilderStage1OutputCached(t *testing.T) {
 		t.Error("the second call rebuilt the schema")
 	}
 }
+
+// Stage2Call's output schema is cached by action name and schema text: a
+// repeated call gets the same schema, and an action re-registered under the
+// same name with another schema gets its own.
+func TestStage2CallOutputCached(t *testing.T) {
+	t.Parallel()
+	b := newBuilder(t, 0)
+	spec, _ := newRegistry().Action("ai.process")
+	in := Stage2Input{Selection: workflow.Selection{Action: "ai.process", ParametersSchema: workflow.ParametersSchema{Fields: processFields}}, Action: spec}
+	_, first, err := b.Stage2Call(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, again, err := b.Stage2Call(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(first.Output, again.Output); diff != "" {
+		t.Errorf("repeated call (-first +again):\n%s", diff)
+	}
+	in.Action.Parameters = json.RawMessage(`{"type":"object","properties":{"instruction":{"type":"string","enum":["a","b"]}},"required":["instruction"],"additionalProperties":false}`)
+	_, changed, err := b.Stage2Call(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := NewStage2Output(in.Action, processFields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want.Output, changed.Output); diff != "" || !strings.Contains(string(changed.Output.Schema), `"enum"`) {
+		t.Errorf("same name, other schema (-want +got):\n%s", diff)
+	}
+}

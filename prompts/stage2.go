@@ -60,7 +60,7 @@ func (b *Builder) Stage2Call(in Stage2Input) (Rendered, Stage2Output, error) {
 	if err != nil {
 		return Rendered{}, Stage2Output{}, err
 	}
-	out, err := stage2Output(in.Action, text, names)
+	out, err := b.stage2Output(in.Action, text, names)
 	if err != nil {
 		return Rendered{}, Stage2Output{}, err
 	}

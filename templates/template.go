@@ -40,6 +40,9 @@ type chunk struct {
 // Keys returns the placeholder names the template uses, sorted and unique.
 func (t Template) Keys() []string { return slices.Clone(t.keys) }
 
+// NumKeys returns len(t.Keys()) without copying the keys.
+func (t Template) NumKeys() int { return len(t.keys) }
+
 // Render substitutes values into the template and returns one Part per
 // section, in order. It has missingkey=error semantics: a key the template
 // names but values lacks is an error, never an empty string (a present key
@@ -60,7 +63,16 @@ func (t Template) Render(values map[string]string) ([]Part, error) {
 	}
 	parts := make([]Part, 0, len(t.sections))
 	for _, s := range t.sections {
+		size := 0
+		for _, c := range s.chunks {
+			if c.key != "" {
+				size += len(values[c.key])
+			} else {
+				size += len(c.text)
+			}
+		}
 		var b strings.Builder
+		b.Grow(size) // one allocation per part, however large the values
 		skipNewline := false
 		for _, c := range s.chunks {
 			if c.key != "" {

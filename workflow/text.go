@@ -3,6 +3,7 @@ package workflow
 import (
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -22,7 +23,55 @@ func Count(n int, singular, plural string) string {
 // OneLine collapses every run of whitespace in s (newlines included) into
 // one space and trims it, so a value cannot break the line it is shown on.
 func OneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	if isOneLine(s) {
+		return s // the common case: nothing to collapse, nothing to copy
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for f := range strings.FieldsSeq(s) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(f)
+	}
+	return b.String()
+}
+
+// isOneLine reports whether OneLine(s) == s: s neither starts nor ends
+// with white space and its only white space is single ASCII spaces.
+func isOneLine(s string) bool {
+	prevSpace := true // a leading space is not one line
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			i++
+			switch {
+			case c == ' ':
+				if prevSpace {
+					return false
+				}
+				prevSpace = true
+			case asciiSpace(c):
+				return false
+			default:
+				prevSpace = false
+			}
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsSpace(r) {
+			return false
+		}
+		i += size
+		prevSpace = false
+	}
+	return !prevSpace || s == ""
+}
+
+// asciiSpace reports whether c is ASCII white space (as strings.Fields
+// sees it).
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }
 
 // Clip returns at most n bytes of s, never splitting a UTF-8 sequence,

@@ -97,3 +97,51 @@ func TestUserLabelIsAReferenceLabel(t *testing.T) {
 		t.Errorf("UserLabel(12) is not a valid reference label: %v", err)
 	}
 }
+
+// oneLineReference is OneLine's definition, which its fast path must match.
+func oneLineReference(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func TestOneLineMatchesFields(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{
+		"", " ", "a", "a b", "a  b", " a", "a ", "a\tb", "a\nb", "a\rb", "a\vb", "a\fb",
+		"already one line", "é ü", "a\u00a0b", "a\u0085b", "a\u2003b", "a\u3000b", "\u00a0a",
+		"a\xffb", "\xff", "a \xff ", "plain text, with punctuation: ok.", "trailing\n", "x  \t y",
+	} {
+		got, want := OneLine(in), oneLineReference(in)
+		if got != want {
+			t.Errorf("OneLine(%q) = %q, want %q", in, got, want)
+		}
+		if isOneLine(in) != (in == want) {
+			t.Errorf("isOneLine(%q) = %v, want %v", in, isOneLine(in), in == want)
+		}
+	}
+}
+
+func FuzzOneLine(f *testing.F) {
+	for _, s := range []string{"", "a b", " a\n b ", "é\u00a0x", "\xff \xfe"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := OneLine(s), oneLineReference(s); got != want {
+			t.Fatalf("OneLine(%q) = %q, want %q", s, got, want)
+		}
+	})
+}
+
+func BenchmarkOneLine(b *testing.B) {
+	clean := strings.TrimSpace(strings.Repeat("a line of text that needs nothing done ", 10))
+	messy := strings.Repeat("a line\n\tof  text ", 10)
+	b.Run("clean", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = OneLine(clean)
+		}
+	})
+	b.Run("messy", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = OneLine(messy)
+		}
+	})
+}

@@ -1,0 +1,85 @@
+package react_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/enginetest"
+)
+
+// maxAllocsPerStep is the allocation budget of a React step on the memory
+// store. Issue 20's goal is 250 allocations per step, so the budget should
+// be 300 (the goal plus 20 %); that is not reached yet: these rounds measure
+// 316 allocations per step (the bench module's 10-call task, whose echo
+// returns no document and whose registry validates with a compiled schema,
+// about 270), so the budget is the measured figure plus 20 %. Lower it to
+// 300 once the engine's and the store's share comes down (issue 20).
+const maxAllocsPerStep = 380
+
+// roundEnds is an Observer that signals each round's end and counts the
+// committed steps.
+type roundEnds struct {
+	ended chan struct{}
+	steps atomic.Int64
+}
+
+func (o *roundEnds) RoundEnded(*workflow.Workflow) { o.ended <- struct{}{} }
+func (o *roundEnds) StepFinished(workflow.ModeName, string, workflow.MessageStatus, time.Duration) {
+	o.steps.Add(1)
+}
+func (o *roundEnds) ModelCalled(workflow.Stage, string, int, int) {}
+
+// TestAllocsPerStep counts the heap allocations of whole 10-step React
+// rounds on the memory store (Stage 1 and Stage 2 rendered, called and
+// parsed, the action run, every phase committed and traced), the round's
+// start and end included, and fails when a step averages more than
+// maxAllocsPerStep. It counts allocations, not time, so it is steady on a
+// loaded machine; it does not run in parallel with other tests, whose
+// allocations would count, nor under the race detector. The model answers
+// instantly from a script; the engine's background intervals are an hour,
+// so only the rounds' own work is counted.
+func TestAllocsPerStep(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under the race detector")
+	}
+	if testing.Short() {
+		t.Skip("counts whole rounds")
+	}
+	script := tenSteps()
+	var calls atomic.Int64
+	model := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
+		n := calls.Add(1) - 1
+		return workflow.ModelResponse{Text: script[n%int64(len(script))], Model: "scripted", PromptTokens: 100, CompletionTokens: 10}, nil
+	})
+	cfg := enginetest.Config("allocs")
+	cfg.LeaseTTL, cfg.PollInterval, cfg.ReclaimInterval, cfg.RecoverInterval = time.Hour, time.Hour, time.Hour, time.Hour
+	obs := &roundEnds{ended: make(chan struct{}, 1)}
+	cfg.Observer = obs
+	e := startEngine(t, cfg, newStore(), model, enginetest.NewRegistry())
+	ctx := context.Background()
+	round := func() {
+		if _, err := e.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "run ten steps", MaxSteps: 10}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-obs.ended:
+		case <-time.After(time.Minute):
+			t.Fatal("the round did not end")
+		}
+	}
+	const rounds = 20
+	before := obs.steps.Load()
+	perRound := testing.AllocsPerRun(rounds, round) // one more round warms up
+	steps := float64(obs.steps.Load()-before) / (rounds + 1)
+	if steps != 10 {
+		t.Fatalf("%.1f steps per round, want 10", steps)
+	}
+	perStep := perRound / steps
+	t.Logf("%.1f allocations per step (%.0f per 10-step round); budget %d", perStep, perRound, maxAllocsPerStep)
+	if perStep > maxAllocsPerStep {
+		t.Errorf("a React step on the memory store averages %.1f allocations, over the budget of %d", perStep, maxAllocsPerStep)
+	}
+}

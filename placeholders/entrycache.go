@@ -1,0 +1,146 @@
+package placeholders
+
+import (
+	"bytes"
+	"slices"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// maxCachedEntries bounds each generation of the history entry cache: when
+// the newer generation is full, the older one is dropped and the newer one
+// takes its place, so at most twice this many entries are kept, and the
+// entries still rendered (those of running workflows) survive the turnover.
+const maxCachedEntries = 4096
+
+// maxCachedEntryBytes is the longest rendered entry the cache keeps; a
+// longer one (an action that returned a large result) is rendered each time
+// rather than held, so the cache stays small whatever the actions return.
+const maxCachedEntryBytes = 16 << 10
+
+// entry is one rendered history entry: its text (without the newline that
+// separates it from the entry before it) and its length in runes.
+type entry struct {
+	text  string
+	runes int
+}
+
+// cachedEntry is an entry with a copy of every message field the entry is
+// rendered from, so a hit is checked against the message's content, not
+// only its ID: a message that changed (or another message with the same ID)
+// is rendered afresh.
+type cachedEntry struct {
+	src workflow.Message
+	entry
+}
+
+// entryCache keeps rendered history entries by message ID. Committed
+// messages never change, so each entry is rendered once while its workflow
+// runs, instead of once per Stage 1 render and compaction check (the
+// history shows up to a budget of the newest entries on every step).
+type entryCache struct {
+	mu       sync.Mutex
+	cur, old map[string]*cachedEntry
+}
+
+// entries is the process's history entry cache. It only memoizes: a hit
+// is exactly what writeEntry renders for the message.
+var entries entryCache
+
+// renderedEntry returns m's history entry, from the cache when m was
+// rendered before with the same content.
+func renderedEntry(m *workflow.Message) entry {
+	if m.ID == "" {
+		return renderEntry(m)
+	}
+	c := &entries
+	c.mu.Lock()
+	ce, ok := c.cur[m.ID]
+	if !ok {
+		if ce, ok = c.old[m.ID]; ok {
+			c.putLocked(m.ID, ce) // still in use: keep it over the turnover
+		}
+	}
+	c.mu.Unlock()
+	if ok && sameEntrySource(&ce.src, m) {
+		return ce.entry
+	}
+	e := renderEntry(m)
+	if len(e.text) > maxCachedEntryBytes {
+		return e
+	}
+	ce = &cachedEntry{src: entrySource(m), entry: e}
+	c.mu.Lock()
+	c.putLocked(m.ID, ce)
+	c.mu.Unlock()
+	return e
+}
+
+func (c *entryCache) putLocked(id string, ce *cachedEntry) {
+	if c.cur == nil || len(c.cur) >= maxCachedEntries {
+		c.old, c.cur = c.cur, make(map[string]*cachedEntry, maxCachedEntries/4)
+	}
+	c.cur[id] = ce
+}
+
+// renderEntry renders m's history entry.
+func renderEntry(m *workflow.Message) entry {
+	var b bytes.Buffer
+	b.Grow(entrySizeHint(m))
+	writeEntry(&b, m)
+	return entry{text: b.String(), runes: utf8.RuneCount(b.Bytes())}
+}
+
+// entrySizeHint is about the size of m's entry: its texts and the fixed
+// parts around them.
+func entrySizeHint(m *workflow.Message) int {
+	n := 96 + min(len(m.Text), 4*textExcerpt) + len(m.ActionObjective) + len(m.Summary) + len(m.Findings) + len(m.DocumentsLabel)
+	for _, d := range m.Documents {
+		n += 16 + len(d.ID) + len(d.Name)
+	}
+	for _, l := range m.Learnings {
+		n += 2 + len(l)
+	}
+	return n
+}
+
+// entrySource copies the fields writeEntry reads (and only those, so the
+// cache does not keep parameters alive), with copies of the slices, which a
+// caller could change in place.
+func entrySource(m *workflow.Message) workflow.Message {
+	src := workflow.Message{
+		ID: m.ID, Round: m.Round, Step: m.Step, Role: m.Role, Text: m.Text,
+		Action: m.Action, ActionObjective: m.ActionObjective, Status: m.Status,
+		DocumentsLabel: m.DocumentsLabel, Summary: m.Summary, Findings: m.Findings,
+		Learnings: slices.Clone(m.Learnings),
+	}
+	if len(m.Documents) > 0 {
+		src.Documents = make([]workflow.Document, len(m.Documents))
+		for i, d := range m.Documents {
+			src.Documents[i] = workflow.Document{ID: d.ID, Name: d.Name}
+		}
+	}
+	return src
+}
+
+// sameEntrySource reports whether m renders the entry src was rendered
+// from: every field writeEntry reads is equal. (Equal strings that share
+// their bytes, as a workflow's messages do from step to step, compare in
+// constant time.)
+func sameEntrySource(src, m *workflow.Message) bool {
+	if src.ID != m.ID || src.Round != m.Round || src.Step != m.Step || src.Role != m.Role ||
+		src.Text != m.Text || src.Action != m.Action || src.ActionObjective != m.ActionObjective ||
+		src.Status != m.Status || src.DocumentsLabel != m.DocumentsLabel ||
+		src.Summary != m.Summary || src.Findings != m.Findings ||
+		!slices.Equal(src.Learnings, m.Learnings) || len(src.Documents) != len(m.Documents) {
+		return false
+	}
+	for i, d := range m.Documents {
+		if src.Documents[i].ID != d.ID || src.Documents[i].Name != d.Name {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,243 @@
+package placeholders
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// uncachedEntry renders m's entry without the cache.
+func uncachedEntry(m *workflow.Message) string {
+	var b bytes.Buffer
+	writeEntry(&b, m)
+	return b.String()
+}
+
+// historyReference is the history renderer without the entry cache (the
+// algorithm as it was before the cache): the cached renderer must give the
+// same text.
+func historyReference(msgs []workflow.Message, budget int) string {
+	if len(msgs) == 0 {
+		return "(no history yet)"
+	}
+	order := newestFirstReference(msgs)
+	var b bytes.Buffer
+	var ends, usedAt []int
+	used := 0
+	for n, idx := range order {
+		start := b.Len()
+		if n > 0 {
+			b.WriteByte('\n')
+		}
+		writeEntry(&b, &msgs[idx])
+		runes := utf8.RuneCount(b.Bytes()[start:])
+		if used+runes > budget {
+			if n > 0 {
+				b.Truncate(start)
+				break
+			}
+			e := workflow.ClipRunes(b.String(), budget)
+			b.Reset()
+			b.WriteString(e)
+			ends, usedAt = append(ends, b.Len()), append(usedAt, utf8.RuneCountInString(e))
+			break
+		}
+		used += runes
+		ends, usedAt = append(ends, b.Len()), append(usedAt, used)
+	}
+	kept := len(ends)
+	omitted := len(order) - kept
+	if omitted == 0 {
+		return b.String()
+	}
+	for kept > 1 && usedAt[kept-1]+omittedLen(omitted) > budget {
+		kept--
+		omitted++
+	}
+	out := string(b.Bytes()[:ends[kept-1]])
+	if usedAt[kept-1]+omittedLen(omitted) > budget {
+		out = workflow.ClipRunes(out, budget-omittedLen(omitted))
+	}
+	return out + omittedLine(omitted)
+}
+
+// newestFirstReference is the former newestFirst: every index in a list,
+// sorted by round, then seq, both descending, later in the slice first.
+func newestFirstReference(msgs []workflow.Message) []int {
+	order := make([]int, len(msgs))
+	for i := range order {
+		order[i] = len(msgs) - 1 - i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		if c := cmp.Compare(msgs[b].Round, msgs[a].Round); c != 0 {
+			return c
+		}
+		return cmp.Compare(msgs[b].Seq, msgs[a].Seq)
+	})
+	return order
+}
+
+func TestHistoryMatchesUncachedRendering(t *testing.T) {
+	t.Parallel()
+	long := historyMessages(3)
+	long[2].Findings = strings.Repeat("très long résultat ", 400) // the newest entry alone is cut
+	for _, tc := range []struct {
+		name string
+		msgs []workflow.Message
+	}{
+		{"none", nil},
+		{"one", historyMessages(1)},
+		{"many", historyMessages(300)},
+		{"newest too long", long},
+		{"mixed roles", mixedMessages()},
+		{"out of order", shuffled(historyMessages(120))},
+	} {
+		for _, budget := range []int{200, 230, 300, 777, 2000, 12000, 100000} {
+			want := historyReference(tc.msgs, historyBudget(budget))
+			for pass := range 2 { // the second pass is served from the cache
+				if got := History(tc.msgs, budget); got != want {
+					t.Errorf("%s, budget %d, pass %d: History =\n%s\nwant\n%s", tc.name, budget, pass, got, want)
+				}
+			}
+		}
+	}
+}
+
+// shuffled returns msgs in a fixed scrambled order, with seq ties.
+func shuffled(msgs []workflow.Message) []workflow.Message {
+	out := slices.Clone(msgs)
+	for i := range out {
+		j := (i*37 + 11) % len(out)
+		out[i], out[j] = out[j], out[i]
+		if i%9 == 0 {
+			out[i].Seq = 5 // equal seqs keep reverse slice order
+		}
+	}
+	return out
+}
+
+func mixedMessages() []workflow.Message {
+	return []workflow.Message{
+		{ID: "mix_u1", Seq: 1, Round: 1, Role: workflow.RoleUser, Text: "Find   the\nreport", DocumentsLabel: "round1_user_context", Documents: docs("mix_u1", "a b.txt")},
+		{ID: "mix_a1", Seq: 2, Round: 1, Step: 1, Role: workflow.RoleAction, Action: "web.get", Status: workflow.MessageError, Summary: "web.get failed: 404\nnot found"},
+		{ID: "mix_a2", Seq: 3, Round: 1, Step: 2, Role: workflow.RoleAction},
+		{ID: "mix_s1", Seq: 4, Round: 1, Step: 3, Role: workflow.RoleAssistant, Text: strings.Repeat("é ", 300), Learnings: []string{"one", "two\nlines"}},
+		{Seq: 5, Round: 2, Role: workflow.RoleUser, Text: "no id"},
+	}
+}
+
+// TestEntryCacheChecksContent changes each field an entry is rendered from
+// under the same message ID (and a slice in place): every change must be
+// rendered afresh, never served from the cache.
+func TestEntryCacheChecksContent(t *testing.T) {
+	t.Parallel()
+	base := func() workflow.Message {
+		return workflow.Message{
+			ID: "cache_msg_1", Seq: 7, Round: 2, Step: 3, Role: workflow.RoleAction, Text: "t",
+			Action: "ai.process", ActionObjective: "objective", Status: workflow.MessageSuccess,
+			DocumentsLabel: "round2_step3_ai_process", Documents: docs("cache_msg_1", "out.md"),
+			Summary: "ai.process succeeded; result: r", Findings: "found it", Learnings: []string{"learnt"},
+		}
+	}
+	changes := map[string]func(m *workflow.Message){
+		"round":     func(m *workflow.Message) { m.Round = 3 },
+		"step":      func(m *workflow.Message) { m.Step = 4 },
+		"role":      func(m *workflow.Message) { m.Role = workflow.RoleUser },
+		"text":      func(m *workflow.Message) { m.Role, m.Text = workflow.RoleAssistant, "other" },
+		"action":    func(m *workflow.Message) { m.Action = "web.get" },
+		"objective": func(m *workflow.Message) { m.ActionObjective = "another objective" },
+		"status":    func(m *workflow.Message) { m.Status = workflow.MessageError },
+		"label":     func(m *workflow.Message) { m.DocumentsLabel = "other_label" },
+		"doc id":    func(m *workflow.Message) { m.Documents[0].ID = "doc_other" },
+		"doc name":  func(m *workflow.Message) { m.Documents[0].Name = "renamed.md" },
+		"no docs":   func(m *workflow.Message) { m.Documents = nil },
+		"summary":   func(m *workflow.Message) { m.Summary = "a different summary" },
+		"findings":  func(m *workflow.Message) { m.Findings = "found something else" },
+		"learnings": func(m *workflow.Message) { m.Learnings[0] = "changed in place" },
+		"more":      func(m *workflow.Message) { m.Learnings = append(m.Learnings, "another") },
+	}
+	for name, change := range changes {
+		m := base()
+		before := renderedEntry(&m)
+		if before.text != uncachedEntry(&m) {
+			t.Fatalf("%s: cached entry differs from the rendering", name)
+		}
+		change(&m)
+		want := uncachedEntry(&m)
+		if want == before.text {
+			t.Fatalf("%s: the change does not show in the entry (test is wrong)", name)
+		}
+		if got := renderedEntry(&m); got.text != want || got.runes != utf8.RuneCountInString(want) {
+			t.Errorf("%s: entry after the change = %q (%d runes), want %q", name, got.text, got.runes, want)
+		}
+	}
+}
+
+// TestEntryCacheBounded renders more distinct messages than the cache keeps:
+// it never holds more than two generations, and an entry in use survives
+// the turnover.
+func TestEntryCacheBounded(t *testing.T) {
+	hot := workflow.Message{ID: "bounded_hot", Round: 1, Role: workflow.RoleUser, Text: "hot"}
+	renderedEntry(&hot)
+	for i := range 3 * maxCachedEntries {
+		m := workflow.Message{ID: fmt.Sprintf("bounded_%d", i), Round: 1, Role: workflow.RoleUser, Text: "x"}
+		renderedEntry(&m)
+		if i%100 == 0 {
+			renderedEntry(&hot)
+		}
+		entries.mu.Lock()
+		n := len(entries.cur) + len(entries.old)
+		entries.mu.Unlock()
+		if n > 2*maxCachedEntries {
+			t.Fatalf("after %d messages the cache holds %d entries, over %d", i+1, n, 2*maxCachedEntries)
+		}
+	}
+	entries.mu.Lock()
+	_, inCur := entries.cur[hot.ID]
+	_, inOld := entries.old[hot.ID]
+	entries.mu.Unlock()
+	if !inCur && !inOld {
+		t.Error("an entry rendered on every step was dropped from the cache")
+	}
+	big := workflow.Message{ID: "bounded_big", Round: 1, Role: workflow.RoleAction, Action: "x.y",
+		Findings: strings.Repeat("z", maxCachedEntryBytes)}
+	if e := renderedEntry(&big); e.text != uncachedEntry(&big) {
+		t.Error("a large entry is not rendered as writeEntry renders it")
+	}
+	entries.mu.Lock()
+	_, cached := entries.cur[big.ID]
+	entries.mu.Unlock()
+	if cached {
+		t.Errorf("an entry over %d bytes was cached", maxCachedEntryBytes)
+	}
+}
+
+// Rounds render their histories concurrently through the one cache: every
+// render gives the uncached text (run with -race).
+func TestHistoryConcurrentRenders(t *testing.T) {
+	t.Parallel()
+	msgs := historyMessages(150)
+	want := historyReference(msgs, DefaultHistoryBudget)
+	done := make(chan string)
+	for range 8 {
+		go func() {
+			var got string
+			for range 20 {
+				got = History(msgs, DefaultHistoryBudget)
+				_, _ = Compaction(msgs, 0)
+			}
+			done <- got
+		}()
+	}
+	for range 8 {
+		if got := <-done; got != want {
+			t.Fatal("a concurrent render differs from the uncached one")
+		}
+	}
+}
