@@ -236,13 +236,18 @@ const loadClients = 64
 // process), and the live heap each finished workflow keeps (runtime.GC,
 // then HeapAlloc after the b.N workflows minus before, ÷ b.N; the
 // workflows are deleted only after it is read). Memory store by default;
-// Redis when REDIS_URL is set (system=redis).
+// Redis when REDIS_URL is set (system=redis). BENCH_LOAD_CLIENTS sets
+// another number of clients.
 func BenchmarkLoad(b *testing.B) {
 	system := "memory"
 	if os.Getenv("REDIS_URL") != "" {
 		system = "redis"
 	}
-	b.Run("system="+system, func(b *testing.B) { benchLoad(b, loadClients) })
+	clients := loadClients
+	if n, err := strconv.Atoi(os.Getenv("BENCH_LOAD_CLIENTS")); err == nil && n > 0 {
+		clients = n
+	}
+	b.Run(fmt.Sprintf("system=%s/clients=%d", system, clients), func(b *testing.B) { benchLoad(b, clients) })
 }
 
 func benchLoad(b *testing.B, clients int) {
