@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync"
@@ -237,7 +238,8 @@ const loadClients = 64
 // then HeapAlloc after the b.N workflows minus before, ÷ b.N; the
 // workflows are deleted only after it is read). Memory store by default;
 // Redis when REDIS_URL is set (system=redis). BENCH_LOAD_CLIENTS sets
-// another number of clients.
+// another number of clients; BENCH_LOAD_HEAPPROFILE=file writes the heap
+// profile taken with the live heap figure (before the deletes).
 func BenchmarkLoad(b *testing.B) {
 	system := "memory"
 	if os.Getenv("REDIS_URL") != "" {
@@ -319,6 +321,9 @@ func benchLoad(b *testing.B, clients int) {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	runtime.KeepAlive(bodies)
+	if path := os.Getenv("BENCH_LOAD_HEAPPROFILE"); path != "" {
+		writeHeapProfile(b, path) // what the finished workflows keep
+	}
 	if b.Failed() {
 		return
 	}
@@ -386,5 +391,18 @@ func TestLoadGatewayFinishesWorkflows(t *testing.T) {
 	req.Header.Set("Content-Type", "application/json")
 	if status, err := c.do(req, &loadResult{}); status != http.StatusUnauthorized {
 		t.Errorf("a wrong token: %d %v, want 401", status, err)
+	}
+}
+
+// writeHeapProfile writes the live heap's profile to path (with
+// -test.memprofilerate=1 it has every allocation still live).
+func writeHeapProfile(tb testing.TB, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		tb.Fatal(err)
 	}
 }
