@@ -183,6 +183,13 @@ func New(opts Options) (*Server, error) {
 // indented JSON (`gateway openapi` prints it; docs/openapi.json is it).
 func (s *Server) OpenAPI() ([]byte, error) { return json.MarshalIndent(s.oapi, "", "  ") }
 
+// RoundEnded answers at once the requests waiting (Prefer: wait) for w's
+// round, which has just ended on this instance; wire it to the engine's
+// Observer.RoundEnded. Without it, and for rounds that end on another
+// instance or pause for approval, the waiters learn it from the store
+// within waitPoll. It must not modify w.
+func (s *Server) RoundEnded(w *workflow.Workflow) { s.waits.settle(w) }
+
 // Routes returns the HTTP handler serving every route.
 func (s *Server) Routes() http.Handler { return s.handler }
 

@@ -69,11 +69,15 @@ func streamUploads(api huma.API, limits Limits, maxBody int64, readTimeout time.
 			return
 		}
 		_ = ctx.SetReadDeadline(time.Now().Add(readTimeout))
+		length := min(gc.Request.ContentLength, maxBody) // a larger one is refused after maxBody bytes
 		t := &transcoder{
-			in:     bufio.NewReaderSize(io.LimitReader(body, maxBody), 64<<10),
+			in:     bufio.NewReaderSize(io.LimitReader(body, maxBody), readBufferSize(length)),
 			limits: limits,
-			length: min(gc.Request.ContentLength, maxBody), // a larger one is refused after maxBody bytes
+			length: length,
 			stash:  &uploadStash{docs: map[int]*streamedDoc{}},
+		}
+		if length > 0 {
+			t.out.Grow(int(min(length, maxReadBuffer))) // the body without its contents: at most its length
 		}
 		err := t.run()
 		body.Close()
@@ -94,6 +98,20 @@ func streamUploads(api huma.API, limits Limits, maxBody int64, readTimeout time.
 		gc.Request.ContentLength = int64(t.out.Len())
 		next(huma.WithValue(ctx, uploadStashKey{}, t.stash))
 	}
+}
+
+// maxReadBuffer is the transcoder's read buffer for a body of unknown or
+// larger length.
+const maxReadBuffer = 64 << 10
+
+// readBufferSize is the read buffer for a body of length bytes (-1:
+// unknown): a small body gets one its size (plus one byte, to see the end
+// in the same read), not 64 KiB.
+func readBufferSize(length int64) int {
+	if length < 0 || length >= maxReadBuffer {
+		return maxReadBuffer
+	}
+	return int(length) + 1 // bufio rounds it up to its minimum
 }
 
 // transcoder copies a JSON body to out, decoding the content strings of

@@ -53,7 +53,15 @@ type notifier struct {
 	mu      sync.Mutex
 	waiters map[string][]chan *workflow.Workflow
 	running bool
+	// recent and older are the ids of rounds that ended on this instance
+	// (settle) while nobody waited on them, two generations of at most
+	// recentIDs each: a request that starts waiting just after its round
+	// ended reads the store at once instead of at the next poll.
+	recent, older map[string]struct{}
 }
+
+// recentIDs bounds a generation of notifier.recent.
+const recentIDs = 1024
 
 func newNotifier(reads Reads) *notifier {
 	return &notifier{reads: reads.Admin(), poll: waitPoll, waiters: map[string][]chan *workflow.Workflow{}}
@@ -65,29 +73,65 @@ func (n *notifier) wait(ctx context.Context, id string) *workflow.Workflow {
 	ch := make(chan *workflow.Workflow, 1)
 	n.mu.Lock()
 	n.waiters[id] = append(n.waiters[id], ch)
+	_, ended := n.recent[id]
+	if !ended {
+		_, ended = n.older[id]
+	}
 	if !n.running {
 		n.running = true
 		go n.loop()
 	}
 	n.mu.Unlock()
+	if ended {
+		// The round ended here before this request started waiting.
+		if w, err := n.reads.Get(ctx, id); err == nil && settled(w) {
+			n.drop(id, ch)
+			return w
+		}
+	}
 	select {
 	case w := <-ch:
 		return w
 	case <-ctx.Done():
-		n.mu.Lock()
-		chans := n.waiters[id]
-		for i, c := range chans {
-			if c == ch {
-				n.waiters[id] = append(chans[:i:i], chans[i+1:]...)
-				break
-			}
-		}
-		if len(n.waiters[id]) == 0 {
-			delete(n.waiters, id)
-		}
-		n.mu.Unlock()
+		n.drop(id, ch)
 		return nil
 	}
+}
+
+// drop removes the waiter ch of id.
+func (n *notifier) drop(id string, ch chan *workflow.Workflow) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	chans := n.waiters[id]
+	for i, c := range chans {
+		if c == ch {
+			n.waiters[id] = append(chans[:i:i], chans[i+1:]...)
+			break
+		}
+	}
+	if len(n.waiters[id]) == 0 {
+		delete(n.waiters, id)
+	}
+}
+
+// settle answers the waiters of w, a workflow whose round just ended on
+// this instance, at once, or remembers its id for a request that starts
+// waiting in a moment.
+func (n *notifier) settle(w *workflow.Workflow) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	chans, ok := n.waiters[w.ID]
+	if !ok {
+		if n.recent == nil || len(n.recent) >= recentIDs {
+			n.older, n.recent = n.recent, make(map[string]struct{}, recentIDs)
+		}
+		n.recent[w.ID] = struct{}{}
+		return
+	}
+	for _, ch := range chans {
+		ch <- w
+	}
+	delete(n.waiters, w.ID)
 }
 
 // loop reads every waited workflow once per poll and answers the waiters

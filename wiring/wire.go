@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -176,6 +177,7 @@ func (g *Gateway) build(cfg Config, log zerolog.Logger) error {
 	redactor := redact.New(append(reg.Secrets(), cfg.Secrets()...)...)
 	g.Registry, g.Store, g.Metrics, g.Redactor = reg, redact.Traces(g.Raw, redactor), metrics.New(), redactor
 
+	observer := &roundObserver{Metrics: g.Metrics}
 	tracer := g.Tel.Tracer(telemetry.Options{Redactor: redactor, RequestModel: requestModel(g.Model)})
 	actionModel.Tracer = tracer
 	g.Engine, err = workflow.NewEngine(workflow.EngineConfig{
@@ -183,7 +185,7 @@ func (g *Gateway) build(cfg Config, log zerolog.Logger) error {
 		MaxRunningPerUser: l.MaxRunningPerUser, LeaseTTL: l.LeaseTTL, LoopRepeats: l.loopRepeats(),
 		Dispatcher: g.Dispatcher, RecoverInterval: l.RecoverInterval,
 		Approvals: approvals, ApprovalTimeout: l.ApprovalTimeout, ShutdownGrace: l.ShutdownGrace, Logger: slogFor(log.With().Str("component", "engine").Logger()),
-		Observer: g.Metrics, Tracer: tracer,
+		Observer: observer, Tracer: tracer,
 	}, g.Store, g.Model, reg, map[workflow.ModeName]workflow.Mode{
 		workflow.ModeReact: react.New(builder), workflow.ModeActionPlan: plan,
 	})
@@ -217,7 +219,30 @@ func (g *Gateway) build(cfg Config, log zerolog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("httpapi.New: %w", err)
 	}
+	observer.api.Store(g.API)
 	return nil
+}
+
+// roundObserver is the engine's Observer: the metrics (every method,
+// the optional approval and dispatch ones included), and the HTTP API told
+// when a round ends, so requests waiting for it (Prefer: wait) are
+// answered at once rather than at the API's next poll of the store.
+type roundObserver struct {
+	*metrics.Metrics
+	api atomic.Pointer[httpapi.Server] // set once the API is built
+}
+
+var (
+	_ workflow.ApprovalObserver = (*roundObserver)(nil)
+	_ workflow.DispatchObserver = (*roundObserver)(nil)
+)
+
+// RoundEnded counts the round and answers its waiters.
+func (o *roundObserver) RoundEnded(w *workflow.Workflow) {
+	o.Metrics.RoundEnded(w)
+	if api := o.api.Load(); api != nil {
+		api.RoundEnded(w)
+	}
 }
 
 // requestModel names the model a stage's call goes to first
