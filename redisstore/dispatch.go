@@ -3,7 +3,6 @@ package redisstore
 import (
 	"context"
 	"errors"
-	"hash/fnv"
 	"strconv"
 	"strings"
 	"sync"
@@ -107,9 +106,7 @@ func DispatchKey(prefix string, p int) string {
 func (d *Dispatcher) Partitions() int { return len(d.keys) }
 
 func (d *Dispatcher) partitionOf(workflowID string) int {
-	h := fnv.New32a()
-	h.Write([]byte(workflowID))
-	return int(h.Sum32() % uint32(len(d.keys)))
+	return hashPartition(workflowID, len(d.keys))
 }
 
 // Enqueue adds an entry for workflowID to its partition's stream.
