@@ -147,12 +147,26 @@ func launch(t testing.TB, model *fakeLLM, env ...string) *gateway {
 	return launchWith(t, model, nil, env)
 }
 
-// launchWith starts the binary with args and env on top of the defaults.
+// runID tells this run's Redis keys from those of earlier runs sharing the
+// database (a round a killed run left running is never taken over here).
+var runID = fmt.Sprintf("%x", time.Now().UnixNano())
+
+// testPrefix is the REDIS_KEY_PREFIX of t's gateways: one per top-level
+// test and run, so the gateways of one test share their workflows and
+// dispatch streams while other tests' gateways — on the same Redis and
+// database — never see them (nor take their rounds).
+func testPrefix(t testing.TB) string {
+	name, _, _ := strings.Cut(t.Name(), "/")
+	return "e2e-" + runID + "-" + name
+}
+
+// launchWith starts the binary with args and env on top of the defaults
+// (among them REDIS_KEY_PREFIX, testPrefix(t)).
 func launchWith(t testing.TB, model *fakeLLM, args, env []string) *gateway {
 	t.Helper()
 	addr := freeAddr(t)
 	base := binEnv(
-		"GATEWAY_ADDR="+addr,
+		"GATEWAY_ADDR="+addr, "REDIS_KEY_PREFIX="+testPrefix(t),
 		"GATEWAY_TOKENS=alice:"+gwAlice+",bob:"+gwBob, "GATEWAY_ADMIN_TOKENS=root:"+gwAdmin,
 		"LLM_PROVIDER=openai", "OPENAI_API_KEY="+gwAPIKey, "LLM_MODEL=fake-model", "LOG_LEVEL=info",
 	)
