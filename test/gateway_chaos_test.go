@@ -210,7 +210,11 @@ func (c *chaosFleet) kill(slot int) (string, time.Time) {
 		c.t.Fatal(err)
 	}
 	<-g.done
-	return proc, time.Now()
+	at := time.Now()
+	if r := raceReport(g.stderr.String()); r != "" {
+		c.t.Errorf("%s reported a data race:\n%s", proc, r)
+	}
+	return proc, at
 }
 
 // live returns a live process.
@@ -304,10 +308,13 @@ func (c *chaosFleet) checkMessages(tag, id string) {
 func (c *chaosFleet) stopAll() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, g := range c.slots {
+	for i, g := range c.slots {
 		if g != nil {
 			if err := g.stop(); err != nil {
 				c.t.Errorf("gateway shutdown: %v", err)
+			}
+			if r := raceReport(g.stderr.String()); r != "" {
+				c.t.Errorf("%s reported a data race:\n%s", c.procs[i], r)
 			}
 		}
 	}
