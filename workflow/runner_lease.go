@@ -121,7 +121,11 @@ func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id s
 		case <-t.C:
 		}
 		now := time.Now()
-		if now.Sub(lastTried) >= renewEvery {
+		// Half a tick of slack: after a tick handled late, the next one
+		// comes less than a period after it, and must not push the
+		// renewal to the tick after (with tick == renewEvery that made
+		// renewals 2×renewEvery apart, a third of the lease to spare).
+		if now.Sub(lastTried) >= renewEvery-tick/2 {
 			lastTried = now
 			fence, err := e.store.ClaimRound(ctx, id, e.cfg.InstanceID, ttl)
 			switch {
