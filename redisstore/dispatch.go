@@ -3,7 +3,6 @@ package redisstore
 import (
 	"context"
 	"errors"
-	"hash/fnv"
 	"strconv"
 	"strings"
 	"sync"
@@ -107,9 +106,7 @@ func DispatchKey(prefix string, p int) string {
 func (d *Dispatcher) Partitions() int { return len(d.keys) }
 
 func (d *Dispatcher) partitionOf(workflowID string) int {
-	h := fnv.New32a()
-	h.Write([]byte(workflowID))
-	return int(h.Sum32() % uint32(len(d.keys)))
+	return hashPartition(workflowID, len(d.keys))
 }
 
 // Enqueue adds an entry for workflowID to its partition's stream.
@@ -180,21 +177,28 @@ func (d *Dispatcher) delivery(ctx context.Context, p int, m redis.XMessage) (wor
 // holders (XPENDING … IDLE, the one round trip when nothing is idle), then
 // claims them with XAUTOCLAIM from the first one listed, which checks the
 // idle time again atomically, so two instances never both get one. Each
-// delivery names its previous holder (Delivery.From). Entries claimed
-// beyond max are requeued at once, so another instance's idle worker
-// takes them.
+// delivery names its previous holder (Delivery.From). It claims no more
+// than max: entries beyond it stay pending, idle, for another instance's
+// Reclaim, and once max are claimed the partitions left are not read.
 func (d *Dispatcher) Reclaim(ctx context.Context, consumer string, idle time.Duration, max int) (_ []workflow.Delivery, err error) {
 	defer workflow.Wrap(&err, "redisstore.Reclaim(%q)", consumer)
 	if err := checkID(ctx, "consumer", consumer); err != nil {
 		return nil, err
 	}
+	if max <= 0 {
+		return nil, nil
+	}
 	if err := d.ensureGroups(ctx); err != nil {
 		return nil, err
 	}
-	var out, extra []workflow.Delivery
+	var out []workflow.Delivery
 	for p, key := range d.keys {
+		room := int64(min(max-len(out), reclaimCount))
+		if room <= 0 {
+			break
+		}
 		idleOnes, err := d.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: key, Group: DispatchGroup,
-			Idle: idle, Start: "-", End: "+", Count: reclaimCount}).Result()
+			Idle: idle, Start: "-", End: "+", Count: room}).Result()
 		if isNoGroup(err) {
 			d.forgetGroups()
 			continue
@@ -210,7 +214,7 @@ func (d *Dispatcher) Reclaim(ctx context.Context, consumer string, idle time.Dur
 			holder[e.ID] = e.Consumer
 		}
 		msgs, _, err := d.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: key, Group: DispatchGroup,
-			Consumer: consumer, MinIdle: idle, Start: idleOnes[0].ID, Count: int64(reclaimCount)}).Result()
+			Consumer: consumer, MinIdle: idle, Start: idleOnes[0].ID, Count: room}).Result()
 		if err != nil {
 			return out, redisErr(err)
 		}
@@ -220,16 +224,7 @@ func (d *Dispatcher) Reclaim(ctx context.Context, consumer string, idle time.Dur
 				continue
 			}
 			dl.Reclaimed, dl.From = true, holder[m.ID]
-			if len(out) < max {
-				out = append(out, dl)
-			} else {
-				extra = append(extra, dl)
-			}
-		}
-	}
-	for _, dl := range extra {
-		if err := d.Requeue(ctx, dl); err != nil {
-			return out, err
+			out = append(out, dl)
 		}
 	}
 	return out, nil

@@ -51,29 +51,8 @@ func (s *Store) evalDurable(ctx context.Context, queue func(redis.Pipeliner), sc
 			}
 		}()
 	}
-	run := func(eval bool) *redis.Cmd {
-		p := newPipe()
-		if queue != nil {
-			queue(p)
-		}
-		var cmd *redis.Cmd
-		if eval {
-			cmd = script.Eval(ctx, p, keys, args...)
-		} else {
-			cmd = script.EvalSha(ctx, p, keys, args...)
-		}
-		p.Do(ctx, "wait", s.opts.WaitReplicas, s.opts.WaitTimeout.Milliseconds())
-		_, _ = p.Exec(ctx)
-		return cmd
-	}
-	res, err := run(false).Result()
-	if redis.HasErrorPrefix(err, "NOSCRIPT") {
-		res, err = run(true).Result()
-	}
-	if err != nil {
-		return nil, redisErr(err)
-	}
-	return replyArray(res)
+	wait := func(p redis.Pipeliner) { p.Do(ctx, "wait", s.opts.WaitReplicas, s.opts.WaitTimeout.Milliseconds()) }
+	return evalIn(ctx, newPipe, queue, wait, script, keys, args...)
 }
 
 // setDurable runs SET with args and, with WaitReplicas set, WAIT on the

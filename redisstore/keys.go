@@ -81,10 +81,15 @@ func (k keys) runningPart(i int) string { return k.prefix + ":{" + partTag(i) + 
 func partTag(i int) string { return "i" + strconv.Itoa(i) }
 
 // partition returns the index partition of workflow id.
-func partition(id string) int {
+func partition(id string) int { return hashPartition(id, partitions) }
+
+// hashPartition is the partition of workflow id among n: fnv32a(id) % n.
+// The store-wide indexes and the dispatch streams both spread workflows
+// with it.
+func hashPartition(id string, n int) int {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(id))
-	return int(h.Sum32() % partitions)
+	return int(h.Sum32() % uint32(n))
 }
 
 // ref is a workflow's entry in the store-wide indexes: its id and its user

@@ -36,7 +36,7 @@ func (s *Store) Running(ctx context.Context) (_ []string, err error) {
 			}
 		}
 	}
-	return s.runningOf(ctx, ids, users, "", func(p redis.Pipeliner, e listed) {
+	return s.runningOf(ctx, ids, users, func(p redis.Pipeliner, e listed) {
 		p.SRem(ctx, s.keys.runningPart(partition(e.id)), ref(e.id, e.user))
 	})
 }
@@ -61,14 +61,14 @@ func (s *Store) RunningFor(ctx context.Context, userID string) (_ []string, err 
 		users[i] = userID
 	}
 	key := s.keys.user(userID).running
-	return s.runningOf(ctx, ids, users, userID, func(p redis.Pipeliner, e listed) { p.SRem(ctx, key, e.id) })
+	return s.runningOf(ctx, ids, users, func(p redis.Pipeliner, e listed) { p.SRem(ctx, key, e.id) })
 }
 
 // runningOf returns the ids (each of the user at the same index of users)
-// whose workflow is stored with status running — and, when userID is set,
-// belongs to userID. Entries whose workflow is gone for good are removed
-// with unlist (see prune).
-func (s *Store) runningOf(ctx context.Context, ids, users []string, userID string, unlist func(redis.Pipeliner, listed)) ([]string, error) {
+// whose workflow is stored with status running and belongs to that user.
+// Entries whose workflow is gone for good are removed with unlist (see
+// prune).
+func (s *Store) runningOf(ctx context.Context, ids, users []string, unlist func(redis.Pipeliner, listed)) ([]string, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -86,7 +86,7 @@ func (s *Store) runningOf(ctx context.Context, ids, users []string, userID strin
 		vals := cmd.Val() // nil fields for a workflow that is gone
 		status, _ := vals[0].(string)
 		user, _ := vals[1].(string)
-		if status == string(workflow.StatusRunning) && user == users[i] && (userID == "" || user == userID) {
+		if status == string(workflow.StatusRunning) && user == users[i] {
 			out = append(out, ids[i])
 		}
 		if vals[0] == nil && vals[1] == nil {

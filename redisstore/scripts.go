@@ -196,15 +196,34 @@ return 0
 // sent again with EVAL. The script's reply decides the outcome: a failed
 // index command does not undo a script that ran.
 func (s *Store) evalPipelined(ctx context.Context, queue func(redis.Pipeliner), script *redis.Script, keys []string, args ...any) ([]any, error) {
-	pipe := s.rdb.Pipeline()
-	if queue != nil {
-		queue(pipe)
+	return evalIn(ctx, s.rdb.Pipeline, queue, nil, script, keys, args...)
+}
+
+// evalIn sends, in one pipeline that newPipe makes, the commands queue
+// adds, script (EVALSHA) and the commands tail adds. If Redis has not cached
+// the script yet, script is sent again with EVAL and tail after it (queue's
+// commands have run already). Either may be nil.
+func evalIn(ctx context.Context, newPipe func() redis.Pipeliner, queue, tail func(redis.Pipeliner), script *redis.Script, keys []string, args ...any) ([]any, error) {
+	send := func(queue func(redis.Pipeliner), eval bool) *redis.Cmd {
+		p := newPipe()
+		if queue != nil {
+			queue(p)
+		}
+		var cmd *redis.Cmd
+		if eval {
+			cmd = script.Eval(ctx, p, keys, args...)
+		} else {
+			cmd = script.EvalSha(ctx, p, keys, args...)
+		}
+		if tail != nil {
+			tail(p)
+		}
+		_, _ = p.Exec(ctx)
+		return cmd
 	}
-	cmd := pipe.EvalSha(ctx, script.Hash(), keys, args...)
-	_, _ = pipe.Exec(ctx)
-	res, err := cmd.Result()
+	res, err := send(queue, false).Result()
 	if redis.HasErrorPrefix(err, "NOSCRIPT") {
-		res, err = script.Eval(ctx, s.rdb, keys, args...).Result()
+		res, err = send(nil, true).Result()
 	}
 	if err != nil {
 		return nil, redisErr(err)

@@ -102,7 +102,8 @@ func metricValue(t *testing.T, g *gateway, series string) int {
 
 // pendingHolders returns, for each of ids with an entry pending in the
 // dispatch streams' consumer group, the consumer holding it (what
-// `redis-cli XPENDING twostep:dispatch:{p0} workers - + 10` shows).
+// `redis-cli XPENDING <prefix>:dispatch:{p0} workers - + 10` shows), under
+// the test's key prefix.
 func pendingHolders(t *testing.T, url string, ids []string) map[string]string {
 	t.Helper()
 	opt, err := redis.ParseURL(url)
@@ -114,7 +115,7 @@ func pendingHolders(t *testing.T, url string, ids []string) map[string]string {
 	ctx := context.Background()
 	out := map[string]string{}
 	for p := range redisstore.DefaultDispatchPartitions {
-		key := redisstore.DispatchKey(redisstore.DefaultKeyPrefix, p)
+		key := redisstore.DispatchKey(testPrefix(t), p)
 		pending, err := client.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: key, Group: redisstore.DispatchGroup,
 			Start: "-", End: "+", Count: 1000}).Result()
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,8 +23,10 @@ import (
 )
 
 // gatewayBin and twostepBin (the command-line client) are built once by
-// TestMain.
-var gatewayBin, twostepBin string
+// TestMain; plainGatewayBin is the gateway without the race detector (the
+// same binary as gatewayBin unless the tests run with -race), for the
+// tests that measure the process's memory.
+var gatewayBin, twostepBin, plainGatewayBin string
 
 // coverDir, from TWOSTEP_E2E_COVERDIR, makes TestMain build the binaries
 // with -cover; every process they start writes its counters there
@@ -49,6 +52,12 @@ func TestMain(m *testing.M) {
 	gatewayBin = filepath.Join(dir, "gateway")
 	twostepBin = filepath.Join(dir, "twostep")
 	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	if raceBuild {
+		// Under go test -race the processes the tests start run under
+		// the race detector too; a race they report fails the test that
+		// started them (see raceReport).
+		args = append(args, "-race")
+	}
 	if coverDir != "" {
 		// The binaries write their coverage counters into coverDir at exit,
 		// so the end-to-end tests count toward the repository's coverage.
@@ -61,6 +70,22 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building the gateway:", err)
 		os.RemoveAll(dir)
 		os.Exit(1)
+	}
+	plainGatewayBin = gatewayBin
+	if raceBuild {
+		// The race detector's shadow memory would swamp what the memory
+		// tests measure.
+		plainDir := filepath.Join(dir, "plain")
+		plainGatewayBin = filepath.Join(plainDir, "gateway")
+		pargs := append([]string{"build", "-o", plainDir + string(filepath.Separator)}, args[3:]...) // args less its -o
+		pargs = slices.DeleteFunc(pargs, func(a string) bool { return a == "-race" })
+		plain := exec.Command("go", append(pargs, "github.com/twostep/twostep/cmd/gateway")...)
+		plain.Stdout, plain.Stderr = os.Stderr, os.Stderr
+		if err := plain.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building the gateway without -race:", err)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -96,7 +121,13 @@ func startGateway(t testing.TB, model *fakeLLM, env ...string) *gateway {
 // startGatewayWith is startGateway with command-line args (e.g. "worker").
 func startGatewayWith(t testing.TB, model *fakeLLM, args []string, env ...string) *gateway {
 	t.Helper()
-	g := launchWith(t, model, args, env)
+	return startGatewayBin(t, gatewayBin, model, args, env...)
+}
+
+// startGatewayBin is startGatewayWith running binary bin.
+func startGatewayBin(t testing.TB, bin string, model *fakeLLM, args []string, env ...string) *gateway {
+	t.Helper()
+	g := launchBin(t, bin, model, args, env)
 	waitHealthy(t, g)
 	t.Cleanup(func() {
 		if model != nil {
@@ -104,6 +135,9 @@ func startGatewayWith(t testing.TB, model *fakeLLM, args []string, env ...string
 		}
 		if err := g.stop(); err != nil {
 			t.Errorf("gateway shutdown: %v\n%s", err, g.stderr)
+		}
+		if r := raceReport(g.stderr.String()); r != "" {
+			t.Errorf("the gateway reported a data race:\n%s", r)
 		}
 		if strings.Contains(g.stderr.String(), gwAPIKey) {
 			t.Errorf("the API key reached the gateway log")
@@ -115,6 +149,20 @@ func startGatewayWith(t testing.TB, model *fakeLLM, args []string, env ...string
 		}
 	})
 	return g
+}
+
+// raceReport returns the first data race report in a process's stderr
+// (a binary built with -race prints one when it finds a race), or "".
+func raceReport(stderr string) string {
+	i := strings.Index(stderr, "WARNING: DATA RACE")
+	if i < 0 {
+		return ""
+	}
+	rest := stderr[i:]
+	if j := strings.Index(rest, "\n==================\n"); j >= 0 {
+		rest = rest[:j]
+	}
+	return rest
 }
 
 // waitHealthy waits until /healthz answers 200.
@@ -147,12 +195,32 @@ func launch(t testing.TB, model *fakeLLM, env ...string) *gateway {
 	return launchWith(t, model, nil, env)
 }
 
-// launchWith starts the binary with args and env on top of the defaults.
+// runID tells this run's Redis keys from those of earlier runs sharing the
+// database (a round a killed run left running is never taken over here).
+var runID = fmt.Sprintf("%x", time.Now().UnixNano())
+
+// testPrefix is the REDIS_KEY_PREFIX of t's gateways: one per top-level
+// test and run, so the gateways of one test share their workflows and
+// dispatch streams while other tests' gateways — on the same Redis and
+// database — never see them (nor take their rounds).
+func testPrefix(t testing.TB) string {
+	name, _, _ := strings.Cut(t.Name(), "/")
+	return "e2e-" + runID + "-" + name
+}
+
+// launchWith starts the binary with args and env on top of the defaults
+// (among them REDIS_KEY_PREFIX, testPrefix(t)).
 func launchWith(t testing.TB, model *fakeLLM, args, env []string) *gateway {
+	t.Helper()
+	return launchBin(t, gatewayBin, model, args, env)
+}
+
+// launchBin is launchWith running binary bin.
+func launchBin(t testing.TB, bin string, model *fakeLLM, args, env []string) *gateway {
 	t.Helper()
 	addr := freeAddr(t)
 	base := binEnv(
-		"GATEWAY_ADDR="+addr,
+		"GATEWAY_ADDR="+addr, "REDIS_KEY_PREFIX="+testPrefix(t),
 		"GATEWAY_TOKENS=alice:"+gwAlice+",bob:"+gwBob, "GATEWAY_ADMIN_TOKENS=root:"+gwAdmin,
 		"LLM_PROVIDER=openai", "OPENAI_API_KEY="+gwAPIKey, "LLM_MODEL=fake-model", "LOG_LEVEL=info",
 	)
@@ -162,7 +230,7 @@ func launchWith(t testing.TB, model *fakeLLM, args, env []string) *gateway {
 		base = append(base, "OPENAI_BASE_URL=http://127.0.0.1:9/v1")
 	}
 	g := &gateway{url: "http://" + addr, stderr: &lockedBuffer{}, done: make(chan error, 1)}
-	g.cmd = exec.Command(gatewayBin, args...)
+	g.cmd = exec.Command(bin, args...)
 	g.cmd.Env = append(base, env...)
 	g.cmd.Stdout = io.Discard
 	g.cmd.Stderr = g.stderr

@@ -65,7 +65,7 @@ func TestConcurrentLargeUploads(t *testing.T) {
 	}
 	// No model server: each round fails at its first model call, so nothing
 	// but the uploads themselves takes memory.
-	g := startGateway(t, nil, "GATEWAY_CONFIG="+cfg, "LOG_LEVEL=warn")
+	g := startGatewayBin(t, plainGatewayBin, nil, nil, "GATEWAY_CONFIG="+cfg, "LOG_LEVEL=warn")
 	pid := g.cmd.Process.Pid
 	base := procKB(t, pid, "VmRSS")
 

@@ -32,6 +32,12 @@ type Config struct {
 	AdminTokens string `env:"GATEWAY_ADMIN_TOKENS"`
 	InsecureDev bool   `env:"GATEWAY_INSECURE_DEV"`
 
+	// RedisKeyPrefix starts every key of the Redis store and its dispatch
+	// streams (redisstore.DefaultKeyPrefix when empty): gateways with
+	// different prefixes share a Redis without seeing each other's
+	// workflows or rounds.
+	RedisKeyPrefix string `env:"REDIS_KEY_PREFIX"`
+
 	// Bearer JWTs beside the static tokens (DESIGN §9.7).
 	JWTJWKS       string `env:"GATEWAY_JWT_JWKS"`
 	JWTIssuer     string `env:"GATEWAY_JWT_ISSUER"`
@@ -254,6 +260,10 @@ func (c *Config) problems() []string {
 	}
 	if c.RedisURL != "" && !strings.HasPrefix(c.RedisURL, "redis://") && !strings.HasPrefix(c.RedisURL, "rediss://") {
 		add("REDIS_URL must start with redis:// or rediss://")
+	}
+	if strings.ContainsAny(c.RedisKeyPrefix, "{}") {
+		// A brace would move keys out of their hash slot on a cluster.
+		add("REDIS_KEY_PREFIX must not contain braces")
 	}
 	if c.Addr == "" {
 		add("GATEWAY_ADDR must not be empty")

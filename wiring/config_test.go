@@ -47,12 +47,12 @@ func TestLoadConfigReportsEveryProblem(t *testing.T) {
 	_, err := LoadConfig(envOf(map[string]string{
 		"GATEWAY_TOKENS": "alice", "GATEWAY_ADMIN_TOKENS": ":secret-admin", "GATEWAY_MAX_STEPS": "0",
 		"LOG_FORMAT": "xml", "LOG_LEVEL": "loud", "REDIS_URL": "http://x", "LLM_PROVIDER": "nope",
-		"OPENAI_API_KEY": "sk-secret-key",
+		"OPENAI_API_KEY": "sk-secret-key", "REDIS_KEY_PREFIX": "a{b}",
 	}))
 	if err == nil {
 		t.Fatal("no error")
 	}
-	for _, want := range []string{"GATEWAY_TOKENS", "GATEWAY_ADMIN_TOKENS", "GATEWAY_MAX_STEPS", "LOG_FORMAT", "LOG_LEVEL", "REDIS_URL", "LLM_PROVIDER"} {
+	for _, want := range []string{"GATEWAY_TOKENS", "GATEWAY_ADMIN_TOKENS", "GATEWAY_MAX_STEPS", "LOG_FORMAT", "LOG_LEVEL", "REDIS_URL", "LLM_PROVIDER", "REDIS_KEY_PREFIX"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %s:\n%v", want, err)
 		}

@@ -94,7 +94,7 @@ func (g *Gateway) openStore(ctx context.Context, cfg Config, log zerolog.Logger)
 	redis.SetLogger(redisLogger{log}) // go-redis has only a process-wide logger
 	octx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	s, err := redisstore.Open(octx, cfg.RedisURL, redisstore.Options{TraceCap: l.TraceCap, Retention: l.Retention})
+	s, err := redisstore.Open(octx, cfg.RedisURL, redisstore.Options{KeyPrefix: cfg.RedisKeyPrefix, TraceCap: l.TraceCap, Retention: l.Retention})
 	if err != nil {
 		// redisstore.Open never quotes the URL (it may hold a password).
 		if workflow.KindOf(err) == workflow.KindInvalid {

@@ -34,7 +34,8 @@ type Dispatcher interface {
 	// Reclaim delivers to consumer up to max entries that other consumers
 	// (or consumer itself) received but neither acked nor touched for at
 	// least idle, with Delivery.Reclaimed set and Delivery.From naming the
-	// consumer that held each.
+	// consumer that held each. Entries beyond max stay pending where they
+	// are, for a later Reclaim (this consumer's or another's).
 	Reclaim(ctx context.Context, consumer string, idle time.Duration, max int) ([]Delivery, error)
 	// Touch tells that consumer still works on d, so Reclaim leaves it
 	// alone for another idle period.

@@ -15,9 +15,11 @@ import (
 // whoever cancelled has already committed what the status should be (Stop),
 // or wants the round to stay running for a later resume (Shutdown). fence
 // is the lease's fencing token: every commit of the run carries it, so the
-// store refuses them once another instance has taken the round over. It
+// store refuses them once another instance has taken the round over; lease
+// is the lease as this process knows it (no model call starts once it has
+// ended). It
 // returns the workflow as the run last committed or read it.
-func (e *Engine) runRound(ctx context.Context, wf *Workflow, fence int64) (last *Workflow) {
+func (e *Engine) runRound(ctx context.Context, wf *Workflow, fence int64, lease *runLease) (last *Workflow) {
 	mode := e.modes[wf.Mode]
 	msgs, err := e.store.Messages(ctx, wf.ID, 0, 0)
 	if err != nil {
@@ -30,7 +32,7 @@ func (e *Engine) runRound(ctx context.Context, wf *Workflow, fence int64) (last 
 	if wf.Checkpoint == nil {
 		wf.Checkpoint = &Checkpoint{Step: wf.Step, Phase: PhaseSelect}
 	}
-	run := &Run{e: e, mode: mode, wf: wf, msgs: msgs, fence: fence, stepStart: time.Now()}
+	run := &Run{e: e, mode: mode, wf: wf, msgs: msgs, fence: fence, lease: lease, stepStart: time.Now()}
 	ctx, spans := e.startRoundSpan(ctx, run)
 	defer func() {
 		if p := recover(); p != nil { // a bug in a mode fails its round, not the process

@@ -35,8 +35,10 @@ type Run struct {
 	msgs  []Message
 	conns []Connection
 	// fence is the fencing token of the lease the run holds; its commits
-	// carry it.
+	// carry it. lease is that lease as this process knows it: no model
+	// call starts once it has ended.
 	fence int64
+	lease *runLease
 	// stepStart is when this process started the current step.
 	stepStart time.Time
 	// traces are the traces recorded since the run's last commit: the
@@ -112,6 +114,11 @@ func (r *Run) IdempotencyKey() string {
 // rejected reply is not an error: Generate returns the response and the
 // mode reads the rejection from its own Check.
 func (r *Run) Generate(ctx context.Context, call ModelCall) (ModelResponse, error) {
+	if err := r.lease.check(ctx); err != nil {
+		// The run is over (its lease ended, or it was stopped or cut):
+		// no call is made, so none is traced.
+		return ModelResponse{}, err
+	}
 	start := time.Now()
 	ctx, span := r.e.startSpan(ctx, SpanStart{
 		Kind: SpanModelCall, WorkflowID: r.wf.ID, Mode: r.wf.Mode, Round: r.wf.Round, Step: r.wf.Step,

@@ -2,12 +2,14 @@ package workflow_test
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // A run whose lease expired during its model call, and was taken over by
@@ -50,5 +52,101 @@ func TestRunPastItsLeaseWritesNothing(t *testing.T) {
 	if calls.Load() != 1 || got.Version != stored.Version || got.Status != workflow.StatusRunning {
 		t.Errorf("after the takeover: %d model calls, version %d (want 1 call, version %d, running): %+v",
 			calls.Load(), got.Version, stored.Version, got)
+	}
+}
+
+// slowRenewals is a store whose lease renewals (every ClaimRound after the
+// first) get no answer until release is closed, as when the store or this
+// process is too slow for them; released is closed when the run released
+// its lease (it has ended).
+type slowRenewals struct {
+	workflow.Store
+	claims   atomic.Int32
+	release  chan struct{}
+	once     sync.Once
+	released chan struct{}
+}
+
+func (s *slowRenewals) ClaimRound(ctx context.Context, id, owner string, ttl time.Duration) (int64, error) {
+	if s.claims.Add(1) > 1 {
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	return s.Store.ClaimRound(ctx, id, owner, ttl)
+}
+
+func (s *slowRenewals) ReleaseRound(ctx context.Context, id, owner string) error {
+	err := s.Store.ReleaseRound(ctx, id, owner)
+	s.once.Do(func() { close(s.released) })
+	return err
+}
+
+// A run whose lease ended by its own clock — its renewal got no answer for
+// a whole LeaseTTL, while a model call took longer than that — makes no
+// further model call and writes nothing: another instance may hold the
+// round by then. (Before, the run went on until the watcher, stuck in
+// that renewal, noticed.)
+func TestRunCallsNoModelPastItsLease(t *testing.T) {
+	t.Parallel()
+	const ttl = 150 * time.Millisecond
+	store := &slowRenewals{Store: memstore.New(), release: make(chan struct{}), released: make(chan struct{})}
+	t.Cleanup(func() { close(store.release) })
+	ctx := context.Background()
+	var calls atomic.Int32
+	model := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
+		if calls.Add(1) == 1 {
+			time.Sleep(3 * ttl) // the reply was on its way: it arrives past the lease
+		}
+		return workflow.ModelResponse{Text: "{}"}, nil
+	})
+	twoCalls := func(ctx context.Context, run *workflow.Run) error {
+		for range 2 {
+			if _, err := run.Generate(ctx, workflow.ModelCall{Stage: workflow.StageOne, Attempt: 1}); err != nil {
+				return err
+			}
+		}
+		return run.CommitStep(ctx, workflow.StepResult{
+			Messages: []workflow.Message{{ID: workflow.NewID(workflow.PrefixMessage), Role: workflow.RoleAssistant, Text: "done"}},
+			End:      &workflow.RoundEnd{Status: workflow.StatusCompleted, Reason: workflow.StopCompleted},
+		})
+	}
+	wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "alice", Mode: workflow.ModeReact,
+		Status: workflow.StatusRunning, Round: 1, Step: 1, MaxSteps: 3, Checkpoint: &workflow.Checkpoint{Phase: workflow.PhaseSelect}}
+	stored, _, err := store.Commit(ctx, workflow.Commit{Workflow: wf, Messages: []workflow.Message{{
+		ID: workflow.NewID(workflow.PrefixMessage), Round: 1, Role: workflow.RoleUser, Text: "p"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The start-up scan finds the round; no later scan or reclaim runs it
+	// again.
+	e, err := workflow.NewEngine(workflow.EngineConfig{InstanceID: "here", LeaseTTL: ttl, PollInterval: 10 * time.Millisecond,
+		RecoverInterval: time.Hour, ReclaimInterval: time.Hour, ShutdownGrace: 50 * time.Millisecond},
+		store, model, enginetest.NewRegistry(), map[workflow.ModeName]workflow.Mode{workflow.ModeReact: stubMode{twoCalls}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Start(context.Background())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := e.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	})
+	select {
+	case <-store.released:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the run never ended (%d model calls)", calls.Load())
+	}
+	got, err := store.GetWorkflow(ctx, wf.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 1 || got.Version != stored.Version || got.Status != workflow.StatusRunning {
+		t.Errorf("after the lease ended: %d model calls, version %d, status %s; want 1 call, version %d, running",
+			calls.Load(), got.Version, got.Status, stored.Version)
 	}
 }

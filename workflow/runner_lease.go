@@ -40,6 +40,7 @@ type takeover struct {
 // once the claim succeeds on a running round that had progressed.
 func (e *Engine) runClaimed(ctx context.Context, id string, to takeover, touch func(context.Context)) runOutcome {
 	owner, ttl := e.cfg.InstanceID, e.cfg.LeaseTTL
+	sent := time.Now() // the store's lease ends no earlier than sent + ttl
 	fence, err := e.store.ClaimRound(ctx, id, owner, ttl)
 	switch {
 	case KindOf(err) == KindNotFound:
@@ -75,9 +76,11 @@ func (e *Engine) runClaimed(ctx context.Context, id string, to takeover, touch f
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	lease := newRunLease(sent, ttl, cancel)
+	defer lease.stop()
 	var wg sync.WaitGroup
-	wg.Go(func() { e.watch(runCtx, cancel, id, fence, time.Now(), touch) })
-	final := e.runRound(runCtx, wf, fence)
+	wg.Go(func() { e.watch(runCtx, cancel, id, fence, lease, touch) })
+	final := e.runRound(runCtx, wf, fence, lease)
 	cause := context.Cause(runCtx)
 	cancel(nil)
 	wg.Wait()
@@ -96,19 +99,21 @@ func (e *Engine) runClaimed(ctx context.Context, id string, to takeover, touch f
 // watch keeps a running round's lease and notices a Stop or Delete made on
 // another instance: every poll it re-reads the status and, every LeaseTTL/3,
 // renews the lease. It cancels the run when the workflow is no longer
-// running, when its lease is no longer the one with the run's fence
+// running, or when its lease is no longer the one with the run's fence
 // (another owner holds it, or it expired and the renewal took it anew, so
-// the run's commits would be refused), or when no renewal succeeded
-// for a whole LeaseTTL (the store is unreachable: another instance may
-// already have taken the round over). After each renewal that kept the
-// lease it calls touch.
-func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id string, held int64, claimed time.Time, touch func(context.Context)) {
+// the run's commits would be refused). Each renewal that kept the lease
+// moves lease on and is followed by touch; a run whose renewals did not
+// succeed for a whole LeaseTTL (the store is unreachable, or slow to
+// answer: another instance may already have taken the round over) is
+// cancelled by lease itself, even while a renewal is still waiting for
+// its reply.
+func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id string, held int64, lease *runLease, touch func(context.Context)) {
 	ttl := e.cfg.LeaseTTL
 	renewEvery := ttl / 3
 	tick := min(e.cfg.PollInterval, renewEvery)
 	t := time.NewTicker(tick)
 	defer t.Stop()
-	lastRenewed, lastTried := claimed, claimed
+	lastTried := lease.since()
 	for {
 		select {
 		case <-ctx.Done():
@@ -116,7 +121,11 @@ func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id s
 		case <-t.C:
 		}
 		now := time.Now()
-		if now.Sub(lastTried) >= renewEvery {
+		// Half a tick of slack: after a tick handled late, the next one
+		// comes less than a period after it, and must not push the
+		// renewal to the tick after (with tick == renewEvery that made
+		// renewals 2×renewEvery apart, a third of the lease to spare).
+		if now.Sub(lastTried) >= renewEvery-tick/2 {
 			lastTried = now
 			fence, err := e.store.ClaimRound(ctx, id, e.cfg.InstanceID, ttl)
 			switch {
@@ -127,14 +136,13 @@ func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id s
 				cancel(errLeaseLost)
 				return
 			case err == nil:
-				lastRenewed = now
+				lease.renewed(now)
 				if touch != nil {
 					touch(ctx)
 				}
 			}
 		}
-		if now.Sub(lastRenewed) >= ttl {
-			cancel(errLeaseLost)
+		if ctx.Err() != nil {
 			return
 		}
 		wf, err := e.store.GetWorkflow(ctx, id)
@@ -143,6 +151,81 @@ func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id s
 			return
 		}
 	}
+}
+
+// runLease is the lease a run holds as this process knows it: it ends
+// LeaseTTL after the claim or renewal that last kept it was sent, and the
+// store's lease ends no earlier. Once that moment has passed, another
+// instance may have taken the round over, whatever the watcher has seen so
+// far (its renewal may still wait for an answer, or the process was
+// starved of CPU): a timer then cancels the run with errLeaseLost, and
+// check, called before each model call, refuses to start one.
+type runLease struct {
+	ttl    time.Duration
+	cancel context.CancelCauseFunc
+
+	mu    sync.Mutex
+	start time.Time // when the claim that took the lease was sent
+	until time.Time
+	timer *time.Timer
+}
+
+// newRunLease starts the lease of a claim sent at sent; cancel cancels
+// the run.
+func newRunLease(sent time.Time, ttl time.Duration, cancel context.CancelCauseFunc) *runLease {
+	l := &runLease{ttl: ttl, cancel: cancel, start: sent, until: sent.Add(ttl)}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.timer = time.AfterFunc(time.Until(l.until), l.expire)
+	return l
+}
+
+// since is when the claim that took the lease was sent.
+func (l *runLease) since() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.start
+}
+
+// renewed moves the lease's end on after a renewal sent at sent kept it.
+func (l *runLease) renewed(sent time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if until := sent.Add(l.ttl); until.After(l.until) {
+		l.until = until
+		l.timer.Reset(time.Until(until))
+	}
+}
+
+// expire cancels the run when the lease has ended (the timer may fire
+// just before a renewal moved the end on).
+func (l *runLease) expire() {
+	if !l.held() {
+		l.cancel(errLeaseLost)
+	}
+}
+
+// held reports whether the lease has not ended yet by this process's clock.
+func (l *runLease) held() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return time.Now().Before(l.until)
+}
+
+// check returns nil while the run may go on: its context is not done and
+// its lease has not ended. An ended lease cancels the run first, so the
+// error is ctx's, with errLeaseLost as its cause.
+func (l *runLease) check(ctx context.Context) error {
+	if l != nil && !l.held() {
+		l.cancel(errLeaseLost)
+	}
+	return ctx.Err()
+}
+
+func (l *runLease) stop() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.timer.Stop()
 }
 
 // recoverLoop queues, at once and then every RecoverInterval, every running

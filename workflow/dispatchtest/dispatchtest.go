@@ -20,6 +20,7 @@ func Run(t *testing.T, newDispatcher func(t *testing.T) workflow.Dispatcher) {
 	t.Run("receive waits and returns empty", func(t *testing.T) { receiveEmpty(t, newDispatcher(t)) })
 	t.Run("acked entries are not reclaimed", func(t *testing.T) { ackedStay(t, newDispatcher(t)) })
 	t.Run("a dead consumer's entry is reclaimed", func(t *testing.T) { reclaimDead(t, newDispatcher(t)) })
+	t.Run("reclaim takes at most max", func(t *testing.T) { reclaimMax(t, newDispatcher(t)) })
 	t.Run("touched entries are not reclaimed", func(t *testing.T) { touchedStay(t, newDispatcher(t)) })
 	t.Run("requeue offers the round again", func(t *testing.T) { requeue(t, newDispatcher(t)) })
 }
@@ -160,6 +161,45 @@ func reclaimDead(t *testing.T, d workflow.Dispatcher) {
 	}
 	if err := d.Ack(ctx, back[0]); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Of three idle entries, a Reclaim with max 1 takes one; the other two
+// stay pending for the next consumer's Reclaim (none is lost or requeued
+// as a new entry).
+func reclaimMax(t *testing.T, d workflow.Dispatcher) {
+	ctx := context.Background()
+	want := enqueue(t, d, 3)
+	got := receiveAll(t, d, "dead", 3)
+	time.Sleep(60 * time.Millisecond)
+	first, err := d.Reclaim(ctx, "c2", 50*time.Millisecond, 1)
+	if err != nil || len(first) != 1 {
+		t.Fatalf("Reclaim with max 1: %+v, %v; want one entry", first, err)
+	}
+	rest, err := d.Reclaim(ctx, "c3", 50*time.Millisecond, 10)
+	if err != nil || len(rest) != 2 {
+		t.Fatalf("Reclaim of the rest: %+v, %v; want the other two entries, still pending", rest, err)
+	}
+	all := append(first, rest...)
+	if g := ids(all); !slices.Equal(g, want) {
+		t.Errorf("reclaimed %v, want %v", g, want)
+	}
+	refs := map[string]bool{}
+	for _, dl := range got {
+		refs[dl.Ref] = true
+	}
+	for _, dl := range all {
+		if !refs[dl.Ref] || !dl.Reclaimed || dl.From != "dead" {
+			t.Errorf("reclaimed %+v: want one of dead's own entries, marked reclaimed from dead", dl)
+		}
+		if err := d.Ack(ctx, dl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p := range d.Partitions() {
+		if dl, ok, err := d.Receive(ctx, "c4", p); ok || err != nil {
+			t.Errorf("partition %d delivers %+v, %v after every entry was reclaimed and acked; want nothing (no requeued copy)", p, dl, err)
+		}
 	}
 }
 
