@@ -37,10 +37,11 @@ type Approvals struct {
 var _ workflow.ApprovalPolicy = (*Approvals)(nil)
 
 // NewApprovals checks cfg against the registry — a rule must be one of the
-// known ones and name a registered action (or an MCP tool, mcp.*, whose
-// server may not have answered yet) — and returns the policy,
-// reporting every problem at once.
-func NewApprovals(cfg ApprovalsConfig, reg *Registry) (*Approvals, error) {
+// known ones and name a registered action, or an MCP tool
+// mcp.<server>.<tool> of one of mcpServers (the configured server names:
+// its tools are listed only once the server answers, after start-up) —
+// and returns the policy, reporting every problem at once.
+func NewApprovals(cfg ApprovalsConfig, reg *Registry, mcpServers ...string) (*Approvals, error) {
 	var problems []string
 	def := cfg.Default
 	switch def {
@@ -51,10 +52,12 @@ func NewApprovals(cfg ApprovalsConfig, reg *Registry) (*Approvals, error) {
 		problems = append(problems, fmt.Sprintf("approvals.default %q must be %s or %s", cfg.Default, ApproveWrite, ApproveNever))
 	}
 	for _, name := range sortedKeys(cfg.Actions) {
-		// MCP tools (mcp.<server>.<tool>) are listed only once their server
-		// answers, after start-up: their rules cannot be checked here.
-		if _, ok := reg.Action(name); !ok && !strings.HasPrefix(name, "mcp.") {
-			problems = append(problems, fmt.Sprintf("approvals.actions: %q is not a registered action", name))
+		if _, ok := reg.Action(name); !ok {
+			if p := mcpToolProblem(name, mcpServers); p != "" {
+				problems = append(problems, p)
+			} else if !strings.HasPrefix(name, "mcp.") {
+				problems = append(problems, fmt.Sprintf("approvals.actions: %q is not a registered action", name))
+			}
 		}
 		if r := cfg.Actions[name]; !slices.Contains([]string{ApproveAlways, ApproveNever, ApproveWrite}, r) {
 			problems = append(problems, fmt.Sprintf("approvals.actions.%s: %q must be always, never or write", name, r))
@@ -64,6 +67,25 @@ func NewApprovals(cfg ApprovalsConfig, reg *Registry) (*Approvals, error) {
 		return nil, workflow.Errorf(workflow.KindInvalid, "invalid approvals configuration: %s", strings.Join(problems, "; "))
 	}
 	return &Approvals{reg: reg, def: def, rules: cfg.Actions}, nil
+}
+
+// mcpToolProblem says what is wrong with a rule's name that starts with
+// "mcp." and is not registered yet: it must be mcp.<server>.<tool> with
+// <server> configured. It returns "" for a name that is not an MCP name or
+// is a well-formed one of a configured server.
+func mcpToolProblem(name string, servers []string) string {
+	rest, ok := strings.CutPrefix(name, "mcp.")
+	if !ok {
+		return ""
+	}
+	server, tool, ok := strings.Cut(rest, ".")
+	if !ok || server == "" || tool == "" {
+		return fmt.Sprintf("approvals.actions: %q is not an MCP tool name (mcp.<server>.<tool>)", name)
+	}
+	if !slices.Contains(servers, server) {
+		return fmt.Sprintf("approvals.actions: %q names MCP server %q, which is not in mcpServers", name, server)
+	}
+	return ""
 }
 
 // NeedsApproval reports whether the call must wait for a decision, and its

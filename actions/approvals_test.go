@@ -70,7 +70,7 @@ func TestApprovalsConfigIsChecked(t *testing.T) {
 func TestApprovalsOfMCPTools(t *testing.T) {
 	t.Parallel()
 	r := mustNew(t, Config{}, nil)
-	p, err := NewApprovals(ApprovalsConfig{Actions: map[string]string{"mcp.crm.lookup": ApproveAlways}}, r)
+	p, err := NewApprovals(ApprovalsConfig{Actions: map[string]string{"mcp.crm.lookup": ApproveAlways}}, r, "crm")
 	if err != nil {
 		t.Fatalf("a rule for a not yet listed MCP tool was refused: %v", err)
 	}
@@ -86,5 +86,32 @@ func TestApprovalsOfMCPTools(t *testing.T) {
 		if got, _ := p.NeedsApproval(tt.action, nil); got != tt.want {
 			t.Errorf("NeedsApproval(%s) = %v, want %v", tt.action, got, tt.want)
 		}
+	}
+}
+
+// TestApprovalsOfMCPToolsNameAConfiguredServer: a rule for an MCP tool not
+// listed yet must still be mcp.<server>.<tool> with a configured server, so
+// a typo in the server's name is refused at start rather than silently
+// never matching.
+func TestApprovalsOfMCPToolsNameAConfiguredServer(t *testing.T) {
+	t.Parallel()
+	r := mustNew(t, Config{}, nil)
+	_, err := NewApprovals(ApprovalsConfig{Actions: map[string]string{
+		"mcp.crn.lookup": ApproveAlways, "mcp.crm": ApproveNever, "mcp..x": ApproveNever, "mcp.crm.ok": ApproveNever,
+	}}, r, "crm")
+	if workflow.KindOf(err) != workflow.KindInvalid {
+		t.Fatalf("err = %v, want KindInvalid", err)
+	}
+	for _, want := range []string{
+		`"mcp.crn.lookup" names MCP server "crn", which is not in mcpServers`,
+		`"mcp.crm" is not an MCP tool name`,
+		`"mcp..x" is not an MCP tool name`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "mcp.crm.ok") {
+		t.Errorf("a well-formed rule of a configured server was refused: %v", err)
 	}
 }

@@ -163,7 +163,11 @@ func (g *Gateway) build(cfg Config, log zerolog.Logger) error {
 	if len(cfg.MCP.Servers) > 0 {
 		deps = g.MCP.Status
 	}
-	approvals, err := actions.NewApprovals(cfg.File.Approvals, reg)
+	servers := make([]string, 0, len(cfg.MCP.Servers))
+	for _, s := range cfg.MCP.Servers {
+		servers = append(servers, s.Name)
+	}
+	approvals, err := actions.NewApprovals(cfg.File.Approvals, reg, servers...)
 	if err != nil {
 		return fmt.Errorf("GATEWAY_CONFIG: %w", err)
 	}
