@@ -205,7 +205,12 @@ func (c *chaosFleet) start(slot int) {
 	proc := fmt.Sprintf("p%d", c.n)
 	c.mu.Unlock()
 	env := append([]string{"OPENAI_BASE_URL=" + c.model.baseURL(proc)}, c.env...)
-	g := launchWith(c.t, nil, nil, env)
+	// The gateways run without the race detector even under go test -race:
+	// what this test checks is timing (takeover within leaseTTL + 1 s,
+	// renewals in time), and the detector's 5–10× slowdown on a 2-core
+	// machine starves lease renewals into stalls no production build
+	// sees. The other end-to-end tests run race-built gateways.
+	g := launchBin(c.t, plainGatewayBin, nil, nil, env)
 	waitHealthy(c.t, g)
 	c.mu.Lock()
 	c.slots[slot], c.procs[slot] = g, proc
