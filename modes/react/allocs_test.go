@@ -11,13 +11,10 @@ import (
 )
 
 // maxAllocsPerStep is the allocation budget of a React step on the memory
-// store. Issue 20's goal is 250 allocations per step, so the budget should
-// be 300 (the goal plus 20 %); that is not reached yet: these rounds measure
-// 316 allocations per step (the bench module's 10-call task, whose echo
-// returns no document and whose registry validates with a compiled schema,
-// about 270), so the budget is the measured figure plus 20 %. Lower it to
-// 300 once the engine's and the store's share comes down (issue 20).
-const maxAllocsPerStep = 380
+// store: issue 20's goal of 250 allocations per step plus 20 %. These rounds
+// measure about 221 (their echo returns a document, so a step allocates a
+// little more than the bench module's 10-call task).
+const maxAllocsPerStep = 300
 
 // roundEnds is an Observer that signals each round's end and counts the
 // committed steps.
