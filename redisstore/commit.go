@@ -185,7 +185,7 @@ func commitArgs(wf *workflow.Workflow, c workflow.Commit, o Options, wfKeyPrefix
 		if err != nil {
 			return nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "message %s cannot be encoded", m.ID)
 		}
-		if err := json.Unmarshal(b, &msgs[i]); err != nil {
+		if msgs[i], err = storedMessage(m); err != nil {
 			return nil, nil, workflow.WrapKind(workflow.KindInternal, err, "message %s does not decode", m.ID)
 		}
 		args = append(args, b)

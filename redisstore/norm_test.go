@@ -1,0 +1,104 @@
+package redisstore
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// decoded is what a read of m's encoding gives: json.Marshal, then
+// json.Unmarshal.
+func decoded(t *testing.T, m workflow.Message) workflow.Message {
+	t.Helper()
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatalf("Marshal: %v", err)
+	}
+	var out workflow.Message
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("Unmarshal: %v", err)
+	}
+	return out
+}
+
+// fullMessage sets every field of a message, with the values JSON
+// reshapes: invalid UTF-8, non-JSON parameter types, a time with an offset.
+func fullMessage() workflow.Message {
+	return workflow.Message{
+		ID: "m\xff1", WorkflowID: "wf", Seq: 4, Round: 2, Step: 3, Role: "assistant\xc0", Text: "text \xfe",
+		Action: "ai.process", ActionObjective: "obj", Status: "done", DocumentsLabel: "docs",
+		Parameters: map[string]any{
+			"s": "text", "n": 2.5, "b": true, "null": nil, "int": 7, "num": json.Number("12"),
+			"typed": []string{"a"}, "struct": struct{ A int }{1}, "badValue": "a\xffb",
+			"nested": map[string]any{"list": []any{1.0, "x", map[string]any{}, []any{}}, "nilList": []any(nil), "nilMap": map[string]any(nil)},
+		},
+		Documents: []workflow.Document{{ID: "d\xff", WorkflowID: "wf", MessageID: "m1", Name: "n", MimeType: "text/plain", Size: 3}},
+		Summary:   "sum", Findings: "found", Learnings: []string{"l\xff"}, CompactedThrough: 3,
+		CreatedAt: time.Date(2026, 3, 4, 5, 6, 7, 8, time.FixedZone("CET", 3600)),
+	}
+}
+
+func TestStoredMessageIsJSONRoundTrip(t *testing.T) {
+	full := fullMessage()
+	v := reflect.ValueOf(full)
+	for i := range v.NumField() {
+		if v.Field(i).IsZero() {
+			t.Errorf("fixture leaves Message.%s zero: set it (and shape it in norm.go)", v.Type().Field(i).Name)
+		}
+	}
+	cases := map[string]func(m *workflow.Message){
+		"full":    func(*workflow.Message) {},
+		"utc now": func(m *workflow.Message) { m.CreatedAt = time.Now().UTC() },
+		"local":   func(m *workflow.Message) { m.CreatedAt = time.Date(2026, 3, 4, 5, 6, 7, 890, time.Local) },
+		"empty": func(m *workflow.Message) {
+			m.Parameters, m.Documents, m.Learnings = map[string]any{}, []workflow.Document{}, []string{}
+		},
+		"nil":       func(m *workflow.Message) { m.Parameters, m.Documents, m.Learnings = nil, nil, nil },
+		"bad key":   func(m *workflow.Message) { m.Parameters["bad\xffkey"] = "v" },
+		"zero time": func(m *workflow.Message) { m.CreatedAt = time.Time{} },
+		"plain":     func(m *workflow.Message) { *m = workflow.Message{ID: "m", WorkflowID: "wf", Role: "user", Text: "hi"} },
+	}
+	for name, change := range cases {
+		m := fullMessage()
+		change(&m)
+		got, err := storedMessage(m)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if want := decoded(t, m); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: storedMessage =\n%#v\nJSON round trip =\n%#v", name, got, want)
+		}
+	}
+}
+
+func TestStoredMessageSharesNoMemory(t *testing.T) {
+	m := fullMessage()
+	m.ID, m.Text, m.Role = "m", "t", "user" // valid: kept as they are
+	got, err := storedMessage(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Documents[0].Name = "changed"
+	got.Learnings[0] = "changed"
+	got.Parameters["nested"].(map[string]any)["list"].([]any)[1] = "changed"
+	if m.Documents[0].Name != "n" || m.Learnings[0] != "l\xff" || m.Parameters["nested"].(map[string]any)["list"].([]any)[1] != "x" {
+		t.Errorf("storedMessage's result shares memory with its argument: %#v", m)
+	}
+}
+
+func TestStoredMessageFailsWhereMarshalFails(t *testing.T) {
+	for name, m := range map[string]workflow.Message{
+		"NaN":  {Parameters: map[string]any{"x": math.NaN()}},
+		"Inf":  {Parameters: map[string]any{"x": []any{math.Inf(1)}}},
+		"year": {CreatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
+		"func": {Parameters: map[string]any{"f": func() {}}},
+	} {
+		if _, err := storedMessage(m); err == nil {
+			t.Errorf("%s: storedMessage succeeded where json.Marshal fails", name)
+		}
+	}
+}
