@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,5 +101,38 @@ func TestStoredMessageFailsWhereMarshalFails(t *testing.T) {
 		if _, err := storedMessage(m); err == nil {
 			t.Errorf("%s: storedMessage succeeded where json.Marshal fails", name)
 		}
+	}
+}
+
+// TestCommitArgsAreMarshal holds the encodings commitArgs sends, from its
+// pooled buffer, byte for byte equal to json.Marshal's, commit after
+// commit (a reused buffer must not leak one commit's bytes into the next).
+func TestCommitArgsAreMarshal(t *testing.T) {
+	wf := &workflow.Workflow{ID: "wf1", UserID: "u1", Status: workflow.StatusRunning, Version: 3, Title: "<b>title</b> & \xff"}
+	m := fullMessage()
+	m.WorkflowID, m.Seq, m.Documents[0].WorkflowID = "wf1", 0, "wf1"
+	tr := workflow.Trace{ID: "t1", WorkflowID: "wf1", Prompt: []workflow.PromptMessage{{Role: "user", Content: strings.Repeat("prompt <x> ", 200)}}}
+	doc := workflow.DocumentContent{Document: workflow.Document{ID: "d1", WorkflowID: "wf1", Name: "n", Size: 2}, Content: []byte("hi")}
+	want := func(v any) string {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for round := range 3 {
+		c := workflow.Commit{Workflow: wf, ExpectedVersion: 2, Messages: []workflow.Message{m, m},
+			Traces: []workflow.Trace{tr}, Documents: []workflow.DocumentContent{doc}}
+		args, _, release, err := commitArgs(wf, c, Options{}, "pfx")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := func(i int) string { return string(args[i].([]byte)) }
+		if got(4) != want(wf) || got(13) != want(m) || got(14) != want(m) || args[15] != "t1" || got(16) != want(tr) ||
+			args[17] != "d1" || got(18) != want(doc.Document) || string(args[19].([]byte)) != "hi" {
+			t.Errorf("round %d: commitArgs = %q", round, args)
+		}
+		release()
+		tr.Prompt = append(tr.Prompt, tr.Prompt...) // the next commit's encodings grow
 	}
 }
