@@ -136,3 +136,18 @@ func TestCommitArgsAreMarshal(t *testing.T) {
 		tr.Prompt = append(tr.Prompt, tr.Prompt...) // the next commit's encodings grow
 	}
 }
+
+// TestKeysAreConcatenations holds the keys built in one allocation equal
+// to the plain concatenations they replace (the layout Redis holds).
+func TestKeysAreConcatenations(t *testing.T) {
+	u := keys{prefix: "tw"}.user("a b@c")
+	base := "tw:{u:a+b%40c}"
+	if u.base != base || u.listing != base+":workflows" || u.running != base+":running" || u.wfPrefix != base+":wf:" {
+		t.Errorf("user keys = %+v", u)
+	}
+	w, p := u.workflow("wf-1"), base+":wf:wf-1:"
+	want := wfKeys{p + "state", p + "msgs", p + "docs", p + "docmeta", p + "traces", p + "tracedata", p + "lease"}
+	if w != want {
+		t.Errorf("workflow keys = %+v, want %+v", w, want)
+	}
+}
