@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"slices"
 	"strconv"
@@ -44,10 +43,11 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	wf.Version = c.ExpectedVersion + 1
 	uk := s.keys.user(wf.UserID)
 	k := uk.workflow(wf.ID)
-	args, msgs, err := commitArgs(wf, c, s.opts, uk.wfPrefix)
+	args, msgs, release, err := commitArgs(wf, c, s.opts, uk.wfPrefix)
 	if err != nil {
 		return nil, nil, err
 	}
+	defer release()
 	if c.ExpectedVersion == 0 {
 		if err := s.claimID(ctx, wf.ID, wf.UserID); err != nil {
 			return nil, nil, err
@@ -162,18 +162,26 @@ func (s *Store) claimID(ctx context.Context, id, userID string) error {
 }
 
 // commitArgs encodes the script arguments of a commit (see commitScript) and
-// returns the messages as stored, for Commit's result.
-func commitArgs(wf *workflow.Workflow, c workflow.Commit, o Options, wfKeyPrefix string) ([]any, []workflow.Message, error) {
-	state, err := json.Marshal(wf)
-	if err != nil {
-		return nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "workflow %s cannot be encoded", wf.ID)
-	}
-	args := make([]any, 0, 13+len(c.Messages)+2*len(c.Traces)+3*len(c.Documents))
+// returns the messages as stored, for Commit's result. The encodings share
+// one pooled buffer, handed back by release once the arguments are sent
+// (not before: they are slices of it).
+func commitArgs(wf *workflow.Workflow, c workflow.Commit, o Options, wfKeyPrefix string) (args []any, msgs []workflow.Message, release func(), err error) {
+	enc := getEncoder()
+	defer func() {
+		if err != nil {
+			enc.release()
+		}
+	}()
+	args = make([]any, 0, 13+len(c.Messages)+2*len(c.Traces)+3*len(c.Documents))
 	args = append(args, strconv.FormatInt(c.ExpectedVersion, 10), strconv.FormatInt(wf.Version, 10),
-		wf.UserID, string(wf.Status), state, strconv.FormatInt(o.Retention.Milliseconds(), 10),
+		wf.UserID, string(wf.Status))
+	if args, err = enc.encode(args, wf); err != nil {
+		return nil, nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "workflow %s cannot be encoded", wf.ID)
+	}
+	args = append(args, strconv.FormatInt(o.Retention.Milliseconds(), 10),
 		strconv.FormatInt(c.Fence, 10), strconv.Itoa(c.RunningLimit), wf.ID, wfKeyPrefix, len(c.Messages),
 		len(c.Traces), o.TraceCap)
-	msgs := make([]workflow.Message, len(c.Messages))
+	msgs = make([]workflow.Message, len(c.Messages))
 	for i, m := range c.Messages {
 		m.WorkflowID = wf.ID
 		m.Seq = 0
@@ -181,33 +189,31 @@ func commitArgs(wf *workflow.Workflow, c workflow.Commit, o Options, wfKeyPrefix
 		for j := range m.Documents {
 			m.Documents[j].WorkflowID = wf.ID
 		}
-		b, err := json.Marshal(m)
-		if err != nil {
-			return nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "message %s cannot be encoded", m.ID)
+		if args, err = enc.encode(args, m); err != nil {
+			return nil, nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "message %s cannot be encoded", m.ID)
 		}
-		if err := json.Unmarshal(b, &msgs[i]); err != nil {
-			return nil, nil, workflow.WrapKind(workflow.KindInternal, err, "message %s does not decode", m.ID)
+		if msgs[i], err = storedMessage(m); err != nil {
+			return nil, nil, nil, workflow.WrapKind(workflow.KindInternal, err, "message %s does not decode", m.ID)
 		}
-		args = append(args, b)
 	}
 	for _, t := range c.Traces {
-		b, err := json.Marshal(t)
-		if err != nil {
-			return nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "trace %s cannot be encoded", t.ID)
+		args = append(args, t.ID)
+		if args, err = enc.encode(args, t); err != nil {
+			return nil, nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "trace %s cannot be encoded", t.ID)
 		}
-		args = append(args, t.ID, b)
 	}
 	for _, d := range c.Documents {
 		meta := d.Document
 		meta.WorkflowID = wf.ID
 		meta.Size = int64(len(d.Content))
-		b, err := json.Marshal(meta)
-		if err != nil {
-			return nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "document %s cannot be encoded", d.ID)
+		args = append(args, d.ID)
+		if args, err = enc.encode(args, meta); err != nil {
+			return nil, nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "document %s cannot be encoded", d.ID)
 		}
-		args = append(args, d.ID, b, d.Content)
+		args = append(args, d.Content)
 	}
-	return args, msgs, nil
+	enc.resolve(args)
+	return args, msgs, enc.release, nil
 }
 
 // commitOutcome reads the commit script's reply: the seq base, the

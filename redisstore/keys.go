@@ -34,12 +34,29 @@ type userKeys struct {
 // reach another user's keys or turn a SCAN pattern into a wildcard.
 func (k keys) user(userID string) userKeys {
 	base := k.prefix + ":{u:" + url.QueryEscape(userID) + "}"
+	// One allocation for the three keys: each is a slice of it.
+	all := concat(base, ":workflows", base, ":running", base, ":wf:")
+	n := len(base)
 	return userKeys{
 		base:     base,
-		listing:  base + ":workflows",
-		running:  base + ":running",
-		wfPrefix: base + ":wf:",
+		listing:  all[:n+10],
+		running:  all[n+10 : 2*n+18],
+		wfPrefix: all[2*n+18:],
 	}
+}
+
+// concat is the concatenation of parts, in one allocation.
+func concat(parts ...string) string {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, p := range parts {
+		b.WriteString(p)
+	}
+	return b.String()
 }
 
 // wfKeys are the keys of one workflow, all in the slot of its user.
@@ -48,15 +65,25 @@ type wfKeys struct {
 }
 
 func (u userKeys) workflow(id string) wfKeys {
-	base := u.wfPrefix + id + ":"
+	// The keys of a commit are built for every step: one allocation for
+	// all seven, each a slice of it.
+	p := u.wfPrefix
+	all := concat(p, id, ":state", p, id, ":msgs", p, id, ":docs", p, id, ":docmeta",
+		p, id, ":traces", p, id, ":tracedata", p, id, ":lease")
+	next := func(suffix string) string {
+		n := len(p) + len(id) + len(suffix)
+		k := all[:n]
+		all = all[n:]
+		return k
+	}
 	return wfKeys{
-		state:     base + "state",
-		msgs:      base + "msgs",
-		docs:      base + "docs",
-		docmeta:   base + "docmeta",
-		traces:    base + "traces",
-		tracedata: base + "tracedata",
-		lease:     base + "lease",
+		state:     next(":state"),
+		msgs:      next(":msgs"),
+		docs:      next(":docs"),
+		docmeta:   next(":docmeta"),
+		traces:    next(":traces"),
+		tracedata: next(":tracedata"),
+		lease:     next(":lease"),
 	}
 }
 
