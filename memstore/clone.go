@@ -3,6 +3,7 @@ package memstore
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"math"
 	"time"
 	"unicode/utf8"
@@ -97,15 +98,36 @@ func (n *norm) params(m map[string]any, omitEmpty bool) map[string]any {
 	if m == nil || len(m) == 0 && omitEmpty {
 		return nil
 	}
-	out := make(map[string]any, len(m))
-	for k, v := range m {
+	for k := range m {
 		if !utf8.ValidString(k) {
 			// Two keys could become one: let JSON decide.
 			return n.roundTrip(m).(map[string]any)
 		}
-		out[k] = n.value(v)
+	}
+	// maps.Clone copies the table whole, much cheaper than inserting
+	// each key into a new map; only the values that are not already
+	// immutable and normalised are then replaced (same keys: no growth).
+	out := maps.Clone(m)
+	for k, v := range out {
+		if !normalised(v) {
+			out[k] = n.value(v)
+		}
 	}
 	return out
+}
+
+// normalised reports whether v is an immutable value a JSON round trip
+// gives back unchanged, so the stored copy can keep it as it is.
+func normalised(v any) bool {
+	switch v := v.(type) {
+	case nil, bool:
+		return true
+	case string:
+		return utf8.ValidString(v)
+	case float64:
+		return !math.IsNaN(v) && !math.IsInf(v, 0)
+	}
+	return false
 }
 
 // value returns a normalised copy of a parameter value: JSON's own types
@@ -162,10 +184,7 @@ func storeWorkflow(w *workflow.Workflow) (*workflow.Workflow, error) {
 	c.Title, c.Error = str(w.Title), str(w.Error)
 	c.Stats.ByStage = nil
 	if w.Stats.ByStage != nil {
-		c.Stats.ByStage = make(map[workflow.Stage]workflow.StageStats, len(w.Stats.ByStage))
-		for k, v := range w.Stats.ByStage {
-			c.Stats.ByStage[str(k)] = v
-		}
+		c.Stats.ByStage = storeByStage(w.Stats.ByStage)
 	}
 	c.CreatedAt, c.UpdatedAt = n.tm(w.CreatedAt), n.tm(w.UpdatedAt)
 	c.Checkpoint = n.checkpoint(w.Checkpoint)
@@ -182,6 +201,20 @@ func storeWorkflow(w *workflow.Workflow) (*workflow.Workflow, error) {
 		return nil, n.err
 	}
 	return &c, nil
+}
+
+// storeByStage returns the stored form of a Stats.ByStage map.
+func storeByStage(m map[workflow.Stage]workflow.StageStats) map[workflow.Stage]workflow.StageStats {
+	for k := range m {
+		if !utf8.ValidString(string(k)) {
+			out := make(map[workflow.Stage]workflow.StageStats, len(m))
+			for k, v := range m {
+				out[str(k)] = v
+			}
+			return out
+		}
+	}
+	return maps.Clone(m) // the table copied whole
 }
 
 func (n *norm) checkpoint(cp *workflow.Checkpoint) *workflow.Checkpoint {
@@ -281,12 +314,7 @@ func storeTrace(t workflow.Trace) (workflow.Trace, error) {
 
 func copyWorkflow(w *workflow.Workflow) *workflow.Workflow {
 	c := *w
-	if w.Stats.ByStage != nil {
-		c.Stats.ByStage = make(map[workflow.Stage]workflow.StageStats, len(w.Stats.ByStage))
-		for k, v := range w.Stats.ByStage {
-			c.Stats.ByStage[k] = v
-		}
-	}
+	c.Stats.ByStage = maps.Clone(w.Stats.ByStage) // nil stays nil
 	c.Checkpoint = copyCheckpoint(w.Checkpoint)
 	if p := w.PendingApproval; p != nil {
 		a := *p
@@ -339,9 +367,12 @@ func copyParams(m map[string]any) map[string]any {
 	if m == nil {
 		return nil
 	}
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = copyValue(v)
+	out := maps.Clone(m) // the table copied whole
+	for k, v := range out {
+		switch v.(type) {
+		case map[string]any, []any:
+			out[k] = copyValue(v)
+		}
 	}
 	return out
 }

@@ -148,7 +148,8 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	if err != nil {
 		return nil, nil, err
 	}
-	traces, err := encodeTraces(c.Traces)
+	var buf [4]storedTrace
+	traces, err := encodeTraces(buf[:0], c.Traces)
 	if err != nil {
 		return nil, nil, err
 	}

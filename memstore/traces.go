@@ -17,7 +17,7 @@ func (s *Store) AppendTrace(ctx context.Context, t workflow.Trace) (err error) {
 	if err := checkID(ctx, "trace workflow id", t.WorkflowID); err != nil {
 		return err
 	}
-	encoded, err := encodeTraces([]workflow.Trace{t})
+	encoded, err := encodeTraces(nil, []workflow.Trace{t})
 	if err != nil {
 		return err
 	}
@@ -34,17 +34,18 @@ func (s *Store) AppendTrace(ctx context.Context, t workflow.Trace) (err error) {
 	return nil
 }
 
-// encodeTraces returns the stored form of ts.
-func encodeTraces(ts []workflow.Trace) ([]storedTrace, error) {
-	out := make([]storedTrace, len(ts))
-	for i, t := range ts {
+// encodeTraces appends the stored form of ts to dst: a caller passes a
+// small array of its stack, as the stored traces are only copied into the
+// record (no allocation for the few traces of a commit).
+func encodeTraces(dst []storedTrace, ts []workflow.Trace) ([]storedTrace, error) {
+	for _, t := range ts {
 		stored, err := storeTrace(t)
 		if err != nil {
 			return nil, workflow.WrapKind(workflow.KindInvalid, err, "trace %s cannot be encoded", t.ID)
 		}
-		out[i] = storedTrace{id: t.ID, t: stored}
+		dst = append(dst, storedTrace{id: t.ID, t: stored})
 	}
-	return out, nil
+	return dst, nil
 }
 
 // checkNewTraces returns KindConflict when a trace of ts is stored already.

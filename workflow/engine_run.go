@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 )
 
@@ -46,6 +47,22 @@ type Run struct {
 	// write of their own), and flushTraces stores those a run ending
 	// without one leaves.
 	traces []Trace
+	// detached is context.WithoutCancel(detachedOf), the parent of the
+	// store writes' contexts, kept while the run commits with the same
+	// context (one allocation per run instead of one per store write).
+	detachedOf, detached context.Context
+}
+
+// detach returns context.WithoutCancel(ctx), the one made for the last
+// context when ctx is that context.
+func (r *Run) detach(ctx context.Context) context.Context {
+	// Contexts are compared only when their type is comparable (two
+	// values of the same uncomparable type would panic).
+	if r.detached != nil && reflect.TypeOf(ctx).Comparable() && ctx == r.detachedOf {
+		return r.detached
+	}
+	r.detachedOf, r.detached = ctx, context.WithoutCancel(ctx)
+	return r.detached
 }
 
 // Workflow returns the current state. It is the run's own value: read it,
@@ -227,7 +244,7 @@ func (r *Run) RecordTrace(t Trace) {
 // as stored.
 func (r *Run) flushTraces(ctx context.Context) {
 	for _, t := range r.traces {
-		err := r.e.retryStore(ctx, "trace", r.wf.ID, func(ctx context.Context) error { return r.e.store.AppendTrace(ctx, t) })
+		err := r.e.retryStore(ctx, r.detach(ctx), "trace", r.wf.ID, func(ctx context.Context) error { return r.e.store.AppendTrace(ctx, t) })
 		if err != nil && KindOf(err) != KindConflict {
 			r.e.log.Warn("storing trace failed", "workflow", r.wf.ID, "stage", t.Stage, "err", err)
 		}
@@ -330,13 +347,13 @@ func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs [
 		stored, saved, err = r.e.store.Commit(ctx, c)
 		return err
 	}
-	err := r.e.retryStore(ctx, "commit", r.wf.ID, write)
+	err := r.e.retryStore(ctx, r.detach(ctx), "commit", r.wf.ID, write)
 	var left []Trace
 	if err != nil && KindOf(err) == KindInvalid && len(c.Traces) > 0 {
 		// A trace the store cannot take never fails the phase: it is
 		// committed alone, the traces left for flushTraces.
 		left, c.Traces = c.Traces, nil
-		err = r.e.retryStore(ctx, "commit", r.wf.ID, write)
+		err = r.e.retryStore(ctx, r.detach(ctx), "commit", r.wf.ID, write)
 	}
 	if err != nil {
 		if k := KindOf(err); k == KindConflict || k == KindNotFound {

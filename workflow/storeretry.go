@@ -22,10 +22,13 @@ const (
 // retries depend on ctx. An attempt that ran out of time counts as an
 // outage: the store may have applied it, in which case the retry is
 // refused by the version check and the run ends without writing.
-func (e *Engine) retryStore(ctx context.Context, what, id string, write func(context.Context) error) error {
+//
+// detached is context.WithoutCancel(ctx), the parent of each attempt's
+// context: the run keeps one for its context (see Run.detach).
+func (e *Engine) retryStore(ctx, detached context.Context, what, id string, write func(context.Context) error) error {
 	wait := storeRetryFirst
 	for attempt := 1; ; attempt++ {
-		actx := newAttemptContext(ctx, commitTimeout)
+		actx := newDetachedAttempt(detached, commitTimeout)
 		err := write(actx)
 		timedOut := errors.Is(err, context.DeadlineExceeded) && actx.Err() != nil
 		actx.release()
@@ -64,7 +67,13 @@ type attemptContext struct {
 }
 
 func newAttemptContext(parent context.Context, d time.Duration) *attemptContext {
-	return &attemptContext{parent: context.WithoutCancel(parent), deadline: time.Now().Add(d)}
+	return newDetachedAttempt(context.WithoutCancel(parent), d)
+}
+
+// newDetachedAttempt is newAttemptContext for a parent that already is a
+// context.WithoutCancel.
+func newDetachedAttempt(detached context.Context, d time.Duration) *attemptContext {
+	return &attemptContext{parent: detached, deadline: time.Now().Add(d)}
 }
 
 func (c *attemptContext) Deadline() (time.Time, bool) { return c.deadline, true }

@@ -56,3 +56,35 @@ func TestAttemptContext(t *testing.T) {
 		t.Errorf("Err after the timer = %v, want DeadlineExceeded", soon.Err())
 	}
 }
+
+// uncomparableCtx is a context type whose values cannot be compared with
+// == (a slice field): detach must not compare two of them.
+type uncomparableCtx struct {
+	context.Context
+	tags []string
+}
+
+func TestRunDetachKeepsOnePerContext(t *testing.T) {
+	type key struct{}
+	r := &Run{}
+	parent, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
+	d := r.detach(parent)
+	if r.detach(parent) != d {
+		t.Fatal("a second detach of the same context made a new one")
+	}
+	cancel()
+	if d.Err() != nil || d.Done() != nil {
+		t.Fatalf("the detached context follows its parent's cancellation: Err %v", d.Err())
+	}
+	if got := d.Value(key{}); got != "v" {
+		t.Fatalf("detached Value = %v, want the parent's v", got)
+	}
+	other := context.WithValue(parent, key{}, "w")
+	if d2 := r.detach(other); d2 == d || d2.Value(key{}) != "w" {
+		t.Fatalf("detach of another context reused the old one (Value %v)", d2.Value(key{}))
+	}
+	a := uncomparableCtx{Context: context.Background(), tags: []string{"a"}}
+	b := uncomparableCtx{Context: context.Background(), tags: []string{"b"}}
+	r.detach(a)
+	r.detach(b) // would panic comparing a and b
+}
