@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
-	"math"
-	"time"
 	"unicode/utf8"
 
 	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/jsonform"
 )
 
 // The store keeps workflows, messages and traces as Go values of its own,
@@ -27,178 +26,29 @@ import (
 // the messages.) TestStoredFormIsJSONRoundTrip holds the two
 // equal for every field.
 
-// norm carries the first error met while normalising a value, so the
-// store* functions can be written without checking each field.
-type norm struct{ err error }
-
-func (n *norm) fail(err error) {
-	if n.err == nil {
-		n.err = err
-	}
-}
-
-// str returns s as JSON would decode its encoding: each byte of an invalid
-// UTF-8 sequence replaced by U+FFFD. s itself when valid (nearly always).
-func str[S ~string](s S) S {
-	if utf8.ValidString(string(s)) {
-		return s
-	}
-	b := make([]byte, 0, len(s)+8)
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(string(s[i:]))
-		if r == utf8.RuneError && size == 1 {
-			b = utf8.AppendRune(b, utf8.RuneError)
-		} else {
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return S(b)
-}
-
-// strs returns a copy of ss with each string normalised; keepEmpty says
-// whether an empty non-nil slice survives (a field without omitempty).
-func strs(ss []string, keepEmpty bool) []string {
-	if ss == nil || len(ss) == 0 && !keepEmpty {
-		return nil
-	}
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = str(s)
-	}
-	return out
-}
-
-// tm returns t as JSON would decode its encoding.
-func (n *norm) tm(t time.Time) time.Time {
-	if _, off := t.Zone(); off == 0 {
-		if y := t.Year(); y >= 0 && y <= 9999 {
-			return t.UTC()
-		}
-	}
-	// Another offset (decoded as time.Local when it has that offset, else
-	// as a fixed zone) or an out-of-range year (an error): rare enough to
-	// take the real round trip.
-	b, err := t.MarshalJSON()
-	if err != nil {
-		n.fail(err)
-		return t
-	}
-	var out time.Time
-	if err := out.UnmarshalJSON(b); err != nil {
-		n.fail(err)
-		return t
-	}
-	return out
-}
-
-// params returns a normalised copy of a parameter map; omitEmpty says the
-// field has omitempty (an empty map then decodes as nil).
-func (n *norm) params(m map[string]any, omitEmpty bool) map[string]any {
-	if m == nil || len(m) == 0 && omitEmpty {
-		return nil
-	}
-	for k := range m {
-		if !utf8.ValidString(k) {
-			// Two keys could become one: let JSON decide.
-			return n.roundTrip(m).(map[string]any)
-		}
-	}
-	// maps.Clone copies the table whole, much cheaper than inserting
-	// each key into a new map; only the values that are not already
-	// immutable and normalised are then replaced (same keys: no growth).
-	out := maps.Clone(m)
-	for k, v := range out {
-		if !normalised(v) {
-			out[k] = n.value(v)
-		}
-	}
-	return out
-}
-
-// normalised reports whether v is an immutable value a JSON round trip
-// gives back unchanged, so the stored copy can keep it as it is.
-func normalised(v any) bool {
-	switch v := v.(type) {
-	case nil, bool:
-		return true
-	case string:
-		return utf8.ValidString(v)
-	case float64:
-		return !math.IsNaN(v) && !math.IsInf(v, 0)
-	}
-	return false
-}
-
-// value returns a normalised copy of a parameter value: JSON's own types
-// are copied, anything else takes the real round trip.
-func (n *norm) value(v any) any {
-	switch v := v.(type) {
-	case nil, bool:
-		return v
-	case string:
-		return str(v)
-	case float64:
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return n.roundTrip(v) // Marshal's error
-		}
-		return v
-	case map[string]any:
-		if v == nil {
-			return nil // null decodes as a nil interface
-		}
-		return n.params(v, false)
-	case []any:
-		if v == nil {
-			return nil
-		}
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = n.value(e)
-		}
-		return out
-	}
-	return n.roundTrip(v)
-}
-
-// roundTrip is the JSON round trip of v, for the values value does not
-// copy itself (ints, json.Number, structs, typed slices and maps...).
-func (n *norm) roundTrip(v any) any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		n.fail(err)
-		return nil
-	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		n.fail(err)
-	}
-	return out
-}
-
 // storeWorkflow returns the stored form of w.
 func storeWorkflow(w *workflow.Workflow) (*workflow.Workflow, error) {
-	var n norm
+	var n jsonform.Shaper
 	c := *w
-	c.ID, c.UserID, c.Mode, c.Status, c.StopReason = str(w.ID), str(w.UserID), str(w.Mode), str(w.Status), str(w.StopReason)
-	c.Title, c.Error = str(w.Title), str(w.Error)
+	c.ID, c.UserID, c.Mode, c.Status, c.StopReason = jsonform.Str(w.ID), jsonform.Str(w.UserID), jsonform.Str(w.Mode), jsonform.Str(w.Status), jsonform.Str(w.StopReason)
+	c.Title, c.Error = jsonform.Str(w.Title), jsonform.Str(w.Error)
 	c.Stats.ByStage = nil
 	if w.Stats.ByStage != nil {
 		c.Stats.ByStage = storeByStage(w.Stats.ByStage)
 	}
-	c.CreatedAt, c.UpdatedAt = n.tm(w.CreatedAt), n.tm(w.UpdatedAt)
-	c.Checkpoint = n.checkpoint(w.Checkpoint)
+	c.CreatedAt, c.UpdatedAt = n.Time(w.CreatedAt), n.Time(w.UpdatedAt)
+	c.Checkpoint = checkpoint(&n, w.Checkpoint)
 	if p := w.PendingApproval; p != nil {
 		a := *p
-		a.ID, a.Action, a.ActionObjective, a.Connection, a.Effect = str(p.ID), str(p.Action), str(p.ActionObjective), str(p.Connection), str(p.Effect)
-		a.Parameters = n.params(p.Parameters, false)
-		a.Documents = strs(p.Documents, true)
-		a.RequestedAt, a.ExpiresAt = n.tm(p.RequestedAt), n.tm(p.ExpiresAt)
+		a.ID, a.Action, a.ActionObjective, a.Connection, a.Effect = jsonform.Str(p.ID), jsonform.Str(p.Action), jsonform.Str(p.ActionObjective), jsonform.Str(p.Connection), jsonform.Str(p.Effect)
+		a.Parameters = n.Params(p.Parameters, false)
+		a.Documents = jsonform.Strs(p.Documents, true)
+		a.RequestedAt, a.ExpiresAt = n.Time(p.RequestedAt), n.Time(p.ExpiresAt)
 		c.PendingApproval = &a
 	}
-	c.TraceContext.Origin, c.TraceContext.Round = str(w.TraceContext.Origin), str(w.TraceContext.Round)
-	if n.err != nil {
-		return nil, n.err
+	c.TraceContext.Origin, c.TraceContext.Round = jsonform.Str(w.TraceContext.Origin), jsonform.Str(w.TraceContext.Round)
+	if n.Err != nil {
+		return nil, n.Err
 	}
 	return &c, nil
 }
@@ -209,7 +59,7 @@ func storeByStage(m map[workflow.Stage]workflow.StageStats) map[workflow.Stage]w
 		if !utf8.ValidString(string(k)) {
 			out := make(map[workflow.Stage]workflow.StageStats, len(m))
 			for k, v := range m {
-				out[str(k)] = v
+				out[jsonform.Str(k)] = v
 			}
 			return out
 		}
@@ -217,75 +67,55 @@ func storeByStage(m map[workflow.Stage]workflow.StageStats) map[workflow.Stage]w
 	return maps.Clone(m) // the table copied whole
 }
 
-func (n *norm) checkpoint(cp *workflow.Checkpoint) *workflow.Checkpoint {
+func checkpoint(n *jsonform.Shaper, cp *workflow.Checkpoint) *workflow.Checkpoint {
 	if cp == nil {
 		return nil
 	}
 	c := *cp
-	c.Phase = str(cp.Phase)
+	c.Phase = jsonform.Str(cp.Phase)
 	if s := cp.Selection; s != nil {
 		sel := *s
-		sel.Action, sel.ActionObjective, sel.RequiredConnection, sel.ParametersContext = str(s.Action), str(s.ActionObjective), str(s.RequiredConnection), str(s.ParametersContext)
-		sel.Learnings = strs(s.Learnings, true)
-		sel.RequiredInputDocuments = strs(s.RequiredInputDocuments, true)
+		sel.Action, sel.ActionObjective, sel.RequiredConnection, sel.ParametersContext = jsonform.Str(s.Action), jsonform.Str(s.ActionObjective), jsonform.Str(s.RequiredConnection), jsonform.Str(s.ParametersContext)
+		sel.Learnings = jsonform.Strs(s.Learnings, true)
+		sel.RequiredInputDocuments = jsonform.Strs(s.RequiredInputDocuments, true)
 		if f := s.ParametersSchema.Fields; f != nil {
 			sel.ParametersSchema.Fields = make([]workflow.FieldSpec, len(f))
 			for i, fs := range f {
-				fs.Name, fs.Type, fs.Description = str(fs.Name), str(fs.Type), str(fs.Description)
+				fs.Name, fs.Type, fs.Description = jsonform.Str(fs.Name), jsonform.Str(fs.Type), jsonform.Str(fs.Description)
 				sel.ParametersSchema.Fields[i] = fs
 			}
 		}
 		c.Selection = &sel
 	}
-	c.Parameters = n.params(cp.Parameters, true)
-	c.Feedback = strs(cp.Feedback, false)
-	c.Previous = str(cp.Previous)
+	c.Parameters = n.Params(cp.Parameters, true)
+	c.Feedback = jsonform.Strs(cp.Feedback, false)
+	c.Previous = jsonform.Str(cp.Previous)
 	c.Plan = nil
 	if len(cp.Plan) > 0 {
 		c.Plan = make([]workflow.PlanStep, len(cp.Plan))
 		for i, p := range cp.Plan {
-			p.Action, p.ResultLabel, p.Connection = str(p.Action), str(p.ResultLabel), str(p.Connection)
-			p.Parameters = n.params(p.Parameters, false)
-			p.Documents = strs(p.Documents, false)
+			p.Action, p.ResultLabel, p.Connection = jsonform.Str(p.Action), jsonform.Str(p.ResultLabel), jsonform.Str(p.Connection)
+			p.Parameters = n.Params(p.Parameters, false)
+			p.Documents = jsonform.Strs(p.Documents, false)
 			c.Plan[i] = p
 		}
 	}
 	if g := cp.Approval; g != nil {
-		c.Approval = &workflow.ApprovalGrant{ID: str(g.ID), Parameters: n.params(g.Parameters, false)}
+		c.Approval = &workflow.ApprovalGrant{ID: jsonform.Str(g.ID), Parameters: n.Params(g.Parameters, false)}
 	}
-	c.AfterReject = n.checkpoint(cp.AfterReject)
+	c.AfterReject = checkpoint(n, cp.AfterReject)
 	return &c
-}
-
-// storeMessage returns the stored form of m.
-func storeMessage(m workflow.Message) (workflow.Message, error) {
-	var n norm
-	m.ID, m.WorkflowID, m.Role, m.Text, m.Action = str(m.ID), str(m.WorkflowID), str(m.Role), str(m.Text), str(m.Action)
-	m.ActionObjective, m.Status, m.DocumentsLabel = str(m.ActionObjective), str(m.Status), str(m.DocumentsLabel)
-	m.Summary, m.Findings = str(m.Summary), str(m.Findings)
-	m.Parameters = n.params(m.Parameters, true)
-	if m.Documents != nil {
-		docs := make([]workflow.Document, len(m.Documents))
-		for i, d := range m.Documents {
-			d.ID, d.WorkflowID, d.MessageID, d.Name, d.MimeType = str(d.ID), str(d.WorkflowID), str(d.MessageID), str(d.Name), str(d.MimeType)
-			docs[i] = d
-		}
-		m.Documents = docs
-	}
-	m.Learnings = strs(m.Learnings, false)
-	m.CreatedAt = n.tm(m.CreatedAt)
-	return m, n.err
 }
 
 // storeTrace returns the stored form of t.
 func storeTrace(t workflow.Trace) (workflow.Trace, error) {
-	var n norm
-	t.ID, t.WorkflowID, t.Stage, t.Template, t.Response = str(t.ID), str(t.WorkflowID), str(t.Stage), str(t.Template), str(t.Response)
-	t.Error, t.Model, t.FinishReason, t.OutputMode = str(t.Error), str(t.Model), str(t.FinishReason), str(t.OutputMode)
+	var n jsonform.Shaper
+	t.ID, t.WorkflowID, t.Stage, t.Template, t.Response = jsonform.Str(t.ID), jsonform.Str(t.WorkflowID), jsonform.Str(t.Stage), jsonform.Str(t.Template), jsonform.Str(t.Response)
+	t.Error, t.Model, t.FinishReason, t.OutputMode = jsonform.Str(t.Error), jsonform.Str(t.Model), jsonform.Str(t.FinishReason), jsonform.Str(t.OutputMode)
 	if t.Prompt != nil {
 		p := make([]workflow.PromptMessage, len(t.Prompt))
 		for i, m := range t.Prompt {
-			p[i] = workflow.PromptMessage{Role: str(m.Role), Content: str(m.Content)}
+			p[i] = workflow.PromptMessage{Role: jsonform.Str(m.Role), Content: jsonform.Str(m.Content)}
 		}
 		t.Prompt = p
 	}
@@ -297,7 +127,7 @@ func storeTrace(t workflow.Trace) (workflow.Trace, error) {
 		var buf bytes.Buffer
 		buf.Grow(len(t.Parsed))
 		if err := json.Compact(&buf, t.Parsed); err != nil {
-			n.fail(err)
+			n.Fail(err)
 		} else if bytes.ContainsAny(buf.Bytes(), "<>&\u2028\u2029") {
 			var esc bytes.Buffer
 			json.HTMLEscape(&esc, buf.Bytes())
@@ -305,8 +135,8 @@ func storeTrace(t workflow.Trace) (workflow.Trace, error) {
 		}
 		t.Parsed = buf.Bytes()
 	}
-	t.CreatedAt = n.tm(t.CreatedAt)
-	return t, n.err
+	t.CreatedAt = n.Time(t.CreatedAt)
+	return t, n.Err
 }
 
 // The copy* functions deep-copy stored values (already normalised) for a

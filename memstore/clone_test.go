@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/jsonform"
 )
 
 // roundTrip is what the store used to keep and hand back: v through
@@ -145,7 +146,7 @@ func TestStoredFormIsJSONRoundTrip(t *testing.T) {
 
 	m := fullMessage()
 	requireAllSet(t, "Message", reflect.ValueOf(m))
-	gotM, err := storeMessage(m)
+	gotM, err := jsonform.Message(m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,7 @@ func TestStoredFormIsJSONRoundTrip(t *testing.T) {
 		t.Errorf("message:\n got %#v\nwant %#v", gotM, want)
 	}
 	for _, m := range []workflow.Message{{}, {Documents: []workflow.Document{}, Learnings: []string{}, Parameters: map[string]any{}}} {
-		if got, err := storeMessage(m); err != nil || !reflect.DeepEqual(got, roundTrip(t, m)) {
+		if got, err := jsonform.Message(m); err != nil || !reflect.DeepEqual(got, roundTrip(t, m)) {
 			t.Errorf("message %#v: got %#v, %v; want %#v", m, got, err, roundTrip(t, m))
 		}
 	}
@@ -193,8 +194,8 @@ func TestStoreRefusesWhatMarshalRefuses(t *testing.T) {
 	if _, err := storeTrace(workflow.Trace{Parsed: json.RawMessage(`{"a":`)}); err == nil {
 		t.Error("storeTrace accepted invalid parsed JSON")
 	}
-	if _, err := storeMessage(workflow.Message{Parameters: map[string]any{"x": math.NaN()}}); err == nil {
-		t.Error("storeMessage accepted a NaN parameter")
+	if _, err := jsonform.Message(workflow.Message{Parameters: map[string]any{"x": math.NaN()}}); err == nil {
+		t.Error("jsonform.Message accepted a NaN parameter")
 	}
 }
 
@@ -228,7 +229,7 @@ func TestNoSharedMemory(t *testing.T) {
 		t.Errorf("stored trace shares memory with a caller: %#v", st)
 	}
 
-	m, err := storeMessage(workflow.Message{Documents: []workflow.Document{{ID: "d"}}, Learnings: []string{"l"}})
+	m, err := jsonform.Message(workflow.Message{Documents: []workflow.Document{{ID: "d"}}, Learnings: []string{"l"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,8 +242,8 @@ func TestNoSharedMemory(t *testing.T) {
 
 func TestStr(t *testing.T) {
 	for _, s := range []string{"", "ascii", "é✓", "a\xffb", "\xe2\x82", "\xc0\x80x", strings.Repeat("ok", 100) + "\xff"} {
-		if got, want := str(s), roundTrip(t, s); got != want {
-			t.Errorf("str(%q) = %q, want %q", s, got, want)
+		if got, want := jsonform.Str(s), roundTrip(t, s); got != want {
+			t.Errorf("jsonform.Str(%q) = %q, want %q", s, got, want)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/jsonform"
 )
 
 // DefaultTraceCap is the number of newest traces kept per workflow when no
@@ -43,7 +44,7 @@ type record struct {
 	status  workflow.Status
 	version int64
 	state   *workflow.Workflow // stored form (storeWorkflow), Version included
-	msgs    []workflow.Message // stored form of each message (storeMessage); seq is index+1
+	msgs    []workflow.Message // stored form of each message (jsonform.Message); seq is index+1
 	docs    map[string]storedDoc
 	traces  []storedTrace // oldest first, at most traceCap
 	lease   lease
@@ -297,7 +298,7 @@ func encodeMessages(wfID string, in []workflow.Message) ([]workflow.Message, err
 			}
 			m.Documents = docs
 		}
-		stored, err := storeMessage(m)
+		stored, err := jsonform.Message(m)
 		if err != nil {
 			return nil, workflow.WrapKind(workflow.KindInvalid, err, "message %s cannot be encoded", m.ID)
 		}

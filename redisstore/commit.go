@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/jsonform"
 )
 
 // Commit applies c. A step is one round trip: one pipeline carrying the
@@ -192,7 +193,7 @@ func commitArgs(wf *workflow.Workflow, c workflow.Commit, o Options, wfKeyPrefix
 		if args, err = enc.encode(args, m); err != nil {
 			return nil, nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "message %s cannot be encoded", m.ID)
 		}
-		if msgs[i], err = storedMessage(m); err != nil {
+		if msgs[i], err = jsonform.Message(m); err != nil {
 			return nil, nil, nil, workflow.WrapKind(workflow.KindInternal, err, "message %s does not decode", m.ID)
 		}
 	}

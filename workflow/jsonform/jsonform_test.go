@@ -1,14 +1,14 @@
-package redisstore
+package jsonform_test
 
 import (
 	"encoding/json"
 	"math"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/jsonform"
 )
 
 // decoded is what a read of m's encoding gives: json.Marshal, then
@@ -48,7 +48,7 @@ func TestStoredMessageIsJSONRoundTrip(t *testing.T) {
 	v := reflect.ValueOf(full)
 	for i := range v.NumField() {
 		if v.Field(i).IsZero() {
-			t.Errorf("fixture leaves Message.%s zero: set it (and shape it in norm.go)", v.Type().Field(i).Name)
+			t.Errorf("fixture leaves Message.%s zero: set it (and shape it in jsonform.go)", v.Type().Field(i).Name)
 		}
 	}
 	cases := map[string]func(m *workflow.Message){
@@ -66,12 +66,12 @@ func TestStoredMessageIsJSONRoundTrip(t *testing.T) {
 	for name, change := range cases {
 		m := fullMessage()
 		change(&m)
-		got, err := storedMessage(m)
+		got, err := jsonform.Message(m)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if want := decoded(t, m); !reflect.DeepEqual(got, want) {
-			t.Errorf("%s: storedMessage =\n%#v\nJSON round trip =\n%#v", name, got, want)
+			t.Errorf("%s: jsonform.Message =\n%#v\nJSON round trip =\n%#v", name, got, want)
 		}
 	}
 }
@@ -79,7 +79,7 @@ func TestStoredMessageIsJSONRoundTrip(t *testing.T) {
 func TestStoredMessageSharesNoMemory(t *testing.T) {
 	m := fullMessage()
 	m.ID, m.Text, m.Role = "m", "t", "user" // valid: kept as they are
-	got, err := storedMessage(m)
+	got, err := jsonform.Message(m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestStoredMessageSharesNoMemory(t *testing.T) {
 	got.Learnings[0] = "changed"
 	got.Parameters["nested"].(map[string]any)["list"].([]any)[1] = "changed"
 	if m.Documents[0].Name != "n" || m.Learnings[0] != "l\xff" || m.Parameters["nested"].(map[string]any)["list"].([]any)[1] != "x" {
-		t.Errorf("storedMessage's result shares memory with its argument: %#v", m)
+		t.Errorf("jsonform.Message's result shares memory with its argument: %#v", m)
 	}
 }
 
@@ -98,56 +98,8 @@ func TestStoredMessageFailsWhereMarshalFails(t *testing.T) {
 		"year": {CreatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
 		"func": {Parameters: map[string]any{"f": func() {}}},
 	} {
-		if _, err := storedMessage(m); err == nil {
-			t.Errorf("%s: storedMessage succeeded where json.Marshal fails", name)
+		if _, err := jsonform.Message(m); err == nil {
+			t.Errorf("%s: jsonform.Message succeeded where json.Marshal fails", name)
 		}
-	}
-}
-
-// TestCommitArgsAreMarshal holds the encodings commitArgs sends, from its
-// pooled buffer, byte for byte equal to json.Marshal's, commit after
-// commit (a reused buffer must not leak one commit's bytes into the next).
-func TestCommitArgsAreMarshal(t *testing.T) {
-	wf := &workflow.Workflow{ID: "wf1", UserID: "u1", Status: workflow.StatusRunning, Version: 3, Title: "<b>title</b> & \xff"}
-	m := fullMessage()
-	m.WorkflowID, m.Seq, m.Documents[0].WorkflowID = "wf1", 0, "wf1"
-	tr := workflow.Trace{ID: "t1", WorkflowID: "wf1", Prompt: []workflow.PromptMessage{{Role: "user", Content: strings.Repeat("prompt <x> ", 200)}}}
-	doc := workflow.DocumentContent{Document: workflow.Document{ID: "d1", WorkflowID: "wf1", Name: "n", Size: 2}, Content: []byte("hi")}
-	want := func(v any) string {
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	for round := range 3 {
-		c := workflow.Commit{Workflow: wf, ExpectedVersion: 2, Messages: []workflow.Message{m, m},
-			Traces: []workflow.Trace{tr}, Documents: []workflow.DocumentContent{doc}}
-		args, _, release, err := commitArgs(wf, c, Options{}, "pfx")
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := func(i int) string { return string(args[i].([]byte)) }
-		if got(4) != want(wf) || got(13) != want(m) || got(14) != want(m) || args[15] != "t1" || got(16) != want(tr) ||
-			args[17] != "d1" || got(18) != want(doc.Document) || string(args[19].([]byte)) != "hi" {
-			t.Errorf("round %d: commitArgs = %q", round, args)
-		}
-		release()
-		tr.Prompt = append(tr.Prompt, tr.Prompt...) // the next commit's encodings grow
-	}
-}
-
-// TestKeysAreConcatenations holds the keys built in one allocation equal
-// to the plain concatenations they replace (the layout Redis holds).
-func TestKeysAreConcatenations(t *testing.T) {
-	u := keys{prefix: "tw"}.user("a b@c")
-	base := "tw:{u:a+b%40c}"
-	if u.base != base || u.listing != base+":workflows" || u.running != base+":running" || u.wfPrefix != base+":wf:" {
-		t.Errorf("user keys = %+v", u)
-	}
-	w, p := u.workflow("wf-1"), base+":wf:wf-1:"
-	want := wfKeys{p + "state", p + "msgs", p + "docs", p + "docmeta", p + "traces", p + "tracedata", p + "lease"}
-	if w != want {
-		t.Errorf("workflow keys = %+v, want %+v", w, want)
 	}
 }
