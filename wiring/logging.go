@@ -33,7 +33,20 @@ func NewLogger(w io.Writer, format, level string, scrub *atomic.Pointer[redact.R
 	if strings.EqualFold(format, "console") {
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
 	}
-	return zerolog.New(w).Level(lvl).With().Timestamp().Str("service", "twostep-gateway").Logger(), nil
+	return zerolog.New(w).Level(lvl).Hook(timeHook{}).With().Str("service", "twostep-gateway").Logger(), nil
+}
+
+// LogTimeFormat is the layout of a log line's "time" field: RFC 3339 with
+// milliseconds, so the lines of several instances can be put in order
+// (zerolog's own Timestamp has whole seconds unless its global format is
+// changed).
+const LogTimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// timeHook adds the "time" field to every line.
+type timeHook struct{}
+
+func (timeHook) Run(e *zerolog.Event, _ zerolog.Level, _ string) {
+	e.Str(zerolog.TimestampFieldName, time.Now().Format(LogTimeFormat))
 }
 
 func parseLevel(s string) (zerolog.Level, error) {
