@@ -51,10 +51,14 @@ func (r *runner) waitRoom() bool {
 // free, the entries other consumers left untouched for a LeaseTTL: their
 // instance died (its lease has expired by then too, as leases and entries
 // are renewed together) or left them because the round was held elsewhere.
+// With every worker busy it takes nothing (it could not run it), which
+// delays takeovers past LeaseTTL + ReclaimInterval; it logs that at debug
+// level, once per busy spell.
 func (r *runner) reclaimLoop() {
 	t := time.NewTicker(r.e.cfg.ReclaimInterval)
 	defer t.Stop()
 	failing := false // log a failure once per outage
+	busy := false    // log a busy spell once
 	for {
 		select {
 		case <-r.recv.Done():
@@ -65,8 +69,13 @@ func (r *runner) reclaimLoop() {
 		free := r.freeLocked()
 		r.mu.Unlock()
 		if free <= 0 {
+			if !busy {
+				r.e.log.Debug("reclaim put off: every worker is busy", "workers", r.e.cfg.Workers)
+			}
+			busy = true
 			continue
 		}
+		busy = false
 		ds, err := r.d.Reclaim(r.recv, r.e.cfg.InstanceID, r.e.cfg.LeaseTTL, free)
 		if err != nil {
 			if r.recv.Err() == nil && !failing {

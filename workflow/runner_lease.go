@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"time"
 )
@@ -37,7 +38,8 @@ type takeover struct {
 // polls the status; after each renewal touch keeps the round's deliveries
 // from being reclaimed. The lease is released when the run ends. A
 // takeover logs "round taken over" (with the previous holder when known)
-// once the claim succeeds on a running round that had progressed.
+// once the claim succeeds on a running round that had progressed; every
+// claim is logged at debug level ("round claimed", with its fence).
 func (e *Engine) runClaimed(ctx context.Context, id string, to takeover, touch func(context.Context)) runOutcome {
 	owner, ttl := e.cfg.InstanceID, e.cfg.LeaseTTL
 	sent := time.Now() // the store's lease ends no earlier than sent + ttl
@@ -52,6 +54,9 @@ func (e *Engine) runClaimed(ctx context.Context, id string, to takeover, touch f
 		return runLeft
 	case fence == 0:
 		return runBusy
+	}
+	if e.log.Enabled(ctx, slog.LevelDebug) {
+		e.log.Debug("round claimed", "workflow", id, "fence", fence)
 	}
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)

@@ -70,7 +70,7 @@ func TestDeadInstancesRoundIsLoggedAsTakenOver(t *testing.T) {
 		t.Fatalf("ClaimRound: %v %v", fence, err)
 	}
 	var logs lockedBuffer
-	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	model := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
 		return workflow.ModelResponse{Text: "{}"}, nil
 	})
@@ -93,6 +93,13 @@ func TestDeadInstancesRoundIsLoggedAsTakenOver(t *testing.T) {
 	}
 	if strings.Contains(out, `msg="round taken over" instance=here workflow=`+mine.ID) {
 		t.Errorf("a round created here was logged as taken over:\n%s", out)
+	}
+	// Every claim is logged at debug level, the takeover's and the own
+	// round's alike.
+	for _, want := range []string{"workflow=" + dead.ID + " fence=2", "workflow=" + mine.ID + " fence=1"} {
+		if !strings.Contains(out, `msg="round claimed" instance=here `+want) {
+			t.Errorf("no claim line with %s in:\n%s", want, out)
+		}
 	}
 }
 
