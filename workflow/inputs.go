@@ -123,8 +123,8 @@ func ForbiddenKeyProblems(params map[string]any) []string {
 }
 
 // MaxProblemLine bounds, in bytes, a problem line that quotes model text
-// (Clip): the lines CheckStepInputs returns and those Stage 1 and Stage 2
-// feed back to the model.
+// (Clip): the lines CheckStepInputs returns, those Stage 1 and Stage 2
+// feed back to the model, and an action plan's dropped steps' reasons.
 const MaxProblemLine = 400
 
 // labelsOfKind lists the labels of conns of the given kind ("" for any).

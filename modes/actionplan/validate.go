@@ -9,9 +9,6 @@ import (
 	"github.com/twostep/twostep/workflow"
 )
 
-// maxReason bounds one dropped step's reason, so a trace stays readable.
-const maxReason = 400
-
 // MaxPlanSteps bounds how many steps of a plan are looked at: steps beyond
 // it are ignored without validation (a round never runs more than
 // workflow.DefaultMaxStepsLimit steps), so a reply full of tiny steps
@@ -88,7 +85,7 @@ func Validate(drafts []Draft, env Env) Validated {
 			step, reason = v.step(d)
 		}
 		if reason != "" {
-			out.Dropped = append(out.Dropped, Dropped{Index: i, Action: workflow.Clip(workflow.OneLine(d.Action), 100), Reason: workflow.Clip(workflow.OneLine(reason), maxReason)})
+			out.Dropped = append(out.Dropped, Dropped{Index: i, Action: workflow.Clip(workflow.OneLine(d.Action), 100), Reason: workflow.Clip(workflow.OneLine(reason), workflow.MaxProblemLine)})
 			continue
 		}
 		completed = step.Action == workflow.CompleteAction
