@@ -233,3 +233,49 @@ func TestEventsApprovalEndsThePausedStream(t *testing.T) {
 		t.Errorf("event before the approval = %+v, want the paused status", prev)
 	}
 }
+
+// TestEventsWokenByALocalCommit: with a poll far longer than the test, a
+// stream still sends what a commit on this instance changed, because
+// Committed wakes it; a commit of another workflow does not.
+func TestEventsWokenByALocalCommit(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, func(o *Options) { o.EventPoll = time.Hour })
+	w := testWorkflow("alice", workflow.StatusRunning)
+	env.store.put(w, workflow.Message{ID: "m1", Role: workflow.RoleUser, Text: "hi"})
+	done := make(chan []sseEvent, 1)
+	go func() {
+		rec := env.do(t, "GET", "/api/v1/workflows/"+w.ID+"/events", aliceToken, nil)
+		done <- parseSSE(t, rec.Body.String())
+	}()
+	for env.srv.wakes.open.Load() == 0 { // the stream watches
+		time.Sleep(time.Millisecond)
+	}
+	env.srv.Committed("wf_other")
+	ended := w.Clone()
+	ended.Status, ended.StopReason, ended.Step = workflow.StatusCompleted, workflow.StopCompleted, 1
+	env.store.put(ended, workflow.Message{ID: "m2", Role: workflow.RoleAssistant, Text: "done"})
+	env.srv.Committed(w.ID)
+	select {
+	case events := <-done:
+		// The first read may come before or after the commit.
+		var msgs []string
+		for _, e := range events {
+			if e.event == "message" {
+				var m MessageView
+				if err := json.Unmarshal([]byte(e.data), &m); err != nil {
+					t.Fatal(err)
+				}
+				msgs = append(msgs, m.ID)
+			}
+		}
+		last := events[len(events)-1]
+		if strings.Join(msgs, ",") != "m1,m2" || last.event != "status" || !strings.Contains(last.data, `"status":"completed"`) {
+			t.Errorf("events %+v, want m1 and the committed m2, then the final status", events)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream did not end: the commit did not wake it")
+	}
+	if n := env.srv.wakes.open.Load(); n != 0 {
+		t.Errorf("%d streams still watching after the stream ended", n)
+	}
+}

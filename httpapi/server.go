@@ -134,6 +134,8 @@ type Server struct {
 	inflight atomic.Int64
 	// waits is the shared notifier of requests waiting for their round.
 	waits *notifier
+	// wakes wakes the event streams of a workflow committed here.
+	wakes wakeups
 	oapi  *huma.OpenAPI
 
 	// closing is closed by CloseStreams to end every event stream.
@@ -189,6 +191,12 @@ func (s *Server) OpenAPI() ([]byte, error) { return json.MarshalIndent(s.oapi, "
 // instance or pause for approval, the waiters learn it from the store
 // within waitPoll. It must not modify w.
 func (s *Server) RoundEnded(w *workflow.Workflow) { s.waits.settle(w) }
+
+// Committed makes the open event streams of workflow id read it at once;
+// wire it to the engine's CommitObserver. Without it, and for commits on
+// another instance, the streams see changes at their next poll
+// (Options.EventPoll). It does not block.
+func (s *Server) Committed(id string) { s.wakes.wake(id) }
 
 // Routes returns the HTTP handler serving every route.
 func (s *Server) Routes() http.Handler { return s.handler }

@@ -239,7 +239,15 @@ type roundObserver struct {
 var (
 	_ workflow.ApprovalObserver = (*roundObserver)(nil)
 	_ workflow.DispatchObserver = (*roundObserver)(nil)
+	_ workflow.CommitObserver   = (*roundObserver)(nil)
 )
+
+// Committed wakes the event streams of id on this instance.
+func (o *roundObserver) Committed(id string) {
+	if api := o.api.Load(); api != nil {
+		api.Committed(id)
+	}
+}
 
 // RoundEnded counts the round and answers its waiters.
 func (o *roundObserver) RoundEnded(w *workflow.Workflow) {

@@ -239,8 +239,9 @@ func (e *Engine) Start(ctx context.Context) { e.runner.start(ctx) }
 // workers until ctx is done.
 func (e *Engine) Shutdown(ctx context.Context) error { return e.runner.shutdown(ctx) }
 
-// notify wakes every Wait after a commit.
-func (e *Engine) notify() {
+// notify wakes every Wait after a commit of workflow id, and tells a
+// CommitObserver.
+func (e *Engine) notify(id string) {
 	e.changedMu.Lock()
 	if e.changedSeen {
 		close(e.changed)
@@ -248,6 +249,9 @@ func (e *Engine) notify() {
 		e.changedSeen = false
 	}
 	e.changedMu.Unlock()
+	if o, ok := e.cfg.Observer.(CommitObserver); ok {
+		o.Committed(id)
+	}
 }
 
 func (e *Engine) changes() <-chan struct{} {
@@ -263,6 +267,16 @@ func (e *Engine) observer() Observer {
 		return e.cfg.Observer
 	}
 	return noObserver{}
+}
+
+// CommitObserver is the optional part of an Observer that hears of every
+// commit this engine makes (a request's, or a round's phase), by workflow
+// id, right after it: an event stream on this instance can read the
+// change at once instead of at its next poll. Commits made by other
+// instances are not seen; their watchers still poll. Committed must not
+// block.
+type CommitObserver interface {
+	Committed(workflowID string)
 }
 
 type noObserver struct{}

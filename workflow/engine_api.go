@@ -46,7 +46,7 @@ func (e *Engine) Create(ctx context.Context, in NewWorkflow) (_ *Workflow, err e
 	if err != nil {
 		return nil, err
 	}
-	e.notify()
+	e.notify(stored.ID)
 	e.runner.schedule(ctx, stored.ID)
 	return stored, nil
 }
@@ -139,7 +139,7 @@ func (e *Engine) stop(ctx context.Context, userID, id string) (*Workflow, error)
 		if err != nil {
 			return nil, err
 		}
-		e.notify()
+		e.notify(stored.ID)
 		return stored, nil
 	}
 }
@@ -194,7 +194,7 @@ func (e *Engine) commitAndSchedule(ctx context.Context, next *Workflow, version 
 	if err != nil {
 		return nil, err
 	}
-	e.notify()
+	e.notify(stored.ID)
 	e.runner.schedule(ctx, stored.ID)
 	return stored, nil
 }

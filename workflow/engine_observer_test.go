@@ -65,3 +65,47 @@ func TestObserverSeesModelCallsStepsAndRoundEnd(t *testing.T) {
 		t.Errorf("traces = %+v, want the one call", traces)
 	}
 }
+
+// commitRecorder is a recorder that also hears commits.
+type commitRecorder struct {
+	recorder
+	committed []string
+}
+
+func (r *commitRecorder) Committed(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.committed = append(r.committed, id)
+}
+
+// TestCommitObserverHearsEveryCommit: an Observer that is a CommitObserver
+// hears every commit the engine makes, the request's and each of the
+// round's, by workflow id: as many as the workflow's version counts.
+func TestCommitObserverHearsEveryCommit(t *testing.T) {
+	t.Parallel()
+	rec := &commitRecorder{}
+	model := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
+		return workflow.ModelResponse{Text: "{}"}, nil
+	})
+	e := newEngine(t, workflow.EngineConfig{Observer: rec}, memstore.New(), model, callThenComplete)
+	wf, err := e.Create(context.Background(), workflow.NewWorkflow{UserID: "alice", Prompt: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	got, err := e.Wait(ctx, wf.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if int64(len(rec.committed)) != got.Version || got.Version < 2 {
+		t.Errorf("heard %d commits %v; the workflow's version is %d", len(rec.committed), rec.committed, got.Version)
+	}
+	for _, id := range rec.committed {
+		if id != wf.ID {
+			t.Errorf("heard a commit of %q, want only %q", id, wf.ID)
+		}
+	}
+}

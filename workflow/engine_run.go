@@ -381,5 +381,5 @@ func (r *Run) published() {
 	if r.wf.Status != StatusRunning && r.wf.Status != StatusAwaitingApproval {
 		r.e.observer().RoundEnded(r.wf.Clone())
 	}
-	r.e.notify()
+	r.e.notify(r.wf.ID)
 }
