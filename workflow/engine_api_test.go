@@ -59,6 +59,23 @@ func newEngine(t testing.TB, cfg workflow.EngineConfig, store workflow.Store, mo
 	return e
 }
 
+// createAndWait creates a workflow of alice with prompt "p" on e and waits
+// (5 s at most) until its round no longer runs.
+func createAndWait(t testing.TB, e *workflow.Engine) (created, ended *workflow.Workflow) {
+	t.Helper()
+	created, err := e.Create(context.Background(), workflow.NewWorkflow{UserID: "alice", Prompt: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ended, err = e.Wait(ctx, created.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return created, ended
+}
+
 func TestNewEngineValidates(t *testing.T) {
 	t.Parallel()
 	modes := map[workflow.ModeName]workflow.Mode{workflow.ModeReact: stubMode{callThenComplete}}

@@ -88,16 +88,7 @@ func TestCommitObserverHearsEveryCommit(t *testing.T) {
 		return workflow.ModelResponse{Text: "{}"}, nil
 	})
 	e := newEngine(t, workflow.EngineConfig{Observer: rec}, memstore.New(), model, callThenComplete)
-	wf, err := e.Create(context.Background(), workflow.NewWorkflow{UserID: "alice", Prompt: "p"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	got, err := e.Wait(ctx, wf.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wf, got := createAndWait(t, e)
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	if int64(len(rec.committed)) != got.Version || got.Version < 2 {
