@@ -93,7 +93,7 @@ func fullWorkflow() *workflow.Workflow {
 		ID: "wf_1", UserID: "u", Mode: workflow.ModeReact, Status: workflow.StatusRunning, StopReason: workflow.StopLoop,
 		Round: 1, Step: 2, MaxSteps: 3, Title: "title", Error: "err\xff",
 		Stats: workflow.Stats{LLMCalls: 1, PromptTokens: 2, CompletionTokens: 3, Actions: 4,
-			ByStage: map[workflow.Stage]workflow.StageStats{workflow.StageOne: {Calls: 1, PromptTokens: 2, CompletionTokens: 3}}},
+			ByStage: workflow.StageTableOf(map[workflow.Stage]workflow.StageStats{workflow.StageOne: {Calls: 1, PromptTokens: 2, CompletionTokens: 3}, "later\xff": {Calls: 4}})},
 		CreatedAt: local, UpdatedAt: paris, Version: 5,
 		Checkpoint: fullCheckpoint(),
 		PendingApproval: &workflow.PendingApproval{

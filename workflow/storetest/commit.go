@@ -109,10 +109,12 @@ func testCheckpointRoundTrip(t *testing.T, f Fixture) {
 	wf.Error = "boom"
 	wf.StopReason = workflow.StopLLMError
 	wf.Stats = workflow.Stats{LLMCalls: 3, PromptTokens: 120, CompletionTokens: 45, Actions: 2,
-		ByStage: map[workflow.Stage]workflow.StageStats{
+		ByStage: workflow.StageTableOf(map[workflow.Stage]workflow.StageStats{
 			workflow.StageOne: {Calls: 2, PromptTokens: 100, CompletionTokens: 40},
 			workflow.StageTwo: {Calls: 1, PromptTokens: 20, CompletionTokens: 5},
-		}}
+			// A stage this version does not know (a later version's).
+			"later": {Calls: 1, PromptTokens: 7, CompletionTokens: 1},
+		})}
 	wf.TraceContext = workflow.TraceContext{
 		Origin: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
 		Round:  "00-4bf92f3577b34da6a3ce929d0e0e4736-53995c3f42cd8ad8-01",
