@@ -20,9 +20,9 @@ import (
 // fails where Marshal would (NaN, a time outside years 0–9999, invalid
 // parsed JSON). Reads hand out deep copies made by the copy* functions, so a
 // caller never shares memory with the store or with another caller, as when
-// every read decoded JSON. (Commit hands back a Clone of the workflow it
-// was given, as before and as redisstore does, and the stored form of
-// the messages.) TestStoredFormIsJSONRoundTrip holds the two
+// every read decoded JSON. (Commit hands back the workflow it was given,
+// with its new version, as the Store contract allows, and copies of the
+// stored form of the messages.) TestStoredFormIsJSONRoundTrip holds the two
 // equal for every field.
 
 // storeWorkflow returns the stored form of w.

@@ -191,10 +191,10 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	s.indexRunning(wf.ID, rec)
 	s.sweepIfDue()
 	// The caller's workflow as it gave it (not the stored form), as
-	// redisstore returns it; its own copy.
-	out := c.Workflow.Clone()
-	out.Version = wf.Version
-	return out, msgs, nil
+	// redisstore returns it: handed back rather than copied, which the
+	// Store contract allows (the store keeps wf, a copy of its own).
+	c.Workflow.Version = wf.Version
+	return c.Workflow, msgs, nil
 }
 
 // live returns the record of id unless it is missing or expired. The

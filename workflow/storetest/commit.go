@@ -81,12 +81,17 @@ func testStaleVersion(t *testing.T, f Fixture) {
 	}
 	stale := v1.Clone()
 	stale.Step = 99
+	given := stale.Clone()
 	d := document("stale.txt", []byte("stale"))
 	_, _, err := f.Store.Commit(ctx, workflow.Commit{
 		Workflow: stale, ExpectedVersion: 1,
 		Messages: []workflow.Message{userMessage("stale", d)}, Documents: []workflow.DocumentContent{d},
 	})
 	wantKind(t, "stale commit", err, workflow.KindConflict)
+	// A refused commit can be retried as it is (workflow.Store.Commit).
+	if diff := cmp.Diff(given, stale); diff != "" {
+		t.Errorf("the stale commit changed the workflow it was given (-before +after):\n%s", diff)
+	}
 	got, err := f.Store.GetWorkflow(ctx, v1.ID)
 	must(t, "GetWorkflow", err)
 	if got.Version != 2 || got.Step != v2.Step {
