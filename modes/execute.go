@@ -175,7 +175,7 @@ func publicError(err error) error {
 // parameters as parsed (their json.Marshal bytes; none when they cannot be
 // encoded), an excerpt of the result, the error, the latency.
 func traceAction(ctx context.Context, run *workflow.Run, call StepCall, res workflow.ActionResult, err error, d time.Duration) {
-	params, perr := jsonform.AppendParams(nil, call.Parameters)
+	params, perr := jsonform.MarshalParams(call.Parameters)
 	if perr != nil {
 		params = nil
 	}

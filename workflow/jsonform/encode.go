@@ -19,6 +19,41 @@ func AppendParams(dst []byte, m map[string]any) ([]byte, error) {
 	return appendObject(dst, m, 0)
 }
 
+// MarshalParams is AppendParams into a buffer sized for m's encoding
+// (when nothing needs escaping), so writing it takes one allocation.
+func MarshalParams(m map[string]any) ([]byte, error) {
+	return AppendParams(make([]byte, 0, sizeHint(m, 0)), m)
+}
+
+// sizeHint is at least the length of v's encoding when no string needs
+// escaping and no number takes more than 24 bytes.
+func sizeHint(v any, depth int) int {
+	if depth > maxDepth {
+		return 0
+	}
+	switch v := v.(type) {
+	case nil:
+		return len("null")
+	case bool:
+		return len("false")
+	case string:
+		return len(v) + 2
+	case map[string]any:
+		n := 2
+		for k, e := range v {
+			n += len(k) + 4 + sizeHint(e, depth+1)
+		}
+		return n
+	case []any:
+		n := 2
+		for _, e := range v {
+			n += 1 + sizeHint(e, depth+1)
+		}
+		return n
+	}
+	return 24
+}
+
 // maxDepth is the nesting past which a value is left to json.Marshal,
 // which refuses a cycle instead of recursing without end.
 const maxDepth = 100

@@ -114,3 +114,16 @@ func FuzzAppendParamsValues(f *testing.F) {
 		}
 	})
 }
+
+func TestMarshalParamsIsMarshal(t *testing.T) {
+	for name, m := range encodeCases {
+		want, _ := json.Marshal(m)
+		if got, err := jsonform.MarshalParams(m); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s:\n got %s (%v)\nwant %s", name, got, err, want)
+		}
+	}
+	plain := encodeCases["plain"]
+	if got, _ := jsonform.MarshalParams(plain); cap(got) < len(got) || cap(got) > 2*len(got) {
+		t.Errorf("%d bytes in a buffer of %d, want one sized for them", len(got), cap(got))
+	}
+}
