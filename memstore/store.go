@@ -56,7 +56,7 @@ type record struct {
 	traceSlab slab[storedTrace]
 	lease     lease
 	fence     int64     // fencing token of the latest lease taken; outlives the lease
-	updated   time.Time // the last commit, for retention
+	updated   time.Time // the last commit, kept only with a retention
 }
 
 // storedDoc is a document as the store keeps it. content is never nil: an
@@ -195,7 +195,10 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		meta.Size = int64(len(d.Content))
 		rec.docs[d.ID] = storedDoc{meta: meta, content: copyContent(d.Content)}
 	}
-	rec.state, rec.status, rec.version, rec.updated = wf, wf.Status, wf.Version, s.now()
+	rec.state, rec.status, rec.version = wf, wf.Status, wf.Version
+	if s.retention > 0 {
+		rec.updated = s.now()
+	}
 	s.wfs[wf.ID] = rec
 	s.appendTraces(wf.ID, rec, traces)
 	s.indexRunning(wf.ID, rec)

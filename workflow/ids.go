@@ -24,7 +24,10 @@ const (
 
 // NewID returns a new sortable id with the given prefix. It is safe for
 // concurrent use; the ids one process makes strictly increase.
-func NewID(prefix string) string {
+func NewID(prefix string) string { return newIDAt(prefix, time.Now()) }
+
+// newIDAt is NewID for a caller that has just read the clock.
+func newIDAt(prefix string, now time.Time) string {
 	// prefix + strings.ToLower(ulid.Make().String()) in one allocation:
 	// ids are made several times per step.
 	var buf [32]byte
@@ -34,7 +37,7 @@ func NewID(prefix string) string {
 	}
 	b = append(b, prefix...)
 	text := b[len(b) : len(b)+ulid.EncodedSize]
-	id := ids.next(time.Now())
+	id := ids.next(now)
 	_ = id.MarshalTextTo(text) // cannot fail: text has EncodedSize bytes
 	for i, c := range text {
 		if 'A' <= c && c <= 'Z' {
