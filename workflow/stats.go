@@ -75,6 +75,10 @@ func (t StageTable) Get(s Stage) StageStats {
 	return t.other[s]
 }
 
+// HasUnknown reports whether t has an entry for a stage this version does
+// not know (one of a later version's, read back from a stored state).
+func (t StageTable) HasUnknown() bool { return t.other != nil }
+
 // Len returns the number of entries.
 func (t StageTable) Len() int { return bits.OnesCount8(t.has) + len(t.other) }
 

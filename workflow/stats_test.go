@@ -156,6 +156,9 @@ func TestStageTableCopiesShareNothing(t *testing.T) {
 
 func TestStageTableReads(t *testing.T) {
 	table := StageTableOf(stageMaps["unknown stages"])
+	if !table.HasUnknown() || StageTableOf(stageMaps["every known stage"]).HasUnknown() {
+		t.Error("HasUnknown is wrong")
+	}
 	if table.Len() != 6 || table.Get(StageOne).Calls != 1 || table.Get("later").Calls != 2 || table.Get(StageTwo) != (StageStats{}) {
 		t.Errorf("Len %d, Get %v", table.Len(), table.Map())
 	}

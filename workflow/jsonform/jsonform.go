@@ -174,6 +174,9 @@ func (n *Shaper) RoundTrip(v any) any {
 // stage is not valid UTF-8 (only a stage this version does not know can
 // be), when two stages could become one and the real round trip decides.
 func (n *Shaper) Stages(t workflow.StageTable) workflow.StageTable {
+	if !t.HasUnknown() {
+		return t // the known stages are valid UTF-8
+	}
 	for s := range t.All() {
 		if !utf8.ValidString(string(s)) {
 			var out workflow.StageTable
