@@ -8,7 +8,9 @@
 // values, keys that are not valid UTF-8, times with an offset) takes the
 // real round trip. The memory store keeps values in this form and the
 // Redis store hands back committed messages in it, so both answer as a
-// read of their JSON would.
+// read of their JSON would. AppendParams and MarshalParams write a
+// parameter map's encoding, exactly json.Marshal's bytes, without its
+// reflection.
 package jsonform
 
 import (
