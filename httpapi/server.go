@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -252,6 +253,8 @@ func (s *Server) humaConfig() huma.Config {
 	}
 	cfg.Security = []map[string][]string{{"bearer": {}}}
 	cfg.Transformers = append(cfg.Transformers, trimErrorValues)
+	// stats.byStage is a workflow.StageTable, which encodes as this map.
+	cfg.Components.Schemas.RegisterTypeAlias(reflect.TypeFor[workflow.StageTable](), reflect.TypeFor[map[workflow.Stage]workflow.StageStats]())
 	return cfg
 }
 

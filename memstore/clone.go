@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
-	"unicode/utf8"
 
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/jsonform"
@@ -21,9 +20,9 @@ import (
 // fails where Marshal would (NaN, a time outside years 0–9999, invalid
 // parsed JSON). Reads hand out deep copies made by the copy* functions, so a
 // caller never shares memory with the store or with another caller, as when
-// every read decoded JSON. (Commit hands back a Clone of the workflow it
-// was given, as before and as redisstore does, and the stored form of
-// the messages.) TestStoredFormIsJSONRoundTrip holds the two
+// every read decoded JSON. (Commit hands back the workflow it was given,
+// with its new version, as the Store contract allows, and copies of the
+// stored form of the messages.) TestStoredFormIsJSONRoundTrip holds the two
 // equal for every field.
 
 // storeWorkflow returns the stored form of w.
@@ -32,10 +31,7 @@ func storeWorkflow(w *workflow.Workflow) (*workflow.Workflow, error) {
 	c := *w
 	c.ID, c.UserID, c.Mode, c.Status, c.StopReason = jsonform.Str(w.ID), jsonform.Str(w.UserID), jsonform.Str(w.Mode), jsonform.Str(w.Status), jsonform.Str(w.StopReason)
 	c.Title, c.Error = jsonform.Str(w.Title), jsonform.Str(w.Error)
-	c.Stats.ByStage = nil
-	if w.Stats.ByStage != nil {
-		c.Stats.ByStage = storeByStage(w.Stats.ByStage)
-	}
+	c.Stats.ByStage = n.Stages(w.Stats.ByStage)
 	c.CreatedAt, c.UpdatedAt = n.Time(w.CreatedAt), n.Time(w.UpdatedAt)
 	c.Checkpoint = checkpoint(&n, w.Checkpoint)
 	if p := w.PendingApproval; p != nil {
@@ -51,20 +47,6 @@ func storeWorkflow(w *workflow.Workflow) (*workflow.Workflow, error) {
 		return nil, n.Err
 	}
 	return &c, nil
-}
-
-// storeByStage returns the stored form of a Stats.ByStage map.
-func storeByStage(m map[workflow.Stage]workflow.StageStats) map[workflow.Stage]workflow.StageStats {
-	for k := range m {
-		if !utf8.ValidString(string(k)) {
-			out := make(map[workflow.Stage]workflow.StageStats, len(m))
-			for k, v := range m {
-				out[jsonform.Str(k)] = v
-			}
-			return out
-		}
-	}
-	return maps.Clone(m) // the table copied whole
 }
 
 func checkpoint(n *jsonform.Shaper, cp *workflow.Checkpoint) *workflow.Checkpoint {
@@ -144,7 +126,6 @@ func storeTrace(t workflow.Trace) (workflow.Trace, error) {
 
 func copyWorkflow(w *workflow.Workflow) *workflow.Workflow {
 	c := *w
-	c.Stats.ByStage = maps.Clone(w.Stats.ByStage) // nil stays nil
 	c.Checkpoint = copyCheckpoint(w.Checkpoint)
 	if p := w.PendingApproval; p != nil {
 		a := *p

@@ -93,7 +93,7 @@ func fullWorkflow() *workflow.Workflow {
 		ID: "wf_1", UserID: "u", Mode: workflow.ModeReact, Status: workflow.StatusRunning, StopReason: workflow.StopLoop,
 		Round: 1, Step: 2, MaxSteps: 3, Title: "title", Error: "err\xff",
 		Stats: workflow.Stats{LLMCalls: 1, PromptTokens: 2, CompletionTokens: 3, Actions: 4,
-			ByStage: map[workflow.Stage]workflow.StageStats{workflow.StageOne: {Calls: 1, PromptTokens: 2, CompletionTokens: 3}}},
+			ByStage: workflow.StageTableOf(map[workflow.Stage]workflow.StageStats{workflow.StageOne: {Calls: 1, PromptTokens: 2, CompletionTokens: 3}, "later\xff": {Calls: 4}})},
 		CreatedAt: local, UpdatedAt: paris, Version: 5,
 		Checkpoint: fullCheckpoint(),
 		PendingApproval: &workflow.PendingApproval{
@@ -248,28 +248,33 @@ func TestStr(t *testing.T) {
 	}
 }
 
-// Commit hands back the workflow it was given (its own Clone, with the new
-// version), as redisstore does: the engine runs on from it. Reads give the
-// stored form.
+// Commit hands back the workflow it was given, not a copy, with the new
+// version and as it was given (not the stored form), as redisstore hands
+// back its copy: the engine runs on from it. The store keeps its own
+// copy, so changing the returned workflow changes nothing stored. Reads
+// give the stored form.
 func TestCommitReturnsTheGivenWorkflow(t *testing.T) {
 	ctx := t.Context()
 	s := New()
 	wf := &workflow.Workflow{ID: "wf_1", UserID: "u", Status: workflow.StatusRunning,
 		Checkpoint: &workflow.Checkpoint{Phase: workflow.PhaseExecute, Parameters: map[string]any{}}}
+	want := wf.Clone()
+	want.Version = 1
 	got, _, err := s.Commit(ctx, workflow.Commit{Workflow: wf})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := wf.Clone()
-	want.Version = 1
-	if !reflect.DeepEqual(got, want) || got == wf || got.Checkpoint == wf.Checkpoint {
-		t.Errorf("Commit returned %#v, want a copy of %#v", got, want)
+	if got != wf || !reflect.DeepEqual(got, want) {
+		t.Errorf("Commit returned %#v, want the given %#v at version 1", got, want)
 	}
+	got.Checkpoint.Parameters["k"] = "changed"
+	got.Checkpoint.Phase = workflow.PhaseSelect
+	got.Stats.ByStage = workflow.StageTableOf(map[workflow.Stage]workflow.StageStats{workflow.StageOne: {Calls: 1}})
 	read, err := s.GetWorkflow(ctx, wf.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if read.Checkpoint.Parameters != nil {
-		t.Errorf("read parameters %#v, want nil (the JSON round trip of an empty map under omitempty)", read.Checkpoint.Parameters)
+	if read.Checkpoint.Parameters != nil || read.Checkpoint.Phase != workflow.PhaseExecute || read.Stats.ByStage.Len() != 0 {
+		t.Errorf("read %#v, want the stored form of what was committed: parameters nil (the JSON round trip of an empty map under omitempty), phase execute, no stages", read.Checkpoint)
 	}
 }

@@ -90,7 +90,7 @@ func (s *Store) Messages(ctx context.Context, workflowID string, afterSeq int64,
 	}
 	s.mu.RLock()
 	rec, ok := s.live(workflowID)
-	var msgs []workflow.Message
+	var msgs []*workflow.Message
 	if ok {
 		msgs = rec.msgs[:len(rec.msgs):len(rec.msgs)]
 	}
@@ -105,7 +105,7 @@ func (s *Store) Messages(ctx context.Context, workflowID string, afterSeq int64,
 	}
 	out := make([]workflow.Message, len(msgs))
 	for i, m := range msgs {
-		out[i] = copyMessage(m)
+		out[i] = copyMessage(*m)
 		out[i].Seq = start + int64(i) + 1
 	}
 	return out, nil

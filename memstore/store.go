@@ -44,12 +44,19 @@ type record struct {
 	status  workflow.Status
 	version int64
 	state   *workflow.Workflow // stored form (storeWorkflow), Version included
-	msgs    []workflow.Message // stored form of each message (jsonform.Message); seq is index+1
-	docs    map[string]storedDoc
-	traces  []storedTrace // oldest first, at most traceCap
-	lease   lease
-	fence   int64     // fencing token of the latest lease taken; outlives the lease
-	updated time.Time // the last commit, for retention
+	// msgs are the stored form of each message (jsonform.Message), seq
+	// index+1; traces the kept traces, oldest first, at most traceCap.
+	// Both point into the record's slabs. A stored message or trace is
+	// never changed, and a list is only appended to or replaced, so a
+	// reader may copy from a list outside the lock.
+	msgs      []*workflow.Message
+	msgSlab   slab[workflow.Message]
+	docs      map[string]storedDoc
+	traces    []*storedTrace
+	traceSlab slab[storedTrace]
+	lease     lease
+	fence     int64     // fencing token of the latest lease taken; outlives the lease
+	updated   time.Time // the last commit, kept only with a retention
 }
 
 // storedDoc is a document as the store keeps it. content is never nil: an
@@ -145,7 +152,8 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		return nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "workflow %s cannot be encoded", c.Workflow.ID)
 	}
 	wf.Version = c.ExpectedVersion + 1
-	encoded, err := encodeMessages(wf.ID, c.Messages)
+	var mbuf [2]workflow.Message
+	encoded, err := encodeMessages(mbuf[:0], wf.ID, c.Messages)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -178,23 +186,28 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		msgs[i] = copyMessage(m)
 		msgs[i].Seq = base + int64(i) + 1
 	}
-	rec.msgs = append(rec.msgs, encoded...)
+	for i := range encoded {
+		rec.msgs = append(rec.msgs, rec.msgSlab.keep(&encoded[i]))
+	}
 	for _, d := range c.Documents {
 		meta := d.Document
 		meta.WorkflowID = wf.ID
 		meta.Size = int64(len(d.Content))
 		rec.docs[d.ID] = storedDoc{meta: meta, content: copyContent(d.Content)}
 	}
-	rec.state, rec.status, rec.version, rec.updated = wf, wf.Status, wf.Version, s.now()
+	rec.state, rec.status, rec.version = wf, wf.Status, wf.Version
+	if s.retention > 0 {
+		rec.updated = s.now()
+	}
 	s.wfs[wf.ID] = rec
 	s.appendTraces(wf.ID, rec, traces)
 	s.indexRunning(wf.ID, rec)
 	s.sweepIfDue()
 	// The caller's workflow as it gave it (not the stored form), as
-	// redisstore returns it; its own copy.
-	out := c.Workflow.Clone()
-	out.Version = wf.Version
-	return out, msgs, nil
+	// redisstore returns it: handed back rather than copied, which the
+	// Store contract allows (the store keeps wf, a copy of its own).
+	c.Workflow.Version = wf.Version
+	return c.Workflow, msgs, nil
 }
 
 // live returns the record of id unless it is missing or expired. The
@@ -283,28 +296,24 @@ func (s *Store) checkGuards(c workflow.Commit, rec *record, wf *workflow.Workflo
 	return nil
 }
 
-// encodeMessages returns the messages as the store keeps them (stored form,
-// with the workflow id set and no seq).
-func encodeMessages(wfID string, in []workflow.Message) ([]workflow.Message, error) {
-	out := make([]workflow.Message, len(in))
-	for i, m := range in {
-		m.WorkflowID = wfID
+// encodeMessages appends the messages as the store keeps them (stored
+// form, with the workflow id set and no seq) to dst: a caller passes a
+// small array of its stack, as the stored messages are only copied into
+// the record's slab. wfID is in stored form already.
+func encodeMessages(dst []workflow.Message, wfID string, in []workflow.Message) ([]workflow.Message, error) {
+	for _, m := range in {
 		m.Seq = 0
-		if m.Documents != nil {
-			docs := make([]workflow.Document, len(m.Documents))
-			for j, d := range m.Documents {
-				d.WorkflowID = wfID
-				docs[j] = d
-			}
-			m.Documents = docs
-		}
-		stored, err := jsonform.Message(m)
+		stored, err := jsonform.Message(m) // its own copy of Documents
 		if err != nil {
 			return nil, workflow.WrapKind(workflow.KindInvalid, err, "message %s cannot be encoded", m.ID)
 		}
-		out[i] = stored
+		stored.WorkflowID = wfID
+		for j := range stored.Documents {
+			stored.Documents[j].WorkflowID = wfID
+		}
+		dst = append(dst, stored)
 	}
-	return out, nil
+	return dst, nil
 }
 
 // GetWorkflow returns a copy of the workflow, or KindNotFound.

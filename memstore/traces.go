@@ -36,7 +36,7 @@ func (s *Store) AppendTrace(ctx context.Context, t workflow.Trace) (err error) {
 
 // encodeTraces appends the stored form of ts to dst: a caller passes a
 // small array of its stack, as the stored traces are only copied into the
-// record (no allocation for the few traces of a commit).
+// record's slab (no allocation for the few traces of a commit).
 func encodeTraces(dst []storedTrace, ts []workflow.Trace) ([]storedTrace, error) {
 	for _, t := range ts {
 		stored, err := storeTrace(t)
@@ -62,15 +62,16 @@ func (s *Store) checkNewTraces(ts []storedTrace) error {
 // appendTraces adds ts to workflow id's record and drops the oldest traces
 // beyond the cap. The caller holds s.mu.
 func (s *Store) appendTraces(id string, rec *record, ts []storedTrace) {
-	for _, t := range ts {
-		rec.traces = append(rec.traces, t)
-		s.traces[t.id] = id
+	for i := range ts {
+		rec.traces = append(rec.traces, rec.traceSlab.keep(&ts[i]))
+		s.traces[ts[i].id] = id
 	}
 	if over := len(rec.traces) - s.traceCap; over > 0 {
 		for _, old := range rec.traces[:over] {
 			delete(s.traces, old.id)
 		}
-		rec.traces = append([]storedTrace(nil), rec.traces[over:]...)
+		// A new list: a reader may still copy from the old one.
+		rec.traces = append([]*storedTrace(nil), rec.traces[over:]...)
 	}
 }
 
@@ -83,7 +84,7 @@ func (s *Store) Traces(ctx context.Context, workflowID string) (_ []workflow.Tra
 	}
 	s.mu.RLock()
 	rec, ok := s.live(workflowID)
-	var kept []storedTrace
+	var kept []*storedTrace
 	if ok {
 		kept = rec.traces[:len(rec.traces):len(rec.traces)]
 	}

@@ -2,13 +2,13 @@ package modes
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/twostep/twostep/messages"
 	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/jsonform"
 )
 
 // StepCall is one step to execute, whichever mode chose it.
@@ -172,9 +172,13 @@ func publicError(err error) error {
 }
 
 // traceAction records the action's execution as a trace of stage action:
-// parameters as parsed, an excerpt of the result, the error, the latency.
+// parameters as parsed (their json.Marshal bytes; none when they cannot be
+// encoded), an excerpt of the result, the error, the latency.
 func traceAction(ctx context.Context, run *workflow.Run, call StepCall, res workflow.ActionResult, err error, d time.Duration) {
-	params, _ := json.Marshal(call.Parameters)
+	params, perr := jsonform.MarshalParams(call.Parameters)
+	if perr != nil {
+		params = nil
+	}
 	t := workflow.Trace{
 		Round: run.Workflow().Round, Step: run.Workflow().Step, Stage: workflow.StageAction, Attempt: 1,
 		Template: call.Action, Response: workflow.Clip(res.Text, 2000), Parsed: params, LatencyMs: d.Milliseconds(),

@@ -371,7 +371,7 @@ func TestActionModelCallsAreChatSpans(t *testing.T) {
 	e := enginetest.StartEngine(t, cfg, store, model, reg,
 		map[workflow.ModeName]workflow.Mode{workflow.ModeReact: react.New(prompts.NewBuilder(set, prompts.Options{}))})
 	wf := enginetest.Wait(t, e, enginetest.Create(t, e, workflow.ModeReact, "summarise", 1).ID)
-	if wf.Stats.ByStage[workflow.StageAction].Calls != 1 {
+	if wf.Stats.ByStage.Get(workflow.StageAction).Calls != 1 {
 		t.Fatalf("stats %+v, want one action model call", wf.Stats)
 	}
 	var spans tracetest.SpanStubs
@@ -391,7 +391,7 @@ func TestActionModelCallsAreChatSpans(t *testing.T) {
 	}
 	a := attrs(chats[0])
 	want := map[string]string{"twostep.stage": "action", "gen_ai.system": "anthropic", "gen_ai.request.model": "claude-test-action",
-		"twostep.outcome": "ok", "gen_ai.usage.input_tokens": fmt.Sprint(wf.Stats.ByStage[workflow.StageAction].PromptTokens)}
+		"twostep.outcome": "ok", "gen_ai.usage.input_tokens": fmt.Sprint(wf.Stats.ByStage.Get(workflow.StageAction).PromptTokens)}
 	for k, v := range want {
 		if a[k] != v {
 			t.Errorf("action chat span: %s = %q, want %q", k, a[k], v)

@@ -57,10 +57,10 @@ func TestRecordActionCallsTracesAndCountsWithTheStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantStats := workflow.Stats{LLMCalls: 3, PromptTokens: 40, CompletionTokens: 6, Actions: 1,
-		ByStage: map[workflow.Stage]workflow.StageStats{
+		ByStage: workflow.StageTableOf(map[workflow.Stage]workflow.StageStats{
 			workflow.StageOne:    {Calls: 1, PromptTokens: 10, CompletionTokens: 2},
 			workflow.StageAction: {Calls: 2, PromptTokens: 30, CompletionTokens: 4},
-		}}
+		})}
 	if diff := cmp.Diff(wantStats, got.Stats); diff != "" {
 		t.Errorf("stats (-want +got):\n%s", diff)
 	}

@@ -50,7 +50,7 @@ func TestObserverSeesModelCallsStepsAndRoundEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantStats := workflow.Stats{LLMCalls: 1, PromptTokens: 10, CompletionTokens: 2,
-		ByStage: map[workflow.Stage]workflow.StageStats{workflow.StageOne: {Calls: 1, PromptTokens: 10, CompletionTokens: 2}}}
+		ByStage: workflow.StageTableOf(map[workflow.Stage]workflow.StageStats{workflow.StageOne: {Calls: 1, PromptTokens: 10, CompletionTokens: 2}})}
 	if diff := cmp.Diff(wantStats, got.Stats); diff != "" {
 		t.Errorf("stats (-want +got):\n%s", diff)
 	}

@@ -5,8 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"time"
 )
+
+// maxRoundGrow bounds the room runRound makes for a round's messages.
+const maxRoundGrow = 64
 
 // runRound drives wf's running round from its checkpoint until the round
 // ends, the context is cancelled (Stop, Shutdown, a lost lease), the engine
@@ -28,6 +32,9 @@ func (e *Engine) runRound(ctx context.Context, wf *Workflow, fence int64, lease 
 		}
 		return wf
 	}
+	// Room for the round's messages (about one per step), so the run's
+	// list is not grown, copying every message, as steps commit.
+	msgs = slices.Grow(msgs, min(max(wf.MaxSteps-wf.Step, 0)+2, maxRoundGrow))
 	upgradeCheckpoint(wf)
 	if wf.Checkpoint == nil {
 		wf.Checkpoint = &Checkpoint{Step: wf.Step, Phase: PhaseSelect}

@@ -148,11 +148,12 @@ func (r *Run) Generate(ctx context.Context, call ModelCall) (ModelResponse, erro
 	if mode == "" {
 		mode = OutputText
 	}
+	end := time.Now()
 	t := Trace{
-		ID: NewID(PrefixTrace), WorkflowID: r.wf.ID, Round: r.wf.Round, Step: r.wf.Step,
+		ID: newIDAt(PrefixTrace, end), WorkflowID: r.wf.ID, Round: r.wf.Round, Step: r.wf.Step,
 		Stage: call.Stage, Attempt: call.Attempt, Template: call.Template, Prompt: call.Prompt,
 		Response: resp.Text, Model: resp.Model, PromptTokens: resp.PromptTokens,
-		CompletionTokens: resp.CompletionTokens, LatencyMs: time.Since(start).Milliseconds(),
+		CompletionTokens: resp.CompletionTokens, LatencyMs: end.Sub(start).Milliseconds(),
 		FinishReason: resp.StopReason, Retries: resp.Retries, OutputMode: mode, CreatedAt: r.e.now(),
 	}
 	r.wf.Stats.countCall(call.Stage, resp.PromptTokens, resp.CompletionTokens)
@@ -319,8 +320,9 @@ func (r *Run) CommitStep(ctx context.Context, res StepResult) error {
 	if res.Failed {
 		status = MessageError
 	}
-	r.e.observer().StepFinished(r.wf.Mode, res.Action, status, time.Since(r.stepStart))
-	r.stepStart = time.Now()
+	now := time.Now()
+	r.e.observer().StepFinished(r.wf.Mode, res.Action, status, now.Sub(r.stepStart))
+	r.stepStart = now
 	r.published()
 	return nil
 }

@@ -113,6 +113,10 @@ func ConnectionProblem(spec ActionSpec, known bool, label string, conns []Connec
 // ForbiddenKeyProblems returns one problem line per forbidden key of
 // params (IsForbiddenField), in key order.
 func ForbiddenKeyProblems(params map[string]any) []string {
+	// Nearly always none: sort the keys only when there is one.
+	if !hasForbiddenKey(params) {
+		return nil
+	}
 	var lines []string
 	for _, k := range slices.Sorted(maps.Keys(params)) {
 		if IsForbiddenField(k) {
@@ -120,6 +124,15 @@ func ForbiddenKeyProblems(params map[string]any) []string {
 		}
 	}
 	return lines
+}
+
+func hasForbiddenKey(params map[string]any) bool {
+	for k := range params {
+		if IsForbiddenField(k) {
+			return true
+		}
+	}
+	return false
 }
 
 // MaxProblemLine bounds, in bytes, a problem line that quotes model text

@@ -9,7 +9,8 @@ import (
 // appended by the change and the documents (with content) they carry.
 type Commit struct {
 	// Workflow is the new state. ID and UserID must be set. The store sets
-	// Version to ExpectedVersion+1.
+	// Version to ExpectedVersion+1 in the workflow it returns, which may be
+	// this one (see Store.Commit).
 	Workflow *Workflow
 	// ExpectedVersion is the version the caller read. Zero creates the
 	// workflow, which must not exist yet.
@@ -62,7 +63,13 @@ type Page struct {
 // an error of kind KindNotFound.
 type Store interface {
 	// Commit applies c atomically and returns the stored workflow and the
-	// messages with their seqs.
+	// messages with their seqs. The store keeps copies of its own of what
+	// it stores, never c's memory. The workflow returned may be c.Workflow
+	// itself, its Version set, rather than a copy: a caller hands
+	// c.Workflow over and goes on with the result (a workflow the caller
+	// still shares, e.g. one another goroutine reads, must be committed as
+	// a Clone). A commit that fails leaves c.Workflow unchanged, so it can
+	// be retried as it is.
 	Commit(ctx context.Context, c Commit) (*Workflow, []Message, error)
 	// GetWorkflow returns the workflow with the given id.
 	GetWorkflow(ctx context.Context, id string) (*Workflow, error)

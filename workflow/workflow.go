@@ -60,7 +60,7 @@ type Stats struct {
 	// ByStage splits llmCalls and tokens by the stage that made the
 	// calls (stage1, stage2, plan, repair, action); the sums over its
 	// entries equal the totals above for calls counted since it exists.
-	ByStage map[Stage]StageStats `json:"byStage" doc:"Model calls and tokens by stage (stage1, stage2, plan, repair, action); summed they equal llmCalls and the token totals"`
+	ByStage StageTable `json:"byStage" doc:"Model calls and tokens by stage (stage1, stage2, plan, repair, action); summed they equal llmCalls and the token totals"`
 }
 
 // Workflow is one conversation-like job of one user. Its JSON form is the
@@ -129,7 +129,6 @@ func (w *Workflow) Clone() *Workflow {
 		return nil
 	}
 	c := *w
-	c.Stats = w.Stats.clone()
 	c.Checkpoint = w.Checkpoint.Clone()
 	c.PendingApproval = w.PendingApproval.Clone()
 	return &c
@@ -137,11 +136,7 @@ func (w *Workflow) Clone() *Workflow {
 
 // withCheckpoint returns a copy of w with cp as its checkpoint, for the
 // run's commit that replaces the checkpoint: the old checkpoint is dropped
-// rather than copied, cp is used as it is, and Stats.ByStage is shared
-// with w. That is safe because the copy only lives for the commit: a store
-// keeps copies, never a commit's memory, and after the commit the run goes
-// on with the store's copy (countCall, the only writer of ByStage, runs on
-// the run's current state, never during a commit).
+// rather than copied and cp is used as it is.
 func (w *Workflow) withCheckpoint(cp *Checkpoint) *Workflow {
 	c := *w
 	c.Checkpoint = cp

@@ -66,10 +66,11 @@ func TestAIProcessModelCallIsTracedAndCounted(t *testing.T) {
 			if got, want := stages(calls), []workflow.Stage{workflow.StageOne, workflow.StageTwo, workflow.StageAction}; !cmp.Equal(got, want) {
 				t.Fatalf("model calls %v, want %v", got, want)
 			}
-			wantStats := workflow.Stats{ByStage: map[workflow.Stage]workflow.StageStats{}}
+			var wantStats workflow.Stats
+			byStage := map[workflow.Stage]workflow.StageStats{}
 			for _, c := range calls {
 				wantStats.LLMCalls++
-				b := wantStats.ByStage[c.Stage]
+				b := byStage[c.Stage]
 				b.Calls++
 				if c.Err == nil {
 					wantStats.PromptTokens += c.PromptTokens
@@ -77,9 +78,9 @@ func TestAIProcessModelCallIsTracedAndCounted(t *testing.T) {
 					b.PromptTokens += c.PromptTokens
 					b.CompletionTokens += c.CompletionTokens
 				}
-				wantStats.ByStage[c.Stage] = b
+				byStage[c.Stage] = b
 			}
-			wantStats.Actions = 1
+			wantStats.Actions, wantStats.ByStage = 1, workflow.StageTableOf(byStage)
 			if wf.StopReason != workflow.StopMaxSteps || !cmp.Equal(wf.Stats, wantStats) {
 				t.Errorf("ended %s/%s with stats %+v, want max_steps with %+v", wf.Status, wf.StopReason, wf.Stats, wantStats)
 			}

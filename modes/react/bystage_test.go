@@ -49,14 +49,14 @@ func TestByStageMatchesTraces(t *testing.T) {
 				b.CompletionTokens += tr.CompletionTokens
 				want[tr.Stage] = b
 			}
-			if diff := cmp.Diff(want, wf.Stats.ByStage); diff != "" {
+			if diff := cmp.Diff(want, wf.Stats.ByStage.Map()); diff != "" {
 				t.Errorf("byStage (-traces +stats):\n%s", diff)
 			}
 			if want[workflow.StageOne].Calls != 5 || want[workflow.StageTwo].Calls != 5 {
 				t.Errorf("traces %+v, want 5 Stage 1 and 5 Stage 2 calls", want)
 			}
 			var sum workflow.StageStats
-			for _, b := range wf.Stats.ByStage {
+			for _, b := range wf.Stats.ByStage.All() {
 				sum.Calls += b.Calls
 				sum.PromptTokens += b.PromptTokens
 				sum.CompletionTokens += b.CompletionTokens

@@ -8,7 +8,9 @@
 // values, keys that are not valid UTF-8, times with an offset) takes the
 // real round trip. The memory store keeps values in this form and the
 // Redis store hands back committed messages in it, so both answer as a
-// read of their JSON would.
+// read of their JSON would. AppendParams and MarshalParams write a
+// parameter map's encoding, exactly json.Marshal's bytes, without its
+// reflection.
 package jsonform
 
 import (
@@ -168,6 +170,30 @@ func (n *Shaper) RoundTrip(v any) any {
 		n.Fail(err)
 	}
 	return out
+}
+
+// Stages returns t as JSON would decode its encoding: t itself unless a
+// stage is not valid UTF-8 (only a stage this version does not know can
+// be), when two stages could become one and the real round trip decides.
+func (n *Shaper) Stages(t workflow.StageTable) workflow.StageTable {
+	if !t.HasUnknown() {
+		return t // the known stages are valid UTF-8
+	}
+	for s := range t.All() {
+		if !utf8.ValidString(string(s)) {
+			var out workflow.StageTable
+			b, err := json.Marshal(t)
+			if err == nil {
+				err = json.Unmarshal(b, &out)
+			}
+			if err != nil {
+				n.Fail(err)
+				return t
+			}
+			return out
+		}
+	}
+	return t
 }
 
 // Message returns m as decoding its JSON encoding would give it.

@@ -103,3 +103,29 @@ func TestStoredMessageFailsWhereMarshalFails(t *testing.T) {
 		}
 	}
 }
+
+// TestStagesIsJSONRoundTrip shapes stage tables: valid stages unchanged,
+// invalid UTF-8 ones merged as decoding their encoding merges them.
+func TestStagesIsJSONRoundTrip(t *testing.T) {
+	for _, m := range []map[workflow.Stage]workflow.StageStats{
+		nil,
+		{},
+		{workflow.StageOne: {Calls: 1, PromptTokens: 2}, "later": {Calls: 3}},
+		{"bad\xff": {Calls: 1}, "bad\xfe": {Calls: 2}, "bad\ufffd": {Calls: 3}, workflow.StageTwo: {Calls: 4}},
+	} {
+		in := workflow.StageTableOf(m)
+		var n jsonform.Shaper
+		got := n.Stages(in)
+		b, err := json.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want workflow.StageTable
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		if n.Err != nil || !got.Equal(want) {
+			t.Errorf("Stages(%v) = %v (%v), want %v", m, got.Map(), n.Err, want.Map())
+		}
+	}
+}

@@ -81,12 +81,17 @@ func testStaleVersion(t *testing.T, f Fixture) {
 	}
 	stale := v1.Clone()
 	stale.Step = 99
+	given := stale.Clone()
 	d := document("stale.txt", []byte("stale"))
 	_, _, err := f.Store.Commit(ctx, workflow.Commit{
 		Workflow: stale, ExpectedVersion: 1,
 		Messages: []workflow.Message{userMessage("stale", d)}, Documents: []workflow.DocumentContent{d},
 	})
 	wantKind(t, "stale commit", err, workflow.KindConflict)
+	// A refused commit can be retried as it is (workflow.Store.Commit).
+	if diff := cmp.Diff(given, stale); diff != "" {
+		t.Errorf("the stale commit changed the workflow it was given (-before +after):\n%s", diff)
+	}
 	got, err := f.Store.GetWorkflow(ctx, v1.ID)
 	must(t, "GetWorkflow", err)
 	if got.Version != 2 || got.Step != v2.Step {
@@ -109,10 +114,12 @@ func testCheckpointRoundTrip(t *testing.T, f Fixture) {
 	wf.Error = "boom"
 	wf.StopReason = workflow.StopLLMError
 	wf.Stats = workflow.Stats{LLMCalls: 3, PromptTokens: 120, CompletionTokens: 45, Actions: 2,
-		ByStage: map[workflow.Stage]workflow.StageStats{
+		ByStage: workflow.StageTableOf(map[workflow.Stage]workflow.StageStats{
 			workflow.StageOne: {Calls: 2, PromptTokens: 100, CompletionTokens: 40},
 			workflow.StageTwo: {Calls: 1, PromptTokens: 20, CompletionTokens: 5},
-		}}
+			// A stage this version does not know (a later version's).
+			"later": {Calls: 1, PromptTokens: 7, CompletionTokens: 1},
+		})}
 	wf.TraceContext = workflow.TraceContext{
 		Origin: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
 		Round:  "00-4bf92f3577b34da6a3ce929d0e0e4736-53995c3f42cd8ad8-01",

@@ -1,0 +1,53 @@
+package modes_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/memstore"
+	"github.com/twostep/twostep/modes"
+	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/enginetest"
+)
+
+// echoOnce executes its call as every step, with no model call.
+type echoOnce struct{ call modes.StepCall }
+
+func (m echoOnce) Step(ctx context.Context, run *workflow.Run) error {
+	return modes.Execute(ctx, run, m.call, nil)
+}
+
+func (echoOnce) Closing(run *workflow.Run) workflow.Message { return modes.Closing(run) }
+
+// TestExecuteTracesTheParameters checks the action's trace: its parsed
+// JSON is the parameters as json.Marshal writes them (HTML characters and
+// line separators escaped, keys sorted), with the action's result.
+func TestExecuteTracesTheParameters(t *testing.T) {
+	params := map[string]any{"text": "<b>\"quoted\" & é\u2028</b>"}
+	store := memstore.New()
+	mode := echoOnce{call: modes.StepCall{Action: enginetest.Echo, Objective: "echo it", Parameters: params}}
+	e := enginetest.StartEngine(t, enginetest.Config("a"), store, llm.NewScripted(), enginetest.NewRegistry(),
+		map[workflow.ModeName]workflow.Mode{workflow.ModeReact: mode})
+	wf := enginetest.Wait(t, e, enginetest.Create(t, e, workflow.ModeReact, "echo", 1).ID)
+	if wf.StopReason != workflow.StopMaxSteps {
+		t.Fatalf("round ended %s/%s (%s), want max_steps", wf.Status, wf.StopReason, wf.Error)
+	}
+	want, err := json.Marshal(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var actions []workflow.Trace
+	for _, tr := range enginetest.Traces(t, store, wf.ID) {
+		if tr.Stage == workflow.StageAction {
+			actions = append(actions, tr)
+		}
+	}
+	if len(actions) != 1 {
+		t.Fatalf("%d action traces, want 1", len(actions))
+	}
+	if tr := actions[0]; string(tr.Parsed) != string(want) || tr.Template != enginetest.Echo || tr.Response == "" || tr.Error != "" {
+		t.Errorf("action trace: parsed %s, template %q, response %q, error %q; want parsed %s, the echo's template and result", tr.Parsed, tr.Template, tr.Response, tr.Error, want)
+	}
+}
