@@ -197,9 +197,10 @@ func commitArgs(wf *workflow.Workflow, c workflow.Commit, o Options, wfKeyPrefix
 			return nil, nil, nil, workflow.WrapKind(workflow.KindInternal, err, "message %s does not decode", m.ID)
 		}
 	}
-	for _, t := range c.Traces {
+	for i := range c.Traces {
+		t := &c.Traces[i]
 		args = append(args, t.ID)
-		if args, err = enc.encode(args, t); err != nil {
+		if args, err = enc.encodeTrace(args, t); err != nil {
 			return nil, nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "trace %s cannot be encoded", t.ID)
 		}
 	}
