@@ -107,7 +107,8 @@ var promptEncodings encCache
 // another string misses twice in a row there: text that changes on every
 // call (a user message with the history) is never copied and never
 // displaces a system message. Strings shorter than minCached or longer
-// than maxCached are always encoded anew.
+// than maxCached, and encodings longer than 2 × maxCached, are never kept:
+// the cache holds at most encCacheSlots × 3 × maxCached bytes.
 type encCache struct {
 	mu    sync.Mutex
 	slots [encCacheSlots]encEntry
@@ -123,7 +124,7 @@ type encEntry struct {
 const (
 	encCacheSlots = 32
 	minCached     = 512
-	maxCached     = 32 << 10
+	maxCached     = 16 << 10
 )
 
 var encSeed = maphash.MakeSeed()
@@ -147,7 +148,7 @@ func (c *encCache) appendString(dst []byte, s string) []byte {
 	}
 	start := len(dst)
 	dst = appendJSONString(dst, s)
-	if e.pending == h { // its second miss in a row here: keep it
+	if e.pending == h && len(dst)-start <= 2*maxCached { // its second miss in a row here: keep it
 		next := encEntry{hash: h, s: strings.Clone(s), enc: bytes.Clone(dst[start:])}
 		c.mu.Lock()
 		*slot = next

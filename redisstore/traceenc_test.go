@@ -262,4 +262,13 @@ func TestEncCacheGivesTheEncoding(t *testing.T) {
 	if e := c.slots[maphash.String(encSeed, "short")%encCacheSlots]; e.s == "short" {
 		t.Errorf("a short string is cached")
 	}
+	controls := strings.Repeat("\x01", maxCached) // escaped six times as long
+	for range 3 {
+		if got, want := string(c.appendString(nil, controls)), string(appendJSONString(nil, controls)); got != want {
+			t.Fatalf("appendString(controls) differs from appendJSONString")
+		}
+	}
+	if slot(controls).s == controls {
+		t.Errorf("a string whose encoding is past 2 × maxCached is cached")
+	}
 }
