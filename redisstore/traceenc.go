@@ -28,20 +28,21 @@ func appendTrace(dst []byte, t *workflow.Trace) ([]byte, bool) {
 	if len(t.Parsed) > 0 && !compactAsIs(t.Parsed) {
 		return dst, false
 	}
-	dst = append(dst, `{"id":`...)
-	dst = appendJSONString(dst, t.ID)
-	dst = append(dst, `,"workflowId":`...)
-	dst = appendJSONString(dst, t.WorkflowID)
-	dst = append(dst, `,"round":`...)
-	dst = strconv.AppendInt(dst, int64(t.Round), 10)
-	dst = append(dst, `,"step":`...)
-	dst = strconv.AppendInt(dst, int64(t.Step), 10)
-	dst = append(dst, `,"stage":`...)
-	dst = appendJSONString(dst, string(t.Stage))
-	dst = append(dst, `,"attempt":`...)
-	dst = strconv.AppendInt(dst, int64(t.Attempt), 10)
-	dst = append(dst, `,"template":`...)
-	dst = appendJSONString(dst, t.Template)
+	str := func(key, v string) {
+		dst = append(dst, key...)
+		dst = appendJSONString(dst, v)
+	}
+	num := func(key string, v int64) {
+		dst = append(dst, key...)
+		dst = strconv.AppendInt(dst, v, 10)
+	}
+	str(`{"id":`, t.ID)
+	str(`,"workflowId":`, t.WorkflowID)
+	num(`,"round":`, int64(t.Round))
+	num(`,"step":`, int64(t.Step))
+	str(`,"stage":`, string(t.Stage))
+	num(`,"attempt":`, int64(t.Attempt))
+	str(`,"template":`, t.Template)
 	dst = append(dst, `,"prompt":`...)
 	if t.Prompt == nil {
 		dst = append(dst, "null"...)
@@ -51,41 +52,31 @@ func appendTrace(dst []byte, t *workflow.Trace) ([]byte, bool) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = append(dst, `{"role":`...)
-			dst = appendJSONString(dst, m.Role)
+			str(`{"role":`, m.Role)
 			dst = append(dst, `,"content":`...)
 			dst = promptEncodings.appendString(dst, m.Content)
 			dst = append(dst, '}')
 		}
 		dst = append(dst, ']')
 	}
-	dst = append(dst, `,"response":`...)
-	dst = appendJSONString(dst, t.Response)
+	str(`,"response":`, t.Response)
 	if len(t.Parsed) > 0 {
 		dst = append(dst, `,"parsed":`...)
 		dst = append(dst, t.Parsed...)
 	}
-	dst = append(dst, `,"error":`...)
-	dst = appendJSONString(dst, t.Error)
-	dst = append(dst, `,"model":`...)
-	dst = appendJSONString(dst, t.Model)
-	dst = append(dst, `,"promptTokens":`...)
-	dst = strconv.AppendInt(dst, int64(t.PromptTokens), 10)
-	dst = append(dst, `,"completionTokens":`...)
-	dst = strconv.AppendInt(dst, int64(t.CompletionTokens), 10)
-	dst = append(dst, `,"latencyMs":`...)
-	dst = strconv.AppendInt(dst, t.LatencyMs, 10)
+	str(`,"error":`, t.Error)
+	str(`,"model":`, t.Model)
+	num(`,"promptTokens":`, int64(t.PromptTokens))
+	num(`,"completionTokens":`, int64(t.CompletionTokens))
+	num(`,"latencyMs":`, t.LatencyMs)
 	if t.FinishReason != "" {
-		dst = append(dst, `,"finishReason":`...)
-		dst = appendJSONString(dst, t.FinishReason)
+		str(`,"finishReason":`, t.FinishReason)
 	}
 	if t.Retries != 0 {
-		dst = append(dst, `,"retries":`...)
-		dst = strconv.AppendInt(dst, int64(t.Retries), 10)
+		num(`,"retries":`, int64(t.Retries))
 	}
 	if t.OutputMode != "" {
-		dst = append(dst, `,"outputMode":`...)
-		dst = appendJSONString(dst, string(t.OutputMode))
+		str(`,"outputMode":`, string(t.OutputMode))
 	}
 	dst = append(dst, `,"createdAt":"`...)
 	// Time.MarshalJSON is AppendText quoted; its output needs no escaping.
@@ -246,58 +237,15 @@ func (p *asIsParser) value(depth int) bool {
 	}
 	switch c := p.b[p.i]; {
 	case c == '{':
-		p.i++
-		if p.i < len(p.b) && p.b[p.i] == '}' {
-			p.i++
-			return true
-		}
-		for {
-			if p.i >= len(p.b) || p.b[p.i] != '"' || !p.str() {
-				return false
-			}
-			if p.i >= len(p.b) || p.b[p.i] != ':' {
+		return p.members('}', func() bool {
+			if p.i >= len(p.b) || p.b[p.i] != '"' || !p.str() || p.i >= len(p.b) || p.b[p.i] != ':' {
 				return false
 			}
 			p.i++
-			if !p.value(depth + 1) {
-				return false
-			}
-			if p.i >= len(p.b) {
-				return false
-			}
-			switch p.b[p.i] {
-			case ',':
-				p.i++
-			case '}':
-				p.i++
-				return true
-			default:
-				return false
-			}
-		}
+			return p.value(depth + 1)
+		})
 	case c == '[':
-		p.i++
-		if p.i < len(p.b) && p.b[p.i] == ']' {
-			p.i++
-			return true
-		}
-		for {
-			if !p.value(depth + 1) {
-				return false
-			}
-			if p.i >= len(p.b) {
-				return false
-			}
-			switch p.b[p.i] {
-			case ',':
-				p.i++
-			case ']':
-				p.i++
-				return true
-			default:
-				return false
-			}
-		}
+		return p.members(']', func() bool { return p.value(depth + 1) })
 	case c == '"':
 		return p.str()
 	case c == '-' || c >= '0' && c <= '9':
@@ -310,6 +258,41 @@ func (p *asIsParser) value(depth int) bool {
 		return p.literal("null")
 	}
 	return false
+}
+
+// members reads an object or an array from its opening byte to closing,
+// each member with member.
+func (p *asIsParser) members(closing byte, member func() bool) bool {
+	p.i++
+	if p.i < len(p.b) && p.b[p.i] == closing {
+		p.i++
+		return true
+	}
+	for {
+		if !member() {
+			return false
+		}
+		if more, ok := p.after(closing); !more {
+			return ok
+		}
+	}
+}
+
+// after reads what follows a member of an object or an array: a comma
+// (more is true) or the closing byte (ok is true). Anything else is not
+// valid JSON: both are false.
+func (p *asIsParser) after(closing byte) (more, ok bool) {
+	if p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ',':
+			p.i++
+			return true, true
+		case closing:
+			p.i++
+			return false, true
+		}
+	}
+	return false, false
 }
 
 // str reads a string starting at its opening quote.

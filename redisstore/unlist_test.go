@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/twostep/twostep/redisstore"
@@ -46,6 +45,19 @@ func (h *failSRem) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 	}
 }
 
+// createRunning stores a new running workflow of alice's.
+func createRunning(t *testing.T, s *redisstore.Store) *workflow.Workflow {
+	t.Helper()
+	now := time.Now().UTC()
+	wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "alice", Mode: workflow.ModeReact,
+		Status: workflow.StatusRunning, Round: 1, Step: 1, MaxSteps: 3, CreatedAt: now, UpdatedAt: now}
+	stored, _, err := s.Commit(context.Background(), workflow.Commit{Workflow: wf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stored
+}
+
 // A commit that ends a round is applied by its script; failing to take the
 // id out of the running sets afterwards (readers skip such stale entries)
 // must not report the applied commit as failed, or callers act as if
@@ -53,20 +65,10 @@ func (h *failSRem) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 // and the engine treats a committed step as lost.
 func TestCommitEndingARoundSucceedsWhenTheRunningSetsLag(t *testing.T) {
 	t.Parallel()
-	mr := miniredis.RunT(t)
-	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	t.Cleanup(func() { _ = client.Close() })
 	hook := &failSRem{}
-	client.AddHook(hook)
-	s := redisstore.New(client, redisstore.Options{KeyPrefix: "ts"})
+	_, s := newMini(t, redisstore.Options{KeyPrefix: "ts"}, hook)
 	ctx := context.Background()
-	now := time.Now().UTC()
-	wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "alice", Mode: workflow.ModeReact,
-		Status: workflow.StatusRunning, Round: 1, Step: 1, MaxSteps: 3, CreatedAt: now, UpdatedAt: now}
-	stored, _, err := s.Commit(ctx, workflow.Commit{Workflow: wf})
-	if err != nil {
-		t.Fatal(err)
-	}
+	stored := createRunning(t, s)
 	hook.armed.Store(true)
 	next := stored.Clone()
 	next.Status, next.StopReason = workflow.StatusStopped, workflow.StopStopped
@@ -91,19 +93,10 @@ func TestCommitEndingARoundSucceedsWhenTheRunningSetsLag(t *testing.T) {
 // failed.
 func TestDeleteSucceedsWhenTheIndexCleanupFails(t *testing.T) {
 	t.Parallel()
-	mr := miniredis.RunT(t)
-	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	t.Cleanup(func() { _ = client.Close() })
 	hook := &failSRem{}
-	client.AddHook(hook)
-	s := redisstore.New(client, redisstore.Options{KeyPrefix: "ts"})
+	_, s := newMini(t, redisstore.Options{KeyPrefix: "ts"}, hook)
 	ctx := context.Background()
-	now := time.Now().UTC()
-	wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "alice", Mode: workflow.ModeReact,
-		Status: workflow.StatusRunning, Round: 1, Step: 1, MaxSteps: 3, CreatedAt: now, UpdatedAt: now}
-	if _, _, err := s.Commit(ctx, workflow.Commit{Workflow: wf}); err != nil {
-		t.Fatal(err)
-	}
+	wf := createRunning(t, s)
 	hook.armed.Store(true)
 	if err := s.DeleteWorkflow(ctx, wf.ID); err != nil {
 		t.Fatalf("DeleteWorkflow: %v, want the applied delete reported as applied", err)
@@ -126,12 +119,8 @@ func TestDeleteSucceedsWhenTheIndexCleanupFails(t *testing.T) {
 // commit (no fence) ending a round takes the entry out at once.
 func TestEndedRoundLeavesTheRunningSetWithItsRelease(t *testing.T) {
 	t.Parallel()
-	mr := miniredis.RunT(t)
-	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	t.Cleanup(func() { _ = client.Close() })
 	counter := &roundTrips{}
-	client.AddHook(counter)
-	s := redisstore.New(client, redisstore.Options{KeyPrefix: "ur"})
+	mr, s := newMini(t, redisstore.Options{KeyPrefix: "ur"}, counter)
 	ctx := context.Background()
 	listed := func(id string) bool {
 		t.Helper()
@@ -143,14 +132,8 @@ func TestEndedRoundLeavesTheRunningSetWithItsRelease(t *testing.T) {
 	}
 	start := func() (*workflow.Workflow, int64) {
 		t.Helper()
-		now := time.Now().UTC()
-		wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "alice", Mode: workflow.ModeReact,
-			Status: workflow.StatusRunning, Round: 1, Step: 1, MaxSteps: 3, CreatedAt: now, UpdatedAt: now}
-		stored, _, err := s.Commit(ctx, workflow.Commit{Workflow: wf})
-		if err != nil {
-			t.Fatal(err)
-		}
-		fence, err := s.ClaimRound(ctx, wf.ID, "me", time.Minute)
+		stored := createRunning(t, s)
+		fence, err := s.ClaimRound(ctx, stored.ID, "me", time.Minute)
 		if err != nil || fence == 0 {
 			t.Fatalf("ClaimRound = %d, %v", fence, err)
 		}
