@@ -1,22 +1,24 @@
 package redisstore
 
 import (
-	"bytes"
 	"encoding/json"
 	"sync"
+
+	"github.com/twostep/twostep/workflow"
 )
 
 // argEncoder encodes a commit's JSON arguments into one buffer reused
 // across commits, where json.Marshal allocates (and copies into) a new
 // slice for each. The bytes are the same: an Encoder escapes HTML as
-// Marshal does, and the newline it ends each value with is left out.
+// Marshal does, and the newline it ends each value with is left out;
+// traces are written by appendTrace (traceenc.go), without reflection.
 //
 // The buffer may move while it grows, so encode appends a nil placeholder
 // to the arguments, and resolve, once everything is encoded, puts there
 // the slice of the buffer it stands for.
 type argEncoder struct {
-	buf   bytes.Buffer
-	enc   *json.Encoder
+	buf   []byte
+	enc   *json.Encoder // writes into buf (Write)
 	spans []encSpan
 }
 
@@ -25,7 +27,7 @@ type encSpan struct{ at, start, end int }
 
 var encoders = sync.Pool{New: func() any {
 	e := new(argEncoder)
-	e.enc = json.NewEncoder(&e.buf)
+	e.enc = json.NewEncoder(e)
 	return e
 }}
 
@@ -35,32 +37,48 @@ const maxPooledEncoder = 1 << 20
 
 func getEncoder() *argEncoder { return encoders.Get().(*argEncoder) }
 
+// Write appends p to the buffer, for the json.Encoder.
+func (e *argEncoder) Write(p []byte) (int, error) {
+	e.buf = append(e.buf, p...)
+	return len(p), nil
+}
+
 // encode encodes v and appends its placeholder to args.
 func (e *argEncoder) encode(args []any, v any) ([]any, error) {
-	start := e.buf.Len()
+	start := len(e.buf)
 	if err := e.enc.Encode(v); err != nil {
-		e.buf.Truncate(start)
+		e.buf = e.buf[:start]
 		return args, err
 	}
-	e.spans = append(e.spans, encSpan{len(args), start, e.buf.Len() - 1}) // without the newline
+	e.spans = append(e.spans, encSpan{len(args), start, len(e.buf) - 1}) // without the newline
+	return append(args, nil), nil
+}
+
+// encodeTrace encodes t as encode does, with appendTrace when it can.
+func (e *argEncoder) encodeTrace(args []any, t *workflow.Trace) ([]any, error) {
+	start := len(e.buf)
+	var ok bool
+	if e.buf, ok = appendTrace(e.buf, t); !ok {
+		return e.encode(args, t)
+	}
+	e.spans = append(e.spans, encSpan{len(args), start, len(e.buf)})
 	return append(args, nil), nil
 }
 
 // resolve puts in args the bytes each placeholder stands for.
 func (e *argEncoder) resolve(args []any) {
-	b := e.buf.Bytes()
 	for _, sp := range e.spans {
-		args[sp.at] = b[sp.start:sp.end:sp.end]
+		args[sp.at] = e.buf[sp.start:sp.end:sp.end]
 	}
 }
 
 // release hands the buffer back for reuse: the slices resolve gave out
 // must no longer be used.
 func (e *argEncoder) release() {
-	if e.buf.Cap() > maxPooledEncoder {
+	if cap(e.buf) > maxPooledEncoder {
 		return
 	}
-	e.buf.Reset()
+	e.buf = e.buf[:0]
 	e.spans = e.spans[:0]
 	encoders.Put(e)
 }

@@ -16,11 +16,15 @@ import (
 	"github.com/twostep/twostep/workflow"
 )
 
-func newMini(t *testing.T, opts redisstore.Options) (*miniredis.Miniredis, *redisstore.Store) {
+// newMini returns a store over a new miniredis, its client having hooks.
+func newMini(t *testing.T, opts redisstore.Options, hooks ...redis.Hook) (*miniredis.Miniredis, *redisstore.Store) {
 	t.Helper()
 	mr := miniredis.RunT(t)
 	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { _ = client.Close() })
+	for _, h := range hooks {
+		client.AddHook(h)
+	}
 	return mr, redisstore.New(client, opts)
 }
 
