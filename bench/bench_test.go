@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -46,6 +46,14 @@ const LongCalls = 100
 // how the cost per step grows with the history a round carries (twostep's
 // Stage 1 history, langchaingo's scratchpad, Eino's message list). It is
 // not in the summary table.
+//
+// For twostep it also times each step of every run (stepClock) and reports
+// the mean CPU of steps 2–11 (cpu-us/step-early), of steps 91–100
+// (cpu-us/step-late) and their ratio within the same runs (late/early):
+// issue 20's "step 100 ≤ 1.2 × step 2", without comparing two rounds of
+// different lengths. With BENCH_STEP_SERIES set to a directory, each
+// twostep system also writes its mean CPU per step, step by step, to
+// <dir>/<system>.tsv.
 func BenchmarkLongRound(b *testing.B) {
 	for _, s := range systems(Task{Calls: LongCalls}) {
 		b.Run("system="+s.name, func(b *testing.B) { benchSystem(b, s) })
@@ -68,6 +76,12 @@ func benchSystem(b *testing.B, s system) {
 	}
 	var serverCPU time.Duration
 	var tot totals
+	var clock *stepClock // per-step CPU times, on a long round
+	var series []time.Duration
+	early, late, long := longWindows(s.task)
+	if c, ok := sys.(interface{ Steps() *stepClock }); ok && long {
+		clock, series = c.Steps(), make([]time.Duration, s.task.Steps())
+	}
 	var persisted Result // the last run's, for its commits and traces
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -79,11 +93,19 @@ func benchSystem(b *testing.B, s system) {
 			b.StartTimer()
 		}
 		w := tot.start(rt)
+		if clock != nil {
+			clock.begin(w.cpu)
+		}
 		if err := sys.Run(ctx); err != nil {
 			b.Fatal(err)
 		}
 		tot.stop(w, rt)
 		b.StopTimer()
+		if clock != nil {
+			if n := clock.end(series); n != s.task.Steps() {
+				b.Fatalf("%d steps marked, want %d", n, s.task.Steps())
+			}
+		}
 		if server != nil {
 			serverCPU += serverCPU0(ctx, b, server) - s0
 		}
@@ -121,9 +143,30 @@ func benchSystem(b *testing.B, s system) {
 		b.ReportMetric(float64(persisted.Commits)/perRun, "commits/step")
 		b.ReportMetric(float64(persisted.Traces)/perRun, "traces/step")
 	}
+	if clock != nil {
+		e, l := early.mean(series, b.N), late.mean(series, b.N)
+		b.ReportMetric(e, "cpu-us/step-early")
+		b.ReportMetric(l, "cpu-us/step-late")
+		b.ReportMetric(l/e, "late/early")
+		if dir := os.Getenv("BENCH_STEP_SERIES"); dir != "" {
+			if err := writeSeries(filepath.Join(dir, s.name+".tsv"), series, b.N); err != nil {
+				b.Error(err)
+			}
+		}
+	}
 	if s.task.Calls == DefaultCalls {
 		summary.add(s.name, b.N, got)
 	}
+}
+
+// writeSeries writes the mean CPU of each step over runs runs to path:
+// one line per step, "step<TAB>µs".
+func writeSeries(path string, sum []time.Duration, runs int) error {
+	var sb strings.Builder
+	for k, d := range sum {
+		fmt.Fprintf(&sb, "%d\t%.1f\n", k+1, float64(d.Nanoseconds())/1e3/float64(runs))
+	}
+	return os.WriteFile(path, []byte(sb.String()), 0o644)
 }
 
 // serverCPU0 reads redis-server's CPU time or fails b.
@@ -172,15 +215,6 @@ func (t *totals) stop(w window, rt *RoundTrips) {
 	if rt != nil {
 		t.rt += rt.Load() - w.rt
 	}
-}
-
-// cpuTime returns the user and system CPU time the process used so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // heapAllocs returns the heap allocations made so far: count and bytes.
