@@ -1,6 +1,8 @@
 package placeholders
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -92,5 +94,116 @@ func BenchmarkCompaction1000(b *testing.B) {
 	for b.Loop() {
 		_, _ = Compaction(msgs, DefaultHistoryBudget)
 		_ = History(msgs, DefaultHistoryBudget)
+	}
+}
+
+// splitCompactedReference is the former split of a compacted history: the
+// newest summary and a copy of every entry, in slice order.
+func splitCompactedReference(msgs []workflow.Message) (*workflow.Message, []workflow.Message) {
+	var prev *workflow.Message
+	for i := range msgs {
+		if msgs[i].Role == workflow.RoleSummary && (prev == nil || msgs[i].Seq >= prev.Seq) {
+			prev = &msgs[i]
+		}
+	}
+	if prev == nil {
+		return nil, msgs
+	}
+	var live []workflow.Message
+	for _, m := range msgs {
+		if m.Role != workflow.RoleSummary && m.Seq > prev.CompactedThrough {
+			live = append(live, m)
+		}
+	}
+	return prev, live
+}
+
+// historyCompactedReference is History as it was before the view: the
+// entries copied out of msgs and rendered by the reference renderer, the
+// summary block appended.
+func historyCompactedReference(msgs []workflow.Message, budget int) string {
+	budget = historyBudget(budget)
+	prev, live := splitCompactedReference(msgs)
+	if prev == nil {
+		return historyReference(live, budget)
+	}
+	block := summaryBlock(prev, msgs, SummaryBudget(budget))
+	if len(live) == 0 {
+		return block
+	}
+	return historyReference(live, budget-utf8.RuneCountInString(block)-1) + "\n" + block
+}
+
+// compactionReference is Compaction as it was before the view.
+func compactionReference(msgs []workflow.Message, budget int) ([]workflow.Message, *workflow.Message) {
+	budget = historyBudget(budget)
+	prev, live := splitCompactedReference(msgs)
+	reserved := budget - SummaryBudget(budget) - 1
+	room := budget
+	if prev != nil {
+		room = reserved
+	}
+	order := newestFirstReference(live)
+	fits := func(budget int) int {
+		used := 0
+		for n, i := range order {
+			used += utf8.RuneCountInString(uncachedEntry(&live[i]))
+			if n > 0 {
+				used++
+			}
+			if used > budget {
+				return n
+			}
+		}
+		return len(order)
+	}
+	if fits(room) == len(order) {
+		return nil, prev
+	}
+	keep := max(fits(reserved/2), 1)
+	if keep >= len(order) {
+		return nil, prev
+	}
+	var entries []workflow.Message
+	for k := len(order) - 1; k >= keep; k-- {
+		entries = append(entries, live[order[k]])
+	}
+	return entries, prev
+}
+
+// History and Compaction over a workflow with summaries (among the
+// entries, out of order, several of them, one covering everything) give
+// what the former renderers gave, step by step through a long round.
+func TestCompactedHistoryMatchesReference(t *testing.T) {
+	t.Parallel()
+	check := func(t *testing.T, name string, msgs []workflow.Message, budget int) {
+		t.Helper()
+		if got, want := History(msgs, budget), historyCompactedReference(msgs, budget); got != want {
+			t.Fatalf("%s, budget %d: History =\n%s\nwant\n%s", name, budget, got, want)
+		}
+		got, gotPrev := Compaction(msgs, budget)
+		want, wantPrev := compactionReference(msgs, budget)
+		if gotPrev != wantPrev || len(got) != len(want) {
+			t.Fatalf("%s, budget %d: Compaction = %d entries, summary %p; want %d, %p", name, budget, len(got), gotPrev, len(want), wantPrev)
+		}
+		for i := range got {
+			if got[i].ID != want[i].ID || got[i].Seq != want[i].Seq {
+				t.Fatalf("%s, budget %d: Compaction entry %d = %s, want %s", name, budget, i, got[i].ID, want[i].ID)
+			}
+		}
+	}
+	for _, budget := range []int{200, 500, 2000, 12000} {
+		var live []workflow.Message
+		for _, m := range historyMessages(150) {
+			live = append(live, m)
+			live, _ = compactOnce(live, budget, strings.Repeat("fact ", 1+int(m.Seq)%700))
+			check(t, fmt.Sprintf("after seq %d", m.Seq), live, budget)
+		}
+		check(t, "out of order", shuffled(live), budget)
+		summaryFirst := append([]workflow.Message{live[len(live)-1]}, live[:len(live)-1]...)
+		check(t, "summary first in the slice", summaryFirst, budget)
+		all := append(slices.Clone(live), workflow.Message{ID: "msg_all", Seq: 1000, Round: 9, Role: workflow.RoleSummary,
+			Text: "everything", CompactedThrough: 999})
+		check(t, "a summary covering everything", all, budget)
 	}
 }

@@ -35,15 +35,16 @@ const textExcerpt = 400
 // most SummaryBudget(budget) characters; the other entries share the rest.
 func History(msgs []workflow.Message, budget int) string {
 	budget = historyBudget(budget)
-	prev, live := splitCompacted(msgs)
-	if prev == nil {
-		return renderHistory(live, budget)
+	var buf [64]int
+	v := viewOf(msgs, buf[:0])
+	if v.prev == nil {
+		return renderHistory(v, budget, "")
 	}
-	block := summaryBlock(prev, msgs, SummaryBudget(budget))
-	if len(live) == 0 {
+	block := summaryBlock(v.prev, msgs, SummaryBudget(budget))
+	if v.order.Len() == 0 {
 		return block
 	}
-	return renderHistory(live, budget-utf8.RuneCountInString(block)-1) + "\n" + block
+	return renderHistory(v, budget-utf8.RuneCountInString(block)-1, "\n"+block)
 }
 
 // historyBudget resolves a configured budget: 0 → DefaultHistoryBudget,
@@ -55,20 +56,20 @@ func historyBudget(budget int) int {
 	return max(budget, MinHistoryBudget)
 }
 
-// renderHistory renders msgs newest first within budget runes, dropping the
-// oldest entries with an omitted line when they do not fit. Each entry
-// comes from the entry cache (renderedEntry) and the result is built in one
-// allocation of its exact size.
-func renderHistory(msgs []workflow.Message, budget int) string {
-	if len(msgs) == 0 {
-		return "(no history yet)"
+// renderHistory renders v's entries newest first within budget runes,
+// dropping the oldest entries with an omitted line when they do not fit,
+// then appends tail (not counted in budget). Each entry comes from the
+// entry cache (renderedEntry) and the result is built in one allocation of
+// its exact size.
+func renderHistory(v view, budget int, tail string) string {
+	if v.order.Len() == 0 {
+		return "(no history yet)" + tail
 	}
-	order := newestFirst(msgs)
 	var stack [64]entry
 	kept := stack[:0] // the entries that fit, newest first
 	used := 0         // runes of the kept entries and their separators
-	for n := range order.Len() {
-		e := renderedEntry(&msgs[order.At(n)])
+	for n := range v.order.Len() {
+		e := renderedEntry(v.at(n))
 		runes := e.runes
 		if n > 0 {
 			runes++ // the newline before the entry
@@ -84,9 +85,9 @@ func renderHistory(msgs []workflow.Message, budget int) string {
 		used += runes
 		kept = append(kept, e)
 	}
-	omitted := order.Len() - len(kept)
+	omitted := v.order.Len() - len(kept)
 	if omitted == 0 {
-		return joinEntries(kept, "")
+		return joinEntries(kept, "", tail)
 	}
 	// Drop more entries until the omitted line fits too (keep the newest,
 	// cut if need be).
@@ -101,12 +102,13 @@ func renderHistory(msgs []workflow.Message, budget int) string {
 		e.text = workflow.ClipRunes(e.text, budget-omittedLen(omitted))
 		kept[0] = e
 	}
-	return joinEntries(kept, omittedLine(omitted))
+	return joinEntries(kept, omittedLine(omitted), tail)
 }
 
-// joinEntries joins entries with newlines, then tail, in one allocation.
-func joinEntries(entries []entry, tail string) string {
-	n := len(tail) + len(entries) - 1
+// joinEntries joins entries with newlines, then the tails, in one
+// allocation.
+func joinEntries(entries []entry, tail, tail2 string) string {
+	n := len(tail) + len(tail2) + len(entries) - 1
 	for _, e := range entries {
 		n += len(e.text)
 	}
@@ -119,6 +121,7 @@ func joinEntries(entries []entry, tail string) string {
 		b.WriteString(e.text)
 	}
 	b.WriteString(tail)
+	b.WriteString(tail2)
 	return b.String()
 }
 
@@ -189,11 +192,35 @@ func writeDocuments(b *bytes.Buffer, m *workflow.Message) {
 	b.WriteString(")")
 }
 
-// newestFirst returns msgs ordered by round, then seq, both descending
-// (equal keys: later in the slice first). Messages from a store are
-// already in seq order, so the common case is a plain reversal, which
-// needs no index list.
-func newestFirst(msgs []workflow.Message) ordering {
+// view is the history's entries among a workflow's messages: the newest
+// summary (nil: none) and the messages that are entries, newest first,
+// as indexes into msgs. It copies no message.
+type view struct {
+	msgs  []workflow.Message
+	prev  *workflow.Message
+	order ordering
+	// prevAt is prev's index in msgs (-1: none), for callers that return
+	// prev without letting the view's index list escape with it.
+	prevAt int
+}
+
+// at returns the k-th entry, newest first.
+func (v view) at(k int) *workflow.Message { return &v.msgs[v.order.At(k)] }
+
+// viewOf returns the history view of msgs: without a summary every
+// message is an entry; with one, the newest summary (by seq) is prev and
+// the entries are the messages that are not summaries, after the ones prev
+// covers (Seq > prev.CompactedThrough). Entries are ordered by round, then
+// seq, both descending (equal keys: later in the slice first). buf is the
+// room for the index list, which the common case (messages in seq order
+// from a store, no summary) does not need.
+func viewOf(msgs []workflow.Message, buf []int) view {
+	v := view{msgs: msgs, prevAt: -1}
+	for i := range msgs {
+		if msgs[i].Role == workflow.RoleSummary && (v.prev == nil || msgs[i].Seq >= v.prev.Seq) {
+			v.prev, v.prevAt = &msgs[i], i
+		}
+	}
 	sorted := true
 	for i := 1; i < len(msgs); i++ {
 		if msgs[i].Round < msgs[i-1].Round || msgs[i].Round == msgs[i-1].Round && msgs[i].Seq < msgs[i-1].Seq {
@@ -201,20 +228,31 @@ func newestFirst(msgs []workflow.Message) ordering {
 			break
 		}
 	}
-	if sorted {
-		return ordering{n: len(msgs)}
+	if v.prev == nil && sorted {
+		v.order = ordering{n: len(msgs)}
+		return v
 	}
-	idx := make([]int, len(msgs))
-	for i := range idx {
-		idx[i] = len(msgs) - 1 - i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		if c := cmp.Compare(msgs[b].Round, msgs[a].Round); c != 0 {
-			return c
+	idx := buf[:0]
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if v.prev == nil || v.isEntry(&msgs[i]) {
+			idx = append(idx, i)
 		}
-		return cmp.Compare(msgs[b].Seq, msgs[a].Seq)
-	})
-	return ordering{n: len(msgs), idx: idx}
+	}
+	if !sorted {
+		slices.SortStableFunc(idx, func(a, b int) int {
+			if c := cmp.Compare(msgs[b].Round, msgs[a].Round); c != 0 {
+				return c
+			}
+			return cmp.Compare(msgs[b].Seq, msgs[a].Seq)
+		})
+	}
+	v.order = ordering{n: len(idx), idx: idx}
+	return v
+}
+
+// isEntry reports whether m is a history entry of a view with a summary.
+func (v view) isEntry(m *workflow.Message) bool {
+	return m.Role != workflow.RoleSummary && m.Seq > v.prev.CompactedThrough
 }
 
 // ordering is an order of a message slice's indexes: the reverse of the
