@@ -61,9 +61,11 @@ func Compaction(msgs []workflow.Message, budget int) (entries []workflow.Message
 
 // fitting counts how many of v's entries, newest first, fit budget runes.
 func fitting(v view, budget int) int {
+	pos := lockPositions(v.msgs)
+	defer pos.unlock()
 	used := 0
 	for n := range v.order.Len() {
-		used += renderedEntry(v.at(n)).runes
+		used += pos.entry(v.msgs, v.order.At(n)).runes
 		if n > 0 {
 			used++ // the newline before the entry
 		}
@@ -112,19 +114,30 @@ func PreviousSummaryText(prev *workflow.Message) string {
 // limit runes: a heading naming the last step it covers, then its text
 // fenced as data (it was written from action results).
 func summaryBlock(prev *workflow.Message, msgs []workflow.Message, limit int) string {
-	round, step := prev.Round, prev.Step
+	round, step := coveredThrough(prev, msgs)
+	return renderSummaryBlock(prev.Text, round, step, limit)
+}
+
+// coveredThrough returns the round and step of the last message prev
+// covers (its CompactedThrough), or prev's own when msgs lacks it.
+func coveredThrough(prev *workflow.Message, msgs []workflow.Message) (round, step int) {
 	for i := range msgs {
 		if m := &msgs[i]; m.Seq == prev.CompactedThrough && m.Role != workflow.RoleSummary {
-			round, step = m.Round, m.Step
-			break
+			return m.Round, m.Step
 		}
 	}
+	return prev.Round, prev.Step
+}
+
+// renderSummaryBlock is summaryBlock for a summary text covering through
+// round and step.
+func renderSummaryBlock(text string, round, step, limit int) string {
 	head := summaryHeading(round, step)
 	room := limit - utf8.RuneCountInString(head) - fenceOverhead
 	if room < 20 {
 		return workflow.ClipRunes(head+"(left out: the history budget is too small)", limit)
 	}
-	return head + fenceData(workflow.ClipRunes(workflow.OneLine(prev.Text), room))
+	return head + fenceData(workflow.ClipRunes(workflow.OneLine(text), room))
 }
 
 func summaryHeading(round, step int) string {

@@ -192,9 +192,13 @@ func TestCompactedHistoryMatchesReference(t *testing.T) {
 			}
 		}
 	}
-	for _, budget := range []int{200, 500, 2000, 12000} {
+	for _, tc := range []struct {
+		budget   int
+		workflow string // "": messages without a workflow ID (no positions)
+	}{{200, ""}, {500, ""}, {2000, ""}, {12000, ""}, {200, "wf_ref_200"}, {2000, "wf_ref_2000"}, {12000, "wf_ref_12000"}} {
+		budget := tc.budget
 		var live []workflow.Message
-		for _, m := range historyMessages(150) {
+		for _, m := range inWorkflow(tc.workflow, historyMessages(150)) {
 			live = append(live, m)
 			live, _ = compactOnce(live, budget, strings.Repeat("fact ", 1+int(m.Seq)%700))
 			check(t, fmt.Sprintf("after seq %d", m.Seq), live, budget)
@@ -202,8 +206,38 @@ func TestCompactedHistoryMatchesReference(t *testing.T) {
 		check(t, "out of order", shuffled(live), budget)
 		summaryFirst := append([]workflow.Message{live[len(live)-1]}, live[:len(live)-1]...)
 		check(t, "summary first in the slice", summaryFirst, budget)
-		all := append(slices.Clone(live), workflow.Message{ID: "msg_all", Seq: 1000, Round: 9, Role: workflow.RoleSummary,
-			Text: "everything", CompactedThrough: 999})
+		all := append(slices.Clone(live), workflow.Message{ID: "msg_all", WorkflowID: tc.workflow, Seq: 1000, Round: 9,
+			Role: workflow.RoleSummary, Text: "everything", CompactedThrough: 999})
 		check(t, "a summary covering everything", all, budget)
+	}
+}
+
+// The summary block of a workflow's history follows every change of what
+// it is rendered from: the summary's text (also changed in place), the
+// round and step of the message it covers through, and the budget.
+func TestSummaryBlockFollowsChanges(t *testing.T) {
+	t.Parallel()
+	msgs := inWorkflow("wf_block_changes", historyMessages(30))
+	msgs = append(msgs, workflow.Message{ID: "msg_sum", WorkflowID: "wf_block_changes", Seq: 31, Round: 4, Step: 30,
+		Role: workflow.RoleSummary, Text: "first summary", CompactedThrough: 20})
+	sum := &msgs[len(msgs)-1]
+	for _, change := range []struct {
+		name string
+		do   func()
+	}{
+		{"as rendered before", func() {}},
+		{"text", func() { sum.Text = "second summary" }},
+		{"text of the same length", func() { sum.Text = "third  summary" }},
+		{"covers through another message", func() { sum.CompactedThrough = 10 }},
+		{"the covered message's step", func() { msgs[9].Step = 42 }},
+		{"the covered message's round", func() { msgs[9].Round = 7 }},
+		{"the covered message gone", func() { msgs[9].Seq = 99 }},
+	} {
+		change.do()
+		for _, budget := range []int{12000, 300, 2000, 12000} { // the first is the last: a stale block would show
+			if got, want := History(msgs, budget), historyCompactedReference(msgs, budget); got != want {
+				t.Fatalf("%s, budget %d: History =\n%s\nwant\n%s", change.name, budget, got, want)
+			}
+		}
 	}
 }

@@ -52,8 +52,16 @@ var entries entryCache
 // renderedEntry returns m's history entry, from the cache when m was
 // rendered before with the same content.
 func renderedEntry(m *workflow.Message) entry {
+	e, _ := cachedEntryOf(m)
+	return e
+}
+
+// cachedEntryOf returns m's history entry and its cache record (nil when
+// the entry is not cached: m has no ID, or the entry is too long), from
+// the cache when m was rendered before with the same content.
+func cachedEntryOf(m *workflow.Message) (entry, *cachedEntry) {
 	if m.ID == "" {
-		return renderEntry(m)
+		return renderEntry(m), nil
 	}
 	c := &entries
 	c.mu.Lock()
@@ -65,17 +73,17 @@ func renderedEntry(m *workflow.Message) entry {
 	}
 	c.mu.Unlock()
 	if ok && sameEntrySource(&ce.src, m) {
-		return ce.entry
+		return ce.entry, ce
 	}
 	e := renderEntry(m)
 	if len(e.text) > maxCachedEntryBytes {
-		return e
+		return e, nil
 	}
 	ce = &cachedEntry{src: entrySource(m), entry: e}
 	c.mu.Lock()
 	c.putLocked(m.ID, ce)
 	c.mu.Unlock()
-	return e
+	return e, ce
 }
 
 func (c *entryCache) putLocked(id string, ce *cachedEntry) {

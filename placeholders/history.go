@@ -37,14 +37,16 @@ func History(msgs []workflow.Message, budget int) string {
 	budget = historyBudget(budget)
 	var buf [64]int
 	v := viewOf(msgs, buf[:0])
+	pos := lockPositions(msgs)
+	defer pos.unlock()
 	if v.prev == nil {
-		return renderHistory(v, budget, "")
+		return renderHistory(pos, v, budget, "")
 	}
-	block := summaryBlock(v.prev, msgs, SummaryBudget(budget))
+	block := pos.summaryBlock(v.prev, msgs, SummaryBudget(budget))
 	if v.order.Len() == 0 {
 		return block
 	}
-	return renderHistory(v, budget-utf8.RuneCountInString(block)-1, "\n"+block)
+	return renderHistory(pos, v, budget-utf8.RuneCountInString(block)-1, "\n"+block)
 }
 
 // historyBudget resolves a configured budget: 0 → DefaultHistoryBudget,
@@ -59,9 +61,9 @@ func historyBudget(budget int) int {
 // renderHistory renders v's entries newest first within budget runes,
 // dropping the oldest entries with an omitted line when they do not fit,
 // then appends tail (not counted in budget). Each entry comes from the
-// entry cache (renderedEntry) and the result is built in one allocation of
-// its exact size.
-func renderHistory(v view, budget int, tail string) string {
+// caches (pos: the workflow's positions, locked; see positions.entry) and
+// the result is built in one allocation of its exact size.
+func renderHistory(pos *positions, v view, budget int, tail string) string {
 	if v.order.Len() == 0 {
 		return "(no history yet)" + tail
 	}
@@ -69,7 +71,7 @@ func renderHistory(v view, budget int, tail string) string {
 	kept := stack[:0] // the entries that fit, newest first
 	used := 0         // runes of the kept entries and their separators
 	for n := range v.order.Len() {
-		e := renderedEntry(v.at(n))
+		e := pos.entry(v.msgs, v.order.At(n))
 		runes := e.runes
 		if n > 0 {
 			runes++ // the newline before the entry
@@ -216,16 +218,14 @@ func (v view) at(k int) *workflow.Message { return &v.msgs[v.order.At(k)] }
 // from a store, no summary) does not need.
 func viewOf(msgs []workflow.Message, buf []int) view {
 	v := view{msgs: msgs, prevAt: -1}
-	for i := range msgs {
-		if msgs[i].Role == workflow.RoleSummary && (v.prev == nil || msgs[i].Seq >= v.prev.Seq) {
-			v.prev, v.prevAt = &msgs[i], i
-		}
-	}
 	sorted := true
-	for i := 1; i < len(msgs); i++ {
-		if msgs[i].Round < msgs[i-1].Round || msgs[i].Round == msgs[i-1].Round && msgs[i].Seq < msgs[i-1].Seq {
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Role == workflow.RoleSummary && (v.prev == nil || m.Seq >= v.prev.Seq) {
+			v.prev, v.prevAt = m, i
+		}
+		if i > 0 && (m.Round < msgs[i-1].Round || m.Round == msgs[i-1].Round && m.Seq < msgs[i-1].Seq) {
 			sorted = false
-			break
 		}
 	}
 	if v.prev == nil && sorted {
