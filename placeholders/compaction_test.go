@@ -178,8 +178,12 @@ func TestCompactedHistoryMatchesReference(t *testing.T) {
 	t.Parallel()
 	check := func(t *testing.T, name string, msgs []workflow.Message, budget int) {
 		t.Helper()
-		if got, want := History(msgs, budget), historyCompactedReference(msgs, budget); got != want {
-			t.Fatalf("%s, budget %d: History =\n%s\nwant\n%s", name, budget, got, want)
+		wantHistory := historyCompactedReference(msgs, budget)
+		if got := History(msgs, budget); got != wantHistory {
+			t.Fatalf("%s, budget %d: History =\n%s\nwant\n%s", name, budget, got, wantHistory)
+		}
+		if got := strings.Join(HistoryPieces(msgs, budget, nil), ""); got != wantHistory {
+			t.Fatalf("%s, budget %d: HistoryPieces joined =\n%s\nwant\n%s", name, budget, got, wantHistory)
 		}
 		got, gotPrev := Compaction(msgs, budget)
 		want, wantPrev := compactionReference(msgs, budget)

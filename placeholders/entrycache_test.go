@@ -108,6 +108,9 @@ func TestHistoryMatchesUncachedRendering(t *testing.T) {
 				if got := History(tc.msgs, budget); got != want {
 					t.Errorf("%s, budget %d, pass %d: History =\n%s\nwant\n%s", tc.name, budget, pass, got, want)
 				}
+				if got := strings.Join(HistoryPieces(tc.msgs, budget, nil), ""); got != want {
+					t.Errorf("%s, budget %d, pass %d: HistoryPieces joined =\n%s\nwant\n%s", tc.name, budget, pass, got, want)
+				}
 			}
 		}
 	}

@@ -34,19 +34,88 @@ const textExcerpt = 400
 // and the newest summary is the last (oldest) entry, fenced as data, in at
 // most SummaryBudget(budget) characters; the other entries share the rest.
 func History(msgs []workflow.Message, budget int) string {
+	var stack [64]entry
+	whole, kept, omitted, block := history(msgs, budget, stack[:0])
+	if whole != "" {
+		return whole
+	}
+	return joinEntries(kept, omitted, block)
+}
+
+// HistoryPieces returns History(msgs, budget) in pieces, to be written one
+// after the other (templates.Template.RenderPieces): the entries are not
+// joined into a string of their own. buf is room for the pieces.
+func HistoryPieces(msgs []workflow.Message, budget int, buf []string) []string {
+	var stack [64]entry
+	whole, kept, omitted, block := history(msgs, budget, stack[:0])
+	if whole != "" {
+		return append(buf, whole)
+	}
+	for i, e := range kept {
+		if i > 0 {
+			buf = append(buf, "\n")
+		}
+		buf = append(buf, e.text)
+	}
+	if omitted != "" {
+		buf = append(buf, omitted)
+	}
+	if block != "" {
+		buf = append(buf, "\n", block)
+	}
+	return buf
+}
+
+// history renders the history of msgs (see History) into kept (room for
+// the entries): whole when it has no entries; else the kept entries
+// (newest first, to be joined by newlines), the omitted line ("": none)
+// and the summary block ("": none), which follows a newline. The results
+// are apart so that kept's room can stay on the caller's stack.
+func history(msgs []workflow.Message, budget int, room []entry) (whole string, kept []entry, omitted, block string) {
 	budget = historyBudget(budget)
 	var buf [64]int
 	v := viewOf(msgs, buf[:0])
 	pos := lockPositions(msgs)
 	defer pos.unlock()
+	if v.order.Len() == 0 && v.prev == nil {
+		return "(no history yet)", nil, "", ""
+	}
 	if v.prev == nil {
-		return renderHistory(pos, v, budget, "")
+		kept, omitted = renderHistory(pos, v, budget, room)
+		return "", kept, omitted, ""
 	}
-	block := pos.summaryBlock(v.prev, msgs, SummaryBudget(budget))
+	block = pos.summaryBlock(v.prev, msgs, SummaryBudget(budget))
 	if v.order.Len() == 0 {
-		return block
+		return block, nil, "", ""
 	}
-	return renderHistory(pos, v, budget-utf8.RuneCountInString(block)-1, "\n"+block)
+	kept, omitted = renderHistory(pos, v, budget-utf8.RuneCountInString(block)-1, room)
+	return "", kept, omitted, block
+}
+
+// joinEntries joins entries with newlines, then omitted, then a newline
+// and block (when block is set), in one allocation of the exact size.
+func joinEntries(entries []entry, omitted, block string) string {
+	n := len(omitted) + len(entries) - 1
+	if block != "" {
+		n += 1 + len(block)
+	}
+	for _, e := range entries {
+		n += len(e.text)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i, e := range entries {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(e.text)
+	}
+	b.WriteString(omitted)
+	if block != "" {
+		b.WriteByte('\n')
+		b.WriteString(block)
+	}
+	return b.String()
 }
 
 // historyBudget resolves a configured budget: 0 → DefaultHistoryBudget,
@@ -58,18 +127,12 @@ func historyBudget(budget int) int {
 	return max(budget, MinHistoryBudget)
 }
 
-// renderHistory renders v's entries newest first within budget runes,
-// dropping the oldest entries with an omitted line when they do not fit,
-// then appends tail (not counted in budget). Each entry comes from the
-// caches (pos: the workflow's positions, locked; see positions.entry) and
-// the result is built in one allocation of its exact size.
-func renderHistory(pos *positions, v view, budget int, tail string) string {
-	if v.order.Len() == 0 {
-		return "(no history yet)" + tail
-	}
-	var stack [64]entry
-	kept := stack[:0] // the entries that fit, newest first
-	used := 0         // runes of the kept entries and their separators
+// renderHistory renders v's entries (at least one) newest first within
+// budget runes into kept (its room), dropping the oldest entries with an
+// omitted line (returned with them; "": none) when they do not fit. Each entry comes from the caches
+// (pos: the workflow's positions, locked; see positions.entry).
+func renderHistory(pos *positions, v view, budget int, kept []entry) ([]entry, string) {
+	used := 0 // runes of the kept entries and their separators
 	for n := range v.order.Len() {
 		e := pos.entry(v.msgs, v.order.At(n))
 		runes := e.runes
@@ -89,7 +152,7 @@ func renderHistory(pos *positions, v view, budget int, tail string) string {
 	}
 	omitted := v.order.Len() - len(kept)
 	if omitted == 0 {
-		return joinEntries(kept, "", tail)
+		return kept, ""
 	}
 	// Drop more entries until the omitted line fits too (keep the newest,
 	// cut if need be).
@@ -104,27 +167,7 @@ func renderHistory(pos *positions, v view, budget int, tail string) string {
 		e.text = workflow.ClipRunes(e.text, budget-omittedLen(omitted))
 		kept[0] = e
 	}
-	return joinEntries(kept, omittedLine(omitted), tail)
-}
-
-// joinEntries joins entries with newlines, then the tails, in one
-// allocation.
-func joinEntries(entries []entry, tail, tail2 string) string {
-	n := len(tail) + len(tail2) + len(entries) - 1
-	for _, e := range entries {
-		n += len(e.text)
-	}
-	var b strings.Builder
-	b.Grow(n)
-	for i, e := range entries {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(e.text)
-	}
-	b.WriteString(tail)
-	b.WriteString(tail2)
-	return b.String()
+	return kept, omittedLine(omitted)
 }
 
 func omittedLine(n int) string {

@@ -3,6 +3,8 @@ package prompts
 import (
 	"fmt"
 	"github.com/twostep/twostep/messages"
+	"github.com/twostep/twostep/templates"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -102,5 +104,49 @@ func BenchmarkStage1LongRound(b *testing.B) {
 			b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
 			b.ReportMetric(float64(n), "prompt-bytes")
 		})
+	}
+}
+
+// Stage 1 writes the history into the prompt in pieces: the prompt and
+// the placeholders are exactly those of the stage1 template rendered with
+// Stage1Values (the history joined), at every step of a long round with
+// compaction summaries or without compaction (entries omitted), and with
+// an override template that does not show the history.
+func TestStage1PiecesMatchValues(t *testing.T) {
+	t.Parallel()
+	noHistory, err := templates.Parse("stage1", "--- user ---\n{{KEY:USER_PROMPT}}\n{{KEY:VALIDATION_FEEDBACK}}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, opts := range []Options{{}, {HistoryBudget: 3000}, {HistoryBudget: 3000, NoCompaction: true}} {
+		bld := NewBuilder(newBuilder(t, 0).Templates(), opts)
+		budget := opts.HistoryBudget
+		st1, err := bld.Templates().Get(templates.Stage1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reg := newRegistry()
+		for _, steps := range []int{0, 1, 12, 45, 99} {
+			wf, msgs := longRound(bld, steps)
+			for _, override := range []*templates.Template{nil, &noHistory} {
+				in := Stage1Input{Workflow: wf, Messages: msgs, Actions: reg.Actions(), Connections: reg.Connections("u1"),
+					Feedback: "a problem", Template: override}
+				got, err := bld.Stage1(in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tmpl := st1
+				if override != nil {
+					tmpl = *override
+				}
+				want, err := RenderTemplate(tmpl, bld.Stage1Values(in))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("budget %d, %d steps, override %v: Stage1 =\n%+v\nwant\n%+v", budget, steps, override != nil, got, want)
+				}
+			}
+		}
 	}
 }
