@@ -115,11 +115,12 @@ func entrySizeHint(m *workflow.Message) int {
 }
 
 // entrySource copies the fields writeEntry reads (and only those, so the
-// cache does not keep parameters alive), with copies of the slices, which a
-// caller could change in place.
+// cache does not keep parameters alive, nor an action's text result, which
+// its entry does not show and which may be large), with copies of the
+// slices, which a caller could change in place.
 func entrySource(m *workflow.Message) workflow.Message {
 	src := workflow.Message{
-		ID: m.ID, Round: m.Round, Step: m.Step, Role: m.Role, Text: m.Text,
+		ID: m.ID, Round: m.Round, Step: m.Step, Role: m.Role, Text: shownText(m),
 		Action: m.Action, ActionObjective: m.ActionObjective, Status: m.Status,
 		DocumentsLabel: m.DocumentsLabel, Summary: m.Summary, Findings: m.Findings,
 		Learnings: slices.Clone(m.Learnings),
@@ -139,7 +140,7 @@ func entrySource(m *workflow.Message) workflow.Message {
 // constant time.)
 func sameEntrySource(src, m *workflow.Message) bool {
 	if src.ID != m.ID || src.Round != m.Round || src.Step != m.Step || src.Role != m.Role ||
-		src.Text != m.Text || src.Action != m.Action || src.ActionObjective != m.ActionObjective ||
+		src.Text != shownText(m) || src.Action != m.Action || src.ActionObjective != m.ActionObjective ||
 		src.Status != m.Status || src.DocumentsLabel != m.DocumentsLabel ||
 		src.Summary != m.Summary || src.Findings != m.Findings ||
 		!slices.Equal(src.Learnings, m.Learnings) || len(src.Documents) != len(m.Documents) {
@@ -151,4 +152,13 @@ func sameEntrySource(src, m *workflow.Message) bool {
 		}
 	}
 	return true
+}
+
+// shownText is m's Text when its entry shows it (user and assistant
+// messages), else "".
+func shownText(m *workflow.Message) string {
+	if m.Role == workflow.RoleUser || m.Role == workflow.RoleAssistant {
+		return m.Text
+	}
+	return ""
 }

@@ -319,3 +319,32 @@ func TestPositionCacheBounded(t *testing.T) {
 		t.Error("a workflow rendered on every step was dropped from the cache")
 	}
 }
+
+// An action's text result is not in its entry, so the cache does not keep
+// it (it may be large); a user's or assistant's text is, and a change of
+// it alone is rendered afresh.
+func TestEntryCacheKeepsOnlyShownText(t *testing.T) {
+	t.Parallel()
+	action := workflow.Message{ID: "cache_text_action", WorkflowID: "wf_cache_text", Round: 1, Step: 1, Role: workflow.RoleAction,
+		Action: "web.get", Status: workflow.MessageSuccess, Summary: "web.get succeeded", Text: strings.Repeat("big result ", 1000)}
+	if got, want := History([]workflow.Message{action}, 0), uncachedEntry(&action); got != want {
+		t.Fatalf("History = %q, want %q", got, want)
+	}
+	entries.mu.Lock()
+	ce := entries.cur[action.ID]
+	entries.mu.Unlock()
+	if ce == nil {
+		t.Fatal("the action's entry is not cached")
+	}
+	if n := len(ce.src.Text); n != 0 {
+		t.Fatalf("the cached entry of an action keeps its text result (%d bytes)", n)
+	}
+	for _, role := range []workflow.Role{workflow.RoleUser, workflow.RoleAssistant} {
+		m := workflow.Message{ID: "cache_text_" + string(role), Round: 1, Step: 2, Role: role, Text: "first text"}
+		renderedEntry(&m)
+		m.Text = "other text"
+		if got, want := renderedEntry(&m).text, uncachedEntry(&m); got != want {
+			t.Errorf("%s: entry after a text change = %q, want %q", role, got, want)
+		}
+	}
+}
