@@ -3,9 +3,11 @@ package bench
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"sort"
 	"strings"
@@ -76,6 +78,7 @@ func benchSystem(b *testing.B, s system) {
 	}
 	var serverCPU time.Duration
 	var tot totals
+	randomGC := os.Getenv("BENCH_GC_PHASE") == "random"
 	var clock *stepClock // per-step CPU times, on a long round
 	var series []time.Duration
 	early, late, long := longWindows(s.task)
@@ -90,6 +93,11 @@ func benchSystem(b *testing.B, s system) {
 		if server != nil {
 			b.StopTimer()
 			s0 = serverCPU0(ctx, b, server)
+			b.StartTimer()
+		}
+		if randomGC {
+			b.StopTimer()
+			shiftGCPhase()
 			b.StartTimer()
 		}
 		w := tot.start(rt)
@@ -167,6 +175,28 @@ func writeSeries(path string, sum []time.Duration, runs int) error {
 		fmt.Fprintf(&sb, "%d\t%.1f\n", k+1, float64(d.Nanoseconds())/1e3/float64(runs))
 	}
 	return os.WriteFile(path, []byte(sb.String()), 0o644)
+}
+
+// gcSink keeps shiftGCPhase's garbage from being optimised away.
+var gcSink [][]byte
+
+// shiftGCPhase allocates a random amount of garbage (up to the heap's
+// growth between two collections), then pauses long enough for a
+// collection it started to finish, so that the next collection starts at a
+// random point of the run that follows (BENCH_GC_PHASE=random). Without
+// it, a task that allocates the same bytes on every run can meet the
+// collector at the same steps run after run, and the step clock's windows
+// then charge its work to those steps rather than to the steps in
+// proportion to what they allocate.
+func shiftGCPhase() {
+	samples := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}, {Name: "/gc/heap/live:bytes"}}
+	metrics.Read(samples)
+	room := int64(samples[0].Value.Uint64()) - int64(samples[1].Value.Uint64())
+	for n := rand.Int64N(max(room, 1)); n > 0; n -= 64 << 10 {
+		gcSink = append(gcSink, make([]byte, 64<<10))
+	}
+	gcSink = nil
+	time.Sleep(20 * time.Millisecond)
 }
 
 // serverCPU0 reads redis-server's CPU time or fails b.
