@@ -318,6 +318,18 @@ func TestPositionCacheBounded(t *testing.T) {
 	if !inCur && !inOld {
 		t.Error("a workflow rendered on every step was dropped from the cache")
 	}
+	// A workflow of more messages than the cache holds positions for is
+	// rendered; the next render of another workflow turns the generation
+	// over, so the newer one does not keep them.
+	History(inWorkflow("wf_bounded_huge", historyMessages(3*maxCachedEntries)), 0)
+	History(inWorkflow("wf_bounded_after_huge", historyMessages(3)), 0)
+	positioned.mu.Lock()
+	refs := positioned.refs
+	_, hugeInCur := positioned.cur["wf_bounded_huge"]
+	positioned.mu.Unlock()
+	if refs > maxCachedEntries || hugeInCur {
+		t.Errorf("after a huge workflow the newer generation holds %d positions (max %d), the huge one's: %v", refs, maxCachedEntries, hugeInCur)
+	}
 }
 
 // An action's text result is not in its entry, so the cache does not keep

@@ -35,12 +35,13 @@ type renderedBlock struct {
 // positionCache keeps positions by workflow ID in two generations, like
 // the entry cache: when the newer one holds too many workflows or refers
 // to too many entries, the older is dropped and the newer takes its place.
-// Its positions refer only to entries the entry cache rendered, about
-// 2 × maxCachedEntries of them at most.
+// Its positions refer only to entries the entry cache rendered, and it
+// holds about 2 × maxCachedEntries positions at most, whatever the
+// number of messages of a workflow.
 type positionCache struct {
 	mu       sync.Mutex
 	cur, old map[string]*positions
-	refs     int // entries referred to from the newer generation
+	refs     int // positions in the newer generation (each may refer to an entry)
 }
 
 // positioned is the process's position cache. Like the entry cache it
@@ -84,10 +85,8 @@ func (p *positions) entry(msgs []workflow.Message, i int) entry {
 		return e
 	}
 	if i >= len(p.at) {
+		positioned.addRefs(i + 1 - len(p.at))
 		p.at = append(p.at, make([]*cachedEntry, i+1-len(p.at))...)
-	}
-	if p.at[i] == nil {
-		positioned.addRef()
 	}
 	p.at[i] = ce
 	return e
@@ -114,10 +113,10 @@ func (c *positionCache) get(id string, n int) *positions {
 	return p
 }
 
-// addRef counts one more entry referred to from a position.
-func (c *positionCache) addRef() {
+// addRefs counts n more positions (each may refer to an entry).
+func (c *positionCache) addRefs(n int) {
 	c.mu.Lock()
-	c.refs++
+	c.refs += n
 	c.mu.Unlock()
 }
 
