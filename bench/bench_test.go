@@ -3,13 +3,15 @@ package bench
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -46,6 +48,14 @@ const LongCalls = 100
 // how the cost per step grows with the history a round carries (twostep's
 // Stage 1 history, langchaingo's scratchpad, Eino's message list). It is
 // not in the summary table.
+//
+// For twostep it also times each step of every run (stepClock) and reports
+// the mean CPU of steps 2–11 (cpu-us/step-early), of steps 91–100
+// (cpu-us/step-late) and their ratio within the same runs (late/early):
+// issue 20's "step 100 ≤ 1.2 × step 2", without comparing two rounds of
+// different lengths. With BENCH_STEP_SERIES set to a directory, each
+// twostep system also writes its mean CPU per step, step by step, to
+// <dir>/<system>.tsv.
 func BenchmarkLongRound(b *testing.B) {
 	for _, s := range systems(Task{Calls: LongCalls}) {
 		b.Run("system="+s.name, func(b *testing.B) { benchSystem(b, s) })
@@ -68,6 +78,13 @@ func benchSystem(b *testing.B, s system) {
 	}
 	var serverCPU time.Duration
 	var tot totals
+	randomGC := os.Getenv("BENCH_GC_PHASE") == "random"
+	var clock *stepClock // per-step CPU times, on a long round
+	var series []time.Duration
+	early, late, long := longWindows(s.task)
+	if c, ok := sys.(interface{ Steps() *stepClock }); ok && long {
+		clock, series = c.Steps(), make([]time.Duration, s.task.Steps())
+	}
 	var persisted Result // the last run's, for its commits and traces
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -78,12 +95,25 @@ func benchSystem(b *testing.B, s system) {
 			s0 = serverCPU0(ctx, b, server)
 			b.StartTimer()
 		}
+		if randomGC {
+			b.StopTimer()
+			shiftGCPhase()
+			b.StartTimer()
+		}
 		w := tot.start(rt)
+		if clock != nil {
+			clock.begin(w.cpu)
+		}
 		if err := sys.Run(ctx); err != nil {
 			b.Fatal(err)
 		}
 		tot.stop(w, rt)
 		b.StopTimer()
+		if clock != nil {
+			if n := clock.end(series); n != s.task.Steps() {
+				b.Fatalf("%d steps marked, want %d", n, s.task.Steps())
+			}
+		}
 		if server != nil {
 			serverCPU += serverCPU0(ctx, b, server) - s0
 		}
@@ -121,9 +151,52 @@ func benchSystem(b *testing.B, s system) {
 		b.ReportMetric(float64(persisted.Commits)/perRun, "commits/step")
 		b.ReportMetric(float64(persisted.Traces)/perRun, "traces/step")
 	}
+	if clock != nil {
+		e, l := early.mean(series, b.N), late.mean(series, b.N)
+		b.ReportMetric(e, "cpu-us/step-early")
+		b.ReportMetric(l, "cpu-us/step-late")
+		b.ReportMetric(l/e, "late/early")
+		if dir := os.Getenv("BENCH_STEP_SERIES"); dir != "" {
+			if err := writeSeries(filepath.Join(dir, s.name+".tsv"), series, b.N); err != nil {
+				b.Error(err)
+			}
+		}
+	}
 	if s.task.Calls == DefaultCalls {
 		summary.add(s.name, b.N, got)
 	}
+}
+
+// writeSeries writes the mean CPU of each step over runs runs to path:
+// one line per step, "step<TAB>µs".
+func writeSeries(path string, sum []time.Duration, runs int) error {
+	var sb strings.Builder
+	for k, d := range sum {
+		fmt.Fprintf(&sb, "%d\t%.1f\n", k+1, float64(d.Nanoseconds())/1e3/float64(runs))
+	}
+	return os.WriteFile(path, []byte(sb.String()), 0o644)
+}
+
+// gcSink keeps shiftGCPhase's garbage from being optimised away.
+var gcSink [][]byte
+
+// shiftGCPhase allocates a random amount of garbage (up to the heap's
+// growth between two collections), then pauses long enough for a
+// collection it started to finish, so that the next collection starts at a
+// random point of the run that follows (BENCH_GC_PHASE=random). Without
+// it, a task that allocates the same bytes on every run can meet the
+// collector at the same steps run after run, and the step clock's windows
+// then charge its work to those steps rather than to the steps in
+// proportion to what they allocate.
+func shiftGCPhase() {
+	samples := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}, {Name: "/gc/heap/live:bytes"}}
+	metrics.Read(samples)
+	room := int64(samples[0].Value.Uint64()) - int64(samples[1].Value.Uint64())
+	for n := rand.Int64N(max(room, 1)); n > 0; n -= 64 << 10 {
+		gcSink = append(gcSink, make([]byte, 64<<10))
+	}
+	gcSink = nil
+	time.Sleep(20 * time.Millisecond)
 }
 
 // serverCPU0 reads redis-server's CPU time or fails b.
@@ -172,15 +245,6 @@ func (t *totals) stop(w window, rt *RoundTrips) {
 	if rt != nil {
 		t.rt += rt.Load() - w.rt
 	}
-}
-
-// cpuTime returns the user and system CPU time the process used so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // heapAllocs returns the heap allocations made so far: count and bytes.

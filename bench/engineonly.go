@@ -14,8 +14,11 @@ import (
 // included), but its model calls carry an empty prompt and its "choice"
 // is fixed in code. It is the engine's and the store's share of a React
 // step.
-func NewTwostepEngine(store workflow.Store, task Task) (*Twostep, error) {
+func NewTwostepEngine(store workflow.Store, task Task, opts ...option) (*Twostep, error) {
 	t := &Twostep{store: gatewayStore(store), log: &echoLog{}, task: task}
+	for _, o := range opts {
+		o(t)
+	}
 	model := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
 		t.calls.Add(1)
 		return workflow.ModelResponse{Text: "{}", Model: "fake", PromptTokens: 100, CompletionTokens: 10}, nil

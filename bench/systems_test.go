@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twostep/twostep/memstore"
 )
@@ -148,5 +149,72 @@ func TestCheckCatchesWrongResults(t *testing.T) {
 				t.Errorf("Check() = %v, want an error with %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// The step clock marks the end of every step of a run, and only during a
+// run it was begun for: one mark per tool call and one for the answer, in
+// order, none from the warm-up run before it.
+func TestStepClockMarksEveryStep(t *testing.T) {
+	task := Task{Calls: 25}
+	for _, s := range systems(task) {
+		if !strings.HasPrefix(s.name, "twostep") {
+			continue
+		}
+		t.Run(s.name, func(t *testing.T) {
+			sys := s.start(t)
+			ctx := context.Background()
+			if err := s.runOnce(ctx, sys); err != nil { // not begun: no marks
+				t.Fatal(err)
+			}
+			clock := sys.(interface{ Steps() *stepClock }).Steps()
+			sum := make([]time.Duration, task.Steps())
+			clock.begin(cpuTime())
+			if err := sys.Run(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if n := clock.end(sum); n != task.Steps() {
+				t.Fatalf("%d steps marked, want %d", n, task.Steps())
+			}
+			if _, err := s.result(ctx, sys); err != nil {
+				t.Fatal(err)
+			}
+			for k, d := range sum {
+				if d < 0 {
+					t.Errorf("step %d took %v of CPU", k+1, d)
+				}
+			}
+			if err := sys.Forget(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.runOnce(ctx, sys); err != nil { // ended: no marks
+				t.Fatal(err)
+			}
+			if n := clock.end(sum); n != task.Steps() {
+				t.Errorf("%d marks after the clock ended, want the run's %d", n, task.Steps())
+			}
+		})
+	}
+}
+
+// The long round's windows are steps 2–11 and its last ten tool calls;
+// a task too short for two distinct windows has none.
+func TestLongWindows(t *testing.T) {
+	early, late, ok := longWindows(Task{Calls: LongCalls})
+	if !ok || early != (stepWindow{2, 11}) || late != (stepWindow{91, 100}) {
+		t.Errorf("longWindows(%d calls) = %v, %v, %v", LongCalls, early, late, ok)
+	}
+	if _, _, ok := longWindows(Task{Calls: DefaultCalls}); ok {
+		t.Errorf("longWindows(%d calls) has windows", DefaultCalls)
+	}
+	sum := make([]time.Duration, 101)
+	for k := range sum {
+		sum[k] = time.Duration(k+1) * time.Microsecond // step k+1 took k+1 µs
+	}
+	if got := late.mean(sum, 1); got != 95.5 {
+		t.Errorf("mean of steps 91–100 = %v µs, want 95.5", got)
+	}
+	if got := early.mean(sum, 2); got != 3.25 {
+		t.Errorf("mean of steps 2–11 over 2 runs = %v µs, want 3.25", got)
 	}
 }

@@ -37,7 +37,12 @@ type Twostep struct {
 	compactions atomic.Int64
 	before      int64  // calls before the last run
 	last        string // the last run's workflow id
+	// wrap, when set, wraps the engine's mode (labelSteps).
+	wrap func(workflow.Mode) workflow.Mode
 }
+
+// option configures a Twostep system before its engine starts.
+type option func(*Twostep)
 
 // twostepScript is the model's reply to each call of a run, in order.
 func twostepScript(task Task) []string {
@@ -53,13 +58,16 @@ func twostepScript(task Task) []string {
 
 // NewTwostep starts a twostep engine with the React mode over store, its
 // model scripted for task.
-func NewTwostep(store workflow.Store, task Task) (*Twostep, error) {
+func NewTwostep(store workflow.Store, task Task, opts ...option) (*Twostep, error) {
 	set, err := templates.Load("")
 	if err != nil {
 		return nil, fmt.Errorf("templates.Load: %w", err)
 	}
 	mode := react.New(prompts.NewBuilder(set, prompts.Options{}))
 	t := &Twostep{store: gatewayStore(store), log: &echoLog{}, task: task}
+	for _, o := range opts {
+		o(t)
+	}
 	script := twostepScript(task)
 	model := workflow.ModelFunc(func(ctx context.Context, req workflow.ModelRequest) (workflow.ModelResponse, error) {
 		if req.Stage == workflow.StageCompact {
@@ -83,6 +91,11 @@ func (t *Twostep) start(model workflow.Model, modes map[workflow.ModeName]workfl
 	}
 	// Production intervals (the defaults), so background polling costs
 	// what it costs in the gateway.
+	if t.wrap != nil {
+		for name, m := range modes {
+			modes[name] = t.wrap(m)
+		}
+	}
 	cfg := workflow.EngineConfig{InstanceID: "bench", MaxStepsLimit: max(workflow.DefaultMaxStepsLimit, t.task.Steps())}
 	if t.engine, err = workflow.NewEngine(cfg, t.store, model, reg, modes); err != nil {
 		return err
@@ -163,11 +176,13 @@ func gatewayStore(store workflow.Store) *releases {
 	return newReleases(redact.Traces(store, redact.New(modelKey)))
 }
 
-// releases wraps a store to tell when a round's lease is released.
+// releases wraps a store to tell when a round's lease is released, and
+// marks the end of each step on its step clock.
 type releases struct {
 	workflow.Store
-	mu   sync.Mutex
-	done map[string]chan struct{}
+	mu    sync.Mutex
+	done  map[string]chan struct{}
+	steps stepClock
 }
 
 func newReleases(s workflow.Store) *releases {

@@ -36,31 +36,36 @@ func SummaryTextLimit(budget int) int {
 // least one more message than the last, so compactions never repeat.
 func Compaction(msgs []workflow.Message, budget int) (entries []workflow.Message, previous *workflow.Message) {
 	budget = historyBudget(budget)
-	prev, live := splitCompacted(msgs)
+	var buf [64]int
+	v := viewOf(msgs, buf[:0])
+	if v.prevAt >= 0 {
+		previous = &msgs[v.prevAt] // v.prev, but not through v: buf stays on the stack
+	}
 	reserved := budget - SummaryBudget(budget) - 1
 	room := budget
-	if prev != nil {
+	if v.prev != nil {
 		room = reserved
 	}
-	order := newestFirst(live)
-	if fitting(live, order, room) == order.Len() {
-		return nil, prev
+	if fitting(v, room) == v.order.Len() {
+		return nil, previous
 	}
-	keep := max(fitting(live, order, reserved/2), 1)
-	if keep >= order.Len() {
-		return nil, prev
+	keep := max(fitting(v, reserved/2), 1)
+	if keep >= v.order.Len() {
+		return nil, previous
 	}
-	for k := order.Len() - 1; k >= keep; k-- {
-		entries = append(entries, live[order.At(k)])
+	for k := v.order.Len() - 1; k >= keep; k-- {
+		entries = append(entries, *v.at(k))
 	}
-	return entries, prev
+	return entries, previous
 }
 
-// fitting counts how many entries of msgs, in order, fit budget runes.
-func fitting(msgs []workflow.Message, order ordering, budget int) int {
+// fitting counts how many of v's entries, newest first, fit budget runes.
+func fitting(v view, budget int) int {
+	pos := lockPositions(v.msgs)
+	defer pos.unlock()
 	used := 0
-	for n := range order.Len() {
-		used += renderedEntry(&msgs[order.At(n)]).runes
+	for n := range v.order.Len() {
+		used += pos.entry(v.msgs, v.order.At(n)).runes
 		if n > 0 {
 			used++ // the newline before the entry
 		}
@@ -68,7 +73,7 @@ func fitting(msgs []workflow.Message, order ordering, budget int) int {
 			return n
 		}
 	}
-	return order.Len()
+	return v.order.Len()
 }
 
 // CompactedEntriesText renders entries (oldest first) for the compaction
@@ -105,54 +110,34 @@ func PreviousSummaryText(prev *workflow.Message) string {
 	return prev.Text
 }
 
-// splitCompacted returns the newest summary message of msgs (nil: none)
-// and the messages that are history entries: every message that is not a
-// summary, after the ones the newest summary covers.
-func splitCompacted(msgs []workflow.Message) (*workflow.Message, []workflow.Message) {
-	var prev *workflow.Message
-	for i := range msgs {
-		if msgs[i].Role == workflow.RoleSummary && (prev == nil || msgs[i].Seq >= prev.Seq) {
-			prev = &msgs[i]
-		}
-	}
-	if prev == nil {
-		return nil, msgs
-	}
-	isLive := func(m *workflow.Message) bool {
-		return m.Role != workflow.RoleSummary && m.Seq > prev.CompactedThrough
-	}
-	n := 0
-	for i := range msgs {
-		if isLive(&msgs[i]) {
-			n++
-		}
-	}
-	live := make([]workflow.Message, 0, n) // usually the few newest: no room for all of msgs
-	for i := range msgs {
-		if m := &msgs[i]; isLive(m) {
-			live = append(live, *m) // only the live ones are copied, once
-		}
-	}
-	return prev, live
-}
-
 // summaryBlock renders the summary as the history's oldest entry in at most
 // limit runes: a heading naming the last step it covers, then its text
 // fenced as data (it was written from action results).
 func summaryBlock(prev *workflow.Message, msgs []workflow.Message, limit int) string {
-	round, step := prev.Round, prev.Step
+	round, step := coveredThrough(prev, msgs)
+	return renderSummaryBlock(prev.Text, round, step, limit)
+}
+
+// coveredThrough returns the round and step of the last message prev
+// covers (its CompactedThrough), or prev's own when msgs lacks it.
+func coveredThrough(prev *workflow.Message, msgs []workflow.Message) (round, step int) {
 	for i := range msgs {
 		if m := &msgs[i]; m.Seq == prev.CompactedThrough && m.Role != workflow.RoleSummary {
-			round, step = m.Round, m.Step
-			break
+			return m.Round, m.Step
 		}
 	}
+	return prev.Round, prev.Step
+}
+
+// renderSummaryBlock is summaryBlock for a summary text covering through
+// round and step.
+func renderSummaryBlock(text string, round, step, limit int) string {
 	head := summaryHeading(round, step)
 	room := limit - utf8.RuneCountInString(head) - fenceOverhead
 	if room < 20 {
 		return workflow.ClipRunes(head+"(left out: the history budget is too small)", limit)
 	}
-	return head + fenceData(workflow.ClipRunes(workflow.OneLine(prev.Text), room))
+	return head + fenceData(workflow.ClipRunes(workflow.OneLine(text), room))
 }
 
 func summaryHeading(round, step int) string {

@@ -1,6 +1,8 @@
 package placeholders
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -92,5 +94,154 @@ func BenchmarkCompaction1000(b *testing.B) {
 	for b.Loop() {
 		_, _ = Compaction(msgs, DefaultHistoryBudget)
 		_ = History(msgs, DefaultHistoryBudget)
+	}
+}
+
+// splitCompactedReference is the former split of a compacted history: the
+// newest summary and a copy of every entry, in slice order.
+func splitCompactedReference(msgs []workflow.Message) (*workflow.Message, []workflow.Message) {
+	var prev *workflow.Message
+	for i := range msgs {
+		if msgs[i].Role == workflow.RoleSummary && (prev == nil || msgs[i].Seq >= prev.Seq) {
+			prev = &msgs[i]
+		}
+	}
+	if prev == nil {
+		return nil, msgs
+	}
+	var live []workflow.Message
+	for _, m := range msgs {
+		if m.Role != workflow.RoleSummary && m.Seq > prev.CompactedThrough {
+			live = append(live, m)
+		}
+	}
+	return prev, live
+}
+
+// historyCompactedReference is History as it was before the view: the
+// entries copied out of msgs and rendered by the reference renderer, the
+// summary block appended.
+func historyCompactedReference(msgs []workflow.Message, budget int) string {
+	budget = historyBudget(budget)
+	prev, live := splitCompactedReference(msgs)
+	if prev == nil {
+		return historyReference(live, budget)
+	}
+	block := summaryBlock(prev, msgs, SummaryBudget(budget))
+	if len(live) == 0 {
+		return block
+	}
+	return historyReference(live, budget-utf8.RuneCountInString(block)-1) + "\n" + block
+}
+
+// compactionReference is Compaction as it was before the view.
+func compactionReference(msgs []workflow.Message, budget int) ([]workflow.Message, *workflow.Message) {
+	budget = historyBudget(budget)
+	prev, live := splitCompactedReference(msgs)
+	reserved := budget - SummaryBudget(budget) - 1
+	room := budget
+	if prev != nil {
+		room = reserved
+	}
+	order := newestFirstReference(live)
+	fits := func(budget int) int {
+		used := 0
+		for n, i := range order {
+			used += utf8.RuneCountInString(uncachedEntry(&live[i]))
+			if n > 0 {
+				used++
+			}
+			if used > budget {
+				return n
+			}
+		}
+		return len(order)
+	}
+	if fits(room) == len(order) {
+		return nil, prev
+	}
+	keep := max(fits(reserved/2), 1)
+	if keep >= len(order) {
+		return nil, prev
+	}
+	var entries []workflow.Message
+	for k := len(order) - 1; k >= keep; k-- {
+		entries = append(entries, live[order[k]])
+	}
+	return entries, prev
+}
+
+// History and Compaction over a workflow with summaries (among the
+// entries, out of order, several of them, one covering everything) give
+// what the former renderers gave, step by step through a long round.
+func TestCompactedHistoryMatchesReference(t *testing.T) {
+	t.Parallel()
+	check := func(t *testing.T, name string, msgs []workflow.Message, budget int) {
+		t.Helper()
+		wantHistory := historyCompactedReference(msgs, budget)
+		if got := History(msgs, budget); got != wantHistory {
+			t.Fatalf("%s, budget %d: History =\n%s\nwant\n%s", name, budget, got, wantHistory)
+		}
+		if got := strings.Join(HistoryPieces(msgs, budget, nil), ""); got != wantHistory {
+			t.Fatalf("%s, budget %d: HistoryPieces joined =\n%s\nwant\n%s", name, budget, got, wantHistory)
+		}
+		got, gotPrev := Compaction(msgs, budget)
+		want, wantPrev := compactionReference(msgs, budget)
+		if gotPrev != wantPrev || len(got) != len(want) {
+			t.Fatalf("%s, budget %d: Compaction = %d entries, summary %p; want %d, %p", name, budget, len(got), gotPrev, len(want), wantPrev)
+		}
+		for i := range got {
+			if got[i].ID != want[i].ID || got[i].Seq != want[i].Seq {
+				t.Fatalf("%s, budget %d: Compaction entry %d = %s, want %s", name, budget, i, got[i].ID, want[i].ID)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		budget   int
+		workflow string // "": messages without a workflow ID (no positions)
+	}{{200, ""}, {500, ""}, {2000, ""}, {12000, ""}, {200, "wf_ref_200"}, {2000, "wf_ref_2000"}, {12000, "wf_ref_12000"}} {
+		budget := tc.budget
+		var live []workflow.Message
+		for _, m := range inWorkflow(tc.workflow, historyMessages(150)) {
+			live = append(live, m)
+			live, _ = compactOnce(live, budget, strings.Repeat("fact ", 1+int(m.Seq)%700))
+			check(t, fmt.Sprintf("after seq %d", m.Seq), live, budget)
+		}
+		check(t, "out of order", shuffled(live), budget)
+		summaryFirst := append([]workflow.Message{live[len(live)-1]}, live[:len(live)-1]...)
+		check(t, "summary first in the slice", summaryFirst, budget)
+		all := append(slices.Clone(live), workflow.Message{ID: "msg_all", WorkflowID: tc.workflow, Seq: 1000, Round: 9,
+			Role: workflow.RoleSummary, Text: "everything", CompactedThrough: 999})
+		check(t, "a summary covering everything", all, budget)
+	}
+}
+
+// The summary block of a workflow's history follows every change of what
+// it is rendered from: the summary's text (also changed in place), the
+// round and step of the message it covers through, and the budget.
+func TestSummaryBlockFollowsChanges(t *testing.T) {
+	t.Parallel()
+	msgs := inWorkflow("wf_block_changes", historyMessages(30))
+	msgs = append(msgs, workflow.Message{ID: "msg_sum", WorkflowID: "wf_block_changes", Seq: 31, Round: 4, Step: 30,
+		Role: workflow.RoleSummary, Text: "first summary", CompactedThrough: 20})
+	sum := &msgs[len(msgs)-1]
+	for _, change := range []struct {
+		name string
+		do   func()
+	}{
+		{"as rendered before", func() {}},
+		{"text", func() { sum.Text = "second summary" }},
+		{"text of the same length", func() { sum.Text = "third  summary" }},
+		{"covers through another message", func() { sum.CompactedThrough = 10 }},
+		{"the covered message's step", func() { msgs[9].Step = 42 }},
+		{"the covered message's round", func() { msgs[9].Round = 7 }},
+		{"the covered message gone", func() { msgs[9].Seq = 99 }},
+	} {
+		change.do()
+		for _, budget := range []int{12000, 300, 2000, 12000} { // the first is the last: a stale block would show
+			if got, want := History(msgs, budget), historyCompactedReference(msgs, budget); got != want {
+				t.Fatalf("%s, budget %d: History =\n%s\nwant\n%s", change.name, budget, got, want)
+			}
+		}
 	}
 }

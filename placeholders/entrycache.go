@@ -52,8 +52,16 @@ var entries entryCache
 // renderedEntry returns m's history entry, from the cache when m was
 // rendered before with the same content.
 func renderedEntry(m *workflow.Message) entry {
+	e, _ := cachedEntryOf(m)
+	return e
+}
+
+// cachedEntryOf returns m's history entry and its cache record (nil when
+// the entry is not cached: m has no ID, or the entry is too long), from
+// the cache when m was rendered before with the same content.
+func cachedEntryOf(m *workflow.Message) (entry, *cachedEntry) {
 	if m.ID == "" {
-		return renderEntry(m)
+		return renderEntry(m), nil
 	}
 	c := &entries
 	c.mu.Lock()
@@ -65,17 +73,17 @@ func renderedEntry(m *workflow.Message) entry {
 	}
 	c.mu.Unlock()
 	if ok && sameEntrySource(&ce.src, m) {
-		return ce.entry
+		return ce.entry, ce
 	}
 	e := renderEntry(m)
 	if len(e.text) > maxCachedEntryBytes {
-		return e
+		return e, nil
 	}
 	ce = &cachedEntry{src: entrySource(m), entry: e}
 	c.mu.Lock()
 	c.putLocked(m.ID, ce)
 	c.mu.Unlock()
-	return e
+	return e, ce
 }
 
 func (c *entryCache) putLocked(id string, ce *cachedEntry) {
@@ -107,11 +115,12 @@ func entrySizeHint(m *workflow.Message) int {
 }
 
 // entrySource copies the fields writeEntry reads (and only those, so the
-// cache does not keep parameters alive), with copies of the slices, which a
-// caller could change in place.
+// cache does not keep parameters alive, nor an action's text result, which
+// its entry does not show and which may be large), with copies of the
+// slices, which a caller could change in place.
 func entrySource(m *workflow.Message) workflow.Message {
 	src := workflow.Message{
-		ID: m.ID, Round: m.Round, Step: m.Step, Role: m.Role, Text: m.Text,
+		ID: m.ID, Round: m.Round, Step: m.Step, Role: m.Role, Text: shownText(m),
 		Action: m.Action, ActionObjective: m.ActionObjective, Status: m.Status,
 		DocumentsLabel: m.DocumentsLabel, Summary: m.Summary, Findings: m.Findings,
 		Learnings: slices.Clone(m.Learnings),
@@ -131,7 +140,7 @@ func entrySource(m *workflow.Message) workflow.Message {
 // constant time.)
 func sameEntrySource(src, m *workflow.Message) bool {
 	if src.ID != m.ID || src.Round != m.Round || src.Step != m.Step || src.Role != m.Role ||
-		src.Text != m.Text || src.Action != m.Action || src.ActionObjective != m.ActionObjective ||
+		src.Text != shownText(m) || src.Action != m.Action || src.ActionObjective != m.ActionObjective ||
 		src.Status != m.Status || src.DocumentsLabel != m.DocumentsLabel ||
 		src.Summary != m.Summary || src.Findings != m.Findings ||
 		!slices.Equal(src.Learnings, m.Learnings) || len(src.Documents) != len(m.Documents) {
@@ -143,4 +152,13 @@ func sameEntrySource(src, m *workflow.Message) bool {
 		}
 	}
 	return true
+}
+
+// shownText is m's Text when its entry shows it (user and assistant
+// messages), else "".
+func shownText(m *workflow.Message) string {
+	if m.Role == workflow.RoleUser || m.Role == workflow.RoleAssistant {
+		return m.Text
+	}
+	return ""
 }

@@ -97,6 +97,10 @@ func TestHistoryMatchesUncachedRendering(t *testing.T) {
 		{"newest too long", long},
 		{"mixed roles", mixedMessages()},
 		{"out of order", shuffled(historyMessages(120))},
+		// With a workflow ID, entries are also found by position.
+		{"many, in a workflow", inWorkflow("wf_match_many", historyMessages(300))},
+		{"mixed roles, in a workflow", inWorkflow("wf_match_mixed", mixedMessages())},
+		{"out of order, in a workflow", inWorkflow("wf_match_shuffled", shuffled(historyMessages(120)))},
 	} {
 		for _, budget := range []int{200, 230, 300, 777, 2000, 12000, 100000} {
 			want := historyReference(tc.msgs, historyBudget(budget))
@@ -104,9 +108,20 @@ func TestHistoryMatchesUncachedRendering(t *testing.T) {
 				if got := History(tc.msgs, budget); got != want {
 					t.Errorf("%s, budget %d, pass %d: History =\n%s\nwant\n%s", tc.name, budget, pass, got, want)
 				}
+				if got := strings.Join(HistoryPieces(tc.msgs, budget, nil), ""); got != want {
+					t.Errorf("%s, budget %d, pass %d: HistoryPieces joined =\n%s\nwant\n%s", tc.name, budget, pass, got, want)
+				}
 			}
 		}
 	}
+}
+
+// inWorkflow returns msgs as messages of workflow id.
+func inWorkflow(id string, msgs []workflow.Message) []workflow.Message {
+	for i := range msgs {
+		msgs[i].WorkflowID = id
+	}
+	return msgs
 }
 
 // shuffled returns msgs in a fixed scrambled order, with seq ties.
@@ -238,6 +253,110 @@ func TestHistoryConcurrentRenders(t *testing.T) {
 	for range 8 {
 		if got := <-done; got != want {
 			t.Fatal("a concurrent render differs from the uncached one")
+		}
+	}
+}
+
+// A workflow's messages changed in place, added, dropped or replaced by
+// others at the same indexes between two renders: each render gives the
+// uncached text, never an entry found at a position for other content.
+func TestPositionsFollowChangedMessages(t *testing.T) {
+	t.Parallel()
+	msgs := inWorkflow("wf_positions_change", historyMessages(40))
+	steps := []struct {
+		name   string
+		change func([]workflow.Message) []workflow.Message
+	}{
+		{"as rendered before", func(m []workflow.Message) []workflow.Message { return m }},
+		{"findings in place", func(m []workflow.Message) []workflow.Message { m[39].Findings = "changed"; return m }},
+		{"learning in place", func(m []workflow.Message) []workflow.Message { m[38].Learnings[0] = "changed"; return m }},
+		{"status", func(m []workflow.Message) []workflow.Message { m[37].Status = workflow.MessageError; return m }},
+		{"document name", func(m []workflow.Message) []workflow.Message { m[35].Documents[0].Name = "other.md"; return m }},
+		{"one more", func(m []workflow.Message) []workflow.Message {
+			n := m[39]
+			n.ID, n.Seq, n.Findings = "msg_more", 41, "new"
+			return append(m, n)
+		}},
+		{"the oldest dropped (indexes shift)", func(m []workflow.Message) []workflow.Message { return m[1:] }},
+		{"another workflow's messages under its ID", func(m []workflow.Message) []workflow.Message {
+			return inWorkflow("wf_positions_change", mixedMessages())
+		}},
+	}
+	for _, st := range steps {
+		msgs = st.change(msgs)
+		for _, budget := range []int{300, 2000, 12000} {
+			if got, want := History(msgs, budget), historyReference(msgs, historyBudget(budget)); got != want {
+				t.Fatalf("%s, budget %d: History =\n%s\nwant\n%s", st.name, budget, got, want)
+			}
+		}
+	}
+}
+
+// TestPositionCacheBounded renders the histories of more workflows than
+// the position cache keeps: it never holds more than two generations of
+// workflows, each referring to about maxCachedEntries entries at most, and
+// a workflow rendered on every step survives the turnover.
+func TestPositionCacheBounded(t *testing.T) {
+	hot := inWorkflow("wf_bounded_hot", historyMessages(30))
+	History(hot, 0)
+	for i := range 3 * maxPositionedWorkflows {
+		History(inWorkflow(fmt.Sprintf("wf_bounded_%d", i), historyMessages(1+i%7)), 0)
+		if i%100 == 0 {
+			History(hot, 0)
+		}
+		positioned.mu.Lock()
+		n, refs := len(positioned.cur)+len(positioned.old), positioned.refs
+		positioned.mu.Unlock()
+		if n > 2*maxPositionedWorkflows || refs > maxCachedEntries+len(hot) {
+			t.Fatalf("after %d workflows the cache holds %d workflows and %d references", i+1, n, refs)
+		}
+	}
+	positioned.mu.Lock()
+	_, inCur := positioned.cur["wf_bounded_hot"]
+	_, inOld := positioned.old["wf_bounded_hot"]
+	positioned.mu.Unlock()
+	if !inCur && !inOld {
+		t.Error("a workflow rendered on every step was dropped from the cache")
+	}
+	// A workflow of more messages than the cache holds positions for is
+	// rendered; the next render of another workflow turns the generation
+	// over, so the newer one does not keep them.
+	History(inWorkflow("wf_bounded_huge", historyMessages(3*maxCachedEntries)), 0)
+	History(inWorkflow("wf_bounded_after_huge", historyMessages(3)), 0)
+	positioned.mu.Lock()
+	refs := positioned.refs
+	_, hugeInCur := positioned.cur["wf_bounded_huge"]
+	positioned.mu.Unlock()
+	if refs > maxCachedEntries || hugeInCur {
+		t.Errorf("after a huge workflow the newer generation holds %d positions (max %d), the huge one's: %v", refs, maxCachedEntries, hugeInCur)
+	}
+}
+
+// An action's text result is not in its entry, so the cache does not keep
+// it (it may be large); a user's or assistant's text is, and a change of
+// it alone is rendered afresh.
+func TestEntryCacheKeepsOnlyShownText(t *testing.T) {
+	t.Parallel()
+	action := workflow.Message{ID: "cache_text_action", WorkflowID: "wf_cache_text", Round: 1, Step: 1, Role: workflow.RoleAction,
+		Action: "web.get", Status: workflow.MessageSuccess, Summary: "web.get succeeded", Text: strings.Repeat("big result ", 1000)}
+	if got, want := History([]workflow.Message{action}, 0), uncachedEntry(&action); got != want {
+		t.Fatalf("History = %q, want %q", got, want)
+	}
+	entries.mu.Lock()
+	ce := entries.cur[action.ID]
+	entries.mu.Unlock()
+	if ce == nil {
+		t.Fatal("the action's entry is not cached")
+	}
+	if n := len(ce.src.Text); n != 0 {
+		t.Fatalf("the cached entry of an action keeps its text result (%d bytes)", n)
+	}
+	for _, role := range []workflow.Role{workflow.RoleUser, workflow.RoleAssistant} {
+		m := workflow.Message{ID: "cache_text_" + string(role), Round: 1, Step: 2, Role: role, Text: "first text"}
+		renderedEntry(&m)
+		m.Text = "other text"
+		if got, want := renderedEntry(&m).text, uncachedEntry(&m); got != want {
+			t.Errorf("%s: entry after a text change = %q, want %q", role, got, want)
 		}
 	}
 }

@@ -2,11 +2,9 @@ package placeholders
 
 import (
 	"bytes"
-	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -34,16 +32,88 @@ const textExcerpt = 400
 // and the newest summary is the last (oldest) entry, fenced as data, in at
 // most SummaryBudget(budget) characters; the other entries share the rest.
 func History(msgs []workflow.Message, budget int) string {
+	var stack [64]entry
+	whole, kept, omitted, block := history(msgs, budget, stack[:0])
+	if whole != "" {
+		return whole
+	}
+	return joinEntries(kept, omitted, block)
+}
+
+// HistoryPieces returns History(msgs, budget) in pieces, to be written one
+// after the other (templates.Template.RenderPieces): the entries are not
+// joined into a string of their own. buf is room for the pieces.
+func HistoryPieces(msgs []workflow.Message, budget int, buf []string) []string {
+	var stack [64]entry
+	whole, kept, omitted, block := history(msgs, budget, stack[:0])
+	if whole != "" {
+		return append(buf, whole)
+	}
+	for i, e := range kept {
+		if i > 0 {
+			buf = append(buf, "\n")
+		}
+		buf = append(buf, e.text)
+	}
+	if omitted != "" {
+		buf = append(buf, omitted)
+	}
+	if block != "" {
+		buf = append(buf, "\n", block)
+	}
+	return buf
+}
+
+// history renders the history of msgs (see History) into kept (room for
+// the entries): whole when it has no entries; else the kept entries
+// (newest first, to be joined by newlines), the omitted line ("": none)
+// and the summary block ("": none), which follows a newline. The results
+// are apart so that kept's room can stay on the caller's stack.
+func history(msgs []workflow.Message, budget int, room []entry) (whole string, kept []entry, omitted, block string) {
 	budget = historyBudget(budget)
-	prev, live := splitCompacted(msgs)
-	if prev == nil {
-		return renderHistory(live, budget)
+	var buf [64]int
+	v := viewOf(msgs, buf[:0])
+	pos := lockPositions(msgs)
+	defer pos.unlock()
+	if v.order.Len() == 0 && v.prev == nil {
+		return "(no history yet)", nil, "", ""
 	}
-	block := summaryBlock(prev, msgs, SummaryBudget(budget))
-	if len(live) == 0 {
-		return block
+	if v.prev == nil {
+		kept, omitted = renderHistory(pos, v, budget, room)
+		return "", kept, omitted, ""
 	}
-	return renderHistory(live, budget-utf8.RuneCountInString(block)-1) + "\n" + block
+	block = pos.summaryBlock(v.prev, msgs, SummaryBudget(budget))
+	if v.order.Len() == 0 {
+		return block, nil, "", ""
+	}
+	kept, omitted = renderHistory(pos, v, budget-utf8.RuneCountInString(block)-1, room)
+	return "", kept, omitted, block
+}
+
+// joinEntries joins entries with newlines, then omitted, then a newline
+// and block (when block is set), in one allocation of the exact size.
+func joinEntries(entries []entry, omitted, block string) string {
+	n := len(omitted) + len(entries) - 1
+	if block != "" {
+		n += 1 + len(block)
+	}
+	for _, e := range entries {
+		n += len(e.text)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i, e := range entries {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(e.text)
+	}
+	b.WriteString(omitted)
+	if block != "" {
+		b.WriteByte('\n')
+		b.WriteString(block)
+	}
+	return b.String()
 }
 
 // historyBudget resolves a configured budget: 0 → DefaultHistoryBudget,
@@ -55,20 +125,14 @@ func historyBudget(budget int) int {
 	return max(budget, MinHistoryBudget)
 }
 
-// renderHistory renders msgs newest first within budget runes, dropping the
-// oldest entries with an omitted line when they do not fit. Each entry
-// comes from the entry cache (renderedEntry) and the result is built in one
-// allocation of its exact size.
-func renderHistory(msgs []workflow.Message, budget int) string {
-	if len(msgs) == 0 {
-		return "(no history yet)"
-	}
-	order := newestFirst(msgs)
-	var stack [64]entry
-	kept := stack[:0] // the entries that fit, newest first
-	used := 0         // runes of the kept entries and their separators
-	for n := range order.Len() {
-		e := renderedEntry(&msgs[order.At(n)])
+// renderHistory renders v's entries (at least one) newest first within
+// budget runes into kept (its room), dropping the oldest entries with an
+// omitted line (returned with them; "": none) when they do not fit. Each entry comes from the caches
+// (pos: the workflow's positions, locked; see positions.entry).
+func renderHistory(pos *positions, v view, budget int, kept []entry) ([]entry, string) {
+	used := 0 // runes of the kept entries and their separators
+	for n := range v.order.Len() {
+		e := pos.entry(v.msgs, v.order.At(n))
 		runes := e.runes
 		if n > 0 {
 			runes++ // the newline before the entry
@@ -84,9 +148,9 @@ func renderHistory(msgs []workflow.Message, budget int) string {
 		used += runes
 		kept = append(kept, e)
 	}
-	omitted := order.Len() - len(kept)
+	omitted := v.order.Len() - len(kept)
 	if omitted == 0 {
-		return joinEntries(kept, "")
+		return kept, ""
 	}
 	// Drop more entries until the omitted line fits too (keep the newest,
 	// cut if need be).
@@ -101,25 +165,7 @@ func renderHistory(msgs []workflow.Message, budget int) string {
 		e.text = workflow.ClipRunes(e.text, budget-omittedLen(omitted))
 		kept[0] = e
 	}
-	return joinEntries(kept, omittedLine(omitted))
-}
-
-// joinEntries joins entries with newlines, then tail, in one allocation.
-func joinEntries(entries []entry, tail string) string {
-	n := len(tail) + len(entries) - 1
-	for _, e := range entries {
-		n += len(e.text)
-	}
-	var b strings.Builder
-	b.Grow(n)
-	for i, e := range entries {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(e.text)
-	}
-	b.WriteString(tail)
-	return b.String()
+	return kept, omittedLine(omitted)
 }
 
 func omittedLine(n int) string {
@@ -187,52 +233,6 @@ func writeDocuments(b *bytes.Buffer, m *workflow.Message) {
 		fmt.Fprintf(b, "docItem:%s:%s", d.ID, workflow.OneLine(d.Name))
 	}
 	b.WriteString(")")
-}
-
-// newestFirst returns msgs ordered by round, then seq, both descending
-// (equal keys: later in the slice first). Messages from a store are
-// already in seq order, so the common case is a plain reversal, which
-// needs no index list.
-func newestFirst(msgs []workflow.Message) ordering {
-	sorted := true
-	for i := 1; i < len(msgs); i++ {
-		if msgs[i].Round < msgs[i-1].Round || msgs[i].Round == msgs[i-1].Round && msgs[i].Seq < msgs[i-1].Seq {
-			sorted = false
-			break
-		}
-	}
-	if sorted {
-		return ordering{n: len(msgs)}
-	}
-	idx := make([]int, len(msgs))
-	for i := range idx {
-		idx[i] = len(msgs) - 1 - i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		if c := cmp.Compare(msgs[b].Round, msgs[a].Round); c != 0 {
-			return c
-		}
-		return cmp.Compare(msgs[b].Seq, msgs[a].Seq)
-	})
-	return ordering{n: len(msgs), idx: idx}
-}
-
-// ordering is an order of a message slice's indexes: the reverse of the
-// slice when idx is nil, else idx.
-type ordering struct {
-	n   int
-	idx []int
-}
-
-// Len is the number of indexes.
-func (o ordering) Len() int { return o.n }
-
-// At returns the k-th index.
-func (o ordering) At(k int) int {
-	if o.idx == nil {
-		return o.n - 1 - k
-	}
-	return o.idx[k]
 }
 
 // splitSummary separates what an action message says about itself from

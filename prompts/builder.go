@@ -92,6 +92,12 @@ func renderTemplate(t templates.Template, values map[string]string, owned bool) 
 	if err != nil {
 		return Rendered{}, workflow.WrapKind(workflow.KindInternal, err, "prompts.Render(%q)", t.Name)
 	}
+	return rendered(t, parts, values, owned), nil
+}
+
+// rendered is the Rendered of t's parts rendered with values (owned: see
+// renderTemplate).
+func rendered(t templates.Template, parts []templates.Part, values map[string]string, owned bool) Rendered {
 	r := Rendered{
 		Template: t.Name,
 		Messages: make([]workflow.PromptMessage, len(parts)),
@@ -103,14 +109,14 @@ func renderTemplate(t templates.Template, values map[string]string, owned bool) 
 	// entries, it has no other.
 	if owned && len(values) == t.NumKeys() {
 		r.Placeholders = values
-		return r, nil
+		return r
 	}
 	keys := t.Keys()
 	r.Placeholders = make(map[string]string, len(keys))
 	for _, k := range keys {
 		r.Placeholders[k] = values[k]
 	}
-	return r, nil
+	return r
 }
 
 // render renders the override when it is set, else the set's template

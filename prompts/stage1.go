@@ -33,19 +33,47 @@ type Stage1Input struct {
 // AVAILABLE_METHODS, AVAILABLE_DOCUMENTS_INDEX, AVAILABLE_CONNECTIONS_INDEX,
 // WORKFLOW_HISTORY and VALIDATION_FEEDBACK.
 func (b *Builder) Stage1Values(in Stage1Input) map[string]string {
+	v := b.stage1Values(in)
+	v[templates.KeyWorkflowHistory] = placeholders.History(in.Messages, b.opts.HistoryBudget)
+	return v
+}
+
+// stage1Values is Stage1Values without WORKFLOW_HISTORY.
+func (b *Builder) stage1Values(in Stage1Input) map[string]string {
+	round := currentRound(in)
 	return map[string]string{
-		templates.KeyUserPrompt:                placeholders.UserPromptText(in.Messages, currentRound(in)),
+		templates.KeyUserPrompt:                placeholders.UserPromptText(in.Messages, round),
 		templates.KeyAvailableMethods:          b.methods.Methods(in.Actions),
 		templates.KeyAvailableDocumentsIndex:   placeholders.DocumentsIndex(in.Messages),
 		templates.KeyAvailableConnectionsIndex: placeholders.ConnectionsIndex(in.Connections),
-		templates.KeyWorkflowHistory:           placeholders.History(in.Messages, b.opts.HistoryBudget),
-		templates.KeyValidationFeedback:        joinBlocks(workflow.LoopWarning(in.Messages, currentRound(in), workflow.LoopLimit(b.opts.LoopRepeats)), in.Feedback),
+		templates.KeyValidationFeedback:        joinBlocks(workflow.LoopWarning(in.Messages, round, workflow.LoopLimit(b.opts.LoopRepeats)), in.Feedback),
 	}
 }
 
-// Stage1 renders the Stage 1 prompt (template "stage1").
+// Stage1 renders the Stage 1 prompt (template "stage1"). The history is
+// written into the prompt entry by entry (placeholders.HistoryPieces),
+// not joined into a string first; Placeholders holds it as the prompt
+// shows it.
 func (b *Builder) Stage1(in Stage1Input) (Rendered, error) {
-	return b.render(templates.Stage1, in.Template, b.Stage1Values(in))
+	t := in.Template
+	if t == nil {
+		st, err := b.set.Get(templates.Stage1)
+		if err != nil {
+			return b.Render(templates.Stage1, b.Stage1Values(in)) // the same error
+		}
+		t = &st
+	}
+	values := b.stage1Values(in)
+	var buf [160]string
+	pieces := placeholders.HistoryPieces(in.Messages, b.opts.HistoryBudget, buf[:0])
+	parts, history, err := t.RenderPieces(values, templates.KeyWorkflowHistory, pieces)
+	if err != nil {
+		return Rendered{}, workflow.WrapKind(workflow.KindInternal, err, "prompts.Render(%q)", t.Name)
+	}
+	if t.Uses(templates.KeyWorkflowHistory) {
+		values[templates.KeyWorkflowHistory] = history
+	}
+	return rendered(*t, parts, values, true), nil
 }
 
 // Plan renders the action-plan mode's planning prompt (template "plan")

@@ -43,6 +43,12 @@ func (t Template) Keys() []string { return slices.Clone(t.keys) }
 // NumKeys returns len(t.Keys()) without copying the keys.
 func (t Template) NumKeys() int { return len(t.keys) }
 
+// Uses reports whether t has the placeholder key.
+func (t Template) Uses(key string) bool {
+	_, ok := slices.BinarySearch(t.keys, key)
+	return ok
+}
+
 // Render substitutes values into the template and returns one Part per
 // section, in order. It has missingkey=error semantics: a key the template
 // names but values lacks is an error, never an empty string (a present key
@@ -52,34 +58,74 @@ func (t Template) NumKeys() int { return len(t.keys) }
 // a first attempt) removes that line. Leading and trailing blank lines of
 // each part are trimmed.
 func (t Template) Render(values map[string]string) ([]Part, error) {
+	parts, _, err := t.render(values, "", nil)
+	return parts, err
+}
+
+// RenderPieces is Render with the value of key given as pieces, written
+// one after the other where key stands, so that a long value built from
+// parts (WORKFLOW_HISTORY from its entries) is copied once, into the
+// part, instead of being joined first. value is the pieces joined: the
+// bytes of the first part key stands in (no copy), or "" when t does not
+// use key. values' own entry for key, if any, is ignored.
+func (t Template) RenderPieces(values map[string]string, key string, pieces []string) (parts []Part, value string, err error) {
+	return t.render(values, key, pieces)
+}
+
+// render is Render, with key's value given as pieces when key is set.
+func (t Template) render(values map[string]string, key string, pieces []string) ([]Part, string, error) {
 	var missing []string
 	for _, k := range t.keys {
-		if _, ok := values[k]; !ok {
+		if _, ok := values[k]; !ok && (key == "" || k != key) {
 			missing = append(missing, k)
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("template %q: no value for %s", t.Name, strings.Join(missing, ", "))
+		return nil, "", fmt.Errorf("template %q: no value for %s", t.Name, strings.Join(missing, ", "))
+	}
+	piecesLen := 0
+	for _, p := range pieces {
+		piecesLen += len(p)
 	}
 	parts := make([]Part, 0, len(t.sections))
+	var value string
 	for _, s := range t.sections {
 		size := 0
 		for _, c := range s.chunks {
-			if c.key != "" {
-				size += len(values[c.key])
-			} else {
+			switch {
+			case c.key == "":
 				size += len(c.text)
+			case key != "" && c.key == key:
+				size += piecesLen
+			default:
+				size += len(values[c.key])
 			}
 		}
 		var b strings.Builder
 		b.Grow(size) // one allocation per part, however large the values
 		skipNewline := false
+		start, end := -1, -1 // where key's value is in b
 		for _, c := range s.chunks {
 			if c.key != "" {
-				v := values[c.key]
-				b.WriteString(v)
+				empty := false
+				if key != "" && c.key == key {
+					if start < 0 && value == "" {
+						start = b.Len()
+					}
+					for _, p := range pieces {
+						b.WriteString(p)
+					}
+					if end < 0 && value == "" {
+						end = b.Len()
+					}
+					empty = piecesLen == 0
+				} else {
+					v := values[c.key]
+					b.WriteString(v)
+					empty = v == ""
+				}
 				// An empty value alone on its line removes the line.
-				skipNewline = v == "" && (b.Len() == 0 || strings.HasSuffix(b.String(), "\n"))
+				skipNewline = empty && (b.Len() == 0 || strings.HasSuffix(b.String(), "\n"))
 				continue
 			}
 			text := c.text
@@ -89,9 +135,13 @@ func (t Template) Render(values map[string]string) ([]Part, error) {
 			}
 			b.WriteString(text)
 		}
-		parts = append(parts, Part{Role: s.role, Content: trimBlankLines(b.String())})
+		full := b.String()
+		if start >= 0 {
+			value = full[start:end]
+		}
+		parts = append(parts, Part{Role: s.role, Content: trimBlankLines(full)})
 	}
-	return parts, nil
+	return parts, value, nil
 }
 
 // trimBlankLines removes leading blank lines and all trailing whitespace.

@@ -182,3 +182,52 @@ func TestRenderDropsEmptyPlaceholderLine(t *testing.T) {
 		}
 	}
 }
+
+// RenderPieces gives what Render gives with the pieces joined as the key's
+// value, and that value (used twice, in two sections, empty and alone on
+// its line, at a part's start and end, not used at all); a missing other
+// key is still an error.
+func TestRenderPiecesMatchesRender(t *testing.T) {
+	t.Parallel()
+	sources := []string{
+		"--- system ---\nS {{KEY:WORKFLOW_HISTORY}}\n--- user ---\nA\n\n{{KEY:WORKFLOW_HISTORY}}\nB {{KEY:USER_PROMPT}}.\n{{KEY:WORKFLOW_HISTORY}}\n",
+		"--- user ---\n{{KEY:WORKFLOW_HISTORY}}\n\n{{KEY:USER_PROMPT}}\n",
+		"--- user ---\nonly {{KEY:USER_PROMPT}}\n",
+		"--- user ---\n{{KEY:USER_PROMPT}}\n\n{{KEY:WORKFLOW_HISTORY}}",
+	}
+	pieceSets := [][]string{nil, {""}, {"one"}, {"- a", "\n", "- b  ", "\n(2 older entries omitted)"}, {"\n\n", "x", "\n "}}
+	for _, src := range sources {
+		tmpl, err := Parse("x", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pieces := range pieceSets {
+			joined := strings.Join(pieces, "")
+			want, err := tmpl.Render(map[string]string{KeyUserPrompt: "p", KeyWorkflowHistory: joined})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, value, err := tmpl.RenderPieces(map[string]string{KeyUserPrompt: "p", KeyWorkflowHistory: "ignored"}, KeyWorkflowHistory, pieces)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%q with %q: RenderPieces = %q, Render = %q", src, pieces, got, want)
+			}
+			if wantValue := joined; !tmpl.Uses(KeyWorkflowHistory) {
+				wantValue = ""
+				if value != wantValue {
+					t.Errorf("%q: value = %q for a key the template does not use", src, value)
+				}
+			} else if value != wantValue {
+				t.Errorf("%q with %q: value = %q, want %q", src, pieces, value, wantValue)
+			}
+		}
+		if !tmpl.Uses(KeyUserPrompt) || tmpl.Uses(KeyValidationFeedback) {
+			t.Errorf("%q: Uses is wrong", src)
+		}
+		if _, _, err := tmpl.RenderPieces(map[string]string{}, KeyWorkflowHistory, []string{"h"}); err == nil || !strings.Contains(err.Error(), "no value for USER_PROMPT") {
+			t.Errorf("%q: RenderPieces without USER_PROMPT: error %v", src, err)
+		}
+	}
+}
