@@ -40,6 +40,7 @@ type Reads interface {
 	Get(ctx context.Context, userID, id string) (*workflow.Workflow, error)
 	List(ctx context.Context, userID string, p workflow.Page) ([]*workflow.Workflow, string, error)
 	Messages(ctx context.Context, userID, id string, after int64, limit int) (*workflow.Workflow, []workflow.Message, error)
+	MessagesOf(ctx context.Context, userID string, wf *workflow.Workflow, after int64, limit int) ([]workflow.Message, error)
 	Document(ctx context.Context, userID, wfID, docID string) (workflow.DocumentContent, error)
 	Admin() *workflow.AdminReader
 }

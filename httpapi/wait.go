@@ -202,7 +202,9 @@ func (s *Server) answerAfter(ctx context.Context, prefer string, w *workflow.Wor
 			return out // the deadline: today's answer
 		}
 	}
-	_, msgs, err := s.reads.Messages(ctx, UserFrom(ctx), w.ID, 0, 0)
+	// done is the settled workflow in hand (from this request or the
+	// notifier): only its messages are read.
+	msgs, err := s.reads.MessagesOf(ctx, UserFrom(ctx), done, 0, 0)
 	if err != nil {
 		return out
 	}

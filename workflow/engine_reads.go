@@ -78,6 +78,27 @@ func (r *Reader) Messages(ctx context.Context, userID, id string, after int64, l
 	return r.messages(ctx, scope{userID: userID}, id, after, limit)
 }
 
+// MessagesOf returns up to limit of the messages of wf, a workflow the
+// caller already holds (one the engine returned, or a read's), with seq >
+// after, in seq order, when wf is userID's; any other answers
+// NoWorkflow, as Messages does. It reads only the messages: for a
+// caller that has the workflow in hand, one store read instead of two.
+// Every message committed with wf's state is among them (within limit).
+func (r *Reader) MessagesOf(ctx context.Context, userID string, wf *Workflow, after int64, limit int) (_ []Message, err error) {
+	if wf == nil || !ValidID(PrefixWorkflow, wf.ID) {
+		return nil, NoWorkflow("")
+	}
+	if !wf.OwnedBy(userID) {
+		return nil, NoWorkflow(wf.ID)
+	}
+	defer Wrap(&err, "Messages(%q)", wf.ID)
+	msgs, err := r.store.Messages(ctx, wf.ID, after, limit)
+	if KindOf(err) == KindNotFound {
+		return nil, NoWorkflow(wf.ID)
+	}
+	return msgs, err
+}
+
 // Document returns a document of userID's workflow wfID with its bytes; a
 // malformed or unknown document id answers KindNotFound.
 func (r *Reader) Document(ctx context.Context, userID, wfID, docID string) (DocumentContent, error) {
@@ -183,6 +204,12 @@ func (e *Engine) List(ctx context.Context, userID string, p Page) ([]*Workflow, 
 // (Reader.Messages).
 func (e *Engine) Messages(ctx context.Context, userID, id string, after int64, limit int) (*Workflow, []Message, error) {
 	return e.reader().Messages(ctx, userID, id, after, limit)
+}
+
+// MessagesOf returns the messages of wf, a workflow the caller holds, when
+// it is userID's (Reader.MessagesOf).
+func (e *Engine) MessagesOf(ctx context.Context, userID string, wf *Workflow, after int64, limit int) ([]Message, error) {
+	return e.reader().MessagesOf(ctx, userID, wf, after, limit)
 }
 
 // Document returns a document of userID's workflow (Reader.Document).

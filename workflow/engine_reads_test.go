@@ -19,6 +19,7 @@ type userReads interface {
 	Get(ctx context.Context, userID, id string) (*workflow.Workflow, error)
 	List(ctx context.Context, userID string, p workflow.Page) ([]*workflow.Workflow, string, error)
 	Messages(ctx context.Context, userID, id string, after int64, limit int) (*workflow.Workflow, []workflow.Message, error)
+	MessagesOf(ctx context.Context, userID string, wf *workflow.Workflow, after int64, limit int) ([]workflow.Message, error)
 	Document(ctx context.Context, userID, wfID, docID string) (workflow.DocumentContent, error)
 	Admin() *workflow.AdminReader
 }
@@ -98,6 +99,9 @@ func TestReadsServeTheOwner(t *testing.T) {
 			if _, msgs, _ := r.Messages(ctx, "alice", f.alice.ID, 0, 1); !slices.Equal(texts(msgs), []string{"hello from alice"}) {
 				t.Errorf("Messages limit 1 = %q, want the first only", texts(msgs))
 			}
+			if msgs, err := r.MessagesOf(ctx, "alice", f.alice, 1, 0); err != nil || !slices.Equal(texts(msgs), []string{"hi alice"}) {
+				t.Errorf("MessagesOf(alice's, after seq 1) = %q, %v; want the reply only", texts(msgs), err)
+			}
 			doc, err := r.Document(ctx, "alice", f.alice.ID, f.aliceDoc.ID)
 			if err != nil || doc.Name != "notes.txt" || string(doc.Content) != "ali!!" {
 				t.Errorf("Document = %+v, %v; want notes.txt with its bytes", doc, err)
@@ -132,6 +136,19 @@ func TestReadsHideOtherUsers(t *testing.T) {
 				checkNotFound(t, "Document("+id+")", err, want)
 				if doc.Content != nil {
 					t.Errorf("Document(%s) leaked %q", id, doc.Content)
+				}
+			}
+			// A workflow in hand that is not alice's: bob's answers like
+			// Get of his id; none at all like an empty id.
+			for _, held := range []*workflow.Workflow{f.bob, nil} {
+				id := ""
+				if held != nil {
+					id = held.ID
+				}
+				msgs, err := r.MessagesOf(ctx, "alice", held, 0, 0)
+				checkNotFound(t, "MessagesOf("+id+")", err, workflow.PublicMessage(workflow.NoWorkflow(id)))
+				if msgs != nil {
+					t.Errorf("MessagesOf(%s) leaked %v", id, msgs)
 				}
 			}
 			// bob's document asked for through alice's own workflow, and
