@@ -249,8 +249,8 @@ func TestStr(t *testing.T) {
 }
 
 // Commit hands back the workflow it was given, not a copy, with the new
-// version and as it was given (not the stored form), as redisstore hands
-// back its copy: the engine runs on from it. The store keeps its own
+// version and as it was given (not the stored form), as redisstore does:
+// the engine runs on from it. The store keeps its own
 // copy, so changing the returned workflow changes nothing stored. Reads
 // give the stored form.
 func TestCommitReturnsTheGivenWorkflow(t *testing.T) {

@@ -203,9 +203,9 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	s.appendTraces(wf.ID, rec, traces)
 	s.indexRunning(wf.ID, rec)
 	s.sweepIfDue()
-	// The caller's workflow as it gave it (not the stored form), as
-	// redisstore returns it: handed back rather than copied, which the
-	// Store contract allows (the store keeps wf, a copy of its own).
+	// The caller's workflow as it gave it (not the stored form), handed
+	// back rather than copied, which the Store contract allows (the store
+	// keeps wf, a copy of its own); redisstore does the same.
 	c.Workflow.Version = wf.Version
 	return c.Workflow, msgs, nil
 }

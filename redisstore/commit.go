@@ -41,7 +41,12 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	if err := checkWorkflowID(ctx, c.Workflow.ID, true); err != nil {
 		return nil, nil, err
 	}
-	wf := c.Workflow.Clone()
+	// The state is encoded from a shallow copy with the new version; the
+	// caller's workflow gets it only once the commit applied (a refused
+	// commit leaves it unchanged) and is handed back, not a deep copy, as
+	// the Store contract allows.
+	view := *c.Workflow
+	wf := &view
 	wf.Version = c.ExpectedVersion + 1
 	uk := s.keys.user(wf.UserID)
 	k := uk.workflow(wf.ID)
@@ -144,7 +149,8 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	for i := range msgs {
 		msgs[i].Seq = base + int64(i) + 1
 	}
-	return wf, msgs, nil
+	c.Workflow.Version = wf.Version
+	return c.Workflow, msgs, nil
 }
 
 // traceIDs returns the ids of ts.
