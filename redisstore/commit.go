@@ -26,10 +26,9 @@ import (
 // dropped past the cap (tracedrop.go). A create first claims the id (SET
 // NX of its owner key, one more round trip), so one id never names
 // workflows of two users. Only a workflow leaving the running status costs another round
-// trip (the SREM of its running-set entry, after the script), unless it
-// commits under a fence: then the entry leaves in the pipeline of the
-// lease's release, which follows (running.go). When that SREM fails, the
-// applied commit still succeeds and the stale entry is skipped by readers.
+// trip (the SREM of its running-set entry, after the script); when that
+// one fails, the applied commit still succeeds and the stale entry is
+// skipped by readers.
 //
 // Index entries written before a conflicting script are harmless: readers
 // check them against the workflow's state.
@@ -62,11 +61,6 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	}
 	keys := []string{k.state, k.msgs, k.docs, k.docmeta, k.traces, k.tracedata, uk.running, uk.listing}
 	running := wf.Status == workflow.StatusRunning
-	if running {
-		// An earlier round's entry still waiting for its release must not
-		// take out the entry this commit writes.
-		s.unlists.take(wf.ID)
-	}
 	entry, part := ref(wf.ID, wf.UserID), partition(wf.ID)
 	eval := s.evalPipelined
 	if c.Fence == 0 {
@@ -133,13 +127,8 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	if !running && prev == string(workflow.StatusRunning) {
 		// The commit is applied: an error here leaves a stale running-set
 		// entry, which Running skips, and must not be reported as a
-		// commit that wrote nothing. Under a fence the caller's next call
-		// is the release of its lease, which takes the entry out.
-		if c.Fence > 0 {
-			s.unlistAtRelease(ctx, wf.ID, wf.UserID)
-		} else {
-			_ = s.unlistRunning(ctx, wf.ID, wf.UserID)
-		}
+		// commit that wrote nothing.
+		_ = s.unlistRunning(ctx, wf.ID, wf.UserID)
 	}
 	if len(dropped) > 0 {
 		// Past the trace cap: their index entries go with a later

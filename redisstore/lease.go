@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -45,8 +43,7 @@ func (s *Store) ClaimRound(ctx context.Context, workflowID, owner string, ttl ti
 }
 
 // ReleaseRound deletes owner's lease; it does nothing when owner does not
-// hold it. The running-set entry of a workflow the round committed out of
-// the running status (Commit under a fence) leaves in the same pipeline.
+// hold it.
 func (s *Store) ReleaseRound(ctx context.Context, workflowID, owner string) (err error) {
 	defer workflow.Wrap(&err, "redisstore.ReleaseRound(%q, %q)", workflowID, owner)
 	if err := checkWorkflowID(ctx, workflowID, false); err != nil {
@@ -58,30 +55,12 @@ func (s *Store) ReleaseRound(ctx context.Context, workflowID, owner string) (err
 	if err := checkID(ctx, "lease owner", owner); err != nil {
 		return err
 	}
-	unlistUser, unlist := s.unlists.take(workflowID)
 	userID, _, err := s.ownerOf(ctx, workflowID)
 	if err != nil {
-		if unlist {
-			_ = s.unlistRunning(ctx, workflowID, unlistUser)
-		}
 		if workflow.KindOf(err) == workflow.KindNotFound {
 			return nil
 		}
 		return err
 	}
-	keys := []string{s.keys.user(userID).workflow(workflowID).lease}
-	if !unlist {
-		return redisErr(releaseScript.Run(ctx, s.rdb, keys, owner).Err())
-	}
-	// The SREM goes first, in the same round trip; if Redis has not cached
-	// the script, it alone is sent again.
-	p := s.rdb.Pipeline()
-	p.SRem(ctx, s.keys.runningPart(partition(workflowID)), ref(workflowID, unlistUser))
-	cmd := releaseScript.EvalSha(ctx, p, keys, owner)
-	_, _ = p.Exec(ctx)
-	err = cmd.Err()
-	if redis.HasErrorPrefix(err, "NOSCRIPT") {
-		err = releaseScript.Eval(ctx, s.rdb, keys, owner).Err()
-	}
-	return redisErr(err)
+	return redisErr(releaseScript.Run(ctx, s.rdb, []string{s.keys.user(userID).workflow(workflowID).lease}, owner).Err())
 }

@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"sync"
 
 	"github.com/redis/go-redis/v9"
 
@@ -102,57 +101,4 @@ func (s *Store) runningOf(ctx context.Context, ids, users []string, unlist func(
 // partition. (The user's running set is kept by the commit script.)
 func (s *Store) unlistRunning(ctx context.Context, id, userID string) error {
 	return redisErr(s.rdb.SRem(ctx, s.keys.runningPart(partition(id)), ref(id, userID)).Err())
-}
-
-// An engine run that ends its round commits the workflow out of the
-// running status under its lease's fence, then releases the lease: the
-// very next store call for the workflow, from the same process. The
-// workflow's entry in its running-set partition (another slot than the
-// commit script's) leaves in the release's pipeline rather than in a round
-// trip of its own between the two. A process that dies in between leaves
-// the entry behind, as one whose SREM failed does: readers skip it.
-
-// maxPendingUnlists bounds the entries waiting for their release; past it
-// a commit takes its entry out at once.
-const maxPendingUnlists = 4096
-
-// pendingUnlists are the running-set entries of workflows committed out
-// of the running status under a fence, by workflow id (the value is the
-// user id), to remove with the release of the round's lease.
-type pendingUnlists struct {
-	mu  sync.Mutex
-	ids map[string]string
-}
-
-// put records id's entry, or reports false when the set is full.
-func (p *pendingUnlists) put(id, userID string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ids == nil {
-		p.ids = make(map[string]string)
-	}
-	if len(p.ids) >= maxPendingUnlists {
-		return false
-	}
-	p.ids[id] = userID
-	return true
-}
-
-// take removes and returns id's entry, if one waits.
-func (p *pendingUnlists) take(id string) (userID string, ok bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	userID, ok = p.ids[id]
-	if ok {
-		delete(p.ids, id)
-	}
-	return userID, ok
-}
-
-// unlistAtRelease removes id's running-set entry with the release of its
-// round's lease (ReleaseRound), or now when too many wait.
-func (s *Store) unlistAtRelease(ctx context.Context, id, userID string) {
-	if !s.unlists.put(id, userID) {
-		_ = s.unlistRunning(ctx, id, userID)
-	}
 }

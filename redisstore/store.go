@@ -141,9 +141,6 @@ type Store struct {
 	// drops are index entries of traces dropped past the cap, deleted by
 	// the next pipeline (see tracedrop.go).
 	drops dropQueue
-	// unlists are running-set entries that leave with the release of
-	// their round's lease (see running.go).
-	unlists pendingUnlists
 }
 
 // New returns a store over an existing client, which the caller keeps

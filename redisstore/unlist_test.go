@@ -3,12 +3,12 @@ package redisstore_test
 import (
 	"context"
 	"errors"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/twostep/twostep/redisstore"
@@ -45,19 +45,6 @@ func (h *failSRem) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 	}
 }
 
-// createRunning stores a new running workflow of alice's.
-func createRunning(t *testing.T, s *redisstore.Store) *workflow.Workflow {
-	t.Helper()
-	now := time.Now().UTC()
-	wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "alice", Mode: workflow.ModeReact,
-		Status: workflow.StatusRunning, Round: 1, Step: 1, MaxSteps: 3, CreatedAt: now, UpdatedAt: now}
-	stored, _, err := s.Commit(context.Background(), workflow.Commit{Workflow: wf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return stored
-}
-
 // A commit that ends a round is applied by its script; failing to take the
 // id out of the running sets afterwards (readers skip such stale entries)
 // must not report the applied commit as failed, or callers act as if
@@ -65,10 +52,20 @@ func createRunning(t *testing.T, s *redisstore.Store) *workflow.Workflow {
 // and the engine treats a committed step as lost.
 func TestCommitEndingARoundSucceedsWhenTheRunningSetsLag(t *testing.T) {
 	t.Parallel()
+	mr := miniredis.RunT(t)
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = client.Close() })
 	hook := &failSRem{}
-	_, s := newMini(t, redisstore.Options{KeyPrefix: "ts"}, hook)
+	client.AddHook(hook)
+	s := redisstore.New(client, redisstore.Options{KeyPrefix: "ts"})
 	ctx := context.Background()
-	stored := createRunning(t, s)
+	now := time.Now().UTC()
+	wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "alice", Mode: workflow.ModeReact,
+		Status: workflow.StatusRunning, Round: 1, Step: 1, MaxSteps: 3, CreatedAt: now, UpdatedAt: now}
+	stored, _, err := s.Commit(ctx, workflow.Commit{Workflow: wf})
+	if err != nil {
+		t.Fatal(err)
+	}
 	hook.armed.Store(true)
 	next := stored.Clone()
 	next.Status, next.StopReason = workflow.StatusStopped, workflow.StopStopped
@@ -93,10 +90,19 @@ func TestCommitEndingARoundSucceedsWhenTheRunningSetsLag(t *testing.T) {
 // failed.
 func TestDeleteSucceedsWhenTheIndexCleanupFails(t *testing.T) {
 	t.Parallel()
+	mr := miniredis.RunT(t)
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = client.Close() })
 	hook := &failSRem{}
-	_, s := newMini(t, redisstore.Options{KeyPrefix: "ts"}, hook)
+	client.AddHook(hook)
+	s := redisstore.New(client, redisstore.Options{KeyPrefix: "ts"})
 	ctx := context.Background()
-	wf := createRunning(t, s)
+	now := time.Now().UTC()
+	wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "alice", Mode: workflow.ModeReact,
+		Status: workflow.StatusRunning, Round: 1, Step: 1, MaxSteps: 3, CreatedAt: now, UpdatedAt: now}
+	if _, _, err := s.Commit(ctx, workflow.Commit{Workflow: wf}); err != nil {
+		t.Fatal(err)
+	}
 	hook.armed.Store(true)
 	if err := s.DeleteWorkflow(ctx, wf.ID); err != nil {
 		t.Fatalf("DeleteWorkflow: %v, want the applied delete reported as applied", err)
@@ -110,105 +116,5 @@ func TestDeleteSucceedsWhenTheIndexCleanupFails(t *testing.T) {
 	}
 	if ids, err := s.RunningFor(ctx, "alice"); err != nil || len(ids) != 0 {
 		t.Errorf("RunningFor = %v, %v; want none", ids, err)
-	}
-}
-
-// A round that ends under its fence leaves the running partition with the
-// release of its lease, in the release's round trip; a commit that makes
-// the workflow run again before that release keeps its entry; an API
-// commit (no fence) ending a round takes the entry out at once.
-func TestEndedRoundLeavesTheRunningSetWithItsRelease(t *testing.T) {
-	t.Parallel()
-	counter := &roundTrips{}
-	mr, s := newMini(t, redisstore.Options{KeyPrefix: "ur"}, counter)
-	ctx := context.Background()
-	listed := func(id string) bool {
-		t.Helper()
-		ok, err := mr.IsMember(partKey("ur", id, "running"), ref(id, "alice"))
-		if err != nil && !strings.Contains(err.Error(), "no such key") {
-			t.Fatal(err)
-		}
-		return ok
-	}
-	start := func() (*workflow.Workflow, int64) {
-		t.Helper()
-		stored := createRunning(t, s)
-		fence, err := s.ClaimRound(ctx, stored.ID, "me", time.Minute)
-		if err != nil || fence == 0 {
-			t.Fatalf("ClaimRound = %d, %v", fence, err)
-		}
-		return stored, fence
-	}
-	end := func(cur *workflow.Workflow, fence int64) *workflow.Workflow {
-		t.Helper()
-		next := cur.Clone()
-		next.Status, next.StopReason = workflow.StatusCompleted, workflow.StopCompleted
-		done, _, err := s.Commit(ctx, workflow.Commit{Workflow: next, ExpectedVersion: cur.Version, Fence: fence})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return done
-	}
-
-	warm, _ := start() // Redis caches the scripts
-	if err := s.ReleaseRound(ctx, warm.ID, "me"); err != nil {
-		t.Fatal(err)
-	}
-	wf, fence := start()
-	before := counter.n.Load()
-	done := end(wf, fence)
-	if n := counter.n.Load() - before; n != 1 {
-		t.Errorf("the ending commit took %d round trips, want 1", n)
-	}
-	if !listed(wf.ID) {
-		t.Fatalf("the entry left before the release")
-	}
-	before = counter.n.Load()
-	if err := s.ReleaseRound(ctx, wf.ID, "me"); err != nil {
-		t.Fatal(err)
-	}
-	if n := counter.n.Load() - before; n != 1 {
-		t.Errorf("the release took %d round trips, want 1", n)
-	}
-	if listed(wf.ID) {
-		t.Errorf("the entry is still in the running partition after the release")
-	}
-	if mr.Exists("ur:{u:alice}:wf:" + wf.ID + ":lease") {
-		t.Errorf("the lease is still held after the release")
-	}
-
-	// A new round begins (an API commit) before the old round's release:
-	// the release must leave the new round's entry.
-	again := done.Clone()
-	again.Status, again.StopReason, again.Round = workflow.StatusRunning, "", 2
-	if _, _, err := s.Commit(ctx, workflow.Commit{Workflow: again, ExpectedVersion: done.Version}); err != nil {
-		t.Fatal(err)
-	}
-	wf2, fence2 := start()
-	ended := end(wf2, fence2)
-	again = ended.Clone()
-	again.Status, again.StopReason = workflow.StatusRunning, ""
-	if _, _, err := s.Commit(ctx, workflow.Commit{Workflow: again, ExpectedVersion: ended.Version}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.ReleaseRound(ctx, wf2.ID, "me"); err != nil {
-		t.Fatal(err)
-	}
-	if !listed(wf2.ID) {
-		t.Errorf("the release of the ended round took out the entry of the round that began after it")
-	}
-	if ids, err := s.Running(ctx); err != nil || !slices.Contains(ids, wf2.ID) {
-		t.Errorf("Running = %v, %v; want %s in it", ids, err, wf2.ID)
-	}
-
-	// An API commit ends a round at once.
-	wf3, _ := start()
-	stopped := wf3.Clone()
-	stopped.Status, stopped.StopReason = workflow.StatusStopped, workflow.StopStopped
-	if _, _, err := s.Commit(ctx, workflow.Commit{Workflow: stopped, ExpectedVersion: wf3.Version}); err != nil {
-		t.Fatal(err)
-	}
-	if listed(wf3.ID) {
-		t.Errorf("an unfenced ending commit left the running-set entry")
 	}
 }
