@@ -57,7 +57,9 @@ func TestAdminPageShowsPendingApprovals(t *testing.T) {
 		t.Fatalf("browser: %v", err)
 	}
 	evaluate[bool](ctx, t, `document.getElementById('filter-status').dispatchEvent(new Event('change'))`)
-	if err := chromedp.Do(ctx, chromedp.WaitNotPresent(chromedp.CSS(row(done.ID)))); err != nil {
+	// The list empties before the filtered page arrives: wait for the
+	// paused row too, not only for the finished one to go.
+	if err := chromedp.Do(ctx, chromedp.WaitNotPresent(chromedp.CSS(row(done.ID))), chromedp.WaitVisible(chromedp.CSS(row(paused.ID)))); err != nil {
 		t.Fatalf("status filter: %v", err)
 	}
 	rows := evaluate[[]string](ctx, t, `Array.from(document.querySelectorAll('#workflows li')).map(li => li.dataset.id)`)
