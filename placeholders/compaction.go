@@ -110,14 +110,6 @@ func PreviousSummaryText(prev *workflow.Message) string {
 	return prev.Text
 }
 
-// summaryBlock renders the summary as the history's oldest entry in at most
-// limit runes: a heading naming the last step it covers, then its text
-// fenced as data (it was written from action results).
-func summaryBlock(prev *workflow.Message, msgs []workflow.Message, limit int) string {
-	round, step := coveredThrough(prev, msgs)
-	return renderSummaryBlock(prev.Text, round, step, limit)
-}
-
 // coveredThrough returns the round and step of the last message prev
 // covers (its CompactedThrough), or prev's own when msgs lacks it.
 func coveredThrough(prev *workflow.Message, msgs []workflow.Message) (round, step int) {

@@ -127,7 +127,7 @@ func historyCompactedReference(msgs []workflow.Message, budget int) string {
 	if prev == nil {
 		return historyReference(live, budget)
 	}
-	block := summaryBlock(prev, msgs, SummaryBudget(budget))
+	block := (*positions)(nil).summaryBlock(prev, msgs, SummaryBudget(budget))
 	if len(live) == 0 {
 		return block
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -359,4 +360,35 @@ func TestEntryCacheKeepsOnlyShownText(t *testing.T) {
 			t.Errorf("%s: entry after a text change = %q, want %q", role, got, want)
 		}
 	}
+}
+
+// TestPositionsRaceFreeOverTurnovers: renders of one workflow's history
+// that grow its positions, while lookups of many other workflows turn the
+// position cache's generations over, share no unguarded memory (run with
+// -race) and keep rendering what a fresh render gives.
+func TestPositionsRaceFreeOverTurnovers(t *testing.T) {
+	wfID := workflow.NewID(workflow.PrefixWorkflow)
+	var msgs []workflow.Message
+	for i := range 60 {
+		msgs = append(msgs, workflow.Message{ID: workflow.NewID(workflow.PrefixMessage), WorkflowID: wfID, Seq: int64(i + 1),
+			Round: 1, Step: i, Role: workflow.RoleAction, Action: "ai.process", Status: workflow.MessageSuccess,
+			Summary: fmt.Sprintf("step %d done", i)})
+	}
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			for n := 1; n <= len(msgs); n++ {
+				if got, want := History(msgs[:n], 100_000), historyReference(msgs[:n], 100_000); got != want {
+					t.Errorf("history of %d messages differs from a fresh render", n)
+					return
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for i := range 3 * maxPositionedWorkflows {
+			positioned.get(fmt.Sprintf("wf_other%d", i), 1)
+		}
+	})
+	wg.Wait()
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // maxPositionedWorkflows bounds each generation of the position cache in
-// workflows; maxCachedEntries bounds it in the entries it refers to.
+// workflows (the entry cache's maxCachedEntries bounds it in positions).
 const maxPositionedWorkflows = 1024
 
 // positions remembers, for one workflow, the cached entry of each of its
@@ -20,6 +20,9 @@ const maxPositionedWorkflows = 1024
 type positions struct {
 	mu sync.Mutex // held by one render at a time
 	at []*cachedEntry
+	// refs is len(at) as counted in the cache's generations, kept under
+	// positionCache.mu (at itself is guarded by mu, which get cannot take).
+	refs int
 	// block is the summary block rendered last (see summaryBlock).
 	block renderedBlock
 }
@@ -36,8 +39,9 @@ type renderedBlock struct {
 // the entry cache: when the newer one holds too many workflows or refers
 // to too many entries, the older is dropped and the newer takes its place.
 // Its positions refer only to entries the entry cache rendered, and it
-// holds about 2 × maxCachedEntries positions at most, whatever the
-// number of messages of a workflow.
+// holds about 2 × maxCachedEntries positions at most, unless one
+// workflow alone has more messages than that: its positions are kept
+// (and every lookup turns the generations over) while it is rendered.
 type positionCache struct {
 	mu       sync.Mutex
 	cur, old map[string]*positions
@@ -85,7 +89,7 @@ func (p *positions) entry(msgs []workflow.Message, i int) entry {
 		return e
 	}
 	if i >= len(p.at) {
-		positioned.addRefs(i + 1 - len(p.at))
+		positioned.addRefs(p, i+1-len(p.at))
 		p.at = append(p.at, make([]*cachedEntry, i+1-len(p.at))...)
 	}
 	p.at[i] = ce
@@ -105,7 +109,7 @@ func (c *positionCache) get(id string, n int) *positions {
 	}
 	p, ok := c.old[id]
 	if ok {
-		c.refs += len(p.at) // still in use: kept over the turnover
+		c.refs += p.refs // still in use: kept over the turnover
 	} else {
 		p = &positions{at: make([]*cachedEntry, 0, n)}
 	}
@@ -113,17 +117,20 @@ func (c *positionCache) get(id string, n int) *positions {
 	return p
 }
 
-// addRefs counts n more positions (each may refer to an entry).
-func (c *positionCache) addRefs(n int) {
+// addRefs counts n more positions of p (each may refer to an entry).
+func (c *positionCache) addRefs(p *positions, n int) {
 	c.mu.Lock()
 	c.refs += n
+	p.refs += n
 	c.mu.Unlock()
 }
 
-// summaryBlock is summaryBlock(prev, msgs, limit), rendered again only
-// when the summary's text, the step it covers through or the limit
-// changed since the last render for the workflow (nil p: rendered every
-// time).
+// summaryBlock renders the summary prev as the history's oldest entry in
+// at most limit runes: a heading naming the last step it covers, then its
+// text fenced as data (it was written from action results). It is
+// rendered again only when the summary's text, the step it covers
+// through or the limit changed since the last render for the workflow
+// (nil p: rendered every time).
 func (p *positions) summaryBlock(prev *workflow.Message, msgs []workflow.Message, limit int) string {
 	round, step := coveredThrough(prev, msgs)
 	if p == nil {
