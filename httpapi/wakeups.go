@@ -21,6 +21,7 @@ type wakeups struct {
 // it.
 func (w *wakeups) watch(id string) (<-chan struct{}, func()) {
 	ch := make(chan struct{}, 1)
+	w.open.Add(1) // before the watcher is in the map, so no wake skips it
 	w.mu.Lock()
 	if w.by == nil {
 		w.by = map[string]map[chan struct{}]struct{}{}
@@ -30,7 +31,6 @@ func (w *wakeups) watch(id string) (<-chan struct{}, func()) {
 	}
 	w.by[id][ch] = struct{}{}
 	w.mu.Unlock()
-	w.open.Add(1)
 	return ch, func() {
 		w.mu.Lock()
 		delete(w.by[id], ch)

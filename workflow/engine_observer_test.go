@@ -89,8 +89,16 @@ func TestCommitObserverHearsEveryCommit(t *testing.T) {
 	})
 	e := newEngine(t, workflow.EngineConfig{Observer: rec}, memstore.New(), model, callThenComplete)
 	wf, got := createAndWait(t, e)
+	// Wait may see the last commit in the store before the engine has
+	// told the observer: give it a moment.
+	deadline := time.Now().Add(5 * time.Second)
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
+	for int64(len(rec.committed)) < got.Version && time.Now().Before(deadline) {
+		rec.mu.Unlock()
+		time.Sleep(time.Millisecond)
+		rec.mu.Lock()
+	}
 	if int64(len(rec.committed)) != got.Version || got.Version < 2 {
 		t.Errorf("heard %d commits %v; the workflow's version is %d", len(rec.committed), rec.committed, got.Version)
 	}
