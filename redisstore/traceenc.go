@@ -89,7 +89,10 @@ func appendTrace(dst []byte, t *workflow.Trace) ([]byte, bool) {
 
 // promptEncodings caches the encodings of long prompt messages: a template's
 // system message is the same text on every call of its stage, and
-// escaping it is most of a trace's encoding.
+// escaping it is most of a trace's encoding. It may keep a prompt's
+// (redacted) text in memory after its workflow is deleted, until another
+// string displaces it; a hit needs the exact same string, so it never
+// hands one trace another's text.
 var promptEncodings encCache
 
 // encCache remembers the JSON encodings of recent long strings, in
