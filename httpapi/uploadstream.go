@@ -68,8 +68,14 @@ func streamUploads(api huma.API, limits Limits, maxBody int64, readTimeout time.
 			next(ctx)
 			return
 		}
+		if gc.Request.ContentLength > maxBody {
+			// Refused before reading a byte of it: the client sending
+			// Expect: 100-continue never sends the body at all.
+			_ = huma.WriteErr(api, ctx, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is too large limit=%d bytes", maxBody))
+			return
+		}
 		_ = ctx.SetReadDeadline(time.Now().Add(readTimeout))
-		length := min(gc.Request.ContentLength, maxBody) // a larger one is refused after maxBody bytes
+		length := gc.Request.ContentLength // -1 when unknown: refused after maxBody bytes
 		t := &transcoder{
 			in:     bufio.NewReaderSize(io.LimitReader(body, maxBody), readBufferSize(length)),
 			limits: limits,

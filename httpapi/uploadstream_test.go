@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -222,5 +224,50 @@ func TestUploadStreamOnNewRounds(t *testing.T) {
 	rec = env.do(t, "POST", path, aliceToken, `{"prompt":"more","documents":[{"name":"a.txt","content":"`+b64(strings.Repeat("x", 17))+`"}]}`)
 	if rec.Code != http.StatusRequestEntityTooLarge {
 		t.Errorf("over-size document: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// countingBody counts the bytes read from it.
+type countingBody struct {
+	r    io.Reader
+	read int
+}
+
+func (c *countingBody) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.read += n
+	return n, err
+}
+
+// TestUploadStreamRefusesADeclaredOversizeBody: a body whose
+// Content-Length is over maxBodyBytes is a 413 before a byte of it is
+// read; one of unknown length is refused once maxBodyBytes were read.
+func TestUploadStreamRefusesADeclaredOversizeBody(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, func(o *Options) { o.Limits.MaxBodyBytes = 4096 })
+	body := `{"prompt":"` + strings.Repeat("a", 5000) + `"}`
+	for _, tt := range []struct {
+		name     string
+		length   int64
+		wantRead func(int) bool
+	}{
+		{"declared", int64(len(body)), func(n int) bool { return n == 0 }},
+		{"unknown length", -1, func(n int) bool { return n >= 4096 && n < len(body) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			src := &countingBody{r: strings.NewReader(body)}
+			req := httptest.NewRequest("POST", "/api/v1/workflows", src)
+			req.ContentLength = tt.length
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+aliceToken)
+			rec := httptest.NewRecorder()
+			env.srv.Routes().ServeHTTP(rec, req)
+			if rec.Code != http.StatusRequestEntityTooLarge || !strings.Contains(rec.Body.String(), "limit=4096") {
+				t.Errorf("%d %s, want 413 naming the limit", rec.Code, rec.Body)
+			}
+			if !tt.wantRead(src.read) {
+				t.Errorf("read %d of the body's %d bytes", src.read, len(body))
+			}
+		})
 	}
 }
