@@ -35,9 +35,9 @@ type takeover struct {
 
 // runClaimed runs id's round if this instance can claim its lease and the
 // round is still running; the claim reads the workflow and its messages
-// (ClaimRoundLoad: one round trip on Redis). While it runs, a watcher renews the lease and
-// polls the status; after each renewal touch keeps the round's deliveries
-// from being reclaimed. The lease is released when the run ends. A
+// (ClaimRoundLoad: one round trip on Redis). While it runs, a watcher
+// renews the lease and polls the status; after each renewal touch keeps
+// the round's deliveries from being reclaimed. The lease is released when the run ends. A
 // takeover logs "round taken over" (with the previous holder when known)
 // once the claim succeeds on a running round that had progressed; every
 // claim is logged at debug level ("round claimed", with its fence).

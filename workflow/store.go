@@ -134,7 +134,9 @@ type RoundLoader interface {
 	// ClaimRoundLoad is ClaimRound that, when owner now holds the lease
 	// (fence > 0), also returns the workflow and, when its status is
 	// StatusRunning, all its messages (nil otherwise), read atomically
-	// with the claim. With fence 0 both are nil.
+	// with the claim. With fence 0 both are nil. With an error the caller
+	// holds no lease to release (one taken before a failure, e.g. a
+	// corrupt state, expires with ttl).
 	ClaimRoundLoad(ctx context.Context, workflowID, owner string, ttl time.Duration) (fence int64, wf *Workflow, msgs []Message, err error)
 }
 
