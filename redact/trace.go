@@ -3,6 +3,7 @@ package redact
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/twostep/twostep/workflow"
 )
@@ -60,6 +61,12 @@ type tracesStore struct {
 // AppendTrace stores the redacted trace.
 func (s *tracesStore) AppendTrace(ctx context.Context, t workflow.Trace) error {
 	return s.Store.AppendTrace(ctx, s.r.Trace(t))
+}
+
+// ClaimRoundLoad claims and reads through the wrapped store, in one step
+// when it can (workflow.RoundLoader): no trace is written.
+func (s *tracesStore) ClaimRoundLoad(ctx context.Context, workflowID, owner string, ttl time.Duration) (int64, *workflow.Workflow, []workflow.Message, error) {
+	return workflow.ClaimRoundLoad(ctx, s.Store, workflowID, owner, ttl)
 }
 
 // Commit applies c with its traces redacted (the caller's slice is left

@@ -183,3 +183,36 @@ func BenchmarkRedactorTraceOneSecret(b *testing.B) {
 		r.Trace(tr)
 	}
 }
+
+// roundLoader is a store with workflow.RoundLoader, counting its calls.
+type roundLoader struct {
+	workflow.Store
+	calls int
+}
+
+func (l *roundLoader) ClaimRoundLoad(ctx context.Context, id, owner string, ttl time.Duration) (int64, *workflow.Workflow, []workflow.Message, error) {
+	l.calls++
+	return workflow.ClaimRoundLoad(ctx, l.Store, id, owner, ttl)
+}
+
+// TestRedactTracesDecoratorClaimRoundLoad: the decorator hands the claim
+// that starts a run to the wrapped store's RoundLoader (one round trip on
+// Redis), which embedding alone would hide.
+func TestRedactTracesDecoratorClaimRoundLoad(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	raw := &roundLoader{Store: memstore.New()}
+	store := redact.Traces(raw, redact.New("secret-value-42"))
+	wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "alice", Mode: workflow.ModeReact,
+		Status: workflow.StatusRunning, MaxSteps: 3}
+	if _, _, err := store.Commit(ctx, workflow.Commit{Workflow: wf}); err != nil {
+		t.Fatal(err)
+	}
+	fence, got, _, err := workflow.ClaimRoundLoad(ctx, store, wf.ID, "a", time.Minute)
+	if err != nil || fence != 1 || got == nil || got.ID != wf.ID {
+		t.Fatalf("ClaimRoundLoad through the decorator = %d, %v, %v; want fence 1 and the workflow", fence, got, err)
+	}
+	if raw.calls != 1 {
+		t.Errorf("the wrapped store's ClaimRoundLoad ran %d times, want 1", raw.calls)
+	}
+}

@@ -14,14 +14,8 @@ import (
 // workflow.
 func (s *Store) ClaimRound(ctx context.Context, workflowID, owner string, ttl time.Duration) (_ int64, err error) {
 	defer workflow.Wrap(&err, "redisstore.ClaimRound(%q, %q)", workflowID, owner)
-	if err := checkWorkflowID(ctx, workflowID, false); err != nil {
+	if err := checkClaim(ctx, workflowID, owner, ttl); err != nil {
 		return 0, err
-	}
-	if err := checkID(ctx, "lease owner", owner); err != nil {
-		return 0, err
-	}
-	if ttl < time.Millisecond {
-		return 0, workflow.Errorf(workflow.KindInvalid, "lease ttl %v is under a millisecond", ttl)
 	}
 	var n int64
 	found, err := s.inSlot(ctx, workflowID, func(userID string) (bool, error) {
@@ -40,6 +34,77 @@ func (s *Store) ClaimRound(ctx context.Context, workflowID, owner string, ttl ti
 		return 0, workflow.Errorf(workflow.KindNotFound, "workflow %s not found", workflowID)
 	}
 	return n, nil
+}
+
+// ClaimRoundLoad is ClaimRound whose script also returns the workflow's
+// JSON and, when it is running, its messages: the claim that starts a run
+// and the run's reads in one round trip (workflow.RoundLoader).
+func (s *Store) ClaimRoundLoad(ctx context.Context, workflowID, owner string, ttl time.Duration) (_ int64, _ *workflow.Workflow, _ []workflow.Message, err error) {
+	defer workflow.Wrap(&err, "redisstore.ClaimRoundLoad(%q, %q)", workflowID, owner)
+	if err := checkClaim(ctx, workflowID, owner, ttl); err != nil {
+		return 0, nil, nil, err
+	}
+	var reply []any
+	var fence int64
+	found, err := s.inSlot(ctx, workflowID, func(userID string) (bool, error) {
+		k := s.keys.user(userID).workflow(workflowID)
+		var err error
+		reply, err = claimScript.Run(ctx, s.rdb, []string{k.state, k.lease, k.msgs}, owner, ttl.Milliseconds(), 1).Slice()
+		if err != nil {
+			return false, redisErr(err)
+		}
+		if len(reply) == 0 {
+			return false, workflow.Errorf(workflow.KindInternal, "claim script replied with no fence")
+		}
+		var ok bool
+		if fence, ok = reply[0].(int64); !ok {
+			return false, workflow.Errorf(workflow.KindInternal, "claim script replied with fence %v", reply[0])
+		}
+		return fence >= 0, nil
+	})
+	switch {
+	case err != nil:
+		return 0, nil, nil, err
+	case !found:
+		return 0, nil, nil, workflow.Errorf(workflow.KindNotFound, "workflow %s not found", workflowID)
+	case fence == 0:
+		return 0, nil, nil, nil
+	}
+	var state string
+	if len(reply) >= 2 {
+		state, _ = reply[1].(string)
+	}
+	if state == "" {
+		return 0, nil, nil, workflow.Errorf(workflow.KindInternal, "stored workflow has no state")
+	}
+	wf, err := decodeWorkflow([]byte(state))
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	var msgs []workflow.Message
+	if wf.Status == workflow.StatusRunning {
+		msgs = make([]workflow.Message, len(reply)-2)
+		for i, r := range reply[2:] {
+			raw, _ := r.(string)
+			if err := decodeMessage(raw, 1+int64(i), &msgs[i]); err != nil {
+				return 0, nil, nil, err
+			}
+		}
+	}
+	return fence, wf, msgs, nil
+}
+
+func checkClaim(ctx context.Context, workflowID, owner string, ttl time.Duration) error {
+	if err := checkWorkflowID(ctx, workflowID, false); err != nil {
+		return err
+	}
+	if err := checkID(ctx, "lease owner", owner); err != nil {
+		return err
+	}
+	if ttl < time.Millisecond {
+		return workflow.Errorf(workflow.KindInvalid, "lease ttl %v is under a millisecond", ttl)
+	}
+	return nil
 }
 
 // ReleaseRound deletes owner's lease; it does nothing when owner does not

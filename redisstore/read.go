@@ -75,12 +75,20 @@ func (s *Store) Messages(ctx context.Context, workflowID string, afterSeq int64,
 	raw := rng.Val()
 	out := make([]workflow.Message, len(raw))
 	for i, r := range raw {
-		if err := json.Unmarshal([]byte(r), &out[i]); err != nil {
-			return nil, workflow.WrapKind(workflow.KindInternal, err, "stored message is corrupt")
+		if err := decodeMessage(r, start+int64(i)+1, &out[i]); err != nil {
+			return nil, err
 		}
-		out[i].Seq = start + int64(i) + 1
 	}
 	return out, nil
+}
+
+// decodeMessage decodes the stored message s, whose seq is seq, into m.
+func decodeMessage(s string, seq int64, m *workflow.Message) error {
+	if err := json.Unmarshal([]byte(s), m); err != nil {
+		return workflow.WrapKind(workflow.KindInternal, err, "stored message is corrupt")
+	}
+	m.Seq = seq
+	return nil
 }
 
 // DocumentContent returns a document of the workflow with its bytes (never

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -32,6 +33,17 @@ func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 		r.n.Add(1)
 		return next(ctx, cmds)
 	}
+}
+
+// countedMiniredis is a fresh miniredis and a client of it whose round
+// trips counter counts.
+func countedMiniredis(t *testing.T) (*miniredis.Miniredis, *redis.Client, *roundTrips) {
+	mr := miniredis.RunT(t)
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = client.Close() })
+	counter := &roundTrips{}
+	client.AddHook(counter)
+	return mr, client, counter
 }
 
 // stepper commits steps of one running workflow, as the engine does,
@@ -76,11 +88,7 @@ func (st *stepper) step(ctx context.Context) error {
 // script is cached, one pipeline and nothing else.
 func TestCommitStepIsOneRoundTrip(t *testing.T) {
 	t.Parallel()
-	mr := miniredis.RunT(t)
-	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	t.Cleanup(func() { _ = client.Close() })
-	counter := &roundTrips{}
-	client.AddHook(counter)
+	_, client, counter := countedMiniredis(t)
 	st := newStepper(t, redisstore.New(client, redisstore.Options{}))
 	ctx := context.Background()
 	if err := st.step(ctx); err != nil { // caches the script
@@ -103,11 +111,7 @@ func TestCommitStepIsOneRoundTrip(t *testing.T) {
 // only the kept traces' entries are left.
 func TestCommitStepPastTraceCapIsOneRoundTrip(t *testing.T) {
 	t.Parallel()
-	mr := miniredis.RunT(t)
-	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	t.Cleanup(func() { _ = client.Close() })
-	counter := &roundTrips{}
-	client.AddHook(counter)
+	mr, client, counter := countedMiniredis(t)
 	const traceCap = 3
 	s := redisstore.New(client, redisstore.Options{TraceCap: traceCap})
 	st := newStepper(t, s)
@@ -188,16 +192,44 @@ func TestCommitStepRoundTripsOnCluster(t *testing.T) {
 	}
 }
 
+// TestClaimRoundLoadIsOneRoundTrip pins the cost of the claim that starts
+// a run: once the script is cached, the claim, the workflow and its
+// messages come in one round trip.
+func TestClaimRoundLoadIsOneRoundTrip(t *testing.T) {
+	t.Parallel()
+	_, client, counter := countedMiniredis(t)
+	s := redisstore.New(client, redisstore.Options{})
+	st := newStepper(t, s)
+	ctx := context.Background()
+	for range 3 {
+		if err := st.step(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, _, err := s.ClaimRoundLoad(ctx, st.cur.ID, "a", time.Minute); err != nil { // caches the script
+		t.Fatal(err)
+	}
+	before := counter.n.Load()
+	for range 10 {
+		fence, wf, msgs, err := s.ClaimRoundLoad(ctx, st.cur.ID, "a", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fence != 1 || wf.Version != st.cur.Version || len(msgs) != 3 {
+			t.Fatalf("ClaimRoundLoad = fence %d, version %d, %d messages; want 1, %d, 3", fence, wf.Version, len(msgs), st.cur.Version)
+		}
+	}
+	if got := counter.n.Load() - before; got != 10 {
+		t.Errorf("10 claims with their reads took %d round trips, want 10", got)
+	}
+}
+
 // TestListAllPageRoundTrips pins the cost of an admin listing page: one
 // range read of the global listing and one pipeline of state reads,
 // however many users and workflows the store holds.
 func TestListAllPageRoundTrips(t *testing.T) {
 	t.Parallel()
-	mr := miniredis.RunT(t)
-	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	t.Cleanup(func() { _ = client.Close() })
-	counter := &roundTrips{}
-	client.AddHook(counter)
+	_, client, counter := countedMiniredis(t)
 	s := redisstore.New(client, redisstore.Options{})
 	ctx := context.Background()
 	for i := range 40 {

@@ -160,16 +160,27 @@ return out
 `)
 
 // claimScript takes or renews a round lease. Taking it increments the fence
-// kept in the state hash (it outlives the lease); renewing keeps it.
+// kept in the state hash (it outlives the lease); renewing keeps it. With
+// the load argument it also reads what a run starts from (ClaimRoundLoad):
+// the workflow's JSON and, when it is running, its messages.
 //
-//	KEYS: state lease
-//	ARGV: owner ttlMs
+//	KEYS: state lease [msgs, with load]
+//	ARGV: owner ttlMs [load]
 //	reply: the fence when owner holds the lease, 0 when another owner
-//	       does, -1 when there is no such workflow
+//	       does, -1 when there is no such workflow; with load, a list of
+//	       the fence and, when it is positive, the workflow's JSON and
+//	       then each message
 var claimScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local load = ARGV[3] ~= nil
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  if load then return {-1} end
+  return -1
+end
 local cur = redis.call('GET', KEYS[2])
-if cur and cur ~= ARGV[1] then return 0 end
+if cur and cur ~= ARGV[1] then
+  if load then return {0} end
+  return 0
+end
 local fence
 if cur then
   fence = tonumber(redis.call('HGET', KEYS[1], 'fence') or '0')
@@ -178,7 +189,14 @@ else
   fence = redis.call('HINCRBY', KEYS[1], 'fence', 1)
 end
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
-return fence
+if not load then return fence end
+local st = redis.call('HMGET', KEYS[1], 'json', 'status')
+local out = {fence, st[1]}
+if st[2] == 'running' then
+  local msgs = redis.call('LRANGE', KEYS[3], 0, -1)
+  for i = 1, #msgs do out[i + 2] = msgs[i] end
+end
+return out
 `)
 
 // releaseScript deletes a lease only when owner holds it.

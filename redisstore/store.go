@@ -80,7 +80,10 @@ const (
 	DefaultTraceCap  = 500
 )
 
-var _ workflow.Store = (*Store)(nil)
+var (
+	_ workflow.Store       = (*Store)(nil)
+	_ workflow.RoundLoader = (*Store)(nil)
+)
 
 // Options configures a Store. The zero value uses the defaults.
 type Options struct {

@@ -12,7 +12,8 @@ import (
 // maxRoundGrow bounds the room runRound makes for a round's messages.
 const maxRoundGrow = 64
 
-// runRound drives wf's running round from its checkpoint until the round
+// runRound drives wf's running round, whose messages are msgs (all of
+// them, as read with wf), from its checkpoint until the round
 // ends, the context is cancelled (Stop, Shutdown, a lost lease), the engine
 // drains (Shutdown: the round stops after the phase in flight is committed)
 // or the run loses the workflow to another writer. On cancellation it writes nothing:
@@ -23,15 +24,9 @@ const maxRoundGrow = 64
 // is the lease as this process knows it (no model call starts once it has
 // ended). It
 // returns the workflow as the run last committed or read it.
-func (e *Engine) runRound(ctx context.Context, wf *Workflow, fence int64, lease *runLease) (last *Workflow) {
+func (e *Engine) runRound(ctx context.Context, wf *Workflow, msgs []Message, fence int64, lease *runLease) (last *Workflow) {
 	mode := e.modes[wf.Mode]
-	msgs, err := e.store.Messages(ctx, wf.ID, 0, 0)
-	if err != nil {
-		if ctx.Err() == nil {
-			e.log.Error("loading messages failed", "workflow", wf.ID, "err", err)
-		}
-		return wf
-	}
+	var err error
 	// Room for the round's messages (about one per step), so the run's
 	// list is not grown, copying every message, as steps commit.
 	msgs = slices.Grow(msgs, min(max(wf.MaxSteps-wf.Step, 0)+2, maxRoundGrow))

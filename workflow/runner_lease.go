@@ -34,16 +34,17 @@ type takeover struct {
 }
 
 // runClaimed runs id's round if this instance can claim its lease and the
-// round is still running. While it runs, a watcher renews the lease and
-// polls the status; after each renewal touch keeps the round's deliveries
-// from being reclaimed. The lease is released when the run ends. A
+// round is still running; the claim reads the workflow and its messages
+// (ClaimRoundLoad: one round trip on Redis). While it runs, a watcher
+// renews the lease and polls the status; after each renewal touch keeps
+// the round's deliveries from being reclaimed. The lease is released when the run ends. A
 // takeover logs "round taken over" (with the previous holder when known)
 // once the claim succeeds on a running round that had progressed; every
 // claim is logged at debug level ("round claimed", with its fence).
 func (e *Engine) runClaimed(ctx context.Context, id string, to takeover, touch func(context.Context)) runOutcome {
 	owner, ttl := e.cfg.InstanceID, e.cfg.LeaseTTL
 	sent := time.Now() // the store's lease ends no earlier than sent + ttl
-	fence, err := e.store.ClaimRound(ctx, id, owner, ttl)
+	fence, wf, msgs, err := ClaimRoundLoad(ctx, e.store, id, owner, ttl)
 	switch {
 	case KindOf(err) == KindNotFound:
 		return runSettled
@@ -65,12 +66,8 @@ func (e *Engine) runClaimed(ctx context.Context, id string, to takeover, touch f
 			e.log.Warn("releasing a round failed", "workflow", id, "err", err)
 		}
 	}()
-	wf, err := e.store.GetWorkflow(ctx, id)
-	switch {
-	case KindOf(err) == KindNotFound || (err == nil && wf.Status != StatusRunning):
+	if wf.Status != StatusRunning {
 		return runSettled
-	case err != nil:
-		return runLeft
 	}
 	if to.yes && progressed(wf) {
 		attrs := []any{"workflow", id, "round", wf.Round, "step", wf.Step, "fence", fence}
@@ -85,7 +82,7 @@ func (e *Engine) runClaimed(ctx context.Context, id string, to takeover, touch f
 	defer lease.stop()
 	var wg sync.WaitGroup
 	wg.Go(func() { e.watch(runCtx, cancel, id, fence, lease, touch) })
-	final := e.runRound(runCtx, wf, fence, lease)
+	final := e.runRound(runCtx, wf, msgs, fence, lease)
 	cause := context.Cause(runCtx)
 	cancel(nil)
 	wg.Wait()

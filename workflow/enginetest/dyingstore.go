@@ -79,6 +79,15 @@ func (s *DyingStore) ClaimRound(ctx context.Context, id, owner string, ttl time.
 	return s.Store.ClaimRound(ctx, id, owner, ttl)
 }
 
+// ClaimRoundLoad claims and reads through the wrapped store (in one step
+// when it can) until the store dies.
+func (s *DyingStore) ClaimRoundLoad(ctx context.Context, id, owner string, ttl time.Duration) (int64, *workflow.Workflow, []workflow.Message, error) {
+	if s.dead.Load() {
+		return 0, nil, nil, ErrDead
+	}
+	return workflow.ClaimRoundLoad(ctx, s.Store, id, owner, ttl)
+}
+
 // ReleaseRound releases through the wrapped store until the store dies.
 func (s *DyingStore) ReleaseRound(ctx context.Context, id, owner string) error {
 	if s.dead.Load() {

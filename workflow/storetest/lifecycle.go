@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -175,4 +176,68 @@ func testLeaseExpiry(t *testing.T, f Fixture) {
 	if fence != 0 {
 		t.Errorf("a renewed a lease it had lost (fence %d)", fence)
 	}
+}
+
+// testClaimRoundLoad checks workflow.ClaimRoundLoad, which uses the
+// store's RoundLoader when it has one: a claim that takes or renews the
+// lease returns the workflow and, while it runs, its messages, as the
+// store's reads do; a busy lease returns neither; the fence is the
+// lease's (a fenced commit takes it); a workflow no longer running comes
+// without messages; an unknown or deleted one is KindNotFound.
+func testClaimRoundLoad(t *testing.T, f Fixture) {
+	ctx := context.Background()
+	wf, _, _ := create(t, f.Store, newWorkflow("alice"))
+	wf, _ = step(t, f.Store, wf, "work")
+	other, _, _ := create(t, f.Store, newWorkflow("alice"))
+
+	load := func(owner string, want int64) (*workflow.Workflow, []workflow.Message) {
+		t.Helper()
+		fence, got, msgs, err := workflow.ClaimRoundLoad(ctx, f.Store, wf.ID, owner, time.Minute)
+		must(t, "ClaimRoundLoad("+owner+")", err)
+		if fence != want {
+			t.Fatalf("ClaimRoundLoad(%s) fence %d, want %d", owner, fence, want)
+		}
+		if fence == 0 {
+			if got != nil || msgs != nil {
+				t.Fatalf("ClaimRoundLoad(%s) on a busy lease returned the workflow (%v) or %d messages", owner, got != nil, len(msgs))
+			}
+			return nil, nil
+		}
+		stored, err := f.Store.GetWorkflow(ctx, wf.ID)
+		must(t, "GetWorkflow", err)
+		if !reflect.DeepEqual(got, stored) {
+			t.Fatalf("ClaimRoundLoad(%s) workflow\n%+v\nwant GetWorkflow's\n%+v", owner, got, stored)
+		}
+		return got, msgs
+	}
+
+	got, msgs := load("a", 1)
+	stored, err := f.Store.Messages(ctx, wf.ID, 0, 0)
+	must(t, "Messages", err)
+	if len(msgs) != 2 || !reflect.DeepEqual(msgs, stored) {
+		t.Fatalf("ClaimRoundLoad messages\n%+v\nwant Messages'\n%+v", msgs, stored)
+	}
+	if got.Version != wf.Version || got.Status != workflow.StatusRunning {
+		t.Fatalf("ClaimRoundLoad workflow at version %d, %s; want %d, running", got.Version, got.Status, wf.Version)
+	}
+	load("b", 0)
+	if fence, err := f.Store.ClaimRound(ctx, wf.ID, "b", time.Minute); err != nil || fence != 0 {
+		t.Fatalf("ClaimRound(b) after a's ClaimRoundLoad = %d, %v; want 0 (a holds the lease)", fence, err)
+	}
+	load("a", 1) // a renewal keeps the fence
+
+	done := got.Clone()
+	done.Status, done.StopReason = workflow.StatusCompleted, workflow.StopCompleted
+	_, _, err = f.Store.Commit(ctx, workflow.Commit{Workflow: done, ExpectedVersion: got.Version, Fence: 1})
+	must(t, "Commit with ClaimRoundLoad's fence", err)
+	must(t, "ReleaseRound(a)", f.Store.ReleaseRound(ctx, wf.ID, "a"))
+	if got, msgs = load("c", 2); got.Status != workflow.StatusCompleted || msgs != nil {
+		t.Fatalf("ClaimRoundLoad of a completed workflow: status %s, %d messages; want completed, none", got.Status, len(msgs))
+	}
+
+	_, _, _, err = workflow.ClaimRoundLoad(ctx, f.Store, workflow.NewID(workflow.PrefixWorkflow), "a", time.Minute)
+	wantKind(t, "ClaimRoundLoad of an unknown workflow", err, workflow.KindNotFound)
+	must(t, "DeleteWorkflow", f.Store.DeleteWorkflow(ctx, other.ID))
+	_, _, _, err = workflow.ClaimRoundLoad(ctx, f.Store, other.ID, "a", time.Minute)
+	wantKind(t, "ClaimRoundLoad of a deleted workflow", err, workflow.KindNotFound)
 }

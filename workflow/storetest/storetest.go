@@ -8,8 +8,8 @@
 // and of listings to their user; the administrators' listing of every
 // user's workflows; ids unique across users; deletion that leaves nothing
 // behind; the trace cap, and traces stored with the commit that carries
-// them; the running set, each user's share of it, and
-// round leases.
+// them; the running set, each user's share of it, round leases and the
+// claim that also reads what a run starts from (workflow.ClaimRoundLoad).
 package storetest
 
 import (
@@ -77,6 +77,7 @@ func RunFixture(t *testing.T, newFixture func(t *testing.T) Fixture) {
 		{"RunningFor", testRunningFor},
 		{"Leases", testLeases},
 		{"LeaseExpiry", testLeaseExpiry},
+		{"ClaimRoundLoad", testClaimRoundLoad},
 		{"FencedCommit", testFencedCommit},
 		{"RunningLimit", testRunningLimit},
 		{"RunningLimitConcurrent", testRunningLimitConcurrent},
