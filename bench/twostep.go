@@ -189,6 +189,12 @@ func newReleases(s workflow.Store) *releases {
 	return &releases{Store: s, done: map[string]chan struct{}{}}
 }
 
+// ClaimRoundLoad forwards to the wrapped store, so the engine claims a
+// round and reads it in one step, as in the gateway (workflow.RoundLoader).
+func (r *releases) ClaimRoundLoad(ctx context.Context, id, owner string, ttl time.Duration) (int64, *workflow.Workflow, []workflow.Message, error) {
+	return workflow.ClaimRoundLoad(ctx, r.Store, id, owner, ttl)
+}
+
 // ReleaseRound releases the lease, then closes id's channel.
 func (r *releases) ReleaseRound(ctx context.Context, id, owner string) error {
 	err := r.Store.ReleaseRound(ctx, id, owner)

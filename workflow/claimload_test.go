@@ -2,6 +2,7 @@ package workflow_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,5 +36,50 @@ func TestClaimRoundLoadReleasesTheLeaseWhenAReadFails(t *testing.T) {
 	}
 	if fence, err := store.ClaimRound(ctx, wf.ID, "b", time.Hour); err != nil || fence != 2 {
 		t.Fatalf("ClaimRound(b) after the failed load = %d, %v; want fence 2 (a's lease released)", fence, err)
+	}
+}
+
+// loadingStore is a RoundLoader that counts its loads.
+type loadingStore struct {
+	workflow.Store
+	loads atomic.Int32
+}
+
+func (s *loadingStore) ClaimRoundLoad(ctx context.Context, id, owner string, ttl time.Duration) (int64, *workflow.Workflow, []workflow.Message, error) {
+	s.loads.Add(1)
+	return workflow.ClaimRoundLoad(ctx, s.Store, id, owner, ttl)
+}
+
+// nopTracer opens spans that record nothing.
+type nopTracer struct{}
+
+func (nopTracer) Start(ctx context.Context, _ workflow.SpanStart) (context.Context, workflow.Span) {
+	return ctx, nopSpan{}
+}
+func (nopTracer) TraceParent(context.Context) string { return "" }
+
+type nopSpan struct{}
+
+func (nopSpan) ModelReply(workflow.ModelResponse, string, string) {}
+func (nopSpan) End(error)                                         {}
+
+// TestRunsClaimWithTheStoresLoader: the engine starts a run with the
+// store's one-step claim and read, traced or not (the span wrapper
+// around the store forwards it).
+func TestRunsClaimWithTheStoresLoader(t *testing.T) {
+	t.Parallel()
+	for name, tracer := range map[string]workflow.Tracer{"untraced": nil, "traced": nopTracer{}} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			store := &loadingStore{Store: memstore.New()}
+			model := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
+				return workflow.ModelResponse{Text: "{}"}, nil
+			})
+			e := newEngine(t, workflow.EngineConfig{Tracer: tracer}, store, model, callThenComplete)
+			_, got := createAndWait(t, e)
+			if got.Status != workflow.StatusCompleted || store.loads.Load() < 1 {
+				t.Errorf("ended %s after %d loads, want completed through the store's loader", got.Status, store.loads.Load())
+			}
+		})
 	}
 }

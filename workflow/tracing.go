@@ -1,6 +1,9 @@
 package workflow
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Tracer opens the spans of the engine's work (DESIGN §9.5): each run of
 // a round, its steps, every model call, every action and every store
@@ -175,6 +178,12 @@ func (s tracedStore) Commit(ctx context.Context, c Commit) (*Workflow, []Message
 	wf, msgs, err := s.Store.Commit(ctx, c)
 	span.End(err)
 	return wf, msgs, err
+}
+
+// ClaimRoundLoad forwards to the store, so a traced engine still claims a
+// round and reads it in one step where the store can (RoundLoader).
+func (s tracedStore) ClaimRoundLoad(ctx context.Context, workflowID, owner string, ttl time.Duration) (int64, *Workflow, []Message, error) {
+	return ClaimRoundLoad(ctx, s.Store, workflowID, owner, ttl)
 }
 
 // tracedRegistry opens an action span around every Registry.Execute.
