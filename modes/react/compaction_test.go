@@ -228,14 +228,20 @@ func TestCrashDuringCompaction(t *testing.T) {
 					dying.Kill() // the reply comes back, its commit never lands
 				}
 			}
-			e1 := enginetest.StartEngine(t, testConfig("one"), dying, script.model(), reg, compactingMode(t, false))
+			// Leases of 2 s, not the harness's 300 ms: a run stalled by a
+			// loaded machine must not lose its lease and run a step again
+			// (its idempotency key would cover that, but this test counts
+			// executions to prove the crash repeats none).
+			one, two := testConfig("one"), testConfig("two")
+			one.LeaseTTL, two.LeaseTTL = 2*time.Second, 2*time.Second
+			e1 := enginetest.StartEngine(t, one, dying, script.model(), reg, compactingMode(t, false))
 			wf := create(t, e1, "echo twenty items", 21)
 			select {
 			case <-dying.Died():
 			case <-time.After(20 * time.Second):
 				t.Fatal("instance one never reached the second compaction")
 			}
-			e2 := enginetest.StartEngine(t, testConfig("two"), shared, script.model(), reg, compactingMode(t, false))
+			e2 := enginetest.StartEngine(t, two, shared, script.model(), reg, compactingMode(t, false))
 			got := enginetest.Wait(t, e2, wf.ID)
 			if got.Status != workflow.StatusCompleted || got.StopReason != workflow.StopCompleted || got.Stats.Actions != 20 {
 				t.Fatalf("ended %s/%s with %d actions (%s), want completed with 20", got.Status, got.StopReason, got.Stats.Actions, got.Error)

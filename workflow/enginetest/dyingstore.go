@@ -19,6 +19,10 @@ var ErrDead = workflow.Errorf(workflow.KindUnavailable, "instance crashed")
 // the round over. It is safe for concurrent use.
 type DyingStore struct {
 	workflow.Store
+	// mu makes the commit that kills the store and its death one step:
+	// commits hold it, the other calls read-hold it, so none slips in
+	// between (a crashed process does nothing after its last commit).
+	mu        sync.RWMutex
 	killAfter int
 	commits   atomic.Int32
 	dead      atomic.Bool
@@ -45,6 +49,8 @@ func (s *DyingStore) Died() <-chan struct{} { return s.died }
 
 // Commit commits through the wrapped store until the store dies.
 func (s *DyingStore) Commit(ctx context.Context, c workflow.Commit) (*workflow.Workflow, []workflow.Message, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.dead.Load() {
 		return nil, nil, ErrDead
 	}
@@ -57,6 +63,8 @@ func (s *DyingStore) Commit(ctx context.Context, c workflow.Commit) (*workflow.W
 
 // GetWorkflow reads through the wrapped store until the store dies.
 func (s *DyingStore) GetWorkflow(ctx context.Context, id string) (*workflow.Workflow, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	if s.dead.Load() {
 		return nil, ErrDead
 	}
@@ -65,6 +73,8 @@ func (s *DyingStore) GetWorkflow(ctx context.Context, id string) (*workflow.Work
 
 // AppendTrace appends through the wrapped store until the store dies.
 func (s *DyingStore) AppendTrace(ctx context.Context, t workflow.Trace) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	if s.dead.Load() {
 		return ErrDead
 	}
@@ -73,6 +83,8 @@ func (s *DyingStore) AppendTrace(ctx context.Context, t workflow.Trace) error {
 
 // ClaimRound claims through the wrapped store until the store dies.
 func (s *DyingStore) ClaimRound(ctx context.Context, id, owner string, ttl time.Duration) (int64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	if s.dead.Load() {
 		return 0, ErrDead
 	}
@@ -82,6 +94,8 @@ func (s *DyingStore) ClaimRound(ctx context.Context, id, owner string, ttl time.
 // ClaimRoundLoad claims and reads through the wrapped store (in one step
 // when it can) until the store dies.
 func (s *DyingStore) ClaimRoundLoad(ctx context.Context, id, owner string, ttl time.Duration) (int64, *workflow.Workflow, []workflow.Message, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	if s.dead.Load() {
 		return 0, nil, nil, ErrDead
 	}
@@ -90,6 +104,8 @@ func (s *DyingStore) ClaimRoundLoad(ctx context.Context, id, owner string, ttl t
 
 // ReleaseRound releases through the wrapped store until the store dies.
 func (s *DyingStore) ReleaseRound(ctx context.Context, id, owner string) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	if s.dead.Load() {
 		return ErrDead
 	}
