@@ -207,12 +207,14 @@ func touchedStay(t *testing.T, d workflow.Dispatcher) {
 	ctx := context.Background()
 	enqueue(t, d, 1)
 	got := receiveAll(t, d, "c1", 1)
-	for range 4 {
-		time.Sleep(30 * time.Millisecond)
+	// 8 × 60 ms: an untouched entry would be idle past 300 ms by the
+	// sixth Reclaim; a touched one only if a Reclaim came 240 ms late.
+	for range 8 {
+		time.Sleep(60 * time.Millisecond)
 		if err := d.Touch(ctx, "c1", got[0]); err != nil {
 			t.Fatalf("Touch: %v", err)
 		}
-		if back, err := d.Reclaim(ctx, "c2", 80*time.Millisecond, 10); err != nil || len(back) != 0 {
+		if back, err := d.Reclaim(ctx, "c2", 300*time.Millisecond, 10); err != nil || len(back) != 0 {
 			t.Fatalf("Reclaim of a touched entry: %+v, %v; want nothing", back, err)
 		}
 	}
