@@ -19,7 +19,10 @@ import (
 func TestAdminPageShowsPendingApprovals(t *testing.T) {
 	ctx := browser(t, 60*time.Second)
 	env := newAdminEnv(t)
-	at := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
+	// Now, not a fixed date: the engine rejects an approval past its
+	// expiresAt, and a fixed date's approval expired a day later, taking
+	// the paused workflow out of the awaiting_approval list.
+	at := time.Now().UTC().Truncate(time.Second)
 	commit := func(wf *workflow.Workflow) {
 		t.Helper()
 		if _, _, err := env.raw.Commit(context.Background(), workflow.Commit{Workflow: wf}); err != nil {
