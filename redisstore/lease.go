@@ -70,16 +70,34 @@ func (s *Store) ClaimRoundLoad(ctx context.Context, workflowID, owner string, tt
 	case fence == 0:
 		return 0, nil, nil, nil
 	}
+	wf, msgs, err := decodeLoad(reply)
+	if err != nil {
+		// A corrupt state or message: the lease just taken is given back,
+		// as workflow.ClaimRoundLoad does when a read fails.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+		defer cancel()
+		_ = s.ReleaseRound(rctx, workflowID, owner)
+		return 0, nil, nil, err
+	}
+	return fence, wf, msgs, nil
+}
+
+// releaseTimeout bounds the release of a lease whose load failed.
+const releaseTimeout = 5 * time.Second
+
+// decodeLoad decodes a loading claim's reply after its fence: the
+// workflow's JSON and, when it is running, its messages.
+func decodeLoad(reply []any) (*workflow.Workflow, []workflow.Message, error) {
 	var state string
 	if len(reply) >= 2 {
 		state, _ = reply[1].(string)
 	}
 	if state == "" {
-		return 0, nil, nil, workflow.Errorf(workflow.KindInternal, "stored workflow has no state")
+		return nil, nil, workflow.Errorf(workflow.KindInternal, "stored workflow has no state")
 	}
 	wf, err := decodeWorkflow([]byte(state))
 	if err != nil {
-		return 0, nil, nil, err
+		return nil, nil, err
 	}
 	var msgs []workflow.Message
 	if wf.Status == workflow.StatusRunning {
@@ -87,11 +105,11 @@ func (s *Store) ClaimRoundLoad(ctx context.Context, workflowID, owner string, tt
 		for i, r := range reply[2:] {
 			raw, _ := r.(string)
 			if err := decodeMessage(raw, 1+int64(i), &msgs[i]); err != nil {
-				return 0, nil, nil, err
+				return nil, nil, err
 			}
 		}
 	}
-	return fence, wf, msgs, nil
+	return wf, msgs, nil
 }
 
 func checkClaim(ctx context.Context, workflowID, owner string, ttl time.Duration) error {

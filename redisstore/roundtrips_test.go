@@ -312,3 +312,35 @@ func benchCommitStep(b *testing.B, client redis.UniversalClient, perNode *roundT
 		b.ReportMetric(float64(perNode.n.Load())/float64(b.N), "node-requests/op")
 	}
 }
+
+// TestClaimRoundLoadGivesBackTheLeaseOfACorruptState: a claim whose
+// workflow state does not decode answers KindInternal and holds no lease
+// (another owner can claim the round at once), as the reads after a
+// plain claim do when they fail.
+func TestClaimRoundLoadGivesBackTheLeaseOfACorruptState(t *testing.T) {
+	t.Parallel()
+	mr, s := newMini(t, redisstore.Options{KeyPrefix: "tc"})
+	ctx := context.Background()
+	wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "alice", Mode: workflow.ModeReact,
+		Status: workflow.StatusRunning, MaxSteps: 3}
+	if _, _, err := s.Commit(ctx, workflow.Commit{Workflow: wf}); err != nil {
+		t.Fatal(err)
+	}
+	corrupted := 0
+	for _, k := range mr.Keys() {
+		if strings.HasSuffix(k, wf.ID+":state") {
+			mr.HSet(k, "json", "{not json")
+			corrupted++
+		}
+	}
+	if corrupted != 1 {
+		t.Fatalf("found %d state keys of %s in %v", corrupted, wf.ID, mr.Keys())
+	}
+	fence, got, msgs, err := s.ClaimRoundLoad(ctx, wf.ID, "a", time.Minute)
+	if workflow.KindOf(err) != workflow.KindInternal || fence != 0 || got != nil || msgs != nil {
+		t.Fatalf("ClaimRoundLoad of a corrupt state = %d, %v, %d messages, %v; want 0, nil, none, internal", fence, got, len(msgs), err)
+	}
+	if fence, err := s.ClaimRound(ctx, wf.ID, "b", time.Minute); err != nil || fence == 0 {
+		t.Errorf("ClaimRound(b) after the failed load = %d, %v; want the lease (a gave it back)", fence, err)
+	}
+}

@@ -136,7 +136,7 @@ type RoundLoader interface {
 	// StatusRunning, all its messages (nil otherwise), read atomically
 	// with the claim. With fence 0 both are nil. With an error the caller
 	// holds no lease to release (one taken before a failure, e.g. a
-	// corrupt state, expires with ttl).
+	// corrupt state, is released, or expires with ttl when that fails).
 	ClaimRoundLoad(ctx context.Context, workflowID, owner string, ttl time.Duration) (fence int64, wf *Workflow, msgs []Message, err error)
 }
 
