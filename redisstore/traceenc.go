@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/jsonform"
 )
 
 // A trace is the largest value a commit stores (both prompts in full), and
@@ -30,7 +30,7 @@ func appendTrace(dst []byte, t *workflow.Trace) ([]byte, bool) {
 	}
 	str := func(key, v string) {
 		dst = append(dst, key...)
-		dst = appendJSONString(dst, v)
+		dst = jsonform.AppendString(dst, v)
 	}
 	num := func(key string, v int64) {
 		dst = append(dst, key...)
@@ -111,7 +111,7 @@ type encCache struct {
 type encEntry struct {
 	hash    uint64 // of s
 	s       string // "" for none
-	enc     []byte // appendJSONString(nil, s)
+	enc     []byte // jsonform.AppendString(nil, s)
 	pending uint64 // the hash of the slot's last miss
 }
 
@@ -123,11 +123,11 @@ const (
 
 var encSeed = maphash.MakeSeed()
 
-// appendString appends appendJSONString(dst, s), copied from the cache when
+// appendString appends jsonform.AppendString(dst, s), copied from the cache when
 // it holds s.
 func (c *encCache) appendString(dst []byte, s string) []byte {
 	if len(s) < minCached || len(s) > maxCached {
-		return appendJSONString(dst, s)
+		return jsonform.AppendString(dst, s)
 	}
 	h := maphash.String(encSeed, s)
 	slot := &c.slots[h%encCacheSlots]
@@ -141,7 +141,7 @@ func (c *encCache) appendString(dst []byte, s string) []byte {
 		return append(dst, e.enc...)
 	}
 	start := len(dst)
-	dst = appendJSONString(dst, s)
+	dst = jsonform.AppendString(dst, s)
 	if e.pending == h && len(dst)-start <= 2*maxCached { // its second miss in a row here: keep it
 		next := encEntry{hash: h, s: strings.Clone(s), enc: bytes.Clone(dst[start:])}
 		c.mu.Lock()
@@ -150,70 +150,6 @@ func (c *encCache) appendString(dst []byte, s string) []byte {
 	}
 	return dst
 }
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as encoding/json writes a string: quoted,
-// with <, > and & escaped (HTML-safe), invalid UTF-8 replaced by U+FFFD
-// and U+2028, U+2029 escaped: encoding/json's appendString. Runs of
-// bytes that need nothing are copied whole.
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if b < utf8.RuneSelf {
-			if htmlSafe[b] {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default: // other control bytes, <, >, &
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case c == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case c == '\u2028' || c == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
-
-// htmlSafe[b] says encoding/json writes ASCII byte b in a string as it is.
-var htmlSafe = func() (t [utf8.RuneSelf]bool) {
-	for b := range utf8.RuneSelf {
-		t[b] = b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
-	}
-	return t
-}()
 
 // maxAsIsDepth bounds the nesting compactAsIs follows; deeper values are
 // left to encoding/json.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/jsonform"
 )
 
 // marshalOf is json.Marshal's encoding of v.
@@ -127,19 +128,6 @@ func FuzzAppendTrace(f *testing.F) {
 	})
 }
 
-// FuzzAppendJSONString compares appendJSONString with json.Marshal.
-func FuzzAppendJSONString(f *testing.F) {
-	for _, s := range []string{"", "plain", "<a href=\"x\">&amp;</a>", "\x00\x01\b\f\n\r\t\x1f\x7f", "\\/", "é☃\U0001F600",
-		"\u2028\u2029", "\xff", "\xe2\x80", "a\xe2\x80\xa8b", "\xed\xa0\x80", "\xf4\x90\x80\x80"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := string(appendJSONString(nil, s)), marshalOf(t, s); got != want {
-			t.Fatalf("appendJSONString(%q) = %s, want %s", s, got, want)
-		}
-	})
-}
-
 // FuzzCompactAsIs holds compactAsIs to its promise: whatever it accepts
 // is valid JSON that json.Marshal writes unchanged as a RawMessage.
 func FuzzCompactAsIs(f *testing.F) {
@@ -214,7 +202,7 @@ func BenchmarkEncodeTrace(b *testing.B) {
 }
 
 // TestEncCacheGivesTheEncoding holds the cache's bytes equal to
-// appendJSONString's on the first, second and later sightings of a string,
+// jsonform.AppendString's on the first, second and later sightings of a string,
 // with slots shared by other strings, and holds that a string seen twice
 // in a row is then served from the cache.
 func TestEncCacheGivesTheEncoding(t *testing.T) {
@@ -226,7 +214,7 @@ func TestEncCacheGivesTheEncoding(t *testing.T) {
 	}
 	for round := range 4 {
 		for _, s := range strs {
-			want := string(appendJSONString([]byte("p"), s))
+			want := string(jsonform.AppendString([]byte("p"), s))
 			if got := string(c.appendString([]byte("p"), s)); got != want {
 				t.Fatalf("round %d: appendString(%.20q...) = %.40q..., want %.40q...", round, s, got, want)
 			}
@@ -247,7 +235,7 @@ func TestEncCacheGivesTheEncoding(t *testing.T) {
 		}
 	}
 	for _, o := range others {
-		if got, want := string(c.appendString(nil, o)), string(appendJSONString(nil, o)); got != want {
+		if got, want := string(c.appendString(nil, o)), string(jsonform.AppendString(nil, o)); got != want {
 			t.Fatalf("appendString(other) = %.40q..., want %.40q...", got, want)
 		}
 		if slot(long).s != long {
@@ -264,8 +252,8 @@ func TestEncCacheGivesTheEncoding(t *testing.T) {
 	}
 	controls := strings.Repeat("\x01", maxCached) // escaped six times as long
 	for range 3 {
-		if got, want := string(c.appendString(nil, controls)), string(appendJSONString(nil, controls)); got != want {
-			t.Fatalf("appendString(controls) differs from appendJSONString")
+		if got, want := string(c.appendString(nil, controls)), string(jsonform.AppendString(nil, controls)); got != want {
+			t.Fatalf("appendString(controls) differs from jsonform.AppendString")
 		}
 	}
 	if slot(controls).s == controls {

@@ -13,8 +13,8 @@ import (
 // escaped, null for a nil map), and Marshal's error for a value it cannot
 // encode. JSON's own types (string, float64, bool, nil, map[string]any,
 // []any) are written directly, without reflection and without the sorted
-// key list Marshal allocates; any other value, and the rare string or
-// number that needs escaping or an exponent, is written by json.Marshal.
+// key list Marshal allocates (strings by AppendString); any other value,
+// and the rare number that needs an exponent, is written by json.Marshal.
 func AppendParams(dst []byte, m map[string]any) ([]byte, error) {
 	return appendObject(dst, m, 0)
 }
@@ -77,7 +77,7 @@ func appendObject(dst []byte, m map[string]any, depth int) ([]byte, error) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendString(dst, k)
+		dst = AppendString(dst, k)
 		dst = append(dst, ':')
 		if dst, err = appendValue(dst, m[k], depth+1); err != nil {
 			return dst, err
@@ -96,7 +96,7 @@ func appendValue(dst []byte, v any, depth int) ([]byte, error) {
 	case bool:
 		return strconv.AppendBool(dst, v), nil
 	case string:
-		return appendString(dst, v), nil
+		return AppendString(dst, v), nil
 	case float64:
 		// Marshal writes 'f' form between 1e-6 and 1e21 (and for zero),
 		// an exponent outside.
@@ -132,28 +132,66 @@ func appendMarshal(dst []byte, v any) ([]byte, error) {
 	return append(dst, b...), nil
 }
 
-// appendString writes s quoted. Printable ASCII other than " \ < > & and
-// valid UTF-8 other than U+2028 and U+2029 go as they are, as Marshal
-// writes them; a string with anything else is written by Marshal.
-func appendString(dst []byte, s string) []byte {
+const hexDigits = "0123456789abcdef"
+
+// AppendString appends s as json.Marshal writes a string: quoted, with
+// <, > and & escaped (HTML-safe), invalid UTF-8 replaced by U+FFFD and
+// U+2028, U+2029 escaped. Runs of bytes that need nothing are copied
+// whole; it never allocates but to grow dst.
+func AppendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
 	for i := 0; i < len(s); {
 		b := s[i]
 		if b < utf8.RuneSelf {
-			if b < 0x20 || b == '"' || b == '\\' || b == '<' || b == '>' || b == '&' {
-				q, _ := json.Marshal(s) // a string always encodes
-				return append(dst, q...)
+			if htmlSafe[b] {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default: // other control bytes, <, >, &
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
 			}
 			i++
+			start = i
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
-			q, _ := json.Marshal(s)
-			return append(dst, q...)
+		c, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case c == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		case c == '\u2028' || c == '\u2029':
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
+		default:
+			i += size
+			continue
 		}
 		i += size
+		start = i
 	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
+	dst = append(dst, s[start:]...)
 	return append(dst, '"')
 }
+
+// htmlSafe[b] says encoding/json writes ASCII byte b in a string as it is.
+var htmlSafe = func() (t [utf8.RuneSelf]bool) {
+	for b := range utf8.RuneSelf {
+		t[b] = b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
+	}
+	return t
+}()

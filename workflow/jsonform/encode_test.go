@@ -127,3 +127,20 @@ func TestMarshalParamsIsMarshal(t *testing.T) {
 		t.Errorf("%d bytes in a buffer of %d, want one sized for them", len(got), cap(got))
 	}
 }
+
+// FuzzAppendString compares AppendString with json.Marshal.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", "<a href=\"x\">&amp;</a>", "\x00\x01\b\f\n\r\t\x1f\x7f", "\\/", "é☃\U0001F600",
+		"\u2028\u2029", "\xff", "\xe2\x80", "a\xe2\x80\xa8b", "\xed\xa0\x80", "\xf4\x90\x80\x80"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := jsonform.AppendString([]byte("x"), s); string(got) != "x"+string(want) {
+			t.Fatalf("AppendString(%q) = %s, want x%s", s, got, want)
+		}
+	})
+}

@@ -8,9 +8,10 @@
 // values, keys that are not valid UTF-8, times with an offset) takes the
 // real round trip. The memory store keeps values in this form and the
 // Redis store hands back committed messages in it, so both answer as a
-// read of their JSON would. AppendParams and MarshalParams write a
-// parameter map's encoding, exactly json.Marshal's bytes, without its
-// reflection.
+// read of their JSON would. AppendParams, MarshalParams and AppendString
+// write a parameter map's or a string's encoding, exactly json.Marshal's
+// bytes, without its reflection (the action trace's parameters, the Redis
+// store's traces).
 package jsonform
 
 import (
