@@ -32,12 +32,8 @@ const textExcerpt = 400
 // and the newest summary is the last (oldest) entry, fenced as data, in at
 // most SummaryBudget(budget) characters; the other entries share the rest.
 func History(msgs []workflow.Message, budget int) string {
-	var stack [64]entry
-	whole, kept, omitted, block := history(msgs, budget, stack[:0])
-	if whole != "" {
-		return whole
-	}
-	return joinEntries(kept, omitted, block)
+	var buf [160]string
+	return strings.Join(HistoryPieces(msgs, budget, buf[:0]), "") // one allocation of the exact size
 }
 
 // HistoryPieces returns History(msgs, budget) in pieces, to be written one
@@ -88,32 +84,6 @@ func history(msgs []workflow.Message, budget int, room []entry) (whole string, k
 	}
 	kept, omitted = renderHistory(pos, v, budget-utf8.RuneCountInString(block)-1, room)
 	return "", kept, omitted, block
-}
-
-// joinEntries joins entries with newlines, then omitted, then a newline
-// and block (when block is set), in one allocation of the exact size.
-func joinEntries(entries []entry, omitted, block string) string {
-	n := len(omitted) + len(entries) - 1
-	if block != "" {
-		n += 1 + len(block)
-	}
-	for _, e := range entries {
-		n += len(e.text)
-	}
-	var b strings.Builder
-	b.Grow(n)
-	for i, e := range entries {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(e.text)
-	}
-	b.WriteString(omitted)
-	if block != "" {
-		b.WriteByte('\n')
-		b.WriteString(block)
-	}
-	return b.String()
 }
 
 // historyBudget resolves a configured budget: 0 → DefaultHistoryBudget,
