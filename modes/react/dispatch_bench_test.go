@@ -3,6 +3,9 @@ package react_test
 import (
 	"context"
 	"os"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,20 +20,55 @@ import (
 
 // countingHook counts Redis round trips: one per command sent alone, one
 // per pipeline or MULTI.
-type countingHook struct{ n atomic.Int64 }
+// With names set, it also keeps each round trip's command names (and
+// its error), for a test to show what an unexpected one was.
+type countingHook struct {
+	n     atomic.Int64
+	names bool
+	mu    sync.Mutex
+	sent  []string // round trip i+1's commands, when names is set
+}
 
 func (h *countingHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h *countingHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.n.Add(1)
-		return next(ctx, cmd)
+		err := next(ctx, cmd)
+		h.count([]redis.Cmder{cmd}, err)
+		return err
 	}
 }
 func (h *countingHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.n.Add(1)
-		return next(ctx, cmds)
+		err := next(ctx, cmds)
+		h.count(cmds, err)
+		return err
 	}
+}
+
+func (h *countingHook) count(cmds []redis.Cmder, err error) {
+	if !h.names {
+		h.n.Add(1)
+		return
+	}
+	names := make([]string, len(cmds))
+	for i, c := range cmds {
+		names[i] = c.Name()
+	}
+	line := strings.Join(names, " ")
+	if err != nil {
+		line += " (" + err.Error() + ")"
+	}
+	h.mu.Lock()
+	h.sent = append(h.sent, line)
+	h.n.Add(1)
+	h.mu.Unlock()
+}
+
+// between returns the command names of round trips from+1 to to.
+func (h *countingHook) between(from, to int64) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.sent[min(from, int64(len(h.sent))):min(to, int64(len(h.sent)))])
 }
 
 // roundEnded signals each ended round.

@@ -90,7 +90,7 @@ func TestRoundTripsPerStep(t *testing.T) {
 // (on a cluster, one per pipeline, however many nodes it reaches).
 func roundTripsPerStep(t *testing.T, client redis.UniversalClient) {
 	t.Cleanup(func() { _ = client.Close() })
-	rt := &countingHook{}
+	rt := &countingHook{names: true}
 	client.AddHook(rt)
 	prefix := "twostep-rttest:" + workflow.NewID("")
 	t.Cleanup(func() { deleteKeys(client, prefix+":*") })
@@ -123,7 +123,8 @@ func roundTripsPerStep(t *testing.T, client redis.UniversalClient) {
 		n := marks.marks[i] - marks.marks[i-1]
 		per = append(per, n)
 		if n < 1 || n > maxRoundTripsPerStep {
-			t.Errorf("step %d took %d Redis round trips, want 1 to %d", i+1, n, maxRoundTripsPerStep)
+			t.Errorf("step %d took %d Redis round trips, want 1 to %d: %q", i+1, n, maxRoundTripsPerStep,
+				rt.between(marks.marks[i-1], marks.marks[i]))
 		}
 	}
 	t.Logf("round trips of steps 2-10: %v; the first step with the round's start: %d", per, marks.marks[0])
