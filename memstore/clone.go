@@ -103,6 +103,10 @@ func storeTrace(t workflow.Trace) (workflow.Trace, error) {
 	}
 	if len(t.Parsed) == 0 {
 		t.Parsed = nil
+	} else if jsonform.CompactAsIs(t.Parsed) {
+		// What the modes store: json.Marshal's own output, which a round
+		// trip keeps byte for byte. A copy, as the caller keeps its slice.
+		t.Parsed = bytes.Clone(t.Parsed)
 	} else {
 		// Marshal validates a RawMessage and writes it compacted, with
 		// HTML's characters escaped; Unmarshal keeps those bytes.

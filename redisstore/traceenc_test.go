@@ -122,46 +122,10 @@ func FuzzAppendTrace(f *testing.F) {
 			t.Fatalf("appendTrace wrote %q; json.Marshal fails: %v", got, err)
 		case ok && !bytes.Equal(got, want):
 			t.Fatalf("appendTrace\n got %s\nwant %s", got, want)
-		case !ok && err == nil && compactAsIs(tr.Parsed) && tr.CreatedAt.Year() <= 9999:
+		case !ok && err == nil && jsonform.CompactAsIs(tr.Parsed) && tr.CreatedAt.Year() <= 9999:
 			t.Fatalf("appendTrace declined a trace it can write: %+v", tr)
 		}
 	})
-}
-
-// FuzzCompactAsIs holds compactAsIs to its promise: whatever it accepts
-// is valid JSON that json.Marshal writes unchanged as a RawMessage.
-func FuzzCompactAsIs(f *testing.F) {
-	for _, s := range []string{`{}`, `[]`, `""`, `0`, `-0.5e-3`, `1E+2`, `true`, `false`, `null`, `{"a":[1,{"b":null}],"c":"\u00e9\n"}`,
-		`01`, `1.`, `.5`, `-`, `1e`, `{"a":1,}`, `[1,]`, `{"a" :1}`, `"\x"`, `"\u12"`, "\"\x01\"", `tru`, `nul`, `{"a":1}}`,
-		`"<"`, `"&"`, "\"\u2028\"", "\"\xff\"", `[[[[[[]]]]]]`, strings.Repeat("[", 70) + strings.Repeat("]", 70)} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if !compactAsIs(b) {
-			return
-		}
-		if !json.Valid(b) {
-			t.Fatalf("compactAsIs accepts invalid JSON %q", b)
-		}
-		if got := marshalOf(t, json.RawMessage(b)); got != string(b) {
-			t.Fatalf("compactAsIs accepts %q, which json.Marshal writes as %q", b, got)
-		}
-	})
-}
-
-// TestCompactAsIsTakesMarshalOutput holds the fast path open for what
-// the modes store as Parsed: json.Marshal's own compact output.
-func TestCompactAsIsTakesMarshalOutput(t *testing.T) {
-	for _, v := range []any{
-		map[string]any{"action": "text.echo", "learnings": []string{"l"}, "requiredConnection": nil, "n": 1.5, "ok": true, "nested": map[string]any{"x": []any{}}},
-		[]any{-1, 0, 2.5e-10, "é\"\\\n", map[string]any{}},
-		"plain", 12, nil,
-	} {
-		b := []byte(marshalOf(t, v))
-		if !compactAsIs(b) {
-			t.Errorf("compactAsIs(%s) = false", b)
-		}
-	}
 }
 
 // BenchmarkEncodeTrace compares appendTrace with encoding/json on Stage 1

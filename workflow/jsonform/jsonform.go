@@ -11,7 +11,8 @@
 // read of their JSON would. AppendParams, MarshalParams and AppendString
 // write a parameter map's or a string's encoding, exactly json.Marshal's
 // bytes, without its reflection (the action trace's parameters, the Redis
-// store's traces).
+// store's traces); CompactAsIs tells when Marshal writes raw JSON as it
+// is, so a store can keep or copy it without json.Compact.
 package jsonform
 
 import (
