@@ -8,6 +8,7 @@ import (
 
 	"github.com/kaptinlin/jsonrepair"
 	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/jsonform"
 )
 
 // MaxReplyBytes caps a model reply before any parsing work (64 KiB).
@@ -128,7 +129,12 @@ func repairReason(err error) string {
 	return err.Error()
 }
 
+// compact returns s without the whitespace between its tokens, or
+// KindInvalid when it is not valid JSON.
 func compact(s string) (json.RawMessage, error) {
+	if out, ok := jsonform.AppendCompact(make([]byte, 0, len(s)), s); ok {
+		return out, nil
+	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, []byte(s)); err != nil {
 		return nil, workflow.WrapKind(workflow.KindInvalid, err, "the reply is not valid JSON")

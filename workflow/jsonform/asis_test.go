@@ -1,6 +1,7 @@
 package jsonform_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -52,4 +53,55 @@ func TestCompactAsIsTakesMarshalOutput(t *testing.T) {
 			t.Errorf("CompactAsIs(%s) = false", b)
 		}
 	}
+}
+
+// FuzzAppendCompact holds AppendCompact to json.Compact: the same bytes
+// whenever it answers, and an answer for every valid value within its
+// depth bound.
+func FuzzAppendCompact(f *testing.F) {
+	for _, s := range []string{`{}`, ` { "a" : [ 1 , 2.5e-3 , "x y" ] ,"b":{ }} `, "\t[\n]\r\n", `"<&>"`, "\"\u2028\"",
+		`{"a":1,}`, `{"a" 1}`, `[1 2]`, `{} {}`, "\"a\x01\"", `"\q"`, " ", ``, "\"\xff\"", `-0.0E+1`, `nul`,
+		strings.Repeat("[ ", 70) + strings.Repeat("] ", 70), "```json\n{}\n```"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var want bytes.Buffer
+		err := json.Compact(&want, []byte(s))
+		got, ok := jsonform.AppendCompact([]byte("prefix"), s)
+		switch {
+		case ok && err != nil:
+			t.Fatalf("AppendCompact(%q) = %q; json.Compact fails: %v", s, got, err)
+		case ok && string(got) != "prefix"+want.String():
+			t.Fatalf("AppendCompact(%q)\n got %q\nwant %q", s, got, "prefix"+want.String())
+		case !ok && string(got) != "prefix":
+			t.Fatalf("AppendCompact(%q) declined but wrote %q", s, got)
+		case !ok && err == nil && depthOf(s) <= 64:
+			t.Fatalf("AppendCompact declined %q, which json.Compact takes", s)
+		}
+		if b, ok2 := jsonform.AppendCompact(nil, []byte(s)); ok2 != ok || ok && string(b) != want.String() {
+			t.Fatalf("AppendCompact of []byte(%q) = %q, %v; of the string %v", s, b, ok2, ok)
+		}
+	})
+}
+
+// depthOf is the deepest nesting of brackets in s, strings ignored.
+func depthOf(s string) int {
+	d, most, in, esc := 0, 0, false, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case in:
+		case c == '{' || c == '[':
+			d++
+			most = max(most, d)
+		case c == '}' || c == ']':
+			d--
+		}
+	}
+	return most
 }
