@@ -11,6 +11,11 @@ const maxAsIsDepth = 64
 // whitespace between tokens, holding no byte Marshal escapes in raw JSON
 // (<, >, &, U+2028, U+2029). False may also mean "not sure" (nesting past
 // maxAsIsDepth): the caller then leaves b to encoding/json.
+//
+// It is not inlined: inlined into memstore's storeTrace, the compiler
+// moved its parser to the heap (one allocation per stored trace).
+//
+//go:noinline
 func CompactAsIs(b []byte) bool {
 	p := jsonParser[[]byte]{b: b}
 	return p.value(0) && p.i == len(b)

@@ -105,3 +105,24 @@ func depthOf(s string) int {
 	}
 	return most
 }
+
+// TestCompactAllocatesNothing: the checks run on every stored trace and
+// every reply, so the parser must stay off the heap.
+func TestCompactAllocatesNothing(t *testing.T) {
+	raw := []byte(`{"action":"text.echo","learnings":["a","b"],"n":[1,2.5,{"x":null}]}`)
+	buf := make([]byte, 0, 2*len(raw))
+	loose := " { \"a\" : [ 1 , true ] } "
+	if n := testing.AllocsPerRun(100, func() {
+		if !jsonform.CompactAsIs(raw) {
+			t.Fatal("CompactAsIs declined")
+		}
+		if _, ok := jsonform.AppendCompact(buf[:0], loose); !ok {
+			t.Fatal("AppendCompact declined")
+		}
+		if _, ok := jsonform.AppendCompact(buf[:0], raw); !ok {
+			t.Fatal("AppendCompact declined")
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations per run, want 0", n)
+	}
+}
