@@ -213,3 +213,30 @@ func TestRenderTemplateDoesNotShareValues(t *testing.T) {
 		t.Errorf("Stage 1 placeholders %v, want the template's keys %v", got, st1.Keys())
 	}
 }
+
+// TestStage1RepeatsGiven: a caller's workflow.StepRepeats (a running
+// round's, from Run.Repeats) is what the loop warning is written from;
+// without one the warning is worked out from the messages, and the two
+// agree on what the messages hold.
+func TestStage1RepeatsGiven(t *testing.T) {
+	t.Parallel()
+	wf, msgs := twoRounds()
+	reg := newRegistry()
+	b := newBuilder(t, 0)
+	feedback := func(rep *workflow.StepRepeats) string {
+		t.Helper()
+		r, err := b.Stage1(Stage1Input{Workflow: wf, Messages: msgs, Actions: reg.Actions(), Repeats: rep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Placeholders[templates.KeyValidationFeedback]
+	}
+	newest, earlier, ok := workflow.Repeats(msgs, wf.Round)
+	if got, want := feedback(&workflow.StepRepeats{Newest: newest, Earlier: earlier, Found: ok}), feedback(nil); got != want {
+		t.Errorf("feedback from the given repeats %q, worked out %q", got, want)
+	}
+	given := workflow.StepRepeats{Newest: workflow.Message{Step: 7, Action: "crm.lookup"}, Earlier: []int{3, 5}, Found: true}
+	if got := feedback(&given); !strings.Contains(got, "Step 7 called crm.lookup with the same parameters as steps 3 and 5") {
+		t.Errorf("the given repeats are not what the warning says:\n%s", got)
+	}
+}

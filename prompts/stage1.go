@@ -27,6 +27,10 @@ type Stage1Input struct {
 	// Template, when set, is rendered instead of the set's template (an
 	// admin's override under test).
 	Template *templates.Template
+	// Repeats, when set, is what workflow.Repeats finds in Messages for
+	// the current round (a running round has it from Run.Repeats without
+	// a pass over the round); nil: the loop warning looks for itself.
+	Repeats *workflow.StepRepeats
 }
 
 // Stage1Values returns the value of every Stage 1 placeholder: USER_PROMPT,
@@ -46,8 +50,18 @@ func (b *Builder) stage1Values(in Stage1Input) map[string]string {
 		templates.KeyAvailableMethods:          b.methods.Methods(in.Actions),
 		templates.KeyAvailableDocumentsIndex:   placeholders.DocumentsIndex(in.Messages),
 		templates.KeyAvailableConnectionsIndex: placeholders.ConnectionsIndex(in.Connections),
-		templates.KeyValidationFeedback:        joinBlocks(workflow.LoopWarning(in.Messages, round, workflow.LoopLimit(b.opts.LoopRepeats)), in.Feedback),
+		templates.KeyValidationFeedback:        joinBlocks(b.loopWarning(in, round), in.Feedback),
 	}
+}
+
+// loopWarning is the Stage 1 loop warning: workflow.LoopWarning, from
+// in.Repeats when the caller has it.
+func (b *Builder) loopWarning(in Stage1Input, round int) string {
+	limit := workflow.LoopLimit(b.opts.LoopRepeats)
+	if in.Repeats != nil {
+		return in.Repeats.LoopWarning(limit)
+	}
+	return workflow.LoopWarning(in.Messages, round, limit)
 }
 
 // Stage1 renders the Stage 1 prompt (template "stage1"). The history is

@@ -131,7 +131,12 @@ func (r *Run) settle(next *Workflow, end *RoundEnd, pending []Message) []Message
 // loopEnd is the closing text when the step committing pending repeated
 // an earlier step of the round LoopRepeats times, else "".
 func (r *Run) loopEnd(next *Workflow, pending []Message) string {
-	return loopEndOf(r.msgs, pending, next.Round, LoopLimit(r.e.cfg.LoopRepeats))
+	limit := LoopLimit(r.e.cfg.LoopRepeats)
+	if limit <= 0 {
+		return ""
+	}
+	newest, earlier, ok := r.loops.repeats(r.msgs, pending, next.Round)
+	return StepRepeats{newest, earlier, ok}.loopEnd(limit)
 }
 
 // endAtLimit ends a round whose position is past its last allowed step:

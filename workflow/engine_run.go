@@ -51,6 +51,8 @@ type Run struct {
 	// store writes' contexts, kept while the run commits with the same
 	// context (one allocation per run instead of one per store write).
 	detachedOf, detached context.Context
+	// loops indexes the round's action messages for loop detection.
+	loops loopIndex
 }
 
 // detach returns context.WithoutCancel(ctx), the one made for the last
@@ -72,6 +74,13 @@ func (r *Run) Workflow() *Workflow { return r.wf }
 // Messages returns every message of the workflow in seq order, including
 // those committed by this run. Read-only.
 func (r *Run) Messages() []Message { return r.msgs }
+
+// Repeats is Repeats(r.Messages(), r.Workflow().Round), from the run's
+// index of the round's action steps instead of a pass over all of them.
+func (r *Run) Repeats() StepRepeats {
+	newest, earlier, ok := r.loops.repeats(r.msgs, nil, r.wf.Round)
+	return StepRepeats{newest, earlier, ok}
+}
 
 // Fence returns the fencing token of the lease this run holds: strictly
 // increasing per workflow, so a service can refuse a request carrying a

@@ -78,26 +78,32 @@ func repeats(head, tail []Message, round int) (newest Message, earlier []int, ok
 	var params []byte // newest's canonical parameters, encoded on first need
 	nNUL := hasNUL(n)
 	for j := range i {
-		m := at(j)
-		if m.Round != round || m.Role != RoleAction || m.Action != n.Action {
-			continue
-		}
-		same, exact := sameOutcome(n, m, nNUL)
-		switch {
-		case !exact:
-			same = Fingerprint(*m) == Fingerprint(*n)
-		case same:
-			if params == nil {
-				params, _ = json.Marshal(n.Parameters)
-			}
-			p, _ := json.Marshal(m.Parameters)
-			same = bytes.Equal(p, params)
-		}
-		if same {
+		if m := at(j); m.Round == round && m.Role == RoleAction && repeated(n, m, nNUL, &params) {
 			earlier = append(earlier, m.Step)
 		}
 	}
 	return *n, earlier, true
+}
+
+// repeated reports whether action message m has newest's fingerprint,
+// given an action of the same round: nNUL is hasNUL(newest), params
+// newest's canonical parameters once encoded (nil before).
+func repeated(newest, m *Message, nNUL bool, params *[]byte) bool {
+	if m.Action != newest.Action {
+		return false
+	}
+	same, exact := sameOutcome(newest, m, nNUL)
+	switch {
+	case !exact:
+		return Fingerprint(*m) == Fingerprint(*newest)
+	case same:
+		if *params == nil {
+			*params, _ = json.Marshal(newest.Parameters)
+		}
+		p, _ := json.Marshal(m.Parameters)
+		return bytes.Equal(p, *params)
+	}
+	return false
 }
 
 // sameOutcome compares what Fingerprint hashes after the action and the
@@ -144,6 +150,15 @@ func hasNUL(m *Message) bool {
 	return false
 }
 
+// StepRepeats is what Repeats finds in a round: its newest action step
+// and the steps of the earlier ones it repeated, oldest first. Found is
+// false when the round has no action step.
+type StepRepeats struct {
+	Newest  Message
+	Earlier []int
+	Found   bool
+}
+
 // LoopWarning returns the warning the next Stage 1 prompt carries when the
 // round's newest step repeated an earlier one limit-1 times (one more
 // repeat ends the round with StopLoop), and "" otherwise or when limit is 0.
@@ -152,13 +167,18 @@ func LoopWarning(msgs []Message, round, limit int) string {
 		return ""
 	}
 	newest, earlier, ok := Repeats(msgs, round)
-	if !ok || len(earlier) == 0 || len(earlier) < limit-1 {
+	return StepRepeats{newest, earlier, ok}.LoopWarning(limit)
+}
+
+// LoopWarning is the package's LoopWarning for what Repeats found.
+func (s StepRepeats) LoopWarning(limit int) string {
+	if limit <= 0 || !s.Found || len(s.Earlier) == 0 || len(s.Earlier) < limit-1 {
 		return ""
 	}
 	return fmt.Sprintf("# Repeated step\nStep %d called %s with the same parameters as step%s %s and got the same result. "+
 		"Do not call it that way again: the next identical call ends the round. Use what the history already shows, "+
 		"change the parameters, choose another action, or finish with %s.",
-		newest.Step, newest.Action, plural(len(earlier)), joinSteps(earlier), CompleteAction)
+		s.Newest.Step, s.Newest.Action, plural(len(s.Earlier)), joinSteps(s.Earlier), CompleteAction)
 }
 
 // loopEnd returns the closing text of a round ended by a loop, or "" when
@@ -173,12 +193,17 @@ func loopEndOf(head, tail []Message, round, limit int) string {
 		return ""
 	}
 	newest, earlier, ok := repeats(head, tail, round)
-	if !ok || len(earlier) < limit {
+	return StepRepeats{newest, earlier, ok}.loopEnd(limit)
+}
+
+// loopEnd is the package's loopEnd for what repeats found.
+func (s StepRepeats) loopEnd(limit int) string {
+	if limit <= 0 || !s.Found || len(s.Earlier) < limit {
 		return ""
 	}
 	return fmt.Sprintf("I stopped this round because it was going in circles: step %d called %s with the same "+
 		"parameters as step%s %s and got the same result each time. Tell me what to change, or ask again differently.",
-		newest.Step, newest.Action, plural(len(earlier)), joinSteps(earlier))
+		s.Newest.Step, s.Newest.Action, plural(len(s.Earlier)), joinSteps(s.Earlier))
 }
 
 func plural(n int) string {

@@ -85,6 +85,30 @@ func TestRepeatsMatchesFingerprints(t *testing.T) {
 				t.Fatalf("trial %d, split %d: repeats = step %d, %v, %v; fingerprints give step %d, %v, %v\n%s",
 					trial, split, newest.Step, got, ok, wantNewest.Step, want, wantOK, fmt.Sprintf("%+v", msgs))
 			}
+			// The Run's index, grown as a run's messages grow (asked at
+			// every length, sometimes about the other round first).
+			var x loopIndex
+			for h := range split {
+				x.repeats(msgs[:h], nil, round)
+				if rng.IntN(8) == 0 {
+					x.repeats(msgs[:h], nil, 3-round)
+				}
+			}
+			newest, got, ok = x.repeats(msgs[:split], msgs[split:], round)
+			if ok != wantOK || newest.Step != wantNewest.Step || !slices.Equal(got, want) {
+				t.Fatalf("trial %d, split %d: the index's repeats = step %d, %v, %v; fingerprints give step %d, %v, %v\n%s",
+					trial, split, newest.Step, got, ok, wantNewest.Step, want, wantOK, fmt.Sprintf("%+v", msgs))
+			}
+		}
+		// Asked about a shorter list than it indexed, the index starts again.
+		var x loopIndex
+		x.repeats(msgs, nil, round)
+		for h := n; h >= 0; h-- {
+			wn, w, wok := naiveRepeats(msgs[:h], round)
+			if gn, g, gok := x.repeats(msgs[:h], nil, round); gok != wok || gn.Step != wn.Step || !slices.Equal(g, w) {
+				t.Fatalf("trial %d, prefix %d after the whole list: the index's repeats = step %d, %v; want step %d, %v",
+					trial, h, gn.Step, g, wn.Step, w)
+			}
 		}
 		if wantEnd, gotEnd := loopEnd(msgs, round, 2), loopEndOf(msgs[:n/2], msgs[n/2:], round, 2); gotEnd != wantEnd {
 			t.Fatalf("trial %d: loopEndOf = %q, loopEnd = %q", trial, gotEnd, wantEnd)
@@ -125,6 +149,12 @@ func BenchmarkRepeats(b *testing.B) {
 	b.Run("incremental", func(b *testing.B) {
 		for b.Loop() {
 			Repeats(msgs, 1)
+		}
+	})
+	b.Run("index", func(b *testing.B) {
+		var x loopIndex
+		for b.Loop() {
+			x.repeats(msgs, nil, 1)
 		}
 	})
 }

@@ -131,9 +131,10 @@ func (m *Mode) selectAction(ctx context.Context, run *workflow.Run, cp *workflow
 
 // stage1Prompt renders the Stage 1 prompt with every registered action.
 func (m *Mode) stage1Prompt(run *workflow.Run, problems []string) (prompts.Rendered, error) {
+	repeats := run.Repeats()
 	return m.prompts.Stage1(prompts.Stage1Input{
 		Workflow: run.Workflow(), Messages: run.Messages(), Actions: run.Registry().Actions(),
-		Connections: run.Connections(), Feedback: prompts.Feedback(problems),
+		Connections: run.Connections(), Feedback: prompts.Feedback(problems), Repeats: &repeats,
 	})
 }
 
