@@ -1,7 +1,9 @@
 package redact
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
@@ -103,5 +105,52 @@ func TestTraceRedactsEveryFormInEveryField(t *testing.T) {
 	clean := workflow.Trace{Prompt: []workflow.PromptMessage{{Content: "clean"}}, Response: "r", Parsed: []byte(`{}`)}
 	if _, changed := r.trace(clean); changed {
 		t.Error("a trace holding no secret was reported changed")
+	}
+}
+
+// BenchmarkScan: both scans on testdata/stage1_step100.txt (about 20 kB,
+// no needle in it) with the needles of the bench gateway's model key and
+// with four needles of 4, 5, 8 and 16 bytes, made of bytes rare in the
+// prompt (few positions pass scanBytes's first-byte test) or common in it;
+// minWindow is chosen by it.
+func BenchmarkScan(b *testing.B) {
+	prompt, err := os.ReadFile("testdata/stage1_step100.txt")
+	if err != nil {
+		b.Fatal(err)
+	}
+	text := string(prompt)
+	type needleSet struct {
+		name    string
+		needles []string
+	}
+	sets := []needleSet{{"key", New("sk-bench-4f3c2a1b9e8d7c6b5a49382716").needles}}
+	for _, n := range []int{4, 5, 8, 16} {
+		for _, bytes := range []struct{ name, start, rest string }{
+			{"rare", "Zq#9", "!xQ~Zq#9!xQ~Zq#9!xQ~"},
+			{"common", "tesn", "ecretpassword-value-of"},
+		} {
+			var needles []string
+			for k := range 4 {
+				needles = append(needles, (bytes.start[k:] + bytes.rest)[:n])
+			}
+			sets = append(sets, needleSet{fmt.Sprintf("%s%d", bytes.name, n), needles})
+		}
+	}
+	for _, set := range sets {
+		if containsAny(set.needles, text) {
+			b.Fatalf("the prompt holds one of %q", set.needles)
+		}
+		s := newScannerSkipping(set.needles, 2) // both scans can run on it
+		for _, sc := range []struct {
+			name string
+			scan func(*scanner, string) bool
+		}{{"bytes", scanBytes[string]}, {"skip", scanSkip[string]}} {
+			b.Run("needles="+set.name+"/scan="+sc.name, func(b *testing.B) {
+				b.SetBytes(int64(len(text)))
+				for b.Loop() {
+					sc.scan(s, text)
+				}
+			})
+		}
 	}
 }

@@ -3,6 +3,8 @@ package redact_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -215,4 +217,59 @@ func TestRedactTracesDecoratorClaimRoundLoad(t *testing.T) {
 	if raw.calls != 1 {
 		t.Errorf("the wrapped store's ClaimRoundLoad ran %d times, want 1", raw.calls)
 	}
+}
+
+// BenchmarkRedactorTraceStep100: a Stage 1 trace of a long round's late
+// step (testdata/stage1_step100.txt: the bench task's prompt with the
+// history of steps 100 down to 45, about 20 kB, as the history budget
+// leaves it; no secret in it) with the bench gateway's one model key, and
+// with 20 secrets of assorted shapes (87 needles, the shortest 18 bytes).
+func BenchmarkRedactorTraceStep100(b *testing.B) {
+	raw, err := os.ReadFile("testdata/stage1_step100.txt")
+	if err != nil {
+		b.Fatal(err)
+	}
+	system, user, _ := strings.Cut(strings.TrimPrefix(string(raw), "=== system ===\n"), "=== user ===\n")
+	tr := workflow.Trace{Stage: workflow.StageOne,
+		Prompt:   []workflow.PromptMessage{{Role: "system", Content: system}, {Role: "user", Content: user}},
+		Response: `{"action":"text.echo","actionObjective":"echo result of step 100"}`,
+		Parsed:   json.RawMessage(`{"action":"text.echo","actionObjective":"echo result of step 100"}`)}
+	for _, n := range []int{1, 20} {
+		b.Run(fmt.Sprintf("secrets=%d", n), func(b *testing.B) {
+			r := redact.New(benchSecrets[:n]...)
+			if r.Contains(system) || r.Contains(user) {
+				b.Fatal("the prompt holds a secret")
+			}
+			b.SetBytes(int64(len(system) + len(user)))
+			b.ReportAllocs()
+			for b.Loop() {
+				r.Trace(tr)
+			}
+		})
+	}
+}
+
+// benchSecrets: the bench module's model key first, then secrets as a
+// gateway's configuration holds them (API keys, tokens, passwords).
+var benchSecrets = []string{
+	"sk-bench-4f3c2a1b9e8d7c6b5a49382716",
+	"sk-proj-Xq7Lm2Vb9Nc4Rt6Yh1Kd8Pw3Zs5Fj0Ga",
+	"ghp_8fK2mQ9xL4vR7tB1nW6cY3pZ0sH5jD2aE",
+	"xoxb-2718281828-3141592653-AbCdEfGhIjKlMnOp",
+	"AKIAIOSFODNN7EXAMPLE",
+	"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+	`Pa"ss<w0rd>&Redis!`,
+	"postgres-pw-9d8c7b6a",
+	"glpat-Zx81Qv4Ty7Ui0Op3As6D",
+	"AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
+	"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJnYXRld2F5In0.c2lnbmF0dXJl",
+	"tok_live_51HqLyjWDarjtT1zdp7dc",
+	"hunter2-but-longer",
+	"rk_test_4eC39HqLyjWDarjtT1zdp7dc",
+	"naïve-pässwörd-42",
+	"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",
+	"key-3ax6xnjp29jd6fds4gc373sgvjxteol0",
+	"https-basic:admin:s3cr3t-P@ss",
+	"0123456789abcdef0123456789abcdef",
+	"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
 }
