@@ -68,22 +68,26 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	}
 	drops := s.takeDrops()
 	defer drops.requeue()
+	listKey := s.keys.listingPart(part)
+	var refresh []string // keys whose TTL this commit refreshes
+	refreshAt := s.index.clock()
+	if s.opts.Retention > 0 {
+		refresh = s.index.stale(refreshSlack(s.opts.Retention), listKey, s.keys.owner(wf.ID))
+	}
+	// The user's running set is kept by the script itself, so a refused
+	// commit never counts against the user's limit; the store-wide entry
+	// is for the recovery scan (Running), added once a round.
+	addRunning := running && !s.index.listedRunning(wf.ID, c.Fence)
 	reply, err := eval(ctx, func(p redis.Pipeliner) {
 		drops.queue(ctx, p)
-		listKey := s.keys.listingPart(part)
 		if c.ExpectedVersion == 0 {
 			p.ZAddNX(ctx, listKey, redis.Z{Member: entry})
 		}
-		if s.opts.Retention > 0 {
-			// Refreshed by every commit, so each outlives the workflows
-			// it names.
-			p.PExpire(ctx, listKey, s.opts.Retention)
-			p.PExpire(ctx, s.keys.owner(wf.ID), s.opts.Retention)
+		for _, k := range refresh {
+			// So each outlives the workflows it names (see indexCache).
+			p.PExpire(ctx, k, s.opts.Retention+refreshSlack(s.opts.Retention))
 		}
-		if running {
-			// The user's running set is kept by the script itself, so a
-			// refused commit never counts against the user's limit; this
-			// store-wide entry is for the recovery scan (Running).
+		if addRunning {
 			p.SAdd(ctx, s.keys.runningPart(part), entry)
 		}
 		for _, t := range c.Traces {
@@ -124,6 +128,10 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		return nil, nil, err
 	}
 	s.owners.put(wf.ID, wf.UserID)
+	s.index.refreshed(refreshAt, refresh)
+	if running {
+		s.index.setRunning(wf.ID, c.Fence)
+	}
 	if !running && prev == string(workflow.StatusRunning) {
 		// The commit is applied: an error here leaves a stale running-set
 		// entry, which Running skips, and must not be reported as a

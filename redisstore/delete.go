@@ -48,6 +48,7 @@ func (s *Store) DeleteWorkflow(ctx context.Context, id string) (err error) {
 		return workflow.WrapKind(workflow.KindInternal, err, "delete script replied %v", reply)
 	}
 	s.owners.forget(id)
+	s.index.deleted(id, s.keys.owner(id))
 	entry, part := ref(id, user), partition(id)
 	pipe := s.rdb.Pipeline()
 	pipe.Del(ctx, s.keys.owner(id))

@@ -37,6 +37,7 @@ func (s *Store) Running(ctx context.Context) (_ []string, err error) {
 		}
 	}
 	return s.runningOf(ctx, ids, users, func(p redis.Pipeliner, e listed) {
+		s.index.unlisted(e.id)
 		p.SRem(ctx, s.keys.runningPart(partition(e.id)), ref(e.id, e.user))
 	})
 }
@@ -100,5 +101,6 @@ func (s *Store) runningOf(ctx context.Context, ids, users []string, unlist func(
 // unlistRunning removes the workflow's entry from its running-set
 // partition. (The user's running set is kept by the commit script.)
 func (s *Store) unlistRunning(ctx context.Context, id, userID string) error {
+	s.index.unlisted(id)
 	return redisErr(s.rdb.SRem(ctx, s.keys.runningPart(partition(id)), ref(id, userID)).Err())
 }

@@ -144,6 +144,8 @@ type Store struct {
 	// drops are index entries of traces dropped past the cap, deleted by
 	// the next pipeline (see tracedrop.go).
 	drops dropQueue
+	// index remembers the index writes commits need not repeat.
+	index indexCache
 }
 
 // New returns a store over an existing client, which the caller keeps

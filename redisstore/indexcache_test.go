@@ -1,0 +1,129 @@
+package redisstore_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/twostep/twostep/redisstore"
+	"github.com/twostep/twostep/workflow"
+)
+
+// commandNames is a go-redis hook that records the name of every command
+// sent, pipelined or not.
+type commandNames struct {
+	mu    sync.Mutex
+	names []string
+}
+
+func (c *commandNames) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *commandNames) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.add(cmd)
+		return next(ctx, cmd)
+	}
+}
+
+func (c *commandNames) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			c.add(cmd)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+func (c *commandNames) add(cmd redis.Cmder) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.names = append(c.names, cmd.Name())
+}
+
+// take returns the names recorded since the last take.
+func (c *commandNames) take() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.names
+	c.names = nil
+	return n
+}
+
+// TestCommitSendsIndexWritesOnce: within a round (one fence), only the
+// round's first commit adds the store-wide running entry, and the owner
+// key's and the listing partition's TTLs are refreshed once per slack; a
+// later commit of the round sends its script alone. A round that ends
+// takes the entry away and the next round (a new fence) adds it again, so
+// the recovery scan finds every running round.
+func TestCommitSendsIndexWritesOnce(t *testing.T) {
+	t.Parallel()
+	names := &commandNames{}
+	const retention = time.Hour
+	mr, s := newMini(t, redisstore.Options{Retention: retention}, names)
+	now := time.Now()
+	redisstore.SetClock(s, func() time.Time { return now })
+	ctx := context.Background()
+	wf, _, err := s.Commit(ctx, workflow.Commit{Workflow: &workflow.Workflow{
+		ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "u1", Mode: workflow.ModeReact, Status: workflow.StatusRunning}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	round := func(name string) {
+		t.Helper()
+		fence, err := s.ClaimRound(ctx, wf.ID, "owner-"+name, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			next := wf.Clone()
+			next.Step++
+			names.take()
+			if wf, _, err = s.Commit(ctx, workflow.Commit{Workflow: next, ExpectedVersion: wf.Version, Fence: fence}); err != nil {
+				t.Fatal(err)
+			}
+			sent := names.take()
+			if added := slices.Contains(sent, "sadd"); added != (i == 0) {
+				t.Errorf("%s, commit %d: sent %v; want SADD of the running entry only in the round's first commit", name, i+1, sent)
+			}
+			if slices.Contains(sent, "pexpire") {
+				t.Errorf("%s, commit %d: sent %v; the TTLs were refreshed less than a slack ago", name, i+1, sent)
+			}
+			if ids, err := s.Running(ctx); err != nil || !slices.Equal(ids, []string{wf.ID}) {
+				t.Fatalf("%s, commit %d: Running = %v, %v; want the workflow", name, i+1, ids, err)
+			}
+		}
+		done := wf.Clone()
+		done.Status = workflow.StatusCompleted
+		if wf, _, err = s.Commit(ctx, workflow.Commit{Workflow: done, ExpectedVersion: wf.Version, Fence: fence}); err != nil {
+			t.Fatal(err)
+		}
+		if ids, err := s.Running(ctx); err != nil || len(ids) != 0 {
+			t.Fatalf("%s ended: Running = %v, %v; want none", name, ids, err)
+		}
+		if err := s.ReleaseRound(ctx, wf.ID, "owner-"+name); err != nil {
+			t.Fatal(err)
+		}
+		again := wf.Clone()
+		again.Status, again.Round = workflow.StatusRunning, again.Round+1
+		if wf, _, err = s.Commit(ctx, workflow.Commit{Workflow: again, ExpectedVersion: wf.Version}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	round("round 1")
+	round("round 2")
+
+	mr.FastForward(redisstore.RefreshSlack(retention))
+	now = now.Add(redisstore.RefreshSlack(retention))
+	next := wf.Clone()
+	names.take()
+	if _, _, err = s.Commit(ctx, workflow.Commit{Workflow: next, ExpectedVersion: wf.Version}); err != nil {
+		t.Fatal(err)
+	}
+	if sent := names.take(); !slices.Contains(sent, "pexpire") {
+		t.Errorf("a commit a slack later sent %v; want the TTLs refreshed", sent)
+	}
+}
