@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strconv"
 
 	"github.com/redis/go-redis/v9"
 
@@ -188,13 +187,14 @@ func commitArgs(wf *workflow.Workflow, c workflow.Commit, o Options, wfKeyPrefix
 		}
 	}()
 	args = make([]any, 0, 13+len(c.Messages)+2*len(c.Traces)+3*len(c.Documents))
-	args = append(args, strconv.FormatInt(c.ExpectedVersion, 10), strconv.FormatInt(wf.Version, 10),
-		wf.UserID, string(wf.Status))
+	// Numbers go as int64 or int: go-redis writes them in decimal, the
+	// bytes strconv would give, without a string and its box per number
+	// (a value under 256 is boxed without allocating at all).
+	args = append(args, c.ExpectedVersion, wf.Version, wf.UserID, string(wf.Status))
 	if args, err = enc.encode(args, wf); err != nil {
 		return nil, nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "workflow %s cannot be encoded", wf.ID)
 	}
-	args = append(args, strconv.FormatInt(o.Retention.Milliseconds(), 10),
-		strconv.FormatInt(c.Fence, 10), strconv.Itoa(c.RunningLimit), wf.ID, wfKeyPrefix, len(c.Messages),
+	args = append(args, o.Retention.Milliseconds(), c.Fence, c.RunningLimit, wf.ID, wfKeyPrefix, len(c.Messages),
 		len(c.Traces), o.TraceCap)
 	msgs = make([]workflow.Message, len(c.Messages))
 	for i, m := range c.Messages {
