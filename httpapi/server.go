@@ -192,7 +192,15 @@ func (s *Server) OpenAPI() ([]byte, error) { return json.MarshalIndent(s.oapi, "
 // Observer.RoundEnded. Without it, and for rounds that end on another
 // instance or pause for approval, the waiters learn it from the store
 // within waitPoll. It must not modify w.
-func (s *Server) RoundEnded(w *workflow.Workflow) { s.waits.settle(w) }
+func (s *Server) RoundEnded(w *workflow.Workflow) { s.waits.settle(w, nil) }
+
+// RoundEndedWith is RoundEnded with the workflow's messages as the round's
+// run holds them (workflow.RoundMessagesObserver): the waiters answer with
+// the round's messages from msgs instead of reading them from the store.
+// It must not modify w or msgs.
+func (s *Server) RoundEndedWith(w *workflow.Workflow, msgs []workflow.Message) {
+	s.waits.settle(w, msgs)
+}
 
 // Committed makes the open event streams of workflow id read it at once;
 // wire it to the engine's CommitObserver. Without it, and for commits on

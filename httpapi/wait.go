@@ -51,7 +51,7 @@ type notifier struct {
 	poll  time.Duration
 
 	mu      sync.Mutex
-	waiters map[string][]chan *workflow.Workflow
+	waiters map[string][]chan settledRound
 	running bool
 	// recent and older are the ids of rounds that ended on this instance
 	// (settle) while nobody waited on them, two generations of at most
@@ -64,13 +64,21 @@ type notifier struct {
 const recentIDs = 1024
 
 func newNotifier(reads Reads) *notifier {
-	return &notifier{reads: reads.Admin(), poll: waitPoll, waiters: map[string][]chan *workflow.Workflow{}}
+	return &notifier{reads: reads.Admin(), poll: waitPoll, waiters: map[string][]chan settledRound{}}
 }
 
-// wait returns the workflow once its round has settled, or nil when ctx
-// ends first.
-func (n *notifier) wait(ctx context.Context, id string) *workflow.Workflow {
-	ch := make(chan *workflow.Workflow, 1)
+// settledRound is what a waiter is answered with: the settled workflow
+// (nil: it was deleted) and, when its round ended in a run of this
+// instance, the workflow's messages as the run held them (nil otherwise).
+type settledRound struct {
+	w    *workflow.Workflow
+	msgs []workflow.Message
+}
+
+// wait returns the workflow once its round has settled, or a nil
+// workflow when ctx ends first.
+func (n *notifier) wait(ctx context.Context, id string) settledRound {
+	ch := make(chan settledRound, 1)
 	n.mu.Lock()
 	n.waiters[id] = append(n.waiters[id], ch)
 	_, ended := n.recent[id]
@@ -86,20 +94,20 @@ func (n *notifier) wait(ctx context.Context, id string) *workflow.Workflow {
 		// The round ended here before this request started waiting.
 		if w, err := n.reads.Get(ctx, id); err == nil && settled(w) {
 			n.drop(id, ch)
-			return w
+			return settledRound{w: w}
 		}
 	}
 	select {
-	case w := <-ch:
-		return w
+	case r := <-ch:
+		return r
 	case <-ctx.Done():
 		n.drop(id, ch)
-		return nil
+		return settledRound{}
 	}
 }
 
 // drop removes the waiter ch of id.
-func (n *notifier) drop(id string, ch chan *workflow.Workflow) {
+func (n *notifier) drop(id string, ch chan settledRound) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	chans := n.waiters[id]
@@ -115,9 +123,10 @@ func (n *notifier) drop(id string, ch chan *workflow.Workflow) {
 }
 
 // settle answers the waiters of w, a workflow whose round just ended on
-// this instance, at once, or remembers its id for a request that starts
-// waiting in a moment.
-func (n *notifier) settle(w *workflow.Workflow) {
+// this instance, at once (with msgs, the workflow's messages when the
+// round's run handed them over), or remembers its id for a request that
+// starts waiting in a moment.
+func (n *notifier) settle(w *workflow.Workflow, msgs []workflow.Message) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	chans, ok := n.waiters[w.ID]
@@ -129,7 +138,7 @@ func (n *notifier) settle(w *workflow.Workflow) {
 		return
 	}
 	for _, ch := range chans {
-		ch <- w
+		ch <- settledRound{w: w, msgs: msgs}
 	}
 	delete(n.waiters, w.ID)
 }
@@ -163,7 +172,7 @@ func (n *notifier) loop() {
 			}
 			n.mu.Lock()
 			for _, ch := range n.waiters[id] {
-				ch <- w
+				ch <- settledRound{w: w}
 			}
 			delete(n.waiters, id)
 			n.mu.Unlock()
@@ -196,22 +205,26 @@ func (s *Server) answerAfter(ctx context.Context, prefer string, w *workflow.Wor
 	}
 	wctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	done := w
+	done := settledRound{w: w}
 	if !settled(w) {
-		if done = s.waits.wait(wctx, w.ID); done == nil {
+		if done = s.waits.wait(wctx, w.ID); done.w == nil {
 			return out // the deadline: today's answer
 		}
 	}
-	// done is the settled workflow in hand (from this request or the
-	// notifier): only its messages are read.
-	msgs, err := s.reads.MessagesOf(ctx, UserFrom(ctx), done, 0, 0)
-	if err != nil {
-		return out
+	// done.w is the settled workflow in hand (from this request or the
+	// notifier): only its messages are read, unless the round's run on
+	// this instance handed them over.
+	msgs := done.msgs
+	if msgs == nil {
+		var err error
+		if msgs, err = s.reads.MessagesOf(ctx, UserFrom(ctx), done.w, 0, 0); err != nil {
+			return out
+		}
 	}
 	out.Status, out.PreferenceApplied = 200, "wait"
-	out.Body = WorkflowResult{WorkflowView: viewWorkflow(done)}
+	out.Body = WorkflowResult{WorkflowView: viewWorkflow(done.w)}
 	for _, m := range msgs {
-		if m.Round == done.Round {
+		if m.Round == done.w.Round {
 			out.Body.Messages = append(out.Body.Messages, viewMessage(m))
 		}
 	}

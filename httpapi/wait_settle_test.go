@@ -24,16 +24,17 @@ func TestRoundEndedAnswersWaitersAtOnce(t *testing.T) {
 
 	waiting := testWorkflow("alice", workflow.StatusRunning)
 	store.put(waiting)
-	got := make(chan *workflow.Workflow, 1)
+	got := make(chan settledRound, 1)
 	go func() { got <- n.wait(ctx, waiting.ID) }()
 	for n.waiting(waiting.ID) == 0 {
 		runtime.Gosched()
 	}
 	done := waiting.Clone()
 	done.Status, done.StopReason = workflow.StatusCompleted, workflow.StopCompleted
-	n.settle(done)
-	if w := <-got; w != done {
-		t.Fatalf("the waiter got %+v, want the ended workflow handed to settle", w)
+	msgs := []workflow.Message{{ID: "m1", WorkflowID: done.ID, Round: done.Round, Role: workflow.RoleUser}}
+	n.settle(done, msgs)
+	if r := <-got; r.w != done || len(r.msgs) != 1 || &r.msgs[0] != &msgs[0] {
+		t.Fatalf("the waiter got %+v, want the ended workflow and the messages handed to settle", r)
 	}
 	if store.gets != 0 || n.waiting(waiting.ID) != 0 {
 		t.Errorf("%d store reads, %d waiters left; want none", store.gets, n.waiting(waiting.ID))
@@ -42,9 +43,9 @@ func TestRoundEndedAnswersWaitersAtOnce(t *testing.T) {
 	// Ended before anyone waited: the next wait reads the store at once.
 	early := testWorkflow("alice", workflow.StatusCompleted)
 	store.put(early)
-	n.settle(early)
-	if w := n.wait(ctx, early.ID); w == nil || w.ID != early.ID || w.Status != workflow.StatusCompleted {
-		t.Fatalf("wait after the end = %+v, want the completed workflow", w)
+	n.settle(early, nil)
+	if r := n.wait(ctx, early.ID); r.w == nil || r.w.ID != early.ID || r.w.Status != workflow.StatusCompleted || r.msgs != nil {
+		t.Fatalf("wait after the end = %+v, want the completed workflow (messages to be read)", r)
 	}
 	if store.gets != 1 || n.waiting(early.ID) != 0 {
 		t.Errorf("%d store reads, %d waiters left; want 1 and none", store.gets, n.waiting(early.ID))
@@ -56,8 +57,8 @@ func TestRoundEndedAnswersWaitersAtOnce(t *testing.T) {
 	store.put(still)
 	short, stop := context.WithCancel(ctx)
 	stop()
-	if w := n.wait(short, still.ID); w != nil {
-		t.Errorf("wait on a running round answered %+v", w)
+	if r := n.wait(short, still.ID); r.w != nil {
+		t.Errorf("wait on a running round answered %+v", r)
 	}
 }
 
@@ -67,9 +68,9 @@ func TestSettleRemembersABoundedNumberOfIDs(t *testing.T) {
 	t.Parallel()
 	n := newNotifier(workflow.NewReader(newFakeStore()))
 	first := testWorkflow("alice", workflow.StatusCompleted)
-	n.settle(first)
+	n.settle(first, nil)
 	for range 2 * recentIDs {
-		n.settle(testWorkflow("alice", workflow.StatusCompleted))
+		n.settle(testWorkflow("alice", workflow.StatusCompleted), nil)
 	}
 	if _, ok := n.recent[first.ID]; ok {
 		t.Error("the oldest id is still in the newest generation")

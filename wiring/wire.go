@@ -240,6 +240,8 @@ var (
 	_ workflow.ApprovalObserver = (*roundObserver)(nil)
 	_ workflow.DispatchObserver = (*roundObserver)(nil)
 	_ workflow.CommitObserver   = (*roundObserver)(nil)
+
+	_ workflow.RoundMessagesObserver = (*roundObserver)(nil)
 )
 
 // Committed wakes the event streams of id on this instance.
@@ -254,6 +256,15 @@ func (o *roundObserver) RoundEnded(w *workflow.Workflow) {
 	o.Metrics.RoundEnded(w)
 	if api := o.api.Load(); api != nil {
 		api.RoundEnded(w)
+	}
+}
+
+// RoundEndedWith counts the round and answers its waiters with the
+// workflow's messages as the run holds them.
+func (o *roundObserver) RoundEndedWith(w *workflow.Workflow, msgs []workflow.Message) {
+	o.Metrics.RoundEnded(w)
+	if api := o.api.Load(); api != nil {
+		api.RoundEndedWith(w, msgs)
 	}
 }
 

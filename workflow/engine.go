@@ -279,6 +279,17 @@ type CommitObserver interface {
 	Committed(workflowID string)
 }
 
+// RoundMessagesObserver is an optional Observer told, when a round ends
+// in a run of this process, the workflow's messages as the run holds them
+// (all of them, in seq order; those the round's commits stored, in their
+// stored form) instead of RoundEnded: a request waiting for the round
+// answers with them instead of reading them back. The slice and the
+// messages must not be modified. A round ended by Stop is still told with
+// RoundEnded.
+type RoundMessagesObserver interface {
+	RoundEndedWith(wf *Workflow, msgs []Message)
+}
+
 type noObserver struct{}
 
 func (noObserver) RoundEnded(*Workflow)                                        {}

@@ -108,3 +108,48 @@ func TestCommitObserverHearsEveryCommit(t *testing.T) {
 		}
 	}
 }
+
+// messagesRecorder is a recorder that also takes the messages of a round
+// that ended in a run (workflow.RoundMessagesObserver).
+type messagesRecorder struct {
+	recorder
+	ended chan []workflow.Message
+}
+
+func (r *messagesRecorder) RoundEndedWith(wf *workflow.Workflow, msgs []workflow.Message) {
+	r.RoundEnded(wf)
+	r.ended <- msgs
+}
+
+// TestObserverGetsTheRunsMessages: a RoundMessagesObserver is told the end
+// of a round run here with the workflow's messages as stored (the prompt
+// and what the round added, with their seqs), exactly what a read gives.
+func TestObserverGetsTheRunsMessages(t *testing.T) {
+	t.Parallel()
+	rec := &messagesRecorder{ended: make(chan []workflow.Message, 1)}
+	model := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
+		return workflow.ModelResponse{Text: "{}"}, nil
+	})
+	store := memstore.New()
+	e := newEngine(t, workflow.EngineConfig{Observer: rec}, store, model, callThenComplete)
+	wf, err := e.Create(context.Background(), workflow.NewWorkflow{UserID: "alice", Prompt: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []workflow.Message
+	select {
+	case got = <-rec.ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the round's end was not told with its messages")
+	}
+	want, err := store.Messages(context.Background(), wf.ID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) < 2 {
+		t.Fatalf("the store holds %d messages, want the prompt and the round's", len(want))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("messages handed over (-stored +handed):\n%s", diff)
+	}
+}

@@ -390,7 +390,11 @@ func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs [
 // wakes Wait: once Wait has seen a commit, its hooks have run.
 func (r *Run) published() {
 	if r.wf.Status != StatusRunning && r.wf.Status != StatusAwaitingApproval {
-		r.e.observer().RoundEnded(r.wf.Clone())
+		if o, ok := r.e.observer().(RoundMessagesObserver); ok {
+			o.RoundEndedWith(r.wf.Clone(), r.msgs[:len(r.msgs):len(r.msgs)])
+		} else {
+			r.e.observer().RoundEnded(r.wf.Clone())
+		}
 	}
 	r.e.notify(r.wf.ID)
 }
