@@ -182,7 +182,7 @@ func commitArgs(wf *workflow.Workflow, c workflow.Commit, o Options, wfKeyPrefix
 	args = make([]any, 0, 13+len(c.Messages)+2*len(c.Traces)+3*len(c.Documents))
 	args = append(args, strconv.FormatInt(c.ExpectedVersion, 10), strconv.FormatInt(wf.Version, 10),
 		wf.UserID, string(wf.Status))
-	if args, err = enc.encode(args, wf); err != nil {
+	if args, err = encodeWith(enc, args, wf, appendWorkflow); err != nil {
 		return nil, nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "workflow %s cannot be encoded", wf.ID)
 	}
 	args = append(args, strconv.FormatInt(o.Retention.Milliseconds(), 10),
@@ -196,7 +196,7 @@ func commitArgs(wf *workflow.Workflow, c workflow.Commit, o Options, wfKeyPrefix
 		for j := range m.Documents {
 			m.Documents[j].WorkflowID = wf.ID
 		}
-		if args, err = enc.encode(args, m); err != nil {
+		if args, err = encodeWith(enc, args, &m, appendMessage); err != nil {
 			return nil, nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "message %s cannot be encoded", m.ID)
 		}
 		if msgs[i], err = jsonform.Message(m); err != nil {
@@ -206,7 +206,7 @@ func commitArgs(wf *workflow.Workflow, c workflow.Commit, o Options, wfKeyPrefix
 	for i := range c.Traces {
 		t := &c.Traces[i]
 		args = append(args, t.ID)
-		if args, err = enc.encodeTrace(args, t); err != nil {
+		if args, err = encodeWith(enc, args, t, appendTrace); err != nil {
 			return nil, nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "trace %s cannot be encoded", t.ID)
 		}
 	}
