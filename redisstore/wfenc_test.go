@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -29,17 +30,48 @@ func checkAppend[T any](t *testing.T, name string, v *T, appendJSON func([]byte,
 }
 
 // TestAppendWorkflowIsMarshal holds appendWorkflow's bytes equal to
-// json.Marshal's: with every field set, with each field in turn zero or
+// json.Marshal's, and parseWorkflow's reading of them equal to
+// json.Unmarshal's: with every field set, with each field in turn zero or
 // empty, and on hand-built workflows of every shape the engine stores.
 func TestAppendWorkflowIsMarshal(t *testing.T) {
-	checkAppend(t, "every field", filledWorkflow(t), appendWorkflow)
-	variants(t, filledWorkflow, func(name string, w *workflow.Workflow) { checkAppend(t, name, w, appendWorkflow) })
+	checkWorkflow(t, "every field", filledWorkflow(t))
+	variants(t, filledWorkflow, func(name string, w *workflow.Workflow) { checkWorkflow(t, name, w) })
+	for name, w := range workflowCases() {
+		checkWorkflow(t, name, w)
+	}
+}
 
+// checkWorkflow holds appendWorkflow's bytes equal to json.Marshal's, and
+// parseWorkflow's reading of them (which must not decline) deeply equal
+// to json.Unmarshal's.
+func checkWorkflow(t *testing.T, name string, w *workflow.Workflow) {
+	t.Helper()
+	checkAppend(t, name, w, appendWorkflow)
+	b, err := json.Marshal(w)
+	if err != nil {
+		return
+	}
+	got, ok := parseWorkflow(b)
+	if !ok {
+		t.Errorf("%s: parseWorkflow declined %s", name, b)
+		return
+	}
+	var want workflow.Workflow
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if !reflect.DeepEqual(got, &want) {
+		t.Errorf("%s: parseWorkflow(%s)\n = %+v\nwant %+v", name, b, got, &want)
+	}
+}
+
+// workflowCases are hand-built workflows of every shape the engine stores.
+func workflowCases() map[string]*workflow.Workflow {
 	wf, _ := midRound()
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	selection := &workflow.Selection{Action: "a.b", ActionObjective: "o", Learnings: []string{}, ParametersContext: "c",
 		ParametersSchema: workflow.ParametersSchema{Fields: []workflow.FieldSpec{{Name: "x", Type: "string"}, {Name: "y", Type: "number", Required: true, Description: "d"}}}}
-	cases := map[string]*workflow.Workflow{
+	return map[string]*workflow.Workflow{
 		"zero":         {},
 		"mid round":    wf,
 		"created":      {ID: "wf1", UserID: "u", Mode: workflow.ModeReact, Status: workflow.StatusRunning, MaxSteps: 10, Title: "t", CreatedAt: at, UpdatedAt: at, Version: 1},
@@ -70,9 +102,6 @@ func TestAppendWorkflowIsMarshal(t *testing.T) {
 		"times with offsets": {ID: "wf1", CreatedAt: time.Date(1, 1, 1, 0, 0, 0, 1, time.FixedZone("", -(23*3600+59*60))),
 			UpdatedAt: time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.FixedZone("", 23*3600))},
 		"time with a monotonic reading": {ID: "wf1", CreatedAt: time.Now()},
-	}
-	for name, w := range cases {
-		checkAppend(t, name, w, appendWorkflow)
 	}
 }
 
@@ -187,9 +216,10 @@ func fuzzStrs(shape uint, s1, s2 string) []string {
 	return []string{s1, s2}
 }
 
-// FuzzAppendWorkflow compares appendWorkflow with json.Marshal on
-// workflows built from fuzzed strings, numbers and times, shape choosing
-// which parts exist and which lists are nil, empty or filled.
+// FuzzAppendWorkflow compares appendWorkflow with json.Marshal, and
+// parseWorkflow with json.Unmarshal, on workflows built from fuzzed
+// strings, numbers and times, shape choosing which parts exist and which
+// lists are nil, empty or filled.
 func FuzzAppendWorkflow(f *testing.F) {
 	f.Add("wf1", "<title> & \u2028", 3, int64(1764151659), uint64(0))
 	f.Add("\xff\xfe", "\x00\x1f\x7f\"\\", -1, int64(-5), uint64(0xffffffffffffffff))
@@ -243,7 +273,7 @@ func FuzzAppendWorkflow(f *testing.F) {
 		if bits(30, 1) == 1 {
 			w.TraceContext.Round = s2
 		}
-		checkAppend(t, "fuzzed", w, appendWorkflow)
+		checkWorkflow(t, "fuzzed", w)
 	})
 }
 
