@@ -191,7 +191,7 @@ func commitArgs(wf *workflow.Workflow, c workflow.Commit, o Options, wfKeyPrefix
 	// bytes strconv would give, without a string and its box per number
 	// (a value under 256 is boxed without allocating at all).
 	args = append(args, c.ExpectedVersion, wf.Version, wf.UserID, string(wf.Status))
-	if args, err = enc.encode(args, wf); err != nil {
+	if args, err = encodeWith(enc, args, wf, appendWorkflow); err != nil {
 		return nil, nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "workflow %s cannot be encoded", wf.ID)
 	}
 	args = append(args, o.Retention.Milliseconds(), c.Fence, c.RunningLimit, wf.ID, wfKeyPrefix, len(c.Messages),
@@ -204,7 +204,7 @@ func commitArgs(wf *workflow.Workflow, c workflow.Commit, o Options, wfKeyPrefix
 		for j := range m.Documents {
 			m.Documents[j].WorkflowID = wf.ID
 		}
-		if args, err = enc.encode(args, m); err != nil {
+		if args, err = encodeWith(enc, args, &m, appendMessage); err != nil {
 			return nil, nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "message %s cannot be encoded", m.ID)
 		}
 		if msgs[i], err = jsonform.Message(m); err != nil {
@@ -214,7 +214,7 @@ func commitArgs(wf *workflow.Workflow, c workflow.Commit, o Options, wfKeyPrefix
 	for i := range c.Traces {
 		t := &c.Traces[i]
 		args = append(args, t.ID)
-		if args, err = enc.encodeTrace(args, t); err != nil {
+		if args, err = encodeWith(enc, args, t, appendTrace); err != nil {
 			return nil, nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "trace %s cannot be encoded", t.ID)
 		}
 	}

@@ -3,15 +3,14 @@ package redisstore
 import (
 	"encoding/json"
 	"sync"
-
-	"github.com/twostep/twostep/workflow"
 )
 
 // argEncoder encodes a commit's JSON arguments into one buffer reused
 // across commits, where json.Marshal allocates (and copies into) a new
 // slice for each. The bytes are the same: an Encoder escapes HTML as
 // Marshal does, and the newline it ends each value with is left out;
-// traces are written by appendTrace (traceenc.go), without reflection.
+// traces, workflow states and messages are written without reflection
+// (encodeWith).
 //
 // The buffer may move while it grows, so encode appends a nil placeholder
 // to the arguments, and resolve, once everything is encoded, puts there
@@ -54,12 +53,15 @@ func (e *argEncoder) encode(args []any, v any) ([]any, error) {
 	return append(args, nil), nil
 }
 
-// encodeTrace encodes t as encode does, with appendTrace when it can.
-func (e *argEncoder) encodeTrace(args []any, t *workflow.Trace) ([]any, error) {
+// encodeWith encodes v as encode does, with appendJSON when it can:
+// appendTrace, appendWorkflow or appendMessage, which write Marshal's bytes
+// without reflection or report false (dst unchanged) to leave v to
+// encoding/json.
+func encodeWith[T any](e *argEncoder, args []any, v *T, appendJSON func(dst []byte, v *T) ([]byte, bool)) ([]any, error) {
 	start := len(e.buf)
 	var ok bool
-	if e.buf, ok = appendTrace(e.buf, t); !ok {
-		return e.encode(args, t)
+	if e.buf, ok = appendJSON(e.buf, v); !ok {
+		return e.encode(args, v)
 	}
 	e.spans = append(e.spans, encSpan{len(args), start, len(e.buf)})
 	return append(args, nil), nil

@@ -34,7 +34,12 @@ func (s *Store) GetWorkflow(ctx context.Context, id string) (_ *workflow.Workflo
 	return decodeWorkflow(b)
 }
 
+// decodeWorkflow decodes a stored state: with parseWorkflow when it can
+// (the form the store writes), else with json.Unmarshal.
 func decodeWorkflow(b []byte) (*workflow.Workflow, error) {
+	if wf, ok := parseWorkflow(b); ok {
+		return wf, nil
+	}
 	var wf workflow.Workflow
 	if err := json.Unmarshal(b, &wf); err != nil {
 		return nil, workflow.WrapKind(workflow.KindInternal, err, "stored workflow is corrupt")

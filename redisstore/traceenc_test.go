@@ -73,7 +73,7 @@ func TestAppendTraceIsMarshal(t *testing.T) {
 		}
 	}
 	// Declined: Marshal would change the Parsed bytes, or refuse them or
-	// the time. encodeTrace then gives encoding/json's bytes, or its error.
+	// the time. encodeWith then gives encoding/json's bytes, or its error.
 	for name, change := range map[string]func(*workflow.Trace){
 		"parsed with spaces":  func(tr *workflow.Trace) { tr.Parsed = json.RawMessage(`{"a": 1}`) },
 		"parsed with <":       func(tr *workflow.Trace) { tr.Parsed = json.RawMessage(`{"a":"<b>"}`) },
@@ -88,14 +88,14 @@ func TestAppendTraceIsMarshal(t *testing.T) {
 			t.Errorf("%s: appendTrace = %q, %v; want it to decline", name, got, ok)
 		}
 		enc := getEncoder()
-		args, err := enc.encodeTrace(nil, &tr)
+		args, err := encodeWith(enc, nil, &tr, appendTrace)
 		want, wantErr := json.Marshal(tr)
 		if (err != nil) != (wantErr != nil) {
-			t.Errorf("%s: encodeTrace error %v, json.Marshal's %v", name, err, wantErr)
+			t.Errorf("%s: encodeWith error %v, json.Marshal's %v", name, err, wantErr)
 		} else if err == nil {
 			enc.resolve(args)
 			if got := args[0].([]byte); !bytes.Equal(got, want) {
-				t.Errorf("%s: encodeTrace = %s, want %s", name, got, want)
+				t.Errorf("%s: encodeWith = %s, want %s", name, got, want)
 			}
 		}
 		enc.release()

@@ -162,19 +162,26 @@ func (t *StageTable) setAll(m map[Stage]StageStats) {
 
 // MarshalJSON writes t as json.Marshal writes the map t.Map().
 func (t StageTable) MarshalJSON() ([]byte, error) {
+	return t.AppendJSON(make([]byte, 0, 2+bits.OnesCount8(t.has)*64)), nil
+}
+
+// AppendJSON appends to b what MarshalJSON returns (and json.Marshal
+// writes for t): for an encoder that writes the state without reflection.
+func (t StageTable) AppendJSON(b []byte) []byte {
 	if !t.object {
-		return []byte("null"), nil
+		return append(b, "null"...)
 	}
 	if t.other != nil {
-		return json.Marshal(t.Map()) // a stage this version does not know: rare
+		m, _ := json.Marshal(t.Map()) // a stage this version does not know: rare; a map of strings to ints always encodes
+		return append(b, m...)
 	}
-	b := make([]byte, 0, 2+bits.OnesCount8(t.has)*64)
+	start := len(b)
 	b = append(b, '{')
 	for i, s := range knownStages {
 		if t.has&(1<<i) == 0 {
 			continue
 		}
-		if len(b) > 1 {
+		if len(b) > start+1 {
 			b = append(b, ',')
 		}
 		v := t.known[i]
@@ -188,7 +195,7 @@ func (t StageTable) MarshalJSON() ([]byte, error) {
 		b = strconv.AppendInt(b, int64(v.CompletionTokens), 10)
 		b = append(b, '}')
 	}
-	return append(b, '}'), nil
+	return append(b, '}')
 }
 
 // UnmarshalJSON reads t as json.Unmarshal reads a map[Stage]StageStats:

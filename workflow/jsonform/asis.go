@@ -21,6 +21,18 @@ func CompactAsIs(b []byte) bool {
 	return p.value(0) && p.i == len(b)
 }
 
+// CompactAsIsPrefix is CompactAsIs for the value b starts with: its
+// length, for a reader that looks for a value's end in a longer text.
+//
+//go:noinline
+func CompactAsIsPrefix(b []byte) (n int, ok bool) {
+	p := jsonParser[[]byte]{b: b}
+	if !p.value(0) {
+		return 0, false
+	}
+	return p.i, true
+}
+
 // AppendCompact appends src to dst as json.Compact writes it: the same
 // bytes with the whitespace between tokens left out, strings untouched
 // (no HTML escaping). It reports false, with dst unchanged, for text that
