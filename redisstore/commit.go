@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 
@@ -46,9 +47,8 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	view := *c.Workflow
 	wf := &view
 	wf.Version = c.ExpectedVersion + 1
-	uk := s.keys.user(wf.UserID)
-	k := uk.workflow(wf.ID)
-	args, msgs, release, err := commitArgs(wf, c, s.opts, uk.wfPrefix)
+	head := s.calls.head(s.keys, wf.ID, wf.UserID)
+	call, msgs, release, err := commitArgs(wf, c, s.opts, head.call[:], head.wfPrefix)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -58,7 +58,6 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 			return nil, nil, err
 		}
 	}
-	keys := []string{k.state, k.msgs, k.docs, k.docmeta, k.traces, k.tracedata, uk.running, uk.listing}
 	running := wf.Status == workflow.StatusRunning
 	entry, part := ref(wf.ID, wf.UserID), partition(wf.ID)
 	eval := s.evalPipelined
@@ -93,7 +92,7 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 			// As AppendTrace's: a stored trace is always findable by id.
 			p.Set(ctx, s.keys.trace(t.ID), entry, s.opts.Retention)
 		}
-	}, commitScript, keys, args...)
+	}, commitScript, call)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -175,18 +174,20 @@ func (s *Store) claimID(ctx context.Context, id, userID string) error {
 	return nil
 }
 
-// commitArgs encodes the script arguments of a commit (see commitScript) and
-// returns the messages as stored, for Commit's result. The encodings share
-// one pooled buffer, handed back by release once the arguments are sent
-// (not before: they are slices of it).
-func commitArgs(wf *workflow.Workflow, c workflow.Commit, o Options, wfKeyPrefix string) (args []any, msgs []workflow.Message, release func(), err error) {
+// commitArgs returns the commit script's call (see scriptCall): head (the
+// call's start up to its keys, see commitCalls) and the encoded script
+// arguments (see commitScript), and the messages as stored, for Commit's
+// result. The encodings share one pooled buffer, handed back by release
+// once the call is sent (not before: they are slices of it).
+func commitArgs(wf *workflow.Workflow, c workflow.Commit, o Options, head []any, wfKeyPrefix any) (args []any, msgs []workflow.Message, release func(), err error) {
 	enc := getEncoder()
 	defer func() {
 		if err != nil {
 			enc.release()
 		}
 	}()
-	args = make([]any, 0, 13+len(c.Messages)+2*len(c.Traces)+3*len(c.Documents))
+	args = make([]any, 0, len(head)+13+len(c.Messages)+2*len(c.Traces)+3*len(c.Documents))
+	args = append(args, head...)
 	// Numbers go as int64 or int: go-redis writes them in decimal, the
 	// bytes strconv would give, without a string and its box per number
 	// (a value under 256 is boxed without allocating at all).
@@ -275,4 +276,56 @@ func commitOutcome(id string, expected int64, reply []any) (base int64, prev str
 		err = workflow.Errorf(workflow.KindInternal, "commit script replied %q", status)
 	}
 	return 0, "", nil, err
+}
+
+// commitKeys is the number of keys of the commit script.
+const commitKeys = 8
+
+// commitHead is the start of a workflow's commit call — "evalsha", the
+// script's hash, commitKeys and the keys — and its key prefix, boxed for
+// go-redis once per workflow instead of at every commit (eight keys built
+// and boxed, a key slice and go-redis's copy of the call: a fifth of a
+// step commit's allocations).
+type commitHead struct {
+	user     string
+	call     [3 + commitKeys]any
+	wfPrefix any
+}
+
+// commitCalls keeps the commit heads of the workflows this process commits,
+// by workflow id; when full it starts again (a miss builds the head anew).
+type commitCalls struct {
+	mu sync.Mutex
+	m  map[string]*commitHead
+}
+
+// commitCallsSize bounds commitCalls: about 700 bytes an entry.
+const commitCallsSize = 1 << 12
+
+// head returns the commit head of workflow id of userID.
+func (c *commitCalls) head(k keys, id, userID string) *commitHead {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if h, ok := c.m[id]; ok && h.user == userID {
+		return h
+	}
+	uk := k.user(userID)
+	wk := uk.workflow(id)
+	h := &commitHead{user: userID, wfPrefix: uk.wfPrefix}
+	h.call[0], h.call[1], h.call[2] = "evalsha", commitScript.Hash(), commitKeys
+	for i, key := range [commitKeys]string{wk.state, wk.msgs, wk.docs, wk.docmeta, wk.traces, wk.tracedata, uk.running, uk.listing} {
+		h.call[3+i] = key
+	}
+	if c.m == nil || len(c.m) >= commitCallsSize {
+		c.m = make(map[string]*commitHead)
+	}
+	c.m[id] = h
+	return h
+}
+
+// forget drops workflow id's head (deleted: its keys are gone).
+func (c *commitCalls) forget(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, id)
 }

@@ -36,7 +36,7 @@ func TestCommitArgsAreMarshal(t *testing.T) {
 	for round := range 3 {
 		c := workflow.Commit{Workflow: wf, ExpectedVersion: 2, Messages: []workflow.Message{m, m},
 			Traces: []workflow.Trace{tr}, Documents: []workflow.DocumentContent{doc}}
-		args, _, release, err := commitArgs(wf, c, Options{}, "pfx")
+		args, _, release, err := commitArgs(wf, c, Options{}, nil, "pfx")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -27,7 +27,7 @@ func (s *Store) DeleteWorkflow(ctx context.Context, id string) (err error) {
 		uk := s.keys.user(userID)
 		keys := append(uk.workflow(id).all(), uk.running, uk.listing)
 		var err error
-		reply, err = s.evalDurable(ctx, nil, deleteScript, keys, id)
+		reply, err = s.evalDurable(ctx, nil, deleteScript, scriptCall(deleteScript, keys, id))
 		if err != nil {
 			return false, err
 		}
@@ -49,6 +49,7 @@ func (s *Store) DeleteWorkflow(ctx context.Context, id string) (err error) {
 	}
 	s.owners.forget(id)
 	s.index.deleted(id, s.keys.owner(id))
+	s.calls.forget(id)
 	entry, part := ref(id, user), partition(id)
 	pipe := s.rdb.Pipeline()
 	pipe.Del(ctx, s.keys.owner(id))

@@ -21,11 +21,11 @@ import (
 // evalDurable runs script like evalPipelined and, with WaitReplicas set,
 // waits for the replicas. On a cluster the commands queue adds (other
 // slots) go first in their own pipeline, then the script and WAIT on one
-// connection to the master of keys[0]'s slot: two round trips. On a
-// single node all of it is one pipeline.
-func (s *Store) evalDurable(ctx context.Context, queue func(redis.Pipeliner), script *redis.Script, keys []string, args ...any) (_ []any, err error) {
+// connection to the master of the slot of the call's keys: two round
+// trips. On a single node all of it is one pipeline.
+func (s *Store) evalDurable(ctx context.Context, queue func(redis.Pipeliner), script luaScript, call []any) (_ []any, err error) {
 	if s.opts.WaitReplicas <= 0 {
-		return s.evalPipelined(ctx, queue, script, keys, args...)
+		return s.evalPipelined(ctx, queue, script, call)
 	}
 	newPipe := s.rdb.Pipeline
 	if cc, ok := s.rdb.(*redis.ClusterClient); ok {
@@ -37,7 +37,8 @@ func (s *Store) evalDurable(ctx context.Context, queue func(redis.Pipeliner), sc
 			_, _ = p.Exec(ctx)
 			queue = nil
 		}
-		node, nerr := cc.MasterForKey(ctx, keys[0])
+		firstKey, _ := call[3].(string) // every key is in its slot
+		node, nerr := cc.MasterForKey(ctx, firstKey)
 		if nerr != nil {
 			return nil, redisErr(nerr)
 		}
@@ -52,7 +53,7 @@ func (s *Store) evalDurable(ctx context.Context, queue func(redis.Pipeliner), sc
 		}()
 	}
 	wait := func(p redis.Pipeliner) { p.Do(ctx, "wait", s.opts.WaitReplicas, s.opts.WaitTimeout.Milliseconds()) }
-	return evalIn(ctx, newPipe, queue, wait, script, keys, args...)
+	return evalIn(ctx, newPipe, queue, wait, script, call)
 }
 
 // setDurable runs SET with args and, with WaitReplicas set, WAIT on the

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"slices"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -32,7 +33,7 @@ import (
 //	reply: {"ok", seqBase, previousStatus, droppedTraceId...} | {"exists"} |
 //	       {"missing"} | {"stale", version} | {"user"} | {"docexists", docId} |
 //	       {"traceexists", traceId} | {"fenced", fence} | {"toomany", running}
-var commitScript = redis.NewScript(`
+var commitScript = newScript(`
 local cur = redis.call('HMGET', KEYS[1], 'version', 'user', 'status', 'fence')
 if ARGV[1] == '0' then
   if cur[1] then return {'exists'} end
@@ -108,7 +109,7 @@ return out
 //	KEYS: state msgs docs docmeta traces tracedata lease userRunning userListing
 //	ARGV: workflowId
 //	reply: {"ok", traceId...} | {"missing"}
-var deleteScript = redis.NewScript(`
+var deleteScript = newScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
 local out = {'ok'}
 for _, id in ipairs(redis.call('LRANGE', KEYS[5], 0, -1)) do out[#out + 1] = id end
@@ -124,7 +125,7 @@ return out
 //	KEYS: state traces tracedata
 //	ARGV: traceId traceJSON cap
 //	reply: {"ok", droppedTraceId...} | {"missing"} | {"exists"}
-var appendTraceScript = redis.NewScript(`
+var appendTraceScript = newScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
 if redis.call('HEXISTS', KEYS[3], ARGV[1]) == 1 then return {'exists'} end
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
@@ -208,40 +209,64 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `)
 
-// evalPipelined sends the commands queue adds and then script, in one
-// pipeline: one round trip (on a cluster, one request to each node the
-// commands reach, sent at once). If Redis has not cached the script yet it is
-// sent again with EVAL. The script's reply decides the outcome: a failed
-// index command does not undo a script that ran.
-func (s *Store) evalPipelined(ctx context.Context, queue func(redis.Pipeliner), script *redis.Script, keys []string, args ...any) ([]any, error) {
-	return evalIn(ctx, s.rdb.Pipeline, queue, nil, script, keys, args...)
+// luaScript is a script with its source, for the EVAL that follows a
+// NOSCRIPT reply to a call built by scriptCall.
+type luaScript struct {
+	*redis.Script
+	src string
+}
+
+func newScript(src string) luaScript { return luaScript{redis.NewScript(src), src} }
+
+// scriptCall returns the arguments of script's EVALSHA with keys and args:
+// "evalsha", the hash, the number of keys, the keys, the arguments, as
+// go-redis's EvalSha builds them. A caller that keeps keys boxed (Commit)
+// builds the call itself, so that nothing is boxed again per call.
+func scriptCall(script luaScript, keys []string, args ...any) []any {
+	call := make([]any, 0, 3+len(keys)+len(args))
+	call = append(call, "evalsha", script.Hash(), len(keys))
+	for _, k := range keys {
+		call = append(call, k)
+	}
+	return append(call, args...)
+}
+
+// evalPipelined sends the commands queue adds and then script's call (see
+// scriptCall), in one pipeline: one round trip (on a cluster, one request
+// to each node the commands reach, sent at once). If Redis has not cached
+// the script yet it is sent again with EVAL. The script's reply decides
+// the outcome: a failed index command does not undo a script that ran.
+func (s *Store) evalPipelined(ctx context.Context, queue func(redis.Pipeliner), script luaScript, call []any) ([]any, error) {
+	return evalIn(ctx, s.rdb.Pipeline, queue, nil, script, call)
 }
 
 // evalIn sends, in one pipeline that newPipe makes, the commands queue
-// adds, script (EVALSHA) and the commands tail adds. If Redis has not cached
-// the script yet, script is sent again with EVAL and tail after it (queue's
-// commands have run already). Either may be nil.
-func evalIn(ctx context.Context, newPipe func() redis.Pipeliner, queue, tail func(redis.Pipeliner), script *redis.Script, keys []string, args ...any) ([]any, error) {
-	send := func(queue func(redis.Pipeliner), eval bool) *redis.Cmd {
+// adds, script's call (EVALSHA, see scriptCall) and the commands tail
+// adds. If Redis has not cached the script yet, the call is sent again as
+// EVAL of the source, and tail after it (queue's commands have run
+// already). Either may be nil.
+func evalIn(ctx context.Context, newPipe func() redis.Pipeliner, queue, tail func(redis.Pipeliner), script luaScript, call []any) ([]any, error) {
+	send := func(queue func(redis.Pipeliner), call []any) *redis.Cmd {
 		p := newPipe()
 		if queue != nil {
 			queue(p)
 		}
-		var cmd *redis.Cmd
-		if eval {
-			cmd = script.Eval(ctx, p, keys, args...)
-		} else {
-			cmd = script.EvalSha(ctx, p, keys, args...)
+		cmd := redis.NewCmd(ctx, call...)
+		if n, _ := call[2].(int); n > 0 {
+			cmd.SetFirstKeyPos(3) // the slot a cluster client routes it to
 		}
+		_ = p.Process(ctx, cmd)
 		if tail != nil {
 			tail(p)
 		}
 		_, _ = p.Exec(ctx)
 		return cmd
 	}
-	res, err := send(queue, false).Result()
+	res, err := send(queue, call).Result()
 	if redis.HasErrorPrefix(err, "NOSCRIPT") {
-		res, err = send(nil, true).Result()
+		eval := slices.Clone(call)
+		eval[0], eval[1] = "eval", script.src
+		res, err = send(nil, eval).Result()
 	}
 	if err != nil {
 		return nil, redisErr(err)

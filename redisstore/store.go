@@ -146,6 +146,8 @@ type Store struct {
 	drops dropQueue
 	// index remembers the index writes commits need not repeat.
 	index indexCache
+	// calls keeps the start of each workflow's commit call.
+	calls commitCalls
 }
 
 // New returns a store over an existing client, which the caller keeps

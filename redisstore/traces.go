@@ -32,7 +32,7 @@ func (s *Store) AppendTrace(ctx context.Context, t workflow.Trace) (err error) {
 		var err error
 		reply, err = s.evalPipelined(ctx, func(p redis.Pipeliner) {
 			p.Set(ctx, s.keys.trace(t.ID), ref(t.WorkflowID, userID), s.opts.Retention)
-		}, appendTraceScript, []string{k.state, k.traces, k.tracedata}, t.ID, data, s.opts.TraceCap)
+		}, appendTraceScript, scriptCall(appendTraceScript, []string{k.state, k.traces, k.tracedata}, t.ID, data, s.opts.TraceCap))
 		if err != nil {
 			return false, err
 		}

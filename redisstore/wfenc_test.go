@@ -316,7 +316,7 @@ func TestCommitArgsUseTheEncoders(t *testing.T) {
 	odd.Parameters = map[string]any{"n": int64(1) << 60}
 	for name, w := range map[string]*workflow.Workflow{"mid round": wf, "deep": deep} {
 		c := workflow.Commit{Workflow: w, ExpectedVersion: w.Version - 1, Messages: []workflow.Message{msg, odd}}
-		args, _, release, err := commitArgs(w, c, Options{}, "pfx")
+		args, _, release, err := commitArgs(w, c, Options{}, nil, "pfx")
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -333,7 +333,7 @@ func TestCommitArgsUseTheEncoders(t *testing.T) {
 	}
 	bad := wf.Clone()
 	bad.UpdatedAt = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
-	if _, _, _, err := commitArgs(bad, workflow.Commit{Workflow: bad}, Options{}, "pfx"); err == nil || !strings.Contains(err.Error(), "cannot be encoded") {
+	if _, _, _, err := commitArgs(bad, workflow.Commit{Workflow: bad}, Options{}, nil, "pfx"); err == nil || !strings.Contains(err.Error(), "cannot be encoded") {
 		t.Errorf("commitArgs of a time past year 9999: err %v", err)
 	}
 }
