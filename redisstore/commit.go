@@ -48,7 +48,7 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	wf := &view
 	wf.Version = c.ExpectedVersion + 1
 	head := s.calls.head(s.keys, wf.ID, wf.UserID)
-	call, msgs, release, err := commitArgs(wf, c, s.opts, head.call[:], head.wfPrefix)
+	call, msgs, release, err := commitArgs(wf, c, s.opts, head)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -179,23 +179,23 @@ func (s *Store) claimID(ctx context.Context, id, userID string) error {
 // arguments (see commitScript), and the messages as stored, for Commit's
 // result. The encodings share one pooled buffer, handed back by release
 // once the call is sent (not before: they are slices of it).
-func commitArgs(wf *workflow.Workflow, c workflow.Commit, o Options, head []any, wfKeyPrefix any) (args []any, msgs []workflow.Message, release func(), err error) {
+func commitArgs(wf *workflow.Workflow, c workflow.Commit, o Options, head *commitHead) (args []any, msgs []workflow.Message, release func(), err error) {
 	enc := getEncoder()
 	defer func() {
 		if err != nil {
 			enc.release()
 		}
 	}()
-	args = make([]any, 0, len(head)+13+len(c.Messages)+2*len(c.Traces)+3*len(c.Documents))
-	args = append(args, head...)
+	args = make([]any, 0, len(head.start)+13+len(c.Messages)+2*len(c.Traces)+3*len(c.Documents))
+	args = append(args, head.start...)
 	// Numbers go as int64 or int: go-redis writes them in decimal, the
 	// bytes strconv would give, without a string and its box per number
 	// (a value under 256 is boxed without allocating at all).
-	args = append(args, c.ExpectedVersion, wf.Version, wf.UserID, string(wf.Status))
+	args = append(args, c.ExpectedVersion, wf.Version, head.boxedUser, boxedStatus(wf.Status))
 	if args, err = encodeWith(enc, args, wf, appendWorkflow); err != nil {
 		return nil, nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "workflow %s cannot be encoded", wf.ID)
 	}
-	args = append(args, o.Retention.Milliseconds(), c.Fence, c.RunningLimit, wf.ID, wfKeyPrefix, len(c.Messages),
+	args = append(args, o.Retention.Milliseconds(), c.Fence, c.RunningLimit, head.boxedID, head.wfPrefix, len(c.Messages),
 		len(c.Traces), o.TraceCap)
 	msgs = make([]workflow.Message, len(c.Messages))
 	for i, m := range c.Messages {
@@ -287,9 +287,30 @@ const commitKeys = 8
 // and boxed, a key slice and go-redis's copy of the call: a fifth of a
 // step commit's allocations).
 type commitHead struct {
-	user     string
-	call     [3 + commitKeys]any
-	wfPrefix any
+	user  string
+	call  [3 + commitKeys]any
+	start []any // call[:]
+	// wfPrefix, boxedID and boxedUser are the workflow's key prefix, id
+	// and user as arguments.
+	wfPrefix, boxedID, boxedUser any
+}
+
+// boxedStatuses are the statuses as script arguments, boxed once.
+var boxedStatuses = func() map[workflow.Status]any {
+	m := map[workflow.Status]any{}
+	for _, st := range []workflow.Status{workflow.StatusRunning, workflow.StatusCompleted, workflow.StatusFailed,
+		workflow.StatusStopped, workflow.StatusAwaitingApproval} {
+		m[st] = string(st)
+	}
+	return m
+}()
+
+// boxedStatus is st as a script argument, boxed once for a known status.
+func boxedStatus(st workflow.Status) any {
+	if b, ok := boxedStatuses[st]; ok {
+		return b
+	}
+	return string(st)
 }
 
 // commitCalls keeps the commit heads of the workflows this process commits,
@@ -311,11 +332,12 @@ func (c *commitCalls) head(k keys, id, userID string) *commitHead {
 	}
 	uk := k.user(userID)
 	wk := uk.workflow(id)
-	h := &commitHead{user: userID, wfPrefix: uk.wfPrefix}
+	h := &commitHead{user: userID, wfPrefix: uk.wfPrefix, boxedID: id, boxedUser: userID}
 	h.call[0], h.call[1], h.call[2] = "evalsha", commitScript.Hash(), commitKeys
 	for i, key := range [commitKeys]string{wk.state, wk.msgs, wk.docs, wk.docmeta, wk.traces, wk.tracedata, uk.running, uk.listing} {
 		h.call[3+i] = key
 	}
+	h.start = h.call[:]
 	if c.m == nil || len(c.m) >= commitCallsSize {
 		c.m = make(map[string]*commitHead)
 	}

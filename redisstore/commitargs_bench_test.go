@@ -52,7 +52,7 @@ func BenchmarkCommitArgs(b *testing.B) {
 			c := workflow.Commit{Workflow: wf, ExpectedVersion: wf.Version - 1, Messages: bc.msgs}
 			b.ReportAllocs()
 			for b.Loop() {
-				_, _, release, err := commitArgs(wf, c, Options{}, nil, "pfx")
+				_, _, release, err := commitArgs(wf, c, Options{}, testHead(wf))
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -36,14 +36,14 @@ func TestCommitArgsAreMarshal(t *testing.T) {
 	for round := range 3 {
 		c := workflow.Commit{Workflow: wf, ExpectedVersion: 2, Messages: []workflow.Message{m, m},
 			Traces: []workflow.Trace{tr}, Documents: []workflow.DocumentContent{doc}}
-		args, _, release, err := commitArgs(wf, c, Options{}, nil, "pfx")
+		args, _, release, err := commitArgs(wf, c, Options{}, testHead(wf))
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := func(i int) string { return string(args[i].([]byte)) }
+		got := func(i int) string { return string(argBytes(args[i])) }
 		if got(4) != want(wf) || got(13) != want(m) || got(14) != want(m) || args[15] != "t1" || got(16) != want(tr) ||
-			args[17] != "d1" || got(18) != want(doc.Document) || string(args[19].([]byte)) != "hi" {
-			t.Errorf("round %d: commitArgs = %q", round, args)
+			args[17] != "d1" || got(18) != want(doc.Document) || string(argBytes(args[19])) != "hi" {
+			t.Errorf("round %d: commitArgs = %d arguments, not the encodings expected", round, len(args))
 		}
 		release()
 		tr.Prompt = append(tr.Prompt, tr.Prompt...) // the next commit's encodings grow
@@ -63,4 +63,23 @@ func TestKeysAreConcatenations(t *testing.T) {
 	if w != want {
 		t.Errorf("workflow keys = %+v, want %+v", w, want)
 	}
+}
+
+// argBytes is the bytes go-redis writes for a script argument commitArgs
+// encoded (an *encodedArg) or passed as is ([]byte).
+func argBytes(a any) []byte {
+	switch v := a.(type) {
+	case *encodedArg:
+		b, _ := v.MarshalBinary()
+		return b
+	case []byte:
+		return v
+	}
+	return nil
+}
+
+// testHead is a commit head for commitArgs without a Store: no call
+// start, the key prefix "pfx".
+func testHead(wf *workflow.Workflow) *commitHead {
+	return &commitHead{wfPrefix: "pfx", boxedID: wf.ID, boxedUser: wf.UserID}
 }

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"encoding/json"
+	"slices"
 	"sync"
 )
 
@@ -14,11 +15,12 @@ import (
 //
 // The buffer may move while it grows, so encode appends a nil placeholder
 // to the arguments, and resolve, once everything is encoded, puts there
-// the slice of the buffer it stands for.
+// the slice of the buffer it stands for (see encodedArg).
 type argEncoder struct {
 	buf   []byte
 	enc   *json.Encoder // writes into buf (Write)
 	spans []encSpan
+	vals  []encodedArg // the arguments resolve gives out, reused
 }
 
 // encSpan says args[at] is buf[start:end].
@@ -67,12 +69,23 @@ func encodeWith[T any](e *argEncoder, args []any, v *T, appendJSON func(dst []by
 	return append(args, nil), nil
 }
 
-// resolve puts in args the bytes each placeholder stands for.
+// resolve puts in args the bytes each placeholder stands for, each as a
+// *encodedArg of the encoder's own: a []byte would be boxed, one
+// allocation per argument, where a pointer is not.
 func (e *argEncoder) resolve(args []any) {
-	for _, sp := range e.spans {
-		args[sp.at] = e.buf[sp.start:sp.end:sp.end]
+	e.vals = slices.Grow(e.vals[:0], len(e.spans))[:len(e.spans)] // no pointer into it is taken before
+	for i, sp := range e.spans {
+		e.vals[i].b = e.buf[sp.start:sp.end:sp.end]
+		args[sp.at] = &e.vals[i]
 	}
 }
+
+// encodedArg is an encoded script argument: go-redis writes what
+// MarshalBinary returns.
+type encodedArg struct{ b []byte }
+
+// MarshalBinary returns the encoded bytes.
+func (a *encodedArg) MarshalBinary() ([]byte, error) { return a.b, nil }
 
 // release hands the buffer back for reuse: the slices resolve gave out
 // must no longer be used.
@@ -82,5 +95,6 @@ func (e *argEncoder) release() {
 	}
 	e.buf = e.buf[:0]
 	e.spans = e.spans[:0]
+	clear(e.vals)
 	encoders.Put(e)
 }

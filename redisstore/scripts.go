@@ -263,7 +263,7 @@ func evalIn(ctx context.Context, newPipe func() redis.Pipeliner, queue, tail fun
 		return cmd
 	}
 	res, err := send(queue, call).Result()
-	if redis.HasErrorPrefix(err, "NOSCRIPT") {
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") { // (HasErrorPrefix allocates, even for nil)
 		eval := slices.Clone(call)
 		eval[0], eval[1] = "eval", script.src
 		res, err = send(nil, eval).Result()

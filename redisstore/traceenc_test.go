@@ -94,7 +94,7 @@ func TestAppendTraceIsMarshal(t *testing.T) {
 			t.Errorf("%s: encodeWith error %v, json.Marshal's %v", name, err, wantErr)
 		} else if err == nil {
 			enc.resolve(args)
-			if got := args[0].([]byte); !bytes.Equal(got, want) {
+			if got := argBytes(args[0]); !bytes.Equal(got, want) {
 				t.Errorf("%s: encodeWith = %s, want %s", name, got, want)
 			}
 		}

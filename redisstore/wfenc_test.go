@@ -180,7 +180,7 @@ func checkDecline[T any](t *testing.T, name string, v *T, appendJSON func([]byte
 		t.Errorf("%s: encodeWith error %v, json.Marshal's %v", name, err, wantErr)
 	} else if err == nil {
 		enc.resolve(args)
-		if got := args[0].([]byte); !bytes.Equal(got, want) {
+		if got := argBytes(args[0]); !bytes.Equal(got, want) {
 			t.Errorf("%s: encodeWith = %s, want %s", name, got, want)
 		}
 	}
@@ -316,16 +316,16 @@ func TestCommitArgsUseTheEncoders(t *testing.T) {
 	odd.Parameters = map[string]any{"n": int64(1) << 60}
 	for name, w := range map[string]*workflow.Workflow{"mid round": wf, "deep": deep} {
 		c := workflow.Commit{Workflow: w, ExpectedVersion: w.Version - 1, Messages: []workflow.Message{msg, odd}}
-		args, _, release, err := commitArgs(w, c, Options{}, nil, "pfx")
+		args, _, release, err := commitArgs(w, c, Options{}, testHead(w))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		msg.WorkflowID, odd.WorkflowID = w.ID, w.ID
-		if got, want := string(args[4].([]byte)), marshalOf(t, w); got != want {
+		if got, want := string(argBytes(args[4])), marshalOf(t, w); got != want {
 			t.Errorf("%s: state %s, want %s", name, got, want)
 		}
 		for i, m := range []workflow.Message{msg, odd} {
-			if got, want := string(args[13+i].([]byte)), marshalOf(t, m); got != want {
+			if got, want := string(argBytes(args[13+i])), marshalOf(t, m); got != want {
 				t.Errorf("%s: message %d is %s, want %s", name, i, got, want)
 			}
 		}
@@ -333,7 +333,7 @@ func TestCommitArgsUseTheEncoders(t *testing.T) {
 	}
 	bad := wf.Clone()
 	bad.UpdatedAt = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
-	if _, _, _, err := commitArgs(bad, workflow.Commit{Workflow: bad}, Options{}, nil, "pfx"); err == nil || !strings.Contains(err.Error(), "cannot be encoded") {
+	if _, _, _, err := commitArgs(bad, workflow.Commit{Workflow: bad}, Options{}, testHead(bad)); err == nil || !strings.Contains(err.Error(), "cannot be encoded") {
 		t.Errorf("commitArgs of a time past year 9999: err %v", err)
 	}
 }
