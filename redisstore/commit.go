@@ -129,6 +129,11 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	s.index.refreshed(refreshAt, refresh)
 	if running {
 		s.index.setRunning(wf.ID, c.Fence)
+	} else {
+		// The round is over: its next commit may be far off, or never
+		// come, so the head is not kept for it (the cache holds the
+		// workflows that run).
+		s.calls.forget(wf.ID)
 	}
 	if !running && prev == string(workflow.StatusRunning) {
 		// The commit is applied: an error here leaves a stale running-set
@@ -313,8 +318,10 @@ func boxedStatus(st workflow.Status) any {
 	return string(st)
 }
 
-// commitCalls keeps the commit heads of the workflows this process commits,
-// by workflow id; when full it starts again (a miss builds the head anew).
+// commitCalls keeps the commit heads of the workflows whose rounds this
+// process runs, by workflow id: a commit that ends a round drops its
+// workflow's head; when full it starts again (a miss builds the head
+// anew).
 type commitCalls struct {
 	mu sync.Mutex
 	m  map[string]*commitHead
