@@ -3,54 +3,21 @@ package redisstore_test
 import (
 	"context"
 	"slices"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/twostep/twostep/redisstore"
 	"github.com/twostep/twostep/workflow"
 )
 
-// commandNames is a go-redis hook that records the name of every command
-// sent, pipelined or not.
-type commandNames struct {
-	mu    sync.Mutex
-	names []string
-}
-
-func (c *commandNames) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (c *commandNames) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		c.add(cmd)
-		return next(ctx, cmd)
+// sentNames flattens the pipelines rec recorded since its last take into
+// the names of their commands.
+func sentNames(rec *pipelines) []string {
+	var names []string
+	for _, p := range rec.take() {
+		names = append(names, p...)
 	}
-}
-
-func (c *commandNames) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		for _, cmd := range cmds {
-			c.add(cmd)
-		}
-		return next(ctx, cmds)
-	}
-}
-
-func (c *commandNames) add(cmd redis.Cmder) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.names = append(c.names, cmd.Name())
-}
-
-// take returns the names recorded since the last take.
-func (c *commandNames) take() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := c.names
-	c.names = nil
-	return n
+	return names
 }
 
 // TestCommitSendsIndexWritesOnce: within a round (one fence), only the
@@ -61,7 +28,7 @@ func (c *commandNames) take() []string {
 // the recovery scan finds every running round.
 func TestCommitSendsIndexWritesOnce(t *testing.T) {
 	t.Parallel()
-	names := &commandNames{}
+	names := &pipelines{}
 	const retention = time.Hour
 	mr, s := newMini(t, redisstore.Options{Retention: retention}, names)
 	now := time.Now()
@@ -81,11 +48,11 @@ func TestCommitSendsIndexWritesOnce(t *testing.T) {
 		for i := range 3 {
 			next := wf.Clone()
 			next.Step++
-			names.take()
+			sentNames(names)
 			if wf, _, err = s.Commit(ctx, workflow.Commit{Workflow: next, ExpectedVersion: wf.Version, Fence: fence}); err != nil {
 				t.Fatal(err)
 			}
-			sent := names.take()
+			sent := sentNames(names)
 			if added := slices.Contains(sent, "sadd"); added != (i == 0) {
 				t.Errorf("%s, commit %d: sent %v; want SADD of the running entry only in the round's first commit", name, i+1, sent)
 			}
@@ -119,11 +86,11 @@ func TestCommitSendsIndexWritesOnce(t *testing.T) {
 	mr.FastForward(redisstore.RefreshSlack(retention))
 	now = now.Add(redisstore.RefreshSlack(retention))
 	next := wf.Clone()
-	names.take()
+	sentNames(names)
 	if _, _, err = s.Commit(ctx, workflow.Commit{Workflow: next, ExpectedVersion: wf.Version}); err != nil {
 		t.Fatal(err)
 	}
-	if sent := names.take(); !slices.Contains(sent, "pexpire") {
+	if sent := sentNames(names); !slices.Contains(sent, "pexpire") {
 		t.Errorf("a commit a slack later sent %v; want the TTLs refreshed", sent)
 	}
 }

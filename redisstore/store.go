@@ -95,7 +95,10 @@ type Options struct {
 	TraceCap int
 	// Retention, when positive, is the time-to-live of every key of a
 	// workflow, refreshed by each commit; zero keeps workflows until they
-	// are deleted.
+	// are deleted. The keys that lead to a workflow from other slots (its
+	// owner key, its admin-listing partition) live up to an eighth of it
+	// longer (at most 10 minutes), refreshed at most that often, so they
+	// always outlive it (see indexCache).
 	Retention time.Duration
 	// WaitReplicas, when positive, makes every write the API acknowledges
 	// (a commit without a fence, a delete, the claim of a new id) wait
