@@ -215,7 +215,7 @@ func (s *Server) answerAfter(ctx context.Context, prefer string, w *workflow.Wor
 	// notifier): only its messages are read, unless the round's run on
 	// this instance handed them over.
 	msgs := done.msgs
-	if msgs == nil {
+	if msgs == nil || !done.w.OwnedBy(UserFrom(ctx)) { // (the read checks the owner)
 		var err error
 		if msgs, err = s.reads.MessagesOf(ctx, UserFrom(ctx), done.w, 0, 0); err != nil {
 			return out
