@@ -86,30 +86,37 @@ func (e *testEnv) serve(r *http.Request) *httptest.ResponseRecorder {
 func TestWaitAnswersWithTheRunsMessages(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t, nil)
-	running := testWorkflow("alice", workflow.StatusRunning)
-	running.Round = 2
-	env.store.put(running)
-	env.engine.CreateFn = func(workflow.NewWorkflow) (*workflow.Workflow, error) { return running.Clone(), nil }
-	go func() {
-		for env.srv.waits.waiting(running.ID) == 0 {
-			time.Sleep(time.Millisecond)
+	for _, owner := range []string{"alice", "bob"} {
+		running := testWorkflow(owner, workflow.StatusRunning)
+		running.Round = 2
+		env.store.put(running)
+		env.engine.CreateFn = func(workflow.NewWorkflow) (*workflow.Workflow, error) { return running.Clone(), nil }
+		go func() {
+			for env.srv.waits.waiting(running.ID) == 0 {
+				time.Sleep(time.Millisecond)
+			}
+			done := running.Clone()
+			done.Status, done.StopReason = workflow.StatusCompleted, workflow.StopCompleted
+			env.srv.RoundEndedWith(done, []workflow.Message{
+				{ID: "m1", Seq: 1, Round: 1, Role: workflow.RoleUser, Text: "an earlier round"},
+				{ID: "m2", Seq: 2, Round: 2, Role: workflow.RoleUser, Text: "hi"},
+				{ID: "m3", Seq: 3, Round: 2, Step: 1, Role: workflow.RoleAssistant, Text: "from the run"},
+			})
+		}()
+		r, _ := http.NewRequest("POST", "/api/v1/workflows", strings.NewReader(`{"prompt":"hi"}`))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Authorization", "Bearer "+aliceToken)
+		r.Header.Set("Prefer", "wait=10")
+		rec := env.serve(r)
+		body := rec.Body.String()
+		switch {
+		case owner == "alice" && (rec.Code != http.StatusOK || !strings.Contains(body, `"text":"from the run"`) ||
+			!strings.Contains(body, `"text":"hi"`) || strings.Contains(body, "an earlier round")):
+			t.Errorf("waited create: %d %s; want 200 with round 2's messages as the run handed them", rec.Code, body)
+		case owner == "bob" && strings.Contains(body, "from the run"):
+			// Only a mixed-up engine could hand alice bob's round; the
+			// messages still go only to their owner.
+			t.Errorf("alice's request was answered with the messages of bob's round: %s", body)
 		}
-		done := running.Clone()
-		done.Status, done.StopReason = workflow.StatusCompleted, workflow.StopCompleted
-		env.srv.RoundEndedWith(done, []workflow.Message{
-			{ID: "m1", Seq: 1, Round: 1, Role: workflow.RoleUser, Text: "an earlier round"},
-			{ID: "m2", Seq: 2, Round: 2, Role: workflow.RoleUser, Text: "hi"},
-			{ID: "m3", Seq: 3, Round: 2, Step: 1, Role: workflow.RoleAssistant, Text: "from the run"},
-		})
-	}()
-	r, _ := http.NewRequest("POST", "/api/v1/workflows", strings.NewReader(`{"prompt":"hi"}`))
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Authorization", "Bearer "+aliceToken)
-	r.Header.Set("Prefer", "wait=10")
-	rec := env.serve(r)
-	body := rec.Body.String()
-	if rec.Code != http.StatusOK || !strings.Contains(body, `"text":"from the run"`) || !strings.Contains(body, `"text":"hi"`) ||
-		strings.Contains(body, "an earlier round") {
-		t.Errorf("waited create: %d %s; want 200 with round 2's messages as the run handed them", rec.Code, body)
 	}
 }
