@@ -69,13 +69,23 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	listKey := s.keys.listingPart(part)
 	var refresh []string // keys whose TTL this commit refreshes
 	refreshAt := s.index.clock()
-	if s.opts.Retention > 0 {
+	switch {
+	case s.opts.Retention <= 0:
+	case c.ExpectedVersion == 0:
+		// A create always sets them: its owner key was just claimed with
+		// the bare retention, and ZADDNX may have made the partition anew
+		// (its last entry deleted) without a TTL.
+		refresh = []string{listKey, s.keys.owner(wf.ID)}
+	default:
 		refresh = s.index.stale(refreshSlack(s.opts.Retention), listKey, s.keys.owner(wf.ID))
 	}
 	// The user's running set is kept by the script itself, so a refused
 	// commit never counts against the user's limit; the store-wide entry
-	// is for the recovery scan (Running), added once a round.
+	// is for the recovery scan (Running), added by a round's first commit
+	// and again at least every runningRefresh.
 	addRunning := running && !s.index.listedRunning(wf.ID, c.Fence)
+	var refreshCmds []*redis.BoolCmd
+	var addCmd *redis.IntCmd
 	reply, err := eval(ctx, func(p redis.Pipeliner) {
 		drops.queue(ctx, p)
 		if c.ExpectedVersion == 0 {
@@ -83,10 +93,10 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		}
 		for _, k := range refresh {
 			// So each outlives the workflows it names (see indexCache).
-			p.PExpire(ctx, k, s.opts.Retention+refreshSlack(s.opts.Retention))
+			refreshCmds = append(refreshCmds, p.PExpire(ctx, k, s.opts.Retention+refreshSlack(s.opts.Retention)))
 		}
 		if addRunning {
-			p.SAdd(ctx, s.keys.runningPart(part), entry)
+			addCmd = p.SAdd(ctx, s.keys.runningPart(part), entry)
 		}
 		for _, t := range c.Traces {
 			// As AppendTrace's: a stored trace is always findable by id.
@@ -126,9 +136,17 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		return nil, nil, err
 	}
 	s.owners.put(wf.ID, wf.UserID)
-	s.index.refreshed(refreshAt, refresh)
+	// Only the index writes that succeeded are remembered: one that failed
+	// (another shard's error) is sent again by the next commit.
+	for i, cmd := range refreshCmds {
+		if cmd.Err() == nil {
+			s.index.refreshed(refreshAt, refresh[i:i+1])
+		}
+	}
 	if running {
-		s.index.setRunning(wf.ID, c.Fence)
+		if addCmd != nil && addCmd.Err() == nil {
+			s.index.setRunning(wf.ID, c.Fence)
+		}
 	} else {
 		// The round is over: its next commit may be far off, or never
 		// come, so the head is not kept for it (the cache holds the

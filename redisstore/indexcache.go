@@ -19,20 +19,39 @@ import (
 //     the commit's time T; a key refreshed at T0 > T-slack expires at
 //     T0+Retention+slack > T+Retention, after them.
 //   - The running-set entry: added by the first commit of a round that
-//     holds a fence, skipped by that round's later commits. Only a commit
-//     that ends the round (or a delete, or the recovery scan pruning a
-//     workflow that is gone) removes the entry, and the next round has a
-//     new fence. Commits without a fence (the API's) always add it.
+//     holds a fence, skipped by that round's later commits for up to
+//     runningRefresh, then added again. Only a commit that ends the round
+//     (or a delete, or the recovery scan pruning a workflow that is gone)
+//     removes the entry, and the next round has a new fence. Commits
+//     without a fence (the API's) always add it. The periodic re-add
+//     brings back an entry lost another way (a failover of its shard that
+//     lost the write) within runningRefresh, as the next commit did when
+//     every commit sent it.
 //
-// Nothing is remembered for a commit that failed. Each map is cleared
+// A create always refreshes both TTLs: its owner key was just claimed with
+// the bare retention (perhaps after a delete on another instance, whose
+// cache this one does not see), and its ZADDNX may have made the listing
+// partition anew without a TTL. Only the writes that succeeded are
+// remembered, and nothing for a commit that failed. Each map is cleared
 // when it reaches indexCacheSize: the cost of forgetting is one repeated
 // command.
 type indexCache struct {
 	mu      sync.Mutex
-	now     func() time.Time     // time.Now; tests move it with miniredis
-	expires map[string]time.Time // key -> when its TTL was last refreshed
-	running map[string]int64     // workflow id -> fence whose round added its entry
+	now     func() time.Time        // time.Now; tests move it with miniredis
+	expires map[string]time.Time    // key -> when its TTL was last refreshed
+	running map[string]runningEntry // workflow id -> the round that added its entry
 }
+
+// runningEntry is the fence of the round that added a workflow's running
+// entry, and when.
+type runningEntry struct {
+	fence int64
+	at    time.Time
+}
+
+// runningRefresh is how long a round's commits go without adding its
+// running entry again.
+const runningRefresh = 5 * time.Second
 
 // indexCacheSize bounds each of indexCache's maps.
 const indexCacheSize = 1 << 15
@@ -58,8 +77,8 @@ func (c *indexCache) stale(slack time.Duration, keys ...string) []string {
 	return due
 }
 
-// refreshed records that keys had their TTL refreshed at the given time,
-// taken before the refresh was sent.
+// refreshed records that keys had their TTL refreshed no earlier than at
+// (a time taken before the commit started).
 func (c *indexCache) refreshed(at time.Time, keys []string) {
 	if len(keys) == 0 {
 		return
@@ -82,8 +101,12 @@ func (c *indexCache) listedRunning(id string, fence int64) bool {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	f, ok := c.running[id]
-	return ok && f == fence
+	l, ok := c.running[id]
+	if !ok || l.fence != fence {
+		return false
+	}
+	d := c.clock().Sub(l.at)
+	return d >= 0 && d < runningRefresh
 }
 
 // setRunning records that the round holding fence added id's entry.
@@ -94,9 +117,9 @@ func (c *indexCache) setRunning(id string, fence int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.running == nil || len(c.running) >= indexCacheSize {
-		c.running = make(map[string]int64)
+		c.running = make(map[string]runningEntry)
 	}
-	c.running[id] = fence
+	c.running[id] = runningEntry{fence: fence, at: c.clock()}
 }
 
 // unlisted forgets id's entry: it was removed, or may have been.

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/twostep/twostep/redisstore"
 	"github.com/twostep/twostep/workflow"
 )
@@ -92,5 +94,66 @@ func TestCommitSendsIndexWritesOnce(t *testing.T) {
 	}
 	if sent := sentNames(names); !slices.Contains(sent, "pexpire") {
 		t.Errorf("a commit a slack later sent %v; want the TTLs refreshed", sent)
+	}
+}
+
+// TestIndexWritesComeBack: what the cache skips is not lost for good. A
+// running entry lost another way (its shard failed over without it) is
+// added again by the round's first commit after runningRefresh, so the
+// recovery scan finds the workflow again; and a workflow created again
+// (a caller choosing ids) after another instance deleted it gets the
+// owner key's and the listing partition's long TTLs at once, though this
+// instance refreshed them a moment before.
+func TestIndexWritesComeBack(t *testing.T) {
+	t.Parallel()
+	const retention = time.Hour
+	mr, a := newMini(t, redisstore.Options{KeyPrefix: "ib", Retention: retention})
+	b := redisstore.New(redis.NewClient(&redis.Options{Addr: mr.Addr()}), redisstore.Options{KeyPrefix: "ib", Retention: retention})
+	now := time.Now()
+	redisstore.SetClock(a, func() time.Time { return now })
+	ctx := context.Background()
+	id := workflow.NewID(workflow.PrefixWorkflow)
+	create := func() *workflow.Workflow {
+		t.Helper()
+		wf, _, err := a.Commit(ctx, workflow.Commit{Workflow: &workflow.Workflow{ID: id, UserID: "u1", Mode: workflow.ModeReact, Status: workflow.StatusRunning}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return wf
+	}
+	wf := create()
+	fence, err := a.ClaimRound(ctx, id, "owner", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := func() {
+		t.Helper()
+		next := wf.Clone()
+		next.Step++
+		if wf, _, err = a.Commit(ctx, workflow.Commit{Workflow: next, ExpectedVersion: wf.Version, Fence: fence}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit()
+	part := partitionKey(t, mr, "ib", "running")
+	mr.Del(part) // the entry is lost
+	commit()
+	now = now.Add(5 * time.Second)
+	commit()
+	if ids, err := a.Running(ctx); err != nil || !slices.Equal(ids, []string{id}) {
+		t.Errorf("Running after the entry was lost and the round went on = %v, %v; want the workflow", ids, err)
+	}
+
+	// Another instance deletes it; this one creates it again at once.
+	if err := b.DeleteWorkflow(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	create()
+	slack := redisstore.RefreshSlack(retention)
+	if got := mr.TTL("ib:owner:{" + id + "}"); got != retention+slack {
+		t.Errorf("TTL of the new owner key = %v, want %v", got, retention+slack)
+	}
+	if got := mr.TTL(partitionKey(t, mr, "ib", "workflows")); got != retention+slack {
+		t.Errorf("TTL of the listing partition made anew = %v, want %v", got, retention+slack)
 	}
 }

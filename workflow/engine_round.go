@@ -112,6 +112,7 @@ func (r *Run) settle(next *Workflow, end *RoundEnd, pending []Message) []Message
 		view := *r
 		view.wf = next
 		view.msgs = append(r.msgs[:len(r.msgs):len(r.msgs)], pending...)
+		view.loops = loopIndex{} // its own: the run's indexes only the run's messages
 		closing := r.mode.Closing(&view)
 		if closing.ID == "" {
 			closing.ID = NewID(PrefixMessage)
