@@ -22,6 +22,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/twostep/twostep/redact"
+	"github.com/twostep/twostep/redisstore"
 	"github.com/twostep/twostep/wiring"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
@@ -69,6 +70,8 @@ type loadGateway struct {
 	srv   *http.Server
 	model *loadModel
 	stop  context.CancelFunc
+	// rt counts the gateway's round trips to Redis (nil on memory).
+	rt *RoundTrips
 }
 
 // startLoadGateway wires the gateway from the environment the binary would
@@ -114,10 +117,15 @@ func startLoadGateway(tb testing.TB, clients int) *loadGateway {
 		BaseContext: func(net.Listener) context.Context { return log.WithContext(context.Background()) },
 	}
 	srv.RegisterOnShutdown(g.API.CloseStreams)
+	var rt *RoundTrips
+	if rs, ok := g.Raw.(*redisstore.Store); ok {
+		rt = &RoundTrips{}
+		rs.Client().AddHook(rt) // before anything runs: hooks are not added under load
+	}
 	ctx, cancel := context.WithCancel(log.WithContext(context.Background()))
 	g.Engine.Start(ctx)
 	go func() { _ = srv.Serve(ln) }()
-	lg := &loadGateway{url: "http://" + ln.Addr().String(), g: g, srv: srv, model: model, stop: cancel}
+	lg := &loadGateway{url: "http://" + ln.Addr().String(), g: g, srv: srv, model: model, stop: cancel, rt: rt}
 	tb.Cleanup(lg.close)
 	return lg
 }
@@ -289,6 +297,10 @@ func benchLoad(b *testing.B, clients int) {
 		bodies[i] = body(i)
 	}
 	calls0 := lg.model.calls.Load()
+	var rt0 int64
+	if lg.rt != nil {
+		rt0 = lg.rt.Load()
+	}
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -317,6 +329,10 @@ func benchLoad(b *testing.B, clients int) {
 	wg.Wait()
 	wall := time.Since(start)
 	cpu := cpuTime() - cpu0
+	var rts int64
+	if lg.rt != nil {
+		rts = lg.rt.Load() - rt0
+	}
 	b.StopTimer()
 	runtime.GC()
 	runtime.ReadMemStats(&after)
@@ -338,6 +354,12 @@ func benchLoad(b *testing.B, clients int) {
 	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(n), "heapB/workflow")
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(n), "allocs/workflow")
 	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(n), "B/workflow")
+	if lg.rt != nil {
+		// Every round trip of the window: the workflows', and the
+		// instance's own (the recovery scan each second, lease renewals
+		// of long rounds; a few per second in all).
+		b.ReportMetric(float64(rts)/float64(n), "redis-rt/workflow")
+	}
 	runtime.KeepAlive(ids)
 
 	// Delete what was created (outside the timer), so the heap and Redis
