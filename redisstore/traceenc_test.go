@@ -84,21 +84,7 @@ func TestAppendTraceIsMarshal(t *testing.T) {
 	} {
 		tr := full
 		change(&tr)
-		if got, ok := appendTrace([]byte("prefix"), &tr); ok || string(got) != "prefix" {
-			t.Errorf("%s: appendTrace = %q, %v; want it to decline", name, got, ok)
-		}
-		enc := getEncoder()
-		args, err := encodeWith(enc, nil, &tr, appendTrace)
-		want, wantErr := json.Marshal(tr)
-		if (err != nil) != (wantErr != nil) {
-			t.Errorf("%s: encodeWith error %v, json.Marshal's %v", name, err, wantErr)
-		} else if err == nil {
-			enc.resolve(args)
-			if got := argBytes(args[0]); !bytes.Equal(got, want) {
-				t.Errorf("%s: encodeWith = %s, want %s", name, got, want)
-			}
-		}
-		enc.release()
+		checkDecline(t, name, &tr, appendTrace)
 	}
 }
 
