@@ -3,7 +3,6 @@ package redisstore
 import (
 	"bytes"
 	"hash/maphash"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -24,67 +23,47 @@ import (
 // Marshal would give it (compact, nothing Marshal escapes), or whose time
 // Marshal refuses.
 func appendTrace(dst []byte, t *workflow.Trace) ([]byte, bool) {
-	start := len(dst)
 	if len(t.Parsed) > 0 && !jsonform.CompactAsIs(t.Parsed) {
 		return dst, false
 	}
-	str := func(key, v string) {
-		dst = append(dst, key...)
-		dst = jsonform.AppendString(dst, v)
-	}
-	num := func(key string, v int64) {
-		dst = append(dst, key...)
-		dst = strconv.AppendInt(dst, v, 10)
-	}
-	str(`{"id":`, t.ID)
-	str(`,"workflowId":`, t.WorkflowID)
-	num(`,"round":`, int64(t.Round))
-	num(`,"step":`, int64(t.Step))
-	str(`,"stage":`, string(t.Stage))
-	num(`,"attempt":`, int64(t.Attempt))
-	str(`,"template":`, t.Template)
-	dst = append(dst, `,"prompt":`...)
+	e := jsonWriter{b: dst, ok: true}
+	e.str(`{"id":`, t.ID)
+	e.str(`,"workflowId":`, t.WorkflowID)
+	e.num(`,"round":`, int64(t.Round))
+	e.num(`,"step":`, int64(t.Step))
+	e.str(`,"stage":`, string(t.Stage))
+	e.num(`,"attempt":`, int64(t.Attempt))
+	e.str(`,"template":`, t.Template)
+	e.b = append(e.b, `,"prompt":`...)
 	if t.Prompt == nil {
-		dst = append(dst, "null"...)
+		e.b = append(e.b, "null"...)
 	} else {
-		dst = append(dst, '[')
+		e.b = append(e.b, '[')
 		for i, m := range t.Prompt {
 			if i > 0 {
-				dst = append(dst, ',')
+				e.b = append(e.b, ',')
 			}
-			str(`{"role":`, m.Role)
-			dst = append(dst, `,"content":`...)
-			dst = promptEncodings.appendString(dst, m.Content)
-			dst = append(dst, '}')
+			e.str(`{"role":`, m.Role)
+			e.b = promptEncodings.appendString(append(e.b, `,"content":`...), m.Content)
+			e.b = append(e.b, '}')
 		}
-		dst = append(dst, ']')
+		e.b = append(e.b, ']')
 	}
-	str(`,"response":`, t.Response)
+	e.str(`,"response":`, t.Response)
 	if len(t.Parsed) > 0 {
-		dst = append(dst, `,"parsed":`...)
-		dst = append(dst, t.Parsed...)
+		e.b = append(append(e.b, `,"parsed":`...), t.Parsed...)
 	}
-	str(`,"error":`, t.Error)
-	str(`,"model":`, t.Model)
-	num(`,"promptTokens":`, int64(t.PromptTokens))
-	num(`,"completionTokens":`, int64(t.CompletionTokens))
-	num(`,"latencyMs":`, t.LatencyMs)
-	if t.FinishReason != "" {
-		str(`,"finishReason":`, t.FinishReason)
-	}
-	if t.Retries != 0 {
-		num(`,"retries":`, int64(t.Retries))
-	}
-	if t.OutputMode != "" {
-		str(`,"outputMode":`, string(t.OutputMode))
-	}
-	dst = append(dst, `,"createdAt":"`...)
-	// Time.MarshalJSON is AppendText quoted; its output needs no escaping.
-	b, err := t.CreatedAt.AppendText(dst)
-	if err != nil {
-		return dst[:start], false
-	}
-	return append(b, `"}`...), true
+	e.str(`,"error":`, t.Error)
+	e.str(`,"model":`, t.Model)
+	e.num(`,"promptTokens":`, int64(t.PromptTokens))
+	e.num(`,"completionTokens":`, int64(t.CompletionTokens))
+	e.num(`,"latencyMs":`, t.LatencyMs)
+	e.optStr(`,"finishReason":`, t.FinishReason)
+	e.optNum(`,"retries":`, int64(t.Retries))
+	e.optStr(`,"outputMode":`, string(t.OutputMode))
+	e.time(`,"createdAt":`, t.CreatedAt)
+	e.b = append(e.b, '}')
+	return e.result(len(dst))
 }
 
 // promptEncodings caches the encodings of long prompt messages: a template's
