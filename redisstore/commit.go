@@ -301,18 +301,14 @@ func commitOutcome(id string, expected int64, reply []any) (base int64, prev str
 	return 0, "", nil, err
 }
 
-// commitKeys is the number of keys of the commit script.
-const commitKeys = 8
-
-// commitHead is the start of a workflow's commit call — "evalsha", the
-// script's hash, commitKeys and the keys — and its key prefix, boxed for
-// go-redis once per workflow instead of at every commit (eight keys built
-// and boxed, a key slice and go-redis's copy of the call: a fifth of a
-// step commit's allocations).
+// commitHead is the start of a workflow's commit call — scriptCall's
+// "evalsha", the script's hash, the number of keys and the keys — and its
+// key prefix, id and user, boxed for go-redis once per workflow instead of
+// at every commit (eight keys built and boxed, a key slice and go-redis's
+// copy of the call: a fifth of a step commit's allocations).
 type commitHead struct {
 	user  string
-	call  [3 + commitKeys]any
-	start []any // call[:]
+	start []any
 	// wfPrefix, boxedID and boxedUser are the workflow's key prefix, id
 	// and user as arguments.
 	wfPrefix, boxedID, boxedUser any
@@ -357,12 +353,8 @@ func (c *commitCalls) head(k keys, id, userID string) *commitHead {
 	}
 	uk := k.user(userID)
 	wk := uk.workflow(id)
-	h := &commitHead{user: userID, wfPrefix: uk.wfPrefix, boxedID: id, boxedUser: userID}
-	h.call[0], h.call[1], h.call[2] = "evalsha", commitScript.Hash(), commitKeys
-	for i, key := range [commitKeys]string{wk.state, wk.msgs, wk.docs, wk.docmeta, wk.traces, wk.tracedata, uk.running, uk.listing} {
-		h.call[3+i] = key
-	}
-	h.start = h.call[:]
+	h := &commitHead{user: userID, wfPrefix: uk.wfPrefix, boxedID: id, boxedUser: userID,
+		start: scriptCall(commitScript, []string{wk.state, wk.msgs, wk.docs, wk.docmeta, wk.traces, wk.tracedata, uk.running, uk.listing})}
 	if c.m == nil || len(c.m) >= commitCallsSize {
 		c.m = make(map[string]*commitHead)
 	}
