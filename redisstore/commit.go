@@ -59,14 +59,14 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		}
 	}
 	running := wf.Status == workflow.StatusRunning
-	entry, part := ref(wf.ID, wf.UserID), partition(wf.ID)
+	entry := head.entry
 	eval := s.evalPipelined
 	if c.Fence == 0 {
 		eval = s.evalDurable // the API answers a client with it
 	}
 	drops := s.takeDrops()
 	defer drops.requeue()
-	listKey := s.keys.listingPart(part)
+	listKey := head.listKey
 	var refresh []string // keys whose TTL this commit refreshes
 	refreshAt := s.index.clock()
 	switch {
@@ -75,9 +75,9 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		// A create always sets them: its owner key was just claimed with
 		// the bare retention, and ZADDNX may have made the partition anew
 		// (its last entry deleted) without a TTL.
-		refresh = []string{listKey, s.keys.owner(wf.ID)}
+		refresh = []string{listKey, head.ownerKey}
 	default:
-		refresh = s.index.stale(refreshSlack(s.opts.Retention), listKey, s.keys.owner(wf.ID))
+		refresh = s.index.stale(refreshSlack(s.opts.Retention), listKey, head.ownerKey)
 	}
 	// The user's running set is kept by the script itself, so a refused
 	// commit never counts against the user's limit; the store-wide entry
@@ -96,11 +96,11 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 			refreshCmds = append(refreshCmds, p.PExpire(ctx, k, s.opts.Retention+refreshSlack(s.opts.Retention)))
 		}
 		if addRunning {
-			addCmd = p.SAdd(ctx, s.keys.runningPart(part), entry)
+			addCmd = p.SAdd(ctx, head.runningKey, head.boxedEntry)
 		}
 		for _, t := range c.Traces {
 			// As AppendTrace's: a stored trace is always findable by id.
-			p.Set(ctx, s.keys.trace(t.ID), entry, s.opts.Retention)
+			p.Set(ctx, s.keys.trace(t.ID), head.boxedEntry, s.opts.Retention)
 		}
 	}, commitScript, call)
 	if err != nil {
@@ -127,9 +127,9 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		// A refused create leaves nothing: neither its claim on the id nor
 		// its index entries (best effort; readers skip what is left).
 		pipe := s.rdb.Pipeline()
-		pipe.Del(ctx, s.keys.owner(wf.ID))
-		pipe.ZRem(ctx, s.keys.listingPart(part), entry)
-		pipe.SRem(ctx, s.keys.runningPart(part), entry)
+		pipe.Del(ctx, head.ownerKey)
+		pipe.ZRem(ctx, listKey, entry)
+		pipe.SRem(ctx, head.runningKey, entry)
 		_, _ = pipe.Exec(ctx)
 	}
 	if err != nil {
@@ -312,6 +312,12 @@ type commitHead struct {
 	// wfPrefix, boxedID and boxedUser are the workflow's key prefix, id
 	// and user as arguments.
 	wfPrefix, boxedID, boxedUser any
+	// entry is the workflow's ref in the store-wide indexes (boxedEntry
+	// as an argument); listKey and runningKey name its partitions of the
+	// admin listing and of the running set, ownerKey its owner key.
+	entry                         string
+	boxedEntry                    any
+	listKey, runningKey, ownerKey string
 }
 
 // boxedStatuses are the statuses as script arguments, boxed once.
@@ -341,7 +347,7 @@ type commitCalls struct {
 	m  map[string]*commitHead
 }
 
-// commitCallsSize bounds commitCalls: about 700 bytes an entry.
+// commitCallsSize bounds commitCalls: about 900 bytes an entry.
 const commitCallsSize = 1 << 12
 
 // head returns the commit head of workflow id of userID.
@@ -353,8 +359,11 @@ func (c *commitCalls) head(k keys, id, userID string) *commitHead {
 	}
 	uk := k.user(userID)
 	wk := uk.workflow(id)
+	entry, part := ref(id, userID), partition(id)
 	h := &commitHead{user: userID, wfPrefix: uk.wfPrefix, boxedID: id, boxedUser: userID,
-		start: scriptCall(commitScript, []string{wk.state, wk.msgs, wk.docs, wk.docmeta, wk.traces, wk.tracedata, uk.running, uk.listing})}
+		start: scriptCall(commitScript, []string{wk.state, wk.msgs, wk.docs, wk.docmeta, wk.traces, wk.tracedata, uk.running, uk.listing}),
+		entry: entry, boxedEntry: entry,
+		listKey: k.listingPart(part), runningKey: k.runningPart(part), ownerKey: k.owner(id)}
 	if c.m == nil || len(c.m) >= commitCallsSize {
 		c.m = make(map[string]*commitHead)
 	}
