@@ -53,6 +53,7 @@ func Compaction(msgs []workflow.Message, budget int) (entries []workflow.Message
 	if keep >= v.order.Len() {
 		return nil, previous
 	}
+	entries = make([]workflow.Message, 0, v.order.Len()-keep) // one allocation: a Message is large
 	for k := v.order.Len() - 1; k >= keep; k-- {
 		entries = append(entries, *v.at(k))
 	}
@@ -80,8 +81,9 @@ func fitting(v view, budget int) int {
 // prompt, as the history renders them, within limit runes: entries past it
 // are left out with a line saying how many.
 func CompactedEntriesText(entries []workflow.Message, limit int) string {
-	var b strings.Builder
-	used := 0
+	var stack [64]entry
+	shown := stack[:0]
+	used, size := 0, 0
 	for n := range entries {
 		e := renderedEntry(&entries[n])
 		r := e.runes
@@ -89,15 +91,25 @@ func CompactedEntriesText(entries []workflow.Message, limit int) string {
 			r++ // the newline before the entry
 		}
 		if n > 0 && used+r > limit {
-			fmt.Fprintf(&b, "\n(%s left out: too long to summarise at once)", workflow.Count(len(entries)-n, "later entry", "later entries"))
 			break
 		}
+		shown = append(shown, e)
+		used += r
+		size += len(e.text) + 1
+	}
+	var left string
+	if n := len(entries) - len(shown); n > 0 {
+		left = fmt.Sprintf("\n(%s left out: too long to summarise at once)", workflow.Count(n, "later entry", "later entries"))
+	}
+	var b strings.Builder
+	b.Grow(size + len(left)) // one allocation, however many entries
+	for n, e := range shown {
 		if n > 0 {
 			b.WriteByte('\n')
 		}
 		b.WriteString(e.text)
-		used += r
 	}
+	b.WriteString(left)
 	return b.String()
 }
 

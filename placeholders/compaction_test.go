@@ -245,3 +245,46 @@ func TestSummaryBlockFollowsChanges(t *testing.T) {
 		}
 	}
 }
+
+// CompactedEntriesText is the entries' history entries joined by newlines,
+// oldest first, while they fit its limit (the first one always), then a
+// line counting those left out.
+func TestCompactedEntriesText(t *testing.T) {
+	t.Parallel()
+	entries := historyMessages(120)
+	reference := func(limit int) string {
+		var lines []string
+		used := 0
+		for n := range entries {
+			text := renderEntry(&entries[n]).text // uncached
+			r := utf8.RuneCountInString(text)
+			if n > 0 {
+				r++
+			}
+			if n > 0 && used+r > limit {
+				left := len(entries) - n
+				noun := "later entries"
+				if left == 1 {
+					noun = "later entry"
+				}
+				return strings.Join(lines, "\n") + fmt.Sprintf("\n(%d %s left out: too long to summarise at once)", left, noun)
+			}
+			lines = append(lines, text)
+			used += r
+		}
+		return strings.Join(lines, "\n")
+	}
+	all := reference(1 << 30)
+	if strings.Contains(all, "left out") || !strings.HasSuffix(all, "\n"+renderEntry(&entries[len(entries)-1]).text) {
+		t.Fatalf("reference with no limit is not the %d entries joined:\n%s", len(entries), all)
+	}
+	lastLen := utf8.RuneCountInString(all) - utf8.RuneCountInString(reference(utf8.RuneCountInString(all)-1))
+	for _, limit := range []int{0, 1, 100, 1000, 5000, utf8.RuneCountInString(all) - 1, utf8.RuneCountInString(all), 1 << 30} {
+		if got, want := CompactedEntriesText(entries, limit), reference(limit); got != want {
+			t.Fatalf("limit %d:\n%s\nwant\n%s", limit, got, want)
+		}
+	}
+	if got := CompactedEntriesText(entries, utf8.RuneCountInString(all)-1); !strings.HasSuffix(got, "(1 later entry left out: too long to summarise at once)") {
+		t.Fatalf("one rune short of all: %q (last entry %d runes)", got[max(len(got)-80, 0):], lastLen)
+	}
+}

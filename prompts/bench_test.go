@@ -150,3 +150,32 @@ func TestStage1PiecesMatchValues(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCompactLongRound is the prompt side of the compaction call
+// made before step 91's Stage 1 in a long round of small steps (the
+// bench module's long-round task; its third compaction): choosing the entries, rendering the
+// compact prompt and reading the summary reply.
+func BenchmarkCompactLongRound(b *testing.B) {
+	bld := newBuilder(b, 0)
+	wf, msgs := longRound(bld, 90) // its third compaction is due at step 91
+	reply := "Earlier steps echoed their inputs in order; all succeeded."
+	b.ReportAllocs()
+	start := processCPU()
+	var n int
+	for b.Loop() {
+		entries, prev := bld.Compaction(msgs)
+		if len(entries) == 0 {
+			b.Fatal("no compaction due at step 91")
+		}
+		r, err := bld.Compact(CompactInput{Workflow: wf, Messages: msgs, Entries: entries, Previous: prev})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, _, problem := ParseSummary(reply, bld.SummaryLimit()); problem != "" {
+			b.Fatal(problem)
+		}
+		n = len(r.Messages[len(r.Messages)-1].Content)
+	}
+	b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(n), "prompt-bytes")
+}
