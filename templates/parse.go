@@ -39,6 +39,10 @@ func Parse(name, source string) (Template, error) {
 			return err
 		}
 		cur.chunks = chunks
+		if len(chunks) == 1 && chunks[0].key == "" {
+			// No placeholder: the part is the same on every render.
+			cur.fixed, cur.isFixed = trimBlankLines(chunks[0].text), true
+		}
 		t.sections = append(t.sections, *cur)
 		return nil
 	}

@@ -29,6 +29,12 @@ type Template struct {
 type section struct {
 	role   string
 	chunks []chunk
+	// fixed is the rendered part of a section without placeholders
+	// (isFixed), made once by Parse: the system sections are the same on
+	// every render, so a render neither copies them nor allocates for
+	// them, and every trace of a call shares the one string.
+	fixed   string
+	isFixed bool
 }
 
 // chunk is either literal text (key == "") or a placeholder.
@@ -90,6 +96,10 @@ func (t Template) render(values map[string]string, key string, pieces []string) 
 	parts := make([]Part, 0, len(t.sections))
 	var value string
 	for _, s := range t.sections {
+		if s.isFixed {
+			parts = append(parts, Part{Role: s.role, Content: s.fixed})
+			continue
+		}
 		size := 0
 		for _, c := range s.chunks {
 			switch {

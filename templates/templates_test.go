@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/twostep/twostep/workflow"
 )
@@ -229,5 +230,38 @@ func TestRenderPiecesMatchesRender(t *testing.T) {
 		if _, _, err := tmpl.RenderPieces(map[string]string{}, KeyWorkflowHistory, []string{"h"}); err == nil || !strings.Contains(err.Error(), "no value for USER_PROMPT") {
 			t.Errorf("%q: RenderPieces without USER_PROMPT: error %v", src, err)
 		}
+	}
+}
+
+// A section without placeholders is rendered once, by Parse: every render
+// returns the same string (trimmed as any part), and allocates nothing
+// for it. (Not parallel: AllocsPerRun.)
+func TestFixedSectionRenderedOnce(t *testing.T) {
+	tmpl, err := Parse("custom", "--- system ---\n\n \nYou help.\n  Rules.\n\n\t\n--- user ---\nAsk: {{KEY:USER_PROMPT}}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := map[string]string{KeyUserPrompt: "why?"}
+	first, err := tmpl.Render(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := tmpl.Render(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Part{{Role: workflow.PromptSystem, Content: "You help.\n  Rules."}, {Role: workflow.PromptUser, Content: "Ask: why?"}}
+	if !slices.Equal(first, want) || !slices.Equal(second, want) {
+		t.Fatalf("Render() = %q then %q, want %q", first, second, want)
+	}
+	if unsafe.StringData(first[0].Content) != unsafe.StringData(second[0].Content) {
+		t.Error("the system part was copied on a render")
+	}
+	if unsafe.StringData(first[1].Content) == unsafe.StringData(second[1].Content) {
+		t.Error("the user part, which has a placeholder, was shared between renders")
+	}
+	// The parts slice and the user part: nothing for the system part.
+	if n := testing.AllocsPerRun(100, func() { _, _ = tmpl.Render(values) }); n != 2 {
+		t.Errorf("Render allocates %v times, want 2", n)
 	}
 }
