@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"slices"
 	"sort"
@@ -56,6 +57,12 @@ const LongCalls = 100
 // different lengths. With BENCH_STEP_SERIES set to a directory, each
 // twostep system also writes its mean CPU per step, step by step, to
 // <dir>/<system>.tsv.
+//
+// BENCH_GC_PHASE chooses where the collector runs: "" as it falls (in step
+// with the runs, since each allocates the same bytes), "random" (see
+// shiftGCPhase) or "between": off during the runs and run once before
+// each, outside the window, so that the figures hold the steps' own work,
+// their allocations included, but no collection.
 func BenchmarkLongRound(b *testing.B) {
 	for _, s := range systems(Task{Calls: LongCalls}) {
 		b.Run("system="+s.name, func(b *testing.B) { benchSystem(b, s) })
@@ -78,7 +85,14 @@ func benchSystem(b *testing.B, s system) {
 	}
 	var serverCPU time.Duration
 	var tot totals
-	randomGC := os.Getenv("BENCH_GC_PHASE") == "random"
+	gcPhase := os.Getenv("BENCH_GC_PHASE")
+	switch gcPhase {
+	case "", "random":
+	case "between":
+		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	default:
+		b.Fatalf("BENCH_GC_PHASE=%q: want random, between or nothing", gcPhase)
+	}
 	var clock *stepClock // per-step CPU times, on a long round
 	var series []time.Duration
 	early, late, long := longWindows(s.task)
@@ -95,9 +109,14 @@ func benchSystem(b *testing.B, s system) {
 			s0 = serverCPU0(ctx, b, server)
 			b.StartTimer()
 		}
-		if randomGC {
+		switch gcPhase {
+		case "random":
 			b.StopTimer()
 			shiftGCPhase()
+			b.StartTimer()
+		case "between":
+			b.StopTimer()
+			runtime.GC()
 			b.StartTimer()
 		}
 		w := tot.start(rt)
