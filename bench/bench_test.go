@@ -70,6 +70,14 @@ func BenchmarkLongRound(b *testing.B) {
 }
 
 func benchSystem(b *testing.B, s system) {
+	gcPhase := os.Getenv("BENCH_GC_PHASE")
+	switch gcPhase {
+	case "", "random":
+	case "between":
+		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	default:
+		b.Fatalf("BENCH_GC_PHASE=%q: want random, between or nothing", gcPhase)
+	}
 	sys := s.start(b)
 	ctx := context.Background()
 	if err := s.runOnce(ctx, sys); err != nil { // warm-up: caches, scripts, pools
@@ -85,14 +93,6 @@ func benchSystem(b *testing.B, s system) {
 	}
 	var serverCPU time.Duration
 	var tot totals
-	gcPhase := os.Getenv("BENCH_GC_PHASE")
-	switch gcPhase {
-	case "", "random":
-	case "between":
-		defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	default:
-		b.Fatalf("BENCH_GC_PHASE=%q: want random, between or nothing", gcPhase)
-	}
 	var clock *stepClock // per-step CPU times, on a long round
 	var series []time.Duration
 	early, late, long := longWindows(s.task)
@@ -104,21 +104,20 @@ func benchSystem(b *testing.B, s system) {
 	b.ResetTimer()
 	for range b.N {
 		var s0 time.Duration
-		if server != nil {
+		if server != nil || gcPhase != "" {
 			b.StopTimer()
-			s0 = serverCPU0(ctx, b, server)
+			switch gcPhase { // first: the server's CPU window holds the run alone
+			case "random":
+				shiftGCPhase()
+			case "between":
+				runtime.GC()
+			}
+			if server != nil {
+				s0 = serverCPU0(ctx, b, server)
+			}
 			b.StartTimer()
 		}
-		switch gcPhase {
-		case "random":
-			b.StopTimer()
-			shiftGCPhase()
-			b.StartTimer()
-		case "between":
-			b.StopTimer()
-			runtime.GC()
-			b.StartTimer()
-		}
+		cycles := gcCycles()
 		w := tot.start(rt)
 		if clock != nil {
 			clock.begin(w.cpu)
@@ -128,6 +127,10 @@ func benchSystem(b *testing.B, s system) {
 		}
 		tot.stop(w, rt)
 		b.StopTimer()
+		if gcPhase == "between" && gcCycles() != cycles {
+			// GOMEMLIMIT, or a runtime.GC() of the system's own.
+			b.Fatal("BENCH_GC_PHASE=between: a collection ran inside a run")
+		}
 		if clock != nil {
 			if n := clock.end(series); n != s.task.Steps() {
 				b.Fatalf("%d steps marked, want %d", n, s.task.Steps())
@@ -194,6 +197,13 @@ func writeSeries(path string, sum []time.Duration, runs int) error {
 		fmt.Fprintf(&sb, "%d\t%.1f\n", k+1, float64(d.Nanoseconds())/1e3/float64(runs))
 	}
 	return os.WriteFile(path, []byte(sb.String()), 0o644)
+}
+
+// gcCycles returns the number of collections completed so far.
+func gcCycles() uint64 {
+	sample := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(sample)
+	return sample[0].Value.Uint64()
 }
 
 // gcSink keeps shiftGCPhase's garbage from being optimised away.
