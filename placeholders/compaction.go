@@ -102,7 +102,7 @@ func CompactedEntriesText(entries []workflow.Message, limit int) string {
 		left = fmt.Sprintf("\n(%s left out: too long to summarise at once)", workflow.Count(n, "later entry", "later entries"))
 	}
 	var b strings.Builder
-	b.Grow(size + len(left)) // one allocation, however many entries
+	b.Grow(size + len(left)) // the builder grows once, however many entries
 	for n, e := range shown {
 		if n > 0 {
 			b.WriteByte('\n')

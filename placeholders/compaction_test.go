@@ -248,43 +248,49 @@ func TestSummaryBlockFollowsChanges(t *testing.T) {
 
 // CompactedEntriesText is the entries' history entries joined by newlines,
 // oldest first, while they fit its limit (the first one always), then a
-// line counting those left out.
+// line counting those left out: for no entry, one, as many as its stack
+// room holds (64) and one more, and many, under limits from negative to
+// unbounded.
 func TestCompactedEntriesText(t *testing.T) {
 	t.Parallel()
-	entries := historyMessages(120)
-	reference := func(limit int) string {
-		var lines []string
-		used := 0
-		for n := range entries {
-			text := renderEntry(&entries[n]).text // uncached
-			r := utf8.RuneCountInString(text)
-			if n > 0 {
-				r++
-			}
-			if n > 0 && used+r > limit {
-				left := len(entries) - n
-				noun := "later entries"
-				if left == 1 {
-					noun = "later entry"
+	for _, n := range []int{0, 1, 2, 64, 65, 120} {
+		entries := historyMessages(n)
+		reference := func(limit int) string {
+			var lines []string
+			used := 0
+			for k := range entries {
+				text := renderEntry(&entries[k]).text // uncached
+				r := utf8.RuneCountInString(text)
+				if k > 0 {
+					r++
 				}
-				return strings.Join(lines, "\n") + fmt.Sprintf("\n(%d %s left out: too long to summarise at once)", left, noun)
+				if k > 0 && used+r > limit {
+					left := len(entries) - k
+					noun := "later entries"
+					if left == 1 {
+						noun = "later entry"
+					}
+					return strings.Join(lines, "\n") + fmt.Sprintf("\n(%d %s left out: too long to summarise at once)", left, noun)
+				}
+				lines = append(lines, text)
+				used += r
 			}
-			lines = append(lines, text)
-			used += r
+			return strings.Join(lines, "\n")
 		}
-		return strings.Join(lines, "\n")
-	}
-	all := reference(1 << 30)
-	if strings.Contains(all, "left out") || !strings.HasSuffix(all, "\n"+renderEntry(&entries[len(entries)-1]).text) {
-		t.Fatalf("reference with no limit is not the %d entries joined:\n%s", len(entries), all)
-	}
-	lastLen := utf8.RuneCountInString(all) - utf8.RuneCountInString(reference(utf8.RuneCountInString(all)-1))
-	for _, limit := range []int{0, 1, 100, 1000, 5000, utf8.RuneCountInString(all) - 1, utf8.RuneCountInString(all), 1 << 30} {
-		if got, want := CompactedEntriesText(entries, limit), reference(limit); got != want {
-			t.Fatalf("limit %d:\n%s\nwant\n%s", limit, got, want)
+		all := reference(1 << 30)
+		if n > 0 && (strings.Contains(all, "left out") || !strings.HasSuffix(all, renderEntry(&entries[n-1]).text)) {
+			t.Fatalf("%d entries: the reference with no limit is not the entries joined:\n%s", n, all)
 		}
-	}
-	if got := CompactedEntriesText(entries, utf8.RuneCountInString(all)-1); !strings.HasSuffix(got, "(1 later entry left out: too long to summarise at once)") {
-		t.Fatalf("one rune short of all: %q (last entry %d runes)", got[max(len(got)-80, 0):], lastLen)
+		total := utf8.RuneCountInString(all)
+		for _, limit := range []int{-1, 0, 1, 100, 1000, 5000, total - 1, total, 1 << 30} {
+			if got, want := CompactedEntriesText(entries, limit), reference(limit); got != want {
+				t.Fatalf("%d entries, limit %d:\n%s\nwant\n%s", n, limit, got, want)
+			}
+		}
+		if n > 1 {
+			if got := CompactedEntriesText(entries, total-1); !strings.HasSuffix(got, "(1 later entry left out: too long to summarise at once)") {
+				t.Fatalf("%d entries, one rune short of all: %q", n, got[max(len(got)-80, 0):])
+			}
+		}
 	}
 }

@@ -30,9 +30,9 @@ type section struct {
 	role   string
 	chunks []chunk
 	// fixed is the rendered part of a section without placeholders
-	// (isFixed), made once by Parse: the system sections are the same on
-	// every render, so a render neither copies them nor allocates for
-	// them, and every trace of a call shares the one string.
+	// (isFixed; most built-in system sections), made once by Parse: such a
+	// part is the same on every render, so a render neither copies it nor
+	// allocates for it, and the traces of the calls share the one string.
 	fixed   string
 	isFixed bool
 }
