@@ -64,6 +64,19 @@ func (h *countingHook) count(cmds []redis.Cmder, err error) {
 	h.mu.Unlock()
 }
 
+// sentAny reports whether a round trip so far began with the command
+// name (names must be set).
+func (h *countingHook) sentAny(name string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, line := range h.sent {
+		if strings.HasPrefix(line, name+" ") || line == name {
+			return true
+		}
+	}
+	return false
+}
+
 // between returns the command names of round trips from+1 to to.
 func (h *countingHook) between(from, to int64) []string {
 	h.mu.Lock()

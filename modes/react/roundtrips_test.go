@@ -44,8 +44,9 @@ func (s *stepMarks) ModelCalled(workflow.Stage, string, int, int) {}
 // with output documents; the last step answers) and fails when any step
 // after the first takes more than three: the round's start (claim, state
 // and messages read) is counted with the first step and left out.
-// Renewals, polls, reclaim and the recovery scan run hourly, so only the
-// steps' own work is counted. On miniredis always; on a real Redis and on
+// Renewals, polls, reclaim and the recovery scan run hourly (the scan's
+// first run, at the engine's start, is waited for), so only the steps'
+// own work is counted. On miniredis always; on a real Redis and on
 // a Redis Cluster too when REDIS_URL and REDIS_CLUSTER_URL are set.
 func TestRoundTripsPerStep(t *testing.T) {
 	t.Parallel()
@@ -100,6 +101,15 @@ func roundTripsPerStep(t *testing.T, client redis.UniversalClient) {
 	marks := &stepMarks{rt: rt, ended: make(chan struct{})}
 	cfg.Observer = marks
 	e := startEngine(t, cfg, store, llm.NewScripted(tenSteps()...), enginetest.NewRegistry())
+	// The recovery scan runs once at the engine's start (then hourly):
+	// wait for it, so that on a loaded machine it does not fall inside a
+	// step, with the dial of the connection it takes.
+	for deadline := time.Now().Add(10 * time.Second); !rt.sentAny("smembers"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the engine's start-up recovery scan did not run: %q", rt.between(0, rt.n.Load()))
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 	wf, err := e.Create(context.Background(), workflow.NewWorkflow{UserID: "alice", Prompt: "run ten steps", MaxSteps: 10})
 	if err != nil {
 		t.Fatal(err)
