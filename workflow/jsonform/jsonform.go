@@ -98,8 +98,10 @@ func (n *Shaper) Params(m map[string]any, omitEmpty bool) map[string]any {
 	}
 	for k := range m {
 		if !utf8.ValidString(k) {
-			// Two keys could become one: let JSON decide.
-			return n.RoundTrip(m).(map[string]any)
+			// Two keys could become one: let JSON decide. (nil, with
+			// n.Err set, when a value cannot be encoded.)
+			out, _ := n.RoundTrip(m).(map[string]any)
+			return out
 		}
 	}
 	// maps.Clone copies the table whole, much cheaper than inserting
@@ -112,6 +114,45 @@ func (n *Shaper) Params(m map[string]any, omitEmpty bool) map[string]any {
 		}
 	}
 	return out
+}
+
+// ShapedParams reports whether Params(m, omitEmpty) would return a map
+// equal to m (reflect.DeepEqual): m is already in the form a round trip
+// gives, so a store handed m (workflow.Commit.Handover) may keep it
+// rather than copy it.
+func ShapedParams(m map[string]any, omitEmpty bool) bool {
+	if m == nil {
+		return true
+	}
+	if len(m) == 0 {
+		return !omitEmpty
+	}
+	for k, v := range m {
+		if !utf8.ValidString(k) || !ShapedValue(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// ShapedValue reports whether Value(v) would return a value equal to v
+// (reflect.DeepEqual): JSON's own types, normalised, all the way down.
+func ShapedValue(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		return v != nil && ShapedParams(v, false)
+	case []any:
+		if v == nil {
+			return false
+		}
+		for _, e := range v {
+			if !ShapedValue(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return Normalised(v)
 }
 
 // Normalised reports whether v is an immutable value a JSON round trip

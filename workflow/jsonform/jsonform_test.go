@@ -129,3 +129,48 @@ func TestStagesIsJSONRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// ShapedParams and ShapedValue say exactly when Params and Value would
+// hand back something equal to their input: over every combination of
+// the values below, nested two deep, in maps with and without omitempty.
+func TestShapedMeansParamsWouldKeep(t *testing.T) {
+	t.Parallel()
+	leaves := []any{nil, true, "text", "bad \xff", 1.5, math.Inf(1), 3, int64(4), json.Number("5"),
+		map[string]any(nil), map[string]any{}, []any(nil), []any{}, []string{"typed"}, struct{ A int }{1}}
+	values := append([]any(nil), leaves...)
+	for _, l := range leaves {
+		values = append(values, map[string]any{"k": l}, []any{l, "x"}, map[string]any{"\xff": l})
+	}
+	var n jsonform.Shaper
+	checkValue := func(v any) {
+		var got any
+		func() {
+			defer func() { _ = recover() }() // Value on NaN or Inf only fails the Shaper
+			got = n.Value(v)
+		}()
+		if same := reflect.DeepEqual(got, v); jsonform.ShapedValue(v) != same {
+			t.Errorf("ShapedValue(%#v) = %v, but Value gives %#v", v, !same, got)
+		}
+	}
+	for _, v := range values {
+		checkValue(v)
+		for _, omitEmpty := range []bool{false, true} {
+			for _, m := range []map[string]any{nil, {}, {"a": v}, {"a": v, "b": 2.0}} {
+				got := n.Params(m, omitEmpty)
+				if same := reflect.DeepEqual(got, m); jsonform.ShapedParams(m, omitEmpty) != same {
+					t.Errorf("ShapedParams(%#v, %v) = %v, but Params gives %#v", m, omitEmpty, !same, got)
+				}
+			}
+		}
+	}
+}
+
+// A map whose keys are not valid UTF-8 takes the real round trip; when a
+// value cannot be encoded, Params fails the Shaper rather than panic.
+func TestParamsBadKeyAndBadValueFails(t *testing.T) {
+	t.Parallel()
+	var n jsonform.Shaper
+	if got := n.Params(map[string]any{"\xff": math.Inf(1)}, false); got != nil || n.Err == nil {
+		t.Fatalf("Params = %#v, err %v; want nil and an error", got, n.Err)
+	}
+}
