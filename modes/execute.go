@@ -153,7 +153,7 @@ func resolve(ctx context.Context, run *workflow.Run, call StepCall) (workflow.Ac
 	}
 	return workflow.ActionCall{
 		WorkflowID: wf.ID, UserID: wf.UserID, Round: wf.Round, Step: wf.Step, Action: call.Action,
-		Parameters: call.Parameters, Documents: docs, Connection: conn, IdempotencyKey: run.IdempotencyKey(),
+		Parameters: workflow.CloneParams(call.Parameters), Documents: docs, Connection: conn, IdempotencyKey: run.IdempotencyKey(),
 		FencingToken: run.Fence(),
 	}, nil
 }

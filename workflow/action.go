@@ -85,6 +85,39 @@ type Connection struct {
 	Description string `json:"description"`
 }
 
+// CloneParams returns a deep copy of a parameter map: its maps and []any
+// copied all the way down, every other value as it is. An action gets its
+// parameters through it (modes.Execute), so that what it does to its map
+// reaches neither the run's checkpoint nor the store, which may hold the
+// same map (Commit.Handover).
+func CloneParams(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = cloneValue(v)
+	}
+	return out
+}
+
+func cloneValue(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		return CloneParams(v)
+	case []any:
+		if v == nil {
+			return v
+		}
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = cloneValue(e)
+		}
+		return out
+	}
+	return v
+}
+
 // ActionCall is one execution of an action.
 type ActionCall struct {
 	WorkflowID string
