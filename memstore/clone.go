@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
+	"time"
+	"unicode/utf8"
 
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/jsonform"
@@ -23,70 +25,229 @@ import (
 // every read decoded JSON. (Commit hands back the workflow it was given,
 // with its new version, as the Store contract allows, and copies of the
 // stored form of the messages.) TestStoredFormIsJSONRoundTrip holds the two
-// equal for every field.
+// equal for every field. A commit whose caller hands its workflow over
+// (workflow.Commit.Handover: the engine's run commits) keeps the parts
+// already in stored form — usually all of it — instead of copying them;
+// TestHandoverKeepsWhatIsInStoredForm holds that to the copy, field by
+// field.
 
-// storeWorkflow returns the stored form of w.
-func storeWorkflow(w *workflow.Workflow) (*workflow.Workflow, error) {
-	var n jsonform.Shaper
+// storeWorkflow returns the stored form of w. With keep (a commit that
+// hands its workflow over, workflow.Commit.Handover) it returns w itself
+// when w is in stored form already, and otherwise a copy that shares the
+// parts of w already in stored form; w is never changed.
+func storeWorkflow(w *workflow.Workflow, keep bool) (*workflow.Workflow, error) {
+	n := shaper{keep: keep}
 	c := *w
-	c.ID, c.UserID, c.Mode, c.Status, c.StopReason = jsonform.Str(w.ID), jsonform.Str(w.UserID), jsonform.Str(w.Mode), jsonform.Str(w.Status), jsonform.Str(w.StopReason)
-	c.Title, c.Error = jsonform.Str(w.Title), jsonform.Str(w.Error)
-	c.Stats.ByStage = n.Stages(w.Stats.ByStage)
-	c.CreatedAt, c.UpdatedAt = n.Time(w.CreatedAt), n.Time(w.UpdatedAt)
-	c.Checkpoint = checkpoint(&n, w.Checkpoint)
-	if p := w.PendingApproval; p != nil {
-		a := *p
-		a.ID, a.Action, a.ActionObjective, a.Connection, a.Effect = jsonform.Str(p.ID), jsonform.Str(p.Action), jsonform.Str(p.ActionObjective), jsonform.Str(p.Connection), jsonform.Str(p.Effect)
-		a.Parameters = n.Params(p.Parameters, false)
-		a.Documents = jsonform.Strs(p.Documents, true)
-		a.RequestedAt, a.ExpiresAt = n.Time(p.RequestedAt), n.Time(p.ExpiresAt)
-		c.PendingApproval = &a
+	c.ID, c.UserID, c.Mode, c.Status, c.StopReason = str(&n, w.ID), str(&n, w.UserID), str(&n, w.Mode), str(&n, w.Status), str(&n, w.StopReason)
+	c.Title, c.Error = str(&n, w.Title), str(&n, w.Error)
+	if keep && w.Stats.ByStage.HasUnknown() {
+		n.changed = true // rare: the copy is the safe side
 	}
-	c.TraceContext.Origin, c.TraceContext.Round = jsonform.Str(w.TraceContext.Origin), jsonform.Str(w.TraceContext.Round)
+	c.Stats.ByStage = n.Stages(w.Stats.ByStage)
+	c.CreatedAt, c.UpdatedAt = n.time(w.CreatedAt), n.time(w.UpdatedAt)
+	c.Checkpoint = n.checkpoint(w.Checkpoint)
+	c.PendingApproval = n.pending(w.PendingApproval)
+	c.TraceContext.Origin, c.TraceContext.Round = str(&n, w.TraceContext.Origin), str(&n, w.TraceContext.Round)
 	if n.Err != nil {
 		return nil, n.Err
 	}
-	return &c, nil
+	if keep && !n.changed {
+		return w, nil
+	}
+	out := new(workflow.Workflow)
+	*out = c
+	return out, nil
 }
 
-func checkpoint(n *jsonform.Shaper, cp *workflow.Checkpoint) *workflow.Checkpoint {
+// shaper gives values their stored form (jsonform.Shaper). Without keep
+// it copies every part, as a store must that may not keep its caller's
+// memory; with keep it hands back each part already in stored form as it
+// is, and changed records that some part was not.
+type shaper struct {
+	jsonform.Shaper
+	keep    bool
+	changed bool
+}
+
+// str is jsonform.Str, noting a change.
+func str[S ~string](n *shaper, s S) S {
+	out := jsonform.Str(s)
+	if n.keep && out != s {
+		n.changed = true
+	}
+	return out
+}
+
+// time is Shaper.Time, noting a change (any difference of representation:
+// a monotonic reading, another location).
+func (n *shaper) time(t time.Time) time.Time {
+	out := n.Time(t)
+	if n.keep && out != t {
+		n.changed = true
+	}
+	return out
+}
+
+// strs is jsonform.Strs, or ss itself when kept.
+func (n *shaper) strs(ss []string, keepEmpty bool) []string {
+	if n.keep {
+		if shapedStrs(ss, keepEmpty) {
+			return ss
+		}
+		n.changed = true
+	}
+	return jsonform.Strs(ss, keepEmpty)
+}
+
+// shapedStrs reports whether jsonform.Strs(ss, keepEmpty) equals ss.
+func shapedStrs(ss []string, keepEmpty bool) bool {
+	if ss == nil {
+		return true
+	}
+	if len(ss) == 0 {
+		return keepEmpty
+	}
+	for _, s := range ss {
+		if !utf8.ValidString(s) {
+			return false
+		}
+	}
+	return true
+}
+
+// params is Shaper.Params, or m itself when kept.
+func (n *shaper) params(m map[string]any, omitEmpty bool) map[string]any {
+	if n.keep {
+		if jsonform.ShapedParams(m, omitEmpty) {
+			return m
+		}
+		n.changed = true
+	}
+	return n.Params(m, omitEmpty)
+}
+
+// part runs shape on a part of a value, noting in the outer value's
+// changed whether the part changed, and returns that.
+func (n *shaper) part(shape func()) (changed bool) {
+	outer := n.changed
+	n.changed = false
+	shape()
+	changed = n.changed
+	n.changed = outer || changed
+	return changed
+}
+
+// kept returns orig when the part was kept, else a new copy of shaped.
+func kept[T any](n *shaper, changed bool, orig *T, shaped T) *T {
+	if n.keep && !changed {
+		return orig
+	}
+	out := new(T)
+	*out = shaped
+	return out
+}
+
+func (n *shaper) checkpoint(cp *workflow.Checkpoint) *workflow.Checkpoint {
 	if cp == nil {
 		return nil
 	}
 	c := *cp
-	c.Phase = jsonform.Str(cp.Phase)
-	if s := cp.Selection; s != nil {
-		sel := *s
-		sel.Action, sel.ActionObjective, sel.RequiredConnection, sel.ParametersContext = jsonform.Str(s.Action), jsonform.Str(s.ActionObjective), jsonform.Str(s.RequiredConnection), jsonform.Str(s.ParametersContext)
-		sel.Learnings = jsonform.Strs(s.Learnings, true)
-		sel.RequiredInputDocuments = jsonform.Strs(s.RequiredInputDocuments, true)
-		if f := s.ParametersSchema.Fields; f != nil {
-			sel.ParametersSchema.Fields = make([]workflow.FieldSpec, len(f))
+	changed := n.part(func() {
+		c.Phase = str(n, cp.Phase)
+		c.Selection = n.selection(cp.Selection)
+		c.Parameters = n.params(cp.Parameters, true)
+		c.Feedback = n.strs(cp.Feedback, false)
+		c.Previous = str(n, cp.Previous)
+		c.Plan = n.plan(cp.Plan)
+		if g := cp.Approval; g != nil {
+			var shaped workflow.ApprovalGrant
+			gc := n.part(func() {
+				shaped = workflow.ApprovalGrant{ID: str(n, g.ID), Parameters: n.params(g.Parameters, false)}
+			})
+			c.Approval = kept(n, gc, g, shaped)
+		}
+		c.AfterReject = n.checkpoint(cp.AfterReject)
+	})
+	return kept(n, changed, cp, c)
+}
+
+func (n *shaper) selection(s *workflow.Selection) *workflow.Selection {
+	if s == nil {
+		return nil
+	}
+	sel := *s
+	changed := n.part(func() {
+		sel.Action, sel.ActionObjective, sel.RequiredConnection, sel.ParametersContext = str(n, s.Action), str(n, s.ActionObjective), str(n, s.RequiredConnection), str(n, s.ParametersContext)
+		sel.Learnings = n.strs(s.Learnings, true)
+		sel.RequiredInputDocuments = n.strs(s.RequiredInputDocuments, true)
+		if f := s.ParametersSchema.Fields; f != nil && (!n.keep || !shapedFields(f)) {
+			n.changed = true
+			fields := make([]workflow.FieldSpec, len(f))
 			for i, fs := range f {
 				fs.Name, fs.Type, fs.Description = jsonform.Str(fs.Name), jsonform.Str(fs.Type), jsonform.Str(fs.Description)
-				sel.ParametersSchema.Fields[i] = fs
+				fields[i] = fs
 			}
+			sel.ParametersSchema.Fields = fields
 		}
-		c.Selection = &sel
+	})
+	return kept(n, changed, s, sel)
+}
+
+// plan is the stored form of a plan: nil when empty (omitempty).
+func (n *shaper) plan(plan []workflow.PlanStep) []workflow.PlanStep {
+	if len(plan) == 0 {
+		if n.keep && plan != nil {
+			n.changed = true
+		}
+		return nil
 	}
-	c.Parameters = n.Params(cp.Parameters, true)
-	c.Feedback = jsonform.Strs(cp.Feedback, false)
-	c.Previous = jsonform.Str(cp.Previous)
-	c.Plan = nil
-	if len(cp.Plan) > 0 {
-		c.Plan = make([]workflow.PlanStep, len(cp.Plan))
-		for i, p := range cp.Plan {
-			p.Action, p.ResultLabel, p.Connection = jsonform.Str(p.Action), jsonform.Str(p.ResultLabel), jsonform.Str(p.Connection)
-			p.Parameters = n.Params(p.Parameters, false)
-			p.Documents = jsonform.Strs(p.Documents, false)
-			c.Plan[i] = p
+	if n.keep && shapedPlan(plan) {
+		return plan
+	}
+	n.changed = true
+	out := make([]workflow.PlanStep, len(plan))
+	for i, p := range plan {
+		p.Action, p.ResultLabel, p.Connection = jsonform.Str(p.Action), jsonform.Str(p.ResultLabel), jsonform.Str(p.Connection)
+		p.Parameters = n.Params(p.Parameters, false)
+		p.Documents = jsonform.Strs(p.Documents, false)
+		out[i] = p
+	}
+	return out
+}
+
+// shapedFields reports whether every string of the fields is valid UTF-8.
+func shapedFields(f []workflow.FieldSpec) bool {
+	for _, fs := range f {
+		if !utf8.ValidString(fs.Name) || !utf8.ValidString(string(fs.Type)) || !utf8.ValidString(fs.Description) {
+			return false
 		}
 	}
-	if g := cp.Approval; g != nil {
-		c.Approval = &workflow.ApprovalGrant{ID: jsonform.Str(g.ID), Parameters: n.Params(g.Parameters, false)}
+	return true
+}
+
+// shapedPlan reports whether plan's steps are in stored form.
+func shapedPlan(plan []workflow.PlanStep) bool {
+	for _, p := range plan {
+		if !utf8.ValidString(p.Action) || !utf8.ValidString(p.ResultLabel) || !utf8.ValidString(p.Connection) ||
+			!jsonform.ShapedParams(p.Parameters, false) || !shapedStrs(p.Documents, false) {
+			return false
+		}
 	}
-	c.AfterReject = checkpoint(n, cp.AfterReject)
-	return &c
+	return true
+}
+
+func (n *shaper) pending(p *workflow.PendingApproval) *workflow.PendingApproval {
+	if p == nil {
+		return nil
+	}
+	a := *p
+	changed := n.part(func() {
+		a.ID, a.Action, a.ActionObjective, a.Connection, a.Effect = str(n, p.ID), str(n, p.Action), str(n, p.ActionObjective), str(n, p.Connection), str(n, p.Effect)
+		a.Parameters = n.params(p.Parameters, false)
+		a.Documents = n.strs(p.Documents, true)
+		a.RequestedAt, a.ExpiresAt = n.time(p.RequestedAt), n.time(p.ExpiresAt)
+	})
+	return kept(n, changed, p, a)
 }
 
 // storeTrace returns the stored form of t.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -128,7 +129,7 @@ func fullTrace() workflow.Trace {
 func TestStoredFormIsJSONRoundTrip(t *testing.T) {
 	wf := fullWorkflow()
 	requireAllSet(t, "Workflow", reflect.ValueOf(wf))
-	got, err := storeWorkflow(wf)
+	got, err := storeWorkflow(wf, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ func TestStoredFormIsJSONRoundTrip(t *testing.T) {
 	}
 	// The zero workflow and checkpoint: every omitempty field empty.
 	empty := &workflow.Workflow{Checkpoint: &workflow.Checkpoint{}}
-	if got, err := storeWorkflow(empty); err != nil || !reflect.DeepEqual(got, roundTrip(t, empty)) {
+	if got, err := storeWorkflow(empty, false); err != nil || !reflect.DeepEqual(got, roundTrip(t, empty)) {
 		t.Errorf("empty workflow: got %#v, %v; want %#v", got, err, roundTrip(t, empty))
 	}
 
@@ -187,7 +188,7 @@ func TestStoreRefusesWhatMarshalRefuses(t *testing.T) {
 		if _, err := json.Marshal(wf); err == nil {
 			t.Fatalf("%s: Marshal accepts it; the case tests nothing", name)
 		}
-		if _, err := storeWorkflow(wf); err == nil {
+		if _, err := storeWorkflow(wf, false); err == nil {
 			t.Errorf("%s: storeWorkflow accepted what Marshal refuses", name)
 		}
 	}
@@ -204,7 +205,7 @@ func TestStoreRefusesWhatMarshalRefuses(t *testing.T) {
 func TestNoSharedMemory(t *testing.T) {
 	nested := map[string]any{"list": []any{"a", map[string]any{"k": "v"}}}
 	wf := &workflow.Workflow{Checkpoint: &workflow.Checkpoint{Parameters: map[string]any{"n": nested}, Feedback: []string{"f"}}}
-	stored, err := storeWorkflow(wf)
+	stored, err := storeWorkflow(wf, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,5 +277,167 @@ func TestCommitReturnsTheGivenWorkflow(t *testing.T) {
 	}
 	if read.Checkpoint.Parameters != nil || read.Checkpoint.Phase != workflow.PhaseExecute || read.Stats.ByStage.Len() != 0 {
 		t.Errorf("read %#v, want the stored form of what was committed: parameters nil (the JSON round trip of an empty map under omitempty), phase execute, no stages", read.Checkpoint)
+	}
+}
+
+// TestHandoverKeepsWhatIsInStoredForm: with keep (Commit.Handover),
+// storeWorkflow returns its argument itself exactly when a copy would
+// equal it, never changes it, and otherwise returns what it returns
+// without keep. Checked on the stored form of the full workflow, and on
+// that form with each of its leaves in turn given a value that is not in
+// stored form (invalid UTF-8, a local time with a monotonic reading, an
+// int parameter, an empty slice or map where the form may have nil).
+func TestHandoverKeepsWhatIsInStoredForm(t *testing.T) {
+	full := fullWorkflow()
+	full.Stats.ByStage = workflow.StageTableOf(map[workflow.Stage]workflow.StageStats{workflow.StageOne: {Calls: 1}})
+	stored, err := storeWorkflow(full, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now() // one value: equal in both copies below
+	type mutation struct {
+		path string
+		set  func(reflect.Value)
+	}
+	var mutations []mutation
+	var walk func(path string, v reflect.Value)
+	walk = func(path string, v reflect.Value) {
+		switch {
+		case v.Type() == reflect.TypeFor[time.Time]():
+			mutations = append(mutations, mutation{path + " (local, monotonic)", func(v reflect.Value) { v.Set(reflect.ValueOf(now)) }})
+		case v.Kind() == reflect.String:
+			mutations = append(mutations, mutation{path + " (invalid UTF-8)", func(v reflect.Value) { v.SetString("bad \xff") }})
+		case v.Type() == reflect.TypeFor[map[string]any]():
+			mutations = append(mutations,
+				mutation{path + " (int value)", func(v reflect.Value) { v.Set(reflect.ValueOf(map[string]any{"i": 3})) }},
+				mutation{path + " (empty)", func(v reflect.Value) { v.Set(reflect.ValueOf(map[string]any{})) }},
+				mutation{path + " (nil)", func(v reflect.Value) { v.Set(reflect.Zero(v.Type())) }})
+		case v.Type() == reflect.TypeFor[[]string]():
+			mutations = append(mutations,
+				mutation{path + " (invalid UTF-8)", func(v reflect.Value) { v.Set(reflect.ValueOf([]string{"ok", "bad \xff"})) }},
+				mutation{path + " (empty)", func(v reflect.Value) { v.Set(reflect.ValueOf([]string{})) }})
+		case v.Kind() == reflect.Slice:
+			mutations = append(mutations, mutation{path + " (empty)", func(v reflect.Value) { v.Set(reflect.MakeSlice(v.Type(), 0, 0)) }})
+			for i := range v.Len() {
+				walk(path+"["+strconv.Itoa(i)+"]", v.Index(i))
+			}
+		case v.Kind() == reflect.Pointer && !v.IsNil():
+			walk(path, v.Elem())
+		case v.Kind() == reflect.Struct:
+			for i := range v.NumField() {
+				if f := v.Type().Field(i); f.IsExported() {
+					walk(path+"."+f.Name, v.Field(i))
+				}
+			}
+		}
+	}
+	walk("Workflow", reflect.ValueOf(stored).Elem())
+	if len(mutations) < 50 {
+		t.Fatalf("only %d mutations found: the walk misses the workflow's fields", len(mutations))
+	}
+	// at returns the leaf at path of w, found by the same walk.
+	at := func(w *workflow.Workflow, want string) reflect.Value {
+		var found reflect.Value
+		var find func(path string, v reflect.Value)
+		find = func(path string, v reflect.Value) {
+			if found.IsValid() {
+				return
+			}
+			if strings.HasPrefix(want, path+" (") {
+				found = v
+				return
+			}
+			switch {
+			case v.Type() == reflect.TypeFor[time.Time]() || v.Kind() == reflect.String || v.Kind() == reflect.Map:
+			case v.Kind() == reflect.Slice:
+				for i := range v.Len() {
+					find(path+"["+strconv.Itoa(i)+"]", v.Index(i))
+				}
+			case v.Kind() == reflect.Pointer && !v.IsNil():
+				find(path, v.Elem())
+			case v.Kind() == reflect.Struct:
+				for i := range v.NumField() {
+					if f := v.Type().Field(i); f.IsExported() {
+						find(path+"."+f.Name, v.Field(i))
+					}
+				}
+			}
+		}
+		find("Workflow", reflect.ValueOf(w).Elem())
+		if !found.IsValid() {
+			t.Fatalf("%s: not found again", want)
+		}
+		return found
+	}
+	check := func(name string, a, b *workflow.Workflow) {
+		t.Helper()
+		got, err := storeWorkflow(a, true)
+		want, wantErr := storeWorkflow(b, false)
+		if (err == nil) != (wantErr == nil) {
+			t.Fatalf("%s: keep gives error %v, copy %v", name, err, wantErr)
+		}
+		if err != nil {
+			return
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: keep gives\n%#v\ncopy gives\n%#v", name, got, want)
+		}
+		if same := reflect.DeepEqual(want, b); (got == a) != same {
+			t.Fatalf("%s: kept the argument: %v; but a copy equals it: %v", name, got == a, same)
+		}
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("%s: storeWorkflow with keep changed its argument", name)
+		}
+	}
+	check("the stored form", roundTrip(t, stored), roundTrip(t, stored))
+	if got, _ := storeWorkflow(stored, true); got != stored {
+		t.Fatal("the stored form was not kept")
+	}
+	for _, m := range mutations {
+		a, b := roundTrip(t, stored), roundTrip(t, stored)
+		m.set(at(a, m.path))
+		m.set(at(b, m.path))
+		check(m.path, a, b)
+	}
+}
+
+// A commit with Handover keeps the workflow it is given as the stored
+// state when it is in stored form, and copies it otherwise; a read hands
+// out a copy either way; a refused commit leaves the workflow as it was,
+// its version included.
+func TestCommitHandover(t *testing.T) {
+	ctx := t.Context()
+	s := New()
+	now := time.Now().UTC() // UTC drops the monotonic reading: stored form
+	wf := &workflow.Workflow{ID: "wf_handover", UserID: "u", Mode: workflow.ModeReact, Status: workflow.StatusRunning,
+		CreatedAt: now, UpdatedAt: now, Checkpoint: &workflow.Checkpoint{Phase: workflow.PhaseSelect, Parameters: map[string]any{"n": 1.5}}}
+	got, _, err := s.Commit(ctx, workflow.Commit{Workflow: wf, Handover: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != wf || got.Version != 1 || s.wfs[wf.ID].state != wf {
+		t.Fatalf("stored state %p, returned %p (version %d), given %p: want the given workflow kept", s.wfs[wf.ID].state, got, got.Version, wf)
+	}
+	if read, err := s.GetWorkflow(ctx, wf.ID); err != nil || read == wf || !reflect.DeepEqual(read, wf) {
+		t.Fatalf("GetWorkflow = %p (%v), want an equal copy of %p", read, err, wf)
+	}
+
+	stale := *wf
+	stale.Status = workflow.StatusCompleted
+	if _, _, err := s.Commit(ctx, workflow.Commit{Workflow: &stale, ExpectedVersion: 7, Handover: true}); workflow.KindOf(err) != workflow.KindConflict {
+		t.Fatalf("stale commit: %v, want a conflict", err)
+	}
+	if stale.Version != 1 || s.wfs[wf.ID].state != wf {
+		t.Fatalf("the refused commit changed its workflow's version to %d or the stored state", stale.Version)
+	}
+
+	local := *wf
+	local.UpdatedAt = time.Now() // local, with a monotonic reading: not in stored form
+	got, _, err = s.Commit(ctx, workflow.Commit{Workflow: &local, ExpectedVersion: 1, Handover: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept := s.wfs[wf.ID].state; kept == &local || got != &local || kept.UpdatedAt != local.UpdatedAt.UTC() || kept.Checkpoint != wf.Checkpoint {
+		t.Fatalf("a workflow not in stored form: kept %p (given %p), its checkpoint %p (the form's %p)", kept, &local, kept.Checkpoint, wf.Checkpoint)
 	}
 }

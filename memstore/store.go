@@ -147,11 +147,10 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	if err := c.Validate(); err != nil {
 		return nil, nil, err
 	}
-	wf, err := storeWorkflow(c.Workflow)
+	wf, err := storeWorkflow(c.Workflow, c.Handover)
 	if err != nil {
 		return nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "workflow %s cannot be encoded", c.Workflow.ID)
 	}
-	wf.Version = c.ExpectedVersion + 1
 	var mbuf [2]workflow.Message
 	encoded, err := encodeMessages(mbuf[:0], wf.ID, c.Messages)
 	if err != nil {
@@ -195,6 +194,9 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		meta.Size = int64(len(d.Content))
 		rec.docs[d.ID] = storedDoc{meta: meta, content: copyContent(d.Content)}
 	}
+	// Set only now: with Handover wf may be c.Workflow itself, which a
+	// refused commit leaves unchanged.
+	wf.Version = c.ExpectedVersion + 1
 	rec.state, rec.status, rec.version = wf, wf.Status, wf.Version
 	if s.retention > 0 {
 		rec.updated = s.now()
@@ -205,7 +207,8 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	s.sweepIfDue()
 	// The caller's workflow as it gave it (not the stored form), handed
 	// back rather than copied, which the Store contract allows (the store
-	// keeps wf, a copy of its own); redisstore does the same.
+	// keeps wf: a copy of its own, or with Handover the caller's workflow
+	// itself when it was in stored form); redisstore does the same.
 	c.Workflow.Version = wf.Version
 	return c.Workflow, msgs, nil
 }

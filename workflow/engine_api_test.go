@@ -253,3 +253,40 @@ func TestPanickingModeFailsTheRound(t *testing.T) {
 		}
 	}
 }
+
+// A run's commits hand its state over to the store (Commit.Handover), and
+// the memory store keeps it: the stats of a model call made after a
+// commit reach the store only with the next commit, not through the
+// shared state.
+func TestHandedOverStateChangesOnlyByCommits(t *testing.T) {
+	t.Parallel()
+	store := memstore.New()
+	storedCalls := make(chan int, 1)
+	model := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
+		return workflow.ModelResponse{Text: "{}"}, nil
+	})
+	e := newEngine(t, workflow.EngineConfig{}, store, model, func(ctx context.Context, run *workflow.Run) error {
+		if run.Workflow().Checkpoint.Phase == workflow.PhaseSelect {
+			if _, err := run.Generate(ctx, workflow.ModelCall{Stage: workflow.StageOne, Attempt: 1}); err != nil {
+				return err
+			}
+			return run.Checkpoint(ctx, workflow.Checkpoint{Phase: workflow.PhaseParameterize})
+		}
+		if _, err := run.Generate(ctx, workflow.ModelCall{Stage: workflow.StageTwo, Attempt: 1}); err != nil {
+			return err
+		}
+		stored, err := store.GetWorkflow(ctx, run.Workflow().ID)
+		if err != nil {
+			return err
+		}
+		storedCalls <- stored.Stats.LLMCalls
+		return callThenComplete(ctx, run)
+	})
+	_, ended := createAndWait(t, e)
+	if got := <-storedCalls; got != 1 {
+		t.Errorf("the store's state counted %d model calls before the second call's commit, want 1", got)
+	}
+	if ended.Stats.LLMCalls != 3 {
+		t.Errorf("the round counted %d model calls, want 3", ended.Stats.LLMCalls)
+	}
+}

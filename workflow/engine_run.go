@@ -30,11 +30,15 @@ func (m *modelError) Unwrap() error { return m.err }
 // messages, the registry, a traced model call and the two persisted
 // transitions of a step: Checkpoint and CommitStep.
 type Run struct {
-	e     *Engine
-	mode  Mode
-	wf    *Workflow
-	msgs  []Message
-	conns []Connection
+	e    *Engine
+	mode Mode
+	wf   *Workflow
+	// shared says wf was committed with Commit.Handover: the store may
+	// keep it as its own state, so the run copies it (own) before it
+	// changes it.
+	shared bool
+	msgs   []Message
+	conns  []Connection
 	// fence is the fencing token of the lease the run holds; its commits
 	// carry it. lease is that lease as this process knows it: no model
 	// call starts once it has ended.
@@ -55,6 +59,17 @@ type Run struct {
 	loops loopIndex
 }
 
+// own returns the run's state, made the run's own first when the last
+// commit handed it over to the store (shared): the run changes its state
+// between commits (the stats of its model calls) only through own.
+func (r *Run) own() *Workflow {
+	if r.shared {
+		c := *r.wf
+		r.wf, r.shared = &c, false
+	}
+	return r.wf
+}
+
 // detach returns context.WithoutCancel(ctx), the one made for the last
 // context when ctx is that context.
 func (r *Run) detach(ctx context.Context) context.Context {
@@ -67,8 +82,9 @@ func (r *Run) detach(ctx context.Context) context.Context {
 	return r.detached
 }
 
-// Workflow returns the current state. It is the run's own value: read it,
-// never change it (use Checkpoint and CommitStep).
+// Workflow returns the current state. Read it, never change it, nor
+// anything it reaches (use Checkpoint and CommitStep): after a commit the
+// store may hold the same value as its own (Commit.Handover).
 func (r *Run) Workflow() *Workflow { return r.wf }
 
 // Messages returns every message of the workflow in seq order, including
@@ -165,7 +181,7 @@ func (r *Run) Generate(ctx context.Context, call ModelCall) (ModelResponse, erro
 		CompletionTokens: resp.CompletionTokens, LatencyMs: end.Sub(start).Milliseconds(),
 		FinishReason: resp.StopReason, Retries: resp.Retries, OutputMode: mode, CreatedAt: r.e.now(),
 	}
-	r.wf.Stats.countCall(call.Stage, resp.PromptTokens, resp.CompletionTokens)
+	r.own().Stats.countCall(call.Stage, resp.PromptTokens, resp.CompletionTokens)
 	outcome := "ok"
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -207,7 +223,7 @@ func (r *Run) Generate(ctx context.Context, call ModelCall) (ModelResponse, erro
 // calls are counted once.
 func (r *Run) RecordActionCalls(ctx context.Context, calls []ActionModelCall) {
 	for i, c := range calls {
-		r.wf.Stats.countCall(StageAction, c.PromptTokens, c.CompletionTokens)
+		r.own().Stats.countCall(StageAction, c.PromptTokens, c.CompletionTokens)
 		outcome := "ok"
 		switch {
 		case c.Error != "" && ctx.Err() != nil:
@@ -265,6 +281,9 @@ func (r *Run) flushTraces(ctx context.Context) {
 // Checkpoint persists the next phase of the current step (with the stats
 // gathered so far), so a restarted engine resumes from it. The engine keeps
 // the step and the failure count; cp's own Step and Failures are ignored.
+// cp and what it reaches (its selection, slices and maps) are handed over
+// with the commit (Commit.Handover): the mode must not change them, nor
+// reuse their memory, afterwards.
 func (r *Run) Checkpoint(ctx context.Context, cp Checkpoint) error {
 	cp.Step = r.wf.Step
 	if r.wf.Checkpoint != nil {
@@ -311,8 +330,8 @@ func (r *Run) CommitStep(ctx context.Context, res StepResult) error {
 	}
 	cp := Checkpoint{Phase: PhaseSelect}
 	if res.Next != nil {
-		// A shallow copy: the store copies what it keeps, and the run's
-		// next state is the store's copy.
+		// A shallow copy: its slices and maps go to the store with the
+		// commit, which may keep them (Commit.Handover).
 		cp = *res.Next
 	}
 	cp.Step, cp.Failures = r.wf.Step+1, failures
@@ -351,6 +370,7 @@ func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs [
 	}
 	c := Commit{
 		Workflow: next, ExpectedVersion: r.wf.Version, Messages: msgs, Documents: docs, Traces: r.traces, Fence: r.fence,
+		Handover: true, // next is the run's from here on, and never changed
 	}
 	var stored *Workflow
 	var saved []Message
@@ -372,7 +392,7 @@ func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs [
 		}
 		return fmt.Errorf("commit of %s: %w", r.wf.ID, err)
 	}
-	r.wf = stored
+	r.wf, r.shared = stored, c.Handover
 	r.msgs = append(r.msgs, saved...)
 	if left == nil {
 		// The store keeps copies of what it stores, never the commit's

@@ -48,7 +48,8 @@ type StepResult struct {
 	// workflow.complete, or plan_unavailable).
 	End *RoundEnd
 	// Next is the checkpoint the next step starts from; nil means a fresh
-	// PhaseSelect. The engine sets its Failures.
+	// PhaseSelect. The engine sets its Failures. Like Run.Checkpoint's, it
+	// is handed over with the commit: not to be changed afterwards.
 	Next *Checkpoint
 }
 
