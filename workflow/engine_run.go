@@ -32,13 +32,14 @@ func (m *modelError) Unwrap() error { return m.err }
 type Run struct {
 	e    *Engine
 	mode Mode
+	// wf is the last committed state: the store may keep the same value
+	// as its own (Commit.Handover), so the run never changes it.
 	wf   *Workflow
-	// shared says wf was committed with Commit.Handover: the store may
-	// keep it as its own state, so the run copies it (own) before it
-	// changes it.
-	shared bool
-	msgs   []Message
-	conns  []Connection
+	msgs []Message
+	// counted are the model calls made since the last commit, which the
+	// next commit adds to the workflow's stats.
+	counted []countedCall
+	conns   []Connection
 	// fence is the fencing token of the lease the run holds; its commits
 	// carry it. lease is that lease as this process knows it: no model
 	// call starts once it has ended.
@@ -59,15 +60,10 @@ type Run struct {
 	loops loopIndex
 }
 
-// own returns the run's state, made the run's own first when the last
-// commit handed it over to the store (shared): the run changes its state
-// between commits (the stats of its model calls) only through own.
-func (r *Run) own() *Workflow {
-	if r.shared {
-		c := *r.wf
-		r.wf, r.shared = &c, false
-	}
-	return r.wf
+// countedCall is a model call counted into the stats by the next commit.
+type countedCall struct {
+	stage                          Stage
+	promptTokens, completionTokens int
 }
 
 // detach returns context.WithoutCancel(ctx), the one made for the last
@@ -181,7 +177,7 @@ func (r *Run) Generate(ctx context.Context, call ModelCall) (ModelResponse, erro
 		CompletionTokens: resp.CompletionTokens, LatencyMs: end.Sub(start).Milliseconds(),
 		FinishReason: resp.StopReason, Retries: resp.Retries, OutputMode: mode, CreatedAt: r.e.now(),
 	}
-	r.own().Stats.countCall(call.Stage, resp.PromptTokens, resp.CompletionTokens)
+	r.counted = append(r.counted, countedCall{call.Stage, resp.PromptTokens, resp.CompletionTokens})
 	outcome := "ok"
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -216,14 +212,14 @@ func (r *Run) Generate(ctx context.Context, call ModelCall) (ModelResponse, erro
 // failed call's ctx is done), and stored as a trace of stage action for the
 // current round and step, attempts numbered from 1 in call order.
 //
-// The stats live in the run's own state until the next Checkpoint or
-// CommitStep persists them: call it just before committing the step whose
+// The calls are counted into the stats by the next commit (Checkpoint,
+// CommitStep or any other): call it just before committing the step whose
 // action made the calls, so they are counted in the same atomic commit as
 // its action message — a crash before that commit re-runs the step and its
 // calls are counted once.
 func (r *Run) RecordActionCalls(ctx context.Context, calls []ActionModelCall) {
 	for i, c := range calls {
-		r.own().Stats.countCall(StageAction, c.PromptTokens, c.CompletionTokens)
+		r.counted = append(r.counted, countedCall{StageAction, c.PromptTokens, c.CompletionTokens})
 		outcome := "ok"
 		switch {
 		case c.Error != "" && ctx.Err() != nil:
@@ -356,12 +352,17 @@ func (r *Run) CommitStep(ctx context.Context, res StepResult) error {
 }
 
 // commit stores next with msgs, docs and the traces recorded since the
-// last commit under the version check; the caller then calls published.
+// last commit under the version check, the model calls counted since then
+// added to next's stats (next is new for each call: built from r.wf,
+// never r.wf itself); the caller then calls published.
 // While the store is unavailable the commit is retried with the finished
 // phase kept in memory (see retryStore). A conflict
 // means someone else changed the workflow (a Stop, a Delete, another
 // instance): the run must end without writing, so it returns errRoundLost.
 func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs []DocumentContent) error {
+	for _, k := range r.counted {
+		next.Stats.countCall(k.stage, k.promptTokens, k.completionTokens)
+	}
 	next.UpdatedAt = r.e.now()
 	for i := range msgs {
 		if msgs[i].CreatedAt.IsZero() {
@@ -392,7 +393,8 @@ func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs [
 		}
 		return fmt.Errorf("commit of %s: %w", r.wf.ID, err)
 	}
-	r.wf, r.shared = stored, c.Handover
+	r.wf = stored
+	r.counted = r.counted[:0]
 	r.msgs = append(r.msgs, saved...)
 	if left == nil {
 		// The store keeps copies of what it stores, never the commit's
