@@ -3,7 +3,6 @@ package memstore
 import (
 	"bytes"
 	"encoding/json"
-	"maps"
 	"time"
 	"unicode/utf8"
 
@@ -294,7 +293,7 @@ func copyWorkflow(w *workflow.Workflow) *workflow.Workflow {
 	c.Checkpoint = copyCheckpoint(w.Checkpoint)
 	if p := w.PendingApproval; p != nil {
 		a := *p
-		a.Parameters = copyParams(p.Parameters)
+		a.Parameters = workflow.CloneParams(p.Parameters)
 		a.Documents = copyStrs(p.Documents)
 		c.PendingApproval = &a
 	}
@@ -315,18 +314,18 @@ func copyCheckpoint(cp *workflow.Checkpoint) *workflow.Checkpoint {
 		}
 		c.Selection = &sel
 	}
-	c.Parameters = copyParams(cp.Parameters)
+	c.Parameters = workflow.CloneParams(cp.Parameters)
 	c.Feedback = copyStrs(cp.Feedback)
 	if cp.Plan != nil {
 		c.Plan = make([]workflow.PlanStep, len(cp.Plan))
 		for i, p := range cp.Plan {
-			p.Parameters = copyParams(p.Parameters)
+			p.Parameters = workflow.CloneParams(p.Parameters)
 			p.Documents = copyStrs(p.Documents)
 			c.Plan[i] = p
 		}
 	}
 	if g := cp.Approval; g != nil {
-		c.Approval = &workflow.ApprovalGrant{ID: g.ID, Parameters: copyParams(g.Parameters)}
+		c.Approval = &workflow.ApprovalGrant{ID: g.ID, Parameters: workflow.CloneParams(g.Parameters)}
 	}
 	c.AfterReject = copyCheckpoint(cp.AfterReject)
 	return &c
@@ -339,37 +338,8 @@ func copyStrs(ss []string) []string {
 	return append(make([]string, 0, len(ss)), ss...)
 }
 
-func copyParams(m map[string]any) map[string]any {
-	if m == nil {
-		return nil
-	}
-	out := maps.Clone(m) // the table copied whole
-	for k, v := range out {
-		switch v.(type) {
-		case map[string]any, []any:
-			out[k] = copyValue(v)
-		}
-	}
-	return out
-}
-
-// copyValue copies a stored parameter value: only JSON's types occur.
-func copyValue(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		return copyParams(v)
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = copyValue(e)
-		}
-		return out
-	}
-	return v // nil, bool, float64, string: immutable
-}
-
 func copyMessage(m workflow.Message) workflow.Message {
-	m.Parameters = copyParams(m.Parameters)
+	m.Parameters = workflow.CloneParams(m.Parameters)
 	if m.Documents != nil {
 		m.Documents = append(make([]workflow.Document, 0, len(m.Documents)), m.Documents...)
 	}

@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"strings"
 )
 
@@ -86,7 +87,8 @@ type Connection struct {
 }
 
 // CloneParams returns a deep copy of a parameter map: its maps and []any
-// copied all the way down, every other value as it is. An action gets its
+// copied all the way down, every other value as it is (the memory store
+// copies its stored parameters with it too). An action gets its
 // parameters through it (modes.Execute), so that what it does to its map
 // reaches neither the run's checkpoint nor the store, which may hold the
 // same map (Commit.Handover).
@@ -94,9 +96,12 @@ func CloneParams(m map[string]any) map[string]any {
 	if m == nil {
 		return nil
 	}
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = cloneValue(v)
+	out := maps.Clone(m) // the table copied whole, cheaper than inserting
+	for k, v := range out {
+		switch v.(type) {
+		case map[string]any, []any:
+			out[k] = cloneValue(v)
+		}
 	}
 	return out
 }
