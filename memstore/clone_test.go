@@ -300,8 +300,7 @@ func TestHandoverKeepsWhatIsInStoredForm(t *testing.T) {
 		set  func(reflect.Value)
 	}
 	var mutations []mutation
-	var walk func(path string, v reflect.Value)
-	walk = func(path string, v reflect.Value) {
+	walkLeaves("Workflow", reflect.ValueOf(stored).Elem(), func(path string, v reflect.Value) {
 		switch {
 		case v.Type() == reflect.TypeFor[time.Time]():
 			mutations = append(mutations, mutation{path + " (local, monotonic)", func(v reflect.Value) { v.Set(reflect.ValueOf(now)) }})
@@ -318,54 +317,21 @@ func TestHandoverKeepsWhatIsInStoredForm(t *testing.T) {
 				mutation{path + " (empty)", func(v reflect.Value) { v.Set(reflect.ValueOf([]string{})) }})
 		case v.Kind() == reflect.Slice:
 			mutations = append(mutations, mutation{path + " (empty)", func(v reflect.Value) { v.Set(reflect.MakeSlice(v.Type(), 0, 0)) }})
-			for i := range v.Len() {
-				walk(path+"["+strconv.Itoa(i)+"]", v.Index(i))
-			}
-		case v.Kind() == reflect.Pointer && !v.IsNil():
-			walk(path, v.Elem())
-		case v.Kind() == reflect.Struct:
-			for i := range v.NumField() {
-				if f := v.Type().Field(i); f.IsExported() {
-					walk(path+"."+f.Name, v.Field(i))
-				}
-			}
 		}
-	}
-	walk("Workflow", reflect.ValueOf(stored).Elem())
+	})
 	if len(mutations) < 50 {
 		t.Fatalf("only %d mutations found: the walk misses the workflow's fields", len(mutations))
 	}
-	// at returns the leaf at path of w, found by the same walk.
-	at := func(w *workflow.Workflow, want string) reflect.Value {
+	// at returns the value at the mutation's path in w.
+	at := func(w *workflow.Workflow, mutation string) reflect.Value {
 		var found reflect.Value
-		var find func(path string, v reflect.Value)
-		find = func(path string, v reflect.Value) {
-			if found.IsValid() {
-				return
-			}
-			if strings.HasPrefix(want, path+" (") {
+		walkLeaves("Workflow", reflect.ValueOf(w).Elem(), func(path string, v reflect.Value) {
+			if !found.IsValid() && strings.HasPrefix(mutation, path+" (") {
 				found = v
-				return
 			}
-			switch {
-			case v.Type() == reflect.TypeFor[time.Time]() || v.Kind() == reflect.String || v.Kind() == reflect.Map:
-			case v.Kind() == reflect.Slice:
-				for i := range v.Len() {
-					find(path+"["+strconv.Itoa(i)+"]", v.Index(i))
-				}
-			case v.Kind() == reflect.Pointer && !v.IsNil():
-				find(path, v.Elem())
-			case v.Kind() == reflect.Struct:
-				for i := range v.NumField() {
-					if f := v.Type().Field(i); f.IsExported() {
-						find(path+"."+f.Name, v.Field(i))
-					}
-				}
-			}
-		}
-		find("Workflow", reflect.ValueOf(w).Elem())
+		})
 		if !found.IsValid() {
-			t.Fatalf("%s: not found again", want)
+			t.Fatalf("%s: not found again", mutation)
 		}
 		return found
 	}
@@ -439,5 +405,29 @@ func TestCommitHandover(t *testing.T) {
 	}
 	if kept := s.wfs[wf.ID].state; kept == &local || got != &local || kept.UpdatedAt != local.UpdatedAt.UTC() || kept.Checkpoint != wf.Checkpoint {
 		t.Fatalf("a workflow not in stored form: kept %p (given %p), its checkpoint %p (the form's %p)", kept, &local, kept.Checkpoint, wf.Checkpoint)
+	}
+}
+
+// walkLeaves calls visit with the path of every time, string, parameter
+// map and slice under v (a slice's elements after it), through pointers
+// and the exported fields of structs.
+func walkLeaves(path string, v reflect.Value, visit func(path string, v reflect.Value)) {
+	switch {
+	case v.Type() == reflect.TypeFor[time.Time](), v.Kind() == reflect.String, v.Kind() == reflect.Map,
+		v.Type() == reflect.TypeFor[[]string]():
+		visit(path, v)
+	case v.Kind() == reflect.Slice:
+		visit(path, v)
+		for i := range v.Len() {
+			walkLeaves(path+"["+strconv.Itoa(i)+"]", v.Index(i), visit)
+		}
+	case v.Kind() == reflect.Pointer && !v.IsNil():
+		walkLeaves(path, v.Elem(), visit)
+	case v.Kind() == reflect.Struct:
+		for i := range v.NumField() {
+			if f := v.Type().Field(i); f.IsExported() {
+				walkLeaves(path+"."+f.Name, v.Field(i), visit)
+			}
+		}
 	}
 }
