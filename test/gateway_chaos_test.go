@@ -25,12 +25,17 @@ const (
 	chaosKills     = 12
 	chaosSteps     = 4 // document.generate steps before workflow.complete
 	chaosLeaseTTL  = 2 * time.Second
-	// chaosWorkers is each instance's worker pool: enough for the two
-	// survivors of a kill to run every workflow at once. A survivor with
-	// no free worker does not reclaim (it could not run what it took), so
-	// with the default 8 a takeover waited for one of its rounds to end:
-	// capacity, not the takeover mechanism this test times.
-	chaosWorkers = chaosWorkflows / (chaosInstances - 1)
+	// chaosWorkers is each instance's worker pool: enough for one
+	// instance to run every workflow at once. A survivor with no free
+	// worker does not reclaim (it could not run what it took), so with
+	// the default 8 a takeover waited for one of its rounds to end:
+	// capacity, not the takeover mechanism this test times. With half as
+	// many (enough for two survivors) a CI run once saw three rounds of a
+	// killed instance wait 4.2 s, until an instance started after a later
+	// kill took them all at its start: most likely the survivors had no
+	// free worker, as kills 0.3-0.8 s apart can leave one survivor with
+	// most rounds while the restarted instance is not reclaiming yet.
+	chaosWorkers = chaosWorkflows
 	// chaosTakeoverSlack is what a takeover may take beyond leaseTTL +
 	// the 1 s reclaim interval the design promises: the claim and the
 	// reads before the first model call, on a loaded machine.
