@@ -179,14 +179,11 @@ func (n *shaper) selection(s *workflow.Selection) *workflow.Selection {
 		sel.Action, sel.ActionObjective, sel.RequiredConnection, sel.ParametersContext = str(n, s.Action), str(n, s.ActionObjective), str(n, s.RequiredConnection), str(n, s.ParametersContext)
 		sel.Learnings = n.strs(s.Learnings, true)
 		sel.RequiredInputDocuments = n.strs(s.RequiredInputDocuments, true)
-		if f := s.ParametersSchema.Fields; f != nil && (!n.keep || !shapedFields(f)) {
-			n.changed = true
-			fields := make([]workflow.FieldSpec, len(f))
-			for i, fs := range f {
-				fs.Name, fs.Type, fs.Description = jsonform.Str(fs.Name), jsonform.Str(fs.Type), jsonform.Str(fs.Description)
-				fields[i] = fs
-			}
-			sel.ParametersSchema.Fields = fields
+		if f := s.ParametersSchema.Fields; f != nil {
+			sel.ParametersSchema.Fields = each(n, f, func(fs workflow.FieldSpec) workflow.FieldSpec {
+				fs.Name, fs.Type, fs.Description = str(n, fs.Name), str(n, fs.Type), str(n, fs.Description)
+				return fs
+			})
 		}
 	})
 	return kept(n, changed, s, sel)
@@ -200,39 +197,35 @@ func (n *shaper) plan(plan []workflow.PlanStep) []workflow.PlanStep {
 		}
 		return nil
 	}
-	if n.keep && shapedPlan(plan) {
-		return plan
+	return each(n, plan, func(p workflow.PlanStep) workflow.PlanStep {
+		p.Action, p.ResultLabel, p.Connection = str(n, p.Action), str(n, p.ResultLabel), str(n, p.Connection)
+		p.Parameters = n.params(p.Parameters, false)
+		p.Documents = n.strs(p.Documents, false)
+		return p
+	})
+}
+
+// each is the stored form of a slice, shape giving each element's: a new
+// slice, or with keep s itself when no element changed (a slice whose
+// first elements are kept is copied from the first one that changed).
+func each[T any](n *shaper, s []T, shape func(T) T) []T {
+	var out []T
+	if !n.keep {
+		out = make([]T, len(s))
 	}
-	n.changed = true
-	out := make([]workflow.PlanStep, len(plan))
-	for i, p := range plan {
-		p.Action, p.ResultLabel, p.Connection = jsonform.Str(p.Action), jsonform.Str(p.ResultLabel), jsonform.Str(p.Connection)
-		p.Parameters = n.Params(p.Parameters, false)
-		p.Documents = jsonform.Strs(p.Documents, false)
-		out[i] = p
+	for i, e := range s {
+		if n.part(func() { e = shape(e) }) && out == nil {
+			out = make([]T, len(s))
+			copy(out, s[:i])
+		}
+		if out != nil {
+			out[i] = e
+		}
+	}
+	if out == nil {
+		return s
 	}
 	return out
-}
-
-// shapedFields reports whether every string of the fields is valid UTF-8.
-func shapedFields(f []workflow.FieldSpec) bool {
-	for _, fs := range f {
-		if !utf8.ValidString(fs.Name) || !utf8.ValidString(string(fs.Type)) || !utf8.ValidString(fs.Description) {
-			return false
-		}
-	}
-	return true
-}
-
-// shapedPlan reports whether plan's steps are in stored form.
-func shapedPlan(plan []workflow.PlanStep) bool {
-	for _, p := range plan {
-		if !utf8.ValidString(p.Action) || !utf8.ValidString(p.ResultLabel) || !utf8.ValidString(p.Connection) ||
-			!jsonform.ShapedParams(p.Parameters, false) || !shapedStrs(p.Documents, false) {
-			return false
-		}
-	}
-	return true
 }
 
 func (n *shaper) pending(p *workflow.PendingApproval) *workflow.PendingApproval {

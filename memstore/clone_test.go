@@ -283,7 +283,7 @@ func TestCommitReturnsTheGivenWorkflow(t *testing.T) {
 // TestHandoverKeepsWhatIsInStoredForm: with keep (Commit.Handover),
 // storeWorkflow returns its argument itself exactly when a copy would
 // equal it, never changes it, and otherwise returns what it returns
-// without keep. Checked on the stored form of the full workflow, and on
+// without keep, which is what a JSON round trip gives. Checked on the stored form of the full workflow, and on
 // that form with each of its leaves in turn given a value that is not in
 // stored form (invalid UTF-8, a local time with a monotonic reading, an
 // int parameter, an empty slice or map where the form may have nil).
@@ -347,6 +347,9 @@ func TestHandoverKeepsWhatIsInStoredForm(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s: keep gives\n%#v\ncopy gives\n%#v", name, got, want)
+		}
+		if rt := roundTrip(t, b); !reflect.DeepEqual(want, rt) {
+			t.Fatalf("%s: the stored form is\n%#v\na JSON round trip gives\n%#v", name, want, rt)
 		}
 		if same := reflect.DeepEqual(want, b); (got == a) != same {
 			t.Fatalf("%s: kept the argument: %v; but a copy equals it: %v", name, got == a, same)
