@@ -41,7 +41,7 @@ func Parse(name, source string) (Template, error) {
 		cur.chunks = chunks
 		if len(chunks) == 1 && chunks[0].key == "" {
 			// No placeholder: the part is the same on every render.
-			cur.fixed, cur.isFixed = trimBlankLines(chunks[0].text), true
+			cur.fixed = trimBlankLines(chunks[0].text)
 		}
 		t.sections = append(t.sections, *cur)
 		return nil

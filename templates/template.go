@@ -29,12 +29,12 @@ type Template struct {
 type section struct {
 	role   string
 	chunks []chunk
-	// fixed is the rendered part of a section without placeholders
-	// (isFixed; most built-in system sections), made once by Parse: such a
-	// part is the same on every render, so a render neither copies it nor
-	// allocates for it, and the traces of the calls share the one string.
-	fixed   string
-	isFixed bool
+	// fixed is the rendered part of a section without placeholders (most
+	// built-in system sections), made once by Parse; "" for a section with
+	// placeholders (Parse refuses an empty section). Such a part is the
+	// same on every render, so a render neither copies it nor allocates
+	// for it, and the traces of the calls share the one string.
+	fixed string
 }
 
 // chunk is either literal text (key == "") or a placeholder.
@@ -96,7 +96,7 @@ func (t Template) render(values map[string]string, key string, pieces []string) 
 	parts := make([]Part, 0, len(t.sections))
 	var value string
 	for _, s := range t.sections {
-		if s.isFixed {
+		if s.fixed != "" {
 			parts = append(parts, Part{Role: s.role, Content: s.fixed})
 			continue
 		}
