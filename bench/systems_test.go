@@ -23,8 +23,8 @@ type system struct {
 // modelCalls is how many model calls one run makes.
 func (s system) modelCalls() int { return s.perStep * s.task.Steps() }
 
-// systems returns every system set up for task, Redis only when REDIS_URL
-// is set.
+// systems returns every system set up for task, the two on Redis (twostep
+// and the round trips' floor, RedisFloor) only when REDIS_URL is set.
 func systems(task Task) []system {
 	out := []system{
 		{"eino", task, 1, func(tb testing.TB) System {
@@ -57,6 +57,12 @@ func systems(task Task) []system {
 				tb.Fatal(err)
 			}
 			return t
+		}}, system{"redis-floor", task, 0, func(tb testing.TB) System {
+			f, err := NewRedisFloor(context.Background(), url, task)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return f
 		}})
 	}
 	return out
@@ -216,5 +222,48 @@ func TestLongWindows(t *testing.T) {
 	}
 	if got := early.mean(sum, 2); got != 3.25 {
 		t.Errorf("mean of steps 2–11 over 2 runs = %v µs, want 3.25", got)
+	}
+}
+
+// The floor makes, round for round, the round trips twostep on Redis makes
+// for the table's task, so that the difference of their CPU is twostep's
+// own work between its round trips.
+func TestRedisFloorMakesTwostepsRoundTrips(t *testing.T) {
+	url := os.Getenv("REDIS_URL")
+	if url == "" {
+		t.Skip("REDIS_URL is not set")
+	}
+	ctx := context.Background()
+	trips := map[string]int64{}
+	for _, s := range systems(Task{Calls: DefaultCalls}) {
+		if s.name != "twostep-redis" && s.name != "redis-floor" {
+			continue
+		}
+		sys := s.start(t)
+		if err := s.runOnce(ctx, sys); err != nil { // warm-up: scripts, pools
+			t.Fatal(err)
+		}
+		var rt *RoundTrips
+		switch r := sys.(type) {
+		case *RedisTwostep:
+			rt = r.RoundTrips
+		case *RedisFloor:
+			rt = r.RoundTrips
+		}
+		before := rt.Load()
+		if err := sys.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		trips[s.name] = rt.Load() - before
+		if _, err := s.result(ctx, sys); err != nil {
+			t.Fatal(err)
+		}
+		if err := sys.Forget(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := int64(floorTripsPerStep*Task{Calls: DefaultCalls}.Steps() + floorTripsPerRound)
+	if trips["twostep-redis"] != want || trips["redis-floor"] != want {
+		t.Errorf("round trips in a run: twostep-redis %d, redis-floor %d, want both %d", trips["twostep-redis"], trips["redis-floor"], want)
 	}
 }
