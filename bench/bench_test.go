@@ -303,7 +303,10 @@ type sample struct {
 	perStep
 }
 
-var summary = &results{got: map[string][]sample{}}
+var (
+	summary         = &results{got: map[string][]sample{}}
+	parallelSummary = &results{got: map[string][]sample{}}
+)
 
 func (r *results) add(name string, n int, p perStep) {
 	r.mu.Lock()
@@ -351,7 +354,7 @@ func (r *results) medians() map[string]perStep {
 // table renders the medians and the CPU and allocation ratios to
 // langchaingo and Eino as a Markdown table; with both Redis systems, a last
 // row gives twostep-redis's CPU beyond the round trips' floor.
-func (r *results) table() string {
+func (r *results) table(first string) string {
 	m := r.medians()
 	if len(m) == 0 {
 		return ""
@@ -369,7 +372,7 @@ func (r *results) table() string {
 	}
 	lc, eino := m["langchaingo"], m["eino"]
 	var sb strings.Builder
-	sb.WriteString("| system | ns/step | CPU µs/step | allocs/step | B/step | Redis RT/step | CPU ÷ langchaingo | CPU ÷ Eino | allocs ÷ langchaingo | allocs ÷ Eino |\n")
+	sb.WriteString("| " + first + " | ns/step | CPU µs/step | allocs/step | B/step | Redis RT/step | CPU ÷ langchaingo | CPU ÷ Eino | allocs ÷ langchaingo | allocs ÷ Eino |\n")
 	sb.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, n := range names {
 		p := m[n]
@@ -388,11 +391,15 @@ func (r *results) table() string {
 	return sb.String()
 }
 
-// TestMain prints the ratio table after the benchmarks ran. Its lines
-// start with "|", which benchstat ignores.
+// TestMain prints the ratio tables after the benchmarks ran (BenchmarkStep's
+// and BenchmarkStepParallel's). Their lines start with "|", which benchstat
+// ignores.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if t := summary.table(); t != "" {
+	if t := summary.table("system"); t != "" {
+		fmt.Printf("\n%s", t)
+	}
+	if t := parallelSummary.table(fmt.Sprintf("system, %d streams", parallelStreams())); t != "" {
 		fmt.Printf("\n%s", t)
 	}
 	os.Exit(code)

@@ -267,3 +267,28 @@ func TestRedisFloorMakesTwostepsRoundTrips(t *testing.T) {
 		t.Errorf("round trips in a run: twostep-redis %d, redis-floor %d, want both %d", trips["twostep-redis"], trips["redis-floor"], want)
 	}
 }
+
+// A run's result holds that run's tool calls only, whether or not the run
+// before it was read (BenchmarkStepParallel reads only each stream's last).
+func TestResultHoldsTheLastRunOnly(t *testing.T) {
+	for _, s := range systems(Task{Calls: 3}) {
+		t.Run(s.name, func(t *testing.T) {
+			sys := s.start(t)
+			ctx := context.Background()
+			for range 2 {
+				if err := sys.Run(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if err := sys.Forget(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := sys.Run(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.result(ctx, sys); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}

@@ -110,6 +110,7 @@ func (t *Twostep) start(model workflow.Model, modes map[workflow.ModeName]workfl
 // every commit; a client is told the end by an event instead.)
 func (t *Twostep) Run(ctx context.Context) error {
 	t.before = t.calls.Load()
+	t.log.take() // the log holds this run's calls only, Result taken or not
 	wf, err := t.engine.Create(ctx, workflow.NewWorkflow{
 		UserID: twostepUser, Prompt: Prompt, Mode: workflow.ModeReact, MaxSteps: t.task.Steps(),
 	})

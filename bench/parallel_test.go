@@ -1,0 +1,126 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+)
+
+// defaultStreams is BenchmarkStepParallel's number of streams unless
+// BENCH_STREAMS says otherwise.
+const defaultStreams = 4
+
+// parallelStreams returns BENCH_STREAMS, or defaultStreams when it is unset
+// or not a positive number.
+func parallelStreams() int {
+	if n, err := strconv.Atoi(os.Getenv("BENCH_STREAMS")); err == nil && n > 0 {
+		return n
+	}
+	return defaultStreams
+}
+
+// BenchmarkStepParallel runs the table's task on each system as a gateway
+// under load runs rounds: BENCH_STREAMS (default 4) copies of the system
+// side by side in one process, each run after run by a goroutine of its
+// own, b.N runs in all. The figures are per step over every stream: the
+// process's CPU time, the heap allocations and, on Redis, the round trips.
+// With one workflow at a time (BenchmarkStep) the process waits idle on
+// every Redis round trip, and the Go scheduler's sleeps and wake-ups on the
+// way in and out cost about as much as the round trip itself; with several
+// streams one stream's work fills another's wait.
+//
+// Unlike BenchmarkStep, each run's Forget (deleting its workflow: a round
+// trip on Redis, nothing for langchaingo and Eino) is inside the window,
+// which the streams share; the result of every stream's last run is read
+// and checked after the window, and earlier runs are not checked.
+func BenchmarkStepParallel(b *testing.B) {
+	for _, s := range systems(Task{Calls: DefaultCalls}) {
+		b.Run("system="+s.name, func(b *testing.B) { benchParallel(b, s, parallelStreams()) })
+	}
+}
+
+func benchParallel(b *testing.B, s system, streams int) {
+	ctx := context.Background()
+	syss := make([]System, streams)
+	var trips []*RoundTrips
+	for i := range syss {
+		syss[i] = s.start(b)
+		if err := s.runOnce(ctx, syss[i]); err != nil { // warm-up: caches, scripts, pools
+			b.Fatal(err)
+		}
+		switch r := syss[i].(type) {
+		case *RedisTwostep:
+			trips = append(trips, r.RoundTrips)
+		case *RedisFloor:
+			trips = append(trips, r.RoundTrips)
+		}
+	}
+	roundTrips := func() (n int64) {
+		for _, rt := range trips {
+			n += rt.Load()
+		}
+		return n
+	}
+	errs := make([]error, streams)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var tot totals
+	w := tot.start(nil)
+	rt0 := roundTrips()
+	var wg sync.WaitGroup
+	for i, sys := range syss {
+		runs := b.N / streams
+		if i < b.N%streams {
+			runs++
+		}
+		wg.Go(func() {
+			for k := range runs {
+				if errs[i] = sys.Run(ctx); errs[i] != nil {
+					return
+				}
+				if k < runs-1 { // the last run is checked after the window
+					if errs[i] = sys.Forget(ctx); errs[i] != nil {
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	tot.stop(w, nil)
+	tot.rt = roundTrips() - rt0
+	b.StopTimer()
+	for i, sys := range syss {
+		if errs[i] != nil {
+			b.Fatalf("stream %d: %v", i, errs[i])
+		}
+		if i >= b.N { // a stream with no run
+			continue
+		}
+		if _, err := s.result(ctx, sys); err != nil {
+			b.Fatalf("stream %d: %v", i, err)
+		}
+		if err := sys.Forget(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	steps := float64(b.N * s.task.Steps())
+	got := perStep{
+		NS:     float64(tot.wall.Nanoseconds()) / steps,
+		CPUUS:  float64(tot.cpu.Nanoseconds()) / steps / 1e3,
+		Allocs: float64(tot.allocs) / steps,
+		Bytes:  float64(tot.bytes) / steps,
+		RT:     float64(tot.rt) / steps,
+	}
+	b.ReportMetric(got.NS, "ns/step")
+	b.ReportMetric(got.CPUUS, "cpu-us/step")
+	b.ReportMetric(got.Allocs, "allocs/step")
+	b.ReportMetric(got.Bytes, "B/step")
+	if trips != nil {
+		b.ReportMetric(got.RT, "redis-rt/step")
+	}
+	b.ReportMetric(float64(streams), "streams")
+	parallelSummary.add(s.name, b.N, got)
+}
