@@ -31,7 +31,7 @@ import (
 //
 // Compare the systems with benchstat, medians of at least six runs:
 //
-//	go test -run '^$' -bench Step -count 6 | tee new.txt
+//	go test -run '^$' -bench '^BenchmarkStep$' -count 6 | tee new.txt
 //	benchstat -col /system new.txt
 //
 // The summary printed after the benchmarks gives the ratios of each system
