@@ -154,20 +154,7 @@ func benchSystem(b *testing.B, s system) {
 	}
 	perRun := float64(s.task.Steps())
 	steps := float64(b.N) * perRun
-	got := perStep{
-		NS:     float64(tot.wall.Nanoseconds()) / steps,
-		CPUUS:  float64(tot.cpu.Nanoseconds()) / steps / 1e3,
-		Allocs: float64(tot.allocs) / steps,
-		Bytes:  float64(tot.bytes) / steps,
-		RT:     float64(tot.rt) / steps,
-	}
-	b.ReportMetric(got.NS, "ns/step")
-	b.ReportMetric(got.CPUUS, "cpu-us/step")
-	b.ReportMetric(got.Allocs, "allocs/step")
-	b.ReportMetric(got.Bytes, "B/step")
-	if rt != nil {
-		b.ReportMetric(got.RT, "redis-rt/step")
-	}
+	got := tot.report(b, steps, rt != nil)
 	if server != nil {
 		b.ReportMetric(float64(serverCPU.Nanoseconds())/steps/1e3, "redis-server-cpu-us/step")
 	}
@@ -277,6 +264,26 @@ func (t *totals) stop(w window, rt *RoundTrips) {
 	if rt != nil {
 		t.rt += rt.Load() - w.rt
 	}
+}
+
+// report reports the totals divided by steps as b's per-step metrics, the
+// round trips only when redis, and returns them.
+func (t *totals) report(b *testing.B, steps float64, redis bool) perStep {
+	got := perStep{
+		NS:     float64(t.wall.Nanoseconds()) / steps,
+		CPUUS:  float64(t.cpu.Nanoseconds()) / steps / 1e3,
+		Allocs: float64(t.allocs) / steps,
+		Bytes:  float64(t.bytes) / steps,
+		RT:     float64(t.rt) / steps,
+	}
+	b.ReportMetric(got.NS, "ns/step")
+	b.ReportMetric(got.CPUUS, "cpu-us/step")
+	b.ReportMetric(got.Allocs, "allocs/step")
+	b.ReportMetric(got.Bytes, "B/step")
+	if redis {
+		b.ReportMetric(got.RT, "redis-rt/step")
+	}
+	return got
 }
 
 // heapAllocs returns the heap allocations made so far: count and bytes.

@@ -92,21 +92,7 @@ func benchParallel(b *testing.B, s system, streams int) {
 		done += n
 		b.StartTimer()
 	}
-	steps := float64(b.N * s.task.Steps())
-	got := perStep{
-		NS:     float64(tot.wall.Nanoseconds()) / steps,
-		CPUUS:  float64(tot.cpu.Nanoseconds()) / steps / 1e3,
-		Allocs: float64(tot.allocs) / steps,
-		Bytes:  float64(tot.bytes) / steps,
-		RT:     float64(tot.rt) / steps,
-	}
-	b.ReportMetric(got.NS, "ns/step")
-	b.ReportMetric(got.CPUUS, "cpu-us/step")
-	b.ReportMetric(got.Allocs, "allocs/step")
-	b.ReportMetric(got.Bytes, "B/step")
-	if trips != nil {
-		b.ReportMetric(got.RT, "redis-rt/step")
-	}
+	got := tot.report(b, float64(b.N*s.task.Steps()), trips != nil)
 	b.ReportMetric(float64(streams), "streams")
 	parallelSummary.add(s.name, b.N, got)
 }
