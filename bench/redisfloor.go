@@ -12,11 +12,14 @@ import (
 )
 
 // The round trips twostep makes on Redis for a round of the task, which
-// RedisFloor makes too: three a step (select, parameterize, execute and
-// commit; redisstore's TestRoundTripsPerStep holds twostep to it) and four
-// a round (the workflow id's claim, the create, the round's claim with its
-// load, the round's end). BenchmarkStep's redis-rt/step shows both systems'
-// counts side by side.
+// RedisFloor makes too. twostep makes three for each tool-call step
+// (select, parameterize, execute and commit; redisstore's
+// TestRoundTripsPerStep holds it to that), two for the answer step, and
+// five for the round (the workflow id's claim, the create, the round's
+// claim with its load, the removal of its running-set entry after the last
+// commit, the release): 3·steps + 4 in all, which the floor makes as three
+// a step and four a round. TestRedisFloorMakesTwostepsRoundTrips checks
+// twostep's count against it; BenchmarkStep's redis-rt/step shows both.
 const (
 	floorTripsPerStep  = 3
 	floorTripsPerRound = 4

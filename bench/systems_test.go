@@ -225,9 +225,10 @@ func TestLongWindows(t *testing.T) {
 	}
 }
 
-// The floor makes, round for round, the round trips twostep on Redis makes
-// for the table's task, so that the difference of their CPU is twostep's
-// own work between its round trips.
+// The floor makes as many round trips as twostep on Redis makes for the
+// table's task, so that the difference of their CPU is twostep's own work
+// between its round trips. (The floor's count holds by construction; the
+// test guards twostep's, which would drift from the floor's.)
 func TestRedisFloorMakesTwostepsRoundTrips(t *testing.T) {
 	url := os.Getenv("REDIS_URL")
 	if url == "" {
@@ -269,7 +270,7 @@ func TestRedisFloorMakesTwostepsRoundTrips(t *testing.T) {
 }
 
 // A run's result holds that run's tool calls only, whether or not the run
-// before it was read (BenchmarkStepParallel reads only each stream's last).
+// before it was read.
 func TestResultHoldsTheLastRunOnly(t *testing.T) {
 	for _, s := range systems(Task{Calls: 3}) {
 		t.Run(s.name, func(t *testing.T) {

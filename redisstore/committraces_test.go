@@ -18,6 +18,13 @@ func TestRefusedCommitLeavesNoTraceData(t *testing.T) {
 	mr, s := newMini(t, redisstore.Options{KeyPrefix: "ct"})
 	ctx := context.Background()
 	st := newStepper(t, s)
+	if err := st.step(ctx); err != nil { // one stored message to number on from
+		t.Fatal(err)
+	}
+	before, err := s.Messages(ctx, st.cur.ID, 0, 0)
+	if err != nil || len(before) != 1 {
+		t.Fatalf("messages before: %d, %v; want 1", len(before), err)
+	}
 	old := workflow.Trace{ID: workflow.NewID(workflow.PrefixTrace), WorkflowID: st.cur.ID, Response: "the stored one"}
 	if err := s.AppendTrace(ctx, old); err != nil {
 		t.Fatal(err)
@@ -32,7 +39,7 @@ func TestRefusedCommitLeavesNoTraceData(t *testing.T) {
 	next.Step++
 	dup := old
 	dup.Response = "a second trace with the stored id"
-	_, _, err := s.Commit(ctx, workflow.Commit{
+	_, _, err = s.Commit(ctx, workflow.Commit{
 		Workflow: next, ExpectedVersion: st.cur.Version, Traces: []workflow.Trace{fresh, dup},
 		Messages: []workflow.Message{{ID: workflow.NewID(workflow.PrefixMessage), Role: workflow.RoleUser, Text: "never stored"}},
 	})
@@ -45,9 +52,9 @@ func TestRefusedCommitLeavesNoTraceData(t *testing.T) {
 	if got := mr.HGet(data, old.ID); got != stored {
 		t.Errorf("the stored trace's data changed:\n got %s\nwant %s", got, stored)
 	}
-	before, err := s.Messages(ctx, st.cur.ID, 0, 0)
-	if err != nil {
-		t.Fatal(err)
+	after, err := s.Messages(ctx, st.cur.ID, 0, 0)
+	if err != nil || len(after) != len(before) {
+		t.Errorf("messages after the refused commit: %d, %v; want %d", len(after), err, len(before))
 	}
 	_, msgs, err := s.Commit(ctx, workflow.Commit{
 		Workflow: next, ExpectedVersion: st.cur.Version, Traces: []workflow.Trace{fresh},

@@ -24,11 +24,11 @@ import (
 // also enters the workflow in the user's listing (KEYS[8]). The commit's
 // traces are appended as appendTraceScript does, dropping the oldest
 // beyond the cap; the reply lists the dropped ids after the previous
-// status. Each Redis call costs the script about a microsecond beyond the
-// command, so the script makes as few as it can: a trace's data is
-// written by the HSETNX that checks its id is new (the traces written
-// before a duplicate are deleted again, so a refused commit still writes
-// nothing), the messages go in one RPUSH, whose reply gives the seq base
+// status. Each Redis call costs the script more than its command takes,
+// so the script makes as few as it can: a trace's data is written by the
+// HSETNX that checks its id is new (the traces written before a duplicate
+// are deleted again, so a refused commit still writes nothing), and the
+// messages go in one RPUSH per thousand, whose reply gives the seq base
 // (0 when there is no message).
 //
 //	KEYS: state msgs docs docmeta traces tracedata userRunning userListing
