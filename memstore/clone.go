@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"time"
-	"unicode/utf8"
 
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/jsonform"
@@ -90,28 +89,12 @@ func (n *shaper) time(t time.Time) time.Time {
 // strs is jsonform.Strs, or ss itself when kept.
 func (n *shaper) strs(ss []string, keepEmpty bool) []string {
 	if n.keep {
-		if shapedStrs(ss, keepEmpty) {
+		if jsonform.ShapedStrs(ss, keepEmpty) {
 			return ss
 		}
 		n.changed = true
 	}
 	return jsonform.Strs(ss, keepEmpty)
-}
-
-// shapedStrs reports whether jsonform.Strs(ss, keepEmpty) equals ss.
-func shapedStrs(ss []string, keepEmpty bool) bool {
-	if ss == nil {
-		return true
-	}
-	if len(ss) == 0 {
-		return keepEmpty
-	}
-	for _, s := range ss {
-		if !utf8.ValidString(s) {
-			return false
-		}
-	}
-	return true
 }
 
 // params is Shaper.Params, or m itself when kept.

@@ -67,6 +67,24 @@ func Strs(ss []string, keepEmpty bool) []string {
 	return out
 }
 
+// ShapedStrs reports whether Strs(ss, keepEmpty) would return a slice
+// equal to ss (reflect.DeepEqual), so a store handed ss
+// (workflow.Commit.Handover) may keep it rather than copy it.
+func ShapedStrs(ss []string, keepEmpty bool) bool {
+	if ss == nil {
+		return true
+	}
+	if len(ss) == 0 {
+		return keepEmpty
+	}
+	for _, s := range ss {
+		if !utf8.ValidString(s) {
+			return false
+		}
+	}
+	return true
+}
+
 // Time returns t as JSON would decode its encoding.
 func (n *Shaper) Time(t time.Time) time.Time {
 	if _, off := t.Zone(); off == 0 {

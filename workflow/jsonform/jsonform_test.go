@@ -165,6 +165,20 @@ func TestShapedMeansParamsWouldKeep(t *testing.T) {
 	}
 }
 
+// ShapedStrs says exactly when Strs would give back a slice equal to its
+// input.
+func TestShapedStrsMeansStrsWouldKeep(t *testing.T) {
+	t.Parallel()
+	for _, ss := range [][]string{nil, {}, {""}, {"a", "b"}, {"bad \xff"}, {"a", "\xe2\x80"}, {"é☃"}} {
+		for _, keepEmpty := range []bool{false, true} {
+			got := jsonform.Strs(ss, keepEmpty)
+			if same := reflect.DeepEqual(got, ss); jsonform.ShapedStrs(ss, keepEmpty) != same {
+				t.Errorf("ShapedStrs(%q, %v) = %v, but Strs gives %#v", ss, keepEmpty, !same, got)
+			}
+		}
+	}
+}
+
 // A map whose keys are not valid UTF-8 takes the real round trip; when a
 // value cannot be encoded, Params fails the Shaper rather than panic.
 func TestParamsBadKeyAndBadValueFails(t *testing.T) {
