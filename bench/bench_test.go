@@ -83,16 +83,10 @@ func benchSystem(b *testing.B, s system) {
 	if err := s.runOnce(ctx, sys); err != nil { // warm-up: caches, scripts, pools
 		b.Fatal(err)
 	}
-	var rt *RoundTrips
+	rt := roundTripsOf(sys)
 	var server func(context.Context) (time.Duration, error) // redis-server's CPU, on a dedicated Redis
-	switch r := sys.(type) {
-	case *RedisTwostep:
-		rt = r.RoundTrips
-		if os.Getenv("BENCH_REDIS_DEDICATED") != "" {
-			server = r.ServerCPU
-		}
-	case *RedisFloor:
-		rt = r.RoundTrips
+	if r, ok := sys.(*RedisTwostep); ok && os.Getenv("BENCH_REDIS_DEDICATED") != "" {
+		server = r.ServerCPU
 	}
 	var serverCPU time.Duration
 	var tot totals

@@ -49,11 +49,8 @@ func benchParallel(b *testing.B, s system, streams int) {
 		if err := s.runOnce(ctx, syss[i]); err != nil { // warm-up: caches, scripts, pools
 			b.Fatal(err)
 		}
-		switch r := syss[i].(type) {
-		case *RedisTwostep:
-			trips = append(trips, r.RoundTrips)
-		case *RedisFloor:
-			trips = append(trips, r.RoundTrips)
+		if rt := roundTripsOf(syss[i]); rt != nil {
+			trips = append(trips, rt)
 		}
 	}
 	roundTrips := func() (n int64) {

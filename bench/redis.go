@@ -44,6 +44,18 @@ func (r *RoundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 	}
 }
 
+// roundTripsOf returns the round-trip counter of a system on Redis, nil
+// for any other.
+func roundTripsOf(sys System) *RoundTrips {
+	switch r := sys.(type) {
+	case *RedisTwostep:
+		return r.RoundTrips
+	case *RedisFloor:
+		return r.RoundTrips
+	}
+	return nil
+}
+
 // RedisTwostep is Twostep over a redisstore on its own key prefix, with
 // its round trips counted.
 type RedisTwostep struct {

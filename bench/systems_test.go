@@ -244,13 +244,7 @@ func TestRedisFloorMakesTwostepsRoundTrips(t *testing.T) {
 		if err := s.runOnce(ctx, sys); err != nil { // warm-up: scripts, pools
 			t.Fatal(err)
 		}
-		var rt *RoundTrips
-		switch r := sys.(type) {
-		case *RedisTwostep:
-			rt = r.RoundTrips
-		case *RedisFloor:
-			rt = r.RoundTrips
-		}
+		rt := roundTripsOf(sys)
 		before := rt.Load()
 		if err := sys.Run(ctx); err != nil {
 			t.Fatal(err)
