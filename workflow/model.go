@@ -22,6 +22,15 @@ type ModelRequest struct {
 	// Stage is used for metrics and logs only (and by a router to pick the
 	// stage's model).
 	Stage Stage
+	// CacheKey groups requests that share a prompt prefix, sent as the
+	// OpenAI-compatible prompt_cache_key ("<workflowId>:<stage>", DESIGN
+	// §10.1); "" sends none.
+	CacheKey string
+	// CachePrefix is how many leading Messages stay byte-identical between
+	// requests of the same CacheKey. Providers with explicit cache markers
+	// (Anthropic cache_control) get the marker on the last of them; 0 marks
+	// nothing.
+	CachePrefix int
 }
 
 // ModelResponse is a model's reply and its usage.
@@ -30,6 +39,12 @@ type ModelResponse struct {
 	Model            string
 	PromptTokens     int
 	CompletionTokens int
+	// CachedTokens is how many of PromptTokens the provider served from its
+	// prompt cache, as its usage reported them (0 when it reports none);
+	// CacheWriteTokens how many it wrote to the cache (Anthropic's
+	// cache_creation_input_tokens).
+	CachedTokens     int
+	CacheWriteTokens int
 	// Truncated reports that the provider stopped the reply at the token
 	// limit (OpenAI-compatible finish_reason "length", Anthropic
 	// stop_reason "max_tokens"); StopReason is the provider's own
