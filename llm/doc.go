@@ -16,7 +16,16 @@
 //     context.Canceled and context.DeadlineExceeded) and never retried;
 //   - at most Config.MaxInFlight calls are on the wire at once per Model;
 //   - usage comes from the provider; when it reports none, it is estimated
-//     with an embedded cl100k tokenizer, never downloaded;
+//     with an embedded cl100k tokenizer, never downloaded. PromptTokens
+//     counts every input token on every provider (Anthropic's input_tokens
+//     plus its cache reads and writes); CachedTokens and CacheWriteTokens
+//     are the parts of it the provider reported served from and written to
+//     its prompt cache, 0 when it reported none;
+//   - a request's cache fields become the provider's markers (cache.go):
+//     prompt_cache_key = CacheKey on OpenAI and OpenAI-compatible servers,
+//     Anthropic cache_control on the last block of message CachePrefix-1,
+//     nothing for Gemini (implicit caching) and Ollama; a request carrying
+//     them refused with HTTP 400 is sent once more without them;
 //   - API keys never appear in errors or logs;
 //   - a call with an OutputSchema is sent in the output mode chosen per
 //     call (ModelRequest.OutputMode, then Config.OutputMode, then the

@@ -97,7 +97,8 @@ func (m *Model) Generate(ctx context.Context, req workflow.ModelRequest) (resp w
 		log.Info().Str("model", m.Name()).Str("stage", string(req.Stage)).Str("outputMode", string(plan.mode)).
 			Str("reason", plan.fallback).Msg("native structured output not used for this call: the schema cannot be sent")
 	}
-	callCtx := withBodyPatch(ctx, plan.patch)
+	cache := m.planCache(req)
+	callCtx := withBodyPatch(ctx, newBodyPatch(plan.patch, cache))
 	for attempt := 1; ; attempt++ {
 		out, f := m.attempt(callCtx, msgs, opts)
 		if ctxErr := ctx.Err(); ctxErr != nil {
@@ -114,7 +115,15 @@ func (m *Model) Generate(ctx context.Context, req workflow.ModelRequest) (resp w
 			plan = m.plainPlan(req, workflow.OutputJSONObject, "the provider refused the native request: "+f.err.Error())
 			log.Warn().Str("model", m.Name()).Str("stage", string(req.Stage)).Str("outputMode", string(plan.mode)).
 				Str("reason", plan.fallback).Msg("native structured output refused; sending the call without its schema")
-			opts, callCtx = append(m.client.callOptions(req), plan.opts...), ctx
+			opts, callCtx = append(m.client.callOptions(req), plan.opts...), withBodyPatch(ctx, newBodyPatch(nil, cache))
+			continue
+		}
+		if refusedCacheMarks(plan, cache, f) {
+			// Sent once more without them; never loops: none are left.
+			log.Warn().Str("model", m.Name()).Str("stage", string(req.Stage)).Str("error", f.err.Error()).
+				Msg("the provider refused the request with its prompt-cache markers; sending the call without them")
+			cache = cacheMarks{}
+			callCtx = withBodyPatch(ctx, newBodyPatch(plan.patch, cache))
 			continue
 		}
 		if !f.retryable || attempt >= m.maxAttempts {
@@ -149,6 +158,12 @@ func (m *Model) attempt(ctx context.Context, msgs []llms.MessageContent, opts []
 	defer cancel()
 	obs := &observation{}
 	out, err := m.client.llm.GenerateContent(withObservation(actx, obs), msgs, opts...)
+	obs.mu.Lock()
+	if obs.unmarked != nil {
+		zerolog.Ctx(ctx).Warn().Str("model", m.Name()).Str("reason", obs.unmarked.Error()).
+			Msg("the prompt-cache breakpoint could not be placed; the request was sent unmarked")
+	}
+	obs.mu.Unlock()
 	if err == nil && (out == nil || len(out.Choices) == 0) {
 		err = errors.New("the reply has no choices")
 	}
@@ -162,11 +177,14 @@ func (m *Model) attempt(ctx context.Context, msgs []llms.MessageContent, opts []
 // response builds the engine's view of a reply: the forced tool call's
 // arguments in tool mode, else the text of every choice (Anthropic returns
 // one choice per content block), the mode it was asked in, and the usage
-// the provider reported, estimated offline where it reported none.
+// the provider reported (cached tokens included: reportedUsage), estimated
+// offline where it reported none.
 func (m *Model) response(req workflow.ModelRequest, out *llms.ContentResponse, plan outputPlan) workflow.ModelResponse {
 	resp := workflow.ModelResponse{Text: replyText(out.Choices, plan.tool), Model: m.Name(), OutputMode: plan.mode}
 	resp.StopReason, resp.Truncated = stopReason(out.Choices)
-	resp.PromptTokens, resp.CompletionTokens = reportedUsage(out.Choices[0])
+	u := reportedUsage(out.Choices[0])
+	resp.PromptTokens, resp.CompletionTokens = u.prompt, u.completion
+	resp.CachedTokens, resp.CacheWriteTokens = u.cached, u.cacheWrite
 	if resp.PromptTokens == 0 {
 		resp.PromptTokens = promptTokens(req.Messages, m.tokens.Count)
 	}

@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -146,6 +145,14 @@ func (m *Model) nativeProblem(out workflow.OutputSchema) string {
 	return ""
 }
 
+// refusedCacheMarks reports whether f is the provider refusing, with HTTP
+// 400, a request whose only extra was its prompt-cache markers (an
+// OpenAI-compatible server that takes no prompt_cache_key, say). A native
+// request is sent again without its schema first (refusedNative).
+func refusedCacheMarks(plan outputPlan, cache cacheMarks, f *failure) bool {
+	return !plan.mode.Native() && !cache.empty() && f.status == http.StatusBadRequest
+}
+
 // refusedNative reports whether f is the provider refusing a native
 // request as malformed (HTTP 400: a schema construct, a pattern or format
 // it does not take, or a mode the model lacks), which json_object may
@@ -207,20 +214,4 @@ func replyText(choices []*llms.ContentChoice, tool string) string {
 		text.WriteString(c.Content)
 	}
 	return text.String()
-}
-
-type bodyPatchKey struct{}
-
-// withBodyPatch returns ctx carrying top-level JSON members for the
-// transport to set on the request body.
-func withBodyPatch(ctx context.Context, patch map[string]json.RawMessage) context.Context {
-	if len(patch) == 0 {
-		return ctx
-	}
-	return context.WithValue(ctx, bodyPatchKey{}, patch)
-}
-
-func bodyPatch(ctx context.Context) map[string]json.RawMessage {
-	p, _ := ctx.Value(bodyPatchKey{}).(map[string]json.RawMessage)
-	return p
 }

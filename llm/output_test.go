@@ -197,11 +197,12 @@ func TestOutputModeConfigChecked(t *testing.T) {
 func TestPatchBodyRefusesANonObjectBody(t *testing.T) {
 	t.Parallel()
 	req, _ := http.NewRequest(http.MethodPost, "http://x", strings.NewReader(`[1]`))
-	if _, err := patchBody(req, map[string]json.RawMessage{"a": json.RawMessage(`1`)}); err == nil {
+	patch := bodyPatch{set: map[string]json.RawMessage{"a": json.RawMessage(`1`)}}
+	if _, _, err := patchBody(req, patch); err == nil {
 		t.Error("patched a JSON array")
 	}
 	req, _ = http.NewRequest(http.MethodPost, "http://x", strings.NewReader(`{"a":0,"b":2}`))
-	out, err := patchBody(req, map[string]json.RawMessage{"a": json.RawMessage(`1`)})
+	out, _, err := patchBody(req, patch)
 	if err != nil {
 		t.Fatal(err)
 	}

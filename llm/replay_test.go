@@ -141,8 +141,8 @@ func TestReplayToolCall(t *testing.T) {
 	if err := json.Unmarshal([]byte(choice.ToolCalls[0].FunctionCall.Arguments), &args); err != nil || args.Location != "Boston" {
 		t.Errorf("arguments = %q (%v), want location Boston", choice.ToolCalls[0].FunctionCall.Arguments, err)
 	}
-	if p, c := reportedUsage(choice); p != 81 || c != 14 {
-		t.Errorf("usage = %d/%d, want 81/14", p, c)
+	if u := reportedUsage(choice); u != (usage{prompt: 81, completion: 14}) {
+		t.Errorf("usage = %+v, want 81/14 with no cached tokens", u)
 	}
 }
 

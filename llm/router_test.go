@@ -180,3 +180,45 @@ func TestRouterAppliesTheRouteOutputMode(t *testing.T) {
 		t.Errorf("stage 1 response_format = %+v, want none (a forced tool)", sent.ResponseFormat)
 	}
 }
+
+// modelFunc is a workflow.Model answering with its function.
+type modelFunc func(ctx context.Context, req workflow.ModelRequest) (workflow.ModelResponse, error)
+
+func (f modelFunc) Generate(ctx context.Context, req workflow.ModelRequest) (workflow.ModelResponse, error) {
+	return f(ctx, req)
+}
+
+// The cache key and prefix reach the stage's model and its fallback as
+// the engine set them, and the cached tokens come back unchanged.
+func TestRouterPassesTheCacheFieldsThrough(t *testing.T) {
+	t.Parallel()
+	var got []workflow.ModelRequest
+	failing := modelFunc(func(_ context.Context, req workflow.ModelRequest) (workflow.ModelResponse, error) {
+		got = append(got, req)
+		return workflow.ModelResponse{}, workflow.Errorf(workflow.KindUnavailable, "overloaded")
+	})
+	answering := modelFunc(func(_ context.Context, req workflow.ModelRequest) (workflow.ModelResponse, error) {
+		got = append(got, req)
+		return workflow.ModelResponse{Text: "ok", PromptTokens: 2050, CachedTokens: 1800, CacheWriteTokens: 200}, nil
+	})
+	r := NewRouter(Route{Name: "a/default", Model: answering},
+		map[workflow.Stage]Route{workflow.StageTwo: {Name: "a/small", Model: failing}},
+		[]Route{{Name: "a/backup", Model: answering}})
+	req := prompt("x")
+	req.Stage, req.CacheKey, req.CachePrefix = workflow.StageTwo, "wf_1:stage2", 1
+	resp, err := r.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d calls, want the stage's and the fallback's", len(got))
+	}
+	for i, g := range got {
+		if g.CacheKey != req.CacheKey || g.CachePrefix != req.CachePrefix {
+			t.Errorf("call %d: cache key %q prefix %d, want %q %d", i, g.CacheKey, g.CachePrefix, req.CacheKey, req.CachePrefix)
+		}
+	}
+	if resp.CachedTokens != 1800 || resp.CacheWriteTokens != 200 || resp.PromptTokens != 2050 || resp.Model != "a/backup" {
+		t.Errorf("reply %+v, want the fallback's usage unchanged", resp)
+	}
+}

@@ -87,12 +87,18 @@ func TestScriptedCallRecordsRequest(t *testing.T) {
 	req := prompt("hello")
 	req.Stage = workflow.StageTwo
 	req.JSON = true
-	if _, err := s.Generate(context.Background(), req); err != nil {
+	req.CacheKey, req.CachePrefix = "wf_1:stage2", 1
+	resp, err := s.Generate(context.Background(), req)
+	if err != nil {
 		t.Fatal(err)
 	}
 	c := s.Calls()[0]
-	if c.Stage != workflow.StageTwo || !c.JSON || !cmp.Equal(c.Messages, req.Messages) {
-		t.Errorf("recorded %+v, want the request as sent", c.ModelRequest)
+	if diff := cmp.Diff(req, c.ModelRequest); diff != "" {
+		t.Errorf("recorded request (-sent +recorded):\n%s", diff)
+	}
+	// A script has no provider cache: nothing is reported cached.
+	if resp.CachedTokens != 0 || resp.CacheWriteTokens != 0 || resp.PromptTokens == 0 {
+		t.Errorf("usage %+v, want prompt tokens and none cached", resp)
 	}
 	var want strings.Builder
 	for _, m := range req.Messages {

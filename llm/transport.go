@@ -23,6 +23,9 @@ type observation struct {
 	status     int           // the last response's status code, 0 if none
 	retryAfter time.Duration // the last response's Retry-After, 0 if none
 	netErr     bool          // the last round trip failed below HTTP
+	// unmarked says why the cache breakpoint could not be placed (nil
+	// when it was, or when none was asked): the request went unmarked.
+	unmarked error
 }
 
 func (o *observation) snapshot() (reached bool, status int, retryAfter time.Duration, netErr bool) {
@@ -41,9 +44,8 @@ func withObservation(ctx context.Context, obs *observation) context.Context {
 // observingTransport records status codes and Retry-After headers into the
 // request context's observation, sets provider headers (the googleai
 // key, which the Google client drops once it is given an HTTP client),
-// and sets the request-body members of the context's body patch (what
-// langchaingo cannot express: output.go). It never mutates the caller's
-// request.
+// and applies the context's body patch (what langchaingo cannot
+// express: output.go, cache.go). It never mutates the caller's request.
 type observingTransport struct {
 	base   http.RoundTripper
 	header http.Header // set on every request when absent
@@ -60,14 +62,19 @@ func (t *observingTransport) RoundTrip(req *http.Request) (*http.Response, error
 			}
 		}
 	}
-	if patch := bodyPatch(req.Context()); len(patch) > 0 && req.Body != nil {
-		patched, err := patchBody(req, patch)
+	obs, _ := req.Context().Value(observationKey{}).(*observation)
+	if patch := bodyPatchOf(req.Context()); !patch.empty() && req.Body != nil {
+		patched, unmarked, err := patchBody(req, patch)
 		if err != nil {
 			return nil, err
 		}
+		if obs != nil {
+			obs.mu.Lock()
+			obs.unmarked = unmarked
+			obs.mu.Unlock()
+		}
 		req = patched
 	}
-	obs, _ := req.Context().Value(observationKey{}).(*observation)
 	resp, err := t.base.RoundTrip(req)
 	if obs == nil {
 		return resp, err
@@ -124,35 +131,84 @@ func newHTTPClient(base *http.Client, header http.Header) *http.Client {
 	return c
 }
 
+// bodyPatch is what the transport changes in a request's JSON body: what
+// langchaingo v0.1.14 cannot express (output.go, cache.go). The zero value
+// changes nothing.
+type bodyPatch struct {
+	// set holds top-level members to set, replacing any of the same name.
+	set map[string]json.RawMessage
+	// breakpoint is where Anthropic's cache_control goes (nil: nowhere).
+	breakpoint *cacheBreakpoint
+}
+
+// newBodyPatch returns the patch of one call: its output plan's members
+// and its cache markers.
+func newBodyPatch(output map[string]json.RawMessage, cache cacheMarks) bodyPatch {
+	p := bodyPatch{breakpoint: cache.breakpoint}
+	if len(output) > 0 || cache.key != "" {
+		p.set = make(map[string]json.RawMessage, len(output)+1)
+	}
+	for k, v := range output {
+		p.set[k] = v
+	}
+	if cache.key != "" {
+		p.set["prompt_cache_key"], _ = json.Marshal(cache.key)
+	}
+	return p
+}
+
+func (p bodyPatch) empty() bool { return len(p.set) == 0 && p.breakpoint == nil }
+
+type bodyPatchKey struct{}
+
+// withBodyPatch returns ctx carrying p for the transport to apply to the
+// request body.
+func withBodyPatch(ctx context.Context, p bodyPatch) context.Context {
+	if p.empty() {
+		return ctx
+	}
+	return context.WithValue(ctx, bodyPatchKey{}, p)
+}
+
+func bodyPatchOf(ctx context.Context) bodyPatch {
+	p, _ := ctx.Value(bodyPatchKey{}).(bodyPatch)
+	return p
+}
+
 // maxPatchedBody bounds a request body the transport rewrites.
 const maxPatchedBody = 32 << 20
 
 // patchBody returns a copy of req whose JSON object body has each member
-// of patch set (replacing one of the same name). req's body is consumed
-// and closed.
-func patchBody(req *http.Request, patch map[string]json.RawMessage) (*http.Request, error) {
+// of p.set set (replacing one of the same name) and cache_control at
+// p.breakpoint. req's body is consumed and closed. A breakpoint that does
+// not fit the body leaves it unmarked, and unmarked says why: caching is
+// an economy, the request is whole without it.
+func patchBody(req *http.Request, p bodyPatch) (out *http.Request, unmarked error, err error) {
 	raw, err := io.ReadAll(io.LimitReader(req.Body, maxPatchedBody+1))
 	req.Body.Close()
 	if err != nil {
-		return nil, fmt.Errorf("reading the request body to patch: %w", err)
+		return nil, nil, fmt.Errorf("reading the request body to patch: %w", err)
 	}
 	if len(raw) > maxPatchedBody {
-		return nil, errors.New("the request body is too large to patch")
+		return nil, nil, errors.New("the request body is too large to patch")
 	}
 	var body map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &body); err != nil || body == nil {
-		return nil, errors.New("the request body to patch is not a JSON object")
+		return nil, nil, errors.New("the request body to patch is not a JSON object")
 	}
-	for k, v := range patch {
+	for k, v := range p.set {
 		body[k] = v
 	}
-	out, err := json.Marshal(body)
+	if p.breakpoint != nil {
+		unmarked = p.breakpoint.apply(body)
+	}
+	patched, err := json.Marshal(body)
 	if err != nil {
-		return nil, fmt.Errorf("encoding the patched request body: %w", err)
+		return nil, nil, fmt.Errorf("encoding the patched request body: %w", err)
 	}
 	r := req.Clone(req.Context())
-	r.Body = io.NopCloser(bytes.NewReader(out))
-	r.ContentLength = int64(len(out))
-	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(out)), nil }
-	return r, nil
+	r.Body = io.NopCloser(bytes.NewReader(patched))
+	r.ContentLength = int64(len(patched))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(patched)), nil }
+	return r, unmarked, nil
 }

@@ -122,16 +122,44 @@ func promptTokens(msgs []workflow.PromptMessage, count func(string) int) int {
 	return n
 }
 
-// reportedUsage reads the prompt and completion tokens a provider reported
-// in a choice's GenerationInfo; langchaingo names them per provider.
-func reportedUsage(c *llms.ContentChoice) (prompt, completion int) {
+// usage is the token usage a provider reported for one call, in the
+// engine's terms: prompt counts every input token (cached, written to the
+// cache, and neither), as the OpenTelemetry GenAI conventions count
+// gen_ai.usage.input_tokens; cached and cacheWrite are parts of it.
+type usage struct {
+	prompt, completion, cached, cacheWrite int
+}
+
+// reportedUsage reads the usage a provider reported in a choice's
+// GenerationInfo; langchaingo v0.1.14 names it per client:
+//   - openai (OpenAI, OpenAI-compatible servers, Gemini's and Ollama's
+//     OpenAI-compatible endpoints): PromptTokens, CompletionTokens and
+//     PromptCachedTokens (usage.prompt_tokens_details.cached_tokens, which
+//     Gemini's endpoint fills from its cachedContentTokenCount), cached
+//     tokens being part of the prompt tokens;
+//   - anthropic: InputTokens, OutputTokens, CacheReadInputTokens and
+//     CacheCreationInputTokens. Anthropic's input_tokens counts only the
+//     tokens after the last cache breakpoint, so the prompt is the sum of
+//     the three.
+//
+// A count not reported is 0; cached and cacheWrite never exceed prompt.
+func reportedUsage(c *llms.ContentChoice) usage {
 	if c == nil {
-		return 0, 0
+		return usage{}
 	}
 	info := c.GenerationInfo
-	prompt = firstInt(info, "PromptTokens", "InputTokens")
-	completion = firstInt(info, "CompletionTokens", "OutputTokens")
-	return prompt, completion
+	u := usage{
+		prompt:     firstInt(info, "PromptTokens", "InputTokens"),
+		completion: firstInt(info, "CompletionTokens", "OutputTokens"),
+		cached:     firstInt(info, "PromptCachedTokens", "CacheReadInputTokens"),
+		cacheWrite: firstInt(info, "CacheCreationInputTokens"),
+	}
+	if _, anthropic := info["InputTokens"]; anthropic {
+		u.prompt += u.cached + u.cacheWrite
+	}
+	u.cached = min(max(u.cached, 0), u.prompt)
+	u.cacheWrite = min(max(u.cacheWrite, 0), u.prompt-u.cached)
+	return u
 }
 
 func firstInt(info map[string]any, keys ...string) int {

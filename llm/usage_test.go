@@ -39,26 +39,33 @@ func TestApproxTokens(t *testing.T) {
 	}
 }
 
+// Usage as langchaingo v0.1.14's clients report it, in the engine's
+// terms: PromptTokens counts every input token on every provider (for
+// Anthropic, input_tokens plus the tokens read from and written to the
+// cache), and the cached tokens are a part of it.
 func TestReportedUsage(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name  string
-		info  map[string]any
-		wantP int
-		wantC int
+		name string
+		info map[string]any
+		want usage
 	}{
-		{"openai and ollama ints", map[string]any{"PromptTokens": 21, "CompletionTokens": 13}, 21, 13},
-		{"googleai int32", map[string]any{"PromptTokens": int32(11), "CompletionTokens": int32(4)}, 11, 4},
-		{"anthropic names", map[string]any{"InputTokens": 13, "OutputTokens": 35}, 13, 35},
-		{"float64", map[string]any{"PromptTokens": 3.0, "CompletionTokens": 2.0}, 3, 2},
-		{"none", nil, 0, 0},
+		{"openai and ollama ints", map[string]any{"PromptTokens": 21, "CompletionTokens": 13, "PromptCachedTokens": 0}, usage{prompt: 21, completion: 13}},
+		{"openai cached", map[string]any{"PromptTokens": 2006, "CompletionTokens": 300, "PromptCachedTokens": 1920},
+			usage{prompt: 2006, completion: 300, cached: 1920}},
+		{"googleai int32", map[string]any{"PromptTokens": int32(11), "CompletionTokens": int32(4)}, usage{prompt: 11, completion: 4}},
+		{"anthropic names", map[string]any{"InputTokens": 13, "OutputTokens": 35}, usage{prompt: 13, completion: 35}},
+		{"anthropic cache read and write", map[string]any{"InputTokens": 50, "OutputTokens": 35,
+			"CacheReadInputTokens": 1800, "CacheCreationInputTokens": 200}, usage{prompt: 2050, completion: 35, cached: 1800, cacheWrite: 200}},
+		{"float64", map[string]any{"PromptTokens": 3.0, "CompletionTokens": 2.0}, usage{prompt: 3, completion: 2}},
+		{"cached beyond the prompt is cut", map[string]any{"PromptTokens": 10, "PromptCachedTokens": 12}, usage{prompt: 10, cached: 10}},
+		{"none", nil, usage{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			p, c := reportedUsage(&llms.ContentChoice{GenerationInfo: tt.info})
-			if p != tt.wantP || c != tt.wantC {
-				t.Errorf("reportedUsage = %d/%d, want %d/%d", p, c, tt.wantP, tt.wantC)
+			if got := reportedUsage(&llms.ContentChoice{GenerationInfo: tt.info}); got != tt.want {
+				t.Errorf("reportedUsage = %+v, want %+v", got, tt.want)
 			}
 		})
 	}
