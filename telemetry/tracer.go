@@ -29,6 +29,10 @@ const (
 	keyResponseModel = attribute.Key("gen_ai.response.model")
 	keyInputTokens   = attribute.Key("gen_ai.usage.input_tokens")
 	keyOutputTokens  = attribute.Key("gen_ai.usage.output_tokens")
+	// The parts of gen_ai.usage.input_tokens the provider served from its
+	// prompt cache and wrote to it (semantic conventions v1.40 and later).
+	keyCacheRead     = attribute.Key("gen_ai.usage.cache_read.input_tokens")
+	keyCacheCreation = attribute.Key("gen_ai.usage.cache_creation.input_tokens")
 	keyFinish        = attribute.Key("gen_ai.response.finish_reasons")
 	keyInput         = attribute.Key("gen_ai.input.messages")
 	keyOutput        = attribute.Key("gen_ai.output.messages")
@@ -214,12 +218,15 @@ type otelSpan struct {
 	t    *Tracer
 }
 
-// ModelReply records the reply's model, usage, finish reason and
-// outcome; a failed call's error becomes the span status.
+// ModelReply records the reply's model, usage (input tokens counting the
+// cached ones, and the cache reads and writes, 0 when the provider
+// reported none), finish reason and outcome; a failed call's error
+// becomes the span status.
 func (s *otelSpan) ModelReply(resp workflow.ModelResponse, outcome, problem string) {
 	_, model := splitModel(resp.Model)
 	attrs := []attribute.KeyValue{
 		keyInputTokens.Int(resp.PromptTokens), keyOutputTokens.Int(resp.CompletionTokens),
+		keyCacheRead.Int(resp.CachedTokens), keyCacheCreation.Int(resp.CacheWriteTokens),
 		keyOutcome.String(outcome),
 	}
 	if model != "" {

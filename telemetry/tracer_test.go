@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/twostep/twostep/actions"
@@ -397,4 +398,43 @@ func TestActionModelCallsAreChatSpans(t *testing.T) {
 			t.Errorf("action chat span: %s = %q, want %q", k, a[k], v)
 		}
 	}
+}
+
+// A chat span carries the cached tokens the provider reported under the
+// GenAI semantic conventions' names (the last Go semconv package that
+// lists them is v1.41.0), beside input tokens that count them.
+func TestChatSpanCarriesCachedTokens(t *testing.T) {
+	t.Parallel()
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	tr := telemetry.New(tp, false).Tracer(telemetry.Options{})
+	model := &telemetry.ActionModel{Tracer: tr, Model: cachedModel{workflow.ModelResponse{
+		Text: "ok", Model: "anthropic/claude-test", PromptTokens: 2050, CompletionTokens: 35, CachedTokens: 1800, CacheWriteTokens: 200,
+	}}}
+	if _, err := model.Generate(context.Background(), workflow.ModelRequest{Stage: workflow.StageAction}); err != nil {
+		t.Fatal(err)
+	}
+	spans := exp.GetSpans()
+	if len(spans) != 1 {
+		t.Fatalf("%d spans, want 1", len(spans))
+	}
+	a := attrs(spans[0])
+	for k, v := range map[string]string{
+		string(semconv.GenAIUsageInputTokensKey):              "2050",
+		string(semconv.GenAIUsageCacheReadInputTokensKey):     "1800",
+		string(semconv.GenAIUsageCacheCreationInputTokensKey): "200",
+		string(semconv.GenAIUsageOutputTokensKey):             "35",
+	} {
+		if a[k] != v {
+			t.Errorf("%s = %q, want %q", k, a[k], v)
+		}
+	}
+}
+
+// cachedModel answers every call with its reply.
+type cachedModel struct{ reply workflow.ModelResponse }
+
+func (m cachedModel) Generate(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
+	return m.reply, nil
 }
