@@ -97,6 +97,11 @@ func TestReplayRecordedProviders(t *testing.T) {
 			if u := [2]int{got.PromptTokens, got.CompletionTokens}; u != tt.wantUsage {
 				t.Errorf("usage = %v, want %v as reported by the provider", u, tt.wantUsage)
 			}
+			// The recordings report no cache hit (OpenAI cached_tokens 0,
+			// Anthropic cache_*_input_tokens 0 or absent).
+			if got.CachedTokens != 0 || got.CacheWriteTokens != 0 {
+				t.Errorf("cached %d, written %d, want 0 as recorded", got.CachedTokens, got.CacheWriteTokens)
+			}
 			if got.Model != cfg.Provider+"/"+cfg.Model {
 				t.Errorf("Model = %q", got.Model)
 			}
