@@ -98,23 +98,34 @@ func (b cacheBreakpoint) apply(body map[string]json.RawMessage) error {
 		body["system"] = marked
 		return nil
 	}
-	var msgs []map[string]json.RawMessage
+	// Only the marked message is decoded; the others are kept as sent.
+	var msgs []json.RawMessage
 	if err := json.Unmarshal(body["messages"], &msgs); err != nil {
 		return fmt.Errorf("messages: %w", err)
 	}
 	if b.message >= len(msgs) {
 		return fmt.Errorf("message %d is beyond the request's %d", b.message, len(msgs))
 	}
-	marked, err := markLastBlock(msgs[b.message]["content"])
+	var msg map[string]json.RawMessage
+	if err := json.Unmarshal(msgs[b.message], &msg); err != nil || msg == nil {
+		return fmt.Errorf("message %d is not an object", b.message)
+	}
+	marked, err := markLastBlock(msg["content"])
 	if err != nil {
 		return fmt.Errorf("message %d: %w", b.message, err)
 	}
-	msgs[b.message]["content"] = marked
-	out, err := json.Marshal(msgs)
-	if err != nil {
-		return fmt.Errorf("messages: %w", err)
+	msg["content"] = marked
+	if msgs[b.message], err = json.Marshal(msg); err != nil {
+		return fmt.Errorf("message %d: %w", b.message, err)
 	}
-	body["messages"] = out
+	joined := append(make([]byte, 0, len(body["messages"])+64), '[')
+	for i, m := range msgs {
+		if i > 0 {
+			joined = append(joined, ',')
+		}
+		joined = append(joined, m...)
+	}
+	body["messages"] = append(joined, ']')
 	return nil
 }
 
