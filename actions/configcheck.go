@@ -167,15 +167,18 @@ func (a HTTPActionConfig) requestProblems(where string) []string {
 		if a.Documents == workflow.DocumentsOptional || a.Documents == workflow.DocumentsRequired {
 			problems = append(problems, where+": documents cannot be sent with body: parameters (only the envelope carries them)")
 		}
+		if a.ConnectionKind != "" {
+			problems = append(problems, where+": connectionKind cannot be used with body: parameters (only the envelope carries the connection's label)")
+		}
 	default:
 		problems = append(problems, fmt.Sprintf("%s: body %q must be envelope or parameters", where, a.Body))
 	}
 	u, err := url.Parse(a.URL)
-	if err != nil {
-		return problems
-	}
-	if strings.ContainsAny(u.Host, "{}") || strings.ContainsAny(u.RawQuery, "{}") {
-		problems = append(problems, where+": url placeholders {name} are allowed only in the path")
+	if err != nil || strings.ContainsAny(u.Host, "{}") || strings.ContainsAny(u.RawQuery, "{}") {
+		if !strings.ContainsAny(a.URL, "{}") {
+			return problems
+		}
+		return append(problems, where+": url placeholders {name} are allowed only in the path")
 	}
 	props, _ := a.Parameters["properties"].(map[string]any)
 	required, _ := a.Parameters["required"].([]any)

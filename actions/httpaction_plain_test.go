@@ -169,6 +169,8 @@ func TestHTTPActionRequestConfigProblems(t *testing.T) {
 		{"placeholder of no parameter", HTTPActionConfig{Body: BodyParameters, URL: "http://h/x/{nope}", Parameters: schema}, "{nope} names no parameter"},
 		{"optional placeholder", HTTPActionConfig{Body: BodyParameters, URL: "http://h/x/{id}", Parameters: schema}, "{id} must be a required parameter"},
 		{"documents with parameters", HTTPActionConfig{Body: BodyParameters, URL: "http://h/x", Documents: workflow.DocumentsRequired}, "documents cannot be sent"},
+		{"connection with parameters", HTTPActionConfig{Body: BodyParameters, URL: "http://h/x", ConnectionKind: KindHTTP}, "connectionKind cannot be used"},
+		{"placeholder in the host", HTTPActionConfig{Body: BodyParameters, URL: "http://{tenant}.h/x"}, "allowed only in the path"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

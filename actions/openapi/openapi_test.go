@@ -225,7 +225,7 @@ func TestOperationWithoutIDAndHeaderParameters(t *testing.T) {
 		t.Errorf("q (-want +got):\n%s", diff)
 	}
 	res, err := f.reg.Execute(context.Background(), workflow.ActionCall{
-		Action: "items.put_items_id_notes", UserID: "alice", WorkflowID: "w1", Round: 1, Step: 1,
+		Action: "items.put_items_id_notes", UserID: "alice", WorkflowID: "w1", Round: 1, Step: 1, FencingToken: 7,
 		Parameters: map[string]any{"id": "a b", "X-Request-Tag": "t-1", "q": 3, "body": map[string]any{"text": "hi"}},
 	})
 	if err != nil {
@@ -235,7 +235,8 @@ func TestOperationWithoutIDAndHeaderParameters(t *testing.T) {
 		t.Errorf("Text = %q", res.Text)
 	}
 	if got.Method != "PUT" || got.URL.EscapedPath() != "/v1/items/a%20b/notes" || got.URL.RawQuery != "q=3" ||
-		got.Header.Get("X-Request-Tag") != "t-1" || gotBody != `{"text":"hi"}` || got.Header.Get("Idempotency-Key") == "" {
+		got.Header.Get("X-Request-Tag") != "t-1" || gotBody != `{"text":"hi"}` || got.Header.Get("Content-Type") != "application/json" ||
+		got.Header.Get("Idempotency-Key") != workflow.StepKey("w1", 1, 1) || got.Header.Get("X-Fencing-Token") != "7" {
 		t.Errorf("request = %s %s?%s tag %q body %q", got.Method, got.URL.EscapedPath(), got.URL.RawQuery, got.Header.Get("X-Request-Tag"), gotBody)
 	}
 }
