@@ -44,7 +44,6 @@ type httpActionReply struct {
 
 // httpActionTarget is a configured HTTP action's endpoint and credentials.
 type httpActionTarget struct {
-	url *url.URL
 	// base is the URL's scheme and host: the only place a call and its
 	// redirects may go; path is the URL's path template below it.
 	base    *url.URL
@@ -74,13 +73,12 @@ func (r *Registry) httpAction(ac HTTPActionConfig) (action, error) {
 	if err != nil {
 		return action{}, invalidConfig([]string{fmt.Sprintf("httpActions %s: parameters: %v", ac.Name, err)})
 	}
-	u, _ := url.Parse(ac.URL)
 	base, path := splitActionURL(ac.URL)
 	method := strings.ToUpper(ac.Method)
 	if method == "" {
 		method = http.MethodPost
 	}
-	t := &httpActionTarget{url: u, base: base, path: path, method: method, headers: http.Header{}, timeout: ac.Timeout}
+	t := &httpActionTarget{base: base, path: path, method: method, headers: http.Header{}, timeout: ac.Timeout}
 	for name, v := range ac.Headers {
 		t.headers.Set(name, v)
 	}

@@ -124,12 +124,14 @@ approvals:
 		}
 	})
 
-	var list struct {
-		Actions []struct{ Name, Effect, Server, HTTPMethod, HTTPPath string }
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	list, err := g.client(t, gwAlice).Actions(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
-	g.expect(t, http.StatusOK, "GET", "/api/v1/actions", gwAlice, nil, &list)
 	ops := map[string]string{}
-	for _, a := range list.Actions {
+	for _, a := range list {
 		if a.Server != "" {
 			ops[a.Name] = a.Server + " " + a.Effect + " " + a.HTTPMethod + " " + a.HTTPPath
 		}
