@@ -507,3 +507,107 @@ func TestApprovalRulesNameOperations(t *testing.T) {
 		t.Errorf("a rule of a source not loaded yet was refused: %v", err)
 	}
 }
+
+const refChainDoc = `openapi: 3.0.3
+info: {title: t, version: "1"}
+paths:
+  /orders:
+    parameters:
+      - $ref: '#/components/parameters/Region'
+    post:
+      operationId: placeOrder
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {$ref: '#/components/schemas/Order'}
+      responses: {'201': {description: ok}}
+components:
+  parameters:
+    Region:
+      $ref: '#/components/parameters/RegionParam'
+    RegionParam:
+      name: region
+      in: query
+      required: true
+      schema: {$ref: '#/components/schemas/RegionCode'}
+  schemas:
+    RegionCode: {$ref: '#/components/schemas/Code'}
+    Code: {type: string, pattern: '^[A-Z]{2}$'}
+    Order:
+      type: object
+      required: [lines]
+      properties:
+        lines:
+          type: array
+          items: {$ref: '#/components/schemas/Line'}
+    Line:
+      type: object
+      properties:
+        sku: {$ref: '#/components/schemas/Code'}
+        quantity: {type: integer, minimum: 1}
+`
+
+// $ref chains — a parameter $ref to a $ref, a schema $ref to a $ref, a
+// body whose array items are a $ref holding a $ref — are inlined whole.
+func TestRefChainsInlined(t *testing.T) {
+	t.Parallel()
+	f := mount(t, Config{Sources: []SourceConfig{{Name: "shop", Spec: writeDoc(t, refChainDoc), BaseURL: "http://127.0.0.1:1"}}}, nil)
+	got := schemaOf(t, f.reg, "shop.placeOrder")
+	code := map[string]any{"type": "string", "pattern": "^[A-Z]{2}$"}
+	want := map[string]any{
+		"type": "object", "additionalProperties": false, "required": []any{"region", "body"},
+		"properties": map[string]any{
+			"region": code,
+			"body": map[string]any{
+				"type": "object", "required": []any{"lines"},
+				"properties": map[string]any{"lines": map[string]any{
+					"type": "array",
+					"items": map[string]any{"type": "object", "properties": map[string]any{
+						"sku": code, "quantity": map[string]any{"type": "integer", "minimum": 1.0},
+					}},
+				}},
+			},
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("schema (-want +got):\n%s", diff)
+	}
+	bad := map[string]any{"region": "EU", "body": map[string]any{"lines": []any{map[string]any{"sku": "abc", "quantity": 1}}}}
+	if lines := f.reg.ValidateParameters("shop.placeOrder", bad); len(lines) != 1 || !strings.HasPrefix(lines[0], "/body/lines/0/sku") {
+		t.Errorf("problems = %v, want one at /body/lines/0/sku", lines)
+	}
+}
+
+const recursiveDoc = `openapi: 3.0.3
+info: {title: t, version: "1"}
+paths:
+  /nodes:
+    post:
+      operationId: addNode
+      requestBody:
+        content:
+          application/json:
+            schema: {$ref: '#/components/schemas/Node'}
+      responses: {'201': {description: ok}}
+    get:
+      operationId: listNodes
+      responses: {'200': {description: ok}}
+components:
+  schemas:
+    Node:
+      type: object
+      properties:
+        children: {type: array, items: {$ref: '#/components/schemas/Node'}}
+`
+
+func TestRecursiveSchemaSkipped(t *testing.T) {
+	t.Parallel()
+	f := mount(t, Config{Sources: []SourceConfig{{Name: "tree", Spec: writeDoc(t, recursiveDoc), BaseURL: "http://127.0.0.1:1"}}}, nil)
+	if diff := cmp.Diff([]string{"tree.listNodes"}, names(f.reg)); diff != "" {
+		t.Errorf("actions (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(f.log.String(), "tree: operation addNode (POST /nodes) skipped: request body (application/json): its schema is recursive") {
+		t.Errorf("log:\n%s", f.log.String())
+	}
+}
