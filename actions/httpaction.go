@@ -96,7 +96,11 @@ func (r *Registry) httpAction(ac HTTPActionConfig) (action, error) {
 	run := func(ctx context.Context, inv invocation) (workflow.ActionResult, error) {
 		return r.runHTTPAction(ctx, spec, t, inv)
 	}
-	return action{spec: spec, schema: schema, run: run}, nil
+	var check func(map[string]any) []string
+	if placeholderPattern.MatchString(path) {
+		check = func(params map[string]any) []string { return placeholderProblems(path, params) }
+	}
+	return action{spec: spec, schema: schema, check: check, run: run}, nil
 }
 
 // runHTTPAction POSTs the call to the action's URL and turns the JSON reply

@@ -146,9 +146,14 @@ func TestHTTPActionPathValueCannotLeaveItsSegment(t *testing.T) {
 	t.Parallel()
 	srv := newRecorder(t, answer(200, "application/json", `{}`))
 	r := plainActionRegistry(t, srv)
-	for _, id := range []string{"..", ".", ""} {
-		_, err := r.Execute(context.Background(), call("tickets.get", map[string]any{"id": id}))
-		wantKind(t, err, workflow.KindInvalid)
+	for _, action := range []string{"tickets.get", "tickets.close"} {
+		for _, id := range []string{"..", ".", ""} {
+			_, err := r.Execute(context.Background(), call(action, map[string]any{"id": id}))
+			wantKind(t, err, workflow.KindInvalid)
+			if lines := r.ValidateParameters(action, map[string]any{"id": id}); len(lines) != 1 || !strings.Contains(lines[0], "cannot be a path segment") {
+				t.Errorf("%s id %q: problems %v", action, id, lines)
+			}
+		}
 	}
 	if n := len(srv.got()); n != 0 {
 		t.Errorf("%d requests sent, want none", n)

@@ -139,10 +139,16 @@ func (r *Registry) operationAction(op HTTPOperation) (action, error) {
 }
 
 // check refuses path parameters that would leave the path segment they
-// fill: empty values and "." or "..".
+// fill (placeholderProblems).
 func (t *operationTarget) check(params map[string]any) []string {
+	return placeholderProblems(t.op.Path, params)
+}
+
+// placeholderProblems returns a line for each {name} of the path template
+// tmpl whose parameter is missing, empty, "." or "..".
+func placeholderProblems(tmpl string, params map[string]any) []string {
 	var lines []string
-	for _, m := range placeholderPattern.FindAllStringSubmatch(t.op.Path, -1) {
+	for _, m := range placeholderPattern.FindAllStringSubmatch(tmpl, -1) {
 		v, ok := params[m[1]]
 		s := scalarText(v)
 		switch {
