@@ -217,3 +217,40 @@ approvals:
 		t.Error("the tickets token shows in a prompt, message, trace or log line")
 	}
 }
+
+// TestStartupReportsOpenAPIDocumentProblems: problems of openapiActions
+// documents stop the start, every source's at once, like other
+// configuration problems.
+func TestStartupReportsOpenAPIDocumentProblems(t *testing.T) {
+	t.Parallel()
+	doc, err := filepath.Abs(filepath.Join("testdata", "tickets-openapi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "gateway.yaml")
+	yaml := "openapiActions:\n  - {name: crm, spec: crm-openapi.yaml, baseURL: http://127.0.0.1:1}\n" +
+		"  - {name: tickets, spec: " + doc + ", baseURL: http://127.0.0.1:1, include: [getTicket, closeTicket]}\n"
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := launchArgs(t, []string{"GATEWAY_CONFIG=" + path})
+	select {
+	case <-g.done:
+	case <-time.After(15 * time.Second):
+		_ = g.cmd.Process.Kill()
+		t.Fatal("the gateway kept running")
+	}
+	if code := g.cmd.ProcessState.ExitCode(); code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+	out := g.stderr.String()
+	for _, want := range []string{
+		"openapiActions crm: open " + filepath.Join(dir, "crm-openapi.yaml") + ": no such file",
+		`openapiActions tickets: include names "closeTicket", which is no operation of the document`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, out)
+		}
+	}
+}
