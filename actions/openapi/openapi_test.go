@@ -611,3 +611,48 @@ func TestRecursiveSchemaSkipped(t *testing.T) {
 		t.Errorf("log:\n%s", f.log.String())
 	}
 }
+
+// connection: adds the caller's connection headers; a caller without that
+// connection gets a failed step saying so, and nothing is sent.
+func TestCallerConnectionHeaders(t *testing.T) {
+	t.Parallel()
+	var auth []string
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auth = append(auth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id": 1}`)
+	}))
+	defer srv.Close()
+	reg, err := actions.New(actions.Config{Connections: []actions.ConnectionConfig{{
+		User: "alice", Label: "crm", BaseURL: "https://crm.example.test",
+		Headers: map[string]string{"Authorization": "Bearer alice-crm-token-123"},
+	}}}, nil, actions.WithHTTPClient(srv.Client()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(Config{Sources: []SourceConfig{{Name: "tickets", Spec: ticketsDoc, BaseURL: srv.URL, Connection: "crm"}}}, reg, Options{})
+	if err := m.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	run := func(user string) error {
+		_, err := reg.Execute(context.Background(), workflow.ActionCall{
+			Action: "tickets.getTicket", UserID: user, WorkflowID: "w", Round: 1, Step: 1, Parameters: map[string]any{"ticketId": 1},
+		})
+		return err
+	}
+	if err := run("alice"); err != nil {
+		t.Fatal(err)
+	}
+	err = run("bob")
+	if err == nil || !strings.Contains(workflow.PublicMessage(err), `tickets.getTicket needs your connection "crm"`) {
+		t.Errorf("bob's call: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(auth, []string{"Bearer alice-crm-token-123"}) {
+		t.Errorf("Authorization headers sent = %q, want alice's only", auth)
+	}
+}
