@@ -42,6 +42,18 @@ var _ workflow.ApprovalPolicy = (*Approvals)(nil)
 // its tools are listed only once the server answers, after start-up) —
 // and returns the policy, reporting every problem at once.
 func NewApprovals(cfg ApprovalsConfig, reg *Registry, mcpServers ...string) (*Approvals, error) {
+	return NewApprovalsFor(cfg, reg, mcpServers, nil)
+}
+
+// NewApprovalsFor is NewApprovals that also knows the openapiActions
+// sources: a rule naming <source>.<operation> of a source whose document
+// is not loaded yet (its URL could not be fetched at start) is accepted;
+// once the document is loaded, the operation must exist.
+func NewApprovalsFor(cfg ApprovalsConfig, reg *Registry, mcpServers, openapiSources []string) (*Approvals, error) {
+	loaded := map[string]bool{}
+	for _, s := range reg.Actions() {
+		loaded[s.Server] = true
+	}
 	var problems []string
 	def := cfg.Default
 	switch def {
@@ -53,9 +65,11 @@ func NewApprovals(cfg ApprovalsConfig, reg *Registry, mcpServers ...string) (*Ap
 	}
 	for _, name := range sortedKeys(cfg.Actions) {
 		if _, ok := reg.Action(name); !ok {
+			source, _, _ := strings.Cut(name, ".")
+			pending := slices.Contains(openapiSources, source) && !loaded[source]
 			if p := mcpToolProblem(name, mcpServers); p != "" {
 				problems = append(problems, p)
-			} else if !strings.HasPrefix(name, "mcp.") {
+			} else if !pending && !strings.HasPrefix(name, "mcp.") {
 				problems = append(problems, fmt.Sprintf("approvals.actions: %q is not a registered action", name))
 			}
 		}

@@ -41,16 +41,26 @@ type ConnectionConfig struct {
 	secrets []string
 }
 
-// HTTPActionConfig declares an action served by an HTTP endpoint: the
-// gateway POSTs {parameters, documents, connection, idempotencyKey} to URL
-// and reads {text, documents} back.
+// HTTPActionConfig declares an action served by an HTTP endpoint: by
+// default the gateway sends {parameters, documents, connection,
+// idempotencyKey} to URL with Method (POST) and reads back {text,
+// documents} or any other 2xx body (DESIGN §10.2); with Body "parameters"
+// it sends the parameters themselves.
 type HTTPActionConfig struct {
 	Name        string `yaml:"name"`
 	Description string `yaml:"description"`
 	// Parameters is the JSON Schema of the business parameters, written as
 	// YAML. Empty means an object with no parameters.
 	Parameters map[string]any `yaml:"parameters"`
-	URL        string         `yaml:"url"`
+	// URL may hold {name} placeholders in its path, filled (escaped) from
+	// the required parameter of that name.
+	URL string `yaml:"url"`
+	// Method is the HTTP method; empty means POST.
+	Method string `yaml:"method"`
+	// Body is "envelope" (the default: {parameters, documents, connection,
+	// idempotencyKey}) or "parameters": the parameters not used in the URL
+	// are the JSON body (for GET, HEAD and DELETE: the query).
+	Body string `yaml:"body"`
 	// Effect is "read" or "write"; empty means "write".
 	Effect workflow.Effect `yaml:"effect"`
 	// Timeout bounds one call; 0 means Limits.HTTPTimeout.

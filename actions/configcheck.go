@@ -2,6 +2,7 @@ package actions
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
@@ -136,7 +137,60 @@ func (a HTTPActionConfig) problems(where string, names map[string]bool) []string
 	if _, err := compileSchema(a.Name, a.Parameters); err != nil {
 		problems = append(problems, where+": parameters: "+err.Error())
 	}
+	problems = append(problems, a.requestProblems(where)...)
 	return append(problems, HeaderProblems(where, a.Headers)...)
+}
+
+// Bodies of a declared HTTP action (HTTPActionConfig.Body).
+const (
+	BodyEnvelope   = "envelope"
+	BodyParameters = "parameters"
+)
+
+// httpMethods are the methods a declared HTTP action may use.
+var httpMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// requestProblems checks method, body and the URL's {name} placeholders:
+// each names a required parameter, and only in the path.
+func (a HTTPActionConfig) requestProblems(where string) []string {
+	var problems []string
+	method := strings.ToUpper(a.Method)
+	if a.Method != "" && !slices.Contains(httpMethods, method) {
+		problems = append(problems, fmt.Sprintf("%s: method %q must be one of %s", where, a.Method, strings.Join(httpMethods, ", ")))
+	}
+	switch a.Body {
+	case "", BodyEnvelope:
+		if method == http.MethodGet || method == http.MethodHead {
+			problems = append(problems, fmt.Sprintf("%s: method %s sends no body, so not the {parameters, documents, ...} envelope: add body: parameters to send the parameters as the query", where, method))
+		}
+	case BodyParameters:
+		if a.Documents == workflow.DocumentsOptional || a.Documents == workflow.DocumentsRequired {
+			problems = append(problems, where+": documents cannot be sent with body: parameters (only the envelope carries them)")
+		}
+		if a.ConnectionKind != "" {
+			problems = append(problems, where+": connectionKind cannot be used with body: parameters (only the envelope carries the connection's label)")
+		}
+	default:
+		problems = append(problems, fmt.Sprintf("%s: body %q must be envelope or parameters", where, a.Body))
+	}
+	u, err := url.Parse(a.URL)
+	if err != nil || strings.ContainsAny(u.Host, "{}") || strings.ContainsAny(u.RawQuery, "{}") {
+		if !strings.ContainsAny(a.URL, "{}") {
+			return problems
+		}
+		return append(problems, where+": url placeholders {name} are allowed only in the path")
+	}
+	props, _ := a.Parameters["properties"].(map[string]any)
+	required, _ := a.Parameters["required"].([]any)
+	for _, m := range placeholderPattern.FindAllStringSubmatch(u.Path, -1) {
+		switch {
+		case props[m[1]] == nil:
+			problems = append(problems, fmt.Sprintf("%s: url placeholder {%s} names no parameter: declare it under parameters.properties", where, m[1]))
+		case !slices.Contains(required, any(m[1])):
+			problems = append(problems, fmt.Sprintf("%s: url placeholder {%s} must be a required parameter", where, m[1]))
+		}
+	}
+	return problems
 }
 
 // checkBaseURL returns why raw is not a usable absolute http(s) URL, or "".

@@ -54,6 +54,12 @@ func (r *Registry) SetExternal(source string, list []ExternalAction) (skipped ma
 		}
 		built = append(built, a)
 	}
+	return r.mount(source, built, skipped)
+}
+
+// mount publishes built as every action of source in a new snapshot,
+// adding to skipped the actions whose name another source already serves.
+func (r *Registry) mount(source string, built []action, skipped map[string]error) map[string]error {
 	r.extMu.Lock()
 	defer r.extMu.Unlock()
 	old := r.ext.Load()

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twostep/twostep/workflow"
@@ -43,19 +44,41 @@ type httpActionReply struct {
 
 // httpActionTarget is a configured HTTP action's endpoint and credentials.
 type httpActionTarget struct {
-	url     *url.URL
+	// base is the URL's scheme and host: the only place a call and its
+	// redirects may go; path is the URL's path template below it.
+	base    *url.URL
+	path    string
+	method  string
 	headers http.Header
 	timeout time.Duration
 }
 
-// httpAction builds the action declared by ac (already checked).
+// splitActionURL returns a checked action URL's scheme and host, and its
+// path template as written ({name} placeholders kept).
+func splitActionURL(raw string) (base *url.URL, path string) {
+	u, _ := url.Parse(raw)
+	base = &url.URL{Scheme: u.Scheme, Host: u.Host}
+	path = strings.TrimPrefix(raw, u.Scheme+"://")
+	path = path[len(u.Host):]
+	return base, path
+}
+
+// httpAction builds the action declared by ac (already checked): with body
+// "parameters" an HTTPOperation, else the envelope action.
 func (r *Registry) httpAction(ac HTTPActionConfig) (action, error) {
+	if ac.Body == BodyParameters {
+		return r.parametersAction(ac)
+	}
 	schema, err := compileSchema(ac.Name, ac.Parameters)
 	if err != nil {
 		return action{}, invalidConfig([]string{fmt.Sprintf("httpActions %s: parameters: %v", ac.Name, err)})
 	}
-	u, _ := url.Parse(ac.URL)
-	t := &httpActionTarget{url: u, headers: http.Header{}, timeout: ac.Timeout}
+	base, path := splitActionURL(ac.URL)
+	method := strings.ToUpper(ac.Method)
+	if method == "" {
+		method = http.MethodPost
+	}
+	t := &httpActionTarget{base: base, path: path, method: method, headers: http.Header{}, timeout: ac.Timeout}
 	for name, v := range ac.Headers {
 		t.headers.Set(name, v)
 	}
@@ -73,7 +96,11 @@ func (r *Registry) httpAction(ac HTTPActionConfig) (action, error) {
 	run := func(ctx context.Context, inv invocation) (workflow.ActionResult, error) {
 		return r.runHTTPAction(ctx, spec, t, inv)
 	}
-	return action{spec: spec, schema: schema, run: run}, nil
+	var check func(map[string]any) []string
+	if placeholderPattern.MatchString(path) {
+		check = func(params map[string]any) []string { return placeholderProblems(path, params) }
+	}
+	return action{spec: spec, schema: schema, check: check, run: run}, nil
 }
 
 // runHTTPAction POSTs the call to the action's URL and turns the JSON reply
@@ -101,7 +128,11 @@ func (r *Registry) runHTTPAction(ctx context.Context, spec workflow.ActionSpec, 
 	if err != nil {
 		return workflow.ActionResult{}, workflow.WrapKind(workflow.KindInvalid, err, "cannot encode the call to %s", spec.Name)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url.String(), bytes.NewReader(raw))
+	target, err := fillPath(t.base, t.path, inv.call.Parameters)
+	if err != nil {
+		return workflow.ActionResult{}, err
+	}
+	req, err := http.NewRequestWithContext(ctx, t.method, target.String(), bytes.NewReader(raw))
 	if err != nil {
 		return workflow.ActionResult{}, workflow.WrapKind(workflow.KindInternal, err, "cannot build the call to %s", spec.Name)
 	}
@@ -114,14 +145,83 @@ func (r *Registry) runHTTPAction(ctx context.Context, spec workflow.ActionSpec, 
 	req.Header.Set("Idempotency-Key", inv.call.IdempotencyKey)
 	setFencingToken(req.Header, inv.call.FencingToken)
 	what := "the service of action " + quote(spec.Name)
-	rp, err := r.send(ctx, req, t.url, t.timeout, what)
+	rp, err := r.send(ctx, req, t.base, t.timeout, what)
 	if err != nil {
 		return workflow.ActionResult{}, err
 	}
 	if !rp.ok() {
 		return workflow.ActionResult{}, statusError(rp, what, replyDetail(rp.body))
 	}
+	if !envelopeShaped(rp.body) {
+		return r.plainReply(rp, spec.Name)
+	}
 	return r.decodeActionReply(rp.body, what)
+}
+
+// parametersAction builds a declared HTTP action with body "parameters":
+// an HTTPOperation whose URL placeholders are path parameters and whose
+// other parameters are the JSON body's fields (GET, HEAD, DELETE: the
+// query).
+func (r *Registry) parametersAction(ac HTTPActionConfig) (action, error) {
+	base, path := splitActionURL(ac.URL)
+	method := strings.ToUpper(ac.Method)
+	if method == "" {
+		method = http.MethodPost
+	}
+	op := HTTPOperation{
+		Spec: workflow.ActionSpec{
+			Name: ac.Name, Description: ac.Description, Effect: ac.Effect,
+		},
+		Schema: ac.Parameters, Method: method, BaseURL: base.String(), Path: path,
+		Params: map[string]ParamIn{}, Rest: InBodyField, Headers: ac.Headers, Timeout: ac.Timeout,
+	}
+	if op.Spec.Effect == "" {
+		op.Spec.Effect = workflow.EffectWrite
+	}
+	if len(op.Schema) == 0 {
+		op.Schema = map[string]any{"type": "object", "additionalProperties": false}
+	}
+	if method == http.MethodGet || method == http.MethodHead || method == http.MethodDelete {
+		op.Rest = InQuery
+	}
+	u, _ := url.Parse(ac.URL)
+	for _, m := range placeholderPattern.FindAllStringSubmatch(u.Path, -1) {
+		op.Params[m[1]] = InPath
+	}
+	a, err := r.operationAction(op)
+	if err != nil {
+		return action{}, invalidConfig([]string{fmt.Sprintf("httpActions %s: %v", ac.Name, err)})
+	}
+	// A declared action's spec says how it is called like before.
+	a.spec.HTTPMethod, a.spec.HTTPPath = "", ""
+	return a, nil
+}
+
+// envelopeShaped reports whether a reply is the {text, documents} shape:
+// a JSON object with at least one of them, text a string, documents an
+// array, and no other member.
+func envelopeShaped(b []byte) bool {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(b, &fields) != nil || len(fields) == 0 {
+		return false
+	}
+	for k, v := range fields {
+		switch k {
+		case "text":
+			var s string
+			if json.Unmarshal(v, &s) != nil {
+				return false
+			}
+		case "documents":
+			var list []json.RawMessage
+			if json.Unmarshal(v, &list) != nil {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // decodeActionReply checks and converts an HTTP action's {text, documents}.

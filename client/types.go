@@ -105,7 +105,12 @@ type Action struct {
 	ConnectionRequired bool   `json:"connectionRequired"`
 	// Documents is none, optional or required.
 	Documents string `json:"documents"`
-	// Server names the MCP server whose tool the action is ("" for the
-	// gateway's own actions).
+	// Server names the MCP server whose tool the action is, or the
+	// openapiActions entry whose operation it is ("" for the gateway's own
+	// actions).
 	Server string `json:"server,omitempty"`
+	// HTTPMethod and HTTPPath are an OpenAPI operation's method and path
+	// template ("" for other actions).
+	HTTPMethod string `json:"httpMethod,omitempty"`
+	HTTPPath   string `json:"httpPath,omitempty"`
 }

@@ -20,8 +20,11 @@ type ActionView struct {
 	// ConnectionRequired and Documents add detail beyond DESIGN §6.
 	ConnectionRequired bool   `json:"connectionRequired"`
 	Documents          string `json:"documents" enum:"none,optional,required"`
-	// Server names the MCP server whose tool the action is.
-	Server string `json:"server,omitempty" doc:"The MCP server that serves the action (mcp.<server>.<tool>); absent for the gateway's own actions"`
+	// Server names the MCP server or openapiActions entry serving the action.
+	Server string `json:"server,omitempty" doc:"The MCP server (mcp.<server>.<tool>) or the openapiActions entry (<name>.<operationId>) that serves the action; absent for the gateway's own actions"`
+	// HTTPMethod and HTTPPath are an OpenAPI operation's method and path.
+	HTTPMethod string `json:"httpMethod,omitempty" doc:"The HTTP method of the REST operation an openapiActions action calls"`
+	HTTPPath   string `json:"httpPath,omitempty" doc:"The path template of the REST operation an openapiActions action calls, such as /tickets/{id}"`
 }
 
 // ActionList is every registered action, sorted by name.
@@ -70,7 +73,7 @@ func actionViews(specs []workflow.ActionSpec) ([]ActionView, error) {
 		out = append(out, ActionView{
 			Name: a.Name, Description: a.Description, Parameters: params, Effect: string(a.Effect),
 			Connection: a.ConnectionKind, ConnectionRequired: a.ConnectionRequired, Documents: docs,
-			Server: a.Server,
+			Server: a.Server, HTTPMethod: a.HTTPMethod, HTTPPath: a.HTTPPath,
 		})
 	}
 	return out, nil

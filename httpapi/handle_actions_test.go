@@ -3,6 +3,8 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/twostep/twostep/workflow"
@@ -14,6 +16,7 @@ type scopedActions struct{}
 
 var scopedSpecs = []workflow.ActionSpec{
 	{Name: "mcp.files.read", Effect: workflow.EffectRead, Server: "files", Documents: workflow.DocumentsNone},
+	{Name: "tickets.getTicket", Effect: workflow.EffectRead, Server: "tickets", HTTPMethod: "GET", HTTPPath: "/tickets/{ticketId}"},
 	{Name: "mcp.mine.write", Effect: workflow.EffectWrite, Server: "mine", Documents: workflow.DocumentsNone},
 }
 
@@ -23,7 +26,7 @@ func (scopedActions) ForUser(userID string) workflow.Registry {
 	if userID == "alice" {
 		return scopedView(scopedSpecs)
 	}
-	return scopedView(scopedSpecs[:1])
+	return scopedView(scopedSpecs[:2])
 }
 
 // scopedView is the part of a workflow.Registry the handler reads.
@@ -40,14 +43,15 @@ func (v scopedView) Execute(_ context.Context, call workflow.ActionCall) (workfl
 func (v scopedView) Connections(string) []workflow.Connection { return nil }
 
 // TestListActionsShowsServersAndScopesPerUser: MCP tools carry their
-// server, and a per-user server's tools are listed to that user only.
+// server, OpenAPI operations their source, method and path, and a per-user server's tools are listed to that user only.
 func TestListActionsShowsServersAndScopesPerUser(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t, func(o *Options) { o.Actions = scopedActions{} })
 	for _, tt := range []struct {
 		token string
 		want  []string
-	}{{aliceToken, []string{"mcp.files.read@files", "mcp.mine.write@mine"}}, {bobToken, []string{"mcp.files.read@files"}}} {
+	}{{aliceToken, []string{"mcp.files.read@files", "tickets.getTicket@tickets GET /tickets/{ticketId}", "mcp.mine.write@mine"}},
+		{bobToken, []string{"mcp.files.read@files", "tickets.getTicket@tickets GET /tickets/{ticketId}"}}} {
 		rec := env.do(t, "GET", "/api/v1/actions", tt.token, nil)
 		var list ActionList
 		if err := json.Unmarshal(rec.Body.Bytes(), &list); err != nil || rec.Code != 200 {
@@ -55,9 +59,9 @@ func TestListActionsShowsServersAndScopesPerUser(t *testing.T) {
 		}
 		var got []string
 		for _, a := range list.Actions {
-			got = append(got, a.Name+"@"+a.Server)
+			got = append(got, strings.TrimSpace(a.Name+"@"+a.Server+" "+a.HTTPMethod+" "+a.HTTPPath))
 		}
-		if len(got) != len(tt.want) || got[0] != tt.want[0] || got[len(got)-1] != tt.want[len(tt.want)-1] {
+		if !slices.Equal(got, tt.want) {
 			t.Errorf("actions = %v, want %v", got, tt.want)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 
 // Health is the body of /healthz and /readyz.
 type Health struct {
-	Status string            `json:"status" enum:"ok,degraded,unavailable" doc:"degraded: ready, but a configured model does not answer its probe (see checks.model) or an MCP server is unreachable (see checks[\"mcp.<name>\"])"`
+	Status string            `json:"status" enum:"ok,degraded,unavailable" doc:"degraded: ready, but a configured model does not answer its probe (see checks.model) an MCP server is unreachable (see checks[\"mcp.<name>\"]) or an openapiActions document cannot be fetched (see checks[\"openapi.<name>\"])"`
 	Checks map[string]string `json:"checks,omitempty" doc:"Each readiness check: ok or what failed"`
 	// Models lists every configured model, provider/model (readyz only).
 	Models []string `json:"models,omitempty" doc:"Every configured model (stage models and fallbacks), provider/model"`

@@ -133,6 +133,10 @@ func TestAdminPageInBrowser(t *testing.T) {
 	if !strings.Contains(mcpTool, "mcp.files.read") || !strings.Contains(mcpTool, "MCP files") || !strings.Contains(mcpTool, "<img src=x") {
 		t.Errorf("the actions panel shows the MCP tool as %q, want its name, server and description as text", mcpTool)
 	}
+	operation := evaluate[string](ctx, t, `Array.from(document.querySelectorAll('#actions li')).map(e => e.textContent).find(s => s.startsWith('tickets.')) || ''`)
+	if !strings.Contains(operation, "OpenAPI tickets") || !strings.Contains(operation, "GET /tickets/{ticketId}") {
+		t.Errorf("the actions panel shows the OpenAPI operation as %q, want its source, method and path", operation)
+	}
 	// The call's meta line names its output mode (the scripted model's calls are text).
 	meta := evaluate[string](ctx, t, `document.querySelector('.call[data-stage="stage2"] .meta').textContent`)
 	if !strings.Contains(meta, " · template stage2 · output text") {

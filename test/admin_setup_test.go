@@ -117,6 +117,14 @@ func newAdminEnv(t *testing.T) *adminEnv {
 			return workflow.ActionResult{Text: "file text"}, nil
 		},
 	}})
+	// An OpenAPI operation, as actions/openapi mounts it: the panel shows
+	// its source, method and path.
+	g.Registry.SetOperations("openapi.tickets", []actions.HTTPOperation{{
+		Spec:   workflow.ActionSpec{Name: "tickets.getTicket", Description: "Read one ticket", Effect: workflow.EffectRead, Server: "tickets"},
+		Schema: map[string]any{"type": "object", "properties": map[string]any{"ticketId": map[string]any{"type": "integer"}}, "required": []any{"ticketId"}},
+		Method: "GET", BaseURL: "https://tickets.example.test", Path: "/tickets/{ticketId}",
+		Params: map[string]actions.ParamIn{"ticketId": actions.InPath},
+	}})
 	ctx, cancel := context.WithCancel(context.Background())
 	g.Engine.Start(ctx)
 	hs := httptest.NewServer(g.API.Routes())

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/twostep/twostep/actions"
 	"github.com/twostep/twostep/actions/mcp"
+	"github.com/twostep/twostep/actions/openapi"
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/redisstore"
@@ -68,6 +70,8 @@ type Config struct {
 	Actions actions.Config `env:"-"`
 	// MCP is the file's mcpServers, resolved (actions/mcp).
 	MCP mcp.Config `env:"-"`
+	// OpenAPI is the file's openapiActions, resolved (actions/openapi).
+	OpenAPI openapi.Config `env:"-"`
 }
 
 // FileConfig is the gateway's own part of the GATEWAY_CONFIG file; the
@@ -84,6 +88,8 @@ type FileConfig struct {
 	HTTPActions yaml.Node `yaml:"httpActions"`
 	// MCPServers is checked by mcp.ConfigFromYAML.
 	MCPServers yaml.Node `yaml:"mcpServers"`
+	// OpenAPIActions is checked by openapi.ConfigFromYAML.
+	OpenAPIActions yaml.Node `yaml:"openapiActions"`
 	// Models routes stages to models and lists the fallbacks (models.go).
 	Models FileModels `yaml:"models"`
 	// Approvals says which calls wait for a person's decision (DESIGN
@@ -224,6 +230,11 @@ func (c *Config) readFile(getenv func(string) string) []string {
 		problems = append(problems, fmt.Sprintf("GATEWAY_CONFIG %s: %v", c.ConfigFile, err))
 	}
 	c.MCP = mc
+	oc, err := openapi.ConfigFromYAML(&c.File.OpenAPIActions, filepath.Dir(c.ConfigFile), lookup)
+	if err != nil {
+		problems = append(problems, fmt.Sprintf("GATEWAY_CONFIG %s: %v", c.ConfigFile, err))
+	}
+	c.OpenAPI = oc
 	return problems
 }
 
@@ -380,6 +391,7 @@ func (c *Config) LLM() llm.Config {
 // secrets come from the actions registry.
 func (c *Config) Secrets() []string {
 	s := append([]string{c.OpenAIAPIKey, c.AnthropicAPIKey, c.GoogleAPIKey}, c.MCP.Secrets()...)
+	s = append(s, c.OpenAPI.Secrets()...)
 	for _, cr := range append(append([]httpapi.Credential(nil), c.Users...), c.Admins...) {
 		if cr.Token != "" {
 			s = append(s, cr.Token)

@@ -94,12 +94,16 @@ mcpServers:
     command: node
     args: [server.js]
     env: {FILES_TOKEN: "${CRM_TOKEN}"}
+openapiActions:
+  - name: tickets
+    spec: tickets.yaml
+    headers: {X-Api-Key: "${TICKETS_KEY}"}
 `
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := LoadConfig(envOf(map[string]string{
-		"GATEWAY_TOKENS": "alice:alice-token-000000001", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": path, "CRM_TOKEN": "crm-secret",
+		"GATEWAY_TOKENS": "alice:alice-token-000000001", "OPENAI_API_KEY": "k", "GATEWAY_CONFIG": path, "CRM_TOKEN": "crm-secret", "TICKETS_KEY": "tickets-key-0123456789",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -139,6 +143,10 @@ mcpServers:
 	}
 	if len(cfg.MCP.Servers) != 1 || cfg.MCP.Servers[0].Env["FILES_TOKEN"] != "crm-secret" || !slices.Contains(cfg.Secrets(), "crm-secret") {
 		t.Errorf("mcp config = %+v; the resolved env value must be a secret", cfg.MCP)
+	}
+	if src := cfg.OpenAPI.Sources; len(src) != 1 || src[0].Spec != filepath.Join(filepath.Dir(path), "tickets.yaml") ||
+		!slices.Contains(cfg.Secrets(), "tickets-key-0123456789") {
+		t.Errorf("openapi config = %+v; the spec is relative to the file, the resolved header a secret", cfg.OpenAPI)
 	}
 
 	short := filepath.Join(t.TempDir(), "short.yaml")

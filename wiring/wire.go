@@ -3,6 +3,7 @@ package wiring
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/twostep/twostep/actions"
 	"github.com/twostep/twostep/actions/mcp"
+	"github.com/twostep/twostep/actions/openapi"
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/memstore"
@@ -46,6 +48,9 @@ type Gateway struct {
 	Metrics    *metrics.Metrics
 	Redactor   *redact.Redactor // every configured secret, in every form
 	MCP        *mcp.Manager     // the MCP servers' supervisors (started by the caller)
+	// OpenAPI holds the openapiActions documents, loaded by Wire; the
+	// caller starts their refreshes and closes it.
+	OpenAPI *openapi.Manager
 	// Tel is the OpenTelemetry setup (nil or off: no spans).
 	Tel        *telemetry.Telemetry
 	closeStore func() error // releases the store's connections
@@ -75,7 +80,7 @@ func WireTraced(ctx context.Context, cfg Config, log zerolog.Logger, model Named
 	} else {
 		g.Model = model
 	}
-	if err := g.build(cfg, log); err != nil {
+	if err := g.build(ctx, cfg, log); err != nil {
 		g.closeStore()
 		return nil, err
 	}
@@ -148,26 +153,27 @@ func ModelCheck(m any) func(context.Context) error {
 
 // build wires registry, prompts, modes, engine and HTTP API over the
 // opened store and model.
-func (g *Gateway) build(cfg Config, log zerolog.Logger) error {
+func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	l := cfg.File.Limits
 	actionModel := &telemetry.ActionModel{Model: g.Model} // traced once the tracer exists, below
 	reg, err := actions.New(cfg.Actions, actionModel, actions.WithLogger(log.With().Str("component", "actions").Logger()),
-		actions.WithSecrets(cfg.MCP.Secrets()...))
+		actions.WithSecrets(append(cfg.MCP.Secrets(), cfg.OpenAPI.Secrets()...)...))
 	if err != nil {
 		return fmt.Errorf("actions.New: %w", err)
 	}
 	g.MCP = mcp.New(cfg.MCP, reg, mcp.Options{
 		Logger: log.With().Str("component", "mcp").Logger(), Limits: cfg.Actions.Limits, Version: Version(),
 	})
-	var deps func() map[string]string
-	if len(cfg.MCP.Servers) > 0 {
-		deps = g.MCP.Status
+	g.OpenAPI = openapi.New(cfg.OpenAPI, reg, openapi.Options{Logger: log.With().Str("component", "openapi").Logger()})
+	if err := g.OpenAPI.Load(ctx); err != nil {
+		return fmt.Errorf("GATEWAY_CONFIG: %w", err)
 	}
+	deps := dependencies(cfg, g.MCP, g.OpenAPI)
 	servers := make([]string, 0, len(cfg.MCP.Servers))
 	for _, s := range cfg.MCP.Servers {
 		servers = append(servers, s.Name)
 	}
-	approvals, err := actions.NewApprovals(cfg.File.Approvals, reg, servers...)
+	approvals, err := actions.NewApprovalsFor(cfg.File.Approvals, reg, servers, cfg.OpenAPI.Names())
 	if err != nil {
 		return fmt.Errorf("GATEWAY_CONFIG: %w", err)
 	}
@@ -225,6 +231,19 @@ func (g *Gateway) build(cfg Config, log zerolog.Logger) error {
 	}
 	observer.api.Store(g.API)
 	return nil
+}
+
+// dependencies returns /readyz's extra checks: each MCP server and each
+// openapiActions source (nil when there is none).
+func dependencies(cfg Config, m *mcp.Manager, o *openapi.Manager) func() map[string]string {
+	if len(cfg.MCP.Servers) == 0 && len(cfg.OpenAPI.Sources) == 0 {
+		return nil
+	}
+	return func() map[string]string {
+		out := m.Status()
+		maps.Copy(out, o.Status())
+		return out
+	}
 }
 
 // roundObserver is the engine's Observer: the metrics (every method,

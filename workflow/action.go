@@ -60,9 +60,13 @@ type ActionSpec struct {
 	// none); ConnectionRequired says whether it cannot run without one.
 	ConnectionKind     string `json:"connectionKind,omitempty"`
 	ConnectionRequired bool   `json:"connectionRequired"`
-	// Server names the MCP server that serves the action ("" for actions
-	// of the gateway itself).
+	// Server names the MCP server or the openapiActions entry that serves
+	// the action ("" for actions of the gateway itself).
 	Server string `json:"server,omitempty"`
+	// HTTPMethod and HTTPPath are the REST operation an OpenAPI action
+	// calls ("GET", "/tickets/{id}"); empty for every other action.
+	HTTPMethod string `json:"httpMethod,omitempty"`
+	HTTPPath   string `json:"httpPath,omitempty"`
 }
 
 // Method returns the part of the name before the dot.

@@ -83,6 +83,9 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r 
 	// first request. shutdown stops them after the engine.
 	g.MCP.Start(ctx)
 	defer g.MCP.Close()
+	// openapiActions documents were loaded by Wire; URL ones refresh.
+	g.OpenAPI.Start(ctx)
+	defer g.OpenAPI.Close()
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

@@ -86,7 +86,8 @@
   }
 
   // loadActions lists every registered action; an MCP tool shows its
-  // server and that server's readiness (from /readyz).
+  // server, an OpenAPI operation its source, method and path, each with
+  // that server's or document's readiness (from /readyz).
   async function loadActions() {
     const list = $('actions');
     try {
@@ -95,10 +96,13 @@
       const checks = (ready && ready.checks) || {};
       clear(list);
       for (const a of data.actions) {
-        const state = a.server ? checks['mcp.' + a.server] : '';
+        const kind = a.httpMethod ? 'openapi' : 'mcp';
+        const state = a.server ? checks[kind + '.' + a.server] : '';
+        const label = (kind === 'openapi' ? 'OpenAPI ' : 'MCP ') + a.server;
         list.appendChild(el('li', null,
           el('div', 'wf-title', a.name), badge(a.effect, 'effect'),
-          a.server ? badge('MCP ' + a.server + (state && state !== 'ok' ? ': ' + state : ''), state && state !== 'ok' ? 'failed' : 'mode') : null,
+          a.server ? badge(label + (state && state !== 'ok' ? ': ' + state : ''), state && state !== 'ok' ? 'failed' : 'mode') : null,
+          a.httpMethod ? el('div', 'meta http-op', a.httpMethod + ' ' + a.httpPath) : null,
           el('div', 'meta', a.description || '')));
       }
     } catch (err) { showError(err); }
