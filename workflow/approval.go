@@ -13,10 +13,6 @@ import (
 // EngineConfig.ApprovalTimeout is 0 (DESIGN §9.1).
 const DefaultApprovalTimeout = 24 * time.Hour
 
-// ApprovalScanInterval is how often each instance looks for overdue
-// approvals (a decision arriving late expires its approval at once).
-const ApprovalScanInterval = time.Minute
-
 // MessageRejected is the status of the action message of a step whose
 // approval was refused (or expired): the action did not run.
 const MessageRejected MessageStatus = "rejected"
@@ -292,34 +288,5 @@ func (e *Engine) expire(ctx context.Context, wf *Workflow) (*Workflow, error) {
 func (e *Engine) approvalDecided(outcome string, p *PendingApproval) {
 	if o, ok := e.observer().(ApprovalObserver); ok {
 		o.ApprovalDecided(outcome, e.now().Sub(p.RequestedAt))
-	}
-}
-
-// ExpireApprovals rejects, with comment "expired", every pending approval
-// past its expiresAt, reading at most one listing page of 200 workflows
-// at a time; any instance may run it (the version check lets one win).
-// It returns how many it expired.
-func (e *Engine) ExpireApprovals(ctx context.Context) (int, error) {
-	n := 0
-	cursor := ""
-	for {
-		page, next, err := e.store.ListAll(ctx, Page{Limit: 200, Cursor: cursor})
-		if err != nil {
-			return n, err
-		}
-		for _, wf := range page {
-			if wf.Status != StatusAwaitingApproval || wf.PendingApproval == nil || e.now().Before(wf.PendingApproval.ExpiresAt) {
-				continue
-			}
-			if _, err := e.expire(ctx, wf); err == nil {
-				n++
-			} else if KindOf(err) != KindConflict && KindOf(err) != KindTooMany {
-				return n, err
-			}
-		}
-		if next == "" {
-			return n, nil
-		}
-		cursor = next
 	}
 }
