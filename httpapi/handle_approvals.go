@@ -49,9 +49,11 @@ func (s *Server) decideApproval(ctx context.Context, in *decisionInput) (*waited
 	if errors.As(err, &pp) {
 		details := make([]error, 0, len(pp.Lines))
 		for _, line := range pp.Lines {
+			// "parameters.<key>: ..." (forbidden or not asked for) or a
+			// schema line "/<json pointer>: ...".
 			path, msg, _ := strings.Cut(line, ": ")
 			loc := "body.parameters"
-			if p := strings.Trim(path, "/"); p != "" {
+			if p := strings.Trim(strings.TrimPrefix(path, "parameters."), "/"); p != "" {
 				loc += "." + strings.ReplaceAll(p, "/", ".")
 			}
 			details = append(details, &huma.ErrorDetail{Location: loc, Message: msg})

@@ -59,13 +59,15 @@ func (s *Server) observeRequests() gin.HandlerFunc {
 	}
 }
 
-// rejectMalformedQuery answers 400 for a query string that does not decode:
-// url.Values silently drops such a pair, so "?limit=%ZZ" would run with the
-// default and "?bogus=%ZZ" would pass the unknown-parameter check.
+// rejectMalformedQuery answers 422 for a query string that does not decode,
+// as for any other invalid query parameter: url.Values silently drops such
+// a pair, so "?limit=%ZZ" would run with the default and "?bogus=%ZZ"
+// would pass the unknown-parameter check. Every operation of the OpenAPI
+// document declares 422 (completeOpenAPI).
 func rejectMalformedQuery() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if _, err := url.ParseQuery(c.Request.URL.RawQuery); err != nil {
-			writeProblem(c, http.StatusBadRequest, "the query string is malformed (invalid percent-encoding?): "+err.Error())
+			writeProblem(c, http.StatusUnprocessableEntity, "the query string is malformed (invalid percent-encoding?): "+err.Error())
 			return
 		}
 		c.Next()

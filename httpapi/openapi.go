@@ -10,7 +10,7 @@ import (
 // completeOpenAPI makes the generated document say what the handlers
 // really send where huma's reflection cannot know it: raw document bytes,
 // the event stream, null-able objects behind a $ref, 415 for request
-// bodies, and the relative server. TestOpenAPIDescribesEveryResponse
+// bodies, 422 for a bad query on every route, and the relative server. TestOpenAPIDescribesEveryResponse
 // (cmd/gateway) checks every route's real responses against the result.
 func completeOpenAPI(oapi *huma.OpenAPI) {
 	oapi.Servers = []*huma.Server{{URL: "/", Description: "The gateway serving this document"}}
@@ -28,6 +28,9 @@ func completeOpenAPI(oapi *huma.OpenAPI) {
 			if op == nil {
 				continue
 			}
+			// Every route refuses a malformed query string and (huma's
+			// RejectUnknownQueryParameters) an unknown parameter.
+			addProblem(op, http.StatusUnprocessableEntity, "A query parameter is malformed, unknown or invalid")
 			if op.RequestBody != nil {
 				addProblem(op, http.StatusUnsupportedMediaType, "The body is not application/json")
 				addProblem(op, http.StatusServiceUnavailable, "Too many request bodies in flight (limits.maxInflightUploadBytes); retry after Retry-After")

@@ -102,7 +102,7 @@ func trimErrorValues(_ huma.Context, _ string, v any) (any, error) {
 			continue
 		}
 		if s, ok := d.Value.(string); ok && len(s) > maxEchoedValue {
-			d.Value = s[:maxEchoedValue] + "…(truncated)"
+			d.Value = workflow.CutUTF8(s, maxEchoedValue) + "…(truncated)"
 		}
 	}
 	return em, nil

@@ -110,7 +110,8 @@ func TestPanicBecomesProblem(t *testing.T) {
 
 // TestMalformedQueryIsRejected: url.Values drops a pair it cannot decode,
 // so "?limit=%ZZ" would silently list with the default limit and
-// "?bogus=%ZZ" would slip past the unknown-parameter check. Both are 400.
+// "?bogus=%ZZ" would slip past the unknown-parameter check. Both are 422,
+// as any other invalid query parameter.
 func TestMalformedQueryIsRejected(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t, nil)
@@ -120,8 +121,8 @@ func TestMalformedQueryIsRejected(t *testing.T) {
 		"/api/v1/workflows/wf_x/messages?after=1%",
 	} {
 		rec := env.do(t, http.MethodGet, path, aliceToken, nil)
-		if rec.Code != http.StatusBadRequest {
-			t.Errorf("GET %s = %d, want 400: %s", path, rec.Code, rec.Body)
+		if rec.Code != http.StatusUnprocessableEntity {
+			t.Errorf("GET %s = %d, want 422: %s", path, rec.Code, rec.Body)
 			continue
 		}
 		if p := problem(t, rec); !strings.Contains(fmt.Sprint(p), "query string") {

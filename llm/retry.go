@@ -92,11 +92,7 @@ func (m *Model) redact(err error) error {
 	for _, s := range m.secrets {
 		msg = strings.ReplaceAll(msg, s, "[redacted]")
 	}
-	const maxLen = 500
-	if len(msg) > maxLen {
-		msg = msg[:maxLen] + "…"
-	}
-	return errors.New(msg)
+	return errors.New(workflow.Clip(msg, 500))
 }
 
 // providerReason is the provider's own explanation of a refusal (for
@@ -118,11 +114,7 @@ func providerReason(cause error) string {
 			return ""
 		}
 	}
-	msg = strings.Join(strings.Fields(msg), " ")
-	const maxLen = 300
-	if len(msg) > maxLen {
-		msg = strings.ToValidUTF8(msg[:maxLen], "") + "…"
-	}
+	msg = workflow.Clip(strings.Join(strings.Fields(msg), " "), 300)
 	if msg == "" {
 		return ""
 	}

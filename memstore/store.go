@@ -36,6 +36,8 @@ type Store struct {
 	wfs     map[string]*record             // by workflow id
 	traces  map[string]string              // trace id -> workflow id
 	running map[string]map[string]struct{} // user id -> ids of the user's running workflows
+	due     []dueEntry                     // workflows awaiting approval, by expiresAt (approvals.go)
+	dueAt   map[string]int64               // workflow id -> its entry's expiresAt in due
 }
 
 // record is everything one workflow owns.
@@ -128,6 +130,7 @@ func New(opts ...Option) *Store {
 		wfs:      make(map[string]*record),
 		traces:   make(map[string]string),
 		running:  make(map[string]map[string]struct{}),
+		dueAt:    make(map[string]int64),
 	}
 	for _, o := range opts {
 		o(s)
@@ -204,6 +207,7 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	s.wfs[wf.ID] = rec
 	s.appendTraces(wf.ID, rec, traces)
 	s.indexRunning(wf.ID, rec)
+	s.indexApproval(wf.ID, rec)
 	s.sweepIfDue()
 	// The caller's workflow as it gave it (not the stored form), handed
 	// back rather than copied, which the Store contract allows (the store
@@ -255,6 +259,7 @@ func (s *Store) remove(id string, rec *record) {
 	}
 	delete(s.wfs, id)
 	s.unindexRunning(id, rec.userID)
+	s.unindexApproval(id)
 }
 
 // recordForCommit returns the record a commit of wf at expected applies to,

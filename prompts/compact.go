@@ -59,9 +59,7 @@ func (b *Builder) Compact(in CompactInput) (Rendered, error) {
 // limit characters. An empty summary is rejected (problem
 // set). parsed is what the trace records.
 func ParseSummary(reply string, limit int) (text string, parsed json.RawMessage, problem string) {
-	if len(reply) > MaxReplyBytes {
-		reply = strings.ToValidUTF8(reply[:MaxReplyBytes], "")
-	}
+	reply = workflow.CutUTF8(reply, MaxReplyBytes)
 	text = strings.TrimSpace(reply)
 	if strings.HasPrefix(text, "```") {
 		text = strings.TrimPrefix(text, "```")

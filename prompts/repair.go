@@ -18,10 +18,7 @@ type RepairInput struct {
 
 // Repair renders the repair prompt (template "repair").
 func (b *Builder) Repair(in RepairInput) (Rendered, error) {
-	prev := in.Previous
-	if len(prev) > MaxReplyBytes {
-		prev = prev[:MaxReplyBytes]
-	}
+	prev := workflow.CutUTF8(in.Previous, MaxReplyBytes)
 	return b.render(templates.Repair, in.Template, map[string]string{
 		templates.KeyPreviousResponse:   prev,
 		templates.KeyAvailableMethods:   b.methods.Methods(in.Actions),

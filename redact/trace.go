@@ -63,6 +63,10 @@ func (s *tracesStore) AppendTrace(ctx context.Context, t workflow.Trace) error {
 	return s.Store.AppendTrace(ctx, s.r.Trace(t))
 }
 
+// Unwrap returns the wrapped store (workflow.StoreWrapper), so the engine
+// reads its approval index directly: the index holds no trace.
+func (s *tracesStore) Unwrap() workflow.Store { return s.Store }
+
 // ClaimRoundLoad claims and reads through the wrapped store, in one step
 // when it can (workflow.RoundLoader): no trace is written.
 func (s *tracesStore) ClaimRoundLoad(ctx context.Context, workflowID, owner string, ttl time.Duration) (int64, *workflow.Workflow, []workflow.Message, error) {

@@ -30,8 +30,11 @@ import (
 // one fails, the applied commit still succeeds and the stale entry is
 // skipped by readers.
 //
-// Index entries written before a conflicting script are harmless: readers
-// check them against the workflow's state.
+// A workflow stored awaiting approval gets its approval index entry in the
+// same pipeline (approvals.go); one leaving that status costs a ZREM after
+// the script, as the running set's SREM. Index entries written before a
+// conflicting script are harmless: readers check them against the
+// workflow's state.
 func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Workflow, _ []workflow.Message, err error) {
 	defer workflow.Wrap(&err, "redisstore.Commit")
 	if err := c.Validate(); err != nil {
@@ -98,6 +101,9 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		if addRunning {
 			addCmd = p.SAdd(ctx, head.runningKey, head.boxedEntry)
 		}
+		if awaiting(wf) {
+			s.indexApproval(ctx, p, wf, entry)
+		}
 		for _, t := range c.Traces {
 			// As AppendTrace's: a stored trace is always findable by id.
 			p.Set(ctx, s.keys.trace(t.ID), head.boxedEntry, s.opts.Retention)
@@ -118,6 +124,9 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 			// back the running-set entry queued before the script, so
 			// nothing of it is left.
 			_ = s.unlistRunning(ctx, wf.ID, wf.UserID)
+		}
+		if awaiting(wf) {
+			_ = s.unlistApproval(ctx, wf.ID, wf.UserID) // as the running-set entry
 		}
 		if other, _, oerr := s.ownerOf(ctx, wf.ID); oerr == nil && other != wf.UserID {
 			return nil, nil, workflow.Errorf(workflow.KindInvalid, "workflow %s cannot change its user", wf.ID)
@@ -158,6 +167,11 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		// entry, which Running skips, and must not be reported as a
 		// commit that wrote nothing.
 		_ = s.unlistRunning(ctx, wf.ID, wf.UserID)
+	}
+	if !awaiting(wf) && prev == string(workflow.StatusAwaitingApproval) {
+		// The decision (or expiry, stop...) is applied: as above, a
+		// failed ZREM leaves a stale entry, which DueApprovals removes.
+		_ = s.unlistApproval(ctx, wf.ID, wf.UserID)
 	}
 	if len(dropped) > 0 {
 		// Past the trace cap: their index entries go with a later

@@ -8,9 +8,10 @@ import (
 
 // DeleteWorkflow removes every key of the workflow and its entries in its
 // user's listing and running set in one script, in the user's slot; then
-// its owner key, its entries in the store-wide listing and running set and
-// its trace index entries (other slots, so separate commands in one
-// pipeline, with queued entries of traces dropped past the cap).
+// its owner key, its entries in the store-wide listing, running set and
+// approval index and its trace index entries (other slots, so separate
+// commands in one pipeline, with queued entries of traces dropped past
+// the cap).
 // KindNotFound when it does not exist. Should that cleanup
 // fail, the delete still succeeds: the entries left behind point to a
 // workflow that is gone, which readers skip.
@@ -55,6 +56,7 @@ func (s *Store) DeleteWorkflow(ctx context.Context, id string) (err error) {
 	pipe.Del(ctx, s.keys.owner(id))
 	pipe.ZRem(ctx, s.keys.listingPart(part), entry)
 	pipe.SRem(ctx, s.keys.runningPart(part), entry)
+	pipe.ZRem(ctx, s.keys.approvalsPart(part), entry)
 	for _, t := range traceIDs {
 		pipe.Del(ctx, s.keys.trace(t)) // one DEL per key: they are in different slots
 	}

@@ -251,6 +251,11 @@ func keysLeft(t *testing.T, client redis.UniversalClient, prefix, id string) int
 				count()
 			}
 		}
+		for _, r := range client.ZRange(ctx, tag+"approvals", 0, -1).Val() {
+			if strings.HasPrefix(r, id+"\x00") {
+				count()
+			}
+		}
 	}
 	scan(prefix+":trace:*", func(key string) {
 		if strings.HasPrefix(client.Get(ctx, key).Val(), id+"\x00") {

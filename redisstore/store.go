@@ -31,6 +31,9 @@
 //	twostep:trace:{<traceId>}    the ref of a trace's workflow
 //	twostep:{i<n>}:workflows     partition n (of 16) of the admin listing: sorted set of refs
 //	twostep:{i<n>}:running       partition n of the running set (the recovery scan): set of refs
+//	twostep:{i<n>}:approvals     partition n of the approval index: sorted set of refs of
+//	                             workflows awaiting approval, scored by expiresAt (ms)
+//	twostep:approvals:indexed    set once the approval index was backfilled (approvals.go)
 //
 // A ref is "<id>\x00<u>": the workflow id and its escaped user, which sorts
 // as the id does. A workflow's entries go to partition fnv32a(id) mod 16,

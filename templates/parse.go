@@ -142,8 +142,5 @@ func validKeyName(s string) bool {
 
 // excerpt returns at most the first 40 bytes of s, for error messages.
 func excerpt(s string) string {
-	if len(s) > 40 {
-		return strings.ToValidUTF8(s[:40], "") + "..."
-	}
-	return s
+	return workflow.Clip(s, 40)
 }

@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -13,10 +12,6 @@ import (
 // DefaultApprovalTimeout is how long an approval waits for a decision when
 // EngineConfig.ApprovalTimeout is 0 (DESIGN §9.1).
 const DefaultApprovalTimeout = 24 * time.Hour
-
-// ApprovalScanInterval is how often each instance looks for overdue
-// approvals (a decision arriving late expires its approval at once).
-const ApprovalScanInterval = time.Minute
 
 // MessageRejected is the status of the action message of a step whose
 // approval was refused (or expired): the action did not run.
@@ -216,31 +211,33 @@ type ParameterProblems struct{ Lines []string }
 
 func (p *ParameterProblems) Error() string { return strings.Join(p.Lines, "; ") }
 
-// checkEdit validates edited parameters against the action's schema and,
-// in the React mode, the fields Stage 1 asked for plus the required ones.
+// AskedFieldsChecker is implemented by a Mode whose model fills only the
+// parameters a step asked for (React's Stage 2). CheckAskedFields returns
+// one problem line per key of params outside the fields that may be filled
+// for action after asked was asked for (nil: every key is allowed), by
+// the very rule the mode applies to its model's reply
+// (prompts.CheckAskedFields), which workflow cannot import (DESIGN §2).
+type AskedFieldsChecker interface {
+	CheckAskedFields(params map[string]any, action ActionSpec, asked []FieldSpec) []string
+}
+
+// checkEdit judges a person's edited parameters as the step's own model
+// reply is judged (prompts.ParseStage2), with the same lines in the same
+// order: forbidden keys, then — for a step whose Stage 1 asked for fields,
+// in a mode that is an AskedFieldsChecker — keys outside the fields that
+// may be filled, then the action's schema.
 func (e *Engine) checkEdit(wf *Workflow, action string, params map[string]any) []string {
-	problems := e.registry.ValidateParameters(action, params)
-	cp := wf.Checkpoint
-	if cp == nil || cp.Selection == nil {
-		return problems
-	}
-	allowed := map[string]bool{}
-	for _, f := range cp.Selection.ParametersSchema.Fields {
-		allowed[f.Name] = true
-	}
-	if spec, ok := e.registry.Action(action); ok {
-		var schema struct {
-			Required []string `json:"required"`
-		}
-		_ = json.Unmarshal(spec.Parameters, &schema)
-		for _, r := range schema.Required {
-			allowed[r] = true
+	problems := ForbiddenKeyProblems(params)
+	if cp := wf.Checkpoint; cp != nil && cp.Selection != nil {
+		checker, isChecker := e.modes[wf.Mode].(AskedFieldsChecker)
+		if spec, ok := e.registry.Action(action); ok && isChecker {
+			for _, line := range checker.CheckAskedFields(params, spec, cp.Selection.ParametersSchema.Fields) {
+				problems = append(problems, Clip(line, MaxProblemLine))
+			}
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(params)) {
-		if !allowed[k] {
-			problems = append(problems, fmt.Sprintf("/%s: Stage 1 did not ask for this field", k))
-		}
+	for _, line := range e.registry.ValidateParameters(action, params) {
+		problems = append(problems, Clip(line, MaxProblemLine))
 	}
 	return problems
 }
@@ -291,34 +288,5 @@ func (e *Engine) expire(ctx context.Context, wf *Workflow) (*Workflow, error) {
 func (e *Engine) approvalDecided(outcome string, p *PendingApproval) {
 	if o, ok := e.observer().(ApprovalObserver); ok {
 		o.ApprovalDecided(outcome, e.now().Sub(p.RequestedAt))
-	}
-}
-
-// ExpireApprovals rejects, with comment "expired", every pending approval
-// past its expiresAt, reading at most one listing page of 200 workflows
-// at a time; any instance may run it (the version check lets one win).
-// It returns how many it expired.
-func (e *Engine) ExpireApprovals(ctx context.Context) (int, error) {
-	n := 0
-	cursor := ""
-	for {
-		page, next, err := e.store.ListAll(ctx, Page{Limit: 200, Cursor: cursor})
-		if err != nil {
-			return n, err
-		}
-		for _, wf := range page {
-			if wf.Status != StatusAwaitingApproval || wf.PendingApproval == nil || e.now().Before(wf.PendingApproval.ExpiresAt) {
-				continue
-			}
-			if _, err := e.expire(ctx, wf); err == nil {
-				n++
-			} else if KindOf(err) != KindConflict && KindOf(err) != KindTooMany {
-				return n, err
-			}
-		}
-		if next == "" {
-			return n, nil
-		}
-		cursor = next
 	}
 }

@@ -132,6 +132,10 @@ type Engine struct {
 
 	runner *runner
 
+	// approvals is the store's approval index, when it keeps one (taken
+	// before a tracing wrapper hides it).
+	approvals ApprovalIndex
+
 	// changed is closed and replaced after every commit this engine makes,
 	// to wake Wait, once changes has handed it out.
 	changedMu sync.Mutex
@@ -169,6 +173,7 @@ func NewEngine(cfg EngineConfig, store Store, model Model, registry Registry, mo
 		now:      cfg.clock(),
 		changed:  make(chan struct{}),
 	}
+	e.approvals = ApprovalIndexOf(store)
 	if cfg.Tracer != nil {
 		e.store, e.registry = tracedStore{Store: store, e: e}, tracedRegistry{Registry: registry, e: e}
 	}

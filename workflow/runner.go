@@ -110,6 +110,7 @@ func (r *runner) start(ctx context.Context) {
 	}
 	r.wg.Go(r.reclaimLoop)
 	r.wg.Go(r.recoverLoop)
+	r.wg.Go(r.expiryLoop)
 	r.wg.Go(func() {
 		<-r.recv.Done()
 		r.close()

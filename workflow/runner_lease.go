@@ -234,14 +234,10 @@ func (l *runLease) stop() {
 // workflow of the store that is not running here. Rounds held by a live
 // lease elsewhere are skipped by the claim; rounds whose instance died (an
 // expired lease) or that were left by a shutdown are resumed from their
-// checkpoint.
-//
-// With an approval policy it also expires overdue approvals, at most once
-// per ApprovalScanInterval (each scan reads the store's listing).
+// checkpoint. (Overdue approvals are expired by expiryLoop.)
 func (r *runner) recoverLoop() {
 	t := time.NewTicker(r.e.cfg.RecoverInterval)
 	defer t.Stop()
-	var scanned time.Time
 	for {
 		ids, err := r.e.store.Running(r.recv)
 		if err != nil && r.recv.Err() == nil {
@@ -249,14 +245,6 @@ func (r *runner) recoverLoop() {
 		}
 		for _, id := range ids {
 			r.reclaim(id)
-		}
-		if r.e.cfg.Approvals != nil && time.Since(scanned) >= ApprovalScanInterval {
-			scanned = time.Now()
-			if n, err := r.e.ExpireApprovals(r.recv); err != nil && r.recv.Err() == nil {
-				r.e.log.Warn("expiring approvals failed", "err", err)
-			} else if n > 0 {
-				r.e.log.Info("approvals expired", "count", n)
-			}
 		}
 		select {
 		case <-r.recv.Done():

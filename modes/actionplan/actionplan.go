@@ -28,7 +28,7 @@
 // remaining steps as they were.
 //
 // Plans may use this engine's step shape or SAGE's: {"type": "tool",
-// "name": ..., "arguments": {...}} and {"type": "reply", "content": ...}, a
+// "name": ..., "arguments": {...}} and {"type": "reply", "text": ...}, a
 // reply step being the round's closing answer (workflow.complete). Steps
 // are validated against the methods the prompt offered (top-K), never the
 // whole registry.

@@ -141,8 +141,9 @@ func decodeDraft(item json.RawMessage) Draft {
 // fromSAGE rewrites a step in SAGE's shape as this engine's: {"type":
 // "tool", "name": n, "arguments": a} becomes {"action": n, "parameters":
 // a} (arguments may also be a JSON object encoded as a string, as in an
-// OpenAI tool call), and {"type": "reply", "content" or "message": text}
-// becomes workflow.complete with message text, the round's closing answer.
+// OpenAI tool call), and {"type": "reply", "text": text} (SAGE's field;
+// "content" or "message" are read when "text" is absent) becomes
+// workflow.complete with message text, the round's closing answer.
 // A step with "action" keeps it; another "type" is a problem.
 func fromSAGE(obj map[string]json.RawMessage) (map[string]json.RawMessage, string) {
 	var typ string
@@ -166,13 +167,16 @@ func fromSAGE(obj map[string]json.RawMessage) (map[string]json.RawMessage, strin
 		}
 		return out, ""
 	case "reply":
-		text := obj["content"]
-		if _, ok := obj["content"]; !ok {
-			text = obj["message"]
+		var text json.RawMessage
+		for _, key := range []string{"text", "content", "message"} { // SAGE writes "text"
+			if raw, ok := obj[key]; ok {
+				text = raw
+				break
+			}
 		}
 		var s string
 		if json.Unmarshal(text, &s) != nil {
-			return nil, `a reply step needs "content" (or "message"): the answer as a string`
+			return nil, `a reply step needs "text" (or "content", "message"): the answer as a string`
 		}
 		params, _ := json.Marshal(map[string]string{"message": s})
 		action, _ := json.Marshal(workflow.CompleteAction)

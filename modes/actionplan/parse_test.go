@@ -52,10 +52,21 @@ func TestParsePlan(t *testing.T) {
 			{Action: workflow.CompleteAction, Parameters: map[string]any{"message": "hi"}},
 			{Action: workflow.CompleteAction, Parameters: map[string]any{"message": "bye"}},
 		}},
+		// SAGE's planner writes "text"; it wins over the other fields.
+		{"SAGE reply text", `[{"type": "reply", "text": "SAGE-REPLY done", "content": "not this", "message": "nor this"}]`, []actionplan.Draft{
+			{Action: workflow.CompleteAction, Parameters: map[string]any{"message": "SAGE-REPLY done"}},
+		}},
+		{"SAGE fallback plan", `[{"type":"reply","text":"(计划不可用)"}]`, []actionplan.Draft{
+			{Action: workflow.CompleteAction, Parameters: map[string]any{"message": "(计划不可用)"}},
+		}},
+		{"SAGE tool then reply text", `[{"type":"tool","name":"a.one","arguments":{"x":"1"},"resultLabel":"r1"},{"type":"reply","text":"SAGE-REPLY ok"}]`, []actionplan.Draft{
+			two[0],
+			{Action: workflow.CompleteAction, Parameters: map[string]any{"message": "SAGE-REPLY ok"}},
+		}},
 		{"SAGE malformed steps kept as problems", `[{"type": "think", "text": "hmm"}, {"type": "reply", "content": 3}, {"type": "tool", "arguments": {}}, {"type": "tool", "name": "a.one", "arguments": "[1]"}]`,
 			[]actionplan.Draft{
 				{Problem: `"type" must be "tool" or "reply", got "think"`},
-				{Problem: `a reply step needs "content" (or "message"): the answer as a string`},
+				{Problem: `a reply step needs "text" (or "content", "message"): the answer as a string`},
 				{Problem: `"action" must be a non-empty string naming a method`},
 				{Action: "a.one", Parameters: map[string]any{}, Problem: `"parameters" must be an object, got an array`},
 			}},

@@ -344,3 +344,37 @@ func TestSecondRoundPlansAgain(t *testing.T) {
 		t.Errorf("second plan prompt lacks the new prompt or the first round's history")
 	}
 }
+
+// The seed's SAGE planner ends a plan with {"type": "reply", "text": ...}
+// and falls back to a one-reply plan when it has none: either way the
+// reply's text is the round's answer, not the engine's plan summary.
+func TestSAGEReplyTextIsTheRoundsAnswer(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, reply, want string
+		actions           int
+	}{
+		{"tool step then reply", `[{"type":"tool","name":"` + enginetest.Echo + `","arguments":{"text":"alpha"}},{"type":"reply","text":"SAGE-REPLY alpha echoed"}]`,
+			"SAGE-REPLY alpha echoed", 1},
+		{"fallback plan", `[{"type":"reply","text":"(计划不可用)"}]`, "(计划不可用)", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			store, reg := newStore(), enginetest.NewRegistry()
+			e := startEngine(t, testConfig("a"), store, llm.NewScripted(tc.reply), reg)
+			wf := wait(t, e, create(t, e, "echo alpha", 5).ID)
+			if wf.Status != workflow.StatusCompleted || wf.StopReason != workflow.StopCompleted {
+				t.Fatalf("ended %s/%s (%s), want completed/completed", wf.Status, wf.StopReason, wf.Error)
+			}
+			msgs := messages(t, store, wf.ID)
+			last := msgs[len(msgs)-1]
+			if last.Role != workflow.RoleAssistant || last.Text != tc.want {
+				t.Errorf("last message = %s %q, want the assistant's %q", last.Role, last.Text, tc.want)
+			}
+			if n := len(reg.Calls()); n != tc.actions {
+				t.Errorf("%d executions, want %d", n, tc.actions)
+			}
+		})
+	}
+}

@@ -42,6 +42,7 @@ type Mode struct {
 }
 
 var _ workflow.Mode = (*Mode)(nil)
+var _ workflow.AskedFieldsChecker = (*Mode)(nil)
 
 // New returns the React mode rendering its prompts with b.
 func New(b *prompts.Builder) *Mode {
@@ -79,6 +80,13 @@ func (m *Mode) Step(ctx context.Context, run *workflow.Run) error {
 
 // Closing returns the max-steps closing message (no model call).
 func (m *Mode) Closing(run *workflow.Run) workflow.Message { return modes.Closing(run) }
+
+// CheckAskedFields is prompts.CheckAskedFields, the one rule for the
+// parameters Stage 2 may fill: the engine judges a person's edited
+// parameters of a paused step by it (workflow.AskedFieldsChecker).
+func (m *Mode) CheckAskedFields(params map[string]any, action workflow.ActionSpec, asked []workflow.FieldSpec) []string {
+	return prompts.CheckAskedFields(params, action, asked)
+}
 
 // selectAction makes one Stage 1 attempt, with Stage 1's native output
 // schema for providers that enforce one (the reply is parsed and validated

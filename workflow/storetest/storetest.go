@@ -9,7 +9,8 @@
 // user's workflows; ids unique across users; deletion that leaves nothing
 // behind; the trace cap, and traces stored with the commit that carries
 // them; the running set, each user's share of it, round leases and the
-// claim that also reads what a run starts from (workflow.ClaimRoundLoad).
+// claim that also reads what a run starts from (workflow.ClaimRoundLoad);
+// the index of pending approvals by expiry (workflow.ApprovalIndex).
 package storetest
 
 import (
@@ -81,6 +82,7 @@ func RunFixture(t *testing.T, newFixture func(t *testing.T) Fixture) {
 		{"FencedCommit", testFencedCommit},
 		{"RunningLimit", testRunningLimit},
 		{"RunningLimitConcurrent", testRunningLimitConcurrent},
+		{"ApprovalIndex", testApprovalIndex},
 		{"Ping", testPing},
 	}
 	for _, tc := range tests {
