@@ -190,7 +190,8 @@
       ' · completion tokens ' + st.completionTokens + ' · actions ' + st.actions +
       (wf.stopReason ? ' · stop reason ' + wf.stopReason : '')));
     const by = Object.entries(st.byStage || {}).sort(([a], [b]) => a.localeCompare(b))
-      .map(([stage, b]) => stage + ' ' + b.calls + ' calls, ' + b.promptTokens + ' + ' + b.completionTokens + ' tokens');
+      .map(([stage, b]) => stage + ' ' + b.calls + ' calls, ' + b.promptTokens + ' + ' + b.completionTokens + ' tokens' +
+        (b.cachedTokens ? ' (' + b.cachedTokens + ' cached)' : ''));
     if (by.length) s.appendChild(el('div', 'meta by-stage', 'by stage: ' + by.join(' · ')));
     const tc = wf.traceContext || {};
     const traceId = (tc.round || tc.origin || '').split('-')[1];
@@ -352,7 +353,7 @@
     call.dataset.attempt = String(t.attempt);
     call.appendChild(el('div', 'meta', badge(interrupted ? 'interrupted' : rejected ? 'rejected' : 'accepted'),
       t.stage + ' · attempt ' + t.attempt + ' · ' + (t.model || 'no model') + ' · prompt ' + t.promptTokens +
-      ' tok · completion ' + t.completionTokens + ' tok · ' + t.latencyMs + ' ms · template ' + (t.template || '-') +
+      ' tok' + (t.cachedTokens ? ' (' + t.cachedTokens + ' cached)' : '') + ' · completion ' + t.completionTokens + ' tok · ' + t.latencyMs + ' ms · template ' + (t.template || '-') +
       (t.outputMode ? ' · output ' + t.outputMode : '') +
       (t.finishReason ? ' · finish ' + t.finishReason : '') +
       (t.retries ? ' · ' + t.retries + (t.retries === 1 ? ' provider retry' : ' provider retries') : '')));
