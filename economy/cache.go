@@ -50,21 +50,31 @@ func NewPrefixCache(count func(string) int) *PrefixCache {
 // Serve returns how many of a request's promptTokens the cache serves (the
 // longest prefix of text an earlier request sent, under CachedPrefix) and
 // remembers the request. text is everything the request sent, in the order
-// the provider reads it; the shared prefix is counted with the cache's
-// counter (an earlier request sent whole counts as its own promptTokens).
+// the provider reads it; the shared prefix is counted once with the
+// cache's counter, or, when it is the whole of an earlier request (an
+// append-only transcript), as that request's promptTokens.
 func (c *PrefixCache) Serve(text string, promptTokens int) int {
-	shared := 0
-	for _, s := range c.seen[max(0, len(c.seen)-maxCompared):] {
-		n := commonPrefix(s.text, text)
-		switch {
-		case n == len(s.text):
-			shared = max(shared, s.tokens)
-		case n > 0:
-			shared = max(shared, c.count(text[:n]))
+	best, whole := 0, -1 // the longest shared prefix; the tokens of the request it is all of, or -1
+	for i := len(c.seen) - 1; i >= max(0, len(c.seen)-maxCompared); i-- {
+		s := c.seen[i]
+		if len(s.text) <= best {
+			continue // cannot share more than the best so far
+		}
+		if n := commonPrefix(s.text, text); n > best {
+			best, whole = n, -1
+			if n == len(s.text) {
+				whole = s.tokens
+			}
 		}
 	}
 	c.seen = append(c.seen, sent{text, promptTokens})
-	return CachedPrefix(promptTokens, shared)
+	switch {
+	case best == 0:
+		return 0
+	case whole >= 0:
+		return CachedPrefix(promptTokens, whole)
+	}
+	return CachedPrefix(promptTokens, c.count(text[:best]))
 }
 
 // commonPrefix returns the length in bytes of the longest common prefix of
