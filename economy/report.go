@@ -78,19 +78,42 @@ type Input struct {
 // plain loop's calls are those of PlainLoop at the report's steps, counted
 // with Count and cached by the same rule.
 func Compute(in Input) Report {
-	out := Report{Steps: []Step{}}
+	calls := usages(in)
+	out := Report{Totals: total(calls, in.Prices), Steps: bySteps(calls)}
+	steps := map[[2]int]bool{}
+	for _, s := range out.Steps {
+		steps[[2]int{s.Round, s.Step}] = true
+	}
+	plainModel := ""
+	for _, c := range calls {
+		if c.trace.Stage == workflow.StageOne {
+			plainModel = c.trace.Model
+			break
+		}
+	}
+	out.PlainLoop = plainCost(in, steps, in.Prices, plainModel)
+	out.CostRatio = Ratio(out.Totals, out.PlainLoop)
+	return out
+}
+
+// call is a traced model call and its usage.
+type call struct {
+	trace workflow.Trace
+	usage Tokens
+}
+
+// usages returns every trace but the actions' own with its usage: the
+// cached part as the provider reported it when the trace's model reported
+// any cache use in the workflow, else modelled per stage.
+func usages(in Input) []call {
 	reported := map[string]bool{}
 	for _, t := range in.Traces {
 		if t.CachedTokens > 0 || t.CacheWriteTokens > 0 {
 			reported[t.Model] = true
 		}
 	}
-	type key struct{ round, step int }
-	byStep := map[key]*Step{}
 	caches := map[workflow.Stage]*PrefixCache{}
-	var usd float64
-	calls, priced := 0, true
-	plainModel := ""
+	var out []call
 	for _, t := range in.Traces {
 		if t.Stage == workflow.StageAction {
 			continue
@@ -99,49 +122,64 @@ func Compute(in Input) Report {
 		if reported[t.Model] {
 			u.Cached = min(t.CachedTokens, t.PromptTokens)
 		} else {
-			c := caches[t.Stage]
-			if c == nil {
-				c = NewPrefixCache(in.Count)
-				caches[t.Stage] = c
+			if caches[t.Stage] == nil {
+				caches[t.Stage] = NewPrefixCache(in.Count)
 			}
-			u.Cached = c.Serve(requestText(in, t), t.PromptTokens)
+			u.Cached = caches[t.Stage].Serve(requestText(in, t), t.PromptTokens)
 		}
-		calls++
-		out.Totals = addCost(out.Totals, u)
-		p, ok := in.Prices[t.Model]
+		out = append(out, call{t, u})
+	}
+	return out
+}
+
+// total sums the calls, with their cost when every call's model has a
+// price.
+func total(calls []call, prices Prices) Cost {
+	var out Cost
+	var usd float64
+	priced := len(calls) > 0
+	for _, c := range calls {
+		out = addCost(out, c.usage)
+		p, ok := prices[c.trace.Model]
 		priced = priced && ok
-		usd += p.USD(u)
+		usd += p.USD(c.usage)
+	}
+	if priced {
+		out.USD = &usd
+	}
+	return out
+}
+
+// bySteps sums the Stage 1 and Stage 2 calls by step, in order.
+func bySteps(calls []call) []Step {
+	type key struct{ round, step int }
+	byStep := map[key]*Step{}
+	out := []Step{}
+	var order []key
+	for _, c := range calls {
+		t := c.trace
 		if t.Stage != workflow.StageOne && t.Stage != workflow.StageTwo {
 			continue
-		}
-		if plainModel == "" && t.Stage == workflow.StageOne {
-			plainModel = t.Model
 		}
 		k := key{t.Round, t.Step}
 		s := byStep[k]
 		if s == nil {
 			s = &Step{Round: t.Round, Step: t.Step, Stage2Skipped: true}
 			byStep[k] = s
+			order = append(order, k)
 		}
 		if t.Stage == workflow.StageOne {
-			s.Stage1 = s.Stage1.Add(u)
+			s.Stage1 = s.Stage1.Add(c.usage)
 		} else {
-			s.Stage2, s.Stage2Skipped = s.Stage2.Add(u), false
+			s.Stage2, s.Stage2Skipped = s.Stage2.Add(c.usage), false
 		}
 	}
-	if priced && calls > 0 {
-		out.Totals.USD = &usd
+	for _, k := range order {
+		out = append(out, *byStep[k])
 	}
-	steps := map[[2]int]bool{}
-	for k, s := range byStep {
-		out.Steps = append(out.Steps, *s)
-		steps[[2]int{k.round, k.step}] = true
-	}
-	slices.SortFunc(out.Steps, func(a, b Step) int {
+	slices.SortFunc(out, func(a, b Step) int {
 		return cmp.Or(cmp.Compare(a.Round, b.Round), cmp.Compare(a.Step, b.Step))
 	})
-	out.PlainLoop = plainCost(in, steps, in.Prices, plainModel)
-	out.CostRatio = Ratio(out.Totals, out.PlainLoop)
 	return out
 }
 
