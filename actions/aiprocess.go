@@ -68,6 +68,7 @@ func (r *Registry) runAIProcess(ctx context.Context, inv invocation) (workflow.A
 	mc := workflow.ActionModelCall{
 		Template: AIProcessAction, Prompt: prompt, Response: resp.Text, Model: resp.Model,
 		PromptTokens: resp.PromptTokens, CompletionTokens: resp.CompletionTokens,
+		CachedTokens: resp.CachedTokens, CacheWriteTokens: resp.CacheWriteTokens,
 		LatencyMs: time.Since(start).Milliseconds(),
 	}
 	answer := strings.TrimSpace(resp.Text)

@@ -2,7 +2,10 @@
 // agent loops — langchaingo's agents executor and Eino's ReAct agent — on
 // one task: ten tool calls chosen by an instant in-process fake model, then
 // a final answer. Every system's answer and tool calls are checked on every
-// run, so a system that skips work fails instead of looking fast.
+// run, so a system that skips work fails instead of looking fast. It also
+// holds the cost comparison of issue 34 (cost*.go): fixed workloads through
+// the twostep engine against the plain tool-calling loop, in tokens, cached
+// tokens, dollars and modelled latency.
 //
 // It is its own module (see go.mod) so that the main module does not depend
 // on langchaingo's agents or on Eino; a replace directive makes it measure

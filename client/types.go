@@ -43,6 +43,9 @@ type StageStats struct {
 	Calls            int `json:"calls"`
 	PromptTokens     int `json:"promptTokens"`
 	CompletionTokens int `json:"completionTokens"`
+	// CachedTokens is how many of PromptTokens the provider served from
+	// its prompt cache.
+	CachedTokens int `json:"cachedTokens"`
 }
 
 // PendingApproval is the step a paused round waits on; decide it with

@@ -8,6 +8,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/rs/zerolog"
 
+	"github.com/twostep/twostep/economy"
 	"github.com/twostep/twostep/modes/inspect"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/redact"
@@ -61,13 +62,16 @@ type AdminOptions struct {
 	// Redactor scrubs secrets from everything the admin routes answer with
 	// (renders, replays); nil redacts nothing.
 	Redactor *redact.Redactor
-	// CountTokens counts a text's tokens for the economy report's naive
-	// estimate; nil estimates a token per 4 characters.
+	// CountTokens counts a text's tokens for the economy report's plain
+	// loop; nil estimates a token per 4 characters.
 	CountTokens func(string) int
-	// DocumentText extracts a document's text for the naive estimate
-	// (document.extract's extraction); nil counts text/* documents as is
-	// and others as empty.
+	// DocumentText extracts a document's text for the plain loop's tool
+	// results (document.extract's extraction); nil counts text/* documents
+	// as is and others as empty.
 	DocumentText func(workflow.DocumentContent) (string, error)
+	// Prices prices the economy report's model calls (YAML prices); nil
+	// reports no dollars.
+	Prices economy.Prices
 }
 
 // Admin serves the /admin/v1 routes and the trace viewer page. It never
@@ -82,6 +86,7 @@ type Admin struct {
 	redact      *redact.Redactor
 	countTokens func(string) int
 	docText     func(workflow.DocumentContent) (string, error)
+	prices      economy.Prices
 }
 
 // NewAdmin checks opts and returns the admin routes.
@@ -106,6 +111,7 @@ func NewAdmin(opts AdminOptions) (*Admin, error) {
 		reads: opts.Reads, model: opts.Model, registry: opts.Registry, prompts: opts.Prompts,
 		inspect: inspect.New(inspect.Options{Reader: inspectReads{opts.Reads}, Registry: opts.Registry, Prompts: opts.Prompts, Offered: opts.PlanActions}),
 		redact:  opts.Redactor, countTokens: opts.CountTokens, docText: opts.DocumentText,
+		prices: opts.Prices,
 	}, nil
 }
 

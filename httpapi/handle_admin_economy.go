@@ -8,19 +8,22 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/twostep/twostep/economy"
 	"github.com/twostep/twostep/workflow"
 )
 
 func (a *Admin) registerEconomy(api huma.API) {
 	huma.Register(api, adminOp("adminGetEconomy", http.MethodGet, "/admin/v1/workflows/{id}/economy",
-		"Prompt economy: each step's Stage 1 and Stage 2 prompt tokens against a naive single-prompt ReAct agent that resends the whole transcript (README, Observability)", 404),
+		"What the workflow's steps cost: each step's Stage 1 and Stage 2 tokens (input, cached, output) against the same steps "+
+			"as the plain tool-calling loop would have sent them, in dollars at the configured prices or in equivalent tokens (docs/economy.md)", 404),
 		a.getEconomy)
 }
 
-// getEconomy computes the report from the kept traces and the messages
-// (workflow.ComputeEconomy). Traces beyond the store's cap are gone, so
-// the earliest steps of a very long workflow may be missing.
-func (a *Admin) getEconomy(ctx context.Context, in *WorkflowPath) (*body[workflow.Economy], error) {
+// getEconomy computes the report (economy.Compute) from the kept traces,
+// the messages, the produced documents' text and the registered actions.
+// Traces beyond the store's cap are gone, so the earliest steps of a very
+// long workflow may be missing (from both sides of the comparison).
+func (a *Admin) getEconomy(ctx context.Context, in *WorkflowPath) (*body[EconomyView], error) {
 	traces, err := a.reads.Traces(ctx, in.ID)
 	if err != nil {
 		return nil, a.fail(ctx, "adminGetEconomy", err)
@@ -49,16 +52,18 @@ func (a *Admin) getEconomy(ctx context.Context, in *WorkflowPath) (*body[workflo
 	if count == nil {
 		count = func(s string) int { return (utf8.RuneCountInString(s) + 3) / 4 }
 	}
-	eco := workflow.ComputeEconomy(workflow.EconomyInput{Traces: traces, Messages: msgs, Count: count, DocumentText: docText})
+	report := economy.Compute(economy.Input{
+		Traces: traces, Messages: msgs, Actions: a.registry.Actions(), Prices: a.prices,
+		Count: count, DocumentText: docText,
+	})
 	if readErr != nil {
 		return nil, a.fail(ctx, "adminGetEconomy", readErr)
 	}
-	return &body[workflow.Economy]{Body: eco}, nil
+	return &body[EconomyView]{Body: viewEconomy(report)}, nil
 }
 
-// documentText is a document's text for the naive estimate; a document
-// the extractor cannot read counts as empty (the naive agent could not
-// read it either).
+// documentText is a produced document's text as the plain loop's tool
+// result carries it; a document the extractor cannot read counts as empty.
 func (a *Admin) documentText(c workflow.DocumentContent) string {
 	if a.docText != nil {
 		t, err := a.docText(c)

@@ -44,6 +44,8 @@ type TraceView struct {
 	Model            string                   `json:"model"`
 	PromptTokens     int                      `json:"promptTokens"`
 	CompletionTokens int                      `json:"completionTokens"`
+	CachedTokens     int                      `json:"cachedTokens" doc:"Prompt tokens the provider served from its prompt cache (0 when it reported none)"`
+	CacheWriteTokens int                      `json:"cacheWriteTokens,omitempty" doc:"Prompt tokens the provider wrote to its cache (Anthropic); absent when none"`
 	LatencyMs        int64                    `json:"latencyMs"`
 	FinishReason     string                   `json:"finishReason" doc:"The provider's reason the reply ended (stop, length, end_turn, max_tokens); empty when it gave none"`
 	Retries          int                      `json:"retries" doc:"Provider failures (429, 5xx, timeouts) retried before this answer"`
@@ -193,6 +195,7 @@ func viewTrace(t workflow.Trace) TraceView {
 		ID: t.ID, WorkflowID: t.WorkflowID, Round: t.Round, Step: t.Step, Stage: t.Stage, Attempt: t.Attempt,
 		Template: t.Template, Prompt: prompt, Response: t.Response, Parsed: t.Parsed, Error: t.Error,
 		Model: t.Model, PromptTokens: t.PromptTokens, CompletionTokens: t.CompletionTokens,
+		CachedTokens: t.CachedTokens, CacheWriteTokens: t.CacheWriteTokens,
 		LatencyMs: t.LatencyMs, FinishReason: t.FinishReason, Retries: t.Retries, OutputMode: t.OutputMode, CreatedAt: t.CreatedAt,
 	}
 }

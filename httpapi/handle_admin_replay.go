@@ -33,6 +33,7 @@ type ReplayResult struct {
 	Model            string          `json:"model"`
 	PromptTokens     int             `json:"promptTokens"`
 	CompletionTokens int             `json:"completionTokens"`
+	CachedTokens     int             `json:"cachedTokens" doc:"Prompt tokens the provider served from its prompt cache"`
 	LatencyMs        int64           `json:"latencyMs"`
 	OutputMode       string          `json:"outputMode" doc:"How the replay asked for its reply (tool, json_schema, json_object, text): a Stage 1 or Stage 2 replay sends the stage's schema as the engine does"`
 }
@@ -75,7 +76,8 @@ func (a *Admin) replay(ctx context.Context, in *replayInput) (*body[ReplayResult
 	}
 	out := ReplayResult{
 		Response: resp.Text, Model: resp.Model, PromptTokens: resp.PromptTokens,
-		CompletionTokens: resp.CompletionTokens, LatencyMs: time.Since(start).Milliseconds(), OutputMode: string(mode),
+		CompletionTokens: resp.CompletionTokens, CachedTokens: resp.CachedTokens,
+		LatencyMs: time.Since(start).Milliseconds(), OutputMode: string(mode),
 	}
 	switch {
 	case err != nil && ctx.Err() != nil:

@@ -31,7 +31,7 @@ type adminFixture struct {
 	model   *llm.Scripted
 }
 
-func newAdminFixture(t *testing.T, store workflow.Store) *adminFixture {
+func newAdminFixture(t *testing.T, store workflow.Store, opts ...func(*AdminOptions)) *adminFixture {
 	t.Helper()
 	set, err := templates.Load("")
 	if err != nil {
@@ -39,7 +39,11 @@ func newAdminFixture(t *testing.T, store workflow.Store) *adminFixture {
 	}
 	f := &adminFixture{store: store, builder: prompts.NewBuilder(set, prompts.Options{}), reg: enginetest.NewRegistry(),
 		model: llm.NewScripted()}
-	admin, err := NewAdmin(AdminOptions{Reads: workflow.NewReader(store).Admin(), Model: f.model, Registry: f.reg, Prompts: f.builder})
+	o := AdminOptions{Reads: workflow.NewReader(store).Admin(), Model: f.model, Registry: f.reg, Prompts: f.builder}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	admin, err := NewAdmin(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func midRound() (*workflow.Workflow, workflow.Message) {
 		Round: 1, Step: 4, MaxSteps: 20, Title: "Summarise the quarterly report and mail it to the team",
 		Stats: workflow.Stats{LLMCalls: 8, PromptTokens: 9120, CompletionTokens: 640, Actions: 3,
 			ByStage: workflow.StageTableOf(map[workflow.Stage]workflow.StageStats{
-				workflow.StageOne: {Calls: 4, PromptTokens: 6000, CompletionTokens: 400},
+				workflow.StageOne: {Calls: 4, PromptTokens: 6000, CompletionTokens: 400, CachedTokens: 3072},
 				workflow.StageTwo: {Calls: 4, PromptTokens: 3120, CompletionTokens: 240},
 			})},
 		CreatedAt: at, UpdatedAt: at.Add(3 * time.Second), Version: 12,

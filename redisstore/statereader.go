@@ -254,6 +254,9 @@ func (r *stateReader) stageTable(key string) workflow.StageTable {
 		v.Calls = r.int(`:{"calls":`)
 		v.PromptTokens = r.int(`,"promptTokens":`)
 		v.CompletionTokens = r.int(`,"completionTokens":`)
+		if r.has(`,"cachedTokens":`) { // absent from states stored before it existed
+			v.CachedTokens = r.int("")
+		}
 		r.expect("}")
 		m[s] = v
 	}

@@ -57,6 +57,8 @@ func appendTrace(dst []byte, t *workflow.Trace) ([]byte, bool) {
 	e.str(`,"model":`, t.Model)
 	e.num(`,"promptTokens":`, int64(t.PromptTokens))
 	e.num(`,"completionTokens":`, int64(t.CompletionTokens))
+	e.num(`,"cachedTokens":`, int64(t.CachedTokens))
+	e.optNum(`,"cacheWriteTokens":`, int64(t.CacheWriteTokens))
 	e.num(`,"latencyMs":`, t.LatencyMs)
 	e.optStr(`,"finishReason":`, t.FinishReason)
 	e.optNum(`,"retries":`, int64(t.Retries))

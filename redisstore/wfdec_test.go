@@ -3,6 +3,7 @@ package redisstore
 import (
 	"encoding/json"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -66,11 +67,12 @@ func TestParseWorkflowLeavesTheRest(t *testing.T) {
 		"truncated":            b[:len(b)-1],
 		"escaped title":        strings.Replace(b, `"title":"`, `"title":"\u003cb\u003e \"q\" \\ \/ \b\f\n\r\t \u00e9\u2028`, 1),
 		"empty plan":           strings.Replace(b, `"failures":0`, `"failures":0,"plan":[]`, 1),
+		"before cachedTokens":  regexp.MustCompile(`,"cachedTokens":-?\d+`).ReplaceAllString(b, ""),
 		"empty":                "",
 		"null":                 "null",
 	} {
 		accepted := checkParse(t, []byte(s))
-		if accepted != (name == "escaped title" || name == "empty plan") {
+		if accepted != (name == "escaped title" || name == "empty plan" || name == "before cachedTokens") {
 			t.Errorf("%s: parseWorkflow accepted = %v", name, accepted)
 		}
 	}

@@ -107,16 +107,17 @@ func TestAdminPageInBrowser(t *testing.T) {
 	}
 	// The economy chart: one point per step of the report in each series,
 	// its summary naming the route's figures.
-	var eco workflow.Economy
+	var eco httpapi.EconomyView
 	env.must(t, 200, "GET", "/admin/v1/workflows/"+id+"/economy", adminRootToken, nil, &eco)
-	points := evaluate[map[string]int](ctx, t, `Object.fromEntries(['naive', 'stage1', 'stage2'].map(k =>
+	points := evaluate[map[string]int](ctx, t, `Object.fromEntries(['stage1', 'stage2', 'cached', 'output'].map(k =>
 		[k, document.querySelectorAll('#economy svg .series-' + k + ' circle').length]))`)
-	if want := len(eco.Steps); want == 0 || points["naive"] != want || points["stage1"] != want || points["stage2"] != want {
+	if want := len(eco.Steps); want == 0 || points["stage1"] != want || points["stage2"] != want || points["cached"] != want || points["output"] != want {
 		t.Errorf("chart points %v, want %d per series", points, want)
 	}
 	summary := evaluate[string](ctx, t, `document.querySelector('#economy .economy-summary').textContent`)
-	if !strings.Contains(summary, fmt.Sprintf("naive ReAct estimate %d", eco.NaiveReactEstimate)) {
-		t.Errorf("economy summary %q, want the estimate %d", summary, eco.NaiveReactEstimate)
+	if want := fmt.Sprintf("cost ratio %.2f", eco.CostRatio); !strings.Contains(summary, want) ||
+		!strings.Contains(summary, fmt.Sprintf("loop %d in / %d cached", eco.PlainLoop.Input, eco.PlainLoop.Cached)) {
+		t.Errorf("economy summary %q, want the plain loop's %d in / %d cached and %q", summary, eco.PlainLoop.Input, eco.PlainLoop.Cached, want)
 	}
 	if by := evaluate[string](ctx, t, `document.querySelector('.by-stage').textContent`); !strings.Contains(by, "stage1 3 calls") {
 		t.Errorf("by-stage line %q, want stage1's 3 calls", by)

@@ -1,12 +1,10 @@
 package test
 
 import (
-	"fmt"
 	"net/http"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
+	"github.com/twostep/twostep/economy"
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/workflow"
@@ -14,10 +12,12 @@ import (
 )
 
 // The economy route for a small scripted workflow (two generated
-// documents, then the answer) gives, step by step, the traces' Stage 1
-// and Stage 2 prompt tokens and the naive estimate worked out here from
-// the README's definition, with the counter the gateway wires (cl100k_base,
-// llm.Tokenizer).
+// documents, then the answer) through the wired gateway: each step's
+// Stage 1 and Stage 2 figures are its traces', the totals every kept call
+// but the actions', the plain loop's output the two tool calls and the
+// answer as the loop's model would write them, counted with the counter
+// the gateway wires (cl100k_base, llm.Tokenizer), and no dollars without
+// prices (the ratio in equivalent tokens).
 func TestAdminEconomyOfScriptedWorkflow(t *testing.T) {
 	t.Parallel()
 	env := newAdminEnv(t)
@@ -29,56 +29,38 @@ func TestAdminEconomyOfScriptedWorkflow(t *testing.T) {
 		t.Fatalf("status %s step %d (%s)", wf.Status, wf.Step, wf.Error)
 	}
 	traces := env.traces(t, id, 8) // 3 × (Stage 1 + Stage 2), 2 action runs
-	var msgs httpapi.MessageList
-	env.must(t, http.StatusOK, "GET", "/admin/v1/workflows/"+id+"/messages", adminRootToken, nil, &msgs)
 
-	count := (&llm.Tokenizer{}).Count
-	want := workflow.Economy{Steps: []workflow.EconomyStep{}}
-	for _, tr := range traces {
-		switch tr.Stage {
-		case workflow.StageOne, workflow.StageTwo:
-			for len(want.Steps) < tr.Step {
-				want.Steps = append(want.Steps, workflow.EconomyStep{Round: 1, Step: len(want.Steps) + 1})
-			}
-			s := &want.Steps[tr.Step-1]
-			if tr.Stage == workflow.StageOne {
-				s.Stage1Tokens += tr.PromptTokens
-			} else {
-				s.Stage2Tokens += tr.PromptTokens
-			}
-		}
-		want.Totals.PromptTokens += tr.PromptTokens
+	var got httpapi.EconomyView
+	env.must(t, http.StatusOK, "GET", "/admin/v1/workflows/"+id+"/economy", adminRootToken, nil, &got)
+	if len(got.Steps) != 3 {
+		t.Fatalf("steps %+v, want 3", got.Steps)
 	}
-	// The action messages of steps 1 and 2 and their documents' text.
-	records := map[int]int{}
-	for _, m := range msgs.Messages {
-		if m.Role != workflow.RoleAction {
+	var totals economy.Tokens
+	for _, tr := range traces {
+		if tr.Stage == workflow.StageAction {
 			continue
 		}
-		params := map[int]string{1: `{"content":"# A alpha","fileName":"a.md"}`, 2: `{"content":"# B beta gamma","fileName":"b.md"}`}[m.Step]
-		doc := map[int]string{1: "# A alpha", 2: "# B beta gamma"}[m.Step]
-		records[m.Step] = count(fmt.Sprintf("Thought: %s\nAction: document.generate %s\nObservation: %s", m.ActionObjective, params, m.Text)) +
-			count(doc)
-	}
-	base := want.Steps[0].Stage1Tokens
-	for i := range want.Steps {
-		s := &want.Steps[i]
-		s.NaiveTokens = base
-		for step := 1; step < s.Step; step++ {
-			s.NaiveTokens += records[step]
+		totals.Input += tr.PromptTokens
+		totals.Output += tr.CompletionTokens
+		s := got.Steps[tr.Step-1]
+		stage := map[workflow.Stage]httpapi.EconomyTokens{workflow.StageOne: s.Stage1, workflow.StageTwo: s.Stage2}[tr.Stage]
+		if stage.Input != tr.PromptTokens || stage.Output != tr.CompletionTokens || s.Stage2Skipped {
+			t.Errorf("step %d %s: %+v (skipped %v), want the trace's %d in, %d out", tr.Step, tr.Stage, stage, s.Stage2Skipped,
+				tr.PromptTokens, tr.CompletionTokens)
 		}
-		want.Totals.Stage1Tokens += s.Stage1Tokens
-		want.Totals.Stage2Tokens += s.Stage2Tokens
-		want.NaiveReactEstimate += s.NaiveTokens
 	}
-	want.Ratio = float64(want.Totals.Stage1Tokens+want.Totals.Stage2Tokens) / float64(want.NaiveReactEstimate)
-
-	var got workflow.Economy
-	env.must(t, http.StatusOK, "GET", "/admin/v1/workflows/"+id+"/economy", adminRootToken, nil, &got)
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("economy (-want +got):\n%s", diff)
+	if got.Totals.Input != totals.Input || got.Totals.Output != totals.Output || got.Totals.USD != nil {
+		t.Errorf("totals %+v, want %d in, %d out and no dollars", got.Totals, totals.Input, totals.Output)
 	}
-	if len(got.Steps) != 3 || len(records) != 2 || got.Steps[2].NaiveTokens <= got.Steps[1].NaiveTokens {
-		t.Errorf("steps %+v, records %v: want 3 steps with a growing estimate", got.Steps, records)
+	count := (&llm.Tokenizer{}).Count
+	out := count(`{"name":"document.generate","arguments":{"content":"# A alpha","fileName":"a.md"}}`) +
+		count(`{"name":"document.generate","arguments":{"content":"# B beta gamma","fileName":"b.md"}}`) + count("done")
+	if got.PlainLoop.Output != out || got.PlainLoop.Input <= 0 || got.PlainLoop.USD != nil {
+		t.Errorf("plain loop %+v, want %d out, some input, no dollars", got.PlainLoop, out)
+	}
+	ratio := economy.Ratio(economy.Cost{Input: got.Totals.Input, Cached: got.Totals.Cached, Output: got.Totals.Output},
+		economy.Cost{Input: got.PlainLoop.Input, Cached: got.PlainLoop.Cached, Output: got.PlainLoop.Output})
+	if want := ratio; got.CostRatio != want || want == 0 {
+		t.Errorf("costRatio %v, want %v in equivalent tokens", got.CostRatio, want)
 	}
 }

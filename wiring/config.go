@@ -95,6 +95,9 @@ type FileConfig struct {
 	// Approvals says which calls wait for a person's decision (DESIGN
 	// §9.1); checked against the registry at start.
 	Approvals actions.ApprovalsConfig `yaml:"approvals"`
+	// Prices are the models' prices for the economy report, by
+	// "<provider>/<model>" (prices.go).
+	Prices map[string]FilePrice `yaml:"prices"`
 }
 
 // FileLimits is the file's limits section: the HTTP limits, the engine's
@@ -296,6 +299,7 @@ func (c *Config) problems() []string {
 		(l.MaxReplans != nil && *l.MaxReplans < 0) {
 		add("limits: values must not be negative")
 	}
+	problems = append(problems, c.priceProblems()...)
 	if !strings.EqualFold(c.LLMProvider, llm.ProviderScripted) {
 		if err := c.LLM().Validate(); err != nil {
 			add("%v", err)

@@ -205,6 +205,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 	admin, err := httpapi.NewAdmin(httpapi.AdminOptions{
 		Reads: g.Engine.Admin(), Model: g.Model, Registry: reg, Prompts: builder, Redactor: redactor,
 		PlanActions: plan.Offered, CountTokens: (&llm.Tokenizer{}).Count, DocumentText: actions.DocumentText,
+		Prices: cfg.Prices(),
 	})
 	if err != nil {
 		return fmt.Errorf("httpapi.NewAdmin: %w", err)

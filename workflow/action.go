@@ -174,6 +174,10 @@ type ActionModelCall struct {
 	Model            string
 	PromptTokens     int
 	CompletionTokens int
+	// CachedTokens and CacheWriteTokens are the provider's prompt-cache
+	// usage (ModelResponse's fields of the same names).
+	CachedTokens     int
+	CacheWriteTokens int
 	LatencyMs        int64
 }
 

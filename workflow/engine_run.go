@@ -62,8 +62,8 @@ type Run struct {
 
 // countedCall is a model call counted into the stats by the next commit.
 type countedCall struct {
-	stage                          Stage
-	promptTokens, completionTokens int
+	stage                                        Stage
+	promptTokens, completionTokens, cachedTokens int
 }
 
 // detach returns context.WithoutCancel(ctx), the one made for the last
@@ -174,10 +174,10 @@ func (r *Run) Generate(ctx context.Context, call ModelCall) (ModelResponse, erro
 		ID: newIDAt(PrefixTrace, end), WorkflowID: r.wf.ID, Round: r.wf.Round, Step: r.wf.Step,
 		Stage: call.Stage, Attempt: call.Attempt, Template: call.Template, Prompt: call.Prompt,
 		Response: resp.Text, Model: resp.Model, PromptTokens: resp.PromptTokens,
-		CompletionTokens: resp.CompletionTokens, LatencyMs: end.Sub(start).Milliseconds(),
-		FinishReason: resp.StopReason, Retries: resp.Retries, OutputMode: mode, CreatedAt: r.e.now(),
+		CompletionTokens: resp.CompletionTokens, CachedTokens: resp.CachedTokens, CacheWriteTokens: resp.CacheWriteTokens,
+		LatencyMs: end.Sub(start).Milliseconds(), FinishReason: resp.StopReason, Retries: resp.Retries, OutputMode: mode, CreatedAt: r.e.now(),
 	}
-	r.counted = append(r.counted, countedCall{call.Stage, resp.PromptTokens, resp.CompletionTokens})
+	r.counted = append(r.counted, countedCall{call.Stage, resp.PromptTokens, resp.CompletionTokens, resp.CachedTokens})
 	outcome := "ok"
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -219,7 +219,7 @@ func (r *Run) Generate(ctx context.Context, call ModelCall) (ModelResponse, erro
 // calls are counted once.
 func (r *Run) RecordActionCalls(ctx context.Context, calls []ActionModelCall) {
 	for i, c := range calls {
-		r.counted = append(r.counted, countedCall{StageAction, c.PromptTokens, c.CompletionTokens})
+		r.counted = append(r.counted, countedCall{StageAction, c.PromptTokens, c.CompletionTokens, c.CachedTokens})
 		outcome := "ok"
 		switch {
 		case c.Error != "" && ctx.Err() != nil:
@@ -231,7 +231,8 @@ func (r *Run) RecordActionCalls(ctx context.Context, calls []ActionModelCall) {
 		r.RecordTrace(Trace{
 			Round: r.wf.Round, Step: r.wf.Step, Stage: StageAction, Attempt: i + 1, Template: c.Template,
 			Prompt: c.Prompt, Response: c.Response, Error: c.Error, Model: c.Model,
-			PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, LatencyMs: c.LatencyMs,
+			PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, CachedTokens: c.CachedTokens,
+			CacheWriteTokens: c.CacheWriteTokens, LatencyMs: c.LatencyMs,
 			// An action's call asks for prose: no schema, no JSON mode.
 			OutputMode: OutputText,
 		})
@@ -361,7 +362,7 @@ func (r *Run) CommitStep(ctx context.Context, res StepResult) error {
 // instance): the run must end without writing, so it returns errRoundLost.
 func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs []DocumentContent) error {
 	for _, k := range r.counted {
-		next.Stats.countCall(k.stage, k.promptTokens, k.completionTokens)
+		next.Stats.countCall(k.stage, k.promptTokens, k.completionTokens, k.cachedTokens)
 	}
 	next.UpdatedAt = r.e.now()
 	for i := range msgs {

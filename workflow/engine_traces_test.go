@@ -166,3 +166,54 @@ func TestUnstorableTraceDoesNotFailThePhase(t *testing.T) {
 		t.Errorf("traces per applied commit %v, want [0] (the step committed without its trace)", store.committed)
 	}
 }
+
+// The provider's cache usage reaches the trace of each call (its own model
+// calls and an action's) and the stage's stats (DESIGN §10.1).
+func TestCachedTokensReachTracesAndStats(t *testing.T) {
+	t.Parallel()
+	store := memstore.New()
+	step := func(ctx context.Context, run *workflow.Run) error {
+		if _, err := run.Generate(ctx, workflow.ModelCall{Stage: workflow.StageOne, Attempt: 1}); err != nil {
+			return err
+		}
+		run.RecordActionCalls(ctx, []workflow.ActionModelCall{{Template: "ai.process", PromptTokens: 50, CachedTokens: 20, CacheWriteTokens: 3}})
+		return run.CommitStep(ctx, workflow.StepResult{
+			Messages: []workflow.Message{{ID: workflow.NewID(workflow.PrefixMessage), Role: workflow.RoleAssistant, Text: "done"}},
+			End:      &workflow.RoundEnd{Status: workflow.StatusCompleted, Reason: workflow.StopCompleted},
+		})
+	}
+	e := newEngine(t, workflow.EngineConfig{}, store, workflow.ModelFunc(
+		func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
+			return workflow.ModelResponse{Text: "{}", PromptTokens: 2000, CompletionTokens: 9, CachedTokens: 1536, CacheWriteTokens: 256}, nil
+		}), step)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	wf, err := e.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.Wait(ctx, wf.ID)
+	if err != nil || got.Status != workflow.StatusCompleted {
+		t.Fatalf("round ended %+v (%v), want completed", got, err)
+	}
+	if s := got.Stats.ByStage.Get(workflow.StageOne); s.CachedTokens != 1536 || s.PromptTokens != 2000 {
+		t.Errorf("stats.byStage.stage1 = %+v, want 1536 cached of 2000", s)
+	}
+	if s := got.Stats.ByStage.Get(workflow.StageAction); s.CachedTokens != 20 {
+		t.Errorf("stats.byStage.action = %+v, want 20 cached", s)
+	}
+	traces, err := store.Traces(ctx, wf.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type usage struct{ cached, written int }
+	want := map[workflow.Stage]usage{workflow.StageOne: {1536, 256}, workflow.StageAction: {20, 3}}
+	if len(traces) != len(want) {
+		t.Fatalf("%d traces, want %d", len(traces), len(want))
+	}
+	for _, tr := range traces {
+		if g := (usage{tr.CachedTokens, tr.CacheWriteTokens}); g != want[tr.Stage] {
+			t.Errorf("%s trace: cached, written = %v, want %v", tr.Stage, g, want[tr.Stage])
+		}
+	}
+}

@@ -15,6 +15,9 @@ type StageStats struct {
 	Calls            int `json:"calls"`
 	PromptTokens     int `json:"promptTokens"`
 	CompletionTokens int `json:"completionTokens"`
+	// CachedTokens is how many of PromptTokens the provider served from its
+	// prompt cache (DESIGN §10.1; 0 for calls counted before it existed).
+	CachedTokens int `json:"cachedTokens"`
 }
 
 // StageTable is Stats.ByStage: the StageStats of each stage that made
@@ -193,6 +196,8 @@ func (t StageTable) AppendJSON(b []byte) []byte {
 		b = strconv.AppendInt(b, int64(v.PromptTokens), 10)
 		b = append(b, `,"completionTokens":`...)
 		b = strconv.AppendInt(b, int64(v.CompletionTokens), 10)
+		b = append(b, `,"cachedTokens":`...)
+		b = strconv.AppendInt(b, int64(v.CachedTokens), 10)
 		b = append(b, '}')
 	}
 	return append(b, '}')
@@ -218,7 +223,7 @@ func (t *StageTable) UnmarshalJSON(b []byte) error {
 // the same atomic commit (Checkpoint or CommitStep) as the phase it
 // belongs to: a crash before that commit repeats the call and counts it
 // once.
-func (s *Stats) countCall(stage Stage, promptTokens, completionTokens int) {
+func (s *Stats) countCall(stage Stage, promptTokens, completionTokens, cachedTokens int) {
 	s.LLMCalls++
 	s.PromptTokens += promptTokens
 	s.CompletionTokens += completionTokens
@@ -226,6 +231,7 @@ func (s *Stats) countCall(stage Stage, promptTokens, completionTokens int) {
 	b.Calls++
 	b.PromptTokens += promptTokens
 	b.CompletionTokens += completionTokens
+	b.CachedTokens += cachedTokens
 	s.ByStage.set(stage, b)
 }
 

@@ -14,9 +14,9 @@ import (
 var stageMaps = map[string]map[Stage]StageStats{
 	"nil":   nil,
 	"empty": {},
-	"one":   {StageOne: {Calls: 1, PromptTokens: 2, CompletionTokens: 3}},
+	"one":   {StageOne: {Calls: 1, PromptTokens: 2, CompletionTokens: 3, CachedTokens: 1}},
 	"every known stage": {
-		StageOne: {Calls: 5, PromptTokens: 1928, CompletionTokens: 180}, StageTwo: {Calls: 5, PromptTokens: 590, CompletionTokens: 57},
+		StageOne: {Calls: 5, PromptTokens: 1928, CompletionTokens: 180, CachedTokens: 1024}, StageTwo: {Calls: 5, PromptTokens: 590, CompletionTokens: 57},
 		StagePlan: {Calls: 1}, StageRepair: {Calls: 2, PromptTokens: -1}, StageAction: {Calls: 3, CompletionTokens: 1 << 40},
 		StageCompact: {Calls: 1, PromptTokens: 9, CompletionTokens: 9},
 	},
@@ -142,8 +142,8 @@ func TestStageTableCopiesShareNothing(t *testing.T) {
 		c := w.Clone()
 		shallow := *w
 		for _, s := range []Stage{StageOne, StagePlan, "later", "new"} {
-			c.Stats.countCall(s, 10, 1)
-			shallow.Stats.countCall(s, 10, 1)
+			c.Stats.countCall(s, 10, 1, 0)
+			shallow.Stats.countCall(s, 10, 1, 0)
 		}
 		if got := w.Stats.ByStage.Map(); !cmp.Equal(got, m) || (got == nil) != (m == nil) {
 			t.Errorf("%s: the original became %#v after its copies counted calls", name, got)
@@ -182,10 +182,10 @@ func TestStageTableReads(t *testing.T) {
 		t.Error("the null table equals the empty one")
 	}
 	var s Stats
-	s.countCall(StageOne, 3, 4)
-	s.countCall(StageOne, 1, 1)
-	s.countCall("later", 1, 0)
-	want := map[Stage]StageStats{StageOne: {Calls: 2, PromptTokens: 4, CompletionTokens: 5}, "later": {Calls: 1, PromptTokens: 1}}
+	s.countCall(StageOne, 3, 4, 2)
+	s.countCall(StageOne, 1, 1, 0)
+	s.countCall("later", 1, 0, 0)
+	want := map[Stage]StageStats{StageOne: {Calls: 2, PromptTokens: 4, CompletionTokens: 5, CachedTokens: 2}, "later": {Calls: 1, PromptTokens: 1}}
 	if !cmp.Equal(s.ByStage.Map(), want) || s.LLMCalls != 3 || s.PromptTokens != 5 || s.CompletionTokens != 5 {
 		t.Errorf("counted %+v, byStage %v", s, s.ByStage.Map())
 	}

@@ -53,7 +53,14 @@ type Trace struct {
 	Model            string          `json:"model"`
 	PromptTokens     int             `json:"promptTokens"`
 	CompletionTokens int             `json:"completionTokens"`
-	LatencyMs        int64           `json:"latencyMs"`
+	// CachedTokens is how many of PromptTokens the provider served from
+	// its prompt cache (ModelResponse.CachedTokens; 0 when it reported
+	// none, and on traces stored before the field existed).
+	CachedTokens int `json:"cachedTokens"`
+	// CacheWriteTokens is how many prompt tokens the provider wrote to its
+	// cache (Anthropic's cache_creation_input_tokens; 0 elsewhere).
+	CacheWriteTokens int   `json:"cacheWriteTokens,omitempty"`
+	LatencyMs        int64 `json:"latencyMs"`
 	// FinishReason is the provider's own reason the reply ended ("stop",
 	// "length", "end_turn", "max_tokens"; "" when it gave none).
 	FinishReason string `json:"finishReason,omitempty"`

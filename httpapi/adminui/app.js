@@ -194,7 +194,8 @@
       ' · completion tokens ' + st.completionTokens + ' · actions ' + st.actions +
       (wf.stopReason ? ' · stop reason ' + wf.stopReason : '')));
     const by = Object.entries(st.byStage || {}).sort(([a], [b]) => a.localeCompare(b))
-      .map(([stage, b]) => stage + ' ' + b.calls + ' calls, ' + b.promptTokens + ' + ' + b.completionTokens + ' tokens');
+      .map(([stage, b]) => stage + ' ' + b.calls + ' calls, ' + b.promptTokens + ' + ' + b.completionTokens + ' tokens' +
+        (b.cachedTokens ? ' (' + b.cachedTokens + ' cached)' : ''));
     if (by.length) s.appendChild(el('div', 'meta by-stage', 'by stage: ' + by.join(' · ')));
     const tc = wf.traceContext || {};
     const traceId = (tc.round || tc.origin || '').split('-')[1];
@@ -212,11 +213,12 @@
     }
   }
 
-  // renderEconomy draws the prompt-economy report (GET .../economy) as an
-  // inline SVG: per step, the prompt tokens of Stage 1, of Stage 2 and of
-  // the naive single-prompt ReAct estimate, one polyline each. Built with
-  // DOM calls and presentation attributes only (the page's CSP forbids
-  // inline styles and scripts).
+  // renderEconomy draws the economy report (GET .../economy) as an inline
+  // SVG: per step, the prompt tokens of Stage 1 and of Stage 2, the part of
+  // them served from the prompt cache, and their output tokens, one
+  // polyline each; above it, the totals against the plain tool-calling loop
+  // and the cost ratio. Built with DOM calls and presentation attributes
+  // only (the page's CSP forbids inline styles and scripts).
   const SVG = 'http://www.w3.org/2000/svg';
   function svg(tag, attrs, ...children) {
     const e = document.createElementNS(SVG, tag);
@@ -224,22 +226,30 @@
     for (const c of children) e.appendChild(typeof c === 'string' ? document.createTextNode(c) : c);
     return e;
   }
+  function usage(c) {
+    return c.input + ' in / ' + c.cached + ' cached / ' + c.output + ' out' + (c.usd === undefined ? '' : ' ($' + c.usd.toFixed(4) + ')');
+  }
   function renderEconomy(eco) {
     const box = $('economy');
     clear(box);
     const steps = (eco && eco.steps) || [];
     if (!steps.length) return;
-    const t = eco.totals;
-    box.appendChild(el('h2', null, 'Prompt economy'));
-    box.appendChild(el('div', 'meta economy-summary', 'Stage 1 ' + t.stage1Tokens + ' + Stage 2 ' + t.stage2Tokens +
-      ' prompt tokens vs naive ReAct estimate ' + eco.naiveReactEstimate + ' · ratio ' + eco.ratio.toFixed(3)));
+    box.appendChild(el('h2', null, 'Economy'));
+    const priced = eco.totals.usd !== undefined && eco.plainLoop.usd !== undefined;
+    box.appendChild(el('div', 'meta economy-summary', 'Two stages ' + usage(eco.totals) + ' · plain tool-calling loop ' +
+      usage(eco.plainLoop) + ' · cost ratio ' + eco.costRatio.toFixed(2) + (priced ? ' (dollars)' : ' (equivalent tokens)')));
     const W = 640, H = 220, L = 56, R = 12, T = 12, B = 28;
-    const series = [['naive', 'naiveTokens', 'naive ReAct'], ['stage1', 'stage1Tokens', 'Stage 1'], ['stage2', 'stage2Tokens', 'Stage 2']];
-    const max = Math.max(1, ...steps.flatMap((s) => series.map(([, k]) => s[k])));
+    const series = [
+      ['stage1', (s) => s.stage1.input, 'Stage 1 input'],
+      ['stage2', (s) => s.stage2.input, 'Stage 2 input'],
+      ['cached', (s) => s.stage1.cached + s.stage2.cached, 'cached'],
+      ['output', (s) => s.stage1.output + s.stage2.output, 'output'],
+    ];
+    const max = Math.max(1, ...steps.flatMap((s) => series.map(([, f]) => f(s))));
     const x = (i) => L + (steps.length === 1 ? (W - L - R) / 2 : i * (W - L - R) / (steps.length - 1));
     const y = (v) => T + (H - T - B) * (1 - v / max);
     const chart = svg('svg', { viewBox: '0 0 ' + W + ' ' + H, class: 'economy-chart', role: 'img',
-      'aria-label': 'prompt tokens per step: Stage 1, Stage 2 and the naive ReAct estimate' });
+      'aria-label': 'tokens per step: Stage 1 and Stage 2 input, cached input and output' });
     chart.appendChild(svg('line', { x1: L, y1: H - B, x2: W - R, y2: H - B, class: 'axis' }));
     chart.appendChild(svg('line', { x1: L, y1: T, x2: L, y2: H - B, class: 'axis' }));
     chart.appendChild(svg('text', { x: L - 6, y: T + 4, 'text-anchor': 'end', class: 'tick' }, String(max)));
@@ -249,11 +259,12 @@
         chart.appendChild(svg('text', { x: x(i), y: H - 10, 'text-anchor': 'middle', class: 'tick' }, s.round + '.' + s.step));
       }
     });
-    for (const [name, key, label] of series) {
+    for (const [name, f, label] of series) {
       const g = svg('g', { class: 'series series-' + name });
-      g.appendChild(svg('polyline', { points: steps.map((s, i) => x(i) + ',' + y(s[key])).join(' '), fill: 'none' }));
-      steps.forEach((s, i) => g.appendChild(svg('circle', { cx: x(i), cy: y(s[key]), r: 3 },
-        svg('title', null, label + ' · round ' + s.round + ' step ' + s.step + ': ' + s[key] + ' tokens'))));
+      g.appendChild(svg('polyline', { points: steps.map((s, i) => x(i) + ',' + y(f(s))).join(' '), fill: 'none' }));
+      steps.forEach((s, i) => g.appendChild(svg('circle', { cx: x(i), cy: y(f(s)), r: 3 },
+        svg('title', null, label + ' · round ' + s.round + ' step ' + s.step + ': ' + f(s) + ' tokens' +
+          (name === 'stage2' && s.stage2Skipped ? ' (no Stage 2 call)' : '')))));
       chart.appendChild(g);
     }
     box.appendChild(chart);
@@ -346,7 +357,7 @@
     call.dataset.attempt = String(t.attempt);
     call.appendChild(el('div', 'meta', badge(interrupted ? 'interrupted' : rejected ? 'rejected' : 'accepted'),
       t.stage + ' · attempt ' + t.attempt + ' · ' + (t.model || 'no model') + ' · prompt ' + t.promptTokens +
-      ' tok · completion ' + t.completionTokens + ' tok · ' + t.latencyMs + ' ms · template ' + (t.template || '-') +
+      ' tok' + (t.cachedTokens ? ' (' + t.cachedTokens + ' cached)' : '') + ' · completion ' + t.completionTokens + ' tok · ' + t.latencyMs + ' ms · template ' + (t.template || '-') +
       (t.outputMode ? ' · output ' + t.outputMode : '') +
       (t.finishReason ? ' · finish ' + t.finishReason : '') +
       (t.retries ? ' · ' + t.retries + (t.retries === 1 ? ' provider retry' : ' provider retries') : '')));

@@ -115,7 +115,7 @@ func testCheckpointRoundTrip(t *testing.T, f Fixture) {
 	wf.StopReason = workflow.StopLLMError
 	wf.Stats = workflow.Stats{LLMCalls: 3, PromptTokens: 120, CompletionTokens: 45, Actions: 2,
 		ByStage: workflow.StageTableOf(map[workflow.Stage]workflow.StageStats{
-			workflow.StageOne: {Calls: 2, PromptTokens: 100, CompletionTokens: 40},
+			workflow.StageOne: {Calls: 2, PromptTokens: 100, CompletionTokens: 40, CachedTokens: 64},
 			workflow.StageTwo: {Calls: 1, PromptTokens: 20, CompletionTokens: 5},
 			// A stage this version does not know (a later version's).
 			"later": {Calls: 1, PromptTokens: 7, CompletionTokens: 1},

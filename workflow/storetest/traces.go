@@ -54,6 +54,8 @@ func newTrace(wfID string, n int) workflow.Trace {
 		Model:            "scripted",
 		PromptTokens:     10 + n,
 		CompletionTokens: 3,
+		CachedTokens:     n * 128,
+		CacheWriteTokens: n,
 		LatencyMs:        int64(n),
 		CreatedAt:        time.Now().UTC().Truncate(time.Millisecond),
 	}

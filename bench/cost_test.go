@@ -1,0 +1,40 @@
+package bench
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// TestCostTable runs every workload of the cost comparison through the
+// twostep engine, checks each one's final answer and actions, and prints
+// the table (go test -run TestCostTable -v). It asserts no figure: the
+// goals of issue 34 are reported, not tested.
+func TestCostTable(t *testing.T) {
+	ctx := context.Background()
+	var rows []CostRow
+	for _, w := range CostWorkloads() {
+		run, err := RunCostWorkload(ctx, w)
+		if err != nil {
+			t.Fatalf("%s: %v", w.Name, err)
+		}
+		if err := run.Check(); err != nil {
+			t.Error(err)
+		}
+		for _, tr := range run.Traces {
+			if tr.Stage != workflow.StageAction && run.Requests[promptKey(tr.Prompt)] == "" {
+				t.Errorf("%s: the %s call of step %d has no recorded request: its cache would be modelled on nothing", w.Name, tr.Stage, tr.Step)
+			}
+		}
+		rows = append(rows, MeasureCost(run))
+	}
+	table := CostTable(rows)
+	for _, w := range CostWorkloads() {
+		if strings.Count(table, "| "+w.Name+" |") != 2 {
+			t.Errorf("the table has no line of its own for %q in each part:\n%s", w.Name, table)
+		}
+	}
+	t.Log("\n" + table)
+}
