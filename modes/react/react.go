@@ -50,7 +50,8 @@ func New(b *prompts.Builder) *Mode {
 
 // Step runs the current step's next phase once: a Stage 1 attempt (select),
 // a Stage 2 attempt (parameterize; for workflow.complete it ends the
-// round), or the action (execute). Every model call it makes is followed
+// round; skipped when the step has no parameter to fill), or the action
+// (execute). Every model call it makes is followed
 // by one persisted transition.
 func (m *Mode) Step(ctx context.Context, run *workflow.Run) error {
 	cp := run.Workflow().Checkpoint
@@ -120,6 +121,10 @@ func (m *Mode) selectAction(ctx context.Context, run *workflow.Run, cp *workflow
 		return err
 	case len(res.Problems) == 0:
 		sel := res.Selection
+		if nothingToFill(reg, sel) {
+			// DESIGN §10.1: no Stage 2 call for a step with no parameter.
+			return run.Checkpoint(ctx, workflow.Checkpoint{Phase: workflow.PhaseExecute, Selection: &sel, Parameters: map[string]any{}})
+		}
 		return run.Checkpoint(ctx, workflow.Checkpoint{Phase: workflow.PhaseParameterize, Selection: &sel})
 	case attempt <= MaxRetries:
 		return run.Checkpoint(ctx, workflow.Checkpoint{
@@ -127,6 +132,18 @@ func (m *Mode) selectAction(ctx context.Context, run *workflow.Run, cp *workflow
 		})
 	}
 	return modes.Fail(ctx, run, modes.Failure{Reason: rejected("Stage 1", attempt, res.Problems)})
+}
+
+// nothingToFill reports whether sel's step runs with no parameters and
+// so needs no Stage 2 call: Stage 1 asked for no field, the action
+// requires none (prompts.NeedsStage2) and its schema accepts {}. The
+// round's answer (workflow.complete) always has its message to fill.
+func nothingToFill(reg workflow.Registry, sel workflow.Selection) bool {
+	spec, ok := reg.Action(sel.Action)
+	if !ok || sel.Action == workflow.CompleteAction || prompts.NeedsStage2(spec, sel.ParametersSchema.Fields) {
+		return false
+	}
+	return len(reg.ValidateParameters(sel.Action, map[string]any{})) == 0
 }
 
 // stage1Prompt renders the Stage 1 prompt with every registered action.
