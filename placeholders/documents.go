@@ -8,9 +8,10 @@ import (
 )
 
 // DocumentsIndex returns the AVAILABLE_DOCUMENTS_INDEX value in exactly the
-// format of DESIGN §4: every message that carries documents, newest first
-// (messages are taken in reverse slice order, which is seq order from the
-// store), as
+// format of DESIGN §4: every message that carries documents, in the order
+// they were created (messages are taken in slice order, which is seq order
+// from the store), so a new document is appended and the index before it
+// stays byte-identical from step to step (DESIGN §10.1), as
 //
 //	docList:<messageId>:<documentsLabel>  (N documents)
 //	  docItem:<documentId>:<fileName>  <mimeType>, <size>
@@ -37,7 +38,7 @@ func DocumentsIndex(msgs []workflow.Message) string {
 	var b strings.Builder
 	b.Grow(size)
 	var num [32]byte
-	for i := len(msgs) - 1; i >= 0; i-- {
+	for i := range msgs {
 		m := &msgs[i]
 		if len(m.Documents) == 0 {
 			continue

@@ -74,7 +74,15 @@ func TestGoldenPrompts(t *testing.T) {
 			in.Feedback = Feedback(ParseStage1(`{"action": "crm.find", "parameters": {"x": 1}}`, Stage1Env{Registry: reg}).Problems)
 			return b.Stage1(in)
 		}, 0},
+		{"stage1_native", func(b *Builder) (Rendered, error) {
+			in := stage1
+			in.Output = templates.NativeOutput
+			return b.Stage1(in)
+		}, 0},
 		{"stage2", func(b *Builder) (Rendered, error) { return b.Stage2(Stage2Input{Selection: sel, Action: spec}) }, 0},
+		{"stage2_native", func(b *Builder) (Rendered, error) {
+			return b.Stage2(Stage2Input{Selection: sel, Action: spec, Output: templates.NativeOutput})
+		}, 0},
 		{"stage2_retry", func(b *Builder) (Rendered, error) {
 			fb := Feedback(ParseStage2(`{"schema": "parameters_v1", "parameters": {"maxWords": "short"}}`, spec, askedFields("instruction", "language", "maxWords"), reg).Problems)
 			return b.Stage2(Stage2Input{Selection: sel, Action: spec, Feedback: fb})

@@ -27,6 +27,7 @@ import (
 
 	"github.com/twostep/twostep/modes"
 	"github.com/twostep/twostep/prompts"
+	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -99,20 +100,22 @@ func (m *Mode) selectAction(ctx context.Context, run *workflow.Run, cp *workflow
 	}
 	reg := run.Registry()
 	env := prompts.Stage1Env{Registry: reg, Messages: run.Messages(), Connections: run.Connections()}
-	rendered, err := m.stage1Prompt(run, problems)
-	if err != nil {
-		return fmt.Errorf("react: rendering stage 1: %w", err)
-	}
 	var res prompts.Stage1Result
 	output := m.prompts.Stage1Output(reg.Actions(), run.Connections())
-	resp, err := run.Generate(ctx, workflow.ModelCall{
-		Stage: workflow.StageOne, Attempt: attempt, Template: rendered.Template, Prompt: rendered.Messages, JSON: prompts.ObjectReply(workflow.StageOne),
-		MaxTokens: maxTokens(cp), Output: &output,
+	call := workflow.ModelCall{
+		Stage: workflow.StageOne, Attempt: attempt, JSON: prompts.ObjectReply(workflow.StageOne),
+		MaxTokens: maxTokens(cp), Output: &output, CacheKey: cacheKey(run, workflow.StageOne),
 		Check: func(reply string) (json.RawMessage, string) {
 			res = prompts.ParseStage1(reply, env)
 			return res.Parsed, strings.Join(res.Problems, "\n")
 		},
-	})
+	}
+	rendered, err := m.stage1Prompt(run, problems, templateOutput(run.PlannedOutput(call)))
+	if err != nil {
+		return fmt.Errorf("react: rendering stage 1: %w", err)
+	}
+	call.Template, call.Prompt, call.CachePrefix = rendered.Template, rendered.Messages, rendered.CachePrefix
+	resp, err := run.Generate(ctx, call)
 	if resp.Truncated {
 		res = prompts.Stage1Result{Problems: []string{workflow.TruncatedProblem(resp)}}
 	}
@@ -147,12 +150,28 @@ func nothingToFill(reg workflow.Registry, sel workflow.Selection) bool {
 }
 
 // stage1Prompt renders the Stage 1 prompt with every registered action.
-func (m *Mode) stage1Prompt(run *workflow.Run, problems []string) (prompts.Rendered, error) {
+func (m *Mode) stage1Prompt(run *workflow.Run, problems []string, out templates.Output) (prompts.Rendered, error) {
 	repeats := run.Repeats()
 	return m.prompts.Stage1(prompts.Stage1Input{
 		Workflow: run.Workflow(), Messages: run.Messages(), Actions: run.Registry().Actions(),
-		Connections: run.Connections(), Feedback: prompts.Feedback(problems), Repeats: &repeats,
+		Connections: run.Connections(), Feedback: prompts.Feedback(problems), Repeats: &repeats, Output: out,
 	})
+}
+
+// cacheKey is the prompt cache key of the workflow's calls of stage
+// (DESIGN §10.1): "<workflowId>:<stage>".
+func cacheKey(run *workflow.Run, stage workflow.Stage) string {
+	return run.Workflow().ID + ":" + string(stage)
+}
+
+// templateOutput is the template output for a call sent in mode: a
+// native mode gives the provider the reply's shape, so the prompt leaves
+// it out (DESIGN §10.1).
+func templateOutput(mode workflow.OutputMode) templates.Output {
+	if mode.Native() {
+		return templates.NativeOutput
+	}
+	return templates.TextOutput
 }
 
 // parameterize makes one Stage 2 attempt for sel. Accepted parameters are
@@ -174,19 +193,27 @@ func (m *Mode) parameterize(ctx context.Context, run *workflow.Run, cp *workflow
 		fail.Reason = rejected("Stage 2", attempt-1, problems)
 		return modes.Fail(ctx, run, fail)
 	}
-	rendered, output, err := m.prompts.Stage2Call(prompts.Stage2Input{Selection: sel, Action: spec, Feedback: prompts.Feedback(problems)})
+	in := prompts.Stage2Input{Selection: sel, Action: spec, Feedback: prompts.Feedback(problems)}
+	output, err := m.prompts.Stage2Output(in)
 	if err != nil {
 		return fmt.Errorf("react: rendering stage 2: %w", err)
 	}
 	var res prompts.Stage2Result
-	resp, err := run.Generate(ctx, workflow.ModelCall{
-		Stage: workflow.StageTwo, Attempt: attempt, Template: rendered.Template, Prompt: rendered.Messages, JSON: prompts.ObjectReply(workflow.StageTwo),
-		MaxTokens: maxTokens(cp), Output: &output.Output, FromNative: output.FromNative,
+	call := workflow.ModelCall{
+		Stage: workflow.StageTwo, Attempt: attempt, JSON: prompts.ObjectReply(workflow.StageTwo),
+		MaxTokens: maxTokens(cp), Output: &output.Output, FromNative: output.FromNative, CacheKey: cacheKey(run, workflow.StageTwo),
 		Check: func(reply string) (json.RawMessage, string) {
 			res = prompts.ParseStage2(reply, spec, sel.ParametersSchema.Fields, reg)
 			return res.Parsed, strings.Join(res.Problems, "\n")
 		},
-	})
+	}
+	in.Output = templateOutput(run.PlannedOutput(call))
+	rendered, err := m.prompts.Stage2(in)
+	if err != nil {
+		return fmt.Errorf("react: rendering stage 2: %w", err)
+	}
+	call.Template, call.Prompt, call.CachePrefix = rendered.Template, rendered.Messages, rendered.CachePrefix
+	resp, err := run.Generate(ctx, call)
 	if resp.Truncated {
 		res = prompts.Stage2Result{Problems: []string{workflow.TruncatedProblem(resp)}}
 	}
