@@ -20,7 +20,8 @@ import (
 // Options configures a Builder.
 type Options struct {
 	// HistoryBudget bounds WORKFLOW_HISTORY in characters; 0 means
-	// placeholders.DefaultHistoryBudget (12,000).
+	// placeholders.DefaultHistoryBudget (2,000). The documents index
+	// gets a quarter of it (placeholders.DocumentsBudget).
 	HistoryBudget int
 	// LoopRepeats is the engine's EngineConfig.LoopRepeats: when the
 	// round's newest step has repeated an earlier one LoopRepeats-1 times,

@@ -89,11 +89,15 @@ func TestGoldenPrompts(t *testing.T) {
 		}, 0},
 		{"plan", func(b *Builder) (Rendered, error) { return b.Plan(stage1) }, 0},
 		{"compact", func(b *Builder) (Rendered, error) {
-			entries, prev := b.Compaction(msgs)
+			// A newest step with a long result: the older entries must go.
+			long := append(slices.Clone(msgs), workflow.Message{ID: "msg_r2a3", WorkflowID: wf.ID, Seq: 7, Round: 2, Step: 3,
+				Role: workflow.RoleAction, Action: "ai.process", ActionObjective: "Summarise the contract", Status: workflow.MessageSuccess,
+				Summary: "ai.process succeeded", Findings: strings.Repeat("The contract runs for 3 years with a 90-day notice period. ", 8)})
+			entries, prev := b.Compaction(long)
 			if len(entries) == 0 {
 				t.Fatal("no entries to compact at budget 700")
 			}
-			return b.Compact(CompactInput{Workflow: wf, Messages: msgs, Entries: entries, Previous: prev})
+			return b.Compact(CompactInput{Workflow: wf, Messages: long, Entries: entries, Previous: prev})
 		}, 700},
 		{"stage1_compacted", func(b *Builder) (Rendered, error) {
 			in := stage1
@@ -120,7 +124,8 @@ func TestHistoryInStage1(t *testing.T) {
 	t.Parallel()
 	wf, msgs := twoRounds()
 	reg := newRegistry()
-	r, err := newBuilder(t, 0).Stage1(Stage1Input{Workflow: wf, Messages: msgs, Actions: reg.Actions(), Connections: reg.Connections("u1")})
+	// A budget large enough for every entry in full.
+	r, err := newBuilder(t, 12000).Stage1(Stage1Input{Workflow: wf, Messages: msgs, Actions: reg.Actions(), Connections: reg.Connections("u1")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,12 +161,12 @@ func TestHistoryInStage1(t *testing.T) {
 		t.Errorf("USER_PROMPT = %q", got)
 	}
 
-	small, err := newBuilder(t, 700).Stage1(Stage1Input{Workflow: wf, Messages: msgs, Actions: reg.Actions()})
+	small, err := newBuilder(t, 400).Stage1(Stage1Input{Workflow: wf, Messages: msgs, Actions: reg.Actions()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sh := small.Placeholders[templates.KeyWorkflowHistory]
-	if len([]rune(sh)) > 700 || !strings.HasSuffix(sh, "older entries omitted)") || strings.Contains(sh, "[round 1] user") || !strings.HasPrefix(sh, "- [round 2, step 2]") {
+	if len([]rune(sh)) > 400 || !strings.HasSuffix(sh, "older entries omitted)") || strings.Contains(sh, "[round 1] user") || !strings.HasPrefix(sh, "- [round 2, step 2]") {
 		t.Errorf("history under a 700-character budget:\n%s", sh)
 	}
 }

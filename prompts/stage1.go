@@ -56,7 +56,7 @@ func (b *Builder) stage1Values(in Stage1Input) map[string]string {
 	return map[string]string{
 		templates.KeyUserPrompt:                placeholders.UserPromptText(in.Messages, round),
 		templates.KeyAvailableMethods:          b.methods.Methods(in.Actions),
-		templates.KeyAvailableDocumentsIndex:   placeholders.DocumentsIndex(in.Messages),
+		templates.KeyAvailableDocumentsIndex:   placeholders.DocumentsIndexWithin(in.Messages, placeholders.DocumentsBudget(b.opts.HistoryBudget)),
 		templates.KeyAvailableConnectionsIndex: placeholders.ConnectionsIndex(in.Connections),
 		templates.KeyValidationFeedback:        joinBlocks(b.loopWarning(in, round), in.Feedback),
 	}
