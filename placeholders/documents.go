@@ -96,7 +96,7 @@ func DocumentsIndexWithin(msgs []workflow.Message, budget int) string {
 	}
 	head := func(n int) string {
 		return "(" + workflow.Count(n, "earlier document list", "earlier document lists") +
-			" not shown; docList:<label> refers to the latest list with that label, as the history names them)\n"
+			" not shown; docList:<label> names the latest list with a label)\n"
 	}
 	keep := len(blocks) - 1
 	used := utf8.RuneCountInString(head(keep)) + utf8.RuneCountInString(blocks[keep])

@@ -77,28 +77,44 @@ func thirtyStepSelection(n int) string {
 // are logged (go test -run TestStage1Bounded -v).
 func TestStage1Bounded(t *testing.T) {
 	t.Parallel()
-	model := thirtyStepModel()
-	store := newStore()
-	modes := map[workflow.ModeName]workflow.Mode{workflow.ModeReact: react.New(newBuilderWith(t, prompts.Options{}))}
-	e := enginetest.StartEngine(t, testConfig("bounded"), store, model, enginetest.NewRegistry(), modes)
-	wf := create(t, e, "Go through the quarterly figures region by region, record each, then summarise.", 30)
-	if got := wait(t, e, wf.ID); got.Status != workflow.StatusCompleted || got.Step != 30 {
-		t.Fatalf("round ended %s at step %d (%s)", got.Status, got.Step, got.StopReason)
+	for _, native := range []bool{false, true} {
+		t.Run(fmt.Sprintf("native=%v", native), func(t *testing.T) {
+			t.Parallel()
+			scripted := thirtyStepModel()
+			var model workflow.Model = scripted
+			if native {
+				model = nativeModel{scripted}
+			}
+			modes := map[workflow.ModeName]workflow.Mode{workflow.ModeReact: react.New(newBuilderWith(t, prompts.Options{}))}
+			e := enginetest.StartEngine(t, testConfig("bounded"), newStore(), model, enginetest.NewRegistry(), modes)
+			wf := create(t, e, "Go through the quarterly figures region by region, record each, then summarise.", 30)
+			if got := wait(t, e, wf.ID); got.Status != workflow.StatusCompleted || got.Step != 30 {
+				t.Fatalf("round ended %s at step %d (%s)", got.Status, got.Step, got.StopReason)
+			}
+			s1 := logSizes(t, scripted.Calls())
+			if ratio := float64(s1[29]) / float64(s1[0]); ratio > 1.5 {
+				t.Errorf("Stage 1's prompt at step 30 is %.2f times step 1's, want at most 1.5", ratio)
+			}
+		})
 	}
+}
+
+// logSizes logs the characters of each step's prompts and of the replies
+// of calls, and returns the Stage 1 prompt sizes.
+func logSizes(t *testing.T, calls []llm.Call) []int {
 	var s1, s2 []int
-	out1, out2 := 0, 0
-	for _, c := range model.Calls() {
+	var out = map[workflow.Stage]int{}
+	for _, c := range calls {
 		n := 0
 		for _, m := range c.Messages {
 			n += len(m.Content)
 		}
+		out[c.Stage] += len(c.Reply)
 		switch c.Stage {
 		case workflow.StageOne:
 			s1 = append(s1, n)
-			out1 += len(c.Reply)
 		case workflow.StageTwo:
 			s2 = append(s2, n)
-			out2 += len(c.Reply)
 		}
 	}
 	var b strings.Builder
@@ -109,10 +125,7 @@ func TestStage1Bounded(t *testing.T) {
 		}
 		b.WriteByte('\n')
 	}
-	ratio := float64(s1[29]) / float64(s1[0])
-	t.Logf("prompt sizes:\n%sstage1 replies %d chars, stage2 replies %d chars; step 30 / step 1 = %.2f",
-		b.String(), out1, out2, ratio)
-	if ratio > 1.5 {
-		t.Errorf("Stage 1's prompt at step 30 is %.2f times step 1's, want at most 1.5", ratio)
-	}
+	t.Logf("prompt sizes:\n%sreplies: stage1 %d, stage2 %d, compact %d chars; step 30 / step 1 = %.2f",
+		b.String(), out[workflow.StageOne], out[workflow.StageTwo], out[workflow.StageCompact], float64(s1[len(s1)-1])/float64(s1[0]))
+	return s1
 }
