@@ -59,7 +59,7 @@ func TestDocumentsIndexWithin(t *testing.T) {
 		t.Errorf("%d runes, over the budget of 500:\n%s", n, got)
 	}
 	head, rest, _ := strings.Cut(got, "\n")
-	if !strings.HasPrefix(head, "(9 earlier document lists not shown;") || !strings.HasPrefix(rest, "docList:msg_09:round1_step10_test_echo") ||
+	if !strings.HasPrefix(head, "(8 earlier document lists not shown;") || !strings.HasPrefix(rest, "docList:msg_08:round1_step9_test_echo") ||
 		!strings.HasSuffix(rest, "docItem:doc_11:echo.txt  text/plain, 400 B") {
 		t.Errorf("index within 500 runes:\n%s", got)
 	}
