@@ -127,15 +127,8 @@ func TestStageTwoSchema(t *testing.T) {
 	want := `{
   "type": "object",
   "properties": {
-    "record": {
-      "description": "Record id. (for this step: The customer's record)",
-      "type": "string"
-    },
-    "note": {
-      "description": "Why the record changes",
-      "maxLength": 200,
-      "type": "string"
-    }
+    "record": {"description":"Record id. (for this step: The customer's record)","type":"string"},
+    "note": {"description":"Why the record changes","maxLength":200,"type":"string"}
   },
   "required": ["record"],
   "additionalProperties": false
@@ -153,7 +146,7 @@ func TestStageTwoSchema(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(got, `"tone": {`) || !strings.Contains(got, `"type": "string"`) || strings.Contains(got, "history") {
+		if !strings.Contains(got, `"tone": {`) || !strings.Contains(got, `"type":"string"`) || strings.Contains(got, "history") {
 			t.Errorf("StageTwoSchema(open) =\n%s", got)
 		}
 	})
