@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/twostep/twostep/placeholders"
 	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
 )
@@ -251,5 +252,30 @@ func TestStage1RepeatsGiven(t *testing.T) {
 	given := workflow.StepRepeats{Newest: workflow.Message{Step: 7, Action: "crm.lookup"}, Earlier: []int{3, 5}, Found: true}
 	if got := feedback(&given); !strings.Contains(got, "Step 7 called crm.lookup with the same parameters as steps 3 and 5") {
 		t.Errorf("the given repeats are not what the warning says:\n%s", got)
+	}
+}
+
+// Stage 1 shows the documents index within a quarter of the history
+// budget; the plan, one call for the whole round, shows it whole.
+func TestPlanShowsTheWholeDocumentsIndex(t *testing.T) {
+	t.Parallel()
+	wf, msgs := twoRounds()
+	reg := newRegistry()
+	b := newBuilder(t, 700)
+	in := Stage1Input{Workflow: wf, Messages: msgs, Actions: reg.Actions(), Connections: reg.Connections("u1")}
+	s1, err := b.Stage1(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := b.Plan(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := placeholders.DocumentsIndex(msgs)
+	if got := s1.Placeholders[templates.KeyAvailableDocumentsIndex]; got == whole || !strings.HasPrefix(got, "(1 earlier document list not shown;") {
+		t.Errorf("Stage 1's index under a 700-character budget:\n%s", got)
+	}
+	if got := plan.Placeholders[templates.KeyAvailableDocumentsIndex]; got != whole {
+		t.Errorf("the plan's index =\n%s\nwant the whole index\n%s", got, whole)
 	}
 }

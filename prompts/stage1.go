@@ -103,9 +103,20 @@ func (b *Builder) Stage1(in Stage1Input) (Rendered, error) {
 }
 
 // Plan renders the action-plan mode's planning prompt (template "plan")
-// from the same state as Stage 1; in.Actions is the offered subset.
+// from the same state as Stage 1 (PlanValues); in.Actions is the offered
+// subset.
 func (b *Builder) Plan(in Stage1Input) (Rendered, error) {
-	return b.render(templates.Plan, in.Template, b.Stage1Values(in))
+	return b.render(templates.Plan, in.Template, b.PlanValues(in))
+}
+
+// PlanValues is Stage1Values for the action-plan mode's planning and
+// re-planning calls: the documents index is whole, as one call plans
+// every step of the round with exact references (Stage 1, called every
+// step, shows it within a budget).
+func (b *Builder) PlanValues(in Stage1Input) map[string]string {
+	v := b.Stage1Values(in)
+	v[templates.KeyAvailableDocumentsIndex] = placeholders.DocumentsIndex(in.Messages)
+	return v
 }
 
 // joinBlocks joins the non-empty blocks with a blank line.

@@ -124,7 +124,11 @@ func (i *Inspector) Render(ctx context.Context, wf *workflow.Workflow, stage wor
 			}
 			rendered, err = i.prompts.Plan(in)
 		}
-		values = i.prompts.Stage1Values(in)
+		if stage == workflow.StageOne {
+			values = i.prompts.Stage1Values(in)
+		} else {
+			values = i.prompts.PlanValues(in)
+		}
 	case workflow.StageTwo:
 		var sel workflow.Selection
 		sel, res.Source, err = i.selection(ctx, wf, msgs)
