@@ -110,7 +110,7 @@ func scanBlocks(name, role, body string, allowed []string) ([]chunk, error) {
 	}
 	for _, line := range strings.SplitAfter(body, "\n") {
 		marker := strings.TrimSpace(line)
-		next := only
+		var next block
 		switch marker {
 		case ifTextOutput, ifNativeOutput:
 			if only != always {
