@@ -94,8 +94,9 @@ func (t Template) Uses(key string) bool {
 // with an empty value is fine). Values are inserted verbatim and never
 // re-scanned, so a value containing "{{KEY:...}}" stays literal. A
 // placeholder alone on its line whose value is empty (VALIDATION_FEEDBACK on
-// a first attempt) removes that line. Leading and trailing blank lines of
-// each part are trimmed.
+// a first attempt) removes that line, and one of the blank lines around it
+// when it sat between two. Leading and trailing blank lines of each part
+// are trimmed.
 func (t Template) Render(values map[string]string) ([]Part, error) {
 	return t.RenderFor(TextOutput, values)
 }
@@ -198,6 +199,10 @@ func (t Template) render(out Output, values map[string]string, key string, piece
 			text := c.text
 			if skipNewline {
 				text = strings.TrimPrefix(text, "\n")
+				if strings.HasSuffix(b.String(), "\n\n") {
+					// The removed line sat between blank lines: keep one.
+					text = strings.TrimPrefix(text, "\n")
+				}
 				skipNewline = false
 			}
 			b.WriteString(text)

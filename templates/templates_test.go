@@ -323,3 +323,22 @@ func TestStablePrefix(t *testing.T) {
 		}
 	}
 }
+
+// An empty placeholder line between two blank lines leaves one blank line,
+// not two.
+func TestEmptyLineBetweenBlankLines(t *testing.T) {
+	t.Parallel()
+	tmpl, err := Parse("x", "--- user ---\n{{KEY:USER_PROMPT}}\n\n{{KEY:VALIDATION_FEEDBACK}}\n\nReply.\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for feedback, want := range map[string]string{"": "go\n\nReply.", "fix it": "go\n\nfix it\n\nReply."} {
+		parts, err := tmpl.Render(map[string]string{KeyUserPrompt: "go", KeyValidationFeedback: feedback})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if parts[0].Content != want {
+			t.Errorf("feedback %q: %q, want %q", feedback, parts[0].Content, want)
+		}
+	}
+}
