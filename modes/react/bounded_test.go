@@ -103,13 +103,15 @@ func TestStage1Bounded(t *testing.T) {
 // of calls, and returns the Stage 1 prompt sizes.
 func logSizes(t *testing.T, calls []llm.Call) []int {
 	var s1, s2 []int
-	var out = map[workflow.Stage]int{}
+	out, in, count := map[workflow.Stage]int{}, map[workflow.Stage]int{}, map[workflow.Stage]int{}
 	for _, c := range calls {
 		n := 0
 		for _, m := range c.Messages {
 			n += len(m.Content)
 		}
 		out[c.Stage] += len(c.Reply)
+		in[c.Stage] += n
+		count[c.Stage]++
 		switch c.Stage {
 		case workflow.StageOne:
 			s1 = append(s1, n)
@@ -125,7 +127,8 @@ func logSizes(t *testing.T, calls []llm.Call) []int {
 		}
 		b.WriteByte('\n')
 	}
-	t.Logf("prompt sizes:\n%sreplies: stage1 %d, stage2 %d, compact %d chars; step 30 / step 1 = %.2f",
-		b.String(), out[workflow.StageOne], out[workflow.StageTwo], out[workflow.StageCompact], float64(s1[len(s1)-1])/float64(s1[0]))
+	t.Logf("prompt sizes:\n%sprompts: stage1 %d, stage2 %d, %d compactions %d chars; replies: stage1 %d, stage2 %d, compact %d chars; step 30 / step 1 = %.2f",
+		b.String(), in[workflow.StageOne], in[workflow.StageTwo], count[workflow.StageCompact], in[workflow.StageCompact],
+		out[workflow.StageOne], out[workflow.StageTwo], out[workflow.StageCompact], float64(s1[len(s1)-1])/float64(s1[0]))
 	return s1
 }
