@@ -104,10 +104,17 @@ func TestStage1Bounded(t *testing.T) {
 func logSizes(t *testing.T, calls []llm.Call) []int {
 	var s1, s2 []int
 	out, in, count := map[workflow.Stage]int{}, map[workflow.Stage]int{}, map[workflow.Stage]int{}
+	prefix, from3 := 0, 0 // Stage 1 from step 3 on: the cacheable prefix's characters, all characters
 	for _, c := range calls {
-		n := 0
-		for _, m := range c.Messages {
+		n, p := 0, 0
+		for i, m := range c.Messages {
 			n += len(m.Content)
+			if i < c.CachePrefix {
+				p += len(m.Content)
+			}
+		}
+		if c.Stage == workflow.StageOne && len(s1) >= 2 {
+			prefix, from3 = prefix+p, from3+n
 		}
 		out[c.Stage] += len(c.Reply)
 		in[c.Stage] += n
@@ -127,8 +134,10 @@ func logSizes(t *testing.T, calls []llm.Call) []int {
 		}
 		b.WriteByte('\n')
 	}
-	t.Logf("prompt sizes:\n%sprompts: stage1 %d, stage2 %d, %d compactions %d chars; replies: stage1 %d, stage2 %d, compact %d chars; step 30 / step 1 = %.2f",
+	t.Logf("prompt sizes:\n%sprompts: stage1 %d, stage2 %d, %d compactions %d chars; replies: stage1 %d, stage2 %d, compact %d chars; "+
+		"step 30 / step 1 = %.2f; Stage 1 from step 3: %.0f%% in the cacheable prefix",
 		b.String(), in[workflow.StageOne], in[workflow.StageTwo], count[workflow.StageCompact], in[workflow.StageCompact],
-		out[workflow.StageOne], out[workflow.StageTwo], out[workflow.StageCompact], float64(s1[len(s1)-1])/float64(s1[0]))
+		out[workflow.StageOne], out[workflow.StageTwo], out[workflow.StageCompact], float64(s1[len(s1)-1])/float64(s1[0]),
+		100*float64(prefix)/float64(from3))
 	return s1
 }
