@@ -162,9 +162,7 @@ func (r *Run) Generate(ctx context.Context, call ModelCall) (ModelResponse, erro
 		Kind: SpanModelCall, WorkflowID: r.wf.ID, Mode: r.wf.Mode, Round: r.wf.Round, Step: r.wf.Step,
 		Stage: call.Stage, Attempt: call.Attempt, Prompt: call.Prompt, MaxTokens: call.MaxTokens, JSON: call.JSON,
 	})
-	resp, err := r.e.model.Generate(ctx, ModelRequest{
-		Messages: call.Prompt, JSON: call.JSON, MaxTokens: call.MaxTokens, Stage: call.Stage, Output: call.Output,
-	})
+	resp, err := r.e.model.Generate(ctx, call.request())
 	mode := resp.OutputMode
 	if mode == "" {
 		mode = OutputText
