@@ -16,6 +16,10 @@ const (
 	ApproveNever = "never"
 	// ApproveAlways pauses every call of the action, reads too.
 	ApproveAlways = "always"
+	// ApproveIntent pauses every step of the action after Stage 1, before
+	// Stage 2: a person approves the intent and may narrow the parameters
+	// with constraints (DESIGN §10.4).
+	ApproveIntent = "intent"
 )
 
 // ApprovalsConfig is the YAML approvals section: the default rule (write
@@ -34,7 +38,10 @@ type Approvals struct {
 	rules map[string]string
 }
 
-var _ workflow.ApprovalPolicy = (*Approvals)(nil)
+var (
+	_ workflow.ApprovalPolicy = (*Approvals)(nil)
+	_ workflow.IntentPolicy   = (*Approvals)(nil)
+)
 
 // NewApprovals checks cfg against the registry — a rule must be one of the
 // known ones and name a registered action, or an MCP tool
@@ -73,8 +80,8 @@ func NewApprovalsFor(cfg ApprovalsConfig, reg *Registry, mcpServers, openapiSour
 				problems = append(problems, fmt.Sprintf("approvals.actions: %q is not a registered action", name))
 			}
 		}
-		if r := cfg.Actions[name]; !slices.Contains([]string{ApproveAlways, ApproveNever, ApproveWrite}, r) {
-			problems = append(problems, fmt.Sprintf("approvals.actions.%s: %q must be always, never or write", name, r))
+		if r := cfg.Actions[name]; !slices.Contains([]string{ApproveAlways, ApproveNever, ApproveWrite, ApproveIntent}, r) {
+			problems = append(problems, fmt.Sprintf("approvals.actions.%s: %q must be always, never, write or intent", name, r))
 		}
 	}
 	if len(problems) > 0 {
@@ -102,8 +109,16 @@ func mcpToolProblem(name string, servers []string) string {
 	return ""
 }
 
+// NeedsIntentApproval reports whether the action's rule is intent: its
+// steps pause after Stage 1 (workflow.complete never does).
+func (a *Approvals) NeedsIntentApproval(action string) bool {
+	return action != workflow.CompleteAction && a.rules[action] == ApproveIntent
+}
+
 // NeedsApproval reports whether the call must wait for a decision, and its
-// effect. workflow.complete never waits.
+// effect. workflow.complete never waits; an action under the rule intent
+// always does (its step pauses after Stage 1, or, planned or outside a
+// standing approval, before it runs).
 func (a *Approvals) NeedsApproval(action string, params map[string]any) (bool, workflow.Effect) {
 	effect := a.reg.EffectOf(action, params)
 	if action == workflow.CompleteAction {
@@ -114,7 +129,7 @@ func (a *Approvals) NeedsApproval(action string, params map[string]any) (bool, w
 		rule = a.def
 	}
 	switch rule {
-	case ApproveAlways:
+	case ApproveAlways, ApproveIntent:
 		return true, effect
 	case ApproveNever:
 		return false, effect

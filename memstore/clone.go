@@ -144,7 +144,8 @@ func (n *shaper) checkpoint(cp *workflow.Checkpoint) *workflow.Checkpoint {
 		if g := cp.Approval; g != nil {
 			var shaped workflow.ApprovalGrant
 			gc := n.part(func() {
-				shaped = workflow.ApprovalGrant{ID: str(n, g.ID), Parameters: n.params(g.Parameters, false)}
+				shaped = workflow.ApprovalGrant{ID: str(n, g.ID), Parameters: n.params(g.Parameters, false),
+					Kind: str(n, g.Kind), Constraints: n.params(g.Constraints, true)}
 			})
 			c.Approval = kept(n, gc, g, shaped)
 		}
@@ -163,13 +164,17 @@ func (n *shaper) selection(s *workflow.Selection) *workflow.Selection {
 		sel.Learnings = n.strs(s.Learnings, true)
 		sel.RequiredInputDocuments = n.strs(s.RequiredInputDocuments, true)
 		if f := s.ParametersSchema.Fields; f != nil {
-			sel.ParametersSchema.Fields = each(n, f, func(fs workflow.FieldSpec) workflow.FieldSpec {
-				fs.Name, fs.Type, fs.Description = str(n, fs.Name), str(n, fs.Type), str(n, fs.Description)
-				return fs
-			})
+			sel.ParametersSchema.Fields = n.fields(f)
 		}
 	})
 	return kept(n, changed, s, sel)
+}
+
+func (n *shaper) fields(f []workflow.FieldSpec) []workflow.FieldSpec {
+	return each(n, f, func(fs workflow.FieldSpec) workflow.FieldSpec {
+		fs.Name, fs.Type, fs.Description = str(n, fs.Name), str(n, fs.Type), str(n, fs.Description)
+		return fs
+	})
 }
 
 // plan is the stored form of a plan: nil when empty (omitempty).
@@ -221,6 +226,15 @@ func (n *shaper) pending(p *workflow.PendingApproval) *workflow.PendingApproval 
 		a.Parameters = n.params(p.Parameters, false)
 		a.Documents = n.strs(p.Documents, true)
 		a.RequestedAt, a.ExpiresAt = n.time(p.RequestedAt), n.time(p.ExpiresAt)
+		a.Kind, a.ParametersContext = str(n, p.Kind), str(n, p.ParametersContext)
+		if len(p.Fields) == 0 { // omitempty
+			if n.keep && p.Fields != nil {
+				n.changed = true
+			}
+			a.Fields = nil
+		} else {
+			a.Fields = n.fields(p.Fields)
+		}
 	})
 	return kept(n, changed, p, a)
 }
@@ -271,6 +285,9 @@ func copyWorkflow(w *workflow.Workflow) *workflow.Workflow {
 		a := *p
 		a.Parameters = workflow.CloneParams(p.Parameters)
 		a.Documents = copyStrs(p.Documents)
+		if p.Fields != nil {
+			a.Fields = append(make([]workflow.FieldSpec, 0, len(p.Fields)), p.Fields...)
+		}
 		c.PendingApproval = &a
 	}
 	return &c
@@ -301,7 +318,8 @@ func copyCheckpoint(cp *workflow.Checkpoint) *workflow.Checkpoint {
 		}
 	}
 	if g := cp.Approval; g != nil {
-		c.Approval = &workflow.ApprovalGrant{ID: g.ID, Parameters: workflow.CloneParams(g.Parameters)}
+		c.Approval = &workflow.ApprovalGrant{ID: g.ID, Parameters: workflow.CloneParams(g.Parameters),
+			Kind: g.Kind, Constraints: workflow.CloneParams(g.Constraints)}
 	}
 	c.AfterReject = copyCheckpoint(cp.AfterReject)
 	return &c
@@ -320,6 +338,10 @@ func copyMessage(m workflow.Message) workflow.Message {
 		m.Documents = append(make([]workflow.Document, 0, len(m.Documents)), m.Documents...)
 	}
 	m.Learnings = copyStrs(m.Learnings)
+	if m.ApprovedBy != nil {
+		a := *m.ApprovedBy
+		m.ApprovedBy = &a
+	}
 	return m
 }
 

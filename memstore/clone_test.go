@@ -84,7 +84,8 @@ func fullCheckpoint() *workflow.Checkpoint {
 		Parameters: params, Failures: 1, Attempt: 2, Feedback: []string{"f"}, MaxTokens: 3, Previous: "prev",
 		Plan:      []workflow.PlanStep{{Action: "a", Parameters: map[string]any{}, ResultLabel: "r", Documents: []string{"x"}, Connection: "c"}, {Action: "b", Documents: []string{}}},
 		PlanIndex: 1, Replans: 1, CompactionSkipped: true,
-		Approval:    &workflow.ApprovalGrant{ID: "g", Parameters: map[string]any{"k": 1}},
+		Approval: &workflow.ApprovalGrant{ID: "g", Parameters: map[string]any{"k": 1}, Kind: workflow.ApprovalIntent,
+			Constraints: map[string]any{"k": map[string]any{"maximum": 2}}, ApprovedBy: &workflow.ApprovedBy{StandingApprovalID: "s", GrantedBy: "u"}},
 		AfterReject: &workflow.Checkpoint{Phase: workflow.PhaseSelect, Parameters: map[string]any{}, Feedback: []string{}, Plan: []workflow.PlanStep{}},
 	}
 }
@@ -100,6 +101,7 @@ func fullWorkflow() *workflow.Workflow {
 		PendingApproval: &workflow.PendingApproval{
 			ID: "ap", Round: 1, Step: 2, Action: "a", ActionObjective: "o", Parameters: map[string]any{}, Documents: []string{},
 			Connection: "c", Effect: "write", RequestedAt: time.Now(), ExpiresAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+			Kind: workflow.ApprovalIntent, ParametersContext: "ctx\xff", Fields: []workflow.FieldSpec{{Name: "n", Type: "string", Required: true, Description: "d"}},
 		},
 		TraceContext: workflow.TraceContext{Origin: "o", Round: "r"},
 	}
@@ -111,6 +113,7 @@ func fullMessage() workflow.Message {
 		ActionObjective: "o", Parameters: params, Status: workflow.MessageSuccess, DocumentsLabel: "l",
 		Documents: []workflow.Document{{ID: "d", WorkflowID: "wf_1", MessageID: "m", Name: "n", MimeType: "text/plain", Size: 3}},
 		Summary:   "s", Findings: "f", Learnings: []string{"l"}, CompactedThrough: 2, CreatedAt: time.Now(),
+		ApprovedBy: &workflow.ApprovedBy{StandingApprovalID: "sap_1", GrantedBy: "u\xff"},
 	}
 }
 

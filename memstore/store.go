@@ -38,6 +38,9 @@ type Store struct {
 	running map[string]map[string]struct{} // user id -> ids of the user's running workflows
 	due     []dueEntry                     // workflows awaiting approval, by expiresAt (approvals.go)
 	dueAt   map[string]int64               // workflow id -> its entry's expiresAt in due
+
+	standingMu sync.Mutex
+	standing   map[string][]workflow.StandingApproval // user id -> standing approvals, oldest first (standing.go)
 }
 
 // record is everything one workflow owns.
@@ -131,6 +134,7 @@ func New(opts ...Option) *Store {
 		traces:   make(map[string]string),
 		running:  make(map[string]map[string]struct{}),
 		dueAt:    make(map[string]int64),
+		standing: make(map[string][]workflow.StandingApproval),
 	}
 	for _, o := range opts {
 		o(s)

@@ -52,11 +52,14 @@ type StepCall struct {
 // A call the approval policy holds (DESIGN §9.1) does not run: once its
 // inputs resolve, the round pauses awaiting approval (Run.Pause). After an
 // approve decision the step comes back here with the grant in its
-// checkpoint and runs with the approved parameters.
+// checkpoint and runs with the approved parameters (an intent grant's
+// parameters are Stage 2's). A held call that a standing approval admits
+// (DESIGN §10.4) runs without a pause, its action message naming that
+// approval and who granted it (ApprovedBy).
 func Execute(ctx context.Context, run *workflow.Run, call StepCall, next *workflow.Checkpoint) error {
 	grant, needed := run.Approval(call.Action, call.Parameters)
-	if grant != nil {
-		call.Parameters = grant.Parameters
+	if grant != nil && grant.Parameters != nil {
+		call.Parameters = grant.Parameters // an intent grant has none: Stage 2 filled them
 	}
 	in, err := resolve(ctx, run, call)
 	if err != nil {
@@ -68,6 +71,11 @@ func Execute(ctx context.Context, run *workflow.Run, call StepCall, next *workfl
 		}
 		return Fail(ctx, run, Failure{Action: call.Action, Objective: call.Objective, Learnings: call.Learnings,
 			Reason: "inputs did not resolve: " + workflow.PublicMessage(err), Next: call.failed(next)})
+	}
+	if needed && grant == nil {
+		if grant, err = run.StandingGrant(ctx, call.Action, call.Parameters); err != nil {
+			return err
+		}
 	}
 	if needed && grant == nil {
 		return run.Pause(ctx, workflow.StepApproval{
@@ -95,6 +103,9 @@ func Execute(ctx context.Context, run *workflow.Run, call StepCall, next *workfl
 		Objective: call.Objective, Learnings: call.Learnings, Parameters: call.Parameters,
 		Result: res, Err: publicError(aerr), Label: call.Label,
 	})
+	if grant != nil {
+		msg.ApprovedBy = grant.ApprovedBy
+	}
 	return run.CommitStep(ctx, workflow.StepResult{
 		Action: call.Action, Messages: []workflow.Message{msg}, Documents: docs,
 		Failed: aerr != nil, Executed: true, Next: next,

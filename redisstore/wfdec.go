@@ -109,6 +109,12 @@ func (r *stateReader) checkpoint(depth int) *workflow.Checkpoint {
 		g := new(workflow.ApprovalGrant)
 		g.ID = r.str(`{"id":`)
 		g.Parameters = r.params(`,"parameters":`)
+		if r.has(`,"kind":`) {
+			g.Kind = workflow.ApprovalKind(r.str(""))
+		}
+		if r.has(`,"constraints":`) {
+			g.Constraints = r.params("")
+		}
 		r.expect("}")
 		c.Approval = g
 	}
@@ -132,6 +138,15 @@ func (r *stateReader) pendingApproval() *workflow.PendingApproval {
 	p.Effect = workflow.Effect(r.str(`,"effect":`))
 	p.RequestedAt = r.time(`,"requestedAt":`)
 	p.ExpiresAt = r.time(`,"expiresAt":`)
+	if r.has(`,"kind":`) {
+		p.Kind = workflow.ApprovalKind(r.str(""))
+	}
+	if r.has(`,"parametersContext":`) {
+		p.ParametersContext = r.str("")
+	}
+	if r.has(`,"fields":`) {
+		p.Fields = r.fields()
+	}
 	r.expect("}")
 	return p
 }

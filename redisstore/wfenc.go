@@ -86,6 +86,12 @@ func (e *jsonWriter) pendingApproval(p *workflow.PendingApproval) {
 	e.str(`,"effect":`, string(p.Effect))
 	e.time(`,"requestedAt":`, p.RequestedAt)
 	e.time(`,"expiresAt":`, p.ExpiresAt)
+	e.optStr(`,"kind":`, string(p.Kind))
+	e.optStr(`,"parametersContext":`, p.ParametersContext)
+	if len(p.Fields) > 0 {
+		e.b = append(e.b, `,"fields":`...)
+		e.fields(p.Fields)
+	}
 	e.b = append(e.b, '}')
 }
 
@@ -123,6 +129,10 @@ func (e *jsonWriter) checkpoint(c *workflow.Checkpoint, depth int) {
 	if g := c.Approval; g != nil {
 		e.str(`,"approval":{"id":`, g.ID)
 		e.params(`,"parameters":`, g.Parameters)
+		e.optStr(`,"kind":`, string(g.Kind))
+		if len(g.Constraints) > 0 {
+			e.params(`,"constraints":`, g.Constraints)
+		}
 		e.b = append(e.b, '}')
 	}
 	if c.AfterReject != nil {
@@ -231,6 +241,11 @@ func appendMessage(dst []byte, m *workflow.Message) ([]byte, bool) {
 		e.strs(`,"learnings":`, m.Learnings)
 	}
 	e.optNum(`,"compactedThrough":`, m.CompactedThrough)
+	if a := m.ApprovedBy; a != nil {
+		e.str(`,"approvedBy":{"standingApprovalId":`, a.StandingApprovalID)
+		e.str(`,"grantedBy":`, a.GrantedBy)
+		e.b = append(e.b, '}')
+	}
 	e.time(`,"createdAt":`, m.CreatedAt)
 	e.b = append(e.b, '}')
 	return e.result(len(dst))

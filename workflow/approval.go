@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -25,20 +26,69 @@ type ApprovalPolicy interface {
 	NeedsApproval(action string, params map[string]any) (bool, Effect)
 }
 
+// ApprovalKind says what a pending approval asks a person to judge
+// (DESIGN §10.4).
+type ApprovalKind string
+
+const (
+	// ApprovalCall is the approval of a filled call: the action with its
+	// parameters (DESIGN §9.1). A pending approval stored without a kind
+	// is one.
+	ApprovalCall ApprovalKind = "call"
+	// ApprovalIntent is the approval of Stage 1's decision before Stage 2
+	// fills any parameter: the action, objective, references, connection,
+	// parametersContext and the fields asked. The decision may narrow
+	// what Stage 2 may fill with constraints.
+	ApprovalIntent ApprovalKind = "intent"
+)
+
+// IntentPolicy is the optional part of an ApprovalPolicy that holds calls
+// for an intent approval and judges the constraints a decision adds
+// (actions.Approvals implements it from the rule value intent).
+type IntentPolicy interface {
+	// NeedsIntentApproval reports whether calls of action wait for an
+	// intent approval (after Stage 1, before Stage 2).
+	NeedsIntentApproval(action string) bool
+	// ConstraintFragmentProblems returns one "constraints.<field>:
+	// message" line per fragment that is not a JSON Schema that compiles.
+	ConstraintFragmentProblems(constraints map[string]any) []string
+	// ConstraintProblems returns one "/<field>: message" line per value of
+	// params its field's constraint rejects (nil when all satisfy them).
+	ConstraintProblems(constraints, params map[string]any) []string
+}
+
 // PendingApproval is the step a paused round waits on (DESIGN §9.1). It
-// names document references and the connection label, never a secret.
+// names document references and the connection label, never a secret. Of
+// kind intent it has no parameters (Stage 2 has not run) but the context
+// and the fields Stage 2 will be given.
 type PendingApproval struct {
 	ID              string         `json:"id"`
 	Round           int            `json:"round"`
 	Step            int            `json:"step"`
 	Action          string         `json:"action"`
 	ActionObjective string         `json:"actionObjective"`
-	Parameters      map[string]any `json:"parameters"`
+	Parameters      map[string]any `json:"parameters" nullable:"true" doc:"The call's parameters; null for kind intent (Stage 2 has not run)"`
 	Documents       []string       `json:"documents"`
 	Connection      string         `json:"connection"`
 	Effect          Effect         `json:"effect"`
 	RequestedAt     time.Time      `json:"requestedAt"`
 	ExpiresAt       time.Time      `json:"expiresAt"`
+	// Kind is ApprovalCall or ApprovalIntent ("" in a record stored before
+	// kinds existed: read it as ApprovalCall, see KindOrCall).
+	Kind ApprovalKind `json:"kind,omitempty" enum:"call,intent"`
+	// ParametersContext and Fields, of kind intent, are what Stage 2 will
+	// be given: Stage 1's parametersContext and the fields it asked for.
+	ParametersContext string      `json:"parametersContext,omitempty"`
+	Fields            []FieldSpec `json:"fields,omitempty"`
+}
+
+// KindOrCall is the approval's kind, ApprovalCall for one stored before
+// kinds existed.
+func (p *PendingApproval) KindOrCall() ApprovalKind {
+	if p.Kind == "" {
+		return ApprovalCall
+	}
+	return p.Kind
 }
 
 // Clone returns a copy whose parameters and documents are its own.
@@ -49,15 +99,26 @@ func (p *PendingApproval) Clone() *PendingApproval {
 	c := *p
 	c.Parameters = maps.Clone(p.Parameters)
 	c.Documents = slices.Clone(p.Documents)
+	c.Fields = slices.Clone(p.Fields)
 	return &c
 }
 
 // ApprovalGrant is an approval decided "approve", kept in the checkpoint of
 // the step it covers until the step commits: the step executes with
 // Parameters (the approved, possibly edited ones) and does not pause again.
+//
+// Of kind intent (granted before Stage 2) Parameters is nil and Stage 2
+// fills them within Constraints; the step then executes without a pause.
 type ApprovalGrant struct {
 	ID         string         `json:"id"`
 	Parameters map[string]any `json:"parameters"`
+	Kind       ApprovalKind   `json:"kind,omitempty"`
+	// Constraints are the JSON Schema fragments, by field, a decision on an
+	// intent approval narrowed Stage 2's parameters with.
+	Constraints map[string]any `json:"constraints,omitempty"`
+	// ApprovedBy is set on a grant a standing approval gave (never
+	// stored: the step executes at once).
+	ApprovedBy *ApprovedBy `json:"-"`
 }
 
 // Decision is a person's answer to a pending approval.
@@ -68,6 +129,12 @@ type Decision struct {
 	Parameters map[string]any
 	// Comment says why; on reject the next Stage 1 sees it.
 	Comment string
+	// Constraints, on approving an intent, narrow what Stage 2 may fill:
+	// a JSON Schema fragment per field asked or required (DESIGN §10.4).
+	Constraints map[string]any
+	// Remember, on approve, keeps the decision standing for later calls
+	// of the action (DESIGN §10.4).
+	Remember *Remember
 }
 
 // ApprovalObserver is the optional part of an Observer that counts
@@ -82,6 +149,9 @@ type ApprovalObserver interface {
 // the call as it would run, and the checkpoint the round continues from
 // when the approval is rejected (the step after this one).
 type StepApproval struct {
+	// Kind is the approval's kind; "" lets Pause decide (ApprovalIntent
+	// for a planned step under an intent rule, else ApprovalCall).
+	Kind       ApprovalKind
 	Action     string
 	Objective  string
 	Parameters map[string]any
@@ -89,6 +159,12 @@ type StepApproval struct {
 	Connection string
 	// Next is the checkpoint after the step (nil: a fresh select).
 	Next *Checkpoint
+	// At, when set, is the checkpoint the step resumes from once approved
+	// (an intent pause: the Stage 2 phase); nil keeps the current one.
+	At *Checkpoint
+	// Selection, for an intent pause, is Stage 1's decision, whose
+	// parametersContext and fields the reviewer sees.
+	Selection *Selection
 }
 
 // Approval returns the grant covering the current step when one was
@@ -108,9 +184,9 @@ func (r *Run) Approval(action string, params map[string]any) (grant *ApprovalGra
 
 // Pause commits the round as awaiting approval of the step: status
 // awaiting_approval and the pending approval in one commit, the current
-// checkpoint kept (with where to go on after a rejection), the step not
-// advanced. The run ends after it and its lease is released: no worker
-// holds a paused round.
+// checkpoint kept (or s.At, for an intent pause) with where to go on after
+// a rejection, the step not advanced. The run ends after it and its lease
+// is released: no worker holds a paused round.
 func (r *Run) Pause(ctx context.Context, s StepApproval) error {
 	now := r.e.now()
 	effect := EffectWrite
@@ -119,8 +195,21 @@ func (r *Run) Pause(ctx context.Context, s StepApproval) error {
 	}
 	next := r.wf.Clone()
 	cp := Checkpoint{Phase: PhaseExecute}
-	if r.wf.Checkpoint != nil {
+	switch {
+	case s.At != nil:
+		cp = *s.At.Clone()
+		if r.wf.Checkpoint != nil {
+			cp.Failures = r.wf.Checkpoint.Failures
+		}
+	case r.wf.Checkpoint != nil:
 		cp = *r.wf.Checkpoint.Clone()
+	}
+	kind := s.Kind
+	if kind == "" {
+		kind = ApprovalCall
+		if r.NeedsIntent(s.Action) && cp.Selection == nil {
+			kind = ApprovalIntent // a planned step: its intent, parameters shown
+		}
 	}
 	cp.Step, cp.Approval = r.wf.Step, nil
 	cp.AfterReject = s.Next.Clone()
@@ -130,14 +219,22 @@ func (r *Run) Pause(ctx context.Context, s StepApproval) error {
 	cp.AfterReject.Step = r.wf.Step + 1
 	next.Checkpoint = &cp
 	next.Status = StatusAwaitingApproval
-	next.PendingApproval = &PendingApproval{
+	p := &PendingApproval{
 		ID: NewID(PrefixApproval), Round: r.wf.Round, Step: r.wf.Step, Action: s.Action, ActionObjective: s.Objective,
 		Parameters: maps.Clone(s.Parameters), Documents: slices.Clone(s.Documents), Connection: s.Connection,
-		Effect: effect, RequestedAt: now, ExpiresAt: now.Add(r.e.approvalTimeout()),
+		Effect: effect, RequestedAt: now, ExpiresAt: now.Add(r.e.approvalTimeout()), Kind: kind,
 	}
-	if next.PendingApproval.Documents == nil {
-		next.PendingApproval.Documents = []string{}
+	if sel := s.Selection; sel != nil {
+		p.ParametersContext = sel.ParametersContext
+		p.Fields = slices.Clone(sel.ParametersSchema.Fields)
+		if p.Fields == nil {
+			p.Fields = []FieldSpec{}
+		}
 	}
+	if p.Documents == nil {
+		p.Documents = []string{}
+	}
+	next.PendingApproval = p
 	if err := r.commit(ctx, next, nil, nil); err != nil {
 		return err
 	}
@@ -146,6 +243,47 @@ func (r *Run) Pause(ctx context.Context, s StepApproval) error {
 	}
 	r.published()
 	return nil
+}
+
+// NeedsIntent reports whether calls of action wait for an intent approval
+// (the policy's rule for it is intent).
+func (r *Run) NeedsIntent(action string) bool {
+	ip, ok := r.e.cfg.Approvals.(IntentPolicy)
+	return ok && action != CompleteAction && ip.NeedsIntentApproval(action)
+}
+
+// IntentConstraints returns the constraints of the intent approval granted
+// for the current step (nil when none narrows it).
+func (r *Run) IntentConstraints() map[string]any {
+	if cp := r.wf.Checkpoint; cp != nil && cp.Approval != nil && cp.Approval.Kind == ApprovalIntent {
+		return cp.Approval.Constraints
+	}
+	return nil
+}
+
+// ConstraintProblems returns one "/<field>: message" line per value of
+// params the current step's intent constraints reject.
+func (r *Run) ConstraintProblems(params map[string]any) []string {
+	return r.e.constraintProblems(r.IntentConstraints(), params)
+}
+
+// constraintProblems judges params by constraints through the policy.
+func (e *Engine) constraintProblems(constraints, params map[string]any) []string {
+	if len(constraints) == 0 {
+		return nil
+	}
+	ip, ok := e.cfg.Approvals.(IntentPolicy)
+	if !ok {
+		return []string{"/: the approval policy cannot check constraints"}
+	}
+	return ip.ConstraintProblems(constraints, params)
+}
+
+// StandingGrant returns the grant of a standing approval that lets this
+// call run without a pause, its use counted, or nil when none does (read
+// from the store at every call, so a revocation applies at once).
+func (r *Run) StandingGrant(ctx context.Context, action string, params map[string]any) (*ApprovalGrant, error) {
+	return r.matchStanding(ctx, action, params)
 }
 
 func (e *Engine) approvalTimeout() time.Duration {
@@ -183,31 +321,181 @@ func (e *Engine) Decide(ctx context.Context, userID, id, approvalID string, d De
 		return nil, Errorf(KindConflict, "approval %s expired at %s and was rejected", approvalID, p.ExpiresAt.Format(time.RFC3339))
 	}
 	if !d.Approve {
+		if d.Constraints != nil || d.Remember != nil || d.Parameters != nil {
+			return nil, Errorf(KindInvalid, "parameters, constraints and remember are only taken with decision approve")
+		}
 		return e.reject(ctx, wf, "rejected", strings.TrimSpace(d.Comment))
 	}
-	params := p.Parameters
-	if d.Parameters != nil {
-		if problems := e.checkEdit(wf, p.Action, d.Parameters); len(problems) > 0 {
-			return nil, &Error{Kind: KindInvalid, Message: "the edited parameters are invalid: " + strings.Join(problems, "; "),
-				Err: &ParameterProblems{Lines: problems}}
-		}
-		params = d.Parameters
+	grant, err := e.grantOf(wf, d)
+	if err != nil {
+		return nil, err
+	}
+	standing, err := e.remember(ctx, userID, wf, grant, d.Remember)
+	if err != nil {
+		return nil, err
 	}
 	next := wf.Clone()
 	next.Status, next.PendingApproval, next.UpdatedAt = StatusRunning, nil, e.now()
-	next.Checkpoint.Approval = &ApprovalGrant{ID: p.ID, Parameters: maps.Clone(params)}
+	next.Checkpoint.Approval = grant
 	next.Checkpoint.AfterReject = nil
 	stored, err := e.commitAndSchedule(ctx, next, wf.Version, nil, nil)
 	if err != nil {
+		if standing != "" {
+			// The decision did not apply: neither does what it would keep.
+			_ = e.standing.DeleteStanding(context.WithoutCancel(ctx), userID, standing)
+		}
 		return nil, err
 	}
 	e.approvalDecided("approved", p)
 	return stored, nil
 }
 
+// grantOf checks an "approve" decision on wf's pending approval and
+// returns the grant it makes: edited parameters are judged as the step's
+// own model reply is (checkEdit); constraints are taken for an intent
+// only, must compile and name only fields Stage 2 may fill, and a planned
+// step's parameters must satisfy them. Every problem is KindInvalid with
+// its lines, and the approval stays pending.
+func (e *Engine) grantOf(wf *Workflow, d Decision) (*ApprovalGrant, error) {
+	p := wf.PendingApproval
+	kind := p.KindOrCall()
+	params := p.Parameters
+	if d.Parameters != nil {
+		if kind == ApprovalIntent && p.Parameters == nil {
+			return nil, &Error{Kind: KindInvalid, Message: "an intent approval has no parameters to edit yet: narrow them with constraints",
+				Err: &ParameterProblems{Lines: []string{"/: Stage 2 has not filled the parameters; narrow them with constraints"}}}
+		}
+		if problems := e.checkEdit(wf, p.Action, d.Parameters); len(problems) > 0 {
+			return nil, &Error{Kind: KindInvalid, Message: "the edited parameters are invalid: " + strings.Join(problems, "; "),
+				Err: &ParameterProblems{Lines: problems}}
+		}
+		params = d.Parameters
+	}
+	grant := &ApprovalGrant{ID: p.ID, Kind: kind, Parameters: maps.Clone(params)}
+	if d.Constraints == nil {
+		return grant, nil
+	}
+	if kind != ApprovalIntent {
+		return nil, &Error{Kind: KindInvalid, Message: "constraints are only taken on an intent approval",
+			Err: &ParameterProblems{Body: "constraints", Lines: []string{"/: constraints are only taken on an intent approval; edit the parameters instead"}}}
+	}
+	problems := e.constraintFieldProblems(wf, p.Action, d.Constraints)
+	if len(problems) == 0 && params != nil {
+		for _, line := range e.constraintProblems(d.Constraints, params) {
+			problems = append(problems, "parameters"+line+" (the planned parameters break the constraint)")
+		}
+	}
+	if len(problems) > 0 {
+		return nil, &Error{Kind: KindInvalid, Message: "the constraints are invalid: " + strings.Join(problems, "; "),
+			Err: &ParameterProblems{Body: "constraints", Lines: problems}}
+	}
+	grant.Constraints = cloneJSON(d.Constraints)
+	return grant, nil
+}
+
+// constraintFieldProblems returns a "<field>: message" line per
+// constraint that is not an object, does not compile or names a field
+// Stage 2 may not fill: for a step Stage 1 chose, the fields it asked for
+// and the action's required ones; for a planned step, the action's
+// parameters.
+func (e *Engine) constraintFieldProblems(wf *Workflow, action string, constraints map[string]any) []string {
+	ip, ok := e.cfg.Approvals.(IntentPolicy)
+	if !ok {
+		return []string{"/: the approval policy cannot check constraints"}
+	}
+	spec, _ := e.registry.Action(action)
+	props, required := schemaNames(spec.Parameters)
+	allowed := map[string]bool{}
+	if cp := wf.Checkpoint; cp != nil && cp.Selection != nil {
+		for _, f := range cp.Selection.ParametersSchema.Fields {
+			allowed[f.Name] = true
+		}
+		for _, n := range required {
+			allowed[n] = true
+		}
+	} else {
+		for _, n := range props {
+			allowed[n] = true
+		}
+	}
+	var problems []string
+	for _, name := range slices.Sorted(maps.Keys(constraints)) {
+		if !allowed[name] {
+			problems = append(problems, fmt.Sprintf("%s: not a field this step fills (constraints may name %s)", name, strings.Join(slices.Sorted(maps.Keys(allowed)), ", ")))
+		}
+	}
+	for _, line := range ip.ConstraintFragmentProblems(constraints) {
+		problems = append(problems, Clip(line, MaxProblemLine))
+	}
+	return problems
+}
+
+// schemaNames returns the property names of an object schema, sorted,
+// and its required ones.
+func schemaNames(raw json.RawMessage) (props, required []string) {
+	var doc struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	if json.Unmarshal(raw, &doc) != nil {
+		return nil, nil
+	}
+	return slices.Sorted(maps.Keys(doc.Properties)), doc.Required
+}
+
+// remember stores the standing approval an "approve" decision asks for
+// (none when r is nil) and returns its id: of kind intent it keeps the
+// constraints, of kind call the approved parameters.
+func (e *Engine) remember(ctx context.Context, userID string, wf *Workflow, g *ApprovalGrant, r *Remember) (string, error) {
+	if r == nil {
+		return "", nil
+	}
+	if r.Scope != ScopeWorkflow && r.Scope != ScopeUser {
+		return "", Errorf(KindInvalid, "remember.scope %q must be workflow or user", r.Scope)
+	}
+	if r.TTL < 0 {
+		return "", Errorf(KindInvalid, "remember.ttl must not be negative")
+	}
+	if e.standing == nil {
+		return "", Errorf(KindInvalid, "this gateway's store keeps no standing approvals")
+	}
+	now := e.now()
+	s := StandingApproval{
+		ID: NewID(PrefixStanding), UserID: wf.UserID, Action: wf.PendingApproval.Action, Kind: g.Kind, Scope: r.Scope,
+		GrantedBy: userID, GrantedAt: now,
+	}
+	if r.Scope == ScopeWorkflow {
+		s.WorkflowID = wf.ID
+	}
+	if r.TTL > 0 {
+		t := now.Add(r.TTL)
+		s.ExpiresAt = &t
+	}
+	if g.Kind == ApprovalIntent {
+		s.Constraints = cloneJSON(g.Constraints)
+		if s.Constraints == nil {
+			s.Constraints = map[string]any{}
+		}
+	} else {
+		s.Parameters = CloneParams(g.Parameters)
+		if s.Parameters == nil {
+			s.Parameters = map[string]any{}
+		}
+	}
+	if err := e.standing.PutStanding(ctx, s); err != nil {
+		return "", err
+	}
+	return s.ID, nil
+}
+
 // ParameterProblems carries the "path: message" lines of invalid edited
-// parameters, for a 422 with one error per line.
-type ParameterProblems struct{ Lines []string }
+// parameters (or constraints), for a 422 with one error per line.
+type ParameterProblems struct {
+	// Body names the decision's member the lines are about: "" for
+	// parameters, "constraints" for constraints.
+	Body  string
+	Lines []string
+}
 
 func (p *ParameterProblems) Error() string { return strings.Join(p.Lines, "; ") }
 

@@ -141,6 +141,7 @@ func (c *Checkpoint) Clone() *Checkpoint {
 	if c.Approval != nil {
 		g := *c.Approval
 		g.Parameters = maps.Clone(c.Approval.Parameters)
+		g.Constraints = cloneJSON(c.Approval.Constraints)
 		d.Approval = &g
 	}
 	d.AfterReject = c.AfterReject.Clone()

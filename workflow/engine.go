@@ -135,6 +135,8 @@ type Engine struct {
 	// approvals is the store's approval index, when it keeps one (taken
 	// before a tracing wrapper hides it).
 	approvals ApprovalIndex
+	// standing keeps the standing approvals, when the store does.
+	standing StandingStore
 
 	// changed is closed and replaced after every commit this engine makes,
 	// to wake Wait, once changes has handed it out.
@@ -174,6 +176,7 @@ func NewEngine(cfg EngineConfig, store Store, model Model, registry Registry, mo
 		changed:  make(chan struct{}),
 	}
 	e.approvals = ApprovalIndexOf(store)
+	e.standing = StandingStoreOf(store)
 	if cfg.Tracer != nil {
 		e.store, e.registry = tracedStore{Store: store, e: e}, tracedRegistry{Registry: registry, e: e}
 	}

@@ -46,8 +46,11 @@ type Message struct {
 	Learnings       []string       `json:"learnings,omitempty"`
 	// CompactedThrough, on a summary message, is the seq of the newest
 	// message the summary covers.
-	CompactedThrough int64     `json:"compactedThrough,omitempty"`
-	CreatedAt        time.Time `json:"createdAt"`
+	CompactedThrough int64 `json:"compactedThrough,omitempty"`
+	// ApprovedBy, on the action message of a call a standing approval let
+	// run without a pause, names that approval and who granted it.
+	ApprovedBy *ApprovedBy `json:"approvedBy,omitempty"`
+	CreatedAt  time.Time   `json:"createdAt"`
 }
 
 // Document is the metadata of bytes attached to a message. The content is

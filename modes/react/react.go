@@ -132,17 +132,40 @@ func (m *Mode) selectAction(ctx context.Context, run *workflow.Run, cp *workflow
 		return err
 	case len(res.Problems) == 0:
 		sel := res.Selection
+		next := workflow.Checkpoint{Phase: workflow.PhaseParameterize, Selection: &sel}
 		if nothingToFill(reg, sel) {
 			// DESIGN §10.1: no Stage 2 call for a step with no parameter.
-			return run.Checkpoint(ctx, workflow.Checkpoint{Phase: workflow.PhaseExecute, Selection: &sel, Parameters: map[string]any{}})
+			next = workflow.Checkpoint{Phase: workflow.PhaseExecute, Selection: &sel, Parameters: map[string]any{}}
 		}
-		return run.Checkpoint(ctx, workflow.Checkpoint{Phase: workflow.PhaseParameterize, Selection: &sel})
+		if pause, err := needsIntentPause(ctx, run, sel.Action); err != nil || pause {
+			if err != nil {
+				return err
+			}
+			return run.Pause(ctx, workflow.StepApproval{
+				Kind: workflow.ApprovalIntent, Action: sel.Action, Objective: sel.ActionObjective,
+				Documents: sel.RequiredInputDocuments, Connection: sel.RequiredConnection, At: &next, Selection: &sel,
+			})
+		}
+		return run.Checkpoint(ctx, next)
 	case attempt <= MaxRetries:
 		return run.Checkpoint(ctx, workflow.Checkpoint{
 			Phase: workflow.PhaseSelect, Attempt: attempt, Feedback: res.Problems, MaxTokens: retryTokens(cp, resp),
 		})
 	}
 	return modes.Fail(ctx, run, modes.Failure{Reason: rejected("Stage 1", attempt, res.Problems)})
+}
+
+// needsIntentPause reports whether the step of action waits for an intent
+// approval after Stage 1 (DESIGN §10.4): its rule is intent and no live
+// standing intent approval covers it (one that does lets Stage 2 run; the
+// filled call then runs if it satisfies the standing constraints, and
+// pauses for a call approval otherwise).
+func needsIntentPause(ctx context.Context, run *workflow.Run, action string) (bool, error) {
+	if !run.NeedsIntent(action) {
+		return false, nil
+	}
+	standing, err := run.HasStandingIntent(ctx, action)
+	return !standing, err
 }
 
 // nothingToFill reports whether sel's step runs with no parameters and
@@ -201,7 +224,11 @@ func (m *Mode) parameterize(ctx context.Context, run *workflow.Run, cp *workflow
 		fail.Reason = rejected("Stage 2", attempt-1, problems)
 		return modes.Fail(ctx, run, fail)
 	}
-	in := prompts.Stage2Input{Selection: sel, Action: spec, Feedback: prompts.Feedback(problems)}
+	// An intent approval's constraints narrow the schema Stage 2 is shown
+	// and sent, and the reply must satisfy them (DESIGN §10.4).
+	constraints := run.IntentConstraints()
+	grant := cp.Approval
+	in := prompts.Stage2Input{Selection: sel, Action: workflow.NarrowSpec(spec, constraints), Feedback: prompts.Feedback(problems)}
 	output, err := m.prompts.Stage2Output(in)
 	if err != nil {
 		return fmt.Errorf("react: rendering stage 2: %w", err)
@@ -212,6 +239,9 @@ func (m *Mode) parameterize(ctx context.Context, run *workflow.Run, cp *workflow
 		MaxTokens: maxTokens(cp), Output: &output.Output, FromNative: output.FromNative, CacheKey: cacheKey(run, workflow.StageTwo),
 		Check: func(reply string) (json.RawMessage, string) {
 			res = prompts.ParseStage2(reply, spec, sel.ParametersSchema.Fields, reg)
+			if res.Parameters != nil {
+				res.Problems = append(res.Problems, run.ConstraintProblems(res.Parameters)...)
+			}
 			return res.Parsed, strings.Join(res.Problems, "\n")
 		},
 	}
@@ -229,11 +259,11 @@ func (m *Mode) parameterize(ctx context.Context, run *workflow.Run, cp *workflow
 	case err != nil:
 		return err
 	case len(res.Problems) == 0:
-		return m.parameterized(ctx, run, sel, res.Parameters)
+		return m.parameterized(ctx, run, sel, res.Parameters, grant)
 	case attempt <= MaxRetries:
 		return run.Checkpoint(ctx, workflow.Checkpoint{
 			Phase: workflow.PhaseParameterize, Selection: &sel, Attempt: attempt, Feedback: res.Problems,
-			MaxTokens: retryTokens(cp, resp),
+			MaxTokens: retryTokens(cp, resp), Approval: grant,
 		})
 	}
 	fail.Reason = rejected("Stage 2", attempt, res.Problems)
@@ -274,10 +304,13 @@ func rejected(stage string, n int, problems []string) string {
 	return fmt.Sprintf("%s rejected %d times: %s", stage, n, strings.Join(problems, "; "))
 }
 
-func (m *Mode) parameterized(ctx context.Context, run *workflow.Run, sel workflow.Selection, params map[string]any) error {
+// parameterized persists accepted parameters with phase execute, keeping
+// the intent approval granted for the step (grant, nil when none) so the
+// step executes without a second pause.
+func (m *Mode) parameterized(ctx context.Context, run *workflow.Run, sel workflow.Selection, params map[string]any, grant *workflow.ApprovalGrant) error {
 	if sel.Action == workflow.CompleteAction {
 		text, _ := params["message"].(string)
 		return modes.Complete(ctx, run, text, sel.Learnings)
 	}
-	return run.Checkpoint(ctx, workflow.Checkpoint{Phase: workflow.PhaseExecute, Selection: &sel, Parameters: params})
+	return run.Checkpoint(ctx, workflow.Checkpoint{Phase: workflow.PhaseExecute, Selection: &sel, Parameters: params, Approval: grant})
 }

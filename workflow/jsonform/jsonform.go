@@ -273,6 +273,9 @@ func Message(m workflow.Message) (workflow.Message, error) {
 		m.Documents = docs
 	}
 	m.Learnings = Strs(m.Learnings, false)
+	if a := m.ApprovedBy; a != nil {
+		m.ApprovedBy = &workflow.ApprovedBy{StandingApprovalID: Str(a.StandingApprovalID), GrantedBy: Str(a.GrantedBy)}
+	}
 	m.CreatedAt = n.Time(m.CreatedAt)
 	return m, n.Err
 }

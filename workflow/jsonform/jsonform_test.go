@@ -39,7 +39,8 @@ func fullMessage() workflow.Message {
 		},
 		Documents: []workflow.Document{{ID: "d\xff", WorkflowID: "wf", MessageID: "m1", Name: "n", MimeType: "text/plain", Size: 3}},
 		Summary:   "sum", Findings: "found", Learnings: []string{"l\xff"}, CompactedThrough: 3,
-		CreatedAt: time.Date(2026, 3, 4, 5, 6, 7, 8, time.FixedZone("CET", 3600)),
+		ApprovedBy: &workflow.ApprovedBy{StandingApprovalID: "sap\xff", GrantedBy: "u"},
+		CreatedAt:  time.Date(2026, 3, 4, 5, 6, 7, 8, time.FixedZone("CET", 3600)),
 	}
 }
 

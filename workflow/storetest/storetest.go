@@ -10,7 +10,9 @@
 // behind; the trace cap, and traces stored with the commit that carries
 // them; the running set, each user's share of it, round leases and the
 // claim that also reads what a run starts from (workflow.ClaimRoundLoad);
-// the index of pending approvals by expiry (workflow.ApprovalIndex).
+// the index of pending approvals by expiry (workflow.ApprovalIndex);
+// standing approvals under their user, uses counted atomically
+// (workflow.StandingStore).
 package storetest
 
 import (
@@ -83,6 +85,8 @@ func RunFixture(t *testing.T, newFixture func(t *testing.T) Fixture) {
 		{"RunningLimit", testRunningLimit},
 		{"RunningLimitConcurrent", testRunningLimitConcurrent},
 		{"ApprovalIndex", testApprovalIndex},
+		{"StandingApprovals", testStandingApprovals},
+		{"StandingApprovalUsesConcurrent", testStandingUsesConcurrent},
 		{"Ping", testPing},
 	}
 	for _, tc := range tests {

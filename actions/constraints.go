@@ -1,0 +1,109 @@
+package actions
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// maxConstraintBytes bounds one constraint fragment's JSON.
+const maxConstraintBytes = 16 << 10
+
+// ConstraintFragmentProblems returns one "<field>: message" line per
+// constraint (DESIGN §10.4) that is not a JSON Schema object that compiles
+// (no external reference, at most 16 KiB), sorted by field.
+func (a *Approvals) ConstraintFragmentProblems(constraints map[string]any) []string {
+	var lines []string
+	for _, name := range sortedKeys(constraints) {
+		if _, err := compileConstraint(name, constraints[name]); err != nil {
+			lines = append(lines, fmt.Sprintf("%s: %v", name, err))
+		}
+	}
+	return lines
+}
+
+// ConstraintProblems returns one "/<field>: message" line per value of
+// params that its field's constraint rejects; a field params leaves out is
+// not judged (the action's schema says whether it is required), nor is a
+// constraint that does not compile (ConstraintFragmentProblems refuses it
+// before it is stored).
+func (a *Approvals) ConstraintProblems(constraints, params map[string]any) []string {
+	norm, err := normalizeParams(params)
+	if err != nil {
+		return []string{"/: parameters cannot be written as JSON: " + err.Error()}
+	}
+	var lines []string
+	for _, name := range sortedKeys(constraints) {
+		v, ok := norm[name]
+		if !ok {
+			continue
+		}
+		s, err := compileConstraint(name, constraints[name])
+		if err != nil {
+			continue
+		}
+		if err := s.Validate(v); err != nil {
+			lines = append(lines, fmt.Sprintf("/%s: %s (the approved constraint is %s)", name, constraintMessage(err), fragmentText(constraints[name])))
+		}
+	}
+	return lines
+}
+
+// compileConstraint compiles one field's fragment as a Draft 2020-12
+// schema that may not load anything.
+func compileConstraint(name string, frag any) (*jsonschema.Schema, error) {
+	obj, ok := frag.(map[string]any)
+	if !ok {
+		return nil, errors.New("must be a JSON Schema object, such as {\"maximum\": 2} or {\"enum\": [\"a\", \"b\"]}")
+	}
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("cannot be written as JSON: %w", err)
+	}
+	if len(raw) > maxConstraintBytes {
+		return nil, fmt.Errorf("is %d bytes, more than %d", len(raw), maxConstraintBytes)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(noLoader{})
+	u := "mem:///constraints/" + url.PathEscape(name) + ".json"
+	if err := c.AddResource(u, doc); err != nil {
+		return nil, err
+	}
+	s, err := c.Compile(u)
+	if err != nil {
+		return nil, fmt.Errorf("does not compile: %v", err)
+	}
+	return s, nil
+}
+
+// constraintMessage is the first reason a validation error gives.
+func constraintMessage(err error) string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return err.Error()
+	}
+	for len(ve.Causes) > 0 {
+		ve = ve.Causes[0]
+	}
+	return ve.ErrorKind.LocalizedString(message.NewPrinter(language.English))
+}
+
+// fragmentText is a fragment's JSON, for a message.
+func fragmentText(frag any) string {
+	b, err := json.Marshal(frag)
+	if err != nil {
+		return "?"
+	}
+	return string(b)
+}
