@@ -113,6 +113,16 @@ func (f *fakeEngine) Decide(_ context.Context, userID, id, approvalID string, d 
 	return f.DecideFn(userID, id, approvalID, d)
 }
 
+func (f *fakeEngine) Standing(context.Context, string) ([]workflow.StandingApproval, error) {
+	f.record("Standing")
+	return []workflow.StandingApproval{}, nil
+}
+
+func (f *fakeEngine) RevokeStanding(context.Context, string, string) error {
+	f.record("RevokeStanding")
+	return workflow.Errorf(workflow.KindNotFound, "no standing approval")
+}
+
 // fakeStore serves the read paths from maps. Write methods are not used by
 // httpapi and fail loudly. onGet, when set, runs before every GetWorkflow
 // (the events test uses it to advance the workflow).

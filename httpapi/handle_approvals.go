@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -16,6 +17,15 @@ type DecisionBody struct {
 	Decision   string         `json:"decision" enum:"approve,reject" doc:"approve runs the step; reject records it as rejected and the round goes on"`
 	Parameters map[string]any `json:"parameters,omitempty" doc:"On approve: replaces the step's parameters (validated against the action's schema and the fields Stage 1 asked for)"`
 	Comment    string         `json:"comment,omitempty" maxLength:"2000" doc:"Why; on reject the next Stage 1 sees it"`
+	// Constraints and Remember: DESIGN §10.4, docs/approvals.md.
+	Constraints map[string]map[string]any `json:"constraints,omitempty" maxProperties:"64" doc:"On approving an intent: a JSON Schema fragment per field Stage 2 may fill ({\"priority\": {\"maximum\": 2}}); Stage 2 is shown the narrowed schema and its reply must satisfy it"`
+	Remember    *RememberBody             `json:"remember,omitempty" doc:"On approve: keep the decision standing, so later calls of the action that satisfy the constraints (intent) or repeat the parameters (call) run without a pause"`
+}
+
+// RememberBody asks a decision to stand for later calls (DESIGN §10.4).
+type RememberBody struct {
+	Scope string `json:"scope" enum:"workflow,user" doc:"workflow: later calls in this workflow; user: in every workflow of the user"`
+	TTL   string `json:"ttl,omitempty" maxLength:"32" doc:"How long it stands, a duration such as 30m, 8h or 720h; none: until revoked"`
 }
 
 type decisionInput struct {
@@ -28,9 +38,10 @@ type decisionInput struct {
 func (s *Server) registerApprovals(api huma.API) {
 	huma.Register(api, huma.Operation{
 		OperationID: "decideApproval", Method: http.MethodPost, Path: "/api/v1/workflows/{id}/approvals/{approvalId}",
-		Summary: "Approve (optionally with edited parameters) or reject the step a paused round waits on",
+		Summary: "Approve (optionally with edited parameters or constraints) or reject the step a paused round waits on",
 		Description: "202 with the workflow, running again. 409 when the approval is not the pending one: " +
-			"already decided, stopped, expired or replaced. 422 for invalid edited parameters: the approval stays pending.",
+			"already decided, stopped, expired or replaced. 422 for invalid edited parameters or constraints: the approval stays pending. " +
+			"An intent approval (kind intent) may be narrowed with constraints; remember keeps the decision standing (GET /api/v1/approvals/standing).",
 		Tags: []string{"approvals"}, DefaultStatus: http.StatusAccepted, MaxBodyBytes: 1 << 20,
 		Errors: []int{400, 401, 404, 409, 413, 422, 429},
 	}, s.decideApproval)
@@ -44,6 +55,25 @@ func (s *Server) decideApproval(ctx context.Context, in *decisionInput) (*waited
 	if !d.Approve && in.Body.Parameters != nil {
 		return nil, invalid("body.parameters", "parameters are only taken with decision approve", nil)
 	}
+	if !d.Approve && (in.Body.Constraints != nil || in.Body.Remember != nil) {
+		return nil, invalid("body", "constraints and remember are only taken with decision approve", nil)
+	}
+	if in.Body.Constraints != nil {
+		d.Constraints = make(map[string]any, len(in.Body.Constraints))
+		for k, v := range in.Body.Constraints {
+			d.Constraints[k] = v
+		}
+	}
+	if r := in.Body.Remember; r != nil {
+		d.Remember = &workflow.Remember{Scope: r.Scope}
+		if r.TTL != "" {
+			ttl, err := time.ParseDuration(r.TTL)
+			if err != nil || ttl <= 0 {
+				return nil, invalid("body.remember.ttl", "must be a positive duration such as 30m, 8h or 720h", r.TTL)
+			}
+			d.Remember.TTL = ttl
+		}
+	}
 	w, err := s.engine.Decide(ctx, UserFrom(ctx), in.ID, in.ApprovalID, d)
 	var pp *workflow.ParameterProblems
 	if errors.As(err, &pp) {
@@ -53,12 +83,19 @@ func (s *Server) decideApproval(ctx context.Context, in *decisionInput) (*waited
 			// schema line "/<json pointer>: ...".
 			path, msg, _ := strings.Cut(line, ": ")
 			loc := "body.parameters"
+			if pp.Body != "" {
+				loc = "body." + pp.Body
+			}
 			if p := strings.Trim(strings.TrimPrefix(path, "parameters."), "/"); p != "" {
 				loc += "." + strings.ReplaceAll(p, "/", ".")
 			}
 			details = append(details, &huma.ErrorDetail{Location: loc, Message: msg})
 		}
-		return nil, huma.Error422UnprocessableEntity("the edited parameters are invalid; the approval is still pending", details...)
+		what := "the edited parameters are invalid"
+		if pp.Body == "constraints" {
+			what = "the constraints are invalid"
+		}
+		return nil, huma.Error422UnprocessableEntity(what+"; the approval is still pending", details...)
 	}
 	if err != nil {
 		return nil, s.fail(ctx, "decideApproval", err)

@@ -215,7 +215,7 @@ func (st *eventStream) approval(w *workflow.Workflow) error {
 	if w.Status != workflow.StatusAwaitingApproval || p == nil || p.ID == st.lastApproval {
 		return nil
 	}
-	data, err := json.Marshal(p)
+	data, err := json.Marshal(viewPending(p))
 	if err != nil {
 		return err
 	}

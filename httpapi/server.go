@@ -30,6 +30,10 @@ type Engine interface {
 	Get(ctx context.Context, userID, id string) (*workflow.Workflow, error)
 	Delete(ctx context.Context, userID, id string) error
 	Decide(ctx context.Context, userID, id, approvalID string, d workflow.Decision) (*workflow.Workflow, error)
+	// Standing lists userID's standing approvals; RevokeStanding deletes
+	// one (another user's is KindNotFound).
+	Standing(ctx context.Context, userID string) ([]workflow.StandingApproval, error)
+	RevokeStanding(ctx context.Context, userID, id string) error
 }
 
 // Reads is what the user routes read: the caller's own workflows, another
@@ -237,6 +241,7 @@ func (s *Server) buildRoutes() http.Handler {
 	s.registerWorkflows(api)
 	s.registerRounds(api)
 	s.registerApprovals(api)
+	s.registerStanding(api)
 	s.registerMessages(api)
 	s.registerDocuments(api)
 	s.registerEvents(api)

@@ -53,15 +53,18 @@ type MessageView struct {
 	Findings        string                 `json:"findings"`
 	Learnings       []string               `json:"learnings"`
 	// CompactedThrough is set on a summary message only.
-	CompactedThrough int64     `json:"compactedThrough,omitempty" doc:"On a summary message (a history compaction): the seq of the newest message its text summarises"`
-	CreatedAt        time.Time `json:"createdAt"`
+	CompactedThrough int64 `json:"compactedThrough,omitempty" doc:"On a summary message (a history compaction): the seq of the newest message its text summarises"`
+	// ApprovedBy is set on the action message of a call a standing
+	// approval let run (docs/approvals.md).
+	ApprovedBy *workflow.ApprovedBy `json:"approvedBy,omitempty" doc:"The standing approval that let this call run without a pause, and who granted it"`
+	CreatedAt  time.Time            `json:"createdAt"`
 }
 
 func viewWorkflow(w *workflow.Workflow) WorkflowView {
 	return WorkflowView{
 		ID: w.ID, UserID: w.UserID, Mode: w.Mode, Status: w.Status, StopReason: w.StopReason,
 		Round: w.Round, Step: w.Step, MaxSteps: w.MaxSteps, Title: w.Title, Error: w.Error, Stats: w.Stats.Public(),
-		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt, PendingApproval: w.PendingApproval.Clone(),
+		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt, PendingApproval: viewPending(w.PendingApproval),
 	}
 }
 
@@ -78,6 +81,6 @@ func viewMessage(m workflow.Message) MessageView {
 		ID: m.ID, Seq: m.Seq, Round: m.Round, Step: m.Step, Role: m.Role, Text: m.Text,
 		Action: m.Action, ActionObjective: m.ActionObjective, Parameters: m.Parameters,
 		Status: m.Status, DocumentsLabel: m.DocumentsLabel, Documents: docs, Summary: m.Summary,
-		Findings: m.Findings, Learnings: learnings, CompactedThrough: m.CompactedThrough, CreatedAt: m.CreatedAt,
+		Findings: m.Findings, Learnings: learnings, CompactedThrough: m.CompactedThrough, ApprovedBy: m.ApprovedBy, CreatedAt: m.CreatedAt,
 	}
 }

@@ -177,11 +177,18 @@ func TestOpenAPIDescribesEveryResponse(t *testing.T) {
 	do(apiCall{name: "list awaiting approval", method: "GET", path: "/api/v1/workflows?status=awaiting_approval", token: alice, status: 200})
 	do(apiCall{name: "invalid edit", method: "POST", path: decide, token: alice, body: `{"decision":"approve","parameters":{"format":7}}`, status: 422})
 	do(apiCall{name: "bob decides", method: "POST", path: decide, token: bob, body: `{"decision":"approve"}`, status: 404})
-	do(apiCall{name: "approve", method: "POST", path: decide, token: alice, body: `{"decision":"approve"}`, status: 202})
+	do(apiCall{name: "approve and remember", method: "POST", path: decide, token: alice, body: `{"decision":"approve","remember":{"scope":"workflow","ttl":"1h"}}`, status: 202})
 	if _, err := g.Engine.Wait(ctx, wf.ID); err != nil {
 		t.Fatal(err)
 	}
 	do(apiCall{name: "decide twice", method: "POST", path: decide, token: alice, body: `{"decision":"reject"}`, status: 409})
+	var standing struct{ Approvals []struct{ ID string } }
+	decode(do(apiCall{name: "standing approvals", method: "GET", path: "/api/v1/approvals/standing", token: alice, status: 200}), &standing)
+	if len(standing.Approvals) != 1 {
+		t.Fatalf("standing approvals = %+v, want the one remembered", standing)
+	}
+	do(apiCall{name: "bob revokes", method: "DELETE", path: "/api/v1/approvals/standing/" + standing.Approvals[0].ID, token: bob, status: 404})
+	do(apiCall{name: "revoke", method: "DELETE", path: "/api/v1/approvals/standing/" + standing.Approvals[0].ID, token: alice, status: 204})
 	waited := do(apiCall{name: "create and wait", method: "POST", path: "/api/v1/workflows", token: alice, prefer: "wait=10",
 		body: `{"prompt":"Nothing to read"}`, status: 200})
 	var answer struct {
