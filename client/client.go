@@ -236,6 +236,18 @@ type Decision struct {
 	Approve    bool
 	Parameters map[string]any // on approve: edited parameters (nil keeps them)
 	Comment    string
+	// Constraints, on approving an intent, narrow what Stage 2 may fill:
+	// a JSON Schema fragment per field, e.g. {"priority": {"maximum": 2}}.
+	Constraints map[string]map[string]any
+	// Remember, on approve, keeps the decision standing.
+	Remember *Remember
+}
+
+// Remember keeps a decision standing for later calls of the action: Scope
+// is "workflow" or "user"; TTL, when positive, bounds how long.
+type Remember struct {
+	Scope string
+	TTL   time.Duration
 }
 
 // Decide approves or rejects the pending approval of a paused round;
@@ -247,11 +259,37 @@ func (c *Client) Decide(ctx context.Context, id, approvalID string, d Decision, 
 		if d.Parameters != nil {
 			body["parameters"] = d.Parameters
 		}
+		if d.Constraints != nil {
+			body["constraints"] = d.Constraints
+		}
+		if r := d.Remember; r != nil {
+			rem := map[string]any{"scope": r.Scope}
+			if r.TTL > 0 {
+				rem["ttl"] = r.TTL.String()
+			}
+			body["remember"] = rem
+		}
 	}
 	if d.Comment != "" {
 		body["comment"] = d.Comment
 	}
 	return c.waited(ctx, "POST", "/api/v1/workflows/"+url.PathEscape(id)+"/approvals/"+url.PathEscape(approvalID), body, wait)
+}
+
+// StandingApprovals lists the caller's standing approvals.
+func (c *Client) StandingApprovals(ctx context.Context) ([]StandingApproval, error) {
+	var out struct {
+		Approvals []StandingApproval `json:"approvals"`
+	}
+	_, err := c.do(ctx, "GET", "/api/v1/approvals/standing", nil, nil, &out)
+	return out.Approvals, err
+}
+
+// RevokeStanding deletes one of the caller's standing approvals: the next
+// call it would have admitted pauses instead.
+func (c *Client) RevokeStanding(ctx context.Context, id string) error {
+	_, err := c.do(ctx, "DELETE", "/api/v1/approvals/standing/"+url.PathEscape(id), nil, nil, nil)
+	return err
 }
 
 func (c *Client) waited(ctx context.Context, method, path string, body any, wait time.Duration) (*Result, error) {

@@ -62,6 +62,45 @@ type PendingApproval struct {
 	Effect          string         `json:"effect"`
 	RequestedAt     time.Time      `json:"requestedAt"`
 	ExpiresAt       time.Time      `json:"expiresAt"`
+	// Kind is call (approve the filled call) or intent (approve Stage 1's
+	// decision before Stage 2: Parameters is nil, ParametersContext and
+	// Fields say what Stage 2 will fill; narrow it with
+	// Decision.Constraints).
+	Kind              string      `json:"kind"`
+	ParametersContext string      `json:"parametersContext,omitempty"`
+	Fields            []FieldSpec `json:"fields,omitempty"`
+}
+
+// FieldSpec is a field Stage 1 asked Stage 2 to fill.
+type FieldSpec struct {
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+	Required    bool   `json:"required"`
+	Description string `json:"description,omitempty"`
+}
+
+// StandingApproval is a decision kept with Decision.Remember: later calls
+// of Action it admits (satisfying Constraints, kind intent, or repeating
+// Parameters, kind call) run without a pause.
+type StandingApproval struct {
+	ID          string                    `json:"id"`
+	Action      string                    `json:"action"`
+	Kind        string                    `json:"kind"`
+	Scope       string                    `json:"scope"` // workflow or user
+	WorkflowID  string                    `json:"workflowId,omitempty"`
+	Constraints map[string]map[string]any `json:"constraints,omitempty"`
+	Parameters  map[string]any            `json:"parameters,omitempty"`
+	GrantedBy   string                    `json:"grantedBy"`
+	GrantedAt   time.Time                 `json:"grantedAt"`
+	ExpiresAt   *time.Time                `json:"expiresAt,omitempty"`
+	Uses        int64                     `json:"uses"`
+}
+
+// ApprovedBy names the standing approval that let a call run without a
+// pause and the person who granted it.
+type ApprovedBy struct {
+	StandingApprovalID string `json:"standingApprovalId"`
+	GrantedBy          string `json:"grantedBy"`
 }
 
 // Message is one record of a workflow: a user prompt, an action's result,
@@ -84,8 +123,11 @@ type Message struct {
 	Learnings       []string       `json:"learnings"`
 	// CompactedThrough, on a summary message, is the seq of the newest
 	// message its text summarises.
-	CompactedThrough int64     `json:"compactedThrough,omitempty"`
-	CreatedAt        time.Time `json:"createdAt"`
+	CompactedThrough int64 `json:"compactedThrough,omitempty"`
+	// ApprovedBy, on an action message, is set when a standing approval
+	// let the call run without a pause.
+	ApprovedBy *ApprovedBy `json:"approvedBy,omitempty"`
+	CreatedAt  time.Time   `json:"createdAt"`
 }
 
 // Document is a document's metadata; Client.Document reads its bytes.
