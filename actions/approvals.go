@@ -23,7 +23,7 @@ const (
 )
 
 // ApprovalsConfig is the YAML approvals section: the default rule (write
-// or never) and per-action rules (always, never or write).
+// or never) and per-action rules (always, never, write or intent).
 type ApprovalsConfig struct {
 	Default string            `yaml:"default"`
 	Actions map[string]string `yaml:"actions"`

@@ -381,3 +381,38 @@ func TestStandingApprovalScopeWorkflow(t *testing.T) {
 		})
 	}
 }
+
+// TestCLIIntentApproval: twostep run names an intent approval with its
+// kind and the fields Stage 2 will fill; approve --constraints --remember
+// runs the step within them; standing lists the standing approval and
+// revoke deletes it.
+func TestCLIIntentApproval(t *testing.T) {
+	g, model, tickets := intentGateways(t, "memory", "")
+	model.script("cli", []string{"ticket"}, 4, 1)
+	_, errOut, code := cli(t, g, gwAlice, "run", "cli open a ticket")
+	m := regexp.MustCompile(`twostep approve (wf_\w+) (apr_\w+)`).FindStringSubmatch(errOut)
+	if code != 3 || m == nil || !strings.Contains(errOut, "(intent): tickets.create") || !strings.Contains(errOut, "Stage 2 will fill: title, priority") {
+		t.Fatalf("paused run: exit %d, stderr:\n%s", code, errOut)
+	}
+	out, errOut, code := cli(t, g, gwAlice, "approve", m[1], m[2], "--constraints", `{"priority":{"maximum":1}}`, "--remember", "user", "--ttl", "2h")
+	if code != 0 || out != "done\n" {
+		t.Errorf("approve: exit %d, stdout %q, stderr:\n%s", code, out, errOut)
+	}
+	if got := tickets.of("cli"); len(got) != 1 || got[0] != 1 {
+		t.Errorf("tickets = %v, want one with priority 1", got)
+	}
+	out, errOut, code = cli(t, g, gwAlice, "standing")
+	id := regexp.MustCompile(`^(sap_\w+)  tickets.create intent \(user\) \{"priority":\{"maximum":1\}\}, granted by alice, until `).FindStringSubmatch(out)
+	if code != 0 || id == nil {
+		t.Fatalf("standing: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if out, errOut, code = cli(t, g, gwAlice, "revoke", id[1]); code != 0 || out != "revoked "+id[1]+"\n" {
+		t.Errorf("revoke: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if out, _, code = cli(t, g, gwAlice, "standing"); code != 0 || out != "" {
+		t.Errorf("standing after revoke: exit %d, stdout %q", code, out)
+	}
+	if _, errOut, code = cli(t, g, gwAlice, "revoke", id[1]); code != 1 || !strings.Contains(errOut, "404") {
+		t.Errorf("revoke twice: exit %d, stderr %q; want 1 with the 404", code, errOut)
+	}
+}

@@ -61,6 +61,8 @@ var commands = map[string]command{
 	"delete":   cmdSimple,
 	"download": cmdDownload,
 	"actions":  cmdActions,
+	"standing": cmdStanding,
+	"revoke":   cmdRevoke,
 }
 
 // uploads checks that every file exists before anything is sent.
@@ -139,9 +141,13 @@ func cmdRound(ctx context.Context, a *app, name string, args []string) error {
 func cmdDecide(ctx context.Context, a *app, name string, args []string) error {
 	fs := a.flags(name)
 	comment := fs.String("comment", "", "a note for the record (and, on reject, for the model)")
-	params := ""
+	params, constraints, remember := "", "", ""
+	var ttl time.Duration
 	if name == "approve" {
 		fs.StringVar(&params, "parameters", "", "edited parameters as a JSON object")
+		fs.StringVar(&constraints, "constraints", "", `on an intent approval: a JSON Schema fragment per field, e.g. {"priority":{"maximum":2}}`)
+		fs.StringVar(&remember, "remember", "", "keep the decision standing for later calls: workflow or user")
+		fs.DurationVar(&ttl, "ttl", 0, "with --remember: how long it stands (default: until revoked)")
 	}
 	wait := fs.Bool("wait", true, "follow the round after the decision")
 	pos, err := parse(fs, args, "ID", "APPROVAL")
@@ -153,6 +159,19 @@ func cmdDecide(ctx context.Context, a *app, name string, args []string) error {
 		if err := json.Unmarshal([]byte(params), &d.Parameters); err != nil || d.Parameters == nil {
 			return usagef("--parameters must be a JSON object: %v", err)
 		}
+	}
+	if constraints != "" {
+		if err := json.Unmarshal([]byte(constraints), &d.Constraints); err != nil || d.Constraints == nil {
+			return usagef("--constraints must be a JSON object of JSON Schema objects: %v", err)
+		}
+	}
+	switch {
+	case remember == "" && ttl != 0:
+		return usagef("--ttl needs --remember")
+	case remember != "" && remember != "workflow" && remember != "user":
+		return usagef("--remember must be workflow or user, got %q", remember)
+	case remember != "":
+		d.Remember = &client.Remember{Scope: remember, TTL: ttl}
 	}
 	c, err := a.client()
 	if err != nil {
@@ -216,8 +235,8 @@ func (a *app) follow(ctx context.Context, c *client.Client, res *client.Result, 
 		return err
 	}
 	if p := out.PendingApproval; out.Status == "awaiting_approval" && p != nil {
-		return &pausedError{msg: fmt.Sprintf("the round waits for approval %s of %s (%s)\n  decide with: twostep approve %s %s   or: twostep reject %s %s",
-			p.ID, p.Action, p.ActionObjective, out.ID, p.ID, out.ID, p.ID)}
+		return &pausedError{msg: fmt.Sprintf("the round waits for %s\n  decide with: twostep approve %s %s   or: twostep reject %s %s",
+			approvalLine(p), out.ID, p.ID, out.ID, p.ID)}
 	}
 	return nil
 }
@@ -317,7 +336,7 @@ func cmdShow(ctx context.Context, a *app, name string, args []string) error {
 		fmt.Fprintf(a.stdout, "error: %s\n", w.Error)
 	}
 	if p := w.PendingApproval; p != nil {
-		fmt.Fprintf(a.stdout, "waiting for approval %s: %s (%s)\n", p.ID, p.Action, p.ActionObjective)
+		fmt.Fprintf(a.stdout, "waiting for %s\n", approvalLine(p))
 	}
 	for i := range msgs {
 		printMessage(a.stdout, &msgs[i])
@@ -363,7 +382,7 @@ func cmdEvents(ctx context.Context, a *app, name string, args []string) error {
 		case ev.Type == "status":
 			fmt.Fprintf(a.stdout, "status %s (round %d, step %d)\n", ev.Workflow.Status, ev.Workflow.Round, ev.Workflow.Step)
 		case ev.Type == "approval":
-			fmt.Fprintf(a.stdout, "approval %s: %s (%s)\n", ev.Approval.ID, ev.Approval.Action, ev.Approval.ActionObjective)
+			fmt.Fprintln(a.stdout, approvalLine(ev.Approval))
 		default:
 			fmt.Fprintln(a.stdout, ev.Type)
 		}
@@ -458,5 +477,84 @@ func cmdActions(ctx context.Context, a *app, name string, args []string) error {
 	for _, act := range acts {
 		fmt.Fprintf(a.stdout, "%-24s %-5s %s\n", act.Name, act.Effect, oneLine(act.Description, 90))
 	}
+	return nil
+}
+
+// approvalLine describes a pending approval on one line: its kind, the
+// action and objective, and what it holds (the parameters of a call, the
+// fields Stage 2 will fill for an intent).
+func approvalLine(p *client.PendingApproval) string {
+	kind := p.Kind
+	if kind == "" {
+		kind = "call"
+	}
+	line := fmt.Sprintf("approval %s (%s): %s (%s)", p.ID, kind, p.Action, p.ActionObjective)
+	if kind == "intent" {
+		names := make([]string, len(p.Fields))
+		for i, f := range p.Fields {
+			names[i] = f.Name
+		}
+		return line + "; Stage 2 will fill: " + strings.Join(names, ", ")
+	}
+	if b, err := json.Marshal(p.Parameters); err == nil {
+		line += " " + oneLine(string(b), 200)
+	}
+	return line
+}
+
+func cmdStanding(ctx context.Context, a *app, name string, args []string) error {
+	fs := a.flags(name)
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	c, err := a.client()
+	if err != nil {
+		return err
+	}
+	list, err := c.StandingApprovals(ctx)
+	if err != nil {
+		return err
+	}
+	if a.json {
+		return a.printJSON(list)
+	}
+	for _, s := range list {
+		var text []byte
+		if s.Kind == "intent" {
+			text, _ = json.Marshal(s.Constraints)
+		} else {
+			text, _ = json.Marshal(s.Parameters)
+		}
+		scope := s.Scope
+		if s.WorkflowID != "" {
+			scope += " " + s.WorkflowID
+		}
+		expires := "until revoked"
+		if s.ExpiresAt != nil {
+			expires = "until " + s.ExpiresAt.Format(time.RFC3339)
+		}
+		fmt.Fprintf(a.stdout, "%s  %s %s (%s) %s, granted by %s, %s, %s\n", s.ID, s.Action, s.Kind, scope,
+			oneLine(string(text), 120), s.GrantedBy, expires, count(int(s.Uses), "use"))
+	}
+	return nil
+}
+
+func cmdRevoke(ctx context.Context, a *app, name string, args []string) error {
+	fs := a.flags(name)
+	pos, err := parse(fs, args, "STANDING_ID")
+	if err != nil {
+		return err
+	}
+	c, err := a.client()
+	if err != nil {
+		return err
+	}
+	if err := c.RevokeStanding(ctx, pos[0]); err != nil {
+		return err
+	}
+	if a.json {
+		return a.printJSON(map[string]string{"revoked": pos[0]})
+	}
+	fmt.Fprintf(a.stdout, "revoked %s\n", pos[0])
 	return nil
 }

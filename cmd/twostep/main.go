@@ -41,9 +41,12 @@ Commands:
                         the workflows, newest first
   show ID               a workflow and its messages
   events ID             follow a workflow's events until its round ends or pauses
-  approve ID APPROVAL [--parameters JSON] [--comment TEXT] [--wait=false]
+  approve ID APPROVAL [--parameters JSON] [--constraints JSON] [--remember workflow|user [--ttl D]]
+                 [--comment TEXT] [--wait=false]
   reject ID APPROVAL [--comment TEXT] [--wait=false]
-                        decide a paused round's approval, then follow the round
+                        decide a paused round's approval (call or intent), then follow the round
+  standing              the standing approvals (decisions kept with --remember)
+  revoke STANDING_ID    revoke one: the next call it would admit pauses
   stop ID | resume ID | delete ID
   download ID DOC [-o FILE]
                         a document's bytes (to stdout without -o)
