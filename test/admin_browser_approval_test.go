@@ -86,6 +86,9 @@ func TestAdminPageShowsPendingApprovals(t *testing.T) {
 		t.Fatalf("open the paused workflow: %v", err)
 	}
 	summary := evaluate[string](ctx, t, `document.querySelector('#summary .approval').textContent`)
+	if kind := evaluate[string](ctx, t, `document.querySelector('#summary .approval .approval-kind').textContent`); kind != "call" {
+		t.Errorf("the summary's approval kind = %q, want call", kind)
+	}
 	for _, want := range []string{"awaiting approval", "http.request", "(write)", "connection crm",
 		"create the account for ACME", `"method": "POST"`, "ACME-7731", paused.PendingApproval.ID} {
 		if !strings.Contains(summary, want) {

@@ -203,12 +203,20 @@
     if (wf.error) s.appendChild(el('div', 'feedback', wf.error));
     const p = wf.pendingApproval;
     if (p) {
-      // What the owner is asked to decide (POST .../approvals/{id}).
+      // What the owner is asked to decide (POST .../approvals/{id}): a
+      // call with its parameters, or an intent (before Stage 2) with the
+      // context and the fields Stage 2 will fill.
+      const kind = p.kind || 'call';
+      const what = kind === 'intent' ?
+        el('div', 'approval-intent',
+          el('div', 'meta', 'Stage 2 will fill: ' + (p.fields || []).map((f) => f.name + ' (' + f.type + ')').join(', ')),
+          el('pre', 'approval-context', p.parametersContext || '')) :
+        el('pre', 'approval-params', JSON.stringify(p.parameters, null, 2));
       s.appendChild(el('div', 'approval',
-        el('div', null, badge('awaiting approval', 'awaiting_approval'), 'step ' + p.step + ': ', el('b', null, p.action),
+        el('div', null, badge('awaiting approval', 'awaiting_approval'), badge(kind, 'approval-kind'), 'step ' + p.step + ': ', el('b', null, p.action),
           ' (' + p.effect + ')' + (p.connection ? ' on connection ' + p.connection : '')),
         el('div', 'meta', p.actionObjective || ''),
-        el('pre', 'approval-params', JSON.stringify(p.parameters, null, 2)),
+        what,
         el('div', 'meta', 'approval ' + p.id + ' · requested ' + when(p.requestedAt) + ' · expires ' + when(p.expiresAt))));
     }
   }
@@ -314,7 +322,7 @@
     if (item.pending) {
       const p = item.pending;
       box.appendChild(el('div', 'approval timeline-approval',
-        el('div', null, badge('awaiting approval', 'awaiting_approval'), el('b', null, p.action),
+        el('div', null, badge('awaiting approval', 'awaiting_approval'), badge(p.kind || 'call', 'approval-kind'), el('b', null, p.action),
           ' (' + p.effect + ') is held for its owner\'s decision; expires ' + when(p.expiresAt))));
     }
     return box;
@@ -483,6 +491,10 @@
     if (m.actionObjective) box.appendChild(el('div', null, m.actionObjective));
     if (m.text) box.appendChild(el('pre', null, m.text));
     if (m.summary) box.appendChild(el('div', 'meta', 'summary: ' + m.summary));
+    if (m.approvedBy) {
+      box.appendChild(el('div', 'meta approved-by', 'approved by standing approval ' + m.approvedBy.standingApprovalId +
+        ', granted by ' + m.approvedBy.grantedBy));
+    }
     for (const d of m.documents || []) box.appendChild(el('div', 'meta', 'document ' + d.name + ' (' + d.mimeType + ', ' + d.size + ' bytes)'));
     return box;
   }
