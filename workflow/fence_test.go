@@ -150,3 +150,126 @@ func TestRunCallsNoModelPastItsLease(t *testing.T) {
 			calls.Load(), got.Version, got.Status, stored.Version)
 	}
 }
+
+// frozenStore is a store that stops answering once frozen is set, as a
+// stopped Redis does: ClaimRound and GetWorkflow then wait until their
+// context ends, and record its deadline. The first ClaimRound (the run's
+// claim) records when it was sent; released is closed when the run
+// released its lease (it has ended).
+type frozenStore struct {
+	workflow.Store
+	frozen   atomic.Bool
+	mu       sync.Mutex
+	claimAt  time.Time   // when the first claim was sent
+	renewals []time.Time // each frozen renewal's deadline (zero: none)
+	polls    []time.Time // each frozen status poll's deadline (zero: none)
+	once     sync.Once
+	released chan struct{}
+}
+
+func (s *frozenStore) wait(ctx context.Context, into *[]time.Time) error {
+	d, _ := ctx.Deadline()
+	s.mu.Lock()
+	*into = append(*into, d)
+	s.mu.Unlock()
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (s *frozenStore) ClaimRound(ctx context.Context, id, owner string, ttl time.Duration) (int64, error) {
+	if s.frozen.Load() {
+		return 0, s.wait(ctx, &s.renewals)
+	}
+	s.mu.Lock()
+	if s.claimAt.IsZero() {
+		s.claimAt = time.Now()
+	}
+	s.mu.Unlock()
+	return s.Store.ClaimRound(ctx, id, owner, ttl)
+}
+
+func (s *frozenStore) GetWorkflow(ctx context.Context, id string) (*workflow.Workflow, error) {
+	if s.frozen.Load() {
+		return nil, s.wait(ctx, &s.polls)
+	}
+	return s.Store.GetWorkflow(ctx, id)
+}
+
+func (s *frozenStore) ReleaseRound(ctx context.Context, id, owner string) error {
+	err := s.Store.ReleaseRound(ctx, id, owner)
+	s.once.Do(func() { close(s.released) })
+	return err
+}
+
+// While the store is frozen, a run's lease renewals wait for their answer
+// no longer than the lease lasts (each renewal's context ends at the
+// lease's end by the run's own clock, which is no later than the store's),
+// and its status polls end too: no store call of the watcher overruns the
+// lease. (Before, they waited on the run's context, which has no
+// deadline: with go-redis that meant its 5 s read timeout.)
+func TestLeaseRenewalEndsWithTheLease(t *testing.T) {
+	t.Parallel()
+	const ttl = 300 * time.Millisecond
+	store := &frozenStore{Store: memstore.New(), released: make(chan struct{})}
+	ctx := context.Background()
+	var calls atomic.Int32
+	model := workflow.ModelFunc(func(ctx context.Context, _ workflow.ModelRequest) (workflow.ModelResponse, error) {
+		calls.Add(1)
+		store.frozen.Store(true) // the store stops answering during the call
+		<-ctx.Done()             // the lease's end cancels the run
+		return workflow.ModelResponse{}, ctx.Err()
+	})
+	wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "alice", Mode: workflow.ModeReact,
+		Status: workflow.StatusRunning, Round: 1, Step: 1, MaxSteps: 3, Checkpoint: &workflow.Checkpoint{Phase: workflow.PhaseSelect}}
+	if _, _, err := store.Commit(ctx, workflow.Commit{Workflow: wf, Messages: []workflow.Message{{
+		ID: workflow.NewID(workflow.PrefixMessage), Round: 1, Role: workflow.RoleUser, Text: "p"}}}); err != nil {
+		t.Fatal(err)
+	}
+	e, err := workflow.NewEngine(workflow.EngineConfig{InstanceID: "here", LeaseTTL: ttl, PollInterval: 10 * time.Millisecond,
+		RecoverInterval: time.Hour, ReclaimInterval: time.Hour, ShutdownGrace: 50 * time.Millisecond},
+		store, model, enginetest.NewRegistry(), map[workflow.ModeName]workflow.Mode{workflow.ModeReact: stubMode{callThenComplete}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Start(context.Background())
+	t.Cleanup(func() {
+		store.frozen.Store(false)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := e.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	})
+	select {
+	case <-store.released:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the run never ended (%d model calls)", calls.Load())
+	}
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	leaseEnd := store.claimAt.Add(ttl) // no renewal kept it: the claim's lease
+	if len(store.renewals) == 0 {
+		t.Fatalf("no renewal was tried while the store was frozen (%d polls): the test proved nothing", len(store.polls))
+	}
+	for i, d := range store.renewals {
+		if d.IsZero() || d.After(leaseEnd) {
+			t.Errorf("renewal %d waited until %v; want a deadline no later than the lease's end (%v after the claim)", i, deadlineText(d, store.claimAt), ttl)
+		}
+	}
+	for i, d := range store.polls {
+		if d.IsZero() {
+			t.Errorf("status poll %d had no deadline", i)
+		}
+	}
+	if calls.Load() != 1 {
+		t.Errorf("%d model calls, want 1", calls.Load())
+	}
+}
+
+// deadlineText shows deadline d relative to since ("none" when zero).
+func deadlineText(d, since time.Time) string {
+	if d.IsZero() {
+		return "no deadline"
+	}
+	return d.Sub(since).String() + " after the claim"
+}

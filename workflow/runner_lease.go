@@ -107,8 +107,9 @@ func (e *Engine) runClaimed(ctx context.Context, id string, to takeover, touch f
 // moves lease on and is followed by touch; a run whose renewals did not
 // succeed for a whole LeaseTTL (the store is unreachable, or slow to
 // answer: another instance may already have taken the round over) is
-// cancelled by lease itself, even while a renewal is still waiting for
-// its reply.
+// cancelled by lease itself. Each renewal's context ends with the lease,
+// and each status poll's when the next renewal is due, so on a store that
+// honours deadlines no store call overruns the lease.
 func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id string, held int64, lease *runLease, touch func(context.Context)) {
 	ttl := e.cfg.LeaseTTL
 	renewEvery := ttl / 3
@@ -129,7 +130,11 @@ func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id s
 		// renewals 2×renewEvery apart, a third of the lease to spare).
 		if now.Sub(lastTried) >= renewEvery-tick/2 {
 			lastTried = now
-			fence, err := e.store.ClaimRound(ctx, id, e.cfg.InstanceID, ttl)
+			// A renewal waits for its answer no longer than the lease it
+			// renews lasts: past its end the run is over anyway.
+			rctx, rcancel := context.WithDeadline(ctx, lease.end())
+			fence, err := e.store.ClaimRound(rctx, id, e.cfg.InstanceID, ttl)
+			rcancel()
 			switch {
 			case err == nil && fence != held:
 				// Another owner holds the lease (0), or it expired and this
@@ -147,7 +152,11 @@ func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id s
 		if ctx.Err() != nil {
 			return
 		}
-		wf, err := e.store.GetWorkflow(ctx, id)
+		// The poll waits no longer than until the next renewal is due, so
+		// a slow store never puts a renewal off.
+		pctx, pcancel := context.WithDeadline(ctx, lastTried.Add(renewEvery))
+		wf, err := e.store.GetWorkflow(pctx, id)
+		pcancel()
 		if (err == nil && wf.Status != StatusRunning) || KindOf(err) == KindNotFound {
 			cancel(errStoppedElsewhere)
 			return
@@ -180,6 +189,13 @@ func newRunLease(sent time.Time, ttl time.Duration, cancel context.CancelCauseFu
 	defer l.mu.Unlock()
 	l.timer = time.AfterFunc(time.Until(l.until), l.expire)
 	return l
+}
+
+// end is when the lease ends by this process's clock.
+func (l *runLease) end() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.until
 }
 
 // since is when the claim that took the lease was sent.
