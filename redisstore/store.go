@@ -8,7 +8,9 @@
 // each of the user's workflows, the user's listing and running set.
 //
 //	twostep:{u:<u>}:wf:<id>:state      hash: version, user, status, json (the workflow),
-//	                                   fence (the fencing token of the latest lease)
+//	                                   fence (the fencing token of the latest lease),
+//	                                   holder (the owner of the latest lease until it
+//	                                   releases it: left by a lease that expired)
 //	twostep:{u:<u>}:wf:<id>:msgs       list of message JSON; a message's seq is its index+1
 //	twostep:{u:<u>}:wf:<id>:docs       hash: document id -> bytes
 //	twostep:{u:<u>}:wf:<id>:docmeta    hash: document id -> metadata JSON
