@@ -273,3 +273,89 @@ func deadlineText(d, since time.Time) string {
 	}
 	return d.Sub(since).String() + " after the claim"
 }
+
+// lateClaims is a store whose first ClaimRoundLoad answers late: after the
+// claim ran, and before its reply arrives, takeover runs (the lease has
+// expired by then, and another instance takes the round and commits).
+type lateClaims struct {
+	*memstore.Store
+	once     sync.Once
+	takeover func()
+}
+
+func (s *lateClaims) ClaimRoundLoad(ctx context.Context, id, owner string, ttl time.Duration) (workflow.RoundClaim, error) {
+	c, err := s.Store.ClaimRoundLoad(ctx, id, owner, ttl)
+	s.once.Do(s.takeover)
+	return c, err
+}
+
+// A claim that succeeded, but whose reply came after its lease had ended
+// (the process stalled, or the store was slow to answer), brings a view
+// another instance may have moved past: the run makes no model call and
+// writes nothing (its lease, counted from when the claim was sent, has
+// ended by its own clock).
+func TestLateClaimStartsNoModelCall(t *testing.T) {
+	t.Parallel()
+	const ttl = 150 * time.Millisecond
+	ctx := context.Background()
+	mem := memstore.New()
+	wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "alice", Mode: workflow.ModeReact,
+		Status: workflow.StatusRunning, Round: 1, Step: 1, MaxSteps: 3, Checkpoint: &workflow.Checkpoint{Phase: workflow.PhaseSelect}}
+	if _, _, err := mem.Commit(ctx, workflow.Commit{Workflow: wf, Messages: []workflow.Message{{
+		ID: workflow.NewID(workflow.PrefixMessage), Round: 1, Role: workflow.RoleUser, Text: "p"}}}); err != nil {
+		t.Fatal(err)
+	}
+	var moved atomic.Pointer[workflow.Workflow] // other's commit
+	store := &lateClaims{Store: mem, takeover: func() {
+		time.Sleep(2 * ttl) // the claim's lease runs out before its reply arrives
+		fence, err := mem.ClaimRound(ctx, wf.ID, "other", time.Hour)
+		if err != nil || fence < 2 {
+			t.Errorf("other's claim: fence %d, %v; want a newer fence", fence, err)
+			return
+		}
+		cur, err := mem.GetWorkflow(ctx, wf.ID)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		next := cur.Clone()
+		next.Step = 2
+		stored, _, err := mem.Commit(ctx, workflow.Commit{Workflow: next, ExpectedVersion: cur.Version, Fence: fence})
+		if err != nil {
+			t.Errorf("other's commit: %v", err)
+			return
+		}
+		moved.Store(stored)
+	}}
+	var calls atomic.Int32
+	model := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
+		calls.Add(1)
+		return workflow.ModelResponse{Text: "{}"}, nil
+	})
+	e, err := workflow.NewEngine(workflow.EngineConfig{InstanceID: "here", LeaseTTL: ttl, PollInterval: 10 * time.Millisecond,
+		RecoverInterval: time.Hour, ReclaimInterval: time.Hour, ShutdownGrace: 50 * time.Millisecond},
+		store, model, enginetest.NewRegistry(), map[workflow.ModeName]workflow.Mode{workflow.ModeReact: stubMode{callThenComplete}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Start(ctx)
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if err := e.Shutdown(sctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	})
+	deadline := time.Now().Add(5 * time.Second)
+	for moved.Load() == nil && time.Now().Before(deadline) { // the start-up scan claims it
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(4 * ttl) // what the stale run would do, it has done by now
+	got, err := mem.GetWorkflow(ctx, wf.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := moved.Load(); m == nil || calls.Load() != 0 || got.Version != m.Version {
+		t.Errorf("after a late claim: %d model calls, version %d; want none, and other's commit (%v)", calls.Load(), got.Version, m)
+	}
+}
