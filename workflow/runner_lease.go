@@ -130,8 +130,8 @@ func (e *Engine) logTakeover(wf *Workflow, fence int64, expired string, to takeo
 // succeed for a whole LeaseTTL (the store is unreachable, or slow to
 // answer: another instance may already have taken the round over) is
 // cancelled by lease itself. Each renewal's context ends with the lease,
-// and each status poll's when the next renewal is due, so on a store that
-// honours deadlines no store call overruns the lease.
+// and each touch's and status poll's when the next renewal is due, so on
+// a store that honours deadlines no store call overruns the lease.
 func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id string, held int64, lease *runLease, touch func(context.Context)) {
 	ttl := e.cfg.LeaseTTL
 	renewEvery := ttl / 3
@@ -166,8 +166,10 @@ func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id s
 				return
 			case err == nil:
 				lease.renewed(now)
-				if touch != nil {
-					touch(ctx)
+				if touch != nil { // no later than the next renewal is due
+					tctx, tcancel := context.WithDeadline(ctx, now.Add(renewEvery))
+					touch(tctx)
+					tcancel()
 				}
 			}
 		}
