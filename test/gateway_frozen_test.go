@@ -36,6 +36,7 @@ func TestReadyzWhileRedisIsFrozen(t *testing.T) {
 		if status != http.StatusServiceUnavailable {
 			t.Errorf("/readyz %d while Redis is frozen = %d, want 503", i+1, status)
 		}
+		t.Logf("/readyz %d while Redis is frozen: %d in %v", i+1, status, took.Round(time.Millisecond))
 		if took > readyzBound {
 			t.Errorf("/readyz %d while Redis is frozen took %v, more than %v", i+1, took.Round(time.Millisecond), readyzBound)
 		}
