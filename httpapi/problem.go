@@ -71,6 +71,7 @@ func invalid(location, msg string, value any) error {
 // (auth, unknown routes, panics), and aborts the chain.
 func writeProblem(c *gin.Context, status int, detail string) {
 	body, _ := json.Marshal(huma.ErrorModel{
+		Type:   problemType,
 		Title:  http.StatusText(status),
 		Status: status,
 		Detail: detail,
