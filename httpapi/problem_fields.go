@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 )
@@ -13,11 +14,31 @@ const problemType = "about:blank"
 // problemFields is a huma transformer that fills the fields the OpenAPI
 // document declares required on every problem (type, title, status,
 // detail), so a generated client needs no pointer or undefined check for
-// them.
+// them. It also makes a 415 say which header to send, and never lets a
+// problem echo the whole request body.
 func problemFields(_ huma.Context, _ string, v any) (any, error) {
 	em, ok := v.(*huma.ErrorModel)
 	if !ok {
 		return v, nil
+	}
+	if em.Status == http.StatusUnsupportedMediaType {
+		// huma's "validation failed" with the body echoed back: say what
+		// to send instead, and never return the body.
+		ct := ""
+		for _, d := range em.Errors {
+			if d != nil {
+				if rest, ok := strings.CutPrefix(d.Message, "unknown content type: "); ok {
+					ct = rest
+				}
+				d.Value = nil
+			}
+		}
+		em.Detail = unsupportedBody(ct)
+	}
+	for _, d := range em.Errors {
+		if d != nil && d.Location == "body" {
+			d.Value = nil // the whole body: never echoed
+		}
 	}
 	if em.Type == "" {
 		em.Type = problemType
