@@ -93,6 +93,10 @@ func TestVersionAndDemo(t *testing.T) {
 	if err != nil || !strings.HasPrefix(out, "twostep gateway ") {
 		t.Errorf("version: %q %v", out, err)
 	}
+	out, err = runBinary(t, "demo", "--help")
+	if err != nil || !strings.Contains(out, "usage: gateway") || !strings.Contains(out, "LLM_OUTPUT_MODE") {
+		t.Errorf("demo --help: %q %v", out, err)
+	}
 	out, err = runBinary(t, "demo")
 	if err != nil {
 		t.Fatalf("demo: %v\n%s", err, out)
