@@ -21,8 +21,10 @@ import (
 //
 // The npm packages come from TWOSTEP_CLIENT_TOOLS (a node_modules folder
 // with the versions of test/clients/ts/package.json; .ci/run installs
-// them); oapi-codegen is the tool of test/clients/go/go.mod. Without them
-// the test skips, unless CI is set.
+// them); oapi-codegen is the tool of test/clients/go/go.mod, whose
+// modules must be in the module cache (.ci/run downloads them; the test
+// itself never reaches the network). Without them the test skips, unless
+// CI is set.
 func TestGeneratedClients(t *testing.T) {
 	t.Parallel()
 	tools := os.Getenv("TWOSTEP_CLIENT_TOOLS")
@@ -85,7 +87,9 @@ func TestGeneratedClients(t *testing.T) {
 func clientGoCmd(dir string, args ...string) *exec.Cmd {
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod", "GOWORK=off")
+	// GOPROXY=off: the test uses no network; .ci/run downloads the
+	// module's requirements beforehand.
+	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod", "GOWORK=off", "GOPROXY=off")
 	return cmd
 }
 
