@@ -430,6 +430,7 @@ func configProblems(file string, root *yaml.Node, problems []string) []string {
 			placed = append(placed, p)
 		}
 	}
+	slices.SortStableFunc(placed, func(a, b string) int { return problemLine(a) - problemLine(b) })
 	out := make([]string, len(placed))
 	for i, p := range placed {
 		if m := unsetVar.FindStringSubmatch(p); m != nil && len(unset[m[3]]) > 1 {
@@ -438,6 +439,20 @@ func configProblems(file string, root *yaml.Node, problems []string) []string {
 		out[i] = "GATEWAY_CONFIG " + file + " " + p
 	}
 	return out
+}
+
+// problemLine is the line a placed problem names, 0 for none.
+func problemLine(p string) int {
+	n := 0
+	if rest, ok := strings.CutPrefix(p, "line "); ok {
+		for _, r := range rest {
+			if r < '0' || r > '9' {
+				break
+			}
+			n = n*10 + int(r-'0')
+		}
+	}
+	return n
 }
 
 // unsetVar matches a placed problem about an unset or empty ${VAR}: the

@@ -176,25 +176,31 @@ func suggest(key string, fields map[string]reflect.Type) string {
 	return best
 }
 
-// editDistance is the Levenshtein distance between a and b, in bytes.
+// editDistance is the optimal-string-alignment distance between a and b,
+// in bytes: insertions, deletions, substitutions and transpositions of
+// neighbours ("modle" is one edit from "model").
 func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
 	}
 	for i := 1; i <= len(a); i++ {
-		cur[0] = i
 		for j := 1; j <= len(b); j++ {
 			cost := 1
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(b)]
+	return d[len(a)][len(b)]
 }
 
 func join(path, key string) string {
@@ -206,7 +212,7 @@ func join(path, key string) string {
 
 var (
 	lineRe      = regexp.MustCompile(`^line (\d+): (.*)$`)
-	unmarshalRe = regexp.MustCompile("^cannot unmarshal !!(\\w+) `(.*)` into (.+)$")
+	unmarshalRe = regexp.MustCompile("^cannot unmarshal !!(\\w+)(?: `(.*)`)? into (.+)$")
 )
 
 // typeProblem turns one of yaml's type error lines ("line 3: cannot
@@ -224,7 +230,11 @@ func typeProblem(node *yaml.Node, path string, t reflect.Type, msg string) Probl
 	}
 	if m := unmarshalRe.FindStringSubmatch(p.Msg); m != nil {
 		want := kindOf(typeAt(t, strings.TrimPrefix(strings.TrimPrefix(p.Path, root), ".")))
-		p.Msg = fmt.Sprintf("%s is %s; want %s", quoteValue(m[2]), yamlKind(m[1]), want)
+		if m[2] == "" {
+			p.Msg = fmt.Sprintf("%s given; want %s", yamlKind(m[1]), want)
+		} else {
+			p.Msg = fmt.Sprintf("%s is %s; want %s", quoteValue(m[2]), yamlKind(m[1]), want)
+		}
 	}
 	return p
 }
@@ -318,11 +328,15 @@ func pathAtLine(node *yaml.Node, path string, line int) string {
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(node.Content); i += 2 {
 			key, val := node.Content[i], node.Content[i+1]
+			// A scalar or a flow collection ([a], {k: v}) on the line is the
+			// key's value; a block collection starts on its first entry's
+			// line, which the recursion below names.
+			inline := val.Kind == yaml.ScalarNode || val.Style&yaml.FlowStyle != 0
+			if key.Line == line || (inline && val.Line == line) {
+				return join(path, key.Value)
+			}
 			if p := pathAtLine(val, join(path, key.Value), line); p != "" {
 				return p
-			}
-			if key.Line == line || val.Line == line {
-				return join(path, key.Value)
 			}
 		}
 	case yaml.SequenceNode:

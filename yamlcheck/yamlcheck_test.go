@@ -45,6 +45,11 @@ func TestDecode(t *testing.T) {
 		{"wrong kinds", "limits:\n  workers: many\nactions:\n  - timeout: soon\n",
 			[]string{`line 2: limits.workers: "many" is a string; want a whole number`,
 				`line 4: actions[0].timeout: "soon" is a string; want a duration such as 30s or 2m`}},
+		{"swapped letters", "actions:\n  - mehtod: GET\n",
+			[]string{`line 2: actions[0].mehtod: unknown key "mehtod"; did you mean "method"?`}},
+		{"a list for a mapping", "limits: [1, 2]\nactions:\n  - headers: [a]\n",
+			[]string{`line 1: limits: a list given; want a mapping of keys to values`,
+				`line 3: actions[0].headers: a list given; want a mapping of keys to values`}},
 		{"a node field takes anything", "raw:\n  anything: [1, 2]\n", nil},
 		{"map values are not keys", "actions:\n  - headers:\n      X-Anything: v\n", nil},
 	}
