@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -93,5 +94,35 @@ func TestStartupSaysHowToRunOffline(t *testing.T) {
 				t.Errorf("log names LLM_PROVIDER=scripted: %v, want %v:\n%s", has, tt.want, g.stderr)
 			}
 		})
+	}
+}
+
+// TestOfflineModelCallsAnMCPTool: with the offline model an @act line runs
+// a tool of the reference MCP server (stdio) with the line's arguments.
+func TestOfflineModelCallsAnMCPTool(t *testing.T) {
+	t.Parallel()
+	entry := os.Getenv("TWOSTEP_MCP_EVERYTHING")
+	node, err := exec.LookPath("node")
+	if entry == "" || err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI needs node and TWOSTEP_MCP_EVERYTHING (.ci/run installs it)")
+		}
+		t.Skip("set TWOSTEP_MCP_EVERYTHING to server-everything's dist/index.js (and have node) to run")
+	}
+	file := filepath.Join(t.TempDir(), "gateway.yaml")
+	yaml := "mcpServers:\n  - name: everything\n    command: " + node + "\n    args: [" + entry + ", stdio]\n    timeout: 20s\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := startGateway(t, nil, "LLM_PROVIDER=scripted", "GATEWAY_CONFIG="+file)
+	var wf wfView
+	g.expect(t, http.StatusCreated, "POST", "/api/v1/workflows", gwAlice,
+		map[string]any{"prompt": "Echo it\n@act mcp.everything.echo {\"message\": \"offline hello\"}"}, &wf)
+	if wf = g.waitDone(t, gwAlice, wf.ID); wf.Status != "completed" {
+		t.Fatalf("workflow ended %s (%s)", wf.Status, wf.Error)
+	}
+	msgs := g.messages(t, gwAlice, wf.ID)
+	if len(msgs) != 3 || msgs[1].Action != "mcp.everything.echo" || msgs[1].Status != "success" || !strings.Contains(msgs[1].Text, "offline hello") {
+		t.Errorf("messages %+v, want the echo tool's answer", msgs)
 	}
 }

@@ -16,6 +16,7 @@ import (
 //
 //	@act tickets.create {"title": "Printer on fire", "priority": "high"}
 //	@act crm.lookup {"id": "42"} connection=crm
+//	@act mcp.everything.echo {"message": "hello"}
 //
 // makes React mode's Stage 1 choose that action, asking for the JSON's
 // keys as fields (and the connection when one is named), and Stage 2 fill
@@ -38,8 +39,9 @@ type directive struct {
 	connection string
 }
 
-// directiveStart finds "@act method.action {" anywhere in a line.
-var directiveStart = regexp.MustCompile(`@act\s+([A-Za-z][A-Za-z0-9_]*\.[A-Za-z][A-Za-z0-9_]*)\s+\{`)
+// directiveStart finds "@act <action> {" anywhere in a line: method.action,
+// or an MCP tool's mcp.<server>.<tool>.
+var directiveStart = regexp.MustCompile(`@act\s+([A-Za-z][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)+)\s+\{`)
 
 // connectionSuffix is the optional "connection=<label>" after the JSON.
 var connectionSuffix = regexp.MustCompile(`^\s*connection=([A-Za-z0-9._-]{1,64})`)

@@ -116,10 +116,11 @@ func TestDirectivesAnywhere(t *testing.T) {
 	b := `- [round 1] user: @act tickets.create {"title":"x"}`
 	req := workflow.ModelRequest{Messages: []workflow.PromptMessage{
 		{Role: "system", Content: "rules"},
-		{Role: "user", Content: "history:\n" + b + "\nrequest:\n" + a + "\n" + a + "\n@act broken {\n@act x.y not json"},
+		{Role: "user", Content: "history:\n" + b + "\nrequest:\n" + a + "\n" + a + "\n@act broken {\n@act x.y not json\n" +
+			`@act mcp.every-thing.echo {"message": "hi"}`},
 	}}
 	ds := directives(req)
-	if len(ds) != 2 || ds[0].action != "tickets.create" || ds[1].action != "crm.lookup" || ds[1].connection != "crm" || ds[1].params["id"] != "42" {
+	if len(ds) != 3 || ds[2].action != "mcp.every-thing.echo" || ds[0].action != "tickets.create" || ds[1].action != "crm.lookup" || ds[1].connection != "crm" || ds[1].params["id"] != "42" {
 		t.Fatalf("directives = %+v", ds)
 	}
 	if d, ok := pendingDirective(req); !ok || d.action != "tickets.create" {
