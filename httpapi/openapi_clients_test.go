@@ -228,3 +228,15 @@ func TestProblemsCarryRequiredFields(t *testing.T) {
 		})
 	}
 }
+
+// TestDecisionOverLimitSaysSo: huma's own 413 on the decision route (a
+// fixed 1 MiB) is reworded to say what to change.
+func TestDecisionOverLimitSaysSo(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, nil)
+	body := `{"decision":"approve","comment":"` + strings.Repeat("x", 1<<20) + `"}`
+	rec := env.do(t, "POST", "/api/v1/workflows/wf_00000000000000000000000000/approvals/apr_x", aliceToken, body)
+	if rec.Code != 413 || !strings.Contains(rec.Body.String(), "larger than this route's limit of 1048576 bytes: send a smaller body") {
+		t.Errorf("%d %s", rec.Code, rec.Body)
+	}
+}

@@ -35,6 +35,11 @@ func problemFields(_ huma.Context, _ string, v any) (any, error) {
 		}
 		em.Detail = unsupportedBody(ct)
 	}
+	if rest, ok := strings.CutPrefix(em.Detail, "request body is too large limit="); ok && em.Status == http.StatusRequestEntityTooLarge {
+		// huma's own refusal on a route with a fixed limit (a decision).
+		em.Detail = "the request body is larger than this route's limit of " + strings.TrimSuffix(rest, " bytes") +
+			" bytes: send a smaller body"
+	}
 	for _, d := range em.Errors {
 		if d != nil && d.Location == "body" {
 			d.Value = nil // the whole body: never echoed
