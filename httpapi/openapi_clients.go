@@ -127,6 +127,9 @@ func completeForClients(oapi *huma.OpenAPI) {
 		// problemFields fills these in every problem the server sends.
 		em.Required = []string{"type", "title", "status", "detail"}
 	}
+	if ed := schemas["ErrorDetail"]; ed != nil {
+		ed.Required = []string{"message"} // problemFields fills it too
+	}
 	addNamedEnums(oapi, schemas, responseOnly)
 
 	descriptions := opDescriptions()

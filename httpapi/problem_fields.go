@@ -13,7 +13,7 @@ const problemType = "about:blank"
 
 // problemFields is a huma transformer that fills the fields the OpenAPI
 // document declares required on every problem (type, title, status,
-// detail), so a generated client needs no pointer or undefined check for
+// detail, and each error's message), so a generated client needs no pointer or undefined check for
 // them. It also makes a 415 say which header to send, and never lets a
 // problem echo the whole request body.
 func problemFields(_ huma.Context, _ string, v any) (any, error) {
@@ -43,6 +43,9 @@ func problemFields(_ huma.Context, _ string, v any) (any, error) {
 	for _, d := range em.Errors {
 		if d != nil && d.Location == "body" {
 			d.Value = nil // the whole body: never echoed
+		}
+		if d != nil && d.Message == "" {
+			d.Message = em.Detail
 		}
 	}
 	if em.Type == "" {
