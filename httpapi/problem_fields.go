@@ -40,14 +40,6 @@ func problemFields(_ huma.Context, _ string, v any) (any, error) {
 		em.Detail = "the request body is larger than this route's limit of " + strings.TrimSuffix(rest, " bytes") +
 			" bytes: send a smaller body"
 	}
-	for _, d := range em.Errors {
-		if d != nil && d.Location == "body" {
-			d.Value = nil // the whole body: never echoed
-		}
-		if d != nil && d.Message == "" {
-			d.Message = em.Detail
-		}
-	}
 	if em.Type == "" {
 		em.Type = problemType
 	}
@@ -56,6 +48,14 @@ func problemFields(_ huma.Context, _ string, v any) (any, error) {
 	}
 	if em.Detail == "" {
 		em.Detail = em.Title
+	}
+	for _, d := range em.Errors {
+		if d != nil && d.Location == "body" {
+			d.Value = nil // the whole body: never echoed
+		}
+		if d != nil && d.Message == "" {
+			d.Message = em.Detail
+		}
 	}
 	return em, nil
 }
