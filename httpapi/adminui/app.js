@@ -267,7 +267,8 @@
     });
     // Stage 1 (dashed) is drawn last, on top, so it stays visible where
     // it equals Stage 2 (drawn wide and pale beneath it).
-    for (const [name, key, label] of [series[0], series[2], series[1]]) {
+    const stage1Last = [...series.filter(([n]) => n !== 'stage1'), ...series.filter(([n]) => n === 'stage1')];
+    for (const [name, key, label] of stage1Last) {
       const g = svg('g', { class: 'series series-' + name });
       g.appendChild(svg('polyline', { points: steps.map((s, i) => x(i) + ',' + y(s[key])).join(' '), fill: 'none' }));
       steps.forEach((s, i) => g.appendChild(svg('circle', { cx: x(i), cy: y(s[key]), r: 3 },
