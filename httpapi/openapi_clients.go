@@ -90,9 +90,10 @@ func opDescriptions() map[string]string {
 		"listMessages":   "Every message of the workflow in seq order: user prompts, action results, assistant answers and history summaries.",
 		"getDocument": "The stored bytes as an attachment with the Content-Type they were uploaded or produced with " +
 			"(declared application/octet-stream: read the body as a blob, not as JSON).",
-		"listActions":         "The actions Stage 1 may choose, with their parameter schemas and effects.",
-		"healthz":             "Answers 200 while the process serves requests; no dependency is checked.",
-		"readyz":              "200 when the store answers and a model is configured; 503 (with Retry-After) otherwise.",
+		"listActions": "The actions Stage 1 may choose, with their parameter schemas and effects.",
+		"healthz":     "Answers 200 while the process serves requests; no dependency is checked.",
+		"readyz": "200 while the store answers and a model is configured (status degraded when a model or an MCP server " +
+			"does not answer its probe, see checks); 503 with Retry-After otherwise.",
 		"adminListWorkflows":  "Every user's workflows (or one user's), newest first, with their checkpoints.",
 		"adminGetWorkflow":    "Any user's workflow with the checkpoint of its current step.",
 		"adminListMessages":   "Any user's workflow messages in seq order.",
