@@ -88,11 +88,18 @@ func viewStanding(a workflow.StandingApproval) StandingApprovalView {
 }
 
 // viewPending is a pending approval as the API and the approval event show
-// it: a copy, whose kind is call when it was stored before kinds existed.
+// it: a copy whose lists are never null, whose kind is call when it was
+// stored before kinds existed, and whose parameters are null only for an
+// intent (Stage 2 has not filled them; {} for a call with none).
 func viewPending(p *workflow.PendingApproval) *workflow.PendingApproval {
 	c := p.Clone()
-	if c != nil {
-		c.Kind = c.KindOrCall()
+	if c == nil {
+		return nil
+	}
+	c.Kind = c.KindOrCall()
+	c.Documents = nonNil(c.Documents)
+	if c.Parameters == nil && c.Kind == workflow.ApprovalCall {
+		c.Parameters = map[string]any{}
 	}
 	return c
 }

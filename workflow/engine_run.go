@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"time"
 )
@@ -393,6 +394,12 @@ func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs [
 		return fmt.Errorf("commit of %s: %w", r.wf.ID, err)
 	}
 	r.wf = stored
+	if r.e.log.Enabled(ctx, slog.LevelDebug) {
+		// With "round claimed" and "round interrupted", a run's trail in
+		// the log: which instance wrote what under which fence.
+		r.e.log.Debug("phase committed", "workflow", stored.ID, "round", stored.Round, "step", stored.Step,
+			"version", stored.Version, "fence", r.fence)
+	}
 	r.counted = r.counted[:0]
 	r.msgs = append(r.msgs, saved...)
 	if left == nil {
