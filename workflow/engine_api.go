@@ -158,7 +158,10 @@ func (e *Engine) Delete(ctx context.Context, userID, id string) (err error) {
 			return WrapKind(KindUnavailable, ctx.Err(), "the round did not stop in time")
 		}
 	}
-	return e.store.DeleteWorkflow(ctx, id)
+	if err := e.store.DeleteWorkflow(ctx, id); err != nil {
+		return err
+	}
+	return e.forgetStanding(ctx, userID, id)
 }
 
 // Wait blocks until id's round is no longer running (or ctx is done) and

@@ -162,6 +162,27 @@ func (e *Engine) RevokeStanding(ctx context.Context, userID, id string) (err err
 	return e.standing.DeleteStanding(ctx, userID, id)
 }
 
+// forgetStanding deletes userID's standing approvals of scope workflow
+// for workflow id, which was deleted: nothing it admitted is left
+// listed.
+func (e *Engine) forgetStanding(ctx context.Context, userID, id string) error {
+	if e.standing == nil {
+		return nil
+	}
+	list, err := e.standing.ListStanding(ctx, userID, e.now())
+	if err != nil {
+		return err
+	}
+	for _, s := range list {
+		if s.Scope == ScopeWorkflow && s.WorkflowID == id {
+			if err := e.standing.DeleteStanding(ctx, userID, s.ID); err != nil && KindOf(err) != KindNotFound {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // standingFor returns the live standing approvals of the run's user that
 // cover a call of action in the run's workflow, read from the store now.
 func (r *Run) standingFor(ctx context.Context, action string) ([]StandingApproval, error) {
