@@ -2,6 +2,7 @@ package react_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/twostep/twostep/actions"
 	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/memstore"
+	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -229,5 +231,26 @@ func TestStandingCallRepeatsParameters(t *testing.T) {
 	if list, _ := e.Standing(ctx, "alice"); len(list) != 1 || list[0].Kind != workflow.ApprovalCall || list[0].Uses != 1 ||
 		list[0].Parameters["text"] != "hello" {
 		t.Errorf("standing = %+v, want one call approval of echo hello used once", list)
+	}
+}
+
+// TestNarrowedStage2NativeSchema: the native output schema Stage 2 sends a
+// provider is built from the narrowed spec, so it carries the constraint.
+func TestNarrowedStage2NativeSchema(t *testing.T) {
+	t.Parallel()
+	spec := workflow.ActionSpec{Name: "tickets.create", Parameters: json.RawMessage(
+		`{"type":"object","required":["priority"],"properties":{"priority":{"type":"integer","minimum":1,"maximum":5}}}`)}
+	asked := []workflow.FieldSpec{{Name: "priority", Type: "number", Required: true}}
+	plain, err := prompts.NewStage2Output(spec, asked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	narrowed, err := prompts.NewStage2Output(workflow.NarrowSpec(spec, map[string]any{"priority": map[string]any{"maximum": 2}}), asked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(plain.Output.Schema), `"maximum":5`) || !strings.Contains(string(narrowed.Output.Schema), `"maximum":2`) ||
+		strings.Contains(string(narrowed.Output.Schema), `"maximum":5`) {
+		t.Errorf("native schemas:\nplain    %s\nnarrowed %s\nwant maximum 5, then 2", plain.Output.Schema, narrowed.Output.Schema)
 	}
 }
