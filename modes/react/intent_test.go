@@ -254,3 +254,40 @@ func TestNarrowedStage2NativeSchema(t *testing.T) {
 		t.Errorf("native schemas:\nplain    %s\nnarrowed %s\nwant maximum 5, then 2", plain.Output.Schema, narrowed.Output.Schema)
 	}
 }
+
+// TestStoppedIntentAsksAgain: stopping a round paused for an intent cancels
+// the approval; resumed, the step asks for the intent again before any
+// Stage 2 call.
+func TestStoppedIntentAsksAgain(t *testing.T) {
+	t.Parallel()
+	store, reg := memstore.New(), enginetest.NewRegistry()
+	model := llm.NewScripted(replies(
+		[]string{enginetest.Select(enginetest.Echo, "echo a greeting", nil, "", "text")},
+		[]string{enginetest.Params(map[string]any{"text": "hi"})}, enginetest.Completes("done"))...)
+	e := startEngine(t, intentConfig(), store, model, reg)
+	ctx := context.Background()
+	wf := intentPaused(t, e, store, reg, "greet")
+	if _, err := e.Stop(ctx, "alice", wf.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Resume(ctx, "alice", wf.ID); err != nil {
+		t.Fatal(err)
+	}
+	again := wait(t, e, wf.ID)
+	p := again.PendingApproval
+	if again.Status != workflow.StatusAwaitingApproval || p == nil || p.Kind != workflow.ApprovalIntent || p.ID == wf.PendingApproval.ID || p.Parameters != nil {
+		t.Fatalf("resumed round = %s, pending %+v; want a new intent approval", again.Status, p)
+	}
+	traces, _ := store.Traces(ctx, wf.ID)
+	for _, tr := range traces {
+		if tr.Stage == workflow.StageTwo {
+			t.Errorf("Stage 2 ran after the resume, before the intent was approved")
+		}
+	}
+	if _, err := e.Decide(ctx, "alice", wf.ID, p.ID, workflow.Decision{Approve: true}); err != nil {
+		t.Fatal(err)
+	}
+	if done := wait(t, e, wf.ID); done.Status != workflow.StatusCompleted || len(reg.Calls()) != 1 {
+		t.Errorf("after approval: %s with %d executions, want completed with 1", done.Status, len(reg.Calls()))
+	}
+}

@@ -137,14 +137,8 @@ func (m *Mode) selectAction(ctx context.Context, run *workflow.Run, cp *workflow
 			// DESIGN §10.1: no Stage 2 call for a step with no parameter.
 			next = workflow.Checkpoint{Phase: workflow.PhaseExecute, Selection: &sel, Parameters: map[string]any{}}
 		}
-		if pause, err := needsIntentPause(ctx, run, sel.Action); err != nil || pause {
-			if err != nil {
-				return err
-			}
-			return run.Pause(ctx, workflow.StepApproval{
-				Kind: workflow.ApprovalIntent, Action: sel.Action, Objective: sel.ActionObjective,
-				Documents: sel.RequiredInputDocuments, Connection: sel.RequiredConnection, At: &next, Selection: &sel,
-			})
+		if paused, err := pauseForIntent(ctx, run, sel, next); paused || err != nil {
+			return err
 		}
 		return run.Checkpoint(ctx, next)
 	case attempt <= MaxRetries:
@@ -153,6 +147,20 @@ func (m *Mode) selectAction(ctx context.Context, run *workflow.Run, cp *workflow
 		})
 	}
 	return modes.Fail(ctx, run, modes.Failure{Reason: rejected("Stage 1", attempt, res.Problems)})
+}
+
+// pauseForIntent pauses the step for an intent approval of sel when its
+// action needs one (needsIntentPause), the step resuming from next once
+// approved, and reports whether it paused.
+func pauseForIntent(ctx context.Context, run *workflow.Run, sel workflow.Selection, next workflow.Checkpoint) (bool, error) {
+	pause, err := needsIntentPause(ctx, run, sel.Action)
+	if err != nil || !pause {
+		return false, err
+	}
+	return true, run.Pause(ctx, workflow.StepApproval{
+		Kind: workflow.ApprovalIntent, Action: sel.Action, Objective: sel.ActionObjective,
+		Documents: sel.RequiredInputDocuments, Connection: sel.RequiredConnection, At: &next, Selection: &sel,
+	})
 }
 
 // needsIntentPause reports whether the step of action waits for an intent
@@ -218,6 +226,14 @@ func (m *Mode) parameterize(ctx context.Context, run *workflow.Run, cp *workflow
 	if !ok {
 		fail.Reason = fmt.Sprintf("action %q is no longer registered", sel.Action)
 		return modes.Fail(ctx, run, fail)
+	}
+	if cp.Approval == nil {
+		// Stage 2 of an action under the intent rule runs only once the
+		// intent is approved (or a standing approval covers it): a round
+		// stopped while it waited, then resumed, asks again here.
+		if paused, err := pauseForIntent(ctx, run, sel, workflow.Checkpoint{Phase: workflow.PhaseParameterize, Selection: &sel}); paused || err != nil {
+			return err
+		}
 	}
 	attempt, problems := nextAttempt(cp)
 	if attempt > 1+MaxRetries {
