@@ -401,8 +401,19 @@ func TestCLIIntentApproval(t *testing.T) {
 	if got := tickets.of("cli"); len(got) != 1 || got[0] != 1 {
 		t.Errorf("tickets = %v, want one with priority 1", got)
 	}
+	// The standing approval (scope user) admits the next workflow's call
+	// within the constraints; show says who granted it.
+	model.script("cli2", []string{"ticket"}, 1)
+	out, errOut, code = cli(t, g, gwAlice, "run", "cli2 open a ticket")
+	second := regexp.MustCompile(`twostep: (wf_\w+) round 1 completed`).FindStringSubmatch(errOut)
+	if code != 0 || out != "done\n" || second == nil {
+		t.Fatalf("a run within the standing approval: exit %d, stdout %q, stderr:\n%s", code, out, errOut)
+	}
+	if out, _, _ = cli(t, g, gwAlice, "show", second[1]); !regexp.MustCompile(`approved by standing approval sap_\w+, granted by alice`).MatchString(out) {
+		t.Errorf("show does not say who approved the call:\n%s", out)
+	}
 	out, errOut, code = cli(t, g, gwAlice, "standing")
-	id := regexp.MustCompile(`^(sap_\w+)  tickets.create intent \(user\) \{"priority":\{"maximum":1\}\}, granted by alice, until `).FindStringSubmatch(out)
+	id := regexp.MustCompile(`^(sap_\w+)  tickets.create intent \(user\) \{"priority":\{"maximum":1\}\}, granted by alice, until \S+, 1 use\n$`).FindStringSubmatch(out)
 	if code != 0 || id == nil {
 		t.Fatalf("standing: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}

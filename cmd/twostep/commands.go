@@ -358,6 +358,9 @@ func printMessage(w io.Writer, m *client.Message) {
 	switch m.Role {
 	case "action":
 		fmt.Fprintln(w, progressLine(m))
+		if a := m.ApprovedBy; a != nil {
+			fmt.Fprintf(w, "  approved by standing approval %s, granted by %s\n", a.StandingApprovalID, a.GrantedBy)
+		}
 	default:
 		fmt.Fprintf(w, "%s: %s\n", m.Role, m.Text)
 	}
