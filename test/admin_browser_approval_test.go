@@ -100,3 +100,60 @@ func TestAdminPageShowsPendingApprovals(t *testing.T) {
 		t.Errorf("step 2 of the timeline shows %q, want the held http.request", step)
 	}
 }
+
+// TestAdminPageShowsIntentApproval: a workflow paused for an intent shows
+// its kind, the fields Stage 2 will fill and the context it will be given
+// (no parameters), and an earlier call a standing approval let run says
+// which one and who granted it.
+func TestAdminPageShowsIntentApproval(t *testing.T) {
+	ctx := browser(t, 60*time.Second)
+	env := newAdminEnv(t)
+	at := time.Now().UTC().Truncate(time.Second)
+	paused := &workflow.Workflow{
+		ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "alice", Mode: workflow.ModeReact, Title: "Open tickets",
+		Status: workflow.StatusAwaitingApproval, Round: 1, Step: 2, MaxSteps: 5, CreatedAt: at, UpdatedAt: at,
+		Checkpoint: &workflow.Checkpoint{Phase: workflow.PhaseParameterize},
+		PendingApproval: &workflow.PendingApproval{
+			ID: workflow.NewID(workflow.PrefixApproval), Round: 1, Step: 2, Action: "tickets.create", Kind: workflow.ApprovalIntent,
+			ActionObjective: "open a ticket for the outage", ParametersContext: "the EU outage since 09:12",
+			Fields:    []workflow.FieldSpec{{Name: "title", Type: "string", Required: true}, {Name: "priority", Type: "number", Required: true}},
+			Documents: []string{}, Effect: workflow.EffectWrite, RequestedAt: at, ExpiresAt: at.Add(24 * time.Hour),
+		},
+	}
+	admitted := workflow.Message{ID: workflow.NewID(workflow.PrefixMessage), WorkflowID: paused.ID, Round: 1, Step: 1,
+		Role: workflow.RoleAction, Text: "ticket created", Action: "tickets.create", Status: workflow.MessageSuccess,
+		Parameters: map[string]any{"title": "first", "priority": 1}, Documents: []workflow.Document{}, CreatedAt: at,
+		ApprovedBy: &workflow.ApprovedBy{StandingApprovalID: "sap_0123", GrantedBy: "alice"}}
+	if _, _, err := env.raw.Commit(context.Background(), workflow.Commit{Workflow: paused, Messages: []workflow.Message{admitted}}); err != nil {
+		t.Fatal(err)
+	}
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(env.url+"/admin/"),
+		chromedp.WaitVisible(chromedp.CSS(`#token`)),
+		chromedp.SendKeys(chromedp.CSS(`#token`), adminRootToken),
+		chromedp.Click(chromedp.CSS(`#save-token`)),
+		chromedp.WaitVisible(chromedp.CSS(`#workflows li[data-id="`+paused.ID+`"]`)),
+	)
+	if err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	evaluate[bool](ctx, t, `(document.querySelector('#workflows li[data-id="`+paused.ID+`"]').click(), true)`)
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#summary .approval`)), chromedp.WaitVisible(chromedp.CSS(`#timeline .approved-by`))); err != nil {
+		t.Fatalf("open the paused workflow: %v", err)
+	}
+	if kind := evaluate[string](ctx, t, `document.querySelector('#summary .approval .approval-kind').textContent`); kind != "intent" {
+		t.Errorf("the summary's approval kind = %q, want intent", kind)
+	}
+	summary := evaluate[string](ctx, t, `document.querySelector('#summary .approval').textContent`)
+	for _, want := range []string{"tickets.create", "open a ticket for the outage", "Stage 2 will fill: title (string), priority (number)", "the EU outage since 09:12"} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("the summary's approval lacks %q:\n%s", want, summary)
+		}
+	}
+	if evaluate[bool](ctx, t, `!!document.querySelector('#summary .approval-params')`) {
+		t.Errorf("an intent approval shows parameters")
+	}
+	if by := evaluate[string](ctx, t, `document.querySelector('#timeline .approved-by').textContent`); by != "approved by standing approval sap_0123, granted by alice" {
+		t.Errorf("the admitted call shows %q", by)
+	}
+}
