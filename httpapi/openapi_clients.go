@@ -44,6 +44,9 @@ func namedEnums() []namedEnum {
 		{name: "Effect", doc: "Whether an action changes anything outside the workflow",
 			values: strs(workflow.EffectRead, workflow.EffectWrite),
 			props:  []string{"PendingApproval.effect"}},
+		{name: "ApprovalKind", doc: "What an approval judges: call (the filled call) or intent (Stage 1's decision, before Stage 2)",
+			values: strs(workflow.ApprovalCall, workflow.ApprovalIntent),
+			props:  []string{"PendingApproval.kind", "StandingApprovalView.kind"}},
 		{name: "Phase", doc: "The phase of the step a checkpoint holds: select → parameterize → execute → commit (plan and replan in the action-plan mode)",
 			values: strs(workflow.PhaseSelect, workflow.PhaseParameterize, workflow.PhaseExecute, workflow.PhaseCommit,
 				workflow.PhasePlan, workflow.PhaseReplan),
@@ -64,7 +67,7 @@ func tagDescriptions() [][2]string {
 	return [][2]string{
 		{"workflows", "Create, list, read and delete workflows"},
 		{"rounds", "Start, stop and resume a workflow's rounds"},
-		{"approvals", "Decide the step a paused round waits on"},
+		{"approvals", "Decide the step a paused round waits on; list and revoke standing approvals"},
 		{"messages", "A workflow's messages: prompts, action results, answers, summaries"},
 		{"documents", "The bytes of a workflow's documents"},
 		{"events", "Server-Sent Events of a workflow"},
