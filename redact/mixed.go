@@ -20,8 +20,26 @@ import (
 // covers whole units, so replacing it keeps JSON and HTML well formed.
 
 // mixedMatcher finds any secret in any mix of the units above.
+//
+// Looking at every byte of every text would make the redactor ten times
+// slower than its fixed-form scan, so Contains splits the work: a secret
+// spelled in plain ASCII letters of any case is found by a case-folding
+// scanner (newFoldScanner), which skips bytes as the fixed-form one does;
+// any other match holds an escape ('\\', '&', '%') or a non-ASCII byte,
+// and starts at most maxLead bytes before the first one, so findEscaped
+// tries only the positions in those windows. Replacing (rare: only text
+// that holds a secret) tries every position (find).
 type mixedMatcher struct {
 	secrets [][]rune
+	// maxLead bounds how far before its first escape or non-ASCII byte a
+	// match may start: the literal units before it, at most 4 bytes each.
+	maxLead int
+	// nonASCII: some secret is not ASCII, so a non-ASCII byte may be part
+	// of a match that holds no escape. When every secret is ASCII, case is
+	// folded for ASCII letters only in Contains (the two non-ASCII
+	// letters that fold to ASCII ones, ſ and the Kelvin sign, are found
+	// only next to an escape).
+	nonASCII bool
 	// start marks the bytes a match can begin with: the first bytes of
 	// every case variant of each secret's first character, and the bytes
 	// that begin an escape.
@@ -36,6 +54,8 @@ func newMixedMatcher(secrets []string) *mixedMatcher {
 		}
 		rs := []rune(s)
 		m.secrets = append(m.secrets, rs)
+		m.maxLead = max(m.maxLead, utf8.UTFMax*(len(rs)-1))
+		m.nonASCII = m.nonASCII || len(rs) != len(s)
 		r := rs[0]
 		for f := unicode.SimpleFold(r); ; f = unicode.SimpleFold(f) {
 			var b [utf8.UTFMax]byte
@@ -58,16 +78,88 @@ func find[T string | []byte](m *mixedMatcher, s T, from int) (int, int, bool) {
 		return 0, 0, false
 	}
 	for i := from; i < len(s); i++ {
-		if !m.start[s[i]] {
-			continue
-		}
-		for _, sec := range m.secrets {
-			if end := matchAt(s, i, sec); end > 0 {
-				return i, end, true
-			}
+		if end := matchStart(m, s, i); end > 0 {
+			return i, end, true
 		}
 	}
 	return 0, 0, false
+}
+
+// matchStart returns where a secret starting at i of s ends, or -1. The
+// first unit is decoded once for all secrets.
+func matchStart[T string | []byte](m *mixedMatcher, s T, i int) int {
+	if !m.start[s[i]] {
+		return -1
+	}
+	r, n := unit(s, i)
+	for _, sec := range m.secrets {
+		if sameFolded(r, sec[0]) {
+			if end := matchAt(s, i+n, sec[1:]); end > 0 {
+				return end
+			}
+		}
+	}
+	return -1
+}
+
+// triggers are the bytes one of which every match that is not plain ASCII
+// holds (besides non-ASCII bytes).
+const triggers = "\\&%"
+
+// containsEscaped reports whether s holds a match with an escape or a
+// non-ASCII byte (see mixedMatcher). index finds a byte in s from a
+// position (strings.IndexByte or bytes.IndexByte, offset).
+func containsEscaped[T string | []byte](m *mixedMatcher, s T, index func(c byte, from int) int) bool {
+	if m == nil || len(m.secrets) == 0 {
+		return false
+	}
+	var next [len(triggers) + 1]int // next trigger of each kind at or after cur
+	for k := range next {
+		next[k] = -1
+	}
+	tried, cur := 0, 0
+	for {
+		e := len(s)
+		for k := range next {
+			if next[k] < cur {
+				if k < len(triggers) {
+					if next[k] = index(triggers[k], cur); next[k] < 0 {
+						next[k] = len(s)
+					}
+				} else if next[k] = len(s); m.nonASCII {
+					next[k] = nonASCII(s, cur)
+				}
+			}
+			e = min(e, next[k])
+		}
+		if e >= len(s) {
+			return false
+		}
+		for p := max(tried, e-m.maxLead); p <= e; p++ {
+			if m.start[s[p]] && matchStart(m, s, p) > 0 {
+				return true
+			}
+		}
+		tried, cur = e+1, e+1
+	}
+}
+
+// nonASCII is the index of the first byte of s from i that is not ASCII,
+// len(s) when none; it reads eight bytes at a time.
+func nonASCII[T string | []byte](s T, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if w&0x8080808080808080 != 0 {
+			break
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return len(s)
 }
 
 // replace returns s with every match replaced by Redacted, and whether it
@@ -105,9 +197,22 @@ func matchAt[T string | []byte](s T, i int, secret []rune) int {
 	return i
 }
 
+// sameFolded reports whether a and b are one letter in two cases
+// (Unicode simple folding), or equal.
 func sameFolded(a, b rune) bool {
 	if a == b {
 		return true
+	}
+	switch asciiA, asciiB := a < utf8.RuneSelf, b < utf8.RuneSelf; {
+	case asciiA && asciiB:
+		return lowerByte(byte(a)) == lowerByte(byte(b))
+	case asciiA != asciiB:
+		// Only s and k share a fold with non-ASCII letters: ſ, K.
+		if asciiA {
+			a, b = b, a
+		}
+		l := lowerByte(byte(b))
+		return a == 'ſ' && l == 's' || a == '\u212A' && l == 'k'
 	}
 	for f := unicode.SimpleFold(a); f != a; f = unicode.SimpleFold(f) {
 		if f == b {

@@ -102,3 +102,17 @@ func TestMixedFormsNonASCII(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkContainsEscapedText: a 20 kB JSON text dense with escapes and
+// HTML references (the windowed search's worst case), one secret absent.
+func BenchmarkContainsEscapedText(b *testing.B) {
+	r := New("sk-bench-0123456789abcdef")
+	text := strings.Repeat(`{\"msg\":\"caf\u00e9 &amp; 50% off\",\"k\":\"sk-bench-01234\"}\n`, 350)
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if r.Contains(text) {
+			b.Fatal("no secret in the text")
+		}
+	}
+}

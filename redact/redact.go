@@ -52,12 +52,17 @@ func CheckSecret(value string) string {
 type Redactor struct {
 	replacer *strings.Replacer
 	forms    []string // every form of every secret, longest first
-	// needles are the forms that hold no other form: text holds some form
-	// exactly when it holds some needle, so Contains looks for these only
-	// (a padded base64 form, say, is found through its raw prefix).
+	// needles are the forms, lower-cased, that hold no other: text holds
+	// some form in some ASCII case exactly when it holds some needle in
+	// some case, so Contains looks for these only (a padded base64 form,
+	// say, is found through its raw prefix). Matching every form in any
+	// case costs nothing more than matching them exactly, finds the
+	// secret upper- or lower-cased, and a base64 form that matches only in
+	// another case (a false alarm at worst) is vanishingly unlikely.
 	needles []string
-	scan    *scanner // finds the needles
-	// mixed finds each secret in any case and any mix of escapes.
+	scan    *scanner // finds the needles in any ASCII case
+	// mixed finds each secret in any case and any mix of escapes (see
+	// mixedMatcher).
 	mixed *mixedMatcher
 }
 
@@ -86,12 +91,18 @@ func New(secrets ...string) *Redactor {
 		pairs = append(pairs, f, Redacted)
 	}
 	r := &Redactor{replacer: strings.NewReplacer(pairs...), forms: forms, mixed: newMixedMatcher(plain)}
+	lower := make([]string, len(forms))
 	for i, f := range forms {
-		if !slices.ContainsFunc(forms, func(g string) bool { return g != f && strings.Contains(f, g) }) {
-			r.needles = append(r.needles, forms[i])
+		lower[i] = lowerASCII(f)
+	}
+	slices.Sort(lower)
+	lower = slices.Compact(lower)
+	for _, f := range lower {
+		if !slices.ContainsFunc(lower, func(g string) bool { return g != f && strings.Contains(f, g) }) {
+			r.needles = append(r.needles, f)
 		}
 	}
-	r.scan = newScanner(r.needles)
+	r.scan = newScannerSkipping(r.needles, minWindow, true)
 	return r
 }
 
@@ -164,9 +175,7 @@ func (r *Redactor) String(s string) string {
 	if !r.Contains(s) {
 		return s
 	}
-	if scan(r.scan, s) {
-		s = r.replacer.Replace(s)
-	}
+	s = r.replacer.Replace(s)
 	s, _ = r.mixed.replace(s)
 	return s
 }
@@ -187,8 +196,12 @@ func (r *Redactor) Contains(s string) bool {
 	if scan(r.scan, s) {
 		return true
 	}
-	_, _, found := find(r.mixed, s, 0)
-	return found
+	return containsEscaped(r.mixed, s, func(c byte, from int) int {
+		if i := strings.IndexByte(s[from:], c); i >= 0 {
+			return from + i
+		}
+		return -1
+	})
 }
 
 // ContainsBytes is Contains for bytes.
@@ -199,8 +212,12 @@ func (r *Redactor) ContainsBytes(b []byte) bool {
 	if scan(r.scan, b) {
 		return true
 	}
-	_, _, found := find(r.mixed, b, 0)
-	return found
+	return containsEscaped(r.mixed, b, func(c byte, from int) int {
+		if i := bytes.IndexByte(b[from:], c); i >= 0 {
+			return from + i
+		}
+		return -1
+	})
 }
 
 // JSON returns raw with every secret replaced; raw itself (no copy) when
