@@ -230,7 +230,7 @@ func unit[T string | []byte](s T, i int) (rune, int) {
 	}
 	switch s[i] {
 	case '\\':
-		if r, n := jsonEscape(s, i); n > 0 {
+		if r, n := nestedEscape(s, i); n > 0 {
 			if r == '&' { // an HTML reference inside JSON: \u0026#x63;
 				if r2, n2 := htmlReference(s, i+n); n2 > 0 {
 					return r2, n + n2
@@ -253,6 +253,24 @@ func unit[T string | []byte](s T, i int) (rune, int) {
 	var b [utf8.UTFMax]byte
 	k := copy(b[:], s[i:min(len(s), i+utf8.UTFMax)])
 	return utf8.DecodeRune(b[:k])
+}
+
+// nestedEscape decodes the JSON escape at s[i] == '\\', also when the
+// JSON was encoded again (a log line holding an upstream's JSON): a run
+// of backslashes before an escape's letter is one escape at a deeper
+// level (\\u006E, \\\"), standing for its character. A run before
+// anything else is an escaped backslash.
+func nestedEscape[T string | []byte](s T, i int) (rune, int) {
+	j := i
+	for j < len(s) && s[j] == '\\' {
+		j++
+	}
+	if j-i >= 2 && j < len(s) {
+		if r, n := jsonEscape(s, j-1); n > 0 {
+			return r, j - 1 - i + n
+		}
+	}
+	return jsonEscape(s, i)
 }
 
 // jsonEscape decodes the JSON escape at s[i] == '\\' (0 when it is none).

@@ -40,6 +40,11 @@ func TestMixedForms(t *testing.T) {
 	}
 	upperJSON, _ := json.Marshal(strings.ToUpper(secret))
 	entitiesJSON, _ := json.Marshal(entities(true)) // & written as \u0026
+	// twice JSON-encodes a form again, as a log line holds it.
+	twice := func(form string) string {
+		q, _ := json.Marshal(form)
+		return string(q[1 : len(q)-1])
+	}
 	for _, tt := range []struct{ name, form string }{
 		{"upper case", strings.ToUpper(secret)},
 		{"lower case", strings.ToLower(secret)},
@@ -52,6 +57,9 @@ func TestMixedForms(t *testing.T) {
 		{"decimal references", entities(false)},
 		{"hex references", entities(true)},
 		{"hex references inside JSON", string(entitiesJSON[1 : len(entitiesJSON)-1])},
+		{"partly \\u-escaped, then JSON-encoded again", twice(partial(2))},
+		{"JSON-escaped, then JSON-encoded again", twice(twice(secret))},
+		{"upper case, three levels of JSON", twice(twice(twice(strings.ToUpper(secret))))},
 		{"upper case, percent-encoded in part", strings.ReplaceAll(strings.ToUpper(secret), "/", "%2f")},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
