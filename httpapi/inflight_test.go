@@ -145,3 +145,31 @@ func TestSlowBodyIsDropped(t *testing.T) {
 		t.Errorf("%d bytes still held", total)
 	}
 }
+
+// TestInflightKnobDefaults: the per-user share defaults to a quarter of
+// the budget but never below one full body; a share outside [body,
+// budget] or a negative rate is refused.
+func TestInflightKnobDefaults(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name        string
+		in          Limits
+		wantPerUser int64
+		wantErr     bool
+	}{
+		{"defaults", Limits{}, 32 << 20, false},
+		{"small bodies", Limits{MaxBodyBytes: 1 << 20}, 32 << 20, false},
+		{"large bodies", Limits{MaxBodyBytes: 64 << 20}, 64 << 20, false},
+		{"share below a body", Limits{MaxInflightUploadBytesPerUser: 1 << 20}, 0, true},
+		{"share above the budget", Limits{MaxInflightUploadBytesPerUser: 256 << 20}, 0, true},
+		{"negative rate", Limits{MinUploadBytesPerSecond: -1}, 0, true},
+	} {
+		got, err := tt.in.withDefaults()
+		if (err != nil) != tt.wantErr || !tt.wantErr && got.MaxInflightUploadBytesPerUser != tt.wantPerUser {
+			t.Errorf("%s: per user %d, err %v; want %d, error %v", tt.name, got.MaxInflightUploadBytesPerUser, err, tt.wantPerUser, tt.wantErr)
+		}
+		if err == nil && (got.MinUploadBytesPerSecond != 8<<10 || got.UploadRateGrace != 5*time.Second) {
+			t.Errorf("%s: rate defaults %d, %v", tt.name, got.MinUploadBytesPerSecond, got.UploadRateGrace)
+		}
+	}
+}
