@@ -30,6 +30,7 @@ func (s *Server) registerRounds(api huma.API) {
 		Middlewares: huma.Middlewares{streamUploads(api, s.limits, s.limits.MaxBodyBytes, time.Minute)},
 		Errors:      []int{400, 401, 404, 409, 413, 422, 429},
 	}, s.startRound)
+	setMaxDocuments(api, "/api/v1/workflows/{id}/rounds", s.limits.MaxDocuments)
 	huma.Register(api, huma.Operation{
 		OperationID: "stopWorkflow", Method: http.MethodPost, Path: "/api/v1/workflows/{id}/stop",
 		Summary: "Stop the running round, cancelling its in-flight model call", Tags: []string{"rounds"},

@@ -7,12 +7,12 @@ import (
 	"net/http"
 	"reflect"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humagin"
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/metrics"
@@ -132,8 +132,8 @@ type Server struct {
 	tracing   gin.HandlerFunc
 
 	handler http.Handler
-	// inflight is the request-body bytes reserved by capInflight.
-	inflight atomic.Int64
+	// inflight counts the request-body bytes held (capInflight).
+	inflight *inflightGate
 	// waits is the shared notifier of requests waiting for their round.
 	waits *notifier
 	// wakes wakes the event streams of a workflow committed here.
@@ -177,7 +177,15 @@ func New(opts Options) (*Server, error) {
 		version: opts.Version, admin: opts.Admin, waits: newNotifier(opts.Reads),
 		poll: orDefault(opts.EventPoll, 250*time.Millisecond), heartbeat: orDefault(opts.Heartbeat, 15*time.Second),
 		writeWait: orDefault(opts.WriteTimeout, 2*time.Minute), tracing: opts.Tracing,
-		closing: make(chan struct{}),
+		closing: make(chan struct{}), inflight: newInflightGate(limits),
+	}
+	if s.metrics != nil {
+		// Registered once per registry; a second server on the same one
+		// (tests) keeps the first's gauge.
+		_ = s.metrics.Registry().Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "twostep_http_inflight_body_bytes",
+			Help: "Request-body bytes received and not yet answered (limits.maxInflightUploadBytes caps them).",
+		}, func() float64 { total, _ := s.inflight.held(""); return float64(total) }))
 	}
 	s.handler = s.buildRoutes()
 	return s, nil
@@ -261,7 +269,7 @@ func (s *Server) humaConfig() huma.Config {
 		"bearer": {Type: "http", Scheme: "bearer"},
 	}
 	cfg.Security = []map[string][]string{{"bearer": {}}}
-	cfg.Transformers = append(cfg.Transformers, trimErrorValues, problemFields)
+	cfg.Transformers = append(cfg.Transformers, trimErrorValues, problemFields, boundProblem)
 	// stats.byStage is a workflow.StageTable, which encodes as this map.
 	cfg.Components.Schemas.RegisterTypeAlias(reflect.TypeFor[workflow.StageTable](), reflect.TypeFor[map[workflow.Stage]workflow.StageStats]())
 	return cfg
