@@ -69,6 +69,9 @@ func (m *Mode) Step(ctx context.Context, run *workflow.Run) error {
 	case workflow.PhaseExecute:
 		if cp.Selection != nil {
 			sel := cp.Selection
+			if sel.Action == workflow.CompleteAction { // a fork's edited parameters end the round
+				return m.parameterized(ctx, run, *sel, cp.Parameters)
+			}
 			return modes.Execute(ctx, run, modes.StepCall{
 				Action: sel.Action, Objective: sel.ActionObjective, Learnings: sel.Learnings,
 				Parameters: cp.Parameters, Documents: sel.RequiredInputDocuments, Connection: sel.RequiredConnection,
