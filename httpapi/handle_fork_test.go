@@ -91,7 +91,9 @@ func TestForkRefusals(t *testing.T) {
 			if tc.locations == nil {
 				return
 			}
-			var p struct{ Errors []struct{ Location, Message string } }
+			var p struct {
+				Errors []struct{ Location, Message string }
+			}
 			if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil {
 				t.Fatal(err)
 			}
