@@ -192,7 +192,7 @@ func newReleases(s workflow.Store) *releases {
 
 // ClaimRoundLoad forwards to the wrapped store, so the engine claims a
 // round and reads it in one step, as in the gateway (workflow.RoundLoader).
-func (r *releases) ClaimRoundLoad(ctx context.Context, id, owner string, ttl time.Duration) (int64, *workflow.Workflow, []workflow.Message, error) {
+func (r *releases) ClaimRoundLoad(ctx context.Context, id, owner string, ttl time.Duration) (workflow.RoundClaim, error) {
 	return workflow.ClaimRoundLoad(ctx, r.Store, id, owner, ttl)
 }
 

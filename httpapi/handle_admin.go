@@ -109,7 +109,7 @@ func NewAdmin(opts AdminOptions) (*Admin, error) {
 	}
 	return &Admin{
 		reads: opts.Reads, model: opts.Model, registry: opts.Registry, prompts: opts.Prompts,
-		inspect: inspect.New(inspect.Options{Reader: inspectReads{opts.Reads}, Registry: opts.Registry, Prompts: opts.Prompts, Offered: opts.PlanActions}),
+		inspect: inspect.New(inspect.Options{Reader: inspectReads{opts.Reads}, Registry: opts.Registry, Prompts: opts.Prompts, Offered: opts.PlanActions, Model: opts.Model}),
 		redact:  opts.Redactor, countTokens: opts.CountTokens, docText: opts.DocumentText,
 		prices: opts.Prices,
 	}, nil

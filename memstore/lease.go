@@ -14,11 +14,8 @@ import (
 // keeps the fence.
 func (s *Store) ClaimRound(ctx context.Context, workflowID, owner string, ttl time.Duration) (_ int64, err error) {
 	defer workflow.Wrap(&err, "memstore.ClaimRound(%q, %q)", workflowID, owner)
-	if err := checkLease(ctx, workflowID, owner); err != nil {
+	if err := checkClaim(ctx, workflowID, owner, ttl); err != nil {
 		return 0, err
-	}
-	if ttl <= 0 {
-		return 0, workflow.Errorf(workflow.KindInvalid, "lease ttl %v is not positive", ttl)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -26,16 +23,68 @@ func (s *Store) ClaimRound(ctx context.Context, workflowID, owner string, ttl ti
 	if !ok {
 		return 0, workflow.Errorf(workflow.KindNotFound, "workflow %s not found", workflowID)
 	}
+	fence, _ := s.claimLocked(rec, owner, ttl)
+	return fence, nil
+}
+
+// ClaimRoundLoad is ClaimRound that also returns, read under the same
+// lock, the workflow, its messages while it runs, and the owner of the
+// expired lease the claim took (workflow.RoundLoader).
+func (s *Store) ClaimRoundLoad(ctx context.Context, workflowID, owner string, ttl time.Duration) (_ workflow.RoundClaim, err error) {
+	defer workflow.Wrap(&err, "memstore.ClaimRoundLoad(%q, %q)", workflowID, owner)
+	if err := checkClaim(ctx, workflowID, owner, ttl); err != nil {
+		return workflow.RoundClaim{}, err
+	}
+	s.mu.Lock()
+	rec, ok := s.live(workflowID)
+	if !ok {
+		s.mu.Unlock()
+		return workflow.RoundClaim{}, workflow.Errorf(workflow.KindNotFound, "workflow %s not found", workflowID)
+	}
+	fence, expired := s.claimLocked(rec, owner, ttl)
+	state, msgs := rec.state, rec.msgs[:len(rec.msgs):len(rec.msgs)]
+	s.mu.Unlock()
+	if fence == 0 {
+		return workflow.RoundClaim{}, nil
+	}
+	// Stored workflows and messages are never changed, only replaced or
+	// appended to: copying them outside the lock is safe.
+	c := workflow.RoundClaim{Fence: fence, Workflow: copyWorkflow(state), Expired: expired}
+	if c.Workflow.Status == workflow.StatusRunning {
+		c.Messages = make([]workflow.Message, len(msgs))
+		for i, m := range msgs {
+			c.Messages[i] = copyMessage(*m)
+			c.Messages[i].Seq = int64(i) + 1
+		}
+	}
+	return c, nil
+}
+
+// claimLocked takes or renews owner's lease on rec (s.mu held): it returns
+// the fence (0 when another owner holds an unexpired lease) and, when the
+// claim took a lease that had run out unreleased, its owner.
+func (s *Store) claimLocked(rec *record, owner string, ttl time.Duration) (fence int64, expired string) {
 	now := s.now()
 	held := rec.lease.owner != "" && now.Before(rec.lease.expires)
 	if held && rec.lease.owner != owner {
-		return 0, nil
+		return 0, ""
 	}
 	if !held {
 		rec.fence++
+		expired = rec.lease.owner // "" once released
 	}
 	rec.lease = lease{owner: owner, expires: now.Add(ttl)}
-	return rec.fence, nil
+	return rec.fence, expired
+}
+
+func checkClaim(ctx context.Context, workflowID, owner string, ttl time.Duration) error {
+	if err := checkLease(ctx, workflowID, owner); err != nil {
+		return err
+	}
+	if ttl <= 0 {
+		return workflow.Errorf(workflow.KindInvalid, "lease ttl %v is not positive", ttl)
+	}
+	return nil
 }
 
 // ReleaseRound drops owner's lease; it does nothing when owner does not hold

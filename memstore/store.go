@@ -22,7 +22,10 @@ import (
 // WithTraceCap option is given.
 const DefaultTraceCap = 500
 
-var _ workflow.Store = (*Store)(nil)
+var (
+	_ workflow.Store       = (*Store)(nil)
+	_ workflow.RoundLoader = (*Store)(nil)
+)
 
 // Store is an in-memory workflow.Store. The zero value is not usable; call
 // New.

@@ -46,10 +46,11 @@ func Compaction(msgs []workflow.Message, budget int) (entries []workflow.Message
 	if v.prev != nil {
 		room = reserved
 	}
-	if fitting(v, room) == v.order.Len() {
+	full := fullRoom(budget)
+	if fitting(v, room, full) == v.order.Len() {
 		return nil, previous
 	}
-	keep := max(fitting(v, reserved/2), 1)
+	keep := max(fitting(v, reserved/2, full), 1)
 	if keep >= v.order.Len() {
 		return nil, previous
 	}
@@ -60,13 +61,16 @@ func Compaction(msgs []workflow.Message, budget int) (entries []workflow.Message
 	return entries, previous
 }
 
-// fitting counts how many of v's entries, newest first, fit budget runes.
-func fitting(v view, budget int) int {
+// fitting counts how many of v's entries, newest first, fit budget runes,
+// shown as the history shows them (the newest in full within full runes,
+// the older in one line).
+func fitting(v view, budget, full int) int {
 	pos := lockPositions(v.msgs)
 	defer pos.unlock()
 	used := 0
+	f := former{room: full}
 	for n := range v.order.Len() {
-		used += pos.entry(v.msgs, v.order.At(n)).runes
+		used += f.form(n, pos.entry(v.msgs, v.order.At(n))).runes
 		if n > 0 {
 			used++ // the newline before the entry
 		}

@@ -3,14 +3,16 @@ package placeholders
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/twostep/twostep/workflow"
 )
 
 // DocumentsIndex returns the AVAILABLE_DOCUMENTS_INDEX value in exactly the
-// format of DESIGN §4: every message that carries documents, newest first
-// (messages are taken in reverse slice order, which is seq order from the
-// store), as
+// format of DESIGN §4: every message that carries documents, in the order
+// they were created (messages are taken in slice order, which is seq order
+// from the store), so a new document is appended and the index before it
+// stays byte-identical from step to step (DESIGN §10.1), as
 //
 //	docList:<messageId>:<documentsLabel>  (N documents)
 //	  docItem:<documentId>:<fileName>  <mimeType>, <size>
@@ -37,7 +39,7 @@ func DocumentsIndex(msgs []workflow.Message) string {
 	var b strings.Builder
 	b.Grow(size)
 	var num [32]byte
-	for i := len(msgs) - 1; i >= 0; i-- {
+	for i := range msgs {
 		m := &msgs[i]
 		if len(m.Documents) == 0 {
 			continue
@@ -68,6 +70,45 @@ func DocumentsIndex(msgs []workflow.Message) string {
 		}
 	}
 	return b.String()
+}
+
+// DocumentsBudget is the part of a WORKFLOW_HISTORY budget (0: the
+// default) the documents index may take in Stage 1: a quarter of it.
+func DocumentsBudget(budget int) int { return historyBudget(budget) / 4 }
+
+// DocumentsIndexWithin is DocumentsIndex within budget runes: when the
+// whole index does not fit, the document lists of the newest messages that
+// fit are shown (still in creation order, the newest at least), after one
+// line saying how many earlier lists are left out and how to refer to
+// them (docList:<label>, which resolves to the latest list with the label
+// the history names). A long workflow's
+// index then grows no more than its history.
+func DocumentsIndexWithin(msgs []workflow.Message, budget int) string {
+	full := DocumentsIndex(msgs)
+	if utf8.RuneCountInString(full) <= budget {
+		return full
+	}
+	// One block per message: "docList:..." and its docItem lines (a file
+	// name is on one line, so "\ndocList:" only starts a block).
+	blocks := strings.Split(full, "\ndocList:")
+	for i := 1; i < len(blocks); i++ {
+		blocks[i] = "docList:" + blocks[i]
+	}
+	head := func(n int) string {
+		return "(" + workflow.Count(n, "earlier document list", "earlier document lists") +
+			" not shown; docList:<label> names the latest list with a label)\n"
+	}
+	keep := len(blocks) - 1
+	used := utf8.RuneCountInString(head(keep)) + utf8.RuneCountInString(blocks[keep])
+	for keep > 0 {
+		r := utf8.RuneCountInString(blocks[keep-1]) + 1
+		if used+r > budget {
+			break
+		}
+		used += r
+		keep--
+	}
+	return head(keep) + strings.Join(blocks[keep:], "\n")
 }
 
 // FormatSize renders a byte count for a person: "512 B", "1.5 KB",

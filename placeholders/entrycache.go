@@ -21,11 +21,23 @@ const maxCachedEntries = 4096
 const maxCachedEntryBytes = 16 << 10
 
 // entry is one rendered history entry: its text (without the newline that
-// separates it from the entry before it) and its length in runes.
+// separates it from the entry before it) and its length in runes, and the
+// same for its one-line form (writeShortEntry), which the history shows
+// for older entries.
 type entry struct {
 	text  string
 	runes int
+	short line
 }
+
+// line is a rendered one-line entry and its length in runes.
+type line struct {
+	text  string
+	runes int
+}
+
+// oneLine returns e's one-line form as an entry.
+func (e entry) oneLine() entry { return entry{text: e.short.text, runes: e.short.runes} }
 
 // cachedEntry is an entry with a copy of every message field the entry is
 // rendered from, so a hit is checked against the message's content, not
@@ -98,7 +110,11 @@ func renderEntry(m *workflow.Message) entry {
 	var b bytes.Buffer
 	b.Grow(entrySizeHint(m))
 	writeEntry(&b, m)
-	return entry{text: b.String(), runes: utf8.RuneCount(b.Bytes())}
+	e := entry{text: b.String(), runes: utf8.RuneCount(b.Bytes())}
+	b.Reset()
+	writeShortEntry(&b, m)
+	e.short = line{text: b.String(), runes: utf8.RuneCount(b.Bytes())}
+	return e
 }
 
 // entrySizeHint is about the size of m's entry: its texts and the fixed

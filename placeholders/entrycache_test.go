@@ -20,23 +20,38 @@ func uncachedEntry(m *workflow.Message) string {
 	return b.String()
 }
 
+// uncachedForm renders the n-th entry (newest first) as the history shows
+// it: in full while the full entries fit full runes (the newest always),
+// then in one line (*short says which was reached).
+func uncachedForm(m *workflow.Message, n, full int, used *int, short *bool) string {
+	e := uncachedEntry(m)
+	if r := utf8.RuneCountInString(e); !*short && (n == 0 || *used+r <= full) {
+		*used += r
+		return e
+	}
+	*short = true
+	var b bytes.Buffer
+	writeShortEntry(&b, m)
+	return b.String()
+}
+
 // historyReference is the history renderer without the entry cache (the
 // algorithm as it was before the cache): the cached renderer must give the
 // same text.
-func historyReference(msgs []workflow.Message, budget int) string {
+func historyReference(msgs []workflow.Message, budget, full int) string {
 	if len(msgs) == 0 {
 		return "(no history yet)"
 	}
 	order := newestFirstReference(msgs)
 	var b bytes.Buffer
 	var ends, usedAt []int
-	used := 0
+	used, fullUsed, short := 0, 0, false
 	for n, idx := range order {
 		start := b.Len()
 		if n > 0 {
 			b.WriteByte('\n')
 		}
-		writeEntry(&b, &msgs[idx])
+		b.WriteString(uncachedForm(&msgs[idx], n, full, &fullUsed, &short))
 		runes := utf8.RuneCount(b.Bytes()[start:])
 		if used+runes > budget {
 			if n > 0 {
@@ -104,7 +119,7 @@ func TestHistoryMatchesUncachedRendering(t *testing.T) {
 		{"out of order, in a workflow", inWorkflow("wf_match_shuffled", shuffled(historyMessages(120)))},
 	} {
 		for _, budget := range []int{200, 230, 300, 777, 2000, 12000, 100000} {
-			want := historyReference(tc.msgs, historyBudget(budget))
+			want := historyReference(tc.msgs, historyBudget(budget), fullRoom(budget))
 			for pass := range 2 { // the second pass is served from the cache
 				if got := History(tc.msgs, budget); got != want {
 					t.Errorf("%s, budget %d, pass %d: History =\n%s\nwant\n%s", tc.name, budget, pass, got, want)
@@ -239,7 +254,7 @@ func TestEntryCacheBounded(t *testing.T) {
 func TestHistoryConcurrentRenders(t *testing.T) {
 	t.Parallel()
 	msgs := historyMessages(150)
-	want := historyReference(msgs, DefaultHistoryBudget)
+	want := historyReference(msgs, DefaultHistoryBudget, fullRoom(DefaultHistoryBudget))
 	done := make(chan string)
 	for range 8 {
 		go func() {
@@ -286,7 +301,7 @@ func TestPositionsFollowChangedMessages(t *testing.T) {
 	for _, st := range steps {
 		msgs = st.change(msgs)
 		for _, budget := range []int{300, 2000, 12000} {
-			if got, want := History(msgs, budget), historyReference(msgs, historyBudget(budget)); got != want {
+			if got, want := History(msgs, budget), historyReference(msgs, historyBudget(budget), fullRoom(budget)); got != want {
 				t.Fatalf("%s, budget %d: History =\n%s\nwant\n%s", st.name, budget, got, want)
 			}
 		}
@@ -378,7 +393,7 @@ func TestPositionsRaceFreeOverTurnovers(t *testing.T) {
 	for range 2 {
 		wg.Go(func() {
 			for n := 1; n <= len(msgs); n++ {
-				if got, want := History(msgs[:n], 100_000), historyReference(msgs[:n], 100_000); got != want {
+				if got, want := History(msgs[:n], 100_000), historyReference(msgs[:n], 100_000, fullRoom(100_000)); got != want {
 					t.Errorf("history of %d messages differs from a fresh render", n)
 					return
 				}

@@ -14,12 +14,46 @@ import (
 // textExcerpt bounds the text shown for user and assistant messages.
 const textExcerpt = 400
 
+// shortExcerpt bounds each text a one-line entry quotes.
+const shortExcerpt = 120
+
+// fullRoom is how many runes of a history within budget (0: the default)
+// the newest entries take in full: three eighths of it, half of what is
+// left once a compaction summary's share is reserved. Older entries are
+// shown in one line each (writeShortEntry), so the history grows by a line
+// a step, not by a step's whole result, until compaction folds them in.
+func fullRoom(budget int) int {
+	budget = historyBudget(budget)
+	return (budget - SummaryBudget(budget)) / 2
+}
+
+// former picks each entry's form, newest first: in full while the full
+// entries fit their room (the newest always), then one line each.
+type former struct {
+	room, used int
+	short      bool
+}
+
+// form returns the n-th entry (newest first) in the form it is shown in.
+func (f *former) form(n int, e entry) entry {
+	if !f.short && (n == 0 || f.used+e.runes <= f.room) {
+		f.used += e.runes
+		return e
+	}
+	f.short = true
+	return e.oneLine()
+}
+
 // History returns the WORKFLOW_HISTORY value. Entries are
 // reverse-chronological: the messages of the current round newest to
 // oldest, then earlier rounds, newest round first (messages are ordered by
 // round, then seq, both descending; equal seqs keep reverse slice order).
 // Each entry shows role, round, step, action, status, objective, its
-// documentsLabel and document references, summary, findings and learnings.
+// documentsLabel and document references, summary, findings and learnings;
+// the newest entries in full while they fit three eighths of the budget
+// (the newest always), the older ones in one line each (role, step,
+// action, status, objective, their docList reference and learnings, each
+// cut short).
 //
 // budget bounds the result in characters (runes); 0 means
 // DefaultHistoryBudget and smaller budgets are raised to MinHistoryBudget. When the entries do not fit, the oldest are dropped
@@ -75,14 +109,14 @@ func history(msgs []workflow.Message, budget int, room []entry) (whole string, k
 		return "(no history yet)", nil, "", ""
 	}
 	if v.prev == nil {
-		kept, omitted = renderHistory(pos, v, budget, room)
+		kept, omitted = renderHistory(pos, v, budget, fullRoom(budget), room)
 		return "", kept, omitted, ""
 	}
 	block = pos.summaryBlock(v.prev, msgs, SummaryBudget(budget))
 	if v.order.Len() == 0 {
 		return block, nil, "", ""
 	}
-	kept, omitted = renderHistory(pos, v, budget-utf8.RuneCountInString(block)-1, room)
+	kept, omitted = renderHistory(pos, v, budget-utf8.RuneCountInString(block)-1, fullRoom(budget), room)
 	return "", kept, omitted, block
 }
 
@@ -96,13 +130,16 @@ func historyBudget(budget int) int {
 }
 
 // renderHistory renders v's entries (at least one) newest first within
-// budget runes into kept (its room), dropping the oldest entries with an
-// omitted line (returned with them; "": none) when they do not fit. Each entry comes from the caches
-// (pos: the workflow's positions, locked; see positions.entry).
-func renderHistory(pos *positions, v view, budget int, kept []entry) ([]entry, string) {
+// budget runes into kept (its room), the newest in full within full runes
+// and the older in one line (former), dropping the oldest entries with an
+// omitted line (returned with them; "": none) when they do not fit. Each
+// entry comes from the caches (pos: the workflow's positions, locked; see
+// positions.entry).
+func renderHistory(pos *positions, v view, budget, full int, kept []entry) ([]entry, string) {
 	used := 0 // runes of the kept entries and their separators
+	f := former{room: full}
 	for n := range v.order.Len() {
-		e := pos.entry(v.msgs, v.order.At(n))
+		e := f.form(n, pos.entry(v.msgs, v.order.At(n)))
 		runes := e.runes
 		if n > 0 {
 			runes++ // the newline before the entry
@@ -186,6 +223,41 @@ func writeEntry(b *bytes.Buffer, m *workflow.Message) {
 			}
 			b.WriteString(workflow.OneLine(l))
 		}
+	}
+}
+
+// writeShortEntry renders m's one-line entry: who, round and step, the
+// action and its status, then cut short the objective (or the text), the
+// docList reference of its documents by label and its learnings. An
+// action's result is left out: it is data the full entry fences, and the
+// summary of a compaction carries what mattered.
+func writeShortEntry(b *bytes.Buffer, m *workflow.Message) {
+	switch m.Role {
+	case workflow.RoleUser:
+		fmt.Fprintf(b, "- [round %d] user: %s", m.Round, workflow.Excerpt(m.Text, shortExcerpt))
+	case workflow.RoleAssistant:
+		fmt.Fprintf(b, "- [round %d, step %d] assistant: %s", m.Round, m.Step, workflow.Excerpt(m.Text, shortExcerpt))
+	default:
+		status := m.Status
+		if status == "" {
+			status = workflow.MessageSuccess
+		}
+		action := m.Action
+		if action == "" {
+			action = "(none chosen)"
+		}
+		fmt.Fprintf(b, "- [round %d, step %d] action %s: %s", m.Round, m.Step, action, status)
+		if m.ActionObjective != "" {
+			b.WriteString("; ")
+			b.WriteString(workflow.Excerpt(m.ActionObjective, shortExcerpt))
+		}
+	}
+	if len(m.Documents) > 0 {
+		fmt.Fprintf(b, "; documents: docList:%s:%s", m.ID, m.DocumentsLabel)
+	}
+	if len(m.Learnings) > 0 {
+		b.WriteString("; learnings: ")
+		b.WriteString(workflow.Excerpt(strings.Join(m.Learnings, "; "), shortExcerpt))
 	}
 }
 

@@ -18,8 +18,11 @@
 package placeholders
 
 // DefaultHistoryBudget is the WORKFLOW_HISTORY size budget, in characters,
-// used when a caller passes 0.
-const DefaultHistoryBudget = 12000
+// used when a caller passes 0: about 500 tokens (at ~4 characters a
+// token), so Stage 1 stays within about 1.5 times its first step's size
+// over a long round (DESIGN §10.1): the newest entries in full, older ones
+// in one line, the rest compacted.
+const DefaultHistoryBudget = 2000
 
 // MinHistoryBudget is the smallest WORKFLOW_HISTORY budget: enough for the
 // start of the newest entry and the omitted-entries line.

@@ -27,13 +27,18 @@ func TestDocumentsIndex(t *testing.T) {
 		{ID: "msg_a1", Seq: 2, Round: 1, Step: 1, Role: workflow.RoleAction, Action: "ai.process"},
 		{ID: "msg_a2", Seq: 3, Round: 1, Step: 2, Role: workflow.RoleAction, DocumentsLabel: "round1_step2_ai_process", Documents: docs("msg_a2", "out\nfile.md")},
 	}
-	want := "docList:msg_a2:round1_step2_ai_process  (1 document)\n" +
-		"  docItem:doc_a21:out file.md  text/plain, 2.0 KB\n" +
-		"docList:msg_u1:round1_user_context  (2 documents)\n" +
+	// In creation order: a new message's documents are appended, so the
+	// index so far stays a byte prefix of the next one.
+	want := "docList:msg_u1:round1_user_context  (2 documents)\n" +
 		"  docItem:doc_u11:brief.txt  text/plain, 2.0 KB\n" +
-		"  docItem:doc_u12:data.csv  text/plain, 7.8 KB"
+		"  docItem:doc_u12:data.csv  text/plain, 7.8 KB\n" +
+		"docList:msg_a2:round1_step2_ai_process  (1 document)\n" +
+		"  docItem:doc_a21:out file.md  text/plain, 2.0 KB"
 	if got := DocumentsIndex(msgs); got != want {
 		t.Errorf("DocumentsIndex() =\n%s\nwant\n%s", got, want)
+	}
+	if before := DocumentsIndex(msgs[:2]); !strings.HasPrefix(want, before) {
+		t.Errorf("the index before the last message, %q, is not a prefix of the index after it", before)
 	}
 	if got := DocumentsIndex(nil); got != "(no documents)" {
 		t.Errorf("DocumentsIndex(nil) = %q", got)
@@ -122,15 +127,8 @@ func TestStageTwoSchema(t *testing.T) {
 	want := `{
   "type": "object",
   "properties": {
-    "record": {
-      "description": "Record id. (for this step: The customer's record)",
-      "type": "string"
-    },
-    "note": {
-      "description": "Why the record changes",
-      "maxLength": 200,
-      "type": "string"
-    }
+    "record": {"description":"Record id. (for this step: The customer's record)","type":"string"},
+    "note": {"description":"Why the record changes","maxLength":200,"type":"string"}
   },
   "required": ["record"],
   "additionalProperties": false
@@ -148,7 +146,7 @@ func TestStageTwoSchema(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(got, `"tone": {`) || !strings.Contains(got, `"type": "string"`) || strings.Contains(got, "history") {
+		if !strings.Contains(got, `"tone": {`) || !strings.Contains(got, `"type":"string"`) || strings.Contains(got, "history") {
 			t.Errorf("StageTwoSchema(open) =\n%s", got)
 		}
 	})

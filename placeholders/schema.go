@@ -16,8 +16,9 @@ import (
 // the registered property's description. A field Stage 1 asked for that the
 // registered schema lacks is shown only when the schema allows additional
 // properties (with the type Stage 1 gave); forbidden field names never
-// appear. The result is indented JSON with "additionalProperties": false
-// when the registered schema says so.
+// appear. The result is JSON with one property a line (each property's
+// schema compact, so the prompt spends no tokens on its indentation) and
+// "additionalProperties": false when the registered schema says so.
 func StageTwoSchema(action workflow.ActionSpec, fields []workflow.FieldSpec) (string, error) {
 	text, _, err := StageTwoSchemaFields(action, fields)
 	return text, err
@@ -140,8 +141,9 @@ func stageTwoNames(action workflow.ActionSpec, reg registered, fields []workflow
 	return names
 }
 
-// property returns the indented schema of one property: the registered one
-// with Stage 1's description added, or one made from Stage 1's field.
+// property returns the schema of one property on one line (compact JSON):
+// the registered one with Stage 1's description added, or one made from
+// Stage 1's field.
 func property(registered json.RawMessage, f workflow.FieldSpec) ([]byte, error) {
 	m := map[string]any{}
 	if len(registered) > 0 {
@@ -166,7 +168,6 @@ func property(registered json.RawMessage, f workflow.FieldSpec) ([]byte, error) 
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
 	if err := enc.Encode(m); err != nil {
 		return nil, err
 	}

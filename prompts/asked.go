@@ -36,6 +36,15 @@ func CheckAskedFields(params map[string]any, action workflow.ActionSpec, asked [
 	return out
 }
 
+// NeedsStage2 reports whether a step of action after Stage 1 asked for
+// fields has any parameter for Stage 2 to fill (placeholders.StageTwoFields
+// is not empty). A schema that cannot be read needs Stage 2, whose call
+// reports it.
+func NeedsStage2(action workflow.ActionSpec, asked []workflow.FieldSpec) bool {
+	names, err := placeholders.StageTwoFields(action, asked)
+	return err != nil || len(names) > 0
+}
+
 // fieldList names the allowed fields for a feedback line.
 func fieldList(allowed []string) string {
 	if len(allowed) == 0 {

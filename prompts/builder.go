@@ -20,7 +20,8 @@ import (
 // Options configures a Builder.
 type Options struct {
 	// HistoryBudget bounds WORKFLOW_HISTORY in characters; 0 means
-	// placeholders.DefaultHistoryBudget (12,000).
+	// placeholders.DefaultHistoryBudget (2,000). The documents index
+	// gets a quarter of it (placeholders.DocumentsBudget).
 	HistoryBudget int
 	// LoopRepeats is the engine's EngineConfig.LoopRepeats: when the
 	// round's newest step has repeated an earlier one LoopRepeats-1 times,
@@ -57,6 +58,11 @@ type Rendered struct {
 	Template     string
 	Messages     []workflow.PromptMessage
 	Placeholders map[string]string
+	// CachePrefix is how many leading Messages stay byte-identical from
+	// call to call of the stage (workflow.ModelCall.CachePrefix): Stage
+	// 1's up to the one with the history, Stage 2's up to the first with a
+	// placeholder; 0 for the other templates.
+	CachePrefix int
 }
 
 // Templates returns the builder's template set.
@@ -88,7 +94,12 @@ func RenderTemplate(t templates.Template, values map[string]string) (Rendered, e
 // when it holds exactly t's keys it becomes Placeholders as it is instead
 // of being copied.
 func renderTemplate(t templates.Template, values map[string]string, owned bool) (Rendered, error) {
-	parts, err := t.Render(values)
+	return renderFor(templates.TextOutput, t, values, owned)
+}
+
+// renderFor is renderTemplate for a reply of kind out.
+func renderFor(out templates.Output, t templates.Template, values map[string]string, owned bool) (Rendered, error) {
+	parts, err := t.RenderFor(out, values)
 	if err != nil {
 		return Rendered{}, workflow.WrapKind(workflow.KindInternal, err, "prompts.Render(%q)", t.Name)
 	}
@@ -122,12 +133,18 @@ func rendered(t templates.Template, parts []templates.Part, values map[string]st
 // render renders the override when it is set, else the set's template
 // name, with values built for this render alone (see renderTemplate).
 func (b *Builder) render(name string, override *templates.Template, values map[string]string) (Rendered, error) {
-	if override != nil {
-		return renderTemplate(*override, values, true)
-	}
-	t, err := b.set.Get(name)
+	t, err := b.template(name, override)
 	if err != nil {
 		return b.Render(name, values) // the same error
 	}
 	return renderTemplate(t, values, true)
+}
+
+// template returns the override when it is set, else the set's template
+// name.
+func (b *Builder) template(name string, override *templates.Template) (templates.Template, error) {
+	if override != nil {
+		return *override, nil
+	}
+	return b.set.Get(name)
 }

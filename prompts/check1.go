@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/twostep/twostep/placeholders"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -61,7 +62,9 @@ func parseField(i int, item json.RawMessage, p *problems) (workflow.FieldSpec, b
 			i, f.Name, strings.Join(workflow.ForbiddenFields, ", "))
 		ok = false
 	}
-	if !unmarshalString(typ, &f.Type) || !slices.Contains(allowedFieldTypes, f.Type) {
+	if missingType(typ) {
+		// Named only: the action's schema gives the type (resolveNamedFields).
+	} else if !unmarshalString(typ, &f.Type) || !slices.Contains(allowedFieldTypes, f.Type) {
 		got := f.Type
 		if got == "" {
 			got = strings.TrimSpace(string(typ))
@@ -79,6 +82,58 @@ func parseField(i int, item json.RawMessage, p *problems) (workflow.FieldSpec, b
 		ok = false
 	}
 	return f, ok
+}
+
+// missingType reports whether a field's "type" was left out (absent, null
+// or ""): a field named only, which the action's schema must register.
+func missingType(raw json.RawMessage) bool {
+	if len(raw) == 0 || isNull(raw) {
+		return true
+	}
+	var s string
+	return unmarshalString(raw, &s) && strings.TrimSpace(s) == ""
+}
+
+// resolveNamedFields completes the fields Stage 1 named without a type
+// (DESIGN §10.1): a field the chosen action's schema registers takes its
+// type and required flag from there (its description stays the action's,
+// which Stage 2 shows); a field the action does not register is a problem
+// that asks for its type and description. With no known action the fields
+// are left as they are (the action's own problem already asks for a retry).
+func resolveNamedFields(fields []workflow.FieldSpec, spec workflow.ActionSpec, known bool, p *problems) {
+	if !known {
+		return
+	}
+	var params []placeholders.Param // decoded once, when a field needs it
+	for i := range fields {
+		f := &fields[i]
+		if f.Type != "" {
+			continue
+		}
+		if params == nil {
+			params = placeholders.SchemaParams(spec.Parameters)
+		}
+		k := slices.IndexFunc(params, func(x placeholders.Param) bool { return x.Name == f.Name })
+		if k < 0 {
+			p.add(`parametersSchema field %q: %s does not register it, so it needs a "type" (one of %s) and a "description"; a field the action registers may be given by name alone`,
+				workflow.ClipRunes(f.Name, maxQuoted), spec.Name, strings.Join(allowedFieldTypes, "|"))
+			continue
+		}
+		f.Type, f.Required = fieldType(params[k].Type), params[k].Required
+	}
+}
+
+// fieldType is the Stage 1 field type of a registered parameter's JSON
+// Schema type (placeholders.Param.Type): integer is a number, anything
+// outside allowedFieldTypes (an array, a union) is an object.
+func fieldType(t string) string {
+	switch {
+	case t == "integer":
+		return "number"
+	case slices.Contains(allowedFieldTypes, t):
+		return t
+	}
+	return "object"
 }
 
 func quoteOrMissing(s string) string {

@@ -34,7 +34,9 @@ var allowedFieldTypes = []string{"string", "number", "boolean", "enum", "object"
 // ParseStage1 parses and validates a Stage 1 reply against every rejection
 // rule of DESIGN §3: a top-level "parameters" key; an action that is not a
 // string naming a registered action; a forbidden field name or a field type
-// outside string|number|boolean|enum|object in parametersSchema.fields; a
+// outside string|number|boolean|enum|object in parametersSchema.fields (a
+// field named without a type takes the chosen action's registered one, and
+// is a problem when the action does not register it); a
 // document reference that does not resolve in this workflow; a connection
 // the user does not own, or none when the action requires one. "learnings"
 // may be a single string; "requiredConnection" may be null or "". Other
@@ -72,6 +74,7 @@ func ParseStage1(reply string, env Stage1Env) Stage1Result {
 	sel.RequiredInputDocuments = stringList(obj, "requiredInputDocuments", p)
 	schema, _ := obj.get("parametersSchema")
 	sel.ParametersSchema.Fields = parseFields(schema, p)
+	resolveNamedFields(sel.ParametersSchema.Fields, spec, known, p)
 	sel.RequiredConnection = connectionMember(obj, p)
 	checkInputs(sel, env, spec, known, p)
 	res.Problems = p.lines

@@ -41,6 +41,7 @@ func parseStage1Ref(reply string, env Stage1Env) Stage1Result {
 	sel.Learnings = stringListRef(obj, "learnings", p)
 	sel.RequiredInputDocuments = stringListRef(obj, "requiredInputDocuments", p)
 	sel.ParametersSchema.Fields = parseFieldsRef(obj["parametersSchema"], p)
+	resolveNamedFields(sel.ParametersSchema.Fields, spec, known, p)
 	sel.RequiredConnection = connectionMemberRef(obj, p)
 	checkInputs(sel, env, spec, known, p)
 	res.Problems = p.lines
@@ -168,7 +169,9 @@ func parseFieldRef(i int, item json.RawMessage, p *problems) (workflow.FieldSpec
 			i, f.Name, strings.Join(workflow.ForbiddenFields, ", "))
 		ok = false
 	}
-	if json.Unmarshal(rf.Type, &f.Type) != nil || !slices.Contains(allowedFieldTypes, f.Type) {
+	if s := ""; len(rf.Type) == 0 || isNullRef(rf.Type) || json.Unmarshal(rf.Type, &s) == nil && strings.TrimSpace(s) == "" {
+		// Named only: resolveNamedFields checks it against the action.
+	} else if json.Unmarshal(rf.Type, &f.Type) != nil || !slices.Contains(allowedFieldTypes, f.Type) {
 		got := f.Type
 		if got == "" {
 			got = strings.TrimSpace(string(rf.Type))

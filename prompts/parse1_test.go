@@ -113,8 +113,10 @@ func TestParseStage1Rejects(t *testing.T) {
 			[]string{`fields[0].name "connectionReference" is forbidden`, `fields[1].name "history" is forbidden`, `fields[2].name "documents" is forbidden`, `fields[3].name "connections" is forbidden`}},
 		{"bad field type", swap(`"type": "string"`, `"type": "date"`),
 			[]string{`parametersSchema.fields[0] (customer): type "date" is not one of string|number|boolean|enum|object`}},
-		{"missing field type", swap(`"type": "string", `, ``),
-			[]string{`parametersSchema.fields[0] (customer): type (missing) is not one of string|number|boolean|enum|object`}},
+		{"unregistered field by name", swap(`{"name": "customer", "type": "string", "required": true, "description": "CRM id"}`, `{"name": "customer"}, {"name": "region"}`),
+			[]string{`parametersSchema field "region": crm.lookup does not register it, so it needs a "type" (one of string|number|boolean|enum|object) and a "description"`}},
+		{"unregistered field with a blank type", swap(`"name": "customer", "type": "string"`, `"name": "region", "type": " "`),
+			[]string{`parametersSchema field "region": crm.lookup does not register it`}},
 		{"another workflow's document", swap(`"docItem:doc_text:contract.txt"`, `"docItem:doc_x:x.pdf"`),
 			[]string{`requiredInputDocuments[1]: document reference "docItem:doc_x:x.pdf": no document of this workflow has that id; copy a reference exactly from the documents index`}},
 		{"another workflow's message", swap(`"docList:msg_r1u:round1_user_context"`, `"docList:msg_x:round1_user_context"`),
@@ -155,6 +157,31 @@ func TestParseStage1Rejects(t *testing.T) {
 	}
 }
 
+// TestParseStage1FieldsByName: a field the chosen action registers may be
+// named alone (DESIGN §10.1); it takes its type and required flag from the
+// action's schema and keeps no description of its own.
+func TestParseStage1FieldsByName(t *testing.T) {
+	t.Parallel()
+	reply := `{"action": "ai.process", "actionObjective": "Summarise", "requiredInputDocuments": [], "requiredConnection": null,
+		"parametersContext": "German, short", "parametersSchema": {"fields": [{"name": "instruction"}, {"name": "maxWords", "type": null},
+		{"name": "language", "type": "string", "description": "German: de"}]}}`
+	res := ParseStage1(reply, stage1Env())
+	if len(res.Problems) > 0 {
+		t.Fatalf("problems %q", res.Problems)
+	}
+	want := []workflow.FieldSpec{
+		{Name: "instruction", Type: "string", Required: true},
+		{Name: "maxWords", Type: "number"},
+		{Name: "language", Type: "string", Description: "German: de"},
+	}
+	if diff := cmp.Diff(want, res.Selection.ParametersSchema.Fields); diff != "" {
+		t.Errorf("fields (-want +got):\n%s", diff)
+	}
+	if got := CheckAskedFields(map[string]any{"instruction": "x", "maxWords": 50}, aiProcess(), res.Selection.ParametersSchema.Fields); got != nil {
+		t.Errorf("CheckAskedFields refused parameters of fields given by name: %q", got)
+	}
+}
+
 func TestFeedback(t *testing.T) {
 	t.Parallel()
 	if got := Feedback(nil); got != "" {
@@ -165,4 +192,10 @@ func TestFeedback(t *testing.T) {
 	if got != want {
 		t.Errorf("Feedback() =\n%s\nwant\n%s", got, want)
 	}
+}
+
+// aiProcess is the fixture registry's ai.process.
+func aiProcess() workflow.ActionSpec {
+	spec, _ := newRegistry().Action("ai.process")
+	return spec
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/twostep/twostep/placeholders"
 	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
 )
@@ -74,18 +75,30 @@ func TestGoldenPrompts(t *testing.T) {
 			in.Feedback = Feedback(ParseStage1(`{"action": "crm.find", "parameters": {"x": 1}}`, Stage1Env{Registry: reg}).Problems)
 			return b.Stage1(in)
 		}, 0},
+		{"stage1_native", func(b *Builder) (Rendered, error) {
+			in := stage1
+			in.Output = templates.NativeOutput
+			return b.Stage1(in)
+		}, 0},
 		{"stage2", func(b *Builder) (Rendered, error) { return b.Stage2(Stage2Input{Selection: sel, Action: spec}) }, 0},
+		{"stage2_native", func(b *Builder) (Rendered, error) {
+			return b.Stage2(Stage2Input{Selection: sel, Action: spec, Output: templates.NativeOutput})
+		}, 0},
 		{"stage2_retry", func(b *Builder) (Rendered, error) {
 			fb := Feedback(ParseStage2(`{"schema": "parameters_v1", "parameters": {"maxWords": "short"}}`, spec, askedFields("instruction", "language", "maxWords"), reg).Problems)
 			return b.Stage2(Stage2Input{Selection: sel, Action: spec, Feedback: fb})
 		}, 0},
 		{"plan", func(b *Builder) (Rendered, error) { return b.Plan(stage1) }, 0},
 		{"compact", func(b *Builder) (Rendered, error) {
-			entries, prev := b.Compaction(msgs)
+			// A newest step with a long result: the older entries must go.
+			long := append(slices.Clone(msgs), workflow.Message{ID: "msg_r2a3", WorkflowID: wf.ID, Seq: 7, Round: 2, Step: 3,
+				Role: workflow.RoleAction, Action: "ai.process", ActionObjective: "Summarise the contract", Status: workflow.MessageSuccess,
+				Summary: "ai.process succeeded", Findings: strings.Repeat("The contract runs for 3 years with a 90-day notice period. ", 8)})
+			entries, prev := b.Compaction(long)
 			if len(entries) == 0 {
 				t.Fatal("no entries to compact at budget 700")
 			}
-			return b.Compact(CompactInput{Workflow: wf, Messages: msgs, Entries: entries, Previous: prev})
+			return b.Compact(CompactInput{Workflow: wf, Messages: long, Entries: entries, Previous: prev})
 		}, 700},
 		{"stage1_compacted", func(b *Builder) (Rendered, error) {
 			in := stage1
@@ -112,7 +125,8 @@ func TestHistoryInStage1(t *testing.T) {
 	t.Parallel()
 	wf, msgs := twoRounds()
 	reg := newRegistry()
-	r, err := newBuilder(t, 0).Stage1(Stage1Input{Workflow: wf, Messages: msgs, Actions: reg.Actions(), Connections: reg.Connections("u1")})
+	// A budget large enough for every entry in full.
+	r, err := newBuilder(t, 12000).Stage1(Stage1Input{Workflow: wf, Messages: msgs, Actions: reg.Actions(), Connections: reg.Connections("u1")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,12 +162,12 @@ func TestHistoryInStage1(t *testing.T) {
 		t.Errorf("USER_PROMPT = %q", got)
 	}
 
-	small, err := newBuilder(t, 700).Stage1(Stage1Input{Workflow: wf, Messages: msgs, Actions: reg.Actions()})
+	small, err := newBuilder(t, 400).Stage1(Stage1Input{Workflow: wf, Messages: msgs, Actions: reg.Actions()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sh := small.Placeholders[templates.KeyWorkflowHistory]
-	if len([]rune(sh)) > 700 || !strings.HasSuffix(sh, "older entries omitted)") || strings.Contains(sh, "[round 1] user") || !strings.HasPrefix(sh, "- [round 2, step 2]") {
+	if len([]rune(sh)) > 400 || !strings.HasSuffix(sh, "older entries omitted)") || strings.Contains(sh, "[round 1] user") || !strings.HasPrefix(sh, "- [round 2, step 2]") {
 		t.Errorf("history under a 700-character budget:\n%s", sh)
 	}
 }
@@ -238,5 +252,30 @@ func TestStage1RepeatsGiven(t *testing.T) {
 	given := workflow.StepRepeats{Newest: workflow.Message{Step: 7, Action: "crm.lookup"}, Earlier: []int{3, 5}, Found: true}
 	if got := feedback(&given); !strings.Contains(got, "Step 7 called crm.lookup with the same parameters as steps 3 and 5") {
 		t.Errorf("the given repeats are not what the warning says:\n%s", got)
+	}
+}
+
+// Stage 1 shows the documents index within a quarter of the history
+// budget; the plan, one call for the whole round, shows it whole.
+func TestPlanShowsTheWholeDocumentsIndex(t *testing.T) {
+	t.Parallel()
+	wf, msgs := twoRounds()
+	reg := newRegistry()
+	b := newBuilder(t, 700)
+	in := Stage1Input{Workflow: wf, Messages: msgs, Actions: reg.Actions(), Connections: reg.Connections("u1")}
+	s1, err := b.Stage1(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := b.Plan(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := placeholders.DocumentsIndex(msgs)
+	if got := s1.Placeholders[templates.KeyAvailableDocumentsIndex]; got == whole || !strings.HasPrefix(got, "(1 earlier document list not shown;") {
+		t.Errorf("Stage 1's index under a 700-character budget:\n%s", got)
+	}
+	if got := plan.Placeholders[templates.KeyAvailableDocumentsIndex]; got != whole {
+		t.Errorf("the plan's index =\n%s\nwant the whole index\n%s", got, whole)
 	}
 }

@@ -17,7 +17,7 @@ type ReplanInput struct {
 // Replan renders the re-planning prompt (template "replan"): the planning
 // prompt's inputs without VALIDATION_FEEDBACK, plus PLAN_PROGRESS.
 func (b *Builder) Replan(in ReplanInput) (Rendered, error) {
-	v := b.Stage1Values(in.Stage1Input)
+	v := b.PlanValues(in.Stage1Input)
 	delete(v, templates.KeyValidationFeedback)
 	v[templates.KeyPlanProgress] = in.Progress
 	return b.render(templates.Replan, in.Template, v)

@@ -35,7 +35,8 @@ const maxStrictEnumValues = 500
 // an enum of the offered actions; "requiredConnection" an enum of the
 // user's connection labels or null; each "requiredInputDocuments" item a
 // reference (ReferencePattern); "parametersSchema.fields" items with the
-// allowed field types. No parameter values can be expressed in it. The
+// allowed field types, or null ones for a field the action registers
+// (named alone). No parameter values can be expressed in it. The
 // reply is still parsed and validated by ParseStage1 in every mode.
 func Stage1Output(actions []workflow.ActionSpec, conns []workflow.Connection) workflow.OutputSchema {
 	names := make([]any, 0, len(actions))
@@ -54,27 +55,31 @@ func Stage1Output(actions []workflow.ActionSpec, conns []workflow.Connection) wo
 			{"description", "The label of the connection the action uses, exactly as listed; null when it uses none."},
 		}
 	}
-	types := make([]any, len(allowedFieldTypes))
+	types := make([]any, len(allowedFieldTypes), len(allowedFieldTypes)+1)
 	for i, t := range allowedFieldTypes {
 		types[i] = t
 	}
+	// A field the action registers is named alone: type, required and
+	// description null (strict mode requires every key; null leaves it out).
 	field := closedObject(
 		member{"name", object{{"type", "string"}, {"description", "The business parameter's name."}}},
-		member{"type", object{{"type", "string"}, {"enum", types}}},
-		member{"required", object{{"type", "boolean"}}},
-		member{"description", object{{"type", "string"}, {"description", "What Stage 2 should put in it."}}},
+		member{"type", object{{"type", []string{"string", "null"}}, {"enum", append(types, nil)},
+			{"description", "null for a parameter the action lists; else its type."}}},
+		member{"required", object{{"type", []string{"boolean", "null"}}}},
+		member{"description", object{{"type", []string{"string", "null"}},
+			{"description", "null for a parameter the action lists; else what Stage 2 should put in it."}}},
 	)
 	schema := closedObject(
 		member{"action", object{{"type", "string"}, {"enum", names}, {"description", "The one action to run next, method.action."}}},
-		member{"actionObjective", object{{"type", "string"}, {"description", "What this step must achieve."}}},
+		member{"actionObjective", object{{"type", "string"}, {"description", "What this step must achieve, in one short sentence."}}},
 		member{"learnings", object{{"type", "array"}, {"items", object{{"type", "string"}}},
-			{"description", "What the history taught you that later steps need."}}},
+			{"description", "Only what the newest results taught that later steps need and the history does not already say; usually empty."}}},
 		member{"requiredInputDocuments", object{{"type", "array"},
 			{"items", object{{"type", "string"}, {"pattern", ReferencePattern}}},
 			{"description", "Document references copied exactly from the documents index; empty when none."}}},
 		member{"requiredConnection", connection},
 		member{"parametersContext", object{{"type", "string"},
-			{"description", "Compact text Stage 2 reads to fill the parameters (no parameter values as keys)."}}},
+			{"description", "The facts Stage 2 needs to fill the parameters (names, numbers, where a value comes from), stated once; not the parameter values written out."}}},
 		member{"parametersSchema", closedObject(member{"fields", object{{"type", "array"}, {"items", field}}})},
 	)
 	out := workflow.OutputSchema{

@@ -31,7 +31,15 @@ type Stage1Input struct {
 	// the current round (a running round has it from Run.Repeats without
 	// a pass over the round); nil: the loop warning looks for itself.
 	Repeats *workflow.StepRepeats
+	// Output is the kind of reply the call asks for: with NativeOutput the
+	// template's reply shape is left out, as the provider is given it.
+	Output templates.Output
 }
+
+// stage1Volatile are the Stage 1 placeholders whose values change from
+// step to step: the messages before the first that uses one are the
+// prompt's cacheable prefix.
+var stage1Volatile = []string{templates.KeyWorkflowHistory, templates.KeyAvailableDocumentsIndex, templates.KeyValidationFeedback}
 
 // Stage1Values returns the value of every Stage 1 placeholder: USER_PROMPT,
 // AVAILABLE_METHODS, AVAILABLE_DOCUMENTS_INDEX, AVAILABLE_CONNECTIONS_INDEX,
@@ -48,7 +56,7 @@ func (b *Builder) stage1Values(in Stage1Input) map[string]string {
 	return map[string]string{
 		templates.KeyUserPrompt:                placeholders.UserPromptText(in.Messages, round),
 		templates.KeyAvailableMethods:          b.methods.Methods(in.Actions),
-		templates.KeyAvailableDocumentsIndex:   placeholders.DocumentsIndex(in.Messages),
+		templates.KeyAvailableDocumentsIndex:   placeholders.DocumentsIndexWithin(in.Messages, placeholders.DocumentsBudget(b.opts.HistoryBudget)),
 		templates.KeyAvailableConnectionsIndex: placeholders.ConnectionsIndex(in.Connections),
 		templates.KeyValidationFeedback:        joinBlocks(b.loopWarning(in, round), in.Feedback),
 	}
@@ -64,10 +72,12 @@ func (b *Builder) loopWarning(in Stage1Input, round int) string {
 	return workflow.LoopWarning(in.Messages, round, limit)
 }
 
-// Stage1 renders the Stage 1 prompt (template "stage1"). The history is
-// written into the prompt entry by entry (placeholders.HistoryPieces),
-// not joined into a string first; Placeholders holds it as the prompt
-// shows it.
+// Stage1 renders the Stage 1 prompt (template "stage1") for in.Output.
+// The history is written into the prompt entry by entry
+// (placeholders.HistoryPieces), not joined into a string first;
+// Placeholders holds it as the prompt shows it. CachePrefix counts the
+// messages before the first that shows the history, the documents index
+// or the feedback: those stay byte-identical from step to step of a round.
 func (b *Builder) Stage1(in Stage1Input) (Rendered, error) {
 	t := in.Template
 	if t == nil {
@@ -80,24 +90,35 @@ func (b *Builder) Stage1(in Stage1Input) (Rendered, error) {
 	values := b.stage1Values(in)
 	var buf [160]string
 	pieces := placeholders.HistoryPieces(in.Messages, b.opts.HistoryBudget, buf[:0])
-	parts, history, err := t.RenderPieces(values, templates.KeyWorkflowHistory, pieces)
+	parts, history, err := t.RenderPieces(in.Output, values, templates.KeyWorkflowHistory, pieces)
 	if err != nil {
 		return Rendered{}, workflow.WrapKind(workflow.KindInternal, err, "prompts.Render(%q)", t.Name)
 	}
 	if t.Uses(templates.KeyWorkflowHistory) {
 		values[templates.KeyWorkflowHistory] = history
 	}
-	return rendered(*t, parts, values, true), nil
+	r := rendered(*t, parts, values, true)
+	r.CachePrefix = t.StablePrefix(stage1Volatile...)
+	return r, nil
 }
 
 // Plan renders the action-plan mode's planning prompt (template "plan")
-// from the same state as Stage 1; in.Actions is the offered subset.
+// from the same state as Stage 1 (PlanValues); in.Actions is the offered
+// subset.
 func (b *Builder) Plan(in Stage1Input) (Rendered, error) {
-	return b.render(templates.Plan, in.Template, b.Stage1Values(in))
+	return b.render(templates.Plan, in.Template, b.PlanValues(in))
 }
 
-// currentRound is the workflow's round, or the latest round of the
-// messages when no workflow is given.
+// PlanValues is Stage1Values for the action-plan mode's planning and
+// re-planning calls: the documents index is whole, as one call plans
+// every step of the round with exact references (Stage 1, called every
+// step, shows it within a budget).
+func (b *Builder) PlanValues(in Stage1Input) map[string]string {
+	v := b.Stage1Values(in)
+	v[templates.KeyAvailableDocumentsIndex] = placeholders.DocumentsIndex(in.Messages)
+	return v
+}
+
 // joinBlocks joins the non-empty blocks with a blank line.
 func joinBlocks(blocks ...string) string {
 	var out []string
@@ -109,6 +130,8 @@ func joinBlocks(blocks ...string) string {
 	return strings.Join(out, "\n\n")
 }
 
+// currentRound is the workflow's round, or the latest round of the
+// messages when no workflow is given.
 func currentRound(in Stage1Input) int {
 	if in.Workflow != nil {
 		return in.Workflow.Round

@@ -16,6 +16,10 @@ type Stage2Input struct {
 	Feedback string
 	// Template, when set, is rendered instead of the set's "stage2".
 	Template *templates.Template
+	// Output is the kind of reply the call asks for: with NativeOutput the
+	// template's reply shape and parameter schema are left out, as the
+	// provider is given them.
+	Output templates.Output
 }
 
 // Stage2Values returns the value of every Stage 2 placeholder:
@@ -43,13 +47,37 @@ func stage2Values(in Stage2Input, schema string) map[string]string {
 	}
 }
 
-// Stage2 renders the Stage 2 prompt (template "stage2").
+// Stage2 renders the Stage 2 prompt (template "stage2") for in.Output.
+// CachePrefix counts the messages before the first with a placeholder (the
+// rules), the same for every Stage 2 call.
 func (b *Builder) Stage2(in Stage2Input) (Rendered, error) {
 	values, err := b.Stage2Values(in)
 	if err != nil {
 		return Rendered{}, err
 	}
-	return b.render(templates.Stage2, in.Template, values)
+	return b.renderStage2(in, values)
+}
+
+// renderStage2 renders Stage 2 with values for in.Output.
+func (b *Builder) renderStage2(in Stage2Input, values map[string]string) (Rendered, error) {
+	t, err := b.template(templates.Stage2, in.Template)
+	if err != nil {
+		return b.Render(templates.Stage2, values) // the same error
+	}
+	r, err := renderFor(in.Output, t, values, true)
+	r.CachePrefix = t.StablePrefix(t.Keys()...)
+	return r, err
+}
+
+// Stage2Output returns the native output schema of in's Stage 2 call
+// (NewStage2Output, from the builder's cache), which a caller needs before
+// it renders the prompt: the call's planned output mode depends on it.
+func (b *Builder) Stage2Output(in Stage2Input) (Stage2Output, error) {
+	text, names, err := placeholders.StageTwoSchemaFields(in.Action, in.Selection.ParametersSchema.Fields)
+	if err != nil {
+		return Stage2Output{}, err
+	}
+	return b.stage2Output(in.Action, text, names)
 }
 
 // Stage2Call renders the Stage 2 prompt and builds its native output
@@ -64,6 +92,6 @@ func (b *Builder) Stage2Call(in Stage2Input) (Rendered, Stage2Output, error) {
 	if err != nil {
 		return Rendered{}, Stage2Output{}, err
 	}
-	r, err := b.render(templates.Stage2, in.Template, stage2Values(in, text))
+	r, err := b.renderStage2(in, stage2Values(in, text))
 	return r, out, err
 }

@@ -69,7 +69,7 @@ func (s *tracesStore) Unwrap() workflow.Store { return s.Store }
 
 // ClaimRoundLoad claims and reads through the wrapped store, in one step
 // when it can (workflow.RoundLoader): no trace is written.
-func (s *tracesStore) ClaimRoundLoad(ctx context.Context, workflowID, owner string, ttl time.Duration) (int64, *workflow.Workflow, []workflow.Message, error) {
+func (s *tracesStore) ClaimRoundLoad(ctx context.Context, workflowID, owner string, ttl time.Duration) (workflow.RoundClaim, error) {
 	return workflow.ClaimRoundLoad(ctx, s.Store, workflowID, owner, ttl)
 }
 

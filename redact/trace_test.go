@@ -192,7 +192,7 @@ type roundLoader struct {
 	calls int
 }
 
-func (l *roundLoader) ClaimRoundLoad(ctx context.Context, id, owner string, ttl time.Duration) (int64, *workflow.Workflow, []workflow.Message, error) {
+func (l *roundLoader) ClaimRoundLoad(ctx context.Context, id, owner string, ttl time.Duration) (workflow.RoundClaim, error) {
 	l.calls++
 	return workflow.ClaimRoundLoad(ctx, l.Store, id, owner, ttl)
 }
@@ -210,9 +210,9 @@ func TestRedactTracesDecoratorClaimRoundLoad(t *testing.T) {
 	if _, _, err := store.Commit(ctx, workflow.Commit{Workflow: wf}); err != nil {
 		t.Fatal(err)
 	}
-	fence, got, _, err := workflow.ClaimRoundLoad(ctx, store, wf.ID, "a", time.Minute)
-	if err != nil || fence != 1 || got == nil || got.ID != wf.ID {
-		t.Fatalf("ClaimRoundLoad through the decorator = %d, %v, %v; want fence 1 and the workflow", fence, got, err)
+	c, err := workflow.ClaimRoundLoad(ctx, store, wf.ID, "a", time.Minute)
+	if err != nil || c.Fence != 1 || c.Workflow == nil || c.Workflow.ID != wf.ID {
+		t.Fatalf("ClaimRoundLoad through the decorator = %d, %v, %v; want fence 1 and the workflow", c.Fence, c.Workflow, err)
 	}
 	if raw.calls != 1 {
 		t.Errorf("the wrapped store's ClaimRoundLoad ran %d times, want 1", raw.calls)

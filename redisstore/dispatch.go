@@ -142,7 +142,7 @@ func (d *Dispatcher) Receive(ctx context.Context, consumer string, p int) (_ wor
 		}
 		break
 	}
-	if errors.Is(err, redis.Nil) || (err != nil && ctx.Err() != nil) {
+	if errors.Is(err, redis.Nil) || (err != nil && ended(ctx)) {
 		return workflow.Delivery{}, false, nil
 	}
 	if err != nil {
@@ -156,6 +156,18 @@ func (d *Dispatcher) Receive(ctx context.Context, consumer string, p int) (_ wor
 		}
 	}
 	return workflow.Delivery{}, false, nil
+}
+
+// ended reports whether ctx is done or its deadline has passed. The
+// client honours context deadlines (see Open): a block cut by ctx's
+// deadline fails with an i/o timeout, possibly just before ctx's own timer
+// marks it done.
+func ended(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
 }
 
 // delivery turns a stream entry into a delivery; a malformed one (no

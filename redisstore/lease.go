@@ -37,12 +37,14 @@ func (s *Store) ClaimRound(ctx context.Context, workflowID, owner string, ttl ti
 }
 
 // ClaimRoundLoad is ClaimRound whose script also returns the workflow's
-// JSON and, when it is running, its messages: the claim that starts a run
-// and the run's reads in one round trip (workflow.RoundLoader).
-func (s *Store) ClaimRoundLoad(ctx context.Context, workflowID, owner string, ttl time.Duration) (_ int64, _ *workflow.Workflow, _ []workflow.Message, err error) {
+// JSON and, when it is running, its messages, and the owner of the expired
+// lease it took (the state's holder field, which a release clears): the
+// claim that starts a run and the run's reads in one round trip
+// (workflow.RoundLoader).
+func (s *Store) ClaimRoundLoad(ctx context.Context, workflowID, owner string, ttl time.Duration) (_ workflow.RoundClaim, err error) {
 	defer workflow.Wrap(&err, "redisstore.ClaimRoundLoad(%q, %q)", workflowID, owner)
 	if err := checkClaim(ctx, workflowID, owner, ttl); err != nil {
-		return 0, nil, nil, err
+		return workflow.RoundClaim{}, err
 	}
 	var reply []any
 	var fence int64
@@ -64,52 +66,55 @@ func (s *Store) ClaimRoundLoad(ctx context.Context, workflowID, owner string, tt
 	})
 	switch {
 	case err != nil:
-		return 0, nil, nil, err
+		return workflow.RoundClaim{}, err
 	case !found:
-		return 0, nil, nil, workflow.Errorf(workflow.KindNotFound, "workflow %s not found", workflowID)
+		return workflow.RoundClaim{}, workflow.Errorf(workflow.KindNotFound, "workflow %s not found", workflowID)
 	case fence == 0:
-		return 0, nil, nil, nil
+		return workflow.RoundClaim{}, nil
 	}
-	wf, msgs, err := decodeLoad(reply)
+	c, err := decodeLoad(reply)
 	if err != nil {
 		// A corrupt state or message: the lease just taken is given back,
 		// as workflow.ClaimRoundLoad does when a read fails.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 		defer cancel()
 		_ = s.ReleaseRound(rctx, workflowID, owner)
-		return 0, nil, nil, err
+		return workflow.RoundClaim{}, err
 	}
-	return fence, wf, msgs, nil
+	c.Fence = fence
+	return c, nil
 }
 
 // releaseTimeout bounds the release of a lease whose load failed.
 const releaseTimeout = 5 * time.Second
 
-// decodeLoad decodes a loading claim's reply after its fence: the
-// workflow's JSON and, when it is running, its messages.
-func decodeLoad(reply []any) (*workflow.Workflow, []workflow.Message, error) {
+// decodeLoad decodes a loading claim's reply after its fence: the owner
+// of the expired lease it took, the workflow's JSON and, when it is
+// running, its messages.
+func decodeLoad(reply []any) (workflow.RoundClaim, error) {
+	var c workflow.RoundClaim
 	var state string
-	if len(reply) >= 2 {
-		state, _ = reply[1].(string)
+	if len(reply) >= 3 {
+		c.Expired, _ = reply[1].(string)
+		state, _ = reply[2].(string)
 	}
 	if state == "" {
-		return nil, nil, workflow.Errorf(workflow.KindInternal, "stored workflow has no state")
+		return c, workflow.Errorf(workflow.KindInternal, "stored workflow has no state")
 	}
-	wf, err := decodeWorkflow([]byte(state))
-	if err != nil {
-		return nil, nil, err
+	var err error
+	if c.Workflow, err = decodeWorkflow([]byte(state)); err != nil {
+		return c, err
 	}
-	var msgs []workflow.Message
-	if wf.Status == workflow.StatusRunning {
-		msgs = make([]workflow.Message, len(reply)-2)
-		for i, r := range reply[2:] {
+	if c.Workflow.Status == workflow.StatusRunning {
+		c.Messages = make([]workflow.Message, len(reply)-3)
+		for i, r := range reply[3:] {
 			raw, _ := r.(string)
-			if err := decodeMessage(raw, 1+int64(i), &msgs[i]); err != nil {
-				return nil, nil, err
+			if err := decodeMessage(raw, 1+int64(i), &c.Messages[i]); err != nil {
+				return c, err
 			}
 		}
 	}
-	return wf, msgs, nil
+	return c, nil
 }
 
 func checkClaim(ctx context.Context, workflowID, owner string, ttl time.Duration) error {
@@ -125,8 +130,8 @@ func checkClaim(ctx context.Context, workflowID, owner string, ttl time.Duration
 	return nil
 }
 
-// ReleaseRound deletes owner's lease; it does nothing when owner does not
-// hold it.
+// ReleaseRound deletes owner's lease (and the state's note that owner
+// holds it); it does nothing when owner does not hold it.
 func (s *Store) ReleaseRound(ctx context.Context, workflowID, owner string) (err error) {
 	defer workflow.Wrap(&err, "redisstore.ReleaseRound(%q, %q)", workflowID, owner)
 	if err := checkWorkflowID(ctx, workflowID, false); err != nil {
@@ -145,5 +150,6 @@ func (s *Store) ReleaseRound(ctx context.Context, workflowID, owner string) (err
 		}
 		return err
 	}
-	return redisErr(releaseScript.Run(ctx, s.rdb, []string{s.keys.user(userID).workflow(workflowID).lease}, owner).Err())
+	k := s.keys.user(userID).workflow(workflowID)
+	return redisErr(releaseScript.Run(ctx, s.rdb, []string{k.lease, k.state}, owner).Err())
 }

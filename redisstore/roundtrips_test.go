@@ -206,17 +206,17 @@ func TestClaimRoundLoadIsOneRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, _, _, err := s.ClaimRoundLoad(ctx, st.cur.ID, "a", time.Minute); err != nil { // caches the script
+	if _, err := s.ClaimRoundLoad(ctx, st.cur.ID, "a", time.Minute); err != nil { // caches the script
 		t.Fatal(err)
 	}
 	before := counter.n.Load()
 	for range 10 {
-		fence, wf, msgs, err := s.ClaimRoundLoad(ctx, st.cur.ID, "a", time.Minute)
+		c, err := s.ClaimRoundLoad(ctx, st.cur.ID, "a", time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fence != 1 || wf.Version != st.cur.Version || len(msgs) != 3 {
-			t.Fatalf("ClaimRoundLoad = fence %d, version %d, %d messages; want 1, %d, 3", fence, wf.Version, len(msgs), st.cur.Version)
+		if c.Fence != 1 || c.Workflow.Version != st.cur.Version || len(c.Messages) != 3 {
+			t.Fatalf("ClaimRoundLoad = fence %d, version %d, %d messages; want 1, %d, 3", c.Fence, c.Workflow.Version, len(c.Messages), st.cur.Version)
 		}
 	}
 	if got := counter.n.Load() - before; got != 10 {
@@ -336,9 +336,9 @@ func TestClaimRoundLoadGivesBackTheLeaseOfACorruptState(t *testing.T) {
 	if corrupted != 1 {
 		t.Fatalf("found %d state keys of %s in %v", corrupted, wf.ID, mr.Keys())
 	}
-	fence, got, msgs, err := s.ClaimRoundLoad(ctx, wf.ID, "a", time.Minute)
-	if workflow.KindOf(err) != workflow.KindInternal || fence != 0 || got != nil || msgs != nil {
-		t.Fatalf("ClaimRoundLoad of a corrupt state = %d, %v, %d messages, %v; want 0, nil, none, internal", fence, got, len(msgs), err)
+	c, err := s.ClaimRoundLoad(ctx, wf.ID, "a", time.Minute)
+	if workflow.KindOf(err) != workflow.KindInternal || c.Fence != 0 || c.Workflow != nil || c.Messages != nil {
+		t.Fatalf("ClaimRoundLoad of a corrupt state = %d, %v, %d messages, %v; want 0, nil, none, internal", c.Fence, c.Workflow, len(c.Messages), err)
 	}
 	if fence, err := s.ClaimRound(ctx, wf.ID, "b", time.Minute); err != nil || fence == 0 {
 		t.Errorf("ClaimRound(b) after the failed load = %d, %v; want the lease (a gave it back)", fence, err)

@@ -172,16 +172,20 @@ return out
 `)
 
 // claimScript takes or renews a round lease. Taking it increments the fence
-// kept in the state hash (it outlives the lease); renewing keeps it. With
-// the load argument it also reads what a run starts from (ClaimRoundLoad):
-// the workflow's JSON and, when it is running, its messages.
+// kept in the state hash (it outlives the lease) and names the owner in
+// the hash's holder field, which releaseScript clears: a holder found
+// when the lease key is gone is an owner whose lease ran out unreleased.
+// Renewing keeps both. With the load argument it also reads what a run
+// starts from (ClaimRoundLoad): the workflow's JSON and, when it is
+// running, its messages.
 //
 //	KEYS: state lease [msgs, with load]
 //	ARGV: owner ttlMs [load]
 //	reply: the fence when owner holds the lease, 0 when another owner
 //	       does, -1 when there is no such workflow; with load, a list of
-//	       the fence and, when it is positive, the workflow's JSON and
-//	       then each message
+//	       the fence and, when it is positive, the owner of the expired
+//	       lease it took ("" for none), the workflow's JSON and then each
+//	       message
 var claimScript = redis.NewScript(`
 local load = ARGV[3] ~= nil
 if redis.call('EXISTS', KEYS[1]) == 0 then
@@ -194,29 +198,36 @@ if cur and cur ~= ARGV[1] then
   return 0
 end
 local fence
+local expired = ''
 if cur then
   fence = tonumber(redis.call('HGET', KEYS[1], 'fence') or '0')
   if fence == 0 then fence = redis.call('HINCRBY', KEYS[1], 'fence', 1) end
 else
+  expired = redis.call('HGET', KEYS[1], 'holder') or ''
   fence = redis.call('HINCRBY', KEYS[1], 'fence', 1)
+  redis.call('HSET', KEYS[1], 'holder', ARGV[1])
 end
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
 if not load then return fence end
 local st = redis.call('HMGET', KEYS[1], 'json', 'status')
-local out = {fence, st[1]}
+local out = {fence, expired, st[1]}
 if st[2] == 'running' then
   local msgs = redis.call('LRANGE', KEYS[3], 0, -1)
-  for i = 1, #msgs do out[i + 2] = msgs[i] end
+  for i = 1, #msgs do out[i + 3] = msgs[i] end
 end
 return out
 `)
 
-// releaseScript deletes a lease only when owner holds it.
+// releaseScript deletes a lease, and the state's holder field, only when
+// owner holds it.
 //
-//	KEYS: lease
+//	KEYS: lease state
 //	ARGV: owner
 var releaseScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  if redis.call('HGET', KEYS[2], 'holder') == ARGV[1] then redis.call('HDEL', KEYS[2], 'holder') end
+  return redis.call('DEL', KEYS[1])
+end
 return 0
 `)
 

@@ -8,7 +8,9 @@
 // each of the user's workflows, the user's listing and running set.
 //
 //	twostep:{u:<u>}:wf:<id>:state      hash: version, user, status, json (the workflow),
-//	                                   fence (the fencing token of the latest lease)
+//	                                   fence (the fencing token of the latest lease),
+//	                                   holder (the owner of the latest lease until it
+//	                                   releases it: left by a lease that expired)
 //	twostep:{u:<u>}:wf:<id>:msgs       list of message JSON; a message's seq is its index+1
 //	twostep:{u:<u>}:wf:<id>:docs       hash: document id -> bytes
 //	twostep:{u:<u>}:wf:<id>:docmeta    hash: document id -> metadata JSON
@@ -179,6 +181,13 @@ func New(client redis.UniversalClient, opts Options) *Store {
 // A cluster has only database 0, so any other database number is a clear
 // KindInvalid error, as are addr= seeds naming a node that is not in
 // cluster mode.
+//
+// The client Open makes honours context deadlines (go-redis's
+// ContextTimeoutEnabled, on a node and on a cluster): a call whose
+// context ends sooner than the client's read timeout gives up then, so
+// a frozen Redis answers each call within the caller's own bound (a
+// /readyz ping, a commit attempt, a lease renewal) instead of the read
+// timeout. A store made with New relies on its caller's client for that.
 func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
@@ -238,6 +247,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	// The slot map is reloaded every few seconds, and at once when a node
 	// cannot be reached, so a promoted replica is found quickly.
 	co.ClusterStateReloadInterval = clusterStateReload
+	co.ContextTimeoutEnabled = true // as for a node: see parseSeeds
 	client := redis.NewClusterClient(co)
 	client.AddHook(reloadOnNetworkError{client})
 	if err := client.Ping(ctx).Err(); err != nil {
@@ -251,8 +261,8 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 }
 
 // parseSeeds parses a Redis URL: the options of a client of its first
-// host (its addr= parameters taken out, which ParseURL refuses) and every
-// seed address, its host first.
+// host (its addr= parameters taken out, which ParseURL refuses), which
+// honours context deadlines, and every seed address, its host first.
 func parseSeeds(raw string) (seeds []string, single *redis.Options, err error) {
 	u, err := neturl.Parse(raw)
 	if err != nil {
@@ -266,6 +276,10 @@ func parseSeeds(raw string) (seeds []string, single *redis.Options, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// Without it go-redis bounds socket reads and writes by its read and
+	// write timeouts alone (5 s) and ignores the context's deadline; no URL
+	// parameter sets it.
+	single.ContextTimeoutEnabled = true
 	seeds = []string{single.Addr}
 	for _, a := range extra {
 		if h, p, err := net.SplitHostPort(a); err != nil || h == "" || p == "" {

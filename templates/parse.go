@@ -14,8 +14,12 @@ const placeholderOpen = "{{KEY:"
 
 // Parse parses a template's source. The source is split into role sections
 // by divider lines of the form "--- system ---", "--- user ---" or
-// "--- assistant ---" (text before the first divider must be blank). It
-// fails when there is no section, a section is empty, a placeholder is
+// "--- assistant ---" (text before the first divider must be blank). Inside
+// a section, the lines between a line "{{IF:TEXT_OUTPUT}}" (or
+// "{{IF:NATIVE_OUTPUT}}") and a line "{{END}}" are an output block, rendered
+// only for that Output: the reply's shape, which a native output mode
+// gives the provider instead. It fails when there is no section, a section
+// is empty, an output block is unclosed or nested, a placeholder is
 // malformed, or a placeholder names a key outside AllowedKeys(name).
 // Parse is what Load uses, and what an admin's override goes through.
 func Parse(name, source string) (Template, error) {
@@ -34,14 +38,22 @@ func Parse(name, source string) (Template, error) {
 		if strings.TrimSpace(body.String()) == "" {
 			return fmt.Errorf("template %q: the %s section is empty", name, cur.role)
 		}
-		chunks, err := scan(name, body.String(), allowed)
+		chunks, err := scanBlocks(name, cur.role, body.String(), allowed)
 		if err != nil {
 			return err
 		}
 		cur.chunks = chunks
-		if len(chunks) == 1 && chunks[0].key == "" {
+		if !slices.ContainsFunc(chunks, func(c chunk) bool { return c.key != "" }) {
 			// No placeholder: the part is the same on every render.
-			cur.fixed = trimBlankLines(chunks[0].text)
+			for _, out := range []Output{TextOutput, NativeOutput} {
+				var b strings.Builder
+				for _, c := range chunks {
+					if c.only.keeps(out) {
+						b.WriteString(c.text)
+					}
+				}
+				cur.fixed[out] = trimBlankLines(b.String())
+			}
 		}
 		t.sections = append(t.sections, *cur)
 		return nil
@@ -72,6 +84,60 @@ func Parse(name, source string) (Template, error) {
 	}
 	slices.Sort(t.keys)
 	return t, nil
+}
+
+// The output block marker lines (see Parse).
+const (
+	ifTextOutput   = "{{IF:TEXT_OUTPUT}}"
+	ifNativeOutput = "{{IF:NATIVE_OUTPUT}}"
+	endBlock       = "{{END}}"
+)
+
+// scanBlocks splits a section body into its output blocks (dropping the
+// marker lines) and scans each into chunks.
+func scanBlocks(name, role, body string, allowed []string) ([]chunk, error) {
+	var chunks []chunk
+	only := always
+	var seg strings.Builder
+	emit := func() error {
+		cs, err := scan(name, seg.String(), allowed)
+		for i := range cs {
+			cs[i].only = only
+		}
+		chunks = append(chunks, cs...)
+		seg.Reset()
+		return err
+	}
+	for _, line := range strings.SplitAfter(body, "\n") {
+		marker := strings.TrimSpace(line)
+		var next block
+		switch marker {
+		case ifTextOutput, ifNativeOutput:
+			if only != always {
+				return nil, fmt.Errorf("template %q: %s inside another output block of the %s section", name, marker, role)
+			}
+			next = textOnly
+			if marker == ifNativeOutput {
+				next = nativeOnly
+			}
+		case endBlock:
+			if only == always {
+				return nil, fmt.Errorf("template %q: %s without an output block in the %s section", name, endBlock, role)
+			}
+			next = always
+		default:
+			seg.WriteString(line)
+			continue
+		}
+		if err := emit(); err != nil {
+			return nil, err
+		}
+		only = next
+	}
+	if only != always {
+		return nil, fmt.Errorf("template %q: an output block of the %s section has no %s line", name, role, endBlock)
+	}
+	return chunks, emit()
 }
 
 // divider reports whether line is a role divider and which role it opens.

@@ -30,17 +30,50 @@ type section struct {
 	role   string
 	chunks []chunk
 	// fixed is the rendered part of a section without placeholders (most
-	// built-in system sections), made once by Parse; "" for a section with
-	// placeholders (Parse refuses an empty section). Such a part is the
-	// same on every render, so a render neither copies it nor allocates
-	// for it, and the traces of the calls share the one string.
-	fixed string
+	// built-in system sections) for each Output, made once by Parse; ""
+	// for a section with placeholders (Parse refuses an empty section).
+	// Such a part is the same on every render, so a render neither copies
+	// it nor allocates for it, and the traces of the calls share the one
+	// string.
+	fixed [2]string
 }
 
-// chunk is either literal text (key == "") or a placeholder.
+// chunk is either literal text (key == "") or a placeholder, rendered for
+// every Output or, inside an output block, for one only.
 type chunk struct {
 	text string
 	key  string
+	only block
+}
+
+// Output is the kind of reply a render asks for, which picks the
+// template's output blocks (see Parse).
+type Output int
+
+// The outputs a template renders for.
+const (
+	// TextOutput is a reply asked for in the prompt alone (json_object or
+	// text mode): the template's {{IF:TEXT_OUTPUT}} blocks are kept, its
+	// {{IF:NATIVE_OUTPUT}} blocks left out.
+	TextOutput Output = iota
+	// NativeOutput is a reply whose shape the provider is given (a forced
+	// tool or a json_schema response format): the other way round, so the
+	// shape is not given twice.
+	NativeOutput
+)
+
+// block says which Output a chunk is rendered for.
+type block int
+
+const (
+	always block = iota
+	textOnly
+	nativeOnly
+)
+
+// keeps reports whether a chunk of block b is rendered for out.
+func (b block) keeps(out Output) bool {
+	return b == always || b == textOnly && out == TextOutput || b == nativeOnly && out == NativeOutput
 }
 
 // Keys returns the placeholder names the template uses, sorted and unique.
@@ -61,11 +94,32 @@ func (t Template) Uses(key string) bool {
 // with an empty value is fine). Values are inserted verbatim and never
 // re-scanned, so a value containing "{{KEY:...}}" stays literal. A
 // placeholder alone on its line whose value is empty (VALIDATION_FEEDBACK on
-// a first attempt) removes that line. Leading and trailing blank lines of
-// each part are trimmed.
+// a first attempt) removes that line, and one of the blank lines around it
+// when it sat between two. Leading and trailing blank lines of each part
+// are trimmed.
 func (t Template) Render(values map[string]string) ([]Part, error) {
-	parts, _, err := t.render(values, "", nil)
+	return t.RenderFor(TextOutput, values)
+}
+
+// RenderFor is Render for a reply of kind out: only the output blocks of
+// out are kept (Render is RenderFor(TextOutput, ...)).
+func (t Template) RenderFor(out Output, values map[string]string) ([]Part, error) {
+	parts, _, err := t.render(out, values, "", nil)
 	return parts, err
+}
+
+// StablePrefix returns how many leading sections use none of keys: the
+// parts of a render that stay byte-identical while only keys' values
+// change (for a provider's prompt cache).
+func (t Template) StablePrefix(keys ...string) int {
+	for i, s := range t.sections {
+		for _, c := range s.chunks {
+			if c.key != "" && slices.Contains(keys, c.key) {
+				return i
+			}
+		}
+	}
+	return len(t.sections)
 }
 
 // RenderPieces is Render with the value of key given as pieces, written
@@ -74,12 +128,12 @@ func (t Template) Render(values map[string]string) ([]Part, error) {
 // part, instead of being joined first. value is the pieces joined: the
 // bytes of the first part key stands in (no copy), or "" when t does not
 // use key. values' own entry for key, if any, is ignored.
-func (t Template) RenderPieces(values map[string]string, key string, pieces []string) (parts []Part, value string, err error) {
-	return t.render(values, key, pieces)
+func (t Template) RenderPieces(out Output, values map[string]string, key string, pieces []string) (parts []Part, value string, err error) {
+	return t.render(out, values, key, pieces)
 }
 
-// render is Render, with key's value given as pieces when key is set.
-func (t Template) render(values map[string]string, key string, pieces []string) ([]Part, string, error) {
+// render is RenderFor, with key's value given as pieces when key is set.
+func (t Template) render(out Output, values map[string]string, key string, pieces []string) ([]Part, string, error) {
 	var missing []string
 	for _, k := range t.keys {
 		if _, ok := values[k]; !ok && (key == "" || k != key) {
@@ -96,13 +150,14 @@ func (t Template) render(values map[string]string, key string, pieces []string) 
 	parts := make([]Part, 0, len(t.sections))
 	var value string
 	for _, s := range t.sections {
-		if s.fixed != "" {
-			parts = append(parts, Part{Role: s.role, Content: s.fixed})
+		if s.fixed[out] != "" {
+			parts = append(parts, Part{Role: s.role, Content: s.fixed[out]})
 			continue
 		}
 		size := 0
 		for _, c := range s.chunks {
 			switch {
+			case !c.only.keeps(out):
 			case c.key == "":
 				size += len(c.text)
 			case key != "" && c.key == key:
@@ -116,6 +171,9 @@ func (t Template) render(values map[string]string, key string, pieces []string) 
 		skipNewline := false
 		start, end := -1, -1 // where key's value is in b
 		for _, c := range s.chunks {
+			if !c.only.keeps(out) {
+				continue
+			}
 			if c.key != "" {
 				empty := false
 				if key != "" && c.key == key {
@@ -141,6 +199,10 @@ func (t Template) render(values map[string]string, key string, pieces []string) 
 			text := c.text
 			if skipNewline {
 				text = strings.TrimPrefix(text, "\n")
+				if strings.HasSuffix(b.String(), "\n\n") {
+					// The removed line sat between blank lines: keep one.
+					text = strings.TrimPrefix(text, "\n")
+				}
 				skipNewline = false
 			}
 			b.WriteString(text)

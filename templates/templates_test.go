@@ -208,7 +208,7 @@ func TestRenderPiecesMatchesRender(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, value, err := tmpl.RenderPieces(map[string]string{KeyUserPrompt: "p", KeyWorkflowHistory: "ignored"}, KeyWorkflowHistory, pieces)
+			got, value, err := tmpl.RenderPieces(TextOutput, map[string]string{KeyUserPrompt: "p", KeyWorkflowHistory: "ignored"}, KeyWorkflowHistory, pieces)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -227,7 +227,7 @@ func TestRenderPiecesMatchesRender(t *testing.T) {
 		if !tmpl.Uses(KeyUserPrompt) || tmpl.Uses(KeyValidationFeedback) {
 			t.Errorf("%q: Uses is wrong", src)
 		}
-		if _, _, err := tmpl.RenderPieces(map[string]string{}, KeyWorkflowHistory, []string{"h"}); err == nil || !strings.Contains(err.Error(), "no value for USER_PROMPT") {
+		if _, _, err := tmpl.RenderPieces(TextOutput, map[string]string{}, KeyWorkflowHistory, []string{"h"}); err == nil || !strings.Contains(err.Error(), "no value for USER_PROMPT") {
 			t.Errorf("%q: RenderPieces without USER_PROMPT: error %v", src, err)
 		}
 	}
@@ -263,5 +263,82 @@ func TestFixedSectionRenderedOnce(t *testing.T) {
 	// The parts slice and the user part: nothing for the system part.
 	if n := testing.AllocsPerRun(100, func() { _, _ = tmpl.Render(values) }); n != 2 {
 		t.Errorf("Render allocates %v times, want 2", n)
+	}
+}
+
+// An output block is rendered only for its Output: the reply's shape in
+// text mode, a line naming the tool in native mode; the marker lines never.
+func TestOutputBlocks(t *testing.T) {
+	t.Parallel()
+	src := "--- system ---\nRules:\n{{IF:TEXT_OUTPUT}}\n- Reply with {\"a\": 1}.\n{{END}}\n{{IF:NATIVE_OUTPUT}}\n- Answer with the tool.\n{{END}}\n- Be brief.\n" +
+		"--- user ---\n{{KEY:USER_PROMPT}}\n{{IF:TEXT_OUTPUT}}\nReply with the JSON object only.\n{{END}}\n"
+	tmpl, err := Parse("x", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		out          Output
+		system, user string
+	}{
+		{TextOutput, "Rules:\n- Reply with {\"a\": 1}.\n- Be brief.", "go\nReply with the JSON object only."},
+		{NativeOutput, "Rules:\n- Answer with the tool.\n- Be brief.", "go"},
+	}
+	for _, tt := range tests {
+		parts, err := tmpl.RenderFor(tt.out, map[string]string{KeyUserPrompt: "go"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if parts[0].Content != tt.system || parts[1].Content != tt.user {
+			t.Errorf("output %d: got %q / %q, want %q / %q", tt.out, parts[0].Content, parts[1].Content, tt.system, tt.user)
+		}
+	}
+	for _, bad := range []string{
+		"--- user ---\n{{IF:TEXT_OUTPUT}}\nx\n",
+		"--- user ---\nx\n{{END}}\n",
+		"--- user ---\n{{IF:TEXT_OUTPUT}}\n{{IF:NATIVE_OUTPUT}}\nx\n{{END}}\n{{END}}\n",
+	} {
+		if _, err := Parse("x", bad); err == nil {
+			t.Errorf("Parse(%q) accepted an unbalanced output block", bad)
+		}
+	}
+}
+
+// StablePrefix counts the leading sections that use none of the keys.
+func TestStablePrefix(t *testing.T) {
+	t.Parallel()
+	tmpl, err := Parse(Stage1, "--- system ---\nrules\n--- user ---\n{{KEY:AVAILABLE_METHODS}}\n{{KEY:USER_PROMPT}}\n--- user ---\n{{KEY:WORKFLOW_HISTORY}}\n{{KEY:VALIDATION_FEEDBACK}}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		keys []string
+		want int
+	}{
+		{[]string{KeyWorkflowHistory, KeyValidationFeedback}, 2},
+		{[]string{KeyUserPrompt}, 1},
+		{[]string{KeyAvailableConnectionsIndex}, 3},
+	} {
+		if got := tmpl.StablePrefix(tt.keys...); got != tt.want {
+			t.Errorf("StablePrefix(%v) = %d, want %d", tt.keys, got, tt.want)
+		}
+	}
+}
+
+// An empty placeholder line between two blank lines leaves one blank line,
+// not two.
+func TestEmptyLineBetweenBlankLines(t *testing.T) {
+	t.Parallel()
+	tmpl, err := Parse("x", "--- user ---\n{{KEY:USER_PROMPT}}\n\n{{KEY:VALIDATION_FEEDBACK}}\n\nReply.\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for feedback, want := range map[string]string{"": "go\n\nReply.", "fix it": "go\n\nfix it\n\nReply."} {
+		parts, err := tmpl.Render(map[string]string{KeyUserPrompt: "go", KeyValidationFeedback: feedback})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if parts[0].Content != want {
+			t.Errorf("feedback %q: %q, want %q", feedback, parts[0].Content, want)
+		}
 	}
 }

@@ -48,7 +48,12 @@ const (
 // again. Every workflow must complete with gap-free seqs, each step once
 // with the result the model asked for, at most one repeated model call per
 // interruption, and every interrupted round must be taken over within
-// leaseTTL + 1 s (+ slack for the first model call). Prints the figures.
+// leaseTTL + 1 s (+ slack for the first model call). A create left
+// unanswered by a kill is retried under a new tag; a workflow it made
+// anyway is checked as the others are. On a failure it prints the
+// workflow's model calls and every process's log lines for it (claims
+// with their fence, commits with version and fence, interruptions,
+// takeovers). Prints the figures.
 func TestChaosKillNineDuringRounds(t *testing.T) {
 	url, _ := startRedisServer(t)
 	seed := time.Now().UnixNano()
@@ -74,12 +79,16 @@ func TestChaosKillNineDuringRounds(t *testing.T) {
 	began := time.Now()
 
 	// Create the workflows over ~4 s while killing instances at random.
+	// A create whose instance was killed before it answered is sent again
+	// under a tag of its own; it may have created a workflow all the
+	// same (unanswered), found and checked like the others below.
 	ids := map[string]string{} // tag -> workflow id
+	var unanswered []string
 	var createWG sync.WaitGroup
 	createWG.Go(func() {
 		for i := range chaosWorkflows {
-			tag := fmt.Sprintf("chaos%02d", i)
-			id, err := c.create(tag)
+			tag, id, lost, err := c.create(fmt.Sprintf("chaos%02d", i))
+			unanswered = append(unanswered, lost...)
 			if err != nil {
 				t.Error(err)
 				return
@@ -104,6 +113,7 @@ func TestChaosKillNineDuringRounds(t *testing.T) {
 		time.Sleep(pause)
 	}
 	createWG.Wait()
+	orphans := c.adopt(ids, unanswered)
 
 	// Every workflow ends completed.
 	for tag, id := range ids {
@@ -196,6 +206,8 @@ func TestChaosKillNineDuringRounds(t *testing.T) {
 	}
 	t.Logf("%d workflows × (%d actions + answer) on %d instances, %d × kill -9 in %v; %d model calls",
 		chaosWorkflows, chaosSteps, chaosInstances, len(kills), elapsed.Round(100*time.Millisecond), len(calls))
+	t.Logf("%d creates unanswered (their instance killed), %d of them created a workflow anyway (checked too)",
+		len(unanswered), orphans)
 	t.Logf("%d interruptions seen in model calls (%d of them leases lost by a stalled process), %d runs cut by their lease's end, %d repeated model calls",
 		totalInterrupted, stalls, totalLost, totalRepeats)
 	t.Logf("%d takeovers after kill -9 (claims and calls): p50 %v, max %v (leaseTTL %v + 1 s = %v)", len(takeovers),
@@ -356,21 +368,77 @@ func (c *chaosFleet) live() *gateway {
 	}
 }
 
-// create creates tag's workflow on a live instance, trying another one
-// when the chosen one was killed meanwhile.
-func (c *chaosFleet) create(tag string) (string, error) {
+// create creates base's workflow on a live instance, trying another one
+// when the chosen one was killed meanwhile, and returns the tag it was
+// created with and its id. A request left unanswered by a killed instance
+// may still have created its workflow, which then runs as any other:
+// each attempt has a tag of its own (base, then base+"r1", …), so the
+// model calls of one attempt's workflow are never counted as another's
+// (the same tag twice made two workflows' calls look like one workflow
+// run twice, by two live processes at once), and the tags of unanswered
+// attempts are returned in lost.
+func (c *chaosFleet) create(base string) (tag, id string, lost []string, err error) {
 	for attempt := 0; ; attempt++ {
+		tag = base
+		if attempt > 0 {
+			tag = fmt.Sprintf("%sr%d", base, attempt)
+		}
 		g := c.live()
 		status, body, err := sendNoFail(g, "POST", "/api/v1/workflows", map[string]any{"prompt": tag + " go", "maxSteps": chaosSteps + 2})
 		if err == nil && status == http.StatusCreated {
 			var wf wfView
 			err := jsonUnmarshal(body, &wf)
-			return wf.ID, err
+			return tag, wf.ID, lost, err
 		}
 		if attempt > 20 || (err == nil && status != http.StatusCreated) {
-			return "", fmt.Errorf("creating %s: %d %s %v", tag, status, body, err)
+			return "", "", lost, fmt.Errorf("creating %s: %d %s %v", tag, status, body, err)
+		}
+		lost = append(lost, tag)
+	}
+}
+
+// adopt adds to ids the workflows that unanswered creates made (their
+// first message names the tag) and returns how many; any other workflow
+// the store lists is an error.
+func (c *chaosFleet) adopt(ids map[string]string, unanswered []string) int {
+	known := map[string]bool{}
+	for _, id := range ids {
+		known[id] = true
+	}
+	var list struct {
+		Workflows []wfView `json:"workflows"`
+	}
+	for {
+		status, body, err := sendNoFail(c.live(), "GET", "/api/v1/workflows?limit=200", nil)
+		if err == nil && status == http.StatusOK && jsonUnmarshal(body, &list) == nil {
+			break
 		}
 	}
+	adopted := 0
+	for _, w := range list.Workflows {
+		if known[w.ID] {
+			continue
+		}
+		var first string
+		for {
+			var out struct {
+				Messages []msgView `json:"messages"`
+			}
+			status, body, err := sendNoFail(c.live(), "GET", "/api/v1/workflows/"+w.ID+"/messages", nil)
+			if err == nil && status == http.StatusOK && jsonUnmarshal(body, &out) == nil && len(out.Messages) > 0 {
+				first = out.Messages[0].Text
+				break
+			}
+		}
+		tag, _, _ := strings.Cut(first, " ")
+		if !slices.Contains(unanswered, tag) || ids[tag] != "" {
+			c.t.Errorf("workflow %s (prompt %q) was created by no request of the test", w.ID, first)
+			continue
+		}
+		ids[tag] = w.ID
+		adopted++
+	}
+	return adopted
 }
 
 func (c *chaosFleet) waitDone(id string) wfView {

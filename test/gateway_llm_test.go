@@ -124,7 +124,8 @@ func contentText(raw json.RawMessage) string {
 }
 
 var (
-	userRequest = regexp.MustCompile(`(?s)# User request\n(.*?)\n\n# Available methods`)
+	// The request ends Stage 1's cacheable block; the history follows.
+	userRequest = regexp.MustCompile(`(?s)# User request\n(.*?)\n*# Workflow history`)
 	docListRefs = regexp.MustCompile(`docList:msg_[0-9a-z]+:[A-Za-z0-9_.-]+`)
 	keyInText   = regexp.MustCompile(`key=([A-Za-z0-9_-]+)`)
 )

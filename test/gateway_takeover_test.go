@@ -1,9 +1,11 @@
 package test
 
 import (
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -11,8 +13,10 @@ import (
 // TestKilledInstancesRoundIsTakenOver (Redis): an instance killed with
 // SIGKILL mid model call leaves its round running; the other instance
 // reclaims its dispatch entry once the lease (limits.leaseTTL: 1s) expired and finishes
-// it with no duplicated message. The takeover time is printed (a figure,
-// not an assertion: timing belongs in benchmarks).
+// it with no duplicated message, logging "round taken over" with the
+// victim's instance and the new fence although the round died in its first
+// step. The takeover time is printed (a figure, not an assertion: timing
+// belongs in benchmarks).
 func TestKilledInstancesRoundIsTakenOver(t *testing.T) {
 	testKilledInstancesRoundIsTakenOver(t, redisURL(t))
 }
@@ -48,6 +52,23 @@ func testKilledInstancesRoundIsTakenOver(t *testing.T, url string) {
 	if done.Status != "completed" {
 		t.Fatalf("after the kill: %+v", done)
 	}
+	// The victim died during the round's first step: the survivor logs the
+	// takeover all the same, naming the victim and the new fence.
+	victimID := logInstance(t, victim)
+	var took struct {
+		Message, Workflow, From, Cause string
+		Fence                          int64
+	}
+	for _, line := range strings.Split(survivor.stderr.String(), "\n") {
+		if json.Unmarshal([]byte(line), &took) == nil && took.Message == "round taken over" && took.Workflow == wf.ID {
+			break
+		}
+		took.Message = ""
+	}
+	if took.Message == "" || took.From != victimID || took.Fence < 2 {
+		t.Errorf("takeover of %s: log line %+v, want one from %s with a fence above the victim's; survivor's log:\n%s",
+			wf.ID, took, victimID, survivor.stderr)
+	}
 	msgs := survivor.messages(t, gwAlice, wf.ID)
 	if n := len(msgs); n != 3 || msgs[2].Text != "final answer for killed1" {
 		t.Errorf("messages after the takeover: %+v", msgs)
@@ -58,4 +79,18 @@ func testKilledInstancesRoundIsTakenOver(t *testing.T, url string) {
 		}
 	}
 	survivor.expect(t, http.StatusNoContent, "DELETE", "/api/v1/workflows/"+wf.ID, gwAlice, nil, nil)
+}
+
+// logInstance returns the instance id g's engine logged as it started its
+// workers ("workers started"), failing the test when there is none.
+func logInstance(t *testing.T, g *gateway) string {
+	t.Helper()
+	for _, line := range strings.Split(g.stderr.String(), "\n") {
+		var rec struct{ Message, Instance string }
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Message == "workers started" && rec.Instance != "" {
+			return rec.Instance
+		}
+	}
+	t.Fatalf("no \"workers started\" line with the instance id in:\n%s", g.stderr)
+	return ""
 }

@@ -105,7 +105,7 @@ type FileConfig struct {
 type FileLimits struct {
 	HTTP    httpapi.Limits `yaml:",inline"`
 	Actions actions.Limits `yaml:",inline"`
-	// HistoryBudget bounds WORKFLOW_HISTORY in characters (0: 12,000).
+	// HistoryBudget bounds WORKFLOW_HISTORY in characters (0: 2,000).
 	HistoryBudget int `yaml:"historyBudget"`
 	// MaxRunningPerUser bounds a user's running rounds (0: 4).
 	MaxRunningPerUser int `yaml:"maxRunningPerUser"`

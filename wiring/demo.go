@@ -56,7 +56,7 @@ func (d *demoScript) reply(_ int, req workflow.ModelRequest) (string, error) {
 }
 
 func (d *demoScript) select1(prompt string) (string, error) {
-	ref := docListRef.FindString(prompt) // the index lists the newest first
+	ref := docListRef.FindString(prompt) // the history lists the newest first
 	var sel map[string]any
 	switch d.stage1 {
 	case 1:

@@ -41,7 +41,9 @@ var (
 	// newestHistory is the first (newest) entry of WORKFLOW_HISTORY.
 	newestHistory = regexp.MustCompile(`(?m)^# Workflow history \(newest first\)\n- \[round (\d+)(?:, step \d+)?\] (\w+)`)
 	newestSummary = regexp.MustCompile(`(?m)^  summary: (.*)$`)
-	paramsContext = regexp.MustCompile(`(?s)# Parameters context\n(.*?)\n\n# Parameter schema`)
+	// paramsContext is Stage 2's context: up to the next section, or the
+	// end (a native-mode prompt has no schema section after it).
+	paramsContext = regexp.MustCompile(`(?s)# Parameters context\n(.*?)(?:\n\n# |\z)`)
 )
 
 // offlineCompact summarises the entries of a compaction prompt by their

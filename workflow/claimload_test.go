@@ -30,9 +30,9 @@ func TestClaimRoundLoadReleasesTheLeaseWhenAReadFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fence, got, msgs, err := workflow.ClaimRoundLoad(ctx, failingMessages{store}, wf.ID, "a", time.Hour)
-	if workflow.KindOf(err) != workflow.KindUnavailable || fence != 0 || got != nil || msgs != nil {
-		t.Fatalf("ClaimRoundLoad with a failing read = %d, %v, %d messages, %v; want 0, nil, none, unavailable", fence, got, len(msgs), err)
+	c, err := workflow.ClaimRoundLoad(ctx, failingMessages{store}, wf.ID, "a", time.Hour)
+	if workflow.KindOf(err) != workflow.KindUnavailable || c.Fence != 0 || c.Workflow != nil || c.Messages != nil {
+		t.Fatalf("ClaimRoundLoad with a failing read = %d, %v, %d messages, %v; want 0, nil, none, unavailable", c.Fence, c.Workflow, len(c.Messages), err)
 	}
 	if fence, err := store.ClaimRound(ctx, wf.ID, "b", time.Hour); err != nil || fence != 2 {
 		t.Fatalf("ClaimRound(b) after the failed load = %d, %v; want fence 2 (a's lease released)", fence, err)
@@ -45,7 +45,7 @@ type loadingStore struct {
 	loads atomic.Int32
 }
 
-func (s *loadingStore) ClaimRoundLoad(ctx context.Context, id, owner string, ttl time.Duration) (int64, *workflow.Workflow, []workflow.Message, error) {
+func (s *loadingStore) ClaimRoundLoad(ctx context.Context, id, owner string, ttl time.Duration) (workflow.RoundClaim, error) {
 	s.loads.Add(1)
 	return workflow.ClaimRoundLoad(ctx, s.Store, id, owner, ttl)
 }

@@ -2,6 +2,7 @@ package workflow_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"maps"
 	"strings"
@@ -126,11 +127,20 @@ func TestDispatchedRoundsRunOnTheWorkerEngine(t *testing.T) {
 // finished here, logged as taken over, and its entry acked.
 func TestLeftEntryIsReclaimedAndTakenOver(t *testing.T) {
 	t.Parallel()
+	for _, step := range []int{1, 2} { // died in its first step, or after one
+		t.Run(fmt.Sprintf("step%d", step), func(t *testing.T) {
+			t.Parallel()
+			testLeftEntryIsReclaimedAndTakenOver(t, step)
+		})
+	}
+}
+
+func testLeftEntryIsReclaimedAndTakenOver(t *testing.T, step int) {
 	store, d := memstore.New(), workflow.NewLocalDispatcher()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "alice", Mode: workflow.ModeReact,
-		Status: workflow.StatusRunning, Round: 1, Step: 2, MaxSteps: 3, Checkpoint: &workflow.Checkpoint{Phase: workflow.PhaseSelect}}
+		Status: workflow.StatusRunning, Round: 1, Step: step, MaxSteps: 3, Checkpoint: &workflow.Checkpoint{Phase: workflow.PhaseSelect}}
 	if _, _, err := store.Commit(ctx, workflow.Commit{Workflow: wf, Messages: []workflow.Message{{
 		ID: workflow.NewID(workflow.PrefixMessage), Round: 1, Role: workflow.RoleUser, Text: "p"}}}); err != nil {
 		t.Fatal(err)
@@ -150,7 +160,7 @@ func TestLeftEntryIsReclaimedAndTakenOver(t *testing.T) {
 	if err != nil || got.Status != workflow.StatusCompleted {
 		t.Fatalf("the left round: %+v, %v; want completed here", got, err)
 	}
-	if !strings.Contains(logs.String(), `msg="round taken over" instance=here workflow=`+wf.ID+" round=1 step=2 fence=2 from=dead") {
+	if !strings.Contains(logs.String(), `msg="round taken over" instance=here workflow=`+wf.ID+fmt.Sprintf(" round=1 step=%d fence=2 from=dead", step)) {
 		t.Errorf("no takeover line in:\n%s", logs.String())
 	}
 	deadline := time.Now().Add(5 * time.Second)

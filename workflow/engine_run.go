@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"time"
 )
@@ -162,9 +163,7 @@ func (r *Run) Generate(ctx context.Context, call ModelCall) (ModelResponse, erro
 		Kind: SpanModelCall, WorkflowID: r.wf.ID, Mode: r.wf.Mode, Round: r.wf.Round, Step: r.wf.Step,
 		Stage: call.Stage, Attempt: call.Attempt, Prompt: call.Prompt, MaxTokens: call.MaxTokens, JSON: call.JSON,
 	})
-	resp, err := r.e.model.Generate(ctx, ModelRequest{
-		Messages: call.Prompt, JSON: call.JSON, MaxTokens: call.MaxTokens, Stage: call.Stage, Output: call.Output,
-	})
+	resp, err := r.e.model.Generate(ctx, call.request())
 	mode := resp.OutputMode
 	if mode == "" {
 		mode = OutputText
@@ -395,6 +394,12 @@ func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs [
 		return fmt.Errorf("commit of %s: %w", r.wf.ID, err)
 	}
 	r.wf = stored
+	if r.e.log.Enabled(ctx, slog.LevelDebug) {
+		// With "round claimed" and "round interrupted", a run's trail in
+		// the log: which instance wrote what under which fence.
+		r.e.log.Debug("phase committed", "workflow", stored.ID, "round", stored.Round, "step", stored.Step,
+			"version", stored.Version, "fence", r.fence)
+	}
 	r.counted = r.counted[:0]
 	r.msgs = append(r.msgs, saved...)
 	if left == nil {

@@ -74,6 +74,11 @@ type ModelCall struct {
 	// Output is the reply's schema for providers with native structured
 	// output (ModelRequest.Output); nil sends none.
 	Output *OutputSchema
+	// CacheKey and CachePrefix are sent as ModelRequest's: the key of the
+	// requests that share a prompt prefix ("<workflowId>:<stage>") and how
+	// many leading Prompt messages stay byte-identical between them.
+	CacheKey    string
+	CachePrefix int
 	// FromNative, when set, maps a reply that came in a native mode (tool,
 	// json_schema) back to the form Check reads — e.g. it drops the nulls
 	// strict mode makes the model write for optional fields — before

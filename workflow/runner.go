@@ -68,9 +68,11 @@ type runner struct {
 type item struct {
 	id         string
 	deliveries []Delivery
-	// takeover: the recovery scan found the round, or it came from an
-	// entry another instance left (from: that instance, when known).
+	// takeover: it came from an entry reclaimed from, or left by, another
+	// instance (from: that instance, when known); scanned: the recovery
+	// scan found the round.
 	takeover  bool
+	scanned   bool
 	from      string
 	busyTries int
 }
@@ -111,6 +113,9 @@ func (r *runner) start(ctx context.Context) {
 	r.wg.Go(r.reclaimLoop)
 	r.wg.Go(r.recoverLoop)
 	r.wg.Go(r.expiryLoop)
+	// Names this instance (every engine line carries it), so that the
+	// previous holder a takeover line names can be told.
+	r.e.log.Info("workers started", "workers", r.e.cfg.Workers)
 	r.wg.Go(func() {
 		<-r.recv.Done()
 		r.close()
@@ -200,7 +205,7 @@ func (r *runner) reclaim(id string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.active[id] == nil && r.queued[id] == nil && !r.closed {
-		r.enqueueLocked(&item{id: id, takeover: true})
+		r.enqueueLocked(&item{id: id, scanned: true})
 	}
 }
 
@@ -277,7 +282,7 @@ func (r *runner) work() {
 		if !ok {
 			return
 		}
-		out := r.e.runClaimed(a.ctx, it.id, takeover{it.takeover, it.from}, func(ctx context.Context) { r.touch(ctx, a) })
+		out := r.e.runClaimed(a.ctx, it.id, takeover{entry: it.takeover, scan: it.scanned, from: it.from}, func(ctx context.Context) { r.touch(ctx, a) })
 		a.cancel(nil)
 		r.finish(it, a, out)
 	}
@@ -306,7 +311,7 @@ func (r *runner) finish(it *item, a *activeRun, out runOutcome) {
 	r.room.Broadcast()
 	closed := r.closed
 	if a.again && !closed {
-		it.takeover, it.from, it.busyTries = false, "", 0
+		it.takeover, it.scanned, it.from, it.busyTries = false, false, "", 0
 		r.enqueueLocked(it)
 		r.mu.Unlock()
 		return

@@ -26,11 +26,12 @@ const (
 	runInterrupted
 )
 
-// takeover says a run may take a round over from another instance: the
-// recovery scan found it, or its entry was left (by from, when known).
+// takeover says how a run came to a round that may be another
+// instance's: its entry was reclaimed from another consumer or left by
+// one (from: that instance, when known), or the recovery scan found it.
 type takeover struct {
-	yes  bool
-	from string
+	entry, scan bool
+	from        string
 }
 
 // runClaimed runs id's round if this instance can claim its lease and the
@@ -38,13 +39,13 @@ type takeover struct {
 // (ClaimRoundLoad: one round trip on Redis). While it runs, a watcher
 // renews the lease and polls the status; after each renewal touch keeps
 // the round's deliveries from being reclaimed. The lease is released when the run ends. A
-// takeover logs "round taken over" (with the previous holder when known)
-// once the claim succeeds on a running round that had progressed; every
-// claim is logged at debug level ("round claimed", with its fence).
+// takeover of a running round is logged (see logTakeover); every claim is
+// logged at debug level ("round claimed", with its fence).
 func (e *Engine) runClaimed(ctx context.Context, id string, to takeover, touch func(context.Context)) runOutcome {
 	owner, ttl := e.cfg.InstanceID, e.cfg.LeaseTTL
 	sent := time.Now() // the store's lease ends no earlier than sent + ttl
-	fence, wf, msgs, err := ClaimRoundLoad(ctx, e.store, id, owner, ttl)
+	claim, err := ClaimRoundLoad(ctx, e.store, id, owner, ttl)
+	fence, wf, msgs := claim.Fence, claim.Workflow, claim.Messages
 	switch {
 	case KindOf(err) == KindNotFound:
 		return runSettled
@@ -69,13 +70,7 @@ func (e *Engine) runClaimed(ctx context.Context, id string, to takeover, touch f
 	if wf.Status != StatusRunning {
 		return runSettled
 	}
-	if to.yes && progressed(wf) {
-		attrs := []any{"workflow", id, "round", wf.Round, "step", wf.Step, "fence", fence}
-		if to.from != "" {
-			attrs = append(attrs, "from", to.from)
-		}
-		e.log.Info("round taken over", attrs...)
-	}
+	e.logTakeover(wf, fence, claim.Expired, to)
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	lease := newRunLease(sent, ttl, cancel)
@@ -98,6 +93,33 @@ func (e *Engine) runClaimed(ctx context.Context, id string, to takeover, touch f
 	return runLeft
 }
 
+// logTakeover logs "round taken over" (info) when a claim that starts a
+// run of wf, with fence, took the round over: the lease it took had run
+// out unreleased in another owner's hands (expired), its entry was
+// reclaimed from or left by another instance, or the recovery scan found
+// it with work committed past its start (a round left by a shutdown). The
+// line names the previous holder when known (from) and the cause. A round
+// the scan finds at its start, with no expired lease, was merely queued
+// (by an API-only instance): not a takeover, not logged.
+func (e *Engine) logTakeover(wf *Workflow, fence int64, expired string, to takeover) {
+	var cause, from string
+	switch {
+	case expired != "" && expired != e.cfg.InstanceID:
+		cause, from = "lease expired", expired
+	case to.entry:
+		cause, from = "entry reclaimed", to.from
+	case to.scan && progressed(wf):
+		cause = "found by the recovery scan"
+	default:
+		return
+	}
+	attrs := []any{"workflow", wf.ID, "round", wf.Round, "step", wf.Step, "fence", fence}
+	if from != "" {
+		attrs = append(attrs, "from", from)
+	}
+	e.log.Info("round taken over", append(attrs, "cause", cause)...)
+}
+
 // watch keeps a running round's lease and notices a Stop or Delete made on
 // another instance: every poll it re-reads the status and, every LeaseTTL/3,
 // renews the lease. It cancels the run when the workflow is no longer
@@ -107,8 +129,9 @@ func (e *Engine) runClaimed(ctx context.Context, id string, to takeover, touch f
 // moves lease on and is followed by touch; a run whose renewals did not
 // succeed for a whole LeaseTTL (the store is unreachable, or slow to
 // answer: another instance may already have taken the round over) is
-// cancelled by lease itself, even while a renewal is still waiting for
-// its reply.
+// cancelled by lease itself. Each renewal's context ends with the lease,
+// and each touch's and status poll's when the next renewal is due, so on
+// a store that honours deadlines no store call overruns the lease.
 func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id string, held int64, lease *runLease, touch func(context.Context)) {
 	ttl := e.cfg.LeaseTTL
 	renewEvery := ttl / 3
@@ -129,7 +152,11 @@ func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id s
 		// renewals 2×renewEvery apart, a third of the lease to spare).
 		if now.Sub(lastTried) >= renewEvery-tick/2 {
 			lastTried = now
-			fence, err := e.store.ClaimRound(ctx, id, e.cfg.InstanceID, ttl)
+			// A renewal waits for its answer no longer than the lease it
+			// renews lasts: past its end the run is over anyway.
+			rctx, rcancel := context.WithDeadline(ctx, lease.end())
+			fence, err := e.store.ClaimRound(rctx, id, e.cfg.InstanceID, ttl)
+			rcancel()
 			switch {
 			case err == nil && fence != held:
 				// Another owner holds the lease (0), or it expired and this
@@ -139,15 +166,21 @@ func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id s
 				return
 			case err == nil:
 				lease.renewed(now)
-				if touch != nil {
-					touch(ctx)
+				if touch != nil { // no later than the next renewal is due
+					tctx, tcancel := context.WithDeadline(ctx, now.Add(renewEvery))
+					touch(tctx)
+					tcancel()
 				}
 			}
 		}
 		if ctx.Err() != nil {
 			return
 		}
-		wf, err := e.store.GetWorkflow(ctx, id)
+		// The poll waits no longer than until the next renewal is due, so
+		// a slow store never puts a renewal off.
+		pctx, pcancel := context.WithDeadline(ctx, lastTried.Add(renewEvery))
+		wf, err := e.store.GetWorkflow(pctx, id)
+		pcancel()
 		if (err == nil && wf.Status != StatusRunning) || KindOf(err) == KindNotFound {
 			cancel(errStoppedElsewhere)
 			return
@@ -180,6 +213,13 @@ func newRunLease(sent time.Time, ttl time.Duration, cancel context.CancelCauseFu
 	defer l.mu.Unlock()
 	l.timer = time.AfterFunc(time.Until(l.until), l.expire)
 	return l
+}
+
+// end is when the lease ends by this process's clock.
+func (l *runLease) end() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.until
 }
 
 // since is when the claim that took the lease was sent.
@@ -256,8 +296,9 @@ func (r *runner) recoverLoop() {
 
 // progressed reports whether a running round has committed work past its
 // start: found by the recovery scan, such a round was left by another run
-// (a dead or stopped instance), while one still at its start was merely
-// queued by an API-only instance.
+// (a dead or stopped instance), while one still at its start may merely
+// have been queued by an API-only instance (a dead instance's round at its
+// start is told by its expired lease).
 func progressed(wf *Workflow) bool {
 	return wf.Step > 1 || (wf.Checkpoint != nil && wf.Checkpoint.Phase != PhaseSelect)
 }

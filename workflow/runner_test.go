@@ -52,23 +52,35 @@ func TestRoundLeasedElsewhereWaitsForTheLease(t *testing.T) {
 	}
 }
 
-// A round left running in the store by an instance that died after a step
-// (its lease expired, nothing scheduled it here) is resumed by the recovery
-// loop and logged as taken over with its fencing token; a round created
-// here is not.
+// A round left running in the store by an instance that died (its lease
+// expired, nothing scheduled it here) is resumed by the recovery loop and
+// logged as taken over with its fencing token and previous holder, whether
+// it had progressed or died at its first step; a round queued with no
+// lease ever taken (an API-only instance's) and a round created here are
+// not logged.
 func TestDeadInstancesRoundIsLoggedAsTakenOver(t *testing.T) {
 	t.Parallel()
 	store := memstore.New()
 	ctx := context.Background()
-	dead := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "alice", Mode: workflow.ModeReact,
-		Status: workflow.StatusRunning, Round: 1, Step: 2, MaxSteps: 3, Checkpoint: &workflow.Checkpoint{Phase: workflow.PhaseSelect}}
-	if _, _, err := store.Commit(ctx, workflow.Commit{Workflow: dead, Messages: []workflow.Message{{
-		ID: workflow.NewID(workflow.PrefixMessage), Round: 1, Role: workflow.RoleUser, Text: "p"}}}); err != nil {
-		t.Fatal(err)
+	put := func(step int, holder string) *workflow.Workflow {
+		t.Helper()
+		wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "alice", Mode: workflow.ModeReact,
+			Status: workflow.StatusRunning, Round: 1, Step: step, MaxSteps: 3, Checkpoint: &workflow.Checkpoint{Phase: workflow.PhaseSelect}}
+		if _, _, err := store.Commit(ctx, workflow.Commit{Workflow: wf, Messages: []workflow.Message{{
+			ID: workflow.NewID(workflow.PrefixMessage), Round: 1, Role: workflow.RoleUser, Text: "p"}}}); err != nil {
+			t.Fatal(err)
+		}
+		if holder != "" {
+			if fence, err := store.ClaimRound(ctx, wf.ID, holder, 30*time.Millisecond); fence == 0 || err != nil {
+				t.Fatalf("ClaimRound: %v %v", fence, err)
+			}
+		}
+		return wf
 	}
-	if fence, err := store.ClaimRound(ctx, dead.ID, "dead", 30*time.Millisecond); fence == 0 || err != nil {
-		t.Fatalf("ClaimRound: %v %v", fence, err)
-	}
+	dead := put(2, "dead")      // died after a step
+	deadFirst := put(1, "dead") // died during its first step
+	queued := put(1, "")        // queued by an API-only instance
+	time.Sleep(50 * time.Millisecond)
 	var logs lockedBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	model := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
@@ -77,8 +89,10 @@ func TestDeadInstancesRoundIsLoggedAsTakenOver(t *testing.T) {
 	e := newEngine(t, workflow.EngineConfig{InstanceID: "here", Logger: logger}, store, model, callThenComplete)
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if got, err := e.Wait(wctx, dead.ID); err != nil || got.Status != workflow.StatusCompleted {
-		t.Fatalf("dead instance's round: %+v, %v; want completed", got, err)
+	for _, wf := range []*workflow.Workflow{dead, deadFirst, queued} {
+		if got, err := e.Wait(wctx, wf.ID); err != nil || got.Status != workflow.StatusCompleted {
+			t.Fatalf("round %s: %+v, %v; want completed", wf.ID, got, err)
+		}
 	}
 	mine, err := e.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "q"})
 	if err != nil {
@@ -88,11 +102,22 @@ func TestDeadInstancesRoundIsLoggedAsTakenOver(t *testing.T) {
 		t.Fatalf("own round: %+v, %v; want completed", got, err)
 	}
 	out := logs.String()
-	if !strings.Contains(out, `msg="round taken over" instance=here workflow=`+dead.ID+" round=1 step=2 fence=2") {
-		t.Errorf("no takeover line for %s in:\n%s", dead.ID, out)
-	}
-	if strings.Contains(out, `msg="round taken over" instance=here workflow=`+mine.ID) {
-		t.Errorf("a round created here was logged as taken over:\n%s", out)
+	for _, c := range []struct {
+		wf   *workflow.Workflow
+		want string // the takeover line's attributes, "" for none
+	}{
+		{dead, " round=1 step=2 fence=2 from=dead cause=\"lease expired\""},
+		{deadFirst, " round=1 step=1 fence=2 from=dead cause=\"lease expired\""},
+		{queued, ""},
+		{mine, ""},
+	} {
+		line := `msg="round taken over" instance=here workflow=` + c.wf.ID
+		switch {
+		case c.want != "" && !strings.Contains(out, line+c.want):
+			t.Errorf("no takeover line %q in:\n%s", line+c.want, out)
+		case c.want == "" && strings.Contains(out, line):
+			t.Errorf("round %s was logged as taken over:\n%s", c.wf.ID, out)
+		}
 	}
 	// Every claim is logged at debug level, the takeover's and the own
 	// round's alike.

@@ -132,45 +132,63 @@ type Store interface {
 	ReleaseRound(ctx context.Context, workflowID, owner string) error
 }
 
+// RoundClaim is the outcome of ClaimRoundLoad.
+type RoundClaim struct {
+	// Fence is the lease's fencing token when the owner now holds the
+	// lease, 0 when another owner holds it.
+	Fence int64
+	// Workflow and, when its status is StatusRunning, all its Messages,
+	// read atomically with the claim when Fence > 0 (nil otherwise).
+	Workflow *Workflow
+	Messages []Message
+	// Expired is the owner whose lease this claim took after it had run
+	// out without being released (its instance died, or stalled past
+	// it): "" when the lease was free or released, or renewed by its
+	// holder, and from a store that is not a RoundLoader.
+	Expired string
+}
+
 // RoundLoader is a Store that can claim a round and read what its run
-// starts from in one step (on Redis, one round trip instead of three). The
-// engine starts every run with ClaimRoundLoad, which uses it when the store
-// has it. A store wrapper that embeds a Store hides it: such a wrapper
-// forwards it, if it wants it used, by calling ClaimRoundLoad on the
-// wrapped store.
+// starts from in one step (on Redis, one round trip instead of three),
+// and say whose expired lease the claim took. The engine starts every run
+// with ClaimRoundLoad, which uses it when the store has it. A store
+// wrapper that embeds a Store hides it: such a wrapper forwards it, if it
+// wants it used, by calling ClaimRoundLoad on the wrapped store.
 type RoundLoader interface {
 	// ClaimRoundLoad is ClaimRound that, when owner now holds the lease
-	// (fence > 0), also returns the workflow and, when its status is
-	// StatusRunning, all its messages (nil otherwise), read atomically
-	// with the claim. With fence 0 both are nil. With an error the caller
-	// holds no lease to release (one taken before a failure, e.g. a
-	// corrupt state, is released, or expires with ttl when that fails).
-	ClaimRoundLoad(ctx context.Context, workflowID, owner string, ttl time.Duration) (fence int64, wf *Workflow, msgs []Message, err error)
+	// (Fence > 0), also returns the workflow and its messages (see
+	// RoundClaim) and the owner of the expired lease it took, if any.
+	// With an error the caller holds no lease to release (one taken
+	// before a failure, e.g. a corrupt state, is released, or expires
+	// with ttl when that fails).
+	ClaimRoundLoad(ctx context.Context, workflowID, owner string, ttl time.Duration) (RoundClaim, error)
 }
 
 // ClaimRoundLoad claims workflowID's round for owner as s.ClaimRound does
 // and, when owner now holds the lease, returns the workflow and, when it
 // is running, all its messages: in one step when s is a RoundLoader, else
-// by GetWorkflow and Messages after the claim. When a read after the claim
-// fails, the lease is released and the read's error returned (KindNotFound
-// for a workflow deleted in between), with fence 0.
-func ClaimRoundLoad(ctx context.Context, s Store, workflowID, owner string, ttl time.Duration) (fence int64, wf *Workflow, msgs []Message, err error) {
+// by GetWorkflow and Messages after the claim (then Expired is unknown:
+// ""). When a read after the claim fails, the lease is released and the
+// read's error returned (KindNotFound for a workflow deleted in between),
+// with fence 0.
+func ClaimRoundLoad(ctx context.Context, s Store, workflowID, owner string, ttl time.Duration) (RoundClaim, error) {
 	if l, ok := s.(RoundLoader); ok {
 		return l.ClaimRoundLoad(ctx, workflowID, owner, ttl)
 	}
-	fence, err = s.ClaimRound(ctx, workflowID, owner, ttl)
+	fence, err := s.ClaimRound(ctx, workflowID, owner, ttl)
 	if err != nil || fence == 0 {
-		return 0, nil, nil, err
+		return RoundClaim{}, err
 	}
-	wf, err = s.GetWorkflow(ctx, workflowID)
-	if err == nil && wf.Status == StatusRunning {
-		msgs, err = s.Messages(ctx, workflowID, 0, 0)
+	c := RoundClaim{Fence: fence}
+	c.Workflow, err = s.GetWorkflow(ctx, workflowID)
+	if err == nil && c.Workflow.Status == StatusRunning {
+		c.Messages, err = s.Messages(ctx, workflowID, 0, 0)
 	}
 	if err != nil {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
 		defer cancel()
 		_ = s.ReleaseRound(rctx, workflowID, owner)
-		return 0, nil, nil, err
+		return RoundClaim{}, err
 	}
-	return fence, wf, msgs, nil
+	return c, nil
 }

@@ -182,7 +182,7 @@ func (s tracedStore) Commit(ctx context.Context, c Commit) (*Workflow, []Message
 
 // ClaimRoundLoad forwards to the store, so a traced engine still claims a
 // round and reads it in one step where the store can (RoundLoader).
-func (s tracedStore) ClaimRoundLoad(ctx context.Context, workflowID, owner string, ttl time.Duration) (int64, *Workflow, []Message, error) {
+func (s tracedStore) ClaimRoundLoad(ctx context.Context, workflowID, owner string, ttl time.Duration) (RoundClaim, error) {
 	return ClaimRoundLoad(ctx, s.Store, workflowID, owner, ttl)
 }
 

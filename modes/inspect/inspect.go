@@ -38,6 +38,11 @@ type Options struct {
 	// Offered selects the actions the plan prompt offers for a round's
 	// user prompt (actionplan.Mode.Offered); nil offers every action.
 	Offered func(prompt string, all []workflow.ActionSpec) []workflow.ActionSpec
+	// Model is the engine's model, asked which output mode it plans for a
+	// stage call (workflow.PlannedOutput), so a render leaves out the
+	// reply's shape when the call would give it natively; nil renders the
+	// shape (text mode).
+	Model workflow.Model
 }
 
 // Inspector renders and parses prompts as the modes do. It is safe for
@@ -47,11 +52,25 @@ type Inspector struct {
 	registry workflow.Registry
 	prompts  *prompts.Builder
 	offered  func(prompt string, all []workflow.ActionSpec) []workflow.ActionSpec
+	model    workflow.Model
 }
 
 // New returns an Inspector over opts.
 func New(opts Options) *Inspector {
-	return &Inspector{store: opts.Reader, registry: opts.Registry, prompts: opts.Prompts, offered: opts.Offered}
+	return &Inspector{store: opts.Reader, registry: opts.Registry, prompts: opts.Prompts, offered: opts.Offered, model: opts.Model}
+}
+
+// output is the template output of a stage call with schema out, as the
+// modes pick it: native when the model plans a native mode for the call.
+func (i *Inspector) output(stage workflow.Stage, out *workflow.OutputSchema) templates.Output {
+	if i.model == nil {
+		return templates.TextOutput
+	}
+	mode := workflow.PlannedOutput(i.model, workflow.ModelRequest{Stage: stage, JSON: prompts.ObjectReply(stage), Output: out})
+	if mode.Native() {
+		return templates.NativeOutput
+	}
+	return templates.TextOutput
 }
 
 // Template parses source as a template override of stage: with the stage's
@@ -96,6 +115,8 @@ func (i *Inspector) Render(ctx context.Context, wf *workflow.Workflow, stage wor
 			Connections: workflow.UserConnections(i.registry, wf.UserID), Feedback: fb, Template: override,
 		}
 		if stage == workflow.StageOne {
+			out := prompts.Stage1Output(in.Actions, in.Connections)
+			in.Output = i.output(stage, &out)
 			rendered, err = i.prompts.Stage1(in)
 		} else {
 			if i.offered != nil {
@@ -103,7 +124,11 @@ func (i *Inspector) Render(ctx context.Context, wf *workflow.Workflow, stage wor
 			}
 			rendered, err = i.prompts.Plan(in)
 		}
-		values = i.prompts.Stage1Values(in)
+		if stage == workflow.StageOne {
+			values = i.prompts.Stage1Values(in)
+		} else {
+			values = i.prompts.PlanValues(in)
+		}
 	case workflow.StageTwo:
 		var sel workflow.Selection
 		sel, res.Source, err = i.selection(ctx, wf, msgs)
@@ -116,6 +141,9 @@ func (i *Inspector) Render(ctx context.Context, wf *workflow.Workflow, stage wor
 				"stage2 cannot be rendered: the selected action %q is no longer registered", sel.Action)
 		}
 		in := prompts.Stage2Input{Selection: sel, Action: spec, Feedback: fb, Template: override}
+		if out, oerr := i.prompts.Stage2Output(in); oerr == nil {
+			in.Output = i.output(stage, &out.Output)
+		}
 		if rendered, err = i.prompts.Stage2(in); err == nil {
 			values, err = i.prompts.Stage2Values(in)
 		}

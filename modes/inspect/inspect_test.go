@@ -332,3 +332,34 @@ func TestReplayUsesTheUsersView(t *testing.T) {
 		t.Errorf("alice's reply choosing bob's tool: %+v, %v; want a rejection naming it", got, err)
 	}
 }
+
+// toolModel plans a forced tool for every call with a schema.
+type toolModel struct{ workflow.ModelFunc }
+
+func (toolModel) PlanOutput(req workflow.ModelRequest) workflow.OutputMode {
+	if req.Output != nil {
+		return workflow.OutputTool
+	}
+	return workflow.OutputText
+}
+
+// A render shows the prompt the engine would send with the gateway's
+// model: without the reply's shape when that model gives it natively.
+func TestRenderStage1LeavesTheShapeToANativeModel(t *testing.T) {
+	t.Parallel()
+	const shape = `"parametersSchema": {"fields": [{"name": "x"}]}`
+	in, r := fixture(t, nil)
+	text, err := in.Render(context.Background(), r.wf, workflow.StageOne, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.model = toolModel{}
+	native, err := in.Render(context.Background(), r.wf, workflow.StageOne, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(content(text.Prompt), shape) || strings.Contains(content(native.Prompt), shape) {
+		t.Errorf("shape in the text render %v, in the native render %v; want true, false",
+			strings.Contains(content(text.Prompt), shape), strings.Contains(content(native.Prompt), shape))
+	}
+}

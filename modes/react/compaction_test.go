@@ -20,7 +20,7 @@ import (
 
 // compactBudget is the small WORKFLOW_HISTORY budget of the compaction
 // tests: a few echo steps fill it.
-const compactBudget = 3000
+const compactBudget = 1200
 
 // longRound is a scripted model for a round of n echo steps and a final
 // answer, whatever compactions happen in between: it answers by stage and

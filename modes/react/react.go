@@ -27,6 +27,7 @@ import (
 
 	"github.com/twostep/twostep/modes"
 	"github.com/twostep/twostep/prompts"
+	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -51,7 +52,8 @@ func New(b *prompts.Builder) *Mode {
 
 // Step runs the current step's next phase once: a Stage 1 attempt (select),
 // a Stage 2 attempt (parameterize; for workflow.complete it ends the
-// round), or the action (execute). Every model call it makes is followed
+// round; skipped when the step has no parameter to fill), or the action
+// (execute). Every model call it makes is followed
 // by one persisted transition.
 func (m *Mode) Step(ctx context.Context, run *workflow.Run) error {
 	cp := run.Workflow().Checkpoint
@@ -109,20 +111,22 @@ func (m *Mode) selectAction(ctx context.Context, run *workflow.Run, cp *workflow
 	}
 	reg := run.Registry()
 	env := prompts.Stage1Env{Registry: reg, Messages: run.Messages(), Connections: run.Connections()}
-	rendered, err := m.stage1Prompt(run, problems)
-	if err != nil {
-		return fmt.Errorf("react: rendering stage 1: %w", err)
-	}
 	var res prompts.Stage1Result
 	output := m.prompts.Stage1Output(reg.Actions(), run.Connections())
-	resp, err := run.Generate(ctx, workflow.ModelCall{
-		Stage: workflow.StageOne, Attempt: attempt, Template: rendered.Template, Prompt: rendered.Messages, JSON: prompts.ObjectReply(workflow.StageOne),
-		MaxTokens: maxTokens(cp), Output: &output,
+	call := workflow.ModelCall{
+		Stage: workflow.StageOne, Attempt: attempt, JSON: prompts.ObjectReply(workflow.StageOne),
+		MaxTokens: maxTokens(cp), Output: &output, CacheKey: cacheKey(run, workflow.StageOne),
 		Check: func(reply string) (json.RawMessage, string) {
 			res = prompts.ParseStage1(reply, env)
 			return res.Parsed, strings.Join(res.Problems, "\n")
 		},
-	})
+	}
+	rendered, err := m.stage1Prompt(run, problems, templateOutput(run.PlannedOutput(call)))
+	if err != nil {
+		return fmt.Errorf("react: rendering stage 1: %w", err)
+	}
+	call.Template, call.Prompt, call.CachePrefix = rendered.Template, rendered.Messages, rendered.CachePrefix
+	resp, err := run.Generate(ctx, call)
 	if resp.Truncated {
 		res = prompts.Stage1Result{Problems: []string{workflow.TruncatedProblem(resp)}}
 	}
@@ -131,6 +135,10 @@ func (m *Mode) selectAction(ctx context.Context, run *workflow.Run, cp *workflow
 		return err
 	case len(res.Problems) == 0:
 		sel := res.Selection
+		if nothingToFill(reg, sel) {
+			// DESIGN §10.1: no Stage 2 call for a step with no parameter.
+			return run.Checkpoint(ctx, workflow.Checkpoint{Phase: workflow.PhaseExecute, Selection: &sel, Parameters: map[string]any{}})
+		}
 		return run.Checkpoint(ctx, workflow.Checkpoint{Phase: workflow.PhaseParameterize, Selection: &sel})
 	case attempt <= MaxRetries:
 		return run.Checkpoint(ctx, workflow.Checkpoint{
@@ -140,13 +148,41 @@ func (m *Mode) selectAction(ctx context.Context, run *workflow.Run, cp *workflow
 	return modes.Fail(ctx, run, modes.Failure{Reason: rejected("Stage 1", attempt, res.Problems)})
 }
 
+// nothingToFill reports whether sel's step runs with no parameters and
+// so needs no Stage 2 call: Stage 1 asked for no field, the action
+// requires none (prompts.NeedsStage2) and its schema accepts {}. The
+// round's answer (workflow.complete) always has its message to fill.
+func nothingToFill(reg workflow.Registry, sel workflow.Selection) bool {
+	spec, ok := reg.Action(sel.Action)
+	if !ok || sel.Action == workflow.CompleteAction || prompts.NeedsStage2(spec, sel.ParametersSchema.Fields) {
+		return false
+	}
+	return len(reg.ValidateParameters(sel.Action, map[string]any{})) == 0
+}
+
 // stage1Prompt renders the Stage 1 prompt with every registered action.
-func (m *Mode) stage1Prompt(run *workflow.Run, problems []string) (prompts.Rendered, error) {
+func (m *Mode) stage1Prompt(run *workflow.Run, problems []string, out templates.Output) (prompts.Rendered, error) {
 	repeats := run.Repeats()
 	return m.prompts.Stage1(prompts.Stage1Input{
 		Workflow: run.Workflow(), Messages: run.Messages(), Actions: run.Registry().Actions(),
-		Connections: run.Connections(), Feedback: prompts.Feedback(problems), Repeats: &repeats,
+		Connections: run.Connections(), Feedback: prompts.Feedback(problems), Repeats: &repeats, Output: out,
 	})
+}
+
+// cacheKey is the prompt cache key of the workflow's calls of stage
+// (DESIGN §10.1): "<workflowId>:<stage>".
+func cacheKey(run *workflow.Run, stage workflow.Stage) string {
+	return run.Workflow().ID + ":" + string(stage)
+}
+
+// templateOutput is the template output for a call sent in mode: a
+// native mode gives the provider the reply's shape, so the prompt leaves
+// it out (DESIGN §10.1).
+func templateOutput(mode workflow.OutputMode) templates.Output {
+	if mode.Native() {
+		return templates.NativeOutput
+	}
+	return templates.TextOutput
 }
 
 // parameterize makes one Stage 2 attempt for sel. Accepted parameters are
@@ -168,19 +204,27 @@ func (m *Mode) parameterize(ctx context.Context, run *workflow.Run, cp *workflow
 		fail.Reason = rejected("Stage 2", attempt-1, problems)
 		return modes.Fail(ctx, run, fail)
 	}
-	rendered, output, err := m.prompts.Stage2Call(prompts.Stage2Input{Selection: sel, Action: spec, Feedback: prompts.Feedback(problems)})
+	in := prompts.Stage2Input{Selection: sel, Action: spec, Feedback: prompts.Feedback(problems)}
+	output, err := m.prompts.Stage2Output(in)
 	if err != nil {
 		return fmt.Errorf("react: rendering stage 2: %w", err)
 	}
 	var res prompts.Stage2Result
-	resp, err := run.Generate(ctx, workflow.ModelCall{
-		Stage: workflow.StageTwo, Attempt: attempt, Template: rendered.Template, Prompt: rendered.Messages, JSON: prompts.ObjectReply(workflow.StageTwo),
-		MaxTokens: maxTokens(cp), Output: &output.Output, FromNative: output.FromNative,
+	call := workflow.ModelCall{
+		Stage: workflow.StageTwo, Attempt: attempt, JSON: prompts.ObjectReply(workflow.StageTwo),
+		MaxTokens: maxTokens(cp), Output: &output.Output, FromNative: output.FromNative, CacheKey: cacheKey(run, workflow.StageTwo),
 		Check: func(reply string) (json.RawMessage, string) {
 			res = prompts.ParseStage2(reply, spec, sel.ParametersSchema.Fields, reg)
 			return res.Parsed, strings.Join(res.Problems, "\n")
 		},
-	})
+	}
+	in.Output = templateOutput(run.PlannedOutput(call))
+	rendered, err := m.prompts.Stage2(in)
+	if err != nil {
+		return fmt.Errorf("react: rendering stage 2: %w", err)
+	}
+	call.Template, call.Prompt, call.CachePrefix = rendered.Template, rendered.Messages, rendered.CachePrefix
+	resp, err := run.Generate(ctx, call)
 	if resp.Truncated {
 		res = prompts.Stage2Result{Problems: []string{workflow.TruncatedProblem(resp)}}
 	}

@@ -140,7 +140,8 @@ func TestStage1RejectedThreeTimesFailsTheStep(t *testing.T) {
 
 func TestRoundEndings(t *testing.T) {
 	t.Parallel()
-	broken := []string{enginetest.Select(enginetest.Broken, "break", nil, ""), enginetest.Params(map[string]any{})}
+	// Broken has no parameter to fill: one Stage 1 call, no Stage 2.
+	broken := []string{enginetest.Select(enginetest.Broken, "break", nil, "")}
 	tests := []struct {
 		name      string
 		maxSteps  int
@@ -153,9 +154,9 @@ func TestRoundEndings(t *testing.T) {
 		{"max steps soft finish", 2, replies(enginetest.Echoes("a"), enginetest.Echoes("b"), enginetest.Completes("never")),
 			workflow.StatusCompleted, workflow.StopMaxSteps, 4, workflow.RoleAssistant},
 		{"breaker after three failures", 10, replies(broken, broken, broken, enginetest.Completes("never")),
-			workflow.StatusFailed, workflow.StopFailures, 6, workflow.RoleAction},
+			workflow.StatusFailed, workflow.StopFailures, 3, workflow.RoleAction},
 		{"a success resets the breaker", 10, replies(broken, broken, enginetest.Echoes("ok"), broken, broken, enginetest.Completes("fine")),
-			workflow.StatusCompleted, workflow.StopCompleted, 12, workflow.RoleAssistant},
+			workflow.StatusCompleted, workflow.StopCompleted, 8, workflow.RoleAssistant},
 		{"complete on the last allowed step", 2, replies(enginetest.Echoes("a"), enginetest.Completes("just in time")),
 			workflow.StatusCompleted, workflow.StopCompleted, 4, workflow.RoleAssistant},
 		{"model outage", 10, replies(enginetest.Echoes("a"), enginetest.Echoes("b")[:1]),
@@ -258,7 +259,8 @@ func TestStage2UnaskedFieldRejected(t *testing.T) {
 // step; the failed steps stay recorded.
 func TestResumeAfterBreaker(t *testing.T) {
 	t.Parallel()
-	broken := []string{enginetest.Select(enginetest.Broken, "break", nil, ""), enginetest.Params(map[string]any{})}
+	// Broken has no parameter to fill: one Stage 1 call, no Stage 2.
+	broken := []string{enginetest.Select(enginetest.Broken, "break", nil, "")}
 	store := newStore()
 	model := llm.NewScripted(replies(broken, broken, broken, enginetest.Completes("recovered"))...)
 	e := startEngine(t, testConfig("a"), store, model, enginetest.NewRegistry())

@@ -18,14 +18,23 @@ func newMode(t testing.TB) *react.Mode {
 	return react.New(newBuilder(t))
 }
 
-// newBuilder returns a prompt builder over the embedded templates.
+// newBuilder returns a prompt builder over the embedded templates, with
+// the history budget the scripted rounds of these tests were written for
+// (12,000 characters: they compact only where they say so).
 func newBuilder(t testing.TB) *prompts.Builder {
+	t.Helper()
+	return newBuilderWith(t, prompts.Options{HistoryBudget: 12000})
+}
+
+// newBuilderWith returns a prompt builder over the embedded templates
+// with opts.
+func newBuilderWith(t testing.TB, opts prompts.Options) *prompts.Builder {
 	t.Helper()
 	set, err := templates.Load("")
 	if err != nil {
 		t.Fatalf("templates.Load: %v", err)
 	}
-	return prompts.NewBuilder(set, prompts.Options{})
+	return prompts.NewBuilder(set, opts)
 }
 
 // startEngine returns a started engine running the React mode over store.

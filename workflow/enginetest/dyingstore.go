@@ -93,11 +93,11 @@ func (s *DyingStore) ClaimRound(ctx context.Context, id, owner string, ttl time.
 
 // ClaimRoundLoad claims and reads through the wrapped store (in one step
 // when it can) until the store dies.
-func (s *DyingStore) ClaimRoundLoad(ctx context.Context, id, owner string, ttl time.Duration) (int64, *workflow.Workflow, []workflow.Message, error) {
+func (s *DyingStore) ClaimRoundLoad(ctx context.Context, id, owner string, ttl time.Duration) (workflow.RoundClaim, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.dead.Load() {
-		return 0, nil, nil, ErrDead
+		return workflow.RoundClaim{}, ErrDead
 	}
 	return workflow.ClaimRoundLoad(ctx, s.Store, id, owner, ttl)
 }

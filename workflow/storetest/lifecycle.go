@@ -146,7 +146,9 @@ func testLeases(t *testing.T, f Fixture) {
 }
 
 // testLeaseExpiry lets a lease run out: the other owner takes over with a
-// greater fence, which outlives the expired lease.
+// greater fence, which outlives the expired lease, and (through
+// ClaimRoundLoad, when the store is a RoundLoader) learns whose expired
+// lease it took; a lease released before it ran out is no one's.
 func testLeaseExpiry(t *testing.T, f Fixture) {
 	ctx := context.Background()
 	wf, _, _ := create(t, f.Store, newWorkflow("alice"))
@@ -166,15 +168,25 @@ func testLeaseExpiry(t *testing.T, f Fixture) {
 	} else {
 		time.Sleep(ttl + 100*time.Millisecond)
 	}
-	fence, err = f.Store.ClaimRound(ctx, wf.ID, "b", time.Minute)
-	must(t, "ClaimRound(b) after expiry", err)
-	if fence != 2 {
-		t.Fatalf("b took over an expired lease with fence %d, want 2", fence)
+	c, err := workflow.ClaimRoundLoad(ctx, f.Store, wf.ID, "b", time.Minute)
+	must(t, "ClaimRoundLoad(b) after expiry", err)
+	if c.Fence != 2 {
+		t.Fatalf("b took over an expired lease with fence %d, want 2", c.Fence)
+	}
+	_, loader := f.Store.(workflow.RoundLoader)
+	if loader && c.Expired != "a" {
+		t.Errorf("b took over a's expired lease; Expired = %q, want a", c.Expired)
 	}
 	fence, err = f.Store.ClaimRound(ctx, wf.ID, "a", ttl)
 	must(t, "ClaimRound(a) after takeover", err)
 	if fence != 0 {
 		t.Errorf("a renewed a lease it had lost (fence %d)", fence)
+	}
+	must(t, "ReleaseRound(b)", f.Store.ReleaseRound(ctx, wf.ID, "b"))
+	c, err = workflow.ClaimRoundLoad(ctx, f.Store, wf.ID, "a", time.Minute)
+	must(t, "ClaimRoundLoad(a) after b's release", err)
+	if c.Fence != 3 || c.Expired != "" {
+		t.Errorf("a claimed the lease b released: fence %d, Expired %q; want 3 and no one's", c.Fence, c.Expired)
 	}
 }
 
@@ -192,10 +204,14 @@ func testClaimRoundLoad(t *testing.T, f Fixture) {
 
 	load := func(owner string, want int64) (*workflow.Workflow, []workflow.Message) {
 		t.Helper()
-		fence, got, msgs, err := workflow.ClaimRoundLoad(ctx, f.Store, wf.ID, owner, time.Minute)
+		c, err := workflow.ClaimRoundLoad(ctx, f.Store, wf.ID, owner, time.Minute)
 		must(t, "ClaimRoundLoad("+owner+")", err)
+		fence, got, msgs := c.Fence, c.Workflow, c.Messages
 		if fence != want {
 			t.Fatalf("ClaimRoundLoad(%s) fence %d, want %d", owner, fence, want)
+		}
+		if c.Expired != "" { // free, renewed or released leases only here
+			t.Fatalf("ClaimRoundLoad(%s) took an expired lease of %q; no lease expired", owner, c.Expired)
 		}
 		if fence == 0 {
 			if got != nil || msgs != nil {
@@ -235,9 +251,9 @@ func testClaimRoundLoad(t *testing.T, f Fixture) {
 		t.Fatalf("ClaimRoundLoad of a completed workflow: status %s, %d messages; want completed, none", got.Status, len(msgs))
 	}
 
-	_, _, _, err = workflow.ClaimRoundLoad(ctx, f.Store, workflow.NewID(workflow.PrefixWorkflow), "a", time.Minute)
+	_, err = workflow.ClaimRoundLoad(ctx, f.Store, workflow.NewID(workflow.PrefixWorkflow), "a", time.Minute)
 	wantKind(t, "ClaimRoundLoad of an unknown workflow", err, workflow.KindNotFound)
 	must(t, "DeleteWorkflow", f.Store.DeleteWorkflow(ctx, other.ID))
-	_, _, _, err = workflow.ClaimRoundLoad(ctx, f.Store, other.ID, "a", time.Minute)
+	_, err = workflow.ClaimRoundLoad(ctx, f.Store, other.ID, "a", time.Minute)
 	wantKind(t, "ClaimRoundLoad of a deleted workflow", err, workflow.KindNotFound)
 }

@@ -1,0 +1,37 @@
+package workflow
+
+// OutputPlanner is a Model that can say, before a call, which output mode
+// it will send a request with (llm.Model and llm.Router can). A mode uses
+// it to leave the reply's shape out of a prompt whose call gives the
+// provider that shape natively (DESIGN §10.1), so the shape is sent once.
+type OutputPlanner interface {
+	// PlanOutput returns the mode Generate(req) would ask for first
+	// (before any fallback after a refusal).
+	PlanOutput(req ModelRequest) OutputMode
+}
+
+// PlannedOutput returns the output mode m plans for req, or OutputText
+// when m cannot say (it is no OutputPlanner): the prompt then describes
+// the reply itself, which every mode understands.
+func PlannedOutput(m Model, req ModelRequest) OutputMode {
+	if p, ok := m.(OutputPlanner); ok {
+		if mode := p.PlanOutput(req); mode != "" {
+			return mode
+		}
+	}
+	return OutputText
+}
+
+// PlannedOutput returns the output mode the engine's model plans for call
+// (see the package function PlannedOutput).
+func (r *Run) PlannedOutput(call ModelCall) OutputMode {
+	return PlannedOutput(r.e.model, call.request())
+}
+
+// request is the ModelRequest Generate sends for call.
+func (call ModelCall) request() ModelRequest {
+	return ModelRequest{
+		Messages: call.Prompt, JSON: call.JSON, MaxTokens: call.MaxTokens, Stage: call.Stage, Output: call.Output,
+		CacheKey: call.CacheKey, CachePrefix: call.CachePrefix,
+	}
+}
