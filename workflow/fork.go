@@ -42,6 +42,9 @@ type StepEditChecker interface {
 	// CheckParameters judges params as Stage 2's reply for sel and
 	// returns one line per problem (none: accepted).
 	CheckParameters(params map[string]any, sel Selection, reg Registry) []string
+	// Selected is the checkpoint (phase, selection, parameters) an
+	// accepted selection leads to, as after the mode's live Stage 1 call.
+	Selected(reg Registry, sel Selection) Checkpoint
 }
 
 // ForkProblems carries the lines of an edited selection or edited
@@ -66,8 +69,9 @@ func (p *ForkProblems) Error() string { return p.Field + ": " + strings.Join(p.L
 // copied: the fork's are its own, from its first call on.
 //
 // The fork runs round req.Round from step req.Step: from Stage 1 without
-// an edit; from Stage 2 with req.Selection, judged as a live Stage 1
-// reply of the fork would be; from execution with req.Parameters, judged
+// an edit; with req.Selection, judged as a live Stage 1 reply of the fork
+// would be, from where such a reply leads (StepEditChecker.Selected:
+// Stage 2, or execution when nothing is to fill); from execution with req.Parameters, judged
 // as Stage 2's reply for req.Selection or, without it, for the selection
 // the original recorded at that step (its checkpoint, or the accepted
 // Stage 1 call's trace). The fork is committed running, under the user's
@@ -179,10 +183,12 @@ func (e *Engine) forkCheckpoint(ctx context.Context, checker StepEditChecker, wf
 		}
 		sel = recorded
 	}
-	cp.Phase, cp.Selection = PhaseParameterize, &sel
 	if req.Parameters == nil {
-		return cp, nil
+		next := checker.Selected(reg, sel)
+		next.Step = req.Step
+		return &next, nil
 	}
+	cp.Selection = &sel
 	if problems := checker.CheckParameters(req.Parameters, sel, reg); len(problems) > 0 {
 		return nil, forkProblems("parameters", "the edited parameters are invalid", problems)
 	}

@@ -8,9 +8,11 @@ import (
 	"os"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/twostep/twostep/llm"
@@ -246,6 +248,14 @@ func TestForkAtStepFour(t *testing.T) {
 			params:  map[string]any{"text": "given"},
 		},
 		{
+			name: "another action with nothing to fill",
+			req: workflow.ForkRequest{Round: 1, Step: 4, Selection: &workflow.Selection{
+				Action: enginetest.Remote, ActionObjective: "call the CRM", RequiredConnection: "crm", ParametersContext: "none"}},
+			replies: enginetest.Completes("forked"),
+			stages:  []workflow.Stage{workflow.StageOne, workflow.StageTwo},
+			step4:   shape{1, 4, workflow.RoleAction, enginetest.Remote, workflow.MessageSuccess},
+		},
+		{
 			name:    "edited parameters of the recorded selection",
 			req:     workflow.ForkRequest{Round: 1, Step: 4, Parameters: map[string]any{"text": "edited"}},
 			replies: enginetest.Completes("forked"),
@@ -269,8 +279,8 @@ func TestForkAtStepFour(t *testing.T) {
 				fs := newStore(t)
 				model := llm.NewScripted(replies(tenRecordedSteps(), tc.replies)...)
 				reg := enginetest.NewRegistry()
+				orig := runOriginal(t, fs.store, model, reg)
 				e := startEngine(t, testConfig("fork"), fs.store, model, reg)
-				orig := wait(t, e, create(t, e, "ten steps", 10).ID)
 				if orig.Status != workflow.StatusCompleted || orig.Step != 10 {
 					t.Fatalf("the original ended %s at step %d (%s)", orig.Status, orig.Step, orig.Error)
 				}
@@ -308,7 +318,7 @@ func TestForkAtStepFour(t *testing.T) {
 				if got := shapes(forkMsgs[4:]); got[0] != tc.step4 || got[1].Role != workflow.RoleAssistant {
 					t.Errorf("the fork's step 4 and 5: %+v, want %+v then the answer", got, tc.step4)
 				}
-				if diff := cmp.Diff(tc.params, forkMsgs[4].Parameters); diff != "" {
+				if diff := cmp.Diff(tc.params, forkMsgs[4].Parameters, cmpopts.EquateEmpty()); diff != "" {
 					t.Errorf("the fork's step 4 parameters (-want +got):\n%s", diff)
 				}
 
@@ -337,6 +347,25 @@ func TestForkAtStepFour(t *testing.T) {
 			})
 		}
 	}
+}
+
+// runOriginal runs the round of ten recorded steps on an engine of its
+// own, shut down before it returns: the original's run is over, its
+// lease released, so nothing but a fork could change its records.
+func runOriginal(t *testing.T, store workflow.Store, model workflow.Model, reg workflow.Registry) *workflow.Workflow {
+	t.Helper()
+	e, err := workflow.NewEngine(testConfig("original"), store, model, reg, map[workflow.ModeName]workflow.Mode{workflow.ModeReact: newMode(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Start(context.Background())
+	orig := wait(t, e, create(t, e, "ten steps", 10).ID)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := e.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	return orig
 }
 
 // Refused forks: edits judged as a live step's replies are (references
