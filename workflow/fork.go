@@ -132,6 +132,9 @@ func checkForkPoint(wf *Workflow, msgs []Message, round, step int) error {
 	if round < 1 || step < 1 {
 		return Errorf(KindInvalid, "round and step start at 1, not round %d step %d", round, step)
 	}
+	if step > wf.MaxSteps {
+		return Errorf(KindInvalid, "workflow %s runs at most %d steps a round, not step %d", wf.ID, wf.MaxSteps, step)
+	}
 	if round > wf.Round {
 		return Errorf(KindInvalid, "workflow %s has %d round(s), not round %d", wf.ID, wf.Round, round)
 	}
