@@ -497,3 +497,40 @@ func TestForkEndsWithEditedAnswer(t *testing.T) {
 		t.Errorf("the fork made %d model calls, want none", n)
 	}
 }
+
+// A round paused for approval forked at its paused step with edited
+// parameters: the selection comes from the original's checkpoint (the
+// fork's engine sees no trace), the fork's step still needs approval and
+// pauses with the edited parameters, and approving it runs them; the
+// original stays paused, unchanged.
+func TestForkPausedStepKeepsApprovals(t *testing.T) {
+	t.Parallel()
+	store, reg := newStore(), enginetest.NewRegistry()
+	_, orig, model := pausedAt(t, store, reg, approvalConfig(), enginetest.Completes("forked"))
+	before := snapshot(t, store, orig.ID)
+	e := startEngine(t, approvalConfig(), &tracelessStore{Store: store}, model, reg)
+	fork, err := e.Fork(context.Background(), "alice", orig.ID, workflow.ForkRequest{Round: 1, Step: 1, Parameters: map[string]any{"text": "edited"}})
+	if err != nil {
+		t.Fatalf("Fork: %v", err)
+	}
+	fork = wait(t, e, fork.ID)
+	p := fork.PendingApproval
+	if fork.Status != workflow.StatusAwaitingApproval || p == nil || p.Action != enginetest.Echo || p.Parameters["text"] != "edited" || p.Step != 1 {
+		t.Fatalf("the fork ended %s with pending %+v, want it paused on echo(edited)", fork.Status, p)
+	}
+	if n := len(reg.Calls()); n != 0 {
+		t.Fatalf("the held action ran %d times before any decision", n)
+	}
+	if _, err := e.Decide(context.Background(), "alice", fork.ID, p.ID, workflow.Decision{Approve: true}); err != nil {
+		t.Fatalf("Decide: %v", err)
+	}
+	if fork = wait(t, e, fork.ID); fork.Status != workflow.StatusCompleted {
+		t.Fatalf("the approved fork ended %s (%s)", fork.Status, fork.Error)
+	}
+	if calls := reg.Calls(); len(calls) != 1 || calls[0].Parameters["text"] != "edited" {
+		t.Errorf("executed %+v, want echo(edited) once", calls)
+	}
+	if after := snapshot(t, store, orig.ID); after != before {
+		t.Errorf("the original changed:\nbefore %s\nafter  %s", before, after)
+	}
+}
