@@ -1,8 +1,6 @@
 package actions
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -10,6 +8,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/yamlcheck"
 )
 
 // Config is the actions, connections and limits sections of the
@@ -160,12 +159,8 @@ func LoadConfig(r io.Reader, lookupEnv func(string) (string, bool)) (Config, err
 func ConfigFromYAML(connections, httpActions *yaml.Node, limits Limits, lookupEnv func(string) (string, bool)) (cfg Config, err error) {
 	defer workflow.Wrap(&err, "actions.LoadConfig")
 	var problems []string
-	if err := decodeStrict(connections, &cfg.Connections); err != nil {
-		problems = append(problems, "connections: "+err.Error())
-	}
-	if err := decodeStrict(httpActions, &cfg.HTTPActions); err != nil {
-		problems = append(problems, "httpActions: "+err.Error())
-	}
+	problems = append(problems, decodeStrict(connections, "connections", &cfg.Connections)...)
+	problems = append(problems, decodeStrict(httpActions, "httpActions", &cfg.HTTPActions)...)
 	cfg.Limits = limits
 	if lookupEnv == nil {
 		lookupEnv = func(string) (string, bool) { return "", false }
@@ -187,21 +182,11 @@ func ConfigFromYAML(connections, httpActions *yaml.Node, limits Limits, lookupEn
 	return cfg, nil
 }
 
-// decodeStrict decodes one YAML section into out, refusing unknown keys.
-func decodeStrict(node *yaml.Node, out any) error {
-	if node.Kind == 0 {
-		return nil
-	}
-	raw, err := yaml.Marshal(node)
-	if err != nil {
-		return err
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	dec.KnownFields(true)
-	if err := dec.Decode(out); err != nil && !errors.Is(err, io.EOF) {
-		return err
-	}
-	return nil
+// decodeStrict decodes one YAML section (path is its key) into out and
+// returns its problems: unknown keys with a suggestion and values of the
+// wrong kind, each with its line in the file and its key path.
+func decodeStrict(node *yaml.Node, path string, out any) []string {
+	return yamlcheck.Strings(yamlcheck.Decode(node, path, out))
 }
 
 // invalidConfig turns a list of problems into one KindInvalid error whose

@@ -153,7 +153,7 @@ httpActions:
 		"user is required",
 		`label "bad label!"`,
 		"must not carry credentials",
-		"field baseUrl not found",
+		`line 21: connections[3].baseUrl: unknown key "baseUrl"; did you mean "baseURL"?`,
 		`action "ai.process" is already registered`,
 		`name "NoDot" must be method.action`,
 		`url "/relative" must start with http://`,
@@ -165,6 +165,12 @@ httpActions:
 		if !strings.Contains(msg, want) {
 			t.Errorf("error lacks %q:\n%s", want, msg)
 		}
+	}
+	if n := strings.Count(msg, "MISSING_VAR"); n != 1 {
+		t.Errorf("the unset variable is %d problems, want 1:\n%s", n, msg)
+	}
+	if strings.Contains(msg, "actions.HTTPActionConfig") || strings.Contains(msg, "ConnectionConfig") {
+		t.Errorf("error names a Go type:\n%s", msg)
 	}
 	if strings.Contains(msg, "SECRET-MARKER-1") {
 		t.Errorf("error quotes a resolved secret:\n%s", msg)

@@ -35,13 +35,16 @@ func ExpandHeaders(where string, headers map[string]string, lookupEnv func(strin
 	var secrets []string
 	for _, name := range sortedKeys(headers) {
 		value := headers[name]
+		unset := false
 		resolved := envRefPattern.ReplaceAllStringFunc(value, func(ref string) string {
 			varName := envRefPattern.FindStringSubmatch(ref)[1]
 			v, ok := lookupEnv(varName)
 			switch {
 			case !ok:
+				unset = true
 				problems = append(problems, fmt.Sprintf("%s: header %q: environment variable %s is not set", where, name, varName))
 			case v == "":
+				unset = true
 				problems = append(problems, fmt.Sprintf("%s: header %q: environment variable %s is empty", where, name, varName))
 			default:
 				// Credential headers are checked whole by HeaderProblems.
@@ -54,6 +57,11 @@ func ExpandHeaders(where string, headers map[string]string, lookupEnv func(strin
 		})
 		if strings.Contains(envRefPattern.ReplaceAllString(value, ""), "${") {
 			problems = append(problems, fmt.Sprintf("%s: header %q: malformed ${NAME} reference", where, name))
+		}
+		if unset {
+			// One problem per unset variable: the header is left out, so
+			// the checks of its value do not report the gap again.
+			continue
 		}
 		if resolved != value {
 			secrets = append(secrets, resolved)

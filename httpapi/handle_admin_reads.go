@@ -16,7 +16,7 @@ import (
 // the checkpoint of its current step (phase, Stage 1 selection, parameters).
 type AdminWorkflowView struct {
 	WorkflowView
-	Checkpoint *workflow.Checkpoint `json:"checkpoint" doc:"The persisted phase of the step the round runs or would resume from: kept while it runs or awaits approval and after it stopped or failed (resume goes on from it); null once a round completed"`
+	Checkpoint *CheckpointView `json:"checkpoint" doc:"The persisted phase of the step the round runs or would resume from: kept while it runs or awaits approval and after it stopped or failed (resume goes on from it); null once a round completed"`
 	// TraceContext finds the round in the tracing backend (README,
 	// Observability).
 	TraceContext workflow.TraceContext `json:"traceContext" doc:"W3C traceparents of the request that started the round (origin) and of its last run's round span (round); empty when tracing is off"`
@@ -130,7 +130,7 @@ func (a *Admin) listWorkflows(ctx context.Context, in *adminListInput) (*body[Ad
 }
 
 func adminView(w *workflow.Workflow) AdminWorkflowView {
-	return AdminWorkflowView{WorkflowView: viewWorkflow(w), Checkpoint: w.Checkpoint, TraceContext: w.TraceContext}
+	return AdminWorkflowView{WorkflowView: viewWorkflow(w), Checkpoint: viewCheckpoint(w.Checkpoint), TraceContext: w.TraceContext}
 }
 
 func (a *Admin) getWorkflow(ctx context.Context, in *WorkflowPath) (*body[AdminWorkflowView], error) {

@@ -60,7 +60,7 @@ func (a *Admin) render(ctx context.Context, in *renderInput) (*body[RenderResult
 		return nil, a.fail(ctx, "adminRender", err)
 	}
 	res := RenderResult{Stage: r.Stage, Template: r.Template, Prompt: a.redact.Prompt(r.Prompt),
-		Placeholders: r.Placeholders, Selection: r.Selection, Source: r.Source}
+		Placeholders: r.Placeholders, Selection: viewSelection(r.Selection), Source: r.Source}
 	for k, v := range res.Placeholders {
 		res.Placeholders[k] = a.redact.String(v)
 	}

@@ -72,7 +72,16 @@ func (s *Server) registerWorkflows(api huma.API) {
 	}, s.deleteWorkflow)
 }
 
-func (s *Server) createWorkflow(ctx context.Context, in *createWorkflowInput) (*waitedOutput, error) {
+// createdOutput is createWorkflow's answer: a waitedOutput with the new
+// workflow's Location (huma reads no headers from an embedded struct).
+type createdOutput struct {
+	Status            int
+	PreferenceApplied string `header:"Preference-Applied" doc:"wait when the answer waited for the round (Prefer: wait)"`
+	Location          string `header:"Location" doc:"The new workflow's URL path, /api/v1/workflows/{id}; on 201"`
+	Body              WorkflowResult
+}
+
+func (s *Server) createWorkflow(ctx context.Context, in *createWorkflowInput) (*createdOutput, error) {
 	if err := s.limits.checkPrompt(in.Body.Prompt); err != nil {
 		return nil, err
 	}
@@ -87,7 +96,12 @@ func (s *Server) createWorkflow(ctx context.Context, in *createWorkflowInput) (*
 	if err != nil {
 		return nil, s.fail(ctx, "createWorkflow", err)
 	}
-	return s.answerAfter(ctx, in.Prefer, w, http.StatusCreated), nil
+	waited := s.answerAfter(ctx, in.Prefer, w, http.StatusCreated)
+	out := &createdOutput{Status: waited.Status, PreferenceApplied: waited.PreferenceApplied, Body: waited.Body}
+	if out.Status == http.StatusCreated {
+		out.Location = "/api/v1/workflows/" + w.ID
+	}
+	return out, nil
 }
 
 func (s *Server) listWorkflows(ctx context.Context, in *listWorkflowsInput) (*listWorkflowsOutput, error) {

@@ -31,16 +31,19 @@ func TestCreateWorkflow(t *testing.T) {
 	if rec.Code != http.StatusCreated {
 		t.Fatalf("status = %d, want 201: %s", rec.Code, rec.Body)
 	}
+	var body map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+		t.Fatal(err)
+	}
+	if loc, want := rec.Header().Get("Location"), "/api/v1/workflows/"+body["id"].(string); loc != want {
+		t.Errorf("Location = %q, want %q", loc, want)
+	}
 	if got.UserID != "alice" || got.Prompt != "summarise" || got.Mode != workflow.ModeActionPlan || got.MaxSteps != 7 {
 		t.Errorf("engine got %+v", got)
 	}
 	if len(got.Documents) != 1 || string(got.Documents[0].Content) != "hello" || got.Documents[0].Name != "notes.txt" ||
 		!strings.HasPrefix(got.Documents[0].MimeType, "text/plain") || got.Documents[0].Size != 5 {
 		t.Errorf("documents = %+v", got.Documents)
-	}
-	var body map[string]any
-	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
-		t.Fatal(err)
 	}
 	for _, k := range []string{"id", "userId", "mode", "status", "stopReason", "round", "step", "maxSteps", "error", "stats", "createdAt", "updatedAt"} {
 		if _, ok := body[k]; !ok {

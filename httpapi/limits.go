@@ -91,7 +91,7 @@ func (l Limits) checkPrompt(prompt string) error {
 		return invalid("body.prompt", "prompt must not be blank", nil)
 	}
 	if n := utf8.RuneCountInString(prompt); n > l.MaxPromptChars {
-		return invalid("body.prompt", fmt.Sprintf("prompt has %d characters; the limit is %d", n, l.MaxPromptChars), nil)
+		return invalid("body.prompt", fmt.Sprintf("prompt has %d characters; the limit is %d (limits.maxPromptChars)", n, l.MaxPromptChars), nil)
 	}
 	return nil
 }
@@ -102,7 +102,7 @@ func (l Limits) checkPrompt(prompt string) error {
 // body stream already decoded (streamUploads) is taken from stash.
 func (l Limits) decodeDocuments(in []DocumentInput, stash *uploadStash) ([]workflow.DocumentContent, error) {
 	if len(in) > l.MaxDocuments {
-		return nil, invalid("body.documents", fmt.Sprintf("%d documents sent; the limit is %d per request", len(in), l.MaxDocuments), nil)
+		return nil, invalid("body.documents", fmt.Sprintf("%d documents sent; the limit is %d per request (limits.maxDocuments)", len(in), l.MaxDocuments), nil)
 	}
 	out := make([]workflow.DocumentContent, 0, len(in))
 	seen := make(map[string]bool, len(in))

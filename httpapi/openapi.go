@@ -17,9 +17,10 @@ func completeOpenAPI(oapi *huma.OpenAPI) {
 	oapi.Info.Description += "\n\nErrors are RFC 9457 `application/problem+json` documents. A path asked with a " +
 		"method it does not offer answers 405 with such a document; unknown paths answer 404."
 
-	// The admin view's checkpoint is null while no round runs; Checkpoint
-	// is used nowhere else, so the component itself admits null.
-	if s := oapi.Components.Schemas.Map()["Checkpoint"]; s != nil {
+	// The admin view's checkpoint is null while no round runs;
+	// CheckpointView is used nowhere else, so the component itself admits
+	// null.
+	if s := oapi.Components.Schemas.Map()["CheckpointView"]; s != nil {
 		s.Nullable = true
 	}
 
@@ -54,16 +55,52 @@ func completeOpenAPI(oapi *huma.OpenAPI) {
 					Headers: map[string]*huma.Param{
 						"Content-Disposition": {Description: "attachment; filename=...", Schema: &huma.Schema{Type: "string"}},
 					},
-					Content: map[string]*huma.MediaType{"*/*": {Schema: &huma.Schema{Type: "string", Format: "binary"}}},
+					// Declared binary so generated clients read a blob (an
+					// openapi-fetch call passes parseAs: "blob"), never JSON;
+					// */* because the Content-Type is the stored one.
+					Content: map[string]*huma.MediaType{
+						"application/octet-stream": {Schema: &huma.Schema{Type: "string", Format: "binary"}},
+						"*/*":                      {Schema: &huma.Schema{Type: "string", Format: "binary"}},
+					},
 				}
 			case op.OperationID == "workflowEvents" || op.OperationID == "adminWorkflowEvents":
 				op.Responses["200"] = &huma.Response{
 					Description: "A text/event-stream of `message` events (id: the message's seq) and `status` events " +
 						"(the workflow), ending after the status of a workflow that no longer runs",
-					Content: map[string]*huma.MediaType{"text/event-stream": {Schema: &huma.Schema{Type: "string"}}},
+					Content: map[string]*huma.MediaType{"text/event-stream": {Schema: eventStreamSchema()}},
 				}
 			}
 		}
+	}
+	completeForClients(oapi)
+}
+
+// eventStreamSchema describes the frames of a workflow's event stream the
+// way huma's sse package does: an array of events, each one of the named
+// events with its typed data.
+func eventStreamSchema() *huma.Schema {
+	event := func(name, doc string, data *huma.Schema, withID bool) *huma.Schema {
+		props := map[string]*huma.Schema{
+			"event": {Type: "string", Description: "The event type", Extensions: map[string]any{"const": name}},
+			"data":  data,
+		}
+		if withID {
+			props["id"] = &huma.Schema{Type: "integer", Description: "The message's seq; send it back as Last-Event-ID to resume"}
+		}
+		return &huma.Schema{Type: "object", Title: "Event " + name, Description: doc, Properties: props, Required: []string{"event", "data"}}
+	}
+	ref := func(name string) *huma.Schema { return &huma.Schema{Ref: "#/components/schemas/" + name} }
+	return &huma.Schema{
+		Type: "array", Title: "Server Sent Events",
+		Description: "Each item is one event frame: `event:` its type, `data:` its JSON, `id:` on message events",
+		Items: &huma.Schema{OneOf: []*huma.Schema{
+			event("message", "A committed message", ref("MessageView"), true),
+			event("status", "The workflow after a change", ref("WorkflowView"), false),
+			event("approval", "The approval a paused round waits on (after its status event)", ref("PendingApproval"), false),
+			event("deleted", "The workflow was deleted; the stream ends", &huma.Schema{
+				Type: "object", Properties: map[string]*huma.Schema{"id": {Type: "string"}}, Required: []string{"id"},
+			}, false),
+		}},
 	}
 }
 

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strconv"
 
@@ -71,6 +70,7 @@ func invalid(location, msg string, value any) error {
 // (auth, unknown routes, panics), and aborts the chain.
 func writeProblem(c *gin.Context, status int, detail string) {
 	body, _ := json.Marshal(huma.ErrorModel{
+		Type:   problemType,
 		Title:  http.StatusText(status),
 		Status: status,
 		Detail: detail,
@@ -83,7 +83,7 @@ func writeProblem(c *gin.Context, status int, detail string) {
 
 // tooLarge returns a 413 problem for a document over the size limit.
 func tooLarge(location string, limit int64) error {
-	return huma.Error413RequestEntityTooLarge(fmt.Sprintf("%s: document is larger than the limit of %d bytes", location, limit),
+	return huma.Error413RequestEntityTooLarge(documentTooLarge(location, limit),
 		&huma.ErrorDetail{Location: location, Message: "document too large"})
 }
 

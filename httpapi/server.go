@@ -263,7 +263,7 @@ func (s *Server) humaConfig() huma.Config {
 		"bearer": {Type: "http", Scheme: "bearer"},
 	}
 	cfg.Security = []map[string][]string{{"bearer": {}}}
-	cfg.Transformers = append(cfg.Transformers, trimErrorValues)
+	cfg.Transformers = append(cfg.Transformers, trimErrorValues, problemFields)
 	// stats.byStage is a workflow.StageTable, which encodes as this map.
 	cfg.Components.Schemas.RegisterTypeAlias(reflect.TypeFor[workflow.StageTable](), reflect.TypeFor[map[workflow.Stage]workflow.StageStats]())
 	return cfg

@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -71,7 +70,7 @@ func streamUploads(api huma.API, limits Limits, maxBody int64, readTimeout time.
 		if gc.Request.ContentLength > maxBody {
 			// Refused before reading a byte of it: the client sending
 			// Expect: 100-continue never sends the body at all.
-			_ = huma.WriteErr(api, ctx, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is too large limit=%d bytes", maxBody))
+			_ = huma.WriteErr(api, ctx, http.StatusRequestEntityTooLarge, bodyTooLarge(limits, maxBody))
 			return
 		}
 		_ = ctx.SetReadDeadline(time.Now().Add(readTimeout))
@@ -89,7 +88,7 @@ func streamUploads(api huma.API, limits Limits, maxBody int64, readTimeout time.
 		body.Close()
 		switch {
 		case t.read >= maxBody:
-			_ = huma.WriteErr(api, ctx, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is too large limit=%d bytes", maxBody))
+			_ = huma.WriteErr(api, ctx, http.StatusRequestEntityTooLarge, bodyTooLarge(limits, maxBody))
 			return
 		case err != nil:
 			var nErr net.Error

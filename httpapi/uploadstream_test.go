@@ -135,7 +135,7 @@ func TestUploadStreamOverHTTP(t *testing.T) {
 		t.Fatalf("escaped slashes: %d %s, documents %+v", rec.Code, rec.Body, got.Documents)
 	}
 	rec = env.do(t, "POST", "/api/v1/workflows", aliceToken, `{"prompt":"p","documents":[{"name":"a","content":"`+strings.Repeat("QUJD", 1100)+`"}]}`)
-	if rec.Code != http.StatusRequestEntityTooLarge || !strings.Contains(rec.Body.String(), "limit=4096") {
+	if rec.Code != http.StatusRequestEntityTooLarge || !strings.Contains(rec.Body.String(), "larger than 4096 bytes (limits.maxBodyBytes") {
 		t.Errorf("oversized body: %d %s", rec.Code, rec.Body)
 	}
 	rec = env.do(t, "POST", "/api/v1/workflows", aliceToken, `{"prompt":"p","documents":[{"name":"../a","content":"eA=="},{"name":"b","content":"-_"}]}`)
@@ -262,7 +262,7 @@ func TestUploadStreamRefusesADeclaredOversizeBody(t *testing.T) {
 			req.Header.Set("Authorization", "Bearer "+aliceToken)
 			rec := httptest.NewRecorder()
 			env.srv.Routes().ServeHTTP(rec, req)
-			if rec.Code != http.StatusRequestEntityTooLarge || !strings.Contains(rec.Body.String(), "limit=4096") {
+			if rec.Code != http.StatusRequestEntityTooLarge || !strings.Contains(rec.Body.String(), "larger than 4096 bytes (limits.maxBodyBytes") {
 				t.Errorf("%d %s, want 413 naming the limit", rec.Code, rec.Body)
 			}
 			if !tt.wantRead(src.read) {

@@ -60,10 +60,17 @@ type MessageView struct {
 }
 
 func viewWorkflow(w *workflow.Workflow) WorkflowView {
+	pending := w.PendingApproval.Clone()
+	if pending != nil {
+		pending.Documents = nonNil(pending.Documents)
+		if pending.Parameters == nil {
+			pending.Parameters = map[string]any{}
+		}
+	}
 	return WorkflowView{
 		ID: w.ID, UserID: w.UserID, Mode: w.Mode, Status: w.Status, StopReason: w.StopReason,
 		Round: w.Round, Step: w.Step, MaxSteps: w.MaxSteps, Title: w.Title, Error: w.Error, Stats: w.Stats.Public(),
-		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt, PendingApproval: w.PendingApproval.Clone(),
+		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt, PendingApproval: pending,
 		ForkedFrom: forkedFrom(w.ForkedFrom),
 	}
 }

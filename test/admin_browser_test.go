@@ -114,6 +114,12 @@ func TestAdminPageInBrowser(t *testing.T) {
 	if want := len(eco.Steps); want == 0 || points["stage1"] != want || points["stage2"] != want || points["cached"] != want || points["output"] != want {
 		t.Errorf("chart points %v, want %d per series", points, want)
 	}
+	// Stage 1 is drawn last and dashed, so it shows where it equals Stage 2.
+	if top := evaluate[string](ctx, t, `(() => { const g = [...document.querySelectorAll('#economy svg g.series')].pop();
+		return g.getAttribute('class') + ' ' + getComputedStyle(g.querySelector('polyline')).strokeDasharray; })()`); top == "" ||
+		!strings.HasPrefix(top, "series series-stage1 ") || strings.HasSuffix(top, " none") {
+		t.Errorf("the chart's top series is %q, want Stage 1, dashed", top)
+	}
 	summary := evaluate[string](ctx, t, `document.querySelector('#economy .economy-summary').textContent`)
 	if want := fmt.Sprintf("cost ratio %.2f", eco.CostRatio); !strings.Contains(summary, want) ||
 		!strings.Contains(summary, fmt.Sprintf("loop %d in / %d cached", eco.PlainLoop.Input, eco.PlainLoop.Cached)) {

@@ -157,6 +157,7 @@ func TestCLIFailedRoundAndUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{}, {"frobnicate"}, {"run"}, {"run", "a", "b"}, {"run", "x", "--file", "/nonexistent/file.pdf"},
 		{"show"}, {"approve", "wf_x"}, {"approve", "wf_x", "apr_y", "--parameters", "[1]"}, {"list", "--limit", "x"},
+		{"run", "x", "--max-steps", "0"}, {"run", "x", "--max-steps", "101"}, {"run", "x", "--mode", "bogus"},
 	} {
 		if _, errOut, code := cli(t, g, gwAlice, args...); code != 2 || errOut == "" {
 			t.Errorf("twostep %q: exit %d, stderr %q; want 2 with a message", args, code, errOut)

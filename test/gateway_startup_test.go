@@ -93,6 +93,10 @@ func TestVersionAndDemo(t *testing.T) {
 	if err != nil || !strings.HasPrefix(out, "twostep gateway ") {
 		t.Errorf("version: %q %v", out, err)
 	}
+	out, err = runBinary(t, "demo", "--help")
+	if err != nil || !strings.Contains(out, "usage: gateway") || !strings.Contains(out, "LLM_OUTPUT_MODE") {
+		t.Errorf("demo --help: %q %v", out, err)
+	}
 	out, err = runBinary(t, "demo")
 	if err != nil {
 		t.Fatalf("demo: %v\n%s", err, out)
@@ -286,5 +290,49 @@ func TestStartupRefusesAClusterDatabase(t *testing.T) {
 	out := g.stderr.String()
 	if code := g.cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(out, "REDIS_URL is unusable") || !strings.Contains(out, "database 3") {
 		t.Errorf("exit code %d, stderr %q; want 1 and REDIS_URL is unusable naming database 3", code, out)
+	}
+}
+
+// TestStartupConfigProblemsNameLineAndKey: a newcomer's broken YAML file is
+// reported problem by problem with the file, the true line, the key path as
+// written, a suggestion for a misspelt key, no Go type name, and one
+// problem for one unset variable.
+func TestStartupConfigProblemsNameLineAndKey(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "gateway.yaml")
+	yaml := `limits:
+  maxBodyByts: 5
+  workers: many
+httpActions:
+  - name: tickets.create
+    description: Create a ticket
+    effct: write
+    url: https://tickets.example/api
+    headers:
+      Authorization: "Bearer ${TIX_TOKEN_E2E_UNSET}"
+`
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := launchArgs(t, []string{"GATEWAY_CONFIG=" + file})
+	<-g.done
+	out := g.stderr.String()
+	for _, want := range []string{
+		"GATEWAY_CONFIG " + file + ` line 2: limits.maxBodyByts: unknown key "maxBodyByts"; did you mean "maxBodyBytes"?`,
+		"GATEWAY_CONFIG " + file + ` line 3: limits.workers: "many" is a string; want a whole number`,
+		"GATEWAY_CONFIG " + file + ` line 7: httpActions[0].effct: unknown key "effct"; did you mean "effect"?`,
+		"GATEWAY_CONFIG " + file + ` line 10: httpActions[0]: header "Authorization": environment variable TIX_TOKEN_E2E_UNSET is not set`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "TIX_TOKEN_E2E_UNSET"); n != 1 {
+		t.Errorf("the unset variable is named %d times, want once:\n%s", n, out)
+	}
+	for _, goName := range []string{"wiring.", "actions.", "FileLimits", "HTTPActionConfig"} {
+		if strings.Contains(out, goName) {
+			t.Errorf("stderr names Go type %q:\n%s", goName, out)
+		}
 	}
 }

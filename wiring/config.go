@@ -1,10 +1,7 @@
 package wiring
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,6 +18,7 @@ import (
 	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/redisstore"
 	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/yamlcheck"
 )
 
 // Config is the whole gateway configuration: the environment variables of
@@ -208,18 +206,19 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 }
 
 // readFile loads GATEWAY_CONFIG, refusing unknown keys so typos are not
-// silently ignored.
+// silently ignored. Every problem names the file, its line and the key
+// path as written (configProblems).
 func (c *Config) readFile(getenv func(string) string) []string {
 	data, err := os.ReadFile(c.ConfigFile)
 	if err != nil {
 		return []string{fmt.Sprintf("GATEWAY_CONFIG: %v", err)}
 	}
-	var problems []string
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&c.File); err != nil && !errors.Is(err, io.EOF) {
-		problems = append(problems, fmt.Sprintf("GATEWAY_CONFIG %s: %v", c.ConfigFile, err))
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		// A syntax error: yaml's message names the line.
+		return []string{fmt.Sprintf("GATEWAY_CONFIG %s: %s", c.ConfigFile, strings.TrimPrefix(err.Error(), "yaml: "))}
 	}
+	problems := yamlcheck.Strings(yamlcheck.Decode(&root, "", &c.File))
 	// The file is decoded once, above: actions and mcp take their
 	// sections from it.
 	lookup := func(k string) (string, bool) { v := getenv(k); return v, v != "" }
@@ -238,7 +237,7 @@ func (c *Config) readFile(getenv func(string) string) []string {
 		problems = append(problems, fmt.Sprintf("GATEWAY_CONFIG %s: %v", c.ConfigFile, err))
 	}
 	c.OpenAPI = oc
-	return problems
+	return configProblems(c.ConfigFile, &root, problems)
 }
 
 // Validate reports every problem of the configuration at once.

@@ -14,9 +14,11 @@ import (
 // newOfflineModel returns what LLM_PROVIDER=scripted serves with: a
 // deterministic stand-in for a model, so the API, the engine, the actions
 // and the admin page can be tried with no provider at all, in both modes.
-// Each round it extracts the round's uploads (when there are any) and then
-// completes with the last step's summary; in the action-plan mode it plans
-// exactly that. It keeps nothing between calls, not even the calls.
+// Each round it extracts the round's uploads (when there are any), runs
+// the @act lines of the user's prompts (React mode, offline_act.go) and
+// then completes with the last step's summary; in the action-plan mode it
+// plans the extraction and the answer. It keeps nothing between calls, not
+// even the calls.
 func newOfflineModel() *llm.Scripted {
 	return &llm.Scripted{Model: "offline", Forget: true, Reply: offlineReply}
 }
@@ -26,8 +28,16 @@ func offlineReply(_ int, req workflow.ModelRequest) (string, error) {
 	prompt := llm.Call{ModelRequest: req}.Text()
 	switch req.Stage {
 	case workflow.StageOne:
+		if roundUploads(prompt) == "" {
+			if d, ok := pendingDirective(req); ok {
+				return actSelection(d), nil
+			}
+		}
 		return offlineSelect(prompt), nil
 	case workflow.StageTwo:
+		if params, ok := actParameters(req); ok {
+			return mustJSON(map[string]any{"schema": prompts.ParametersSchemaID, "parameters": params}), nil
+		}
 		return offlineParameters(req.Output, prompt), nil
 	case workflow.StagePlan, workflow.StageRepair:
 		return offlinePlan(prompt), nil
@@ -150,4 +160,17 @@ func asks(out *workflow.OutputSchema, name string) bool {
 func mustJSON(v any) string {
 	data, _ := json.Marshal(v)
 	return string(data)
+}
+
+// OfflineHint is the start-up warning of a gateway given no model at all
+// (no LLM_PROVIDER, no provider setting, no models section): it talks to
+// Ollama on localhost by default, and a newcomer without Ollama should
+// learn at once how to run offline. "" when a model is configured.
+func (c *Config) OfflineHint() string {
+	if c.LLMProvider != "" || c.LLM().SelectedProvider() != llm.ProviderOllama || c.OllamaBaseURL != "" || c.LLMModel != "" || c.routed() {
+		return ""
+	}
+	return "no model configured: using Ollama at http://localhost:11434; to try the gateway with no provider, " +
+		"start it with LLM_PROVIDER=scripted (an offline model that runs the @act lines of a prompt, README), " +
+		"or set LLM_PROVIDER / OPENAI_BASE_URL / ANTHROPIC_API_KEY / GOOGLE_API_KEY"
 }

@@ -1,8 +1,6 @@
 package mcp
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -17,6 +15,7 @@ import (
 	"github.com/twostep/twostep/actions"
 	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/yamlcheck"
 )
 
 // ServerConfig declares one MCP server: either Command (stdio) or URL
@@ -82,14 +81,8 @@ func ConfigFromYAML(servers *yaml.Node, lookupEnv func(string) (string, bool)) (
 	if servers.Kind == 0 {
 		return cfg, nil
 	}
-	raw, err := yaml.Marshal(servers)
-	if err != nil {
-		return Config{}, workflow.WrapKind(workflow.KindInvalid, err, "mcpServers")
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	dec.KnownFields(true)
-	if err := dec.Decode(&cfg.Servers); err != nil && !errors.Is(err, io.EOF) {
-		return Config{}, invalid([]string{"mcpServers: " + err.Error()})
+	if ps := yamlcheck.Decode(servers, "mcpServers", &cfg.Servers); len(ps) > 0 {
+		return Config{}, invalid(yamlcheck.Strings(ps))
 	}
 	if lookupEnv == nil {
 		lookupEnv = func(string) (string, bool) { return "", false }

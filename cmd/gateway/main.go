@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -44,6 +45,11 @@ func realMain(ctx context.Context, args []string, getenv func(string) string, st
 	cmd := "serve"
 	if len(args) > 0 {
 		cmd, args = args[0], args[1:]
+	}
+	if slices.ContainsFunc(args, isHelp) {
+		// "gateway demo --help" and the like: the usage, not a refusal.
+		_, err := io.WriteString(stdout, usage)
+		return err
 	}
 	if cmd == "serve" || cmd == "worker" {
 		r, err := parseRole(cmd, args)
@@ -74,13 +80,22 @@ func realMain(ctx context.Context, args []string, getenv func(string) string, st
 	}
 }
 
+// isHelp reports whether a command-line argument asks for the usage.
+func isHelp(arg string) bool {
+	return arg == "help" || arg == "-h" || arg == "-help" || arg == "--help"
+}
+
 const usage = `usage: gateway [serve [--workers=0]|worker|demo [-v]|openapi|version]
 
   serve     run the HTTP gateway (default); configured by environment variables:
-            GATEWAY_ADDR, REDIS_URL, GATEWAY_TOKENS, GATEWAY_ADMIN_TOKENS,
-            GATEWAY_INSECURE_DEV, LLM_PROVIDER, LLM_MODEL, OPENAI_BASE_URL,
+            GATEWAY_ADDR, REDIS_URL, REDIS_KEY_PREFIX, GATEWAY_TOKENS,
+            GATEWAY_ADMIN_TOKENS, GATEWAY_INSECURE_DEV, GATEWAY_JWT_JWKS,
+            GATEWAY_JWT_ISSUER, GATEWAY_JWT_AUDIENCE, GATEWAY_JWT_ADMIN_CLAIM,
+            LLM_PROVIDER (scripted: an offline model, no provider needed),
+            LLM_MODEL, LLM_MODEL_STAGE2, LLM_OUTPUT_MODE, OPENAI_BASE_URL,
             OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_API_KEY, OLLAMA_BASE_URL,
             GATEWAY_CONFIG, GATEWAY_MAX_STEPS, LOG_LEVEL, LOG_FORMAT
+            (README, Configuration)
             --workers=0: serve the API only; worker instances run the rounds (needs REDIS_URL)
   worker    run rounds only, serving just /healthz, /readyz, /metrics on GATEWAY_ADDR
   demo      run a sample workflow offline (scripted model, real engine and actions)

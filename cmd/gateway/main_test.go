@@ -6,9 +6,12 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/twostep/twostep/wiring"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata golden files")
@@ -22,6 +25,8 @@ func TestRealMainCommands(t *testing.T) {
 	}{
 		{[]string{"version"}, "twostep gateway ", ""},
 		{[]string{"help"}, "usage: gateway", ""},
+		{[]string{"demo", "--help"}, "usage: gateway", ""},
+		{[]string{"serve", "-h"}, "usage: gateway", ""},
 		{[]string{"bogus"}, "", `unknown command "bogus"`},
 		{[]string{"version", "extra"}, "", "takes no arguments"},
 		{nil, "", "no tokens configured"},
@@ -96,4 +101,19 @@ func TestDemoVerboseShowsHistoryNewestFirst(t *testing.T) {
 // envOf serves m as the process environment.
 func envOf(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
+}
+
+// TestUsageListsEveryVariable: gateway --help names every environment
+// variable the configuration reads.
+func TestUsageListsEveryVariable(t *testing.T) {
+	t.Parallel()
+	for f := range reflect.TypeFor[wiring.Config]().Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		if !strings.Contains(usage, name) {
+			t.Errorf("usage does not name %s", name)
+		}
+	}
 }

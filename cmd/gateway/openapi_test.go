@@ -6,12 +6,14 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -49,8 +51,9 @@ type apiCall struct {
 func TestOpenAPIDescribesEveryResponse(t *testing.T) {
 	t.Parallel()
 	registerStreamDecoders.Do(func() {
-		// Raw bytes and event streams are checked as strings.
-		openapi3filter.RegisterBodyDecoder("text/event-stream", openapi3filter.FileBodyDecoder)
+		// Raw bytes are checked as strings; an event stream as the list
+		// of its events, each one's data decoded from JSON.
+		openapi3filter.RegisterBodyDecoder("text/event-stream", decodeEventStream)
 		openapi3filter.RegisterBodyDecoder("text/plain", openapi3filter.FileBodyDecoder)
 	})
 	const (
@@ -287,6 +290,43 @@ func TestOpenAPIDescribesEveryResponse(t *testing.T) {
 	if len(missing) > 0 {
 		t.Errorf("operations this walk never exercised (add a request for each):\n  %s", strings.Join(missing, "\n  "))
 	}
+}
+
+// decodeEventStream turns a text/event-stream body into the array of events
+// the document describes: {event, data (decoded JSON), id (a number)} for
+// every frame with data; a frame without data (retry:) is no event.
+func decodeEventStream(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
+	raw, err := io.ReadAll(body)
+	if err != nil {
+		return nil, err
+	}
+	events := []any{}
+	for frame := range strings.SplitSeq(strings.TrimSpace(string(raw)), "\n\n") {
+		ev := map[string]any{}
+		for line := range strings.SplitSeq(frame, "\n") {
+			k, v, _ := strings.Cut(line, ": ")
+			switch k {
+			case "event":
+				ev["event"] = v
+			case "id":
+				n, err := strconv.Atoi(v)
+				if err != nil {
+					return nil, fmt.Errorf("event id %q: %w", v, err)
+				}
+				ev["id"] = float64(n)
+			case "data":
+				var data any
+				if err := json.Unmarshal([]byte(v), &data); err != nil {
+					return nil, fmt.Errorf("event data %q: %w", v, err)
+				}
+				ev["data"] = data
+			}
+		}
+		if _, ok := ev["data"]; ok {
+			events = append(events, ev)
+		}
+	}
+	return events, nil
 }
 
 // TestOpenAPIDocIsCurrent: docs/openapi.json, the API reference a clone

@@ -66,7 +66,7 @@ func probeRoutes(h http.Handler) http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/problem+json")
 		w.WriteHeader(http.StatusNotFound)
-		io.WriteString(w, `{"title":"Not Found","status":404,"detail":"this is a worker instance: it serves only /healthz, /readyz and /metrics"}`) //nolint:errcheck // best effort to a gone client
+		io.WriteString(w, `{"type":"about:blank","title":"Not Found","status":404,"detail":"this is a worker instance: it serves only /healthz, /readyz and /metrics"}`) //nolint:errcheck // best effort to a gone client
 	})
 	return mux
 }

@@ -117,6 +117,9 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r 
 			}
 		}()
 	}
+	if hint := cfg.OfflineHint(); hint != "" {
+		log.Warn().Msg(hint)
+	}
 	log.Info().Str("addr", ln.Addr().String()).Str("store", storeKind(cfg)).Str("model", g.Model.Name()).
 		Bool("api", r.api).Bool("workers", r.workers).Str("version", wiring.Version()).Msg("gateway listening")
 

@@ -79,6 +79,10 @@ func uploads(files []string) ([]client.Upload, error) {
 	return out, nil
 }
 
+// maxStepsLimit is the largest step limit the API takes (maxSteps,
+// DESIGN §6).
+const maxStepsLimit = 100
+
 func cmdRun(ctx context.Context, a *app, name string, args []string) error {
 	fs := a.flags(name)
 	var files stringList
@@ -90,8 +94,13 @@ func cmdRun(ctx context.Context, a *app, name string, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *maxSteps < 0 {
-		return usagef("--max-steps must be positive")
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["max-steps"] && (*maxSteps < 1 || *maxSteps > maxStepsLimit) {
+		return usagef("--max-steps must be between 1 and %d, not %d (leave it out for the gateway's default)", maxStepsLimit, *maxSteps)
+	}
+	if set["mode"] && *mode != "react" && *mode != "actionplan" {
+		return usagef("--mode must be react or actionplan, not %q", *mode)
 	}
 	docs, err := uploads(files)
 	if err != nil {

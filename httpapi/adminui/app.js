@@ -49,6 +49,7 @@
   }
 
   let nextCursor = ''; // the listing's next page, '' when there is none
+  let listSeq = 0; // the latest listing asked for; an older answer is dropped
 
   // loadList shows the first page of workflows, or with more=true appends
   // the next page.
@@ -63,8 +64,10 @@
     if (q) path += '&q=' + encodeURIComponent(q);
     if (status) path += '&status=' + encodeURIComponent(status);
     if (more && nextCursor) path += '&cursor=' + encodeURIComponent(nextCursor);
+    const seq = ++listSeq;
     try {
       const data = await api('GET', path);
+      if (seq !== listSeq) return; // a newer listing (filter, search) is on its way
       if (!more) clear(list);
       nextCursor = data.nextCursor || '';
       $('more').hidden = !nextCursor;
@@ -76,14 +79,31 @@
             ' · round ' + wf.round + ' step ' + wf.step),
           el('div', 'meta', 'created ' + when(wf.createdAt) + ' · updated ' + when(wf.updatedAt) +
             (wf.stopReason ? ' · ' + wf.stopReason : '')),
-          el('div', 'wf-id', wf.id));
+          el('div', 'wf-id', link(wf.id)));
         li.dataset.id = wf.id;
         if (wf.id === current) li.classList.add('selected');
-        li.addEventListener('click', () => openWorkflow(wf.id));
+        li.addEventListener('click', (ev) => { if (!ev.target.closest('a')) location.hash = workflowHash(wf.id); });
         list.appendChild(li);
       }
+      // Nothing linked or open yet: open the newest workflow, so the page
+      // shows one at once (and its URL).
+      if (!more && !current && !linkedID() && data.workflows.length) location.replace(workflowHash(data.workflows[0].id));
     } catch (err) { showError(err); }
   }
+
+  // Each workflow has a URL, #/workflows/<id>: selecting one sets it, and
+  // loading or following such a URL opens that workflow.
+  function workflowHash(id) { return '#/workflows/' + encodeURIComponent(id); }
+  function linkedID() {
+    const m = /^#\/workflows\/([^/]+)$/.exec(location.hash);
+    return m ? decodeURIComponent(m[1]) : '';
+  }
+  function link(id) {
+    const a = el('a', 'wf-link', id);
+    a.href = workflowHash(id);
+    return a;
+  }
+  window.addEventListener('hashchange', () => { const id = linkedID(); if (id && id !== current) openWorkflow(id); });
 
   // loadActions lists every registered action; an MCP tool shows its
   // server, an OpenAPI operation its source, method and path, each with
@@ -259,7 +279,10 @@
         chart.appendChild(svg('text', { x: x(i), y: H - 10, 'text-anchor': 'middle', class: 'tick' }, s.round + '.' + s.step));
       }
     });
-    for (const [name, f, label] of series) {
+    // Stage 1 (dashed) is drawn last, on top, so it stays visible where
+    // it equals Stage 2 (drawn wide and pale beneath it).
+    const stage1Last = [...series.filter(([n]) => n !== 'stage1'), ...series.filter(([n]) => n === 'stage1')];
+    for (const [name, f, label] of stage1Last) {
       const g = svg('g', { class: 'series series-' + name });
       g.appendChild(svg('polyline', { points: steps.map((s, i) => x(i) + ',' + y(f(s))).join(' '), fill: 'none' }));
       steps.forEach((s, i) => g.appendChild(svg('circle', { cx: x(i), cy: y(f(s)), r: 3 },
@@ -536,7 +559,10 @@
       devMode = !!(res && res.ok);
     }
     showTokenState();
-    if (token() || devMode) { loadList(); loadActions(); }
+    if (token() || devMode) {
+      if (linkedID()) openWorkflow(linkedID());
+      loadList(); loadActions();
+    }
   }
   start();
 })();

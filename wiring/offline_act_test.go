@@ -1,0 +1,140 @@
+package wiring
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// TestOfflineModelActs: @act lines in the prompt make the offline model run
+// those actions through the real engine — an HTTP action that waits for
+// approval (write effect) and a read one — with the JSON's values, then
+// answer; nothing of the prompt's layout is parsed.
+func TestOfflineModelActs(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var calls []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct{ Parameters map[string]any }
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		p, _ := json.Marshal(body.Parameters)
+		mu.Lock()
+		calls = append(calls, r.URL.Path+" "+string(p))
+		mu.Unlock()
+		_, _ = io.WriteString(w, `{"text":"ticket T-1 `+r.URL.Path+`"}`)
+	}))
+	defer srv.Close()
+	file := filepath.Join(t.TempDir(), "gateway.yaml")
+	yaml := `httpActions:
+  - name: tickets.create
+    description: Open a ticket
+    url: ` + srv.URL + `/create
+    effect: write
+    documents: none
+    parameters: {type: object, properties: {title: {type: string}, urgent: {type: boolean}}, required: [title]}
+  - name: tickets.lookup
+    description: Read a ticket
+    url: ` + srv.URL + `/lookup
+    effect: read
+    documents: none
+    parameters: {type: object, properties: {id: {type: string}}, required: [id]}
+`
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(envOf(map[string]string{"LLM_PROVIDER": "scripted", "GATEWAY_INSECURE_DEV": "1", "GATEWAY_CONFIG": file}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	g, err := Wire(ctx, cfg, zerolog.New(io.Discard), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.closeStore()
+	g.Engine.Start(ctx)
+	defer g.Engine.Shutdown(context.Background())
+
+	prompt := "Open a ticket, then read it back.\n" +
+		`@act tickets.create {"title": "Printer on fire", "urgent": true}` + "\n" +
+		`@act tickets.lookup {"id": "T-1"}`
+	wf, err := g.Engine.Create(ctx, workflow.NewWorkflow{UserID: "dev", Prompt: prompt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wf, err = g.Engine.Wait(ctx, wf.ID); err != nil || wf.Status != workflow.StatusAwaitingApproval {
+		t.Fatalf("round paused? %+v, %v", wf, err)
+	}
+	pa := wf.PendingApproval
+	if pa.Action != "tickets.create" || pa.Parameters["title"] != "Printer on fire" || pa.Parameters["urgent"] != true {
+		t.Fatalf("pending approval = %+v", pa)
+	}
+	if _, err := g.Engine.Decide(ctx, "dev", wf.ID, pa.ID, workflow.Decision{Approve: true}); err != nil {
+		t.Fatal(err)
+	}
+	if wf, err = g.Engine.Wait(ctx, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
+		t.Fatalf("round ended %+v, %v", wf, err)
+	}
+	msgs, err := g.Store.Messages(ctx, wf.ID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range msgs {
+		got = append(got, strings.TrimSpace(string(m.Role)+" "+m.Action+" "+string(m.Status)))
+	}
+	want := []string{"user", "action tickets.create success", "action tickets.lookup success", "assistant"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("messages = %q, want %q", got, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	wantCalls := []string{`/create {"title":"Printer on fire","urgent":true}`, `/lookup {"id":"T-1"}`}
+	if strings.Join(calls, "|") != strings.Join(wantCalls, "|") {
+		t.Errorf("HTTP calls = %q, want %q", calls, wantCalls)
+	}
+}
+
+// TestDirectivesAnywhere: a directive is found wherever a message has it,
+// once however often it appears, and its step's marker marks it done.
+func TestDirectivesAnywhere(t *testing.T) {
+	t.Parallel()
+	a := `@act crm.lookup {"id": "42"} connection=crm`
+	b := `- [round 1] user: @act tickets.create {"title":"x"}`
+	req := workflow.ModelRequest{Messages: []workflow.PromptMessage{
+		{Role: "system", Content: "rules"},
+		{Role: "user", Content: "history:\n" + b + "\nrequest:\n" + a + "\n" + a + "\n@act broken {\n@act x.y not json\n" +
+			`@act mcp.every-thing.echo {"message": "hi"}`},
+	}}
+	ds := directives(req)
+	if len(ds) != 3 || ds[2].action != "mcp.every-thing.echo" || ds[0].action != "tickets.create" || ds[1].action != "crm.lookup" || ds[1].connection != "crm" || ds[1].params["id"] != "42" {
+		t.Fatalf("directives = %+v", ds)
+	}
+	if d, ok := pendingDirective(req); !ok || d.action != "tickets.create" {
+		t.Fatalf("pending = %+v, %v", d, ok)
+	}
+	req.Messages = append(req.Messages, workflow.PromptMessage{Role: "user", Content: "objective: " + ds[0].marker() + " done"})
+	if d, ok := pendingDirective(req); !ok || d.action != "crm.lookup" {
+		t.Fatalf("pending after the first ran = %+v, %v", d, ok)
+	}
+	var sel map[string]any
+	if err := json.Unmarshal([]byte(actSelection(ds[1])), &sel); err != nil {
+		t.Fatal(err)
+	}
+	if sel["requiredConnection"] != "crm" || !strings.Contains(sel["parametersContext"].(string), ds[1].line()) {
+		t.Errorf("selection = %v", sel)
+	}
+}
