@@ -347,6 +347,16 @@ func (c *Client) Resume(ctx context.Context, id string) (*Workflow, error) {
 	return &w, err
 }
 
+// Fork creates a new workflow from the messages of workflow id before the
+// step req names, running from that step (POST .../fork); the original is
+// not changed. An edit a live step would refuse is a *Problem with status
+// 422, one error per problem.
+func (c *Client) Fork(ctx context.Context, id string, req ForkRequest) (*Workflow, error) {
+	var w Workflow
+	_, err := c.do(ctx, "POST", "/api/v1/workflows/"+url.PathEscape(id)+"/fork", req, nil, &w)
+	return &w, err
+}
+
 // Delete removes a workflow and everything it owns.
 func (c *Client) Delete(ctx context.Context, id string) error {
 	_, err := c.do(ctx, "DELETE", "/api/v1/workflows/"+url.PathEscape(id), nil, nil, nil)

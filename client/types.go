@@ -21,6 +21,50 @@ type Workflow struct {
 	CreatedAt       time.Time        `json:"createdAt"`
 	UpdatedAt       time.Time        `json:"updatedAt"`
 	PendingApproval *PendingApproval `json:"pendingApproval,omitempty"`
+	// ForkedFrom is set on a workflow made by Client.Fork.
+	ForkedFrom *ForkOrigin `json:"forkedFrom,omitempty"`
+}
+
+// ForkOrigin names the workflow and the step a fork was made from.
+type ForkOrigin struct {
+	WorkflowID string `json:"workflowId"`
+	Round      int    `json:"round"`
+	Step       int    `json:"step"`
+}
+
+// ForkRequest asks for a fork at step Step of round Round (see
+// Client.Fork). With Selection the fork's step starts at Stage 2; with
+// Parameters (for Selection, or else the selection the original recorded
+// at that step) at execution; with neither it runs the step again.
+type ForkRequest struct {
+	Round      int            `json:"round"`
+	Step       int            `json:"step"`
+	Selection  *ForkSelection `json:"selection,omitempty"`
+	Parameters map[string]any `json:"parameters,omitempty"`
+}
+
+// ForkSelection is an edited Stage 1 selection.
+type ForkSelection struct {
+	Action                 string      `json:"action"`
+	ActionObjective        string      `json:"actionObjective,omitempty"`
+	RequiredInputDocuments []string    `json:"requiredInputDocuments,omitempty"`
+	RequiredConnection     string      `json:"requiredConnection,omitempty"`
+	ParametersContext      string      `json:"parametersContext,omitempty"`
+	ParametersSchema       FieldsAsked `json:"parametersSchema"`
+}
+
+// FieldsAsked lists the parameters a selection asks Stage 2 to fill.
+type FieldsAsked struct {
+	Fields []FieldSpec `json:"fields,omitempty"`
+}
+
+// FieldSpec is one parameter a selection asks for: its type is one of
+// string, number, boolean, enum, object.
+type FieldSpec struct {
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+	Required    bool   `json:"required,omitempty"`
+	Description string `json:"description,omitempty"`
 }
 
 // Running reports whether the round is still running (not ended and not

@@ -30,6 +30,7 @@ type Engine interface {
 	Get(ctx context.Context, userID, id string) (*workflow.Workflow, error)
 	Delete(ctx context.Context, userID, id string) error
 	Decide(ctx context.Context, userID, id, approvalID string, d workflow.Decision) (*workflow.Workflow, error)
+	Fork(ctx context.Context, userID, id string, req workflow.ForkRequest) (*workflow.Workflow, error)
 }
 
 // Reads is what the user routes read: the caller's own workflows, another
@@ -245,6 +246,7 @@ func (s *Server) buildRoutes() http.Handler {
 	s.registerWorkflows(api)
 	s.registerRounds(api)
 	s.registerApprovals(api)
+	s.registerFork(api)
 	s.registerMessages(api)
 	s.registerDocuments(api)
 	s.registerEvents(api)

@@ -24,6 +24,8 @@ type WorkflowView struct {
 	UpdatedAt  time.Time           `json:"updatedAt"`
 	// PendingApproval is the step a paused round waits on.
 	PendingApproval *workflow.PendingApproval `json:"pendingApproval,omitempty" doc:"The step an awaiting_approval round waits on: decide it at approvals/{id}"`
+	// ForkedFrom is set on a workflow made by POST .../fork.
+	ForkedFrom *workflow.ForkOrigin `json:"forkedFrom,omitempty" doc:"On a fork: the workflow and step it was forked from"`
 }
 
 // DocumentView is a document's metadata; its bytes are at
@@ -69,7 +71,15 @@ func viewWorkflow(w *workflow.Workflow) WorkflowView {
 		ID: w.ID, UserID: w.UserID, Mode: w.Mode, Status: w.Status, StopReason: w.StopReason,
 		Round: w.Round, Step: w.Step, MaxSteps: w.MaxSteps, Title: w.Title, Error: w.Error, Stats: w.Stats.Public(),
 		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt, PendingApproval: pending,
+		ForkedFrom: forkedFrom(w.ForkedFrom),
 	}
+}
+
+func forkedFrom(o workflow.ForkOrigin) *workflow.ForkOrigin {
+	if o == (workflow.ForkOrigin{}) {
+		return nil
+	}
+	return &o
 }
 
 func viewMessage(m workflow.Message) MessageView {

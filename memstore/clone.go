@@ -46,6 +46,7 @@ func storeWorkflow(w *workflow.Workflow, keep bool) (*workflow.Workflow, error) 
 	c.Checkpoint = n.checkpoint(w.Checkpoint)
 	c.PendingApproval = n.pending(w.PendingApproval)
 	c.TraceContext.Origin, c.TraceContext.Round = str(&n, w.TraceContext.Origin), str(&n, w.TraceContext.Round)
+	c.ForkedFrom.WorkflowID = str(&n, w.ForkedFrom.WorkflowID)
 	if n.Err != nil {
 		return nil, n.Err
 	}

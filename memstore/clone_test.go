@@ -102,6 +102,7 @@ func fullWorkflow() *workflow.Workflow {
 			Connection: "c", Effect: "write", RequestedAt: time.Now(), ExpiresAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 		},
 		TraceContext: workflow.TraceContext{Origin: "o", Round: "r"},
+		ForkedFrom:   workflow.ForkOrigin{WorkflowID: "wf\xff", Round: 1, Step: 2},
 	}
 }
 

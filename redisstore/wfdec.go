@@ -57,6 +57,12 @@ func parseWorkflow(b []byte) (*workflow.Workflow, bool) {
 		}
 		r.expect("}")
 	}
+	if r.has(`,"forkedFrom":{"workflowId":`) {
+		w.ForkedFrom.WorkflowID = r.str("")
+		w.ForkedFrom.Round = r.int(`,"round":`)
+		w.ForkedFrom.Step = r.int(`,"step":`)
+		r.expect("}")
+	}
 	r.expect("}")
 	if !r.ok || r.i != len(r.s) {
 		return nil, false

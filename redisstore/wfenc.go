@@ -70,6 +70,12 @@ func appendWorkflow(dst []byte, w *workflow.Workflow) ([]byte, bool) {
 		}
 		e.b = append(e.b, '}')
 	}
+	if f := w.ForkedFrom; f != (workflow.ForkOrigin{}) { // omitzero
+		e.str(`,"forkedFrom":{"workflowId":`, f.WorkflowID)
+		e.num(`,"round":`, int64(f.Round))
+		e.num(`,"step":`, int64(f.Step))
+		e.b = append(e.b, '}')
+	}
 	e.b = append(e.b, '}')
 	return e.result(len(dst))
 }

@@ -100,6 +100,9 @@ type Workflow struct {
 	// request that started it and links a resumed run to the previous one
 	// (DESIGN §9.5); empty without a Tracer.
 	TraceContext TraceContext `json:"traceContext,omitzero"`
+	// ForkedFrom, on a workflow made by Engine.Fork, names the workflow
+	// and the step it was forked from; zero on every other workflow.
+	ForkedFrom ForkOrigin `json:"forkedFrom,omitzero"`
 }
 
 // TitleMaxRunes bounds a workflow's Title.

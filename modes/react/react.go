@@ -71,6 +71,9 @@ func (m *Mode) Step(ctx context.Context, run *workflow.Run) error {
 	case workflow.PhaseExecute:
 		if cp.Selection != nil {
 			sel := cp.Selection
+			if sel.Action == workflow.CompleteAction { // a fork's edited parameters end the round
+				return m.parameterized(ctx, run, *sel, cp.Parameters)
+			}
 			return modes.Execute(ctx, run, modes.StepCall{
 				Action: sel.Action, Objective: sel.ActionObjective, Learnings: sel.Learnings,
 				Parameters: cp.Parameters, Documents: sel.RequiredInputDocuments, Connection: sel.RequiredConnection,
@@ -131,12 +134,7 @@ func (m *Mode) selectAction(ctx context.Context, run *workflow.Run, cp *workflow
 	case err != nil:
 		return err
 	case len(res.Problems) == 0:
-		sel := res.Selection
-		if nothingToFill(reg, sel) {
-			// DESIGN §10.1: no Stage 2 call for a step with no parameter.
-			return run.Checkpoint(ctx, workflow.Checkpoint{Phase: workflow.PhaseExecute, Selection: &sel, Parameters: map[string]any{}})
-		}
-		return run.Checkpoint(ctx, workflow.Checkpoint{Phase: workflow.PhaseParameterize, Selection: &sel})
+		return run.Checkpoint(ctx, m.Selected(reg, res.Selection))
 	case attempt <= MaxRetries:
 		return run.Checkpoint(ctx, workflow.Checkpoint{
 			Phase: workflow.PhaseSelect, Attempt: attempt, Feedback: res.Problems, MaxTokens: retryTokens(cp, resp),
