@@ -231,7 +231,19 @@ func (m *costModel) Generate(ctx context.Context, req workflow.ModelRequest) (wo
 	default:
 		return workflow.ModelResponse{}, workflow.Errorf(workflow.KindInvalid, "no script for stage %s", req.Stage)
 	}
-	return workflow.ModelResponse{Text: reply, Model: costModelName, PromptTokens: CostTokens(sent), CompletionTokens: CostTokens(reply)}, nil
+	return workflow.ModelResponse{Text: reply, Model: costModelName, PromptTokens: CostTokens(sent), CompletionTokens: CostTokens(reply),
+		OutputMode: m.PlanOutput(req)}, nil
+}
+
+// PlanOutput plans tool mode for every call with an output schema, as an
+// OpenAI-compatible or Anthropic model plans it by default: the prompts
+// are then their native variants (the reply's shape given once, by the
+// tool), as the plain loop's calls are native tool calls.
+func (m *costModel) PlanOutput(req workflow.ModelRequest) workflow.OutputMode {
+	if req.Output != nil {
+		return workflow.OutputTool
+	}
+	return workflow.OutputText
 }
 
 // leanFields reports whether Stage 1's parser takes action's fields by name

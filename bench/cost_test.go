@@ -32,8 +32,8 @@ func TestCostTable(t *testing.T) {
 	}
 	table := CostTable(rows)
 	for _, w := range CostWorkloads() {
-		if strings.Count(table, "| "+w.Name+" |") != 2 {
-			t.Errorf("the table has no line of its own for %q in each part:\n%s", w.Name, table)
+		if strings.Count(table, "| "+w.Name+" |") != 6 {
+			t.Errorf("the table has not two lines and four breakdown lines for %q:\n%s", w.Name, table)
 		}
 	}
 	t.Log("\n" + table)
