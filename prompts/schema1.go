@@ -36,7 +36,8 @@ const maxStrictEnumValues = 500
 // user's connection labels or null; each "requiredInputDocuments" item a
 // reference (ReferencePattern); "parametersSchema.fields" items with the
 // allowed field types, or null ones for a field the action registers
-// (named alone). No parameter values can be expressed in it. The
+// (named alone). The keys' meaning is left to the prompt's rules, which
+// every output mode shows. No parameter values can be expressed in it. The
 // reply is still parsed and validated by ParseStage1 in every mode.
 func Stage1Output(actions []workflow.ActionSpec, conns []workflow.Connection) workflow.OutputSchema {
 	names := make([]any, 0, len(actions))
@@ -69,17 +70,17 @@ func Stage1Output(actions []workflow.ActionSpec, conns []workflow.Connection) wo
 		member{"description", object{{"type", []string{"string", "null"}},
 			{"description", "null for a parameter the action lists; else what Stage 2 should put in it."}}},
 	)
+	// The keys' meaning is the prompt's rules (the same text in every
+	// output mode), so the schema describes only what the rules cannot:
+	// the connection choice and the null members of a field.
 	schema := closedObject(
-		member{"action", object{{"type", "string"}, {"enum", names}, {"description", "The one action to run next, method.action."}}},
-		member{"actionObjective", object{{"type", "string"}, {"description", "What this step must achieve, in one short sentence."}}},
-		member{"learnings", object{{"type", "array"}, {"items", object{{"type", "string"}}},
-			{"description", "Only what the newest results taught that later steps need and the history does not already say; usually empty."}}},
+		member{"action", object{{"type", "string"}, {"enum", names}}},
+		member{"actionObjective", object{{"type", "string"}}},
+		member{"learnings", object{{"type", "array"}, {"items", object{{"type", "string"}}}}},
 		member{"requiredInputDocuments", object{{"type", "array"},
-			{"items", object{{"type", "string"}, {"pattern", ReferencePattern}}},
-			{"description", "Document references copied exactly from the documents index; empty when none."}}},
+			{"items", object{{"type", "string"}, {"pattern", ReferencePattern}}}}},
 		member{"requiredConnection", connection},
-		member{"parametersContext", object{{"type", "string"},
-			{"description", "The facts Stage 2 needs to fill the parameters (names, numbers, where a value comes from), stated once; not the parameter values written out."}}},
+		member{"parametersContext", object{{"type", "string"}}},
 		member{"parametersSchema", closedObject(member{"fields", object{{"type", "array"}, {"items", field}}})},
 	)
 	out := workflow.OutputSchema{
