@@ -44,6 +44,10 @@ type CostWorkload struct {
 	Prompt  string
 	Uploads []workflow.DocumentContent
 	steps   []costStep
+	// summary is the compaction reply when the history's entries through
+	// step through leave it: what a capable model keeps of them (nil: the
+	// workload is not expected to compact).
+	summary func(through int) string
 	// Answer is the final answer the run must end with.
 	Answer string
 	// Calls are the action calls the run must make, in order ("notes.add
@@ -196,6 +200,14 @@ func pagesWorkload() CostWorkload {
 		}
 		w.steps = append(w.steps, s)
 		w.Calls = append(w.Calls, fmt.Sprintf("%s %d", RecordsAction, n))
+	}
+	w.summary = func(through int) string {
+		if through < outagePage {
+			return fmt.Sprintf("Pages 1-%d of the incident log read with records.page, each successfully; none records an outage "+
+				"(each lists a billing-api deploy, queue depth, backups and disk usage).", through)
+		}
+		return fmt.Sprintf("Pages 1-%d of the incident log read with records.page, each successfully. Page %d records the outage: "+
+			"payments-api answered 503 for 23 minutes from 14:02; cause: an expired TLS certificate. No other page records one.", through, outagePage)
 	}
 	w.steps = append(w.steps, answerStep("Tell the user which page records the outage and its cause.", nil,
 		fmt.Sprintf("All %d pages read. Only page %d records an outage: payments-api answered 503 for 23 minutes from 14:02; cause: an expired TLS certificate.", pageCount, outagePage),
