@@ -77,15 +77,17 @@ func stage1Reply(s costStep, uploads []workflow.Document, lean bool) string {
 	if learnings == nil {
 		learnings = []string{}
 	}
+	// The bench's user has no connections: the tool schema the model
+	// answers has no "requiredConnection" (prompts.Stage1Output), and the
+	// strict schema has every other key, empty lists included.
 	return mustJSON(struct {
 		Action                 string           `json:"action"`
 		ActionObjective        string           `json:"actionObjective"`
 		Learnings              []string         `json:"learnings"`
 		RequiredInputDocuments []string         `json:"requiredInputDocuments"`
-		RequiredConnection     *string          `json:"requiredConnection"`
 		ParametersContext      string           `json:"parametersContext"`
 		ParametersSchema       map[string][]any `json:"parametersSchema"`
-	}{s.action, s.objective, learnings, refs, nil, s.context, map[string][]any{"fields": anySlice(fields)}})
+	}{s.action, s.objective, learnings, refs, s.context, map[string][]any{"fields": anySlice(fields)}})
 }
 
 // stage2Reply is the Stage 2 reply of step s.

@@ -33,7 +33,8 @@ const maxStrictEnumValues = 500
 // Stage1Output returns the native output schema of a Stage 1 reply: exactly
 // the keys of DESIGN §3, in its order, all required (strict mode); "action"
 // an enum of the offered actions; "requiredConnection" an enum of the
-// user's connection labels or null; each "requiredInputDocuments" item a
+// user's connection labels or null, and left out for a user without
+// connections (the parser reads an absent key as null); each "requiredInputDocuments" item a
 // reference (ReferencePattern); "parametersSchema.fields" items with the
 // allowed field types, or null ones for a field the action registers
 // (named alone). The keys' meaning is left to the prompt's rules, which
@@ -44,7 +45,7 @@ func Stage1Output(actions []workflow.ActionSpec, conns []workflow.Connection) wo
 	for _, a := range actions {
 		names = append(names, a.Name)
 	}
-	connection := object{{"type", "null"}, {"description", "You have no connections: always null."}}
+	var connection object // none: a user without connections is not asked for one
 	if len(conns) > 0 {
 		labels := make([]any, 0, len(conns)+1)
 		for _, c := range conns {
@@ -73,16 +74,20 @@ func Stage1Output(actions []workflow.ActionSpec, conns []workflow.Connection) wo
 	// The keys' meaning is the prompt's rules (the same text in every
 	// output mode), so the schema describes only what the rules cannot:
 	// the connection choice and the null members of a field.
-	schema := closedObject(
-		member{"action", object{{"type", "string"}, {"enum", names}}},
-		member{"actionObjective", object{{"type", "string"}}},
-		member{"learnings", object{{"type", "array"}, {"items", object{{"type", "string"}}}}},
-		member{"requiredInputDocuments", object{{"type", "array"},
+	members := []member{
+		{"action", object{{"type", "string"}, {"enum", names}}},
+		{"actionObjective", object{{"type", "string"}}},
+		{"learnings", object{{"type", "array"}, {"items", object{{"type", "string"}}}}},
+		{"requiredInputDocuments", object{{"type", "array"},
 			{"items", object{{"type", "string"}, {"pattern", ReferencePattern}}}}},
-		member{"requiredConnection", connection},
+	}
+	if connection != nil {
+		members = append(members, member{"requiredConnection", connection})
+	}
+	members = append(members,
 		member{"parametersContext", object{{"type", "string"}}},
-		member{"parametersSchema", closedObject(member{"fields", object{{"type", "array"}, {"items", field}}})},
-	)
+		member{"parametersSchema", closedObject(member{"fields", object{{"type", "array"}, {"items", field}}})})
+	schema := closedObject(members...)
 	out := workflow.OutputSchema{
 		Name:        Stage1SchemaName,
 		Description: "Choose the next action and describe, without values, the parameters Stage 2 will fill.",
