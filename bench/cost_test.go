@@ -24,6 +24,9 @@ func TestCostTable(t *testing.T) {
 			t.Error(err)
 		}
 		for _, tr := range run.Traces {
+			if tr.Error != "" {
+				t.Errorf("%s: the %s call of step %d failed (%s): the script has no honest reply for it", w.Name, tr.Stage, tr.Step, tr.Error)
+			}
 			if tr.Stage != workflow.StageAction && run.Requests[promptKey(tr.Prompt)] == "" {
 				t.Errorf("%s: the %s call of step %d has no recorded request: its cache would be modelled on nothing", w.Name, tr.Stage, tr.Step)
 			}
