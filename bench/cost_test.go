@@ -27,6 +27,12 @@ func TestCostTable(t *testing.T) {
 			if tr.Error != "" {
 				t.Errorf("%s: the %s call of step %d failed (%s): the script has no honest reply for it", w.Name, tr.Stage, tr.Step, tr.Error)
 			}
+			// Both stages are measured as the plain loop is: native tool
+			// calls, the reply's shape given once (the tool), not in the text.
+			native := tr.OutputMode == workflow.OutputTool && !strings.Contains(promptKey(tr.Prompt), "Reply with one JSON object")
+			if (tr.Stage == workflow.StageOne || tr.Stage == workflow.StageTwo) && !native {
+				t.Errorf("%s: the %s call of step %d is not a native tool call (%q mode, or the text-mode prompt)", w.Name, tr.Stage, tr.Step, tr.OutputMode)
+			}
 			if tr.Stage != workflow.StageAction && run.Requests[promptKey(tr.Prompt)] == "" {
 				t.Errorf("%s: the %s call of step %d has no recorded request: its cache would be modelled on nothing", w.Name, tr.Stage, tr.Step)
 			}
