@@ -36,6 +36,8 @@ type Store struct {
 	wfs     map[string]*record             // by workflow id
 	traces  map[string]string              // trace id -> workflow id
 	running map[string]map[string]struct{} // user id -> ids of the user's running workflows
+
+	idem idempotencies // Idempotency-Key entries, under their own lock
 }
 
 // record is everything one workflow owns.

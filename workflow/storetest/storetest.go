@@ -9,7 +9,8 @@
 // user's workflows; ids unique across users; deletion that leaves nothing
 // behind; the trace cap, and traces stored with the commit that carries
 // them; the running set, each user's share of it, round leases and the
-// claim that also reads what a run starts from (workflow.ClaimRoundLoad).
+// claim that also reads what a run starts from (workflow.ClaimRoundLoad);
+// the Idempotency-Key answers of workflow.IdempotencyStore.
 package storetest
 
 import (
@@ -82,6 +83,9 @@ func RunFixture(t *testing.T, newFixture func(t *testing.T) Fixture) {
 		{"RunningLimit", testRunningLimit},
 		{"RunningLimitConcurrent", testRunningLimitConcurrent},
 		{"Ping", testPing},
+		{"Idempotency", testIdempotency},
+		{"IdempotencyRelease", testIdempotencyRelease},
+		{"IdempotencyConcurrent", testIdempotencyConcurrent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
