@@ -36,6 +36,9 @@ type Limits struct {
 	// is answered, and one that does not fit gets 503 with Retry-After
 	// instead of growing the process's memory.
 	MaxInflightUploadBytes int64 `yaml:"maxInflightUploadBytes"`
+	// IdempotencyWindow is how long the answer to a request sent with an
+	// Idempotency-Key is kept for replay (default 24h, DESIGN §10.3).
+	IdempotencyWindow time.Duration `yaml:"idempotencyWindow"`
 }
 
 const maxNameLen = 255
@@ -59,6 +62,9 @@ func (l Limits) withDefaults() (Limits, error) {
 	if l.MaxInflightUploadBytes == 0 {
 		l.MaxInflightUploadBytes = max(128<<20, l.MaxBodyBytes)
 	}
+	if l.IdempotencyWindow == 0 {
+		l.IdempotencyWindow = workflow.DefaultIdempotencyWindow
+	}
 	return l, l.Validate()
 }
 
@@ -70,6 +76,9 @@ func (l Limits) Validate() error {
 	}
 	if l.RetryAfter < 0 {
 		errs = append(errs, errors.New("limits.retryAfter must not be negative"))
+	}
+	if l.IdempotencyWindow < 0 {
+		errs = append(errs, errors.New("limits.idempotencyWindow must not be negative"))
 	}
 	if l.MaxInflightUploadBytes != 0 && l.MaxInflightUploadBytes < l.MaxBodyBytes {
 		errs = append(errs, errors.New("limits.maxInflightUploadBytes must be at least limits.maxBodyBytes, or no full-size request could ever be taken"))

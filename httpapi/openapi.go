@@ -62,6 +62,7 @@ func completeOpenAPI(oapi *huma.OpenAPI) {
 			}
 		}
 	}
+	documentIdempotency(oapi)
 }
 
 // addProblem declares status on op with the shared problem schema, unless
