@@ -102,6 +102,12 @@ func fullWorkflow() *workflow.Workflow {
 			Connection: "c", Effect: "write", RequestedAt: time.Now(), ExpiresAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 		},
 		TraceContext: workflow.TraceContext{Origin: "o", Round: "r"},
+		QueuedRounds: []workflow.QueuedRound{
+			{MessageID: "m\xff", Prompt: "p", Interrupt: true, QueuedAt: paris,
+				Documents: []workflow.Document{{ID: "d", WorkflowID: "wf_1", MessageID: "m", Name: "n\xfe", MimeType: "text/plain", Size: 3}}},
+			{MessageID: "m2", Prompt: "q", Documents: []workflow.Document{}, QueuedAt: local},
+		},
+		QueueEdits: 2,
 	}
 }
 

@@ -41,7 +41,12 @@ type takeover struct {
 // takeover logs "round taken over" (with the previous holder when known)
 // once the claim succeeds on a running round that had progressed; every
 // claim is logged at debug level ("round claimed", with its fence).
-func (e *Engine) runClaimed(ctx context.Context, id string, to takeover, touch func(context.Context)) runOutcome {
+//
+// intr carries the request of an interrupting round queued on this
+// instance; the watcher sets it for one queued elsewhere. A run whose
+// last commit started a queued round schedules that round and reports
+// runSettled.
+func (e *Engine) runClaimed(ctx context.Context, id string, to takeover, touch func(context.Context), intr *interruptSignal) runOutcome {
 	owner, ttl := e.cfg.InstanceID, e.cfg.LeaseTTL
 	sent := time.Now() // the store's lease ends no earlier than sent + ttl
 	fence, wf, msgs, err := ClaimRoundLoad(ctx, e.store, id, owner, ttl)
@@ -81,12 +86,16 @@ func (e *Engine) runClaimed(ctx context.Context, id string, to takeover, touch f
 	lease := newRunLease(sent, ttl, cancel)
 	defer lease.stop()
 	var wg sync.WaitGroup
-	wg.Go(func() { e.watch(runCtx, cancel, id, fence, lease, touch) })
-	final := e.runRound(runCtx, wf, msgs, fence, lease)
+	wg.Go(func() { e.watch(runCtx, cancel, id, fence, lease, touch, intr) })
+	final := e.runRound(runCtx, wf, msgs, fence, lease, intr)
 	cause := context.Cause(runCtx)
 	cancel(nil)
 	wg.Wait()
 	switch {
+	case final != nil && final.Status == StatusRunning && final.Round != wf.Round:
+		// The round ended and a queued one started in the same commit.
+		e.runner.schedule(ctx, id)
+		return runSettled
 	case final != nil && final.Status != StatusRunning,
 		errors.Is(cause, errStopped), errors.Is(cause, errStoppedElsewhere):
 		return runSettled
@@ -99,7 +108,7 @@ func (e *Engine) runClaimed(ctx context.Context, id string, to takeover, touch f
 }
 
 // watch keeps a running round's lease and notices a Stop or Delete made on
-// another instance: every poll it re-reads the status and, every LeaseTTL/3,
+// another instance, and an interrupting round queued there (intr): every poll it re-reads the status and, every LeaseTTL/3,
 // renews the lease. It cancels the run when the workflow is no longer
 // running, or when its lease is no longer the one with the run's fence
 // (another owner holds it, or it expired and the renewal took it anew, so
@@ -109,7 +118,7 @@ func (e *Engine) runClaimed(ctx context.Context, id string, to takeover, touch f
 // answer: another instance may already have taken the round over) is
 // cancelled by lease itself, even while a renewal is still waiting for
 // its reply.
-func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id string, held int64, lease *runLease, touch func(context.Context)) {
+func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id string, held int64, lease *runLease, touch func(context.Context), intr *interruptSignal) {
 	ttl := e.cfg.LeaseTTL
 	renewEvery := ttl / 3
 	tick := min(e.cfg.PollInterval, renewEvery)
@@ -151,6 +160,9 @@ func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id s
 		if (err == nil && wf.Status != StatusRunning) || KindOf(err) == KindNotFound {
 			cancel(errStoppedElsewhere)
 			return
+		}
+		if err == nil && wf.Interrupting() {
+			intr.request() // a round queued elsewhere interrupts this one
 		}
 	}
 }

@@ -1,0 +1,175 @@
+package workflow_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twostep/twostep/memstore"
+	"github.com/twostep/twostep/workflow"
+)
+
+// selectThenComplete commits the select phase after one model call, then
+// completes the round with an answer naming the round: every phase of a
+// step is its own commit, as in the react mode.
+func selectThenComplete(ctx context.Context, run *workflow.Run) error {
+	wf := run.Workflow()
+	if wf.Checkpoint.Phase == workflow.PhaseSelect {
+		if _, err := run.Generate(ctx, workflow.ModelCall{Stage: workflow.StageOne, Attempt: 1}); err != nil {
+			return err
+		}
+		return run.Checkpoint(ctx, workflow.Checkpoint{Phase: workflow.PhaseParameterize})
+	}
+	return run.CommitStep(ctx, workflow.StepResult{
+		Messages: []workflow.Message{{ID: workflow.NewID(workflow.PrefixMessage), Role: workflow.RoleAssistant,
+			Round: wf.Round, Step: wf.Step, Text: fmt.Sprintf("answer %d", wf.Round)}},
+		End: &workflow.RoundEnd{Status: workflow.StatusCompleted, Reason: workflow.StopCompleted},
+	})
+}
+
+// gatedModel answers a call once the test lets it through; calls counts
+// the calls begun, started receives each one.
+type gatedModel struct {
+	gate    chan struct{}
+	started chan int
+	calls   atomic.Int32
+	// holdFirst: the first call answers only when cancelled.
+	holdFirst bool
+}
+
+func (m *gatedModel) Generate(ctx context.Context, _ workflow.ModelRequest) (workflow.ModelResponse, error) {
+	n := int(m.calls.Add(1))
+	m.started <- n
+	if m.holdFirst && n == 1 {
+		<-ctx.Done()
+		return workflow.ModelResponse{}, ctx.Err()
+	}
+	select {
+	case <-m.gate:
+		return workflow.ModelResponse{Text: "ok"}, nil
+	case <-ctx.Done():
+		return workflow.ModelResponse{}, ctx.Err()
+	}
+}
+
+// userAndAnswers lists the round's user prompts and assistant texts, in
+// message order, as "round:role:text".
+func userAndAnswers(msgs []workflow.Message) []string {
+	var out []string
+	for _, m := range msgs {
+		text := m.Text
+		if m.Role == workflow.RoleAssistant && strings.Contains(text, "interrupted") {
+			text = "interrupted"
+		}
+		out = append(out, fmt.Sprintf("%d:%s:%s", m.Round, m.Role, text))
+	}
+	return out
+}
+
+func TestEnqueuedRoundsRunInOrder(t *testing.T) {
+	t.Parallel()
+	model := &gatedModel{gate: make(chan struct{}), started: make(chan int, 16)}
+	store := memstore.New()
+	e := newEngine(t, workflow.EngineConfig{}, store, model, selectThenComplete)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	wf, err := e.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-model.started // round 1 is inside its model call
+	if _, err := e.StartRound(ctx, "alice", wf.ID, workflow.NewRound{Prompt: "rejected"}); workflow.KindOf(err) != workflow.KindConflict {
+		t.Errorf("a new round while one runs, default onBusy: %v, want KindConflict", err)
+	}
+	for i, p := range []string{"a", "b", "c"} {
+		got, err := e.StartRound(ctx, "alice", wf.ID, workflow.NewRound{Prompt: p, OnBusy: workflow.OnBusyEnqueue})
+		if err != nil {
+			t.Fatalf("enqueue %s: %v", p, err)
+		}
+		if len(got.QueuedRounds) != i+1 || got.QueuedRounds[i].Prompt != p || got.Round != 1 {
+			t.Fatalf("after enqueueing %s: round %d, queue %+v", p, got.Round, got.QueuedRounds)
+		}
+	}
+	close(model.gate)
+	end, err := e.Wait(ctx, wf.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end.Status != workflow.StatusCompleted || end.Round != 4 || len(end.QueuedRounds) != 0 {
+		t.Fatalf("ended at round %d status %s with queue %+v, want round 4 completed, queue empty", end.Round, end.Status, end.QueuedRounds)
+	}
+	msgs, _ := store.Messages(ctx, wf.ID, 0, 0)
+	want := []string{"1:user:first", "1:assistant:answer 1", "2:user:a", "2:assistant:answer 2",
+		"3:user:b", "3:assistant:answer 3", "4:user:c", "4:assistant:answer 4"}
+	if got := userAndAnswers(msgs); !slices.Equal(got, want) {
+		t.Errorf("messages = %q\nwant %q", got, want)
+	}
+}
+
+// TestInterruptEndsTheRoundAtASafePoint: an interrupting round cancels
+// the model call in flight, ends the running round with a closing message
+// and no half step, and starts at once.
+func TestInterruptEndsTheRoundAtASafePoint(t *testing.T) {
+	t.Parallel()
+	model := &gatedModel{gate: make(chan struct{}), started: make(chan int, 16), holdFirst: true}
+	close(model.gate)
+	store := memstore.New()
+	e := newEngine(t, workflow.EngineConfig{}, store, model, selectThenComplete)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	wf, err := e.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "slow"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-model.started // round 1's Stage 1 call hangs
+	got, err := e.StartRound(ctx, "alice", wf.ID, workflow.NewRound{Prompt: "instead", OnBusy: workflow.OnBusyInterrupt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.QueuedRounds) != 1 || !got.QueuedRounds[0].Interrupt {
+		t.Fatalf("queue after interrupt = %+v, want the interrupting round", got.QueuedRounds)
+	}
+	end, err := e.Wait(ctx, wf.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end.Status != workflow.StatusCompleted || end.Round != 2 {
+		t.Fatalf("ended at round %d status %s, want round 2 completed", end.Round, end.Status)
+	}
+	msgs, _ := store.Messages(ctx, wf.ID, 0, 0)
+	want := []string{"1:user:slow", "1:assistant:interrupted", "2:user:instead", "2:assistant:answer 2"}
+	if got := userAndAnswers(msgs); !slices.Equal(got, want) {
+		t.Errorf("messages = %q\nwant %q", got, want)
+	}
+}
+
+func TestStopDiscardsQueuedRounds(t *testing.T) {
+	t.Parallel()
+	model := &gatedModel{gate: make(chan struct{}), started: make(chan int, 16)}
+	store := memstore.New()
+	e := newEngine(t, workflow.EngineConfig{}, store, model, selectThenComplete)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	wf, err := e.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-model.started
+	if _, err := e.StartRound(ctx, "alice", wf.ID, workflow.NewRound{Prompt: "later", OnBusy: workflow.OnBusyEnqueue}); err != nil {
+		t.Fatal(err)
+	}
+	stopped, err := e.Stop(ctx, "alice", wf.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stopped.Status != workflow.StatusStopped || len(stopped.QueuedRounds) != 0 {
+		t.Errorf("stopped: status %s queue %+v, want stopped with no queue", stopped.Status, stopped.QueuedRounds)
+	}
+	if _, err := e.StartRound(ctx, "alice", wf.ID, workflow.NewRound{Prompt: "x", OnBusy: "later"}); workflow.KindOf(err) != workflow.KindInvalid {
+		t.Errorf("onBusy later: %v, want KindInvalid", err)
+	}
+}
