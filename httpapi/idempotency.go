@@ -107,6 +107,13 @@ func (r *idemRequest) claim() bool {
 		case err != nil:
 			r.unavailable(err)
 			return false
+		case claimed && sum != "":
+			// The request this one waited for left no answer (it failed),
+			// and this one's body went into its digest: the client retries.
+			r.release()
+			r.c.Header("Retry-After", "1")
+			writeProblem(r.c, http.StatusConflict, "the earlier request with this Idempotency-Key failed without an answer to replay; retry this one")
+			return false
 		case claimed:
 			return true
 		}
@@ -175,8 +182,10 @@ func (r *idemRequest) replay(a *workflow.IdempotentAnswer, sum string) {
 func (r *idemRequest) run() {
 	c := r.c
 	body := c.Request.Body
+	var tee *teeBody
 	if body != nil {
-		c.Request.Body = teeBody{Reader: io.TeeReader(body, r.h), Closer: body}
+		tee = &teeBody{r: io.TeeReader(body, r.h), c: body}
+		c.Request.Body = tee
 	}
 	w := &captureWriter{ResponseWriter: c.Writer}
 	c.Writer = w
@@ -195,7 +204,13 @@ func (r *idemRequest) run() {
 	if !keepable(w.Status()) || w.overflow {
 		return
 	}
-	if body != nil {
+	if tee != nil && !tee.eof {
+		// The handler left part of the body unread: digest the rest. A
+		// body it closed first cannot be digested, so the answer is not
+		// kept.
+		if tee.closed {
+			return
+		}
 		if n, err := io.Copy(r.h, io.LimitReader(body, r.s.limits.MaxBodyBytes+1)); err != nil || n > r.s.limits.MaxBodyBytes {
 			return
 		}
@@ -265,10 +280,27 @@ func keepable(status int) bool {
 	return status >= 200
 }
 
-// teeBody is a request body whose reads also feed the digest.
+// teeBody is a request body whose reads also feed the digest; it notes
+// when the body was read to its end, or closed.
 type teeBody struct {
-	io.Reader
-	io.Closer
+	r           io.Reader
+	c           io.Closer
+	eof, closed bool
+}
+
+// Read implements io.Reader.
+func (b *teeBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err == io.EOF {
+		b.eof = true
+	}
+	return n, err
+}
+
+// Close implements io.Closer.
+func (b *teeBody) Close() error {
+	b.closed = true
+	return b.c.Close()
 }
 
 // captureWriter keeps a copy of the answer (up to idemMaxAnswer bytes).
