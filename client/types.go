@@ -21,6 +21,19 @@ type Workflow struct {
 	CreatedAt       time.Time        `json:"createdAt"`
 	UpdatedAt       time.Time        `json:"updatedAt"`
 	PendingApproval *PendingApproval `json:"pendingApproval,omitempty"`
+	// QueuedRounds wait for the current round, in run order (rounds sent
+	// with QueueRound while one ran).
+	QueuedRounds []QueuedRound `json:"queuedRounds"`
+}
+
+// QueuedRound is a round waiting for the workflow's current round.
+type QueuedRound struct {
+	MessageID string     `json:"messageId"` // its user message's id once it starts
+	Round     int        `json:"round"`     // the round number it will run as
+	Title     string     `json:"title"`
+	Documents []Document `json:"documents"`
+	Interrupt bool       `json:"interrupt"` // it ends the running round at its next safe point
+	QueuedAt  time.Time  `json:"queuedAt"`
 }
 
 // Running reports whether the round is still running (not ended and not

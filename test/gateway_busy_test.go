@@ -2,6 +2,7 @@ package test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestIdempotentCreateAcrossInstances (Redis): one create sent to two
@@ -138,7 +140,15 @@ func TestInterruptDuringStageOne(t *testing.T) {
 	var wf wfView
 	g.expect(t, http.StatusCreated, "POST", "/api/v1/workflows", gwAlice, map[string]any{"prompt": "intr1 go"}, &wf)
 	model.waitBlocked(t, 1)
-	g.expect(t, http.StatusAccepted, "POST", "/api/v1/workflows/"+wf.ID+"/rounds?onBusy=interrupt", gwAlice, map[string]any{"prompt": "intr2 go"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	queued, err := g.client(t, gwAlice).QueueRound(ctx, wf.ID, "intr2 go", "interrupt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := queued.Workflow.QueuedRounds; len(q) != 1 || !q[0].Interrupt || q[0].Round != 2 || q[0].Title != "intr2 go" {
+		t.Errorf("the client's queued rounds: %+v", q)
+	}
 	done := g.waitDone(t, gwAlice, wf.ID)
 	if done.Status != "completed" || done.Round != 2 {
 		t.Fatalf("status %s round %d, want round 2 completed", done.Status, done.Round)
