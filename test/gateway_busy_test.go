@@ -18,7 +18,16 @@ import (
 // identical answers; the key with another body is refused; after a
 // restart the kept answer is still replayed.
 func TestIdempotentCreateAcrossInstances(t *testing.T) {
-	url := redisURL(t)
+	testIdempotentCreateAcrossInstances(t, redisURL(t))
+}
+
+// TestIdempotentCreateAcrossInstancesOnCluster is the same on the Redis
+// Cluster at REDIS_CLUSTER_URL: each key is one key in its user's slot.
+func TestIdempotentCreateAcrossInstancesOnCluster(t *testing.T) {
+	testIdempotentCreateAcrossInstances(t, clusterURL(t))
+}
+
+func testIdempotentCreateAcrossInstances(t *testing.T, url string) {
 	model := newFakeLLM(t)
 	a := launch(t, model, "REDIS_URL="+url) // stopped by the test itself
 	t.Cleanup(func() { _ = a.cmd.Process.Kill() })
@@ -75,7 +84,16 @@ func TestIdempotentCreateAcrossInstances(t *testing.T) {
 // round whose model call hangs run in order, none lost, after the
 // instance running them is killed with SIGKILL.
 func TestEnqueuedRoundsSurviveAKill(t *testing.T) {
-	url := redisURL(t)
+	testEnqueuedRoundsSurviveAKill(t, redisURL(t))
+}
+
+// TestEnqueuedRoundsSurviveAKillOnCluster is the same on the Redis Cluster
+// at REDIS_CLUSTER_URL.
+func TestEnqueuedRoundsSurviveAKillOnCluster(t *testing.T) {
+	testEnqueuedRoundsSurviveAKill(t, clusterURL(t))
+}
+
+func testEnqueuedRoundsSurviveAKill(t *testing.T, url string) {
 	conf := filepath.Join(t.TempDir(), "gateway.yaml")
 	if err := os.WriteFile(conf, []byte("limits:\n  leaseTTL: 1s\n"), 0o600); err != nil {
 		t.Fatal(err)

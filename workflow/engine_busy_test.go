@@ -173,3 +173,91 @@ func TestStopDiscardsQueuedRounds(t *testing.T) {
 		t.Errorf("onBusy later: %v, want KindInvalid", err)
 	}
 }
+
+// TestInterruptAPausedRound: a round paused for approval is ended at once
+// by an interrupting round (its approval cancelled), which starts.
+func TestInterruptAPausedRound(t *testing.T) {
+	t.Parallel()
+	step := func(ctx context.Context, run *workflow.Run) error {
+		if run.Workflow().Round == 1 {
+			return run.Pause(ctx, workflow.StepApproval{Action: "document.generate", Objective: "o"})
+		}
+		return selectThenComplete(ctx, run)
+	}
+	model := &gatedModel{gate: make(chan struct{}), started: make(chan int, 16)}
+	close(model.gate)
+	store := memstore.New()
+	e := newEngine(t, workflow.EngineConfig{}, store, model, step)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	wf, err := e.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "paused"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, err := e.Wait(ctx, wf.ID); err != nil || w.Status != workflow.StatusAwaitingApproval {
+		t.Fatalf("round 1: %+v %v, want awaiting approval", w, err)
+	}
+	got, err := e.StartRound(ctx, "alice", wf.ID, workflow.NewRound{Prompt: "instead", OnBusy: workflow.OnBusyInterrupt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != workflow.StatusRunning || got.Round != 2 || got.PendingApproval != nil || len(got.QueuedRounds) != 0 {
+		t.Fatalf("after the interrupt: status %s round %d approval %v queue %v, want round 2 running at once",
+			got.Status, got.Round, got.PendingApproval, got.QueuedRounds)
+	}
+	end, err := e.Wait(ctx, wf.ID)
+	if err != nil || end.Status != workflow.StatusCompleted || end.Round != 2 {
+		t.Fatalf("ended %+v %v, want round 2 completed", end, err)
+	}
+	msgs, _ := store.Messages(ctx, wf.ID, 0, 0)
+	want := []string{"1:user:paused", "1:assistant:interrupted", "2:user:instead", "2:assistant:answer 2"}
+	if got := userAndAnswers(msgs); !slices.Equal(got, want) {
+		t.Errorf("messages = %q\nwant %q", got, want)
+	}
+}
+
+// TestEnqueueWhilePausedRunsAfterTheDecision: a round queued behind a
+// paused round starts once the approved round ends.
+func TestEnqueueWhilePausedRunsAfterTheDecision(t *testing.T) {
+	t.Parallel()
+	step := func(ctx context.Context, run *workflow.Run) error {
+		wf := run.Workflow()
+		if wf.Round == 1 && wf.Checkpoint.Approval == nil {
+			return run.Pause(ctx, workflow.StepApproval{Action: "document.generate", Objective: "o"})
+		}
+		return run.CommitStep(ctx, workflow.StepResult{
+			Messages: []workflow.Message{{ID: workflow.NewID(workflow.PrefixMessage), Role: workflow.RoleAssistant,
+				Round: wf.Round, Step: wf.Step, Text: fmt.Sprintf("answer %d", wf.Round)}},
+			End: &workflow.RoundEnd{Status: workflow.StatusCompleted, Reason: workflow.StopCompleted},
+		})
+	}
+	model := &gatedModel{gate: make(chan struct{}), started: make(chan int, 16)}
+	close(model.gate)
+	store := memstore.New()
+	e := newEngine(t, workflow.EngineConfig{}, store, model, step)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	wf, err := e.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "paused"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paused, err := e.Wait(ctx, wf.ID)
+	if err != nil || paused.PendingApproval == nil {
+		t.Fatalf("round 1: %+v %v, want awaiting approval", paused, err)
+	}
+	if got, err := e.StartRound(ctx, "alice", wf.ID, workflow.NewRound{Prompt: "after", OnBusy: workflow.OnBusyEnqueue}); err != nil || got.Status != workflow.StatusAwaitingApproval || len(got.QueuedRounds) != 1 {
+		t.Fatalf("enqueue while paused: %+v %v", got, err)
+	}
+	if _, err := e.Decide(ctx, "alice", wf.ID, paused.PendingApproval.ID, workflow.Decision{Approve: true}); err != nil {
+		t.Fatal(err)
+	}
+	end, err := e.Wait(ctx, wf.ID)
+	if err != nil || end.Status != workflow.StatusCompleted || end.Round != 2 {
+		t.Fatalf("ended %+v %v, want round 2 completed", end, err)
+	}
+	msgs, _ := store.Messages(ctx, wf.ID, 0, 0)
+	want := []string{"1:user:paused", "1:assistant:answer 1", "2:user:after", "2:assistant:answer 2"}
+	if got := userAndAnswers(msgs); !slices.Equal(got, want) {
+		t.Errorf("messages = %q\nwant %q", got, want)
+	}
+}
