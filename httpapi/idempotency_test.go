@@ -96,7 +96,10 @@ func TestIdempotencyRefusesAnotherRequestWithTheKey(t *testing.T) {
 	}{
 		{"another body", "/api/v1/workflows", map[string]any{"prompt": "b"}},
 		{"another query", "/api/v1/workflows?x=1", map[string]any{"prompt": "a"}},
-		{"another route", "/api/v1/workflows/" + idemWorkflowID + "/stop", nil},
+		{"stop", "/api/v1/workflows/" + idemWorkflowID + "/stop", nil},
+		{"resume", "/api/v1/workflows/" + idemWorkflowID + "/resume", nil},
+		{"rounds", "/api/v1/workflows/" + idemWorkflowID + "/rounds", map[string]any{"prompt": "a"}},
+		{"approvals", "/api/v1/workflows/" + idemWorkflowID + "/approvals/apr_1", map[string]any{"decision": "approve"}},
 	}
 	for _, tc := range tests {
 		rec := env.post(t, tc.path, aliceToken, "k1", tc.body)

@@ -51,7 +51,11 @@ func (e *Engine) queueRound(ctx context.Context, wf *Workflow, in NewRound) (*Wo
 		insertQueued(ended, q)
 		ended.PendingApproval = nil
 		next, msgs := e.interrupted(ended, nil)
-		return e.commitAndSchedule(ctx, next, wf.Version, msgs, docs)
+		stored, err := e.commitAndSchedule(ctx, next, wf.Version, msgs, docs)
+		if err == nil {
+			e.observer().RoundEnded(ended.Clone())
+		}
+		return stored, err
 	}
 	next := wf.Clone()
 	insertQueued(next, q)

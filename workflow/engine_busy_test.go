@@ -86,7 +86,11 @@ func TestEnqueuedRoundsRunInOrder(t *testing.T) {
 		t.Errorf("a new round while one runs, default onBusy: %v, want KindConflict", err)
 	}
 	for i, p := range []string{"a", "b", "c"} {
-		got, err := e.StartRound(ctx, "alice", wf.ID, workflow.NewRound{Prompt: p, OnBusy: workflow.OnBusyEnqueue})
+		in := workflow.NewRound{Prompt: p, OnBusy: workflow.OnBusyEnqueue}
+		if p == "b" {
+			in.Documents = []workflow.DocumentContent{{Document: workflow.Document{Name: "b.txt", MimeType: "text/plain"}, Content: []byte("bee")}}
+		}
+		got, err := e.StartRound(ctx, "alice", wf.ID, in)
 		if err != nil {
 			t.Fatalf("enqueue %s: %v", p, err)
 		}
@@ -107,6 +111,15 @@ func TestEnqueuedRoundsRunInOrder(t *testing.T) {
 		"3:user:b", "3:assistant:answer 3", "4:user:c", "4:assistant:answer 4"}
 	if got := userAndAnswers(msgs); !slices.Equal(got, want) {
 		t.Errorf("messages = %q\nwant %q", got, want)
+	}
+	// Round 3's upload, stored when it was queued, is its user message's.
+	b := msgs[4]
+	if len(b.Documents) != 1 || b.DocumentsLabel != workflow.UserLabel(3) || b.Documents[0].MessageID != b.ID {
+		t.Fatalf("round 3's user message: %+v", b)
+	}
+	doc, err := store.DocumentContent(ctx, wf.ID, b.Documents[0].ID)
+	if err != nil || string(doc.Content) != "bee" {
+		t.Errorf("round 3's upload: %q, %v; want its bytes", doc.Content, err)
 	}
 }
 
