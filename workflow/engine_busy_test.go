@@ -106,6 +106,11 @@ func TestEnqueuedRoundsRunInOrder(t *testing.T) {
 	if end.Status != workflow.StatusCompleted || end.Round != 4 || len(end.QueuedRounds) != 0 {
 		t.Fatalf("ended at round %d status %s with queue %+v, want round 4 completed, queue empty", end.Round, end.Status, end.QueuedRounds)
 	}
+	// Queueing never cost the running round its commit: one model call
+	// per round, none repeated by a recovery.
+	if n := model.calls.Load(); n != 4 {
+		t.Errorf("%d model calls, want 4 (one per round)", n)
+	}
 	msgs, _ := store.Messages(ctx, wf.ID, 0, 0)
 	want := []string{"1:user:first", "1:assistant:answer 1", "2:user:a", "2:assistant:answer 2",
 		"3:user:b", "3:assistant:answer 3", "4:user:c", "4:assistant:answer 4"}
