@@ -153,8 +153,22 @@ func testEnqueuedRoundsSurviveAKill(t *testing.T, url string) {
 func TestInterruptDuringStageOne(t *testing.T) {
 	url := redisURL(t)
 	model := newFakeLLM(t)
+	testInterruptDuringStageOne(t, model, startGateway(t, model, "REDIS_URL="+url))
+}
+
+// TestInterruptFromAnAPIInstance (Redis): the interrupting round reaches
+// the API-only instance, while the round runs on a worker instance, whose
+// status poll notices it.
+func TestInterruptFromAnAPIInstance(t *testing.T) {
+	url := redisURL(t)
+	model := newFakeLLM(t)
+	api := startGatewayWith(t, model, []string{"serve", "--workers=0"}, "REDIS_URL="+url)
+	startGatewayWith(t, model, []string{"worker"}, "REDIS_URL="+url)
+	testInterruptDuringStageOne(t, model, api)
+}
+
+func testInterruptDuringStageOne(t *testing.T, model *fakeLLM, g *gateway) {
 	model.blockNext("intr1")
-	g := startGateway(t, model, "REDIS_URL="+url)
 	var wf wfView
 	g.expect(t, http.StatusCreated, "POST", "/api/v1/workflows", gwAlice, map[string]any{"prompt": "intr1 go"}, &wf)
 	model.waitBlocked(t, 1)
