@@ -157,11 +157,11 @@ func (s *interruptSignal) isRequested() bool {
 }
 
 // begin returns the context of a model call, cancelled with
-// errInterrupted when an interrupt is (or was already) requested, and the
-// function that ends the call.
-func (s *interruptSignal) begin(ctx context.Context) (context.Context, func()) {
+// errInterrupted when an interrupt is (or was already) requested; end
+// ends the call. Calls of one run never overlap.
+func (s *interruptSignal) begin(ctx context.Context) context.Context {
 	if s == nil {
-		return ctx, func() {}
+		return ctx
 	}
 	cctx, cancel := context.WithCancelCause(ctx)
 	s.mu.Lock()
@@ -170,10 +170,19 @@ func (s *interruptSignal) begin(ctx context.Context) (context.Context, func()) {
 		cancel(errInterrupted)
 	}
 	s.call = cancel
-	return cctx, func() {
-		s.mu.Lock()
-		s.call = nil
-		s.mu.Unlock()
+	return cctx
+}
+
+// end ends the call begin started, releasing its context.
+func (s *interruptSignal) end() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	cancel := s.call
+	s.call = nil
+	s.mu.Unlock()
+	if cancel != nil {
 		cancel(nil)
 	}
 }

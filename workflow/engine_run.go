@@ -167,12 +167,12 @@ func (r *Run) Generate(ctx context.Context, call ModelCall) (ModelResponse, erro
 		Kind: SpanModelCall, WorkflowID: r.wf.ID, Mode: r.wf.Mode, Round: r.wf.Round, Step: r.wf.Step,
 		Stage: call.Stage, Attempt: call.Attempt, Prompt: call.Prompt, MaxTokens: call.MaxTokens, JSON: call.JSON,
 	})
-	callCtx, endCall := r.intr.begin(ctx)
+	callCtx := r.intr.begin(ctx)
 	resp, err := r.e.model.Generate(callCtx, ModelRequest{
 		Messages: call.Prompt, JSON: call.JSON, MaxTokens: call.MaxTokens, Stage: call.Stage, Output: call.Output,
 	})
 	interrupted := err != nil && ctx.Err() == nil && errors.Is(context.Cause(callCtx), errInterrupted)
-	endCall()
+	r.intr.end()
 	mode := resp.OutputMode
 	if mode == "" {
 		mode = OutputText
@@ -371,14 +371,12 @@ func (r *Run) CommitStep(ctx context.Context, res StepResult) error {
 // means someone else changed the workflow (a Stop, a Delete, another
 // instance): the run must end without writing, so it returns errRoundLost.
 func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs []DocumentContent) error {
-	return r.commitShaped(ctx, next, msgs, docs, func(b *Workflow, msgs []Message) (*Workflow, []Message) {
-		return r.e.startQueued(b, msgs)
-	})
+	return r.commitShaped(ctx, next, msgs, docs, nil)
 }
 
 // commitShaped is commit with the state and messages each attempt writes
-// given by shape(next, msgs): commit's shape starts the first queued
-// round when next ends the round (startQueued). A commit refused because
+// given by shape(next, msgs); nil is commit's, which starts the first
+// queued round when next ends the round (startQueued). A commit refused because
 // requests queued rounds meanwhile (queueEditsOnly) is made again on the
 // stored queue, so queueing never costs a run its round; any other
 // refusal is errRoundLost.
@@ -394,7 +392,13 @@ func (r *Run) commitShaped(ctx context.Context, next *Workflow, msgs []Message, 
 	}
 	base, expected := next, r.wf.Version
 	for rebases := 0; ; rebases++ {
-		final, fmsgs := shape(base, msgs)
+		var final *Workflow
+		var fmsgs []Message
+		if shape != nil {
+			final, fmsgs = shape(base, msgs)
+		} else {
+			final, fmsgs = r.e.startQueued(base, msgs)
+		}
 		err := r.commitOnce(ctx, final, expected, fmsgs, docs)
 		if !errors.Is(err, errRoundLost) || rebases >= maxRebases {
 			if err == nil && final.Round != base.Round {
