@@ -23,6 +23,9 @@ type Workflow struct {
 	PendingApproval *PendingApproval `json:"pendingApproval,omitempty"`
 	// ForkedFrom is set on a workflow made by Client.Fork.
 	ForkedFrom *ForkOrigin `json:"forkedFrom,omitempty"`
+	// QueuedRounds wait for the current round, in run order (rounds sent
+	// with QueueRound while one ran).
+	QueuedRounds []QueuedRound `json:"queuedRounds"`
 }
 
 // ForkOrigin names the workflow and the step a fork was made from.
@@ -65,6 +68,16 @@ type FieldSpec struct {
 	Type        string `json:"type"`
 	Required    bool   `json:"required,omitempty"`
 	Description string `json:"description,omitempty"`
+}
+
+// QueuedRound is a round waiting for the workflow's current round.
+type QueuedRound struct {
+	MessageID string     `json:"messageId"` // its user message's id once it starts
+	Round     int        `json:"round"`     // the round number it will run as
+	Title     string     `json:"title"`
+	Documents []Document `json:"documents"`
+	Interrupt bool       `json:"interrupt"` // it ends the running round at its next safe point
+	QueuedAt  time.Time  `json:"queuedAt"`
 }
 
 // Running reports whether the round is still running (not ended and not

@@ -48,6 +48,9 @@ type Limits struct {
 	// UploadRateGrace is how long a body may take before the minimum rate
 	// applies (default 5 s).
 	UploadRateGrace time.Duration `yaml:"uploadRateGrace"`
+	// IdempotencyWindow is how long the answer to a request sent with an
+	// Idempotency-Key is kept for replay (default 24h, DESIGN §10.3).
+	IdempotencyWindow time.Duration `yaml:"idempotencyWindow"`
 }
 
 const maxNameLen = 255
@@ -80,6 +83,9 @@ func (l Limits) withDefaults() (Limits, error) {
 	if l.UploadRateGrace == 0 {
 		l.UploadRateGrace = 5 * time.Second
 	}
+	if l.IdempotencyWindow == 0 {
+		l.IdempotencyWindow = workflow.DefaultIdempotencyWindow
+	}
 	return l, l.Validate()
 }
 
@@ -98,6 +104,9 @@ func (l Limits) Validate() error {
 	if l.MaxInflightUploadBytesPerUser != 0 && (l.MaxInflightUploadBytesPerUser < l.MaxBodyBytes ||
 		l.MaxInflightUploadBytes != 0 && l.MaxInflightUploadBytesPerUser > l.MaxInflightUploadBytes) {
 		errs = append(errs, errors.New("limits.maxInflightUploadBytesPerUser must be between limits.maxBodyBytes and limits.maxInflightUploadBytes"))
+	}
+	if l.IdempotencyWindow < 0 {
+		errs = append(errs, errors.New("limits.idempotencyWindow must not be negative"))
 	}
 	if l.MaxInflightUploadBytes != 0 && l.MaxInflightUploadBytes < l.MaxBodyBytes {
 		errs = append(errs, errors.New("limits.maxInflightUploadBytes must be at least limits.maxBodyBytes, or no full-size request could ever be taken"))

@@ -105,6 +105,10 @@ type Options struct {
 	// response and each frame of an event stream, so a stalled client
 	// cannot hold a handler and its buffers forever.
 	WriteTimeout time.Duration
+	// Idempotency keeps the answers of requests sent with an
+	// Idempotency-Key (DESIGN §10.3); pass the store. nil: the header is
+	// ignored.
+	Idempotency workflow.IdempotencyStore
 	// Tracing, when set, runs first on every request (the OpenTelemetry
 	// server span, DESIGN §9.5), so the span covers auth and limits too.
 	Tracing gin.HandlerFunc
@@ -131,6 +135,7 @@ type Server struct {
 	heartbeat time.Duration
 	writeWait time.Duration
 	tracing   gin.HandlerFunc
+	idem      workflow.IdempotencyStore
 
 	handler http.Handler
 	// inflight counts the request-body bytes held (capInflight).
@@ -178,6 +183,7 @@ func New(opts Options) (*Server, error) {
 		version: opts.Version, admin: opts.Admin, waits: newNotifier(opts.Reads),
 		poll: orDefault(opts.EventPoll, 250*time.Millisecond), heartbeat: orDefault(opts.Heartbeat, 15*time.Second),
 		writeWait: orDefault(opts.WriteTimeout, 2*time.Minute), tracing: opts.Tracing,
+		idem:    opts.Idempotency,
 		closing: make(chan struct{}), inflight: newInflightGate(limits),
 	}
 	if s.metrics != nil {
@@ -233,7 +239,7 @@ func (s *Server) buildRoutes() http.Handler {
 	if s.tracing != nil {
 		r.Use(s.tracing)
 	}
-	r.Use(s.recoverPanics(), s.observeRequests(), s.authenticate(), rejectMalformedQuery(), s.capInflight())
+	r.Use(s.recoverPanics(), s.observeRequests(), s.authenticate(), rejectMalformedQuery(), s.capInflight(), s.idempotency())
 	r.NoRoute(func(c *gin.Context) {
 		writeProblem(c, http.StatusNotFound, "no route matches "+c.Request.Method+" "+c.Request.URL.Path)
 	})

@@ -10,7 +10,8 @@
 // behind; the trace cap, and traces stored with the commit that carries
 // them; the running set, each user's share of it, round leases and the
 // claim that also reads what a run starts from (workflow.ClaimRoundLoad);
-// the index of pending approvals by expiry (workflow.ApprovalIndex).
+// the index of pending approvals by expiry (workflow.ApprovalIndex), and
+// the Idempotency-Key answers of workflow.IdempotencyStore.
 package storetest
 
 import (
@@ -84,6 +85,9 @@ func RunFixture(t *testing.T, newFixture func(t *testing.T) Fixture) {
 		{"RunningLimitConcurrent", testRunningLimitConcurrent},
 		{"ApprovalIndex", testApprovalIndex},
 		{"Ping", testPing},
+		{"Idempotency", testIdempotency},
+		{"IdempotencyRelease", testIdempotencyRelease},
+		{"IdempotencyConcurrent", testIdempotencyConcurrent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
