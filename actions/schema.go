@@ -13,7 +13,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
-	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/fieldnames"
 )
 
 // paramSchema is an action's compiled parameter schema and its JSON text.
@@ -44,7 +44,7 @@ func compileSchema(name string, doc map[string]any) (paramSchema, error) {
 	}
 	if props, ok := doc["properties"].(map[string]any); ok {
 		for _, p := range sortedKeys(props) {
-			if workflow.IsForbiddenField(p) {
+			if fieldnames.Forbidden(p) {
 				return paramSchema{}, fmt.Errorf("property %q is reserved: documents and connections are passed apart from parameters", p)
 			}
 		}
@@ -108,7 +108,7 @@ func normalizeParams(params map[string]any) (map[string]any, error) {
 func (s paramSchema) validateNormal(params map[string]any) []string {
 	var lines []string
 	for _, k := range sortedKeys(params) {
-		if workflow.IsForbiddenField(k) {
+		if fieldnames.Forbidden(k) {
 			lines = append(lines, pointer([]string{k})+": reserved name: documents and connections are chosen with the action, never passed as parameters")
 		}
 	}
@@ -140,7 +140,7 @@ func collectLines(ve *jsonschema.ValidationError, p *message.Printer, lines *[]s
 		}
 	case *kind.AdditionalProperties:
 		for _, p := range k.Properties {
-			if len(ve.InstanceLocation) == 0 && workflow.IsForbiddenField(p) {
+			if len(ve.InstanceLocation) == 0 && fieldnames.Forbidden(p) {
 				continue // reported as reserved
 			}
 			*lines = append(*lines, pointer(append(slices.Clone(ve.InstanceLocation), p))+": unknown parameter, not allowed here")

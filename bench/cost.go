@@ -14,6 +14,7 @@ import (
 	"github.com/twostep/twostep/economy"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/modes/react"
+	"github.com/twostep/twostep/placeholders"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
@@ -161,7 +162,8 @@ func (r *CostRun) Report(model, stage2Model string) economy.Report {
 // costModel is the scripted model of a cost run: Stage 1 answers the
 // script's step numbered by the action messages committed so far (so a
 // retry answers the same step again), Stage 2 the step Stage 1 chose last,
-// a compaction call a fixed summary. Usage is CostTokens of what was sent
+// a compaction call the workload's summary of the entries leaving the
+// history. Usage is CostTokens of what was sent
 // and written.
 type costModel struct {
 	w     CostWorkload
@@ -227,11 +229,52 @@ func (m *costModel) Generate(ctx context.Context, req workflow.ModelRequest) (wo
 		reply = stage2Reply(m.w.steps[m.current])
 		m.mu.Unlock()
 	case workflow.StageCompact:
-		reply = "Earlier steps ran as the user asked; every result was as expected and nothing in them changes the next steps."
+		var err error
+		if reply, err = m.summary(ctx); err != nil {
+			return workflow.ModelResponse{}, err
+		}
 	default:
 		return workflow.ModelResponse{}, workflow.Errorf(workflow.KindInvalid, "no script for stage %s", req.Stage)
 	}
-	return workflow.ModelResponse{Text: reply, Model: costModelName, PromptTokens: CostTokens(sent), CompletionTokens: CostTokens(reply)}, nil
+	return workflow.ModelResponse{Text: reply, Model: costModelName, PromptTokens: CostTokens(sent), CompletionTokens: CostTokens(reply),
+		OutputMode: m.PlanOutput(req)}, nil
+}
+
+// summary is the compaction reply: the workload's summary of the entries
+// leaving the history, found as the React mode finds them
+// (placeholders.Compaction on the workflow's messages, at the default
+// budget the bench runs with), not read from the prompt; it covers the
+// entries the prompt shows.
+func (m *costModel) summary(ctx context.Context) (string, error) {
+	if m.w.summary == nil {
+		return "", workflow.Errorf(workflow.KindInvalid, "%s: no scripted compaction summary", m.w.Name)
+	}
+	msgs, err := m.store.Messages(ctx, m.wfID, 0, 0)
+	if err != nil {
+		return "", err
+	}
+	entries, _ := placeholders.Compaction(msgs, 0)
+	if len(entries) == 0 {
+		return "", workflow.Errorf(workflow.KindInvalid, "%s: a compaction call with nothing to compact", m.w.Name)
+	}
+	// The prompt shows the entries that fit four history budgets
+	// (prompts.Builder.Compact): the summary covers those it saw.
+	shown := len(entries)
+	for shown > 1 && strings.Contains(placeholders.CompactedEntriesText(entries[:shown], 4*placeholders.DefaultHistoryBudget), " left out: ") {
+		shown--
+	}
+	return m.w.summary(entries[shown-1].Step), nil
+}
+
+// PlanOutput plans tool mode for every call with an output schema, as an
+// OpenAI-compatible or Anthropic model plans it by default: the prompts
+// are then their native variants (the reply's shape given once, by the
+// tool), as the plain loop's calls are native tool calls.
+func (m *costModel) PlanOutput(req workflow.ModelRequest) workflow.OutputMode {
+	if req.Output != nil {
+		return workflow.OutputTool
+	}
+	return workflow.OutputText
 }
 
 // leanFields reports whether Stage 1's parser takes action's fields by name

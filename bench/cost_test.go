@@ -24,6 +24,15 @@ func TestCostTable(t *testing.T) {
 			t.Error(err)
 		}
 		for _, tr := range run.Traces {
+			if tr.Error != "" {
+				t.Errorf("%s: the %s call of step %d failed (%s): the script has no honest reply for it", w.Name, tr.Stage, tr.Step, tr.Error)
+			}
+			// Both stages are measured as the plain loop is: native tool
+			// calls, the reply's shape given once (the tool), not in the text.
+			native := tr.OutputMode == workflow.OutputTool && !strings.Contains(promptKey(tr.Prompt), "Reply with one JSON object")
+			if (tr.Stage == workflow.StageOne || tr.Stage == workflow.StageTwo) && !native {
+				t.Errorf("%s: the %s call of step %d is not a native tool call (%q mode, or the text-mode prompt)", w.Name, tr.Stage, tr.Step, tr.OutputMode)
+			}
 			if tr.Stage != workflow.StageAction && run.Requests[promptKey(tr.Prompt)] == "" {
 				t.Errorf("%s: the %s call of step %d has no recorded request: its cache would be modelled on nothing", w.Name, tr.Stage, tr.Step)
 			}
@@ -32,8 +41,8 @@ func TestCostTable(t *testing.T) {
 	}
 	table := CostTable(rows)
 	for _, w := range CostWorkloads() {
-		if strings.Count(table, "| "+w.Name+" |") != 2 {
-			t.Errorf("the table has no line of its own for %q in each part:\n%s", w.Name, table)
+		if strings.Count(table, "| "+w.Name+" |") != 6 {
+			t.Errorf("the table has not two lines and four breakdown lines for %q:\n%s", w.Name, table)
 		}
 	}
 	t.Log("\n" + table)

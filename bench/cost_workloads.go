@@ -44,6 +44,10 @@ type CostWorkload struct {
 	Prompt  string
 	Uploads []workflow.DocumentContent
 	steps   []costStep
+	// summary is the compaction reply when the history's entries through
+	// step through leave it: what a capable model keeps of them (nil: the
+	// workload is not expected to compact).
+	summary func(through int) string
 	// Answer is the final answer the run must end with.
 	Answer string
 	// Calls are the action calls the run must make, in order ("notes.add
@@ -73,15 +77,17 @@ func stage1Reply(s costStep, uploads []workflow.Document, lean bool) string {
 	if learnings == nil {
 		learnings = []string{}
 	}
+	// The bench's user has no connections: the tool schema the model
+	// answers has no "requiredConnection" (prompts.Stage1Output), and the
+	// strict schema has every other key, empty lists included.
 	return mustJSON(struct {
 		Action                 string           `json:"action"`
 		ActionObjective        string           `json:"actionObjective"`
 		Learnings              []string         `json:"learnings"`
 		RequiredInputDocuments []string         `json:"requiredInputDocuments"`
-		RequiredConnection     *string          `json:"requiredConnection"`
 		ParametersContext      string           `json:"parametersContext"`
 		ParametersSchema       map[string][]any `json:"parametersSchema"`
-	}{s.action, s.objective, learnings, refs, nil, s.context, map[string][]any{"fields": anySlice(fields)}})
+	}{s.action, s.objective, learnings, refs, s.context, map[string][]any{"fields": anySlice(fields)}})
 }
 
 // stage2Reply is the Stage 2 reply of step s.
@@ -196,6 +202,14 @@ func pagesWorkload() CostWorkload {
 		}
 		w.steps = append(w.steps, s)
 		w.Calls = append(w.Calls, fmt.Sprintf("%s %d", RecordsAction, n))
+	}
+	w.summary = func(through int) string {
+		if through < outagePage {
+			return fmt.Sprintf("Pages 1-%d of the incident log read with records.page, each successfully; none records an outage "+
+				"(each lists a billing-api deploy, queue depth, backups and disk usage).", through)
+		}
+		return fmt.Sprintf("Pages 1-%d of the incident log read with records.page, each successfully. Page %d records the outage: "+
+			"payments-api answered 503 for 23 minutes from 14:02; cause: an expired TLS certificate. No other page records one.", through, outagePage)
 	}
 	w.steps = append(w.steps, answerStep("Tell the user which page records the outage and its cause.", nil,
 		fmt.Sprintf("All %d pages read. Only page %d records an outage: payments-api answered 503 for 23 minutes from 14:02; cause: an expired TLS certificate.", pageCount, outagePage),

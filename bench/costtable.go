@@ -44,7 +44,21 @@ type CostRow struct {
 	// Stage1Cached is the share of Stage 1's input tokens served from
 	// the cache from step 3 on.
 	Stage1Cached float64
+	// Stages is where the two stages' tokens go: Stage 1, Stage 2 and
+	// everything else (history compaction), with the same-model prices.
+	Stages []StageCost
 }
+
+// StageCost is one stage's share of a run: its calls and their usage.
+type StageCost struct {
+	Stage  string
+	Calls  int
+	Tokens economy.Tokens
+}
+
+// Equivalent is the stage's cost in equivalent tokens (uncached input +
+// 0.1 × cached + 5 × output: the prices' proportions).
+func (s StageCost) Equivalent() float64 { return economy.EquivalentTokens(s.Tokens) }
 
 // LatencyRatio is the two stages' modelled time ÷ the plain loop's.
 func (r CostRow) LatencyRatio() float64 {
@@ -64,6 +78,7 @@ func MeasureCost(run *CostRun) CostRow {
 		}
 	}
 	row.PlainCalls = len(row.Same.Steps)
+	row.Stages = stageCosts(run.Traces, row.Same)
 	var in, cached int
 	for _, s := range row.Same.Steps {
 		if s.Stage2Skipped {
@@ -83,6 +98,32 @@ func MeasureCost(run *CostRun) CostRow {
 		row.Stage1Cached = float64(cached) / float64(in)
 	}
 	return row
+}
+
+// stageCosts splits a report's totals by stage: Stage 1 and Stage 2 from
+// its steps, the rest (compaction) as what the totals hold beyond them.
+func stageCosts(traces []workflow.Trace, rep economy.Report) []StageCost {
+	s1 := StageCost{Stage: "Stage 1"}
+	s2 := StageCost{Stage: "Stage 2"}
+	other := StageCost{Stage: "compaction"}
+	for _, t := range traces {
+		switch t.Stage {
+		case workflow.StageOne:
+			s1.Calls++
+		case workflow.StageTwo:
+			s2.Calls++
+		case workflow.StageAction:
+		default:
+			other.Calls++
+		}
+	}
+	for _, st := range rep.Steps {
+		s1.Tokens, s2.Tokens = s1.Tokens.Add(st.Stage1), s2.Tokens.Add(st.Stage2)
+	}
+	all := rep.Totals.Tokens()
+	other.Tokens = economy.Tokens{Input: all.Input - s1.Tokens.Input - s2.Tokens.Input,
+		Cached: all.Cached - s1.Tokens.Cached - s2.Tokens.Cached, Output: all.Output - s1.Tokens.Output - s2.Tokens.Output}
+	return []StageCost{s1, s2, other}
 }
 
 // CostTable prints the rows as the table, then Stage 1's size and
@@ -105,6 +146,25 @@ func CostTable(rows []CostRow) string {
 		fmt.Fprintf(&b, "| %s | %d / %d | %d | %s → %s (step %d, %.2f×) | %.0f %% | %s / %s |\n", r.Name, r.TwoStageCalls, r.PlainCalls,
 			r.Stage2Skipped, thousands(r.Stage1First), thousands(r.Stage1Last), r.LastStep, growth, 100*r.Stage1Cached,
 			dollars(r.Same.Totals.USD), dollars(r.Same.PlainLoop.USD))
+	}
+	b.WriteString("\n| workload | stage | calls | uncached in | cached in | out | equivalent tokens | share |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range rows {
+		var all float64
+		for _, s := range r.Stages {
+			all += s.Equivalent()
+		}
+		for _, s := range r.Stages {
+			share := 0.0
+			if all > 0 {
+				share = 100 * s.Equivalent() / all
+			}
+			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %.0f %% |\n", r.Name, s.Stage, s.Calls, thousands(s.Tokens.Input-s.Tokens.Cached),
+				thousands(s.Tokens.Cached), thousands(s.Tokens.Output), thousands(int(s.Equivalent()+0.5)), share)
+		}
+		plain := r.Same.PlainLoop.Tokens()
+		fmt.Fprintf(&b, "| %s | plain loop | %d | %s | %s | %s | %s | |\n", r.Name, r.PlainCalls, thousands(plain.Input-plain.Cached),
+			thousands(plain.Cached), thousands(plain.Output), thousands(int(economy.EquivalentTokens(plain)+0.5)))
 	}
 	return b.String()
 }

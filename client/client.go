@@ -231,6 +231,23 @@ func (c *Client) StartRound(ctx context.Context, id, prompt string, wait time.Du
 	return c.waited(ctx, "POST", "/api/v1/workflows/"+url.PathEscape(id)+"/rounds", body, wait)
 }
 
+// QueueRound starts the next round like StartRound when no round runs;
+// while one runs or awaits approval, onBusy decides: "enqueue" queues the
+// round behind it, "interrupt" queues it first and ends the running round
+// at its next safe point, "reject" (or "") fails with 409 as StartRound
+// does. The answer is the workflow with its QueuedRounds.
+func (c *Client) QueueRound(ctx context.Context, id, prompt, onBusy string, docs ...Upload) (*Result, error) {
+	body, err := uploadBody(map[string]any{"prompt": prompt}, docs)
+	if err != nil {
+		return nil, err
+	}
+	path := "/api/v1/workflows/" + url.PathEscape(id) + "/rounds"
+	if onBusy != "" {
+		path += "?onBusy=" + url.QueryEscape(onBusy)
+	}
+	return c.waited(ctx, "POST", path, body, 0)
+}
+
 // Decision answers a pending approval.
 type Decision struct {
 	Approve    bool
@@ -382,6 +399,16 @@ func (c *Client) Stop(ctx context.Context, id string) (*Workflow, error) {
 func (c *Client) Resume(ctx context.Context, id string) (*Workflow, error) {
 	var w Workflow
 	_, err := c.do(ctx, "POST", "/api/v1/workflows/"+url.PathEscape(id)+"/resume", nil, nil, &w)
+	return &w, err
+}
+
+// Fork creates a new workflow from the messages of workflow id before the
+// step req names, running from that step (POST .../fork); the original is
+// not changed. An edit a live step would refuse is a *Problem with status
+// 422, one error per problem.
+func (c *Client) Fork(ctx context.Context, id string, req ForkRequest) (*Workflow, error) {
+	var w Workflow
+	_, err := c.do(ctx, "POST", "/api/v1/workflows/"+url.PathEscape(id)+"/fork", req, nil, &w)
 	return &w, err
 }
 

@@ -21,6 +21,63 @@ type Workflow struct {
 	CreatedAt       time.Time        `json:"createdAt"`
 	UpdatedAt       time.Time        `json:"updatedAt"`
 	PendingApproval *PendingApproval `json:"pendingApproval,omitempty"`
+	// ForkedFrom is set on a workflow made by Client.Fork.
+	ForkedFrom *ForkOrigin `json:"forkedFrom,omitempty"`
+	// QueuedRounds wait for the current round, in run order (rounds sent
+	// with QueueRound while one ran).
+	QueuedRounds []QueuedRound `json:"queuedRounds"`
+}
+
+// ForkOrigin names the workflow and the step a fork was made from.
+type ForkOrigin struct {
+	WorkflowID string `json:"workflowId"`
+	Round      int    `json:"round"`
+	Step       int    `json:"step"`
+}
+
+// ForkRequest asks for a fork at step Step of round Round (see
+// Client.Fork). With Selection the fork's step starts at Stage 2; with
+// Parameters (for Selection, or else the selection the original recorded
+// at that step) at execution; with neither it runs the step again.
+type ForkRequest struct {
+	Round      int            `json:"round"`
+	Step       int            `json:"step"`
+	Selection  *ForkSelection `json:"selection,omitempty"`
+	Parameters map[string]any `json:"parameters,omitempty"`
+}
+
+// ForkSelection is an edited Stage 1 selection.
+type ForkSelection struct {
+	Action                 string      `json:"action"`
+	ActionObjective        string      `json:"actionObjective,omitempty"`
+	RequiredInputDocuments []string    `json:"requiredInputDocuments,omitempty"`
+	RequiredConnection     string      `json:"requiredConnection,omitempty"`
+	ParametersContext      string      `json:"parametersContext,omitempty"`
+	ParametersSchema       FieldsAsked `json:"parametersSchema"`
+}
+
+// FieldsAsked lists the parameters a selection asks Stage 2 to fill.
+type FieldsAsked struct {
+	Fields []FieldSpec `json:"fields,omitempty"`
+}
+
+// FieldSpec is one parameter a selection asks for: its type is one of
+// string, number, boolean, enum, object.
+type FieldSpec struct {
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+	Required    bool   `json:"required,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+// QueuedRound is a round waiting for the workflow's current round.
+type QueuedRound struct {
+	MessageID string     `json:"messageId"` // its user message's id once it starts
+	Round     int        `json:"round"`     // the round number it will run as
+	Title     string     `json:"title"`
+	Documents []Document `json:"documents"`
+	Interrupt bool       `json:"interrupt"` // it ends the running round at its next safe point
+	QueuedAt  time.Time  `json:"queuedAt"`
 }
 
 // Running reports whether the round is still running (not ended and not
@@ -69,14 +126,6 @@ type PendingApproval struct {
 	Kind              string      `json:"kind"`
 	ParametersContext string      `json:"parametersContext,omitempty"`
 	Fields            []FieldSpec `json:"fields,omitempty"`
-}
-
-// FieldSpec is a field Stage 1 asked Stage 2 to fill.
-type FieldSpec struct {
-	Name        string `json:"name"`
-	Type        string `json:"type"`
-	Required    bool   `json:"required"`
-	Description string `json:"description,omitempty"`
 }
 
 // StandingApproval is a decision kept with Decision.Remember: later calls

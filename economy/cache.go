@@ -5,9 +5,11 @@ import "unicode/utf8"
 // The prompt cache rule of the report and the bench (DESIGN §10.1): a
 // request's leading tokens are served from the provider's cache when an
 // earlier request of the same workflow and stage sent them, counted in
-// whole blocks of CacheBlock tokens, and only for prompts of at least
-// CacheMinPrompt tokens (OpenAI's published rule; Anthropic's is alike once
-// cache_control marks the prefix).
+// whole blocks of CacheBlock tokens, and only when that shared prefix is
+// at least CacheMinPrompt tokens (OpenAI's published rule: a hit is 1,024
+// tokens or more, then in steps of 128; Anthropic's is alike once
+// cache_control marks the prefix, whose cached part must be 1,024 tokens
+// or more).
 const (
 	CacheMinPrompt = 1024
 	CacheBlock     = 128
@@ -17,7 +19,7 @@ const (
 // first sharedTokens tokens an earlier request of the same workflow and
 // stage sent: the tokens the cache serves.
 func CachedPrefix(promptTokens, sharedTokens int) int {
-	if promptTokens < CacheMinPrompt {
+	if promptTokens < CacheMinPrompt || min(sharedTokens, promptTokens) < CacheMinPrompt {
 		return 0
 	}
 	return min(sharedTokens, promptTokens) / CacheBlock * CacheBlock

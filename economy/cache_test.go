@@ -12,7 +12,10 @@ func TestCachedPrefix(t *testing.T) {
 	for _, c := range []struct{ prompt, shared, want int }{
 		{1023, 1023, 0},    // under the minimum prompt
 		{1024, 127, 0},     // less than a block
-		{1024, 128, 128},   // one block
+		{1024, 128, 0},     // a block, but less than the minimum shared
+		{2000, 1023, 0},    // one token short of the minimum shared
+		{2000, 1024, 1024}, // the minimum
+		{2000, 1151, 1024}, // then whole blocks only
 		{2000, 1999, 1920}, // whole blocks only
 		{1100, 5000, 1024}, // never more than the prompt
 	} {
@@ -31,10 +34,13 @@ func TestPrefixCacheServesTheLongestSharedPrefix(t *testing.T) {
 	if got := c.Serve(a+"x", 2000); got != 0 {
 		t.Errorf("first request: %d cached, want 0", got)
 	}
-	if got := c.Serve(strings.Repeat("a", 300)+"é", 2000); got != 256 {
-		t.Errorf("second: %d cached, want 256 (300 shared)", got)
+	if got := c.Serve(strings.Repeat("a", 1300)+"é", 2000); got != 1280 {
+		t.Errorf("second: %d cached, want 1280 (1,300 shared)", got)
 	}
-	// Shares 1,500 with the first (not 300 with the second): 11 blocks.
+	if got := c.Serve(strings.Repeat("a", 1000)+"é", 2000); got != 0 {
+		t.Errorf("1,000 shared: %d cached, want 0 (under the 1,024 a provider caches at least)", got)
+	}
+	// Shares 1,500 with the first (not 1,300 with the second): 11 blocks.
 	if got := c.Serve(a+"y", 1600); got != 1408 {
 		t.Errorf("third: %d cached, want 1408", got)
 	}

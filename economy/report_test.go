@@ -74,31 +74,32 @@ func TestComputeHandComputed(t *testing.T) {
 	// + "\nuser: sum it\nAttached: a.txt (doc_1)" (37) = 283, step 1's input;
 	// its output {"name":"x.y","arguments":{"a":1}} is 34.
 	// Step 2 adds "\nassistant: " (12) + the call (34) + "\ntool: res" (10)
-	// + "\n\n" (2) + doc_2's 1,100 = 1,158: input 1,441 ≥ 1,024, its first
-	// 283 sent by step 1: 2 blocks = 256 cached; output "done", 4.
-	// Plain: input 1,724, cached 256, output 38;
-	// $ = (1468 × 3 + 256 × 0.3 + 38 × 15) / 1e6 = 0.0050508.
+	// + "\n\n" (2) + doc_2's 1,100 = 1,158: input 1,441 ≥ 1,024, but only
+	// its first 283 were sent by step 1, under the 1,024 a provider caches
+	// at least: none cached; output "done", 4.
+	// Plain: input 1,724, cached 0, output 38;
+	// $ = (1724 × 3 + 38 × 15) / 1e6 = 0.005742.
 	want := economy.Report{
 		Steps: []economy.Step{
 			{Round: 1, Step: 1, Stage1: economy.Tokens{Input: 1300, Output: 40}, Stage2: economy.Tokens{Input: 200, Output: 10}},
 			{Round: 1, Step: 2, Stage1: economy.Tokens{Input: 1350, Cached: 1152, Output: 30}, Stage2Skipped: true},
 		},
 		Totals:    economy.Cost{Input: 2950, Cached: 1152, Output: 85, USD: usd(0.0070146)},
-		PlainLoop: economy.Cost{Input: 1724, Cached: 256, Output: 38, USD: usd(0.0050508)},
-		CostRatio: 0.0070146 / 0.0050508,
+		PlainLoop: economy.Cost{Input: 1724, Cached: 0, Output: 38, USD: usd(0.005742)},
+		CostRatio: 0.0070146 / 0.005742,
 	}
 	if diff := cmp.Diff(want, economy.Compute(in), cmp.Comparer(near)); diff != "" {
 		t.Errorf("report (-want +got):\n%s", diff)
 	}
 
 	// Without a price for the model: no dollars, the ratio in equivalent
-	// tokens: (1798 + 0.1 × 1152 + 5 × 85) / (1468 + 0.1 × 256 + 5 × 38).
+	// tokens: (1798 + 0.1 × 1152 + 5 × 85) / (1724 + 5 × 38).
 	in.Prices = economy.Prices{"other/model": {Input: 1}}
 	got := economy.Compute(in)
 	if got.Totals.USD != nil || got.PlainLoop.USD != nil {
 		t.Errorf("dollars without a price: totals %v, plain loop %v", got.Totals.USD, got.PlainLoop.USD)
 	}
-	if w := (1798 + 115.2 + 425) / (1468 + 25.6 + 190); !near(got.CostRatio, w) {
+	if w := (1798 + 115.2 + 425) / (1724.0 + 190); !near(got.CostRatio, w) {
 		t.Errorf("costRatio = %v, want %v", got.CostRatio, w)
 	}
 }

@@ -31,6 +31,7 @@ type fakeEngine struct {
 	GetFn      func(userID, id string) (*workflow.Workflow, error)
 	DeleteFn   func(userID, id string) error
 	DecideFn   func(userID, id, approvalID string, d workflow.Decision) (*workflow.Workflow, error)
+	ForkFn     func(userID, id string, req workflow.ForkRequest) (*workflow.Workflow, error)
 	unexpected func(string)
 }
 
@@ -121,6 +122,15 @@ func (f *fakeEngine) Standing(context.Context, string) ([]workflow.StandingAppro
 func (f *fakeEngine) RevokeStanding(context.Context, string, string) error {
 	f.record("RevokeStanding")
 	return workflow.Errorf(workflow.KindNotFound, "no standing approval")
+}
+
+func (f *fakeEngine) Fork(_ context.Context, userID, id string, req workflow.ForkRequest) (*workflow.Workflow, error) {
+	f.record("Fork")
+	if f.ForkFn == nil {
+		f.unexpected("Fork")
+		return nil, workflow.Errorf(workflow.KindInternal, "unexpected")
+	}
+	return f.ForkFn(userID, id, req)
 }
 
 // fakeStore serves the read paths from maps. Write methods are not used by

@@ -56,6 +56,7 @@ func (s *Server) registerWorkflows(api huma.API) {
 		Middlewares: huma.Middlewares{streamUploads(api, s.limits, s.limits.MaxBodyBytes, time.Minute)},
 		Errors:      []int{400, 401, 413, 422, 429},
 	}, s.createWorkflow)
+	setMaxDocuments(api, "/api/v1/workflows", s.limits.MaxDocuments)
 	huma.Register(api, huma.Operation{
 		OperationID: "listWorkflows", Method: http.MethodGet, Path: "/api/v1/workflows",
 		Summary: "List the caller's workflows, newest first", Tags: []string{"workflows"},

@@ -30,12 +30,27 @@ type Limits struct {
 	MaxPromptChars int `yaml:"maxPromptChars"`
 	// RetryAfter is sent with 429 and 503 answers (default 5 s).
 	RetryAfter time.Duration `yaml:"retryAfter"`
-	// MaxInflightUploadBytes caps the request bodies being received and
-	// handled at once across the process (default 128 MiB): each request
-	// reserves its Content-Length (MaxBodyBytes when it has none) until it
-	// is answered, and one that does not fit gets 503 with Retry-After
-	// instead of growing the process's memory.
+	// MaxInflightUploadBytes caps the request-body bytes received and not
+	// yet answered across the process (default 128 MiB): a body reserves
+	// its bytes as they arrive, not as declared, until its request is
+	// answered, and one that does not fit gets 503 with Retry-After instead
+	// of growing the process's memory.
 	MaxInflightUploadBytes int64 `yaml:"maxInflightUploadBytes"`
+	// MaxInflightUploadBytesPerUser caps one user's share of those bytes,
+	// over all its connections (default a quarter of
+	// MaxInflightUploadBytes, at least MaxBodyBytes). One connection's
+	// share is MaxBodyBytes.
+	MaxInflightUploadBytesPerUser int64 `yaml:"maxInflightUploadBytesPerUser"`
+	// MinUploadBytesPerSecond is the slowest a body may arrive once
+	// UploadRateGrace has passed (default 8 KiB/s); a slower one is
+	// dropped with 408, so trickled bodies do not hold connections.
+	MinUploadBytesPerSecond int64 `yaml:"minUploadBytesPerSecond"`
+	// UploadRateGrace is how long a body may take before the minimum rate
+	// applies (default 5 s).
+	UploadRateGrace time.Duration `yaml:"uploadRateGrace"`
+	// IdempotencyWindow is how long the answer to a request sent with an
+	// Idempotency-Key is kept for replay (default 24h, DESIGN §10.3).
+	IdempotencyWindow time.Duration `yaml:"idempotencyWindow"`
 }
 
 const maxNameLen = 255
@@ -59,6 +74,18 @@ func (l Limits) withDefaults() (Limits, error) {
 	if l.MaxInflightUploadBytes == 0 {
 		l.MaxInflightUploadBytes = max(128<<20, l.MaxBodyBytes)
 	}
+	if l.MaxInflightUploadBytesPerUser == 0 {
+		l.MaxInflightUploadBytesPerUser = min(l.MaxInflightUploadBytes, max(l.MaxBodyBytes, l.MaxInflightUploadBytes/4))
+	}
+	if l.MinUploadBytesPerSecond == 0 {
+		l.MinUploadBytesPerSecond = 8 << 10
+	}
+	if l.UploadRateGrace == 0 {
+		l.UploadRateGrace = 5 * time.Second
+	}
+	if l.IdempotencyWindow == 0 {
+		l.IdempotencyWindow = workflow.DefaultIdempotencyWindow
+	}
 	return l, l.Validate()
 }
 
@@ -68,8 +95,18 @@ func (l Limits) Validate() error {
 	if l.MaxBodyBytes < 0 || l.MaxDocuments < 0 || l.MaxDocumentBytes < 0 || l.MaxPromptChars < 0 {
 		errs = append(errs, errors.New("limits must not be negative"))
 	}
-	if l.RetryAfter < 0 {
-		errs = append(errs, errors.New("limits.retryAfter must not be negative"))
+	if l.RetryAfter < 0 || l.UploadRateGrace < 0 {
+		errs = append(errs, errors.New("limits.retryAfter and limits.uploadRateGrace must not be negative"))
+	}
+	if l.MinUploadBytesPerSecond < 0 {
+		errs = append(errs, errors.New("limits.minUploadBytesPerSecond must not be negative"))
+	}
+	if l.MaxInflightUploadBytesPerUser != 0 && (l.MaxInflightUploadBytesPerUser < l.MaxBodyBytes ||
+		l.MaxInflightUploadBytes != 0 && l.MaxInflightUploadBytesPerUser > l.MaxInflightUploadBytes) {
+		errs = append(errs, errors.New("limits.maxInflightUploadBytesPerUser must be between limits.maxBodyBytes and limits.maxInflightUploadBytes"))
+	}
+	if l.IdempotencyWindow < 0 {
+		errs = append(errs, errors.New("limits.idempotencyWindow must not be negative"))
 	}
 	if l.MaxInflightUploadBytes != 0 && l.MaxInflightUploadBytes < l.MaxBodyBytes {
 		errs = append(errs, errors.New("limits.maxInflightUploadBytes must be at least limits.maxBodyBytes, or no full-size request could ever be taken"))
@@ -83,6 +120,19 @@ type DocumentInput struct {
 	Name     string `json:"name" minLength:"1" maxLength:"255" doc:"File name: no path separators, '..' or control characters" example:"notes.txt"`
 	MimeType string `json:"mimeType,omitempty" maxLength:"255" doc:"Media type; derived from the name when omitted" example:"text/plain"`
 	Content  string `json:"content" contentEncoding:"base64" doc:"The bytes, standard base64 (empty for an empty file)"`
+}
+
+// setMaxDocuments writes the document limit into the documents array of
+// the request body schema of POST path as maxItems, so the OpenAPI
+// document states it and huma's validation applies it too (the body
+// stream already stops at the limit while reading).
+func setMaxDocuments(api huma.API, path string, n int) {
+	op := api.OpenAPI().Paths[path].Post
+	reg := api.OpenAPI().Components.Schemas
+	body := reg.SchemaFromRef(op.RequestBody.Content["application/json"].Schema.Ref)
+	docs := body.Properties["documents"]
+	docs.MaxItems = &n
+	docs.PrecomputeMessages()
 }
 
 // checkPrompt rejects an empty or over-long prompt.

@@ -124,35 +124,3 @@ func printableASCII(s string) bool {
 	}
 	return true
 }
-
-// capInflight admits a request with a body only while the bodies in flight
-// fit in limits.MaxInflightUploadBytes: it reserves the request's
-// Content-Length (MaxBodyBytes when unknown) until the answer is written,
-// and answers 503 with Retry-After when the reservation does not fit, so
-// concurrent large uploads cannot grow the process without bound.
-func (s *Server) capInflight() gin.HandlerFunc {
-	return func(c *gin.Context) {
-		if c.Request.Body == nil || c.Request.Body == http.NoBody || c.Request.ContentLength == 0 {
-			c.Next()
-			return
-		}
-		n := c.Request.ContentLength
-		if n < 0 || n > s.limits.MaxBodyBytes {
-			n = s.limits.MaxBodyBytes // unknown length, or about to be refused with 413
-		}
-		for {
-			cur := s.inflight.Load()
-			if cur > 0 && cur+n > s.limits.MaxInflightUploadBytes {
-				c.Header("Retry-After", strconv.Itoa(max(1, int(s.limits.RetryAfter.Seconds()))))
-				writeProblem(c, http.StatusServiceUnavailable,
-					"the gateway is receiving too many uploads at once; retry after the Retry-After delay")
-				return
-			}
-			if s.inflight.CompareAndSwap(cur, cur+n) {
-				break
-			}
-		}
-		defer s.inflight.Add(-n)
-		c.Next()
-	}
-}

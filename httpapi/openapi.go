@@ -72,6 +72,7 @@ func completeOpenAPI(oapi *huma.OpenAPI) {
 			}
 		}
 	}
+	documentIdempotency(oapi)
 	completeForClients(oapi)
 }
 

@@ -7,12 +7,12 @@ import (
 	"net/http"
 	"reflect"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humagin"
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/metrics"
@@ -34,6 +34,7 @@ type Engine interface {
 	// one (another user's is KindNotFound).
 	Standing(ctx context.Context, userID string) ([]workflow.StandingApproval, error)
 	RevokeStanding(ctx context.Context, userID, id string) error
+	Fork(ctx context.Context, userID, id string, req workflow.ForkRequest) (*workflow.Workflow, error)
 }
 
 // Reads is what the user routes read: the caller's own workflows, another
@@ -108,6 +109,10 @@ type Options struct {
 	// response and each frame of an event stream, so a stalled client
 	// cannot hold a handler and its buffers forever.
 	WriteTimeout time.Duration
+	// Idempotency keeps the answers of requests sent with an
+	// Idempotency-Key (DESIGN §10.3); pass the store. nil: the header is
+	// ignored.
+	Idempotency workflow.IdempotencyStore
 	// Tracing, when set, runs first on every request (the OpenTelemetry
 	// server span, DESIGN §9.5), so the span covers auth and limits too.
 	Tracing gin.HandlerFunc
@@ -134,10 +139,11 @@ type Server struct {
 	heartbeat time.Duration
 	writeWait time.Duration
 	tracing   gin.HandlerFunc
+	idem      workflow.IdempotencyStore
 
 	handler http.Handler
-	// inflight is the request-body bytes reserved by capInflight.
-	inflight atomic.Int64
+	// inflight counts the request-body bytes held (capInflight).
+	inflight *inflightGate
 	// waits is the shared notifier of requests waiting for their round.
 	waits *notifier
 	// wakes wakes the event streams of a workflow committed here.
@@ -181,7 +187,16 @@ func New(opts Options) (*Server, error) {
 		version: opts.Version, admin: opts.Admin, waits: newNotifier(opts.Reads),
 		poll: orDefault(opts.EventPoll, 250*time.Millisecond), heartbeat: orDefault(opts.Heartbeat, 15*time.Second),
 		writeWait: orDefault(opts.WriteTimeout, 2*time.Minute), tracing: opts.Tracing,
-		closing: make(chan struct{}),
+		idem:    opts.Idempotency,
+		closing: make(chan struct{}), inflight: newInflightGate(limits),
+	}
+	if s.metrics != nil {
+		// Registered once per registry; a second server on the same one
+		// (tests) keeps the first's gauge.
+		_ = s.metrics.Registry().Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "twostep_http_inflight_body_bytes",
+			Help: "Request-body bytes received and not yet answered (limits.maxInflightUploadBytes caps them).",
+		}, func() float64 { total, _ := s.inflight.held(""); return float64(total) }))
 	}
 	s.handler = s.buildRoutes()
 	return s, nil
@@ -228,7 +243,7 @@ func (s *Server) buildRoutes() http.Handler {
 	if s.tracing != nil {
 		r.Use(s.tracing)
 	}
-	r.Use(s.recoverPanics(), s.observeRequests(), s.authenticate(), rejectMalformedQuery(), s.capInflight())
+	r.Use(s.recoverPanics(), s.observeRequests(), s.authenticate(), rejectMalformedQuery(), s.capInflight(), s.idempotency())
 	r.NoRoute(func(c *gin.Context) {
 		writeProblem(c, http.StatusNotFound, "no route matches "+c.Request.Method+" "+c.Request.URL.Path)
 	})
@@ -242,6 +257,7 @@ func (s *Server) buildRoutes() http.Handler {
 	s.registerRounds(api)
 	s.registerApprovals(api)
 	s.registerStanding(api)
+	s.registerFork(api)
 	s.registerMessages(api)
 	s.registerDocuments(api)
 	s.registerEvents(api)
@@ -266,7 +282,7 @@ func (s *Server) humaConfig() huma.Config {
 		"bearer": {Type: "http", Scheme: "bearer"},
 	}
 	cfg.Security = []map[string][]string{{"bearer": {}}}
-	cfg.Transformers = append(cfg.Transformers, trimErrorValues, problemFields)
+	cfg.Transformers = append(cfg.Transformers, trimErrorValues, problemFields, boundProblem)
 	// stats.byStage is a workflow.StageTable, which encodes as this map.
 	cfg.Components.Schemas.RegisterTypeAlias(reflect.TypeFor[workflow.StageTable](), reflect.TypeFor[map[workflow.Stage]workflow.StageStats]())
 	return cfg

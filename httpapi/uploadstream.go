@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -31,8 +32,13 @@ import (
 // documents are decoded into one buffer of 3/4 of the bytes still to come
 // when the first content starts (no base64 can decode to more), each a
 // full-capacity slice of it; without one, each document's buffer grows as
-// it is decoded. Peak memory per upload is about its decoded size plus a
-// small read buffer.
+// it is decoded, in proportion to the bytes actually received. Peak memory
+// per upload is about its decoded size plus a small read buffer.
+//
+// The stream also enforces the body's shape limits while it reads, before
+// any document or huma's parse of the body is held: more than
+// Limits.MaxDocuments documents, or more JSON values than a valid body can
+// hold (bodyValueLimit), stops the read at once with a 422.
 
 // streamedDoc is one documents[i].content decoded while the body was read.
 type streamedDoc struct {
@@ -76,17 +82,29 @@ func streamUploads(api huma.API, limits Limits, maxBody int64, readTimeout time.
 		_ = ctx.SetReadDeadline(time.Now().Add(readTimeout))
 		length := gc.Request.ContentLength // -1 when unknown: refused after maxBody bytes
 		t := &transcoder{
-			in:     bufio.NewReaderSize(io.LimitReader(body, maxBody), readBufferSize(length)),
-			limits: limits,
-			length: length,
-			stash:  &uploadStash{docs: map[int]*streamedDoc{}},
+			in:        bufio.NewReaderSize(io.LimitReader(body, maxBody), readBufferSize(length)),
+			limits:    limits,
+			length:    length,
+			stash:     &uploadStash{docs: map[int]*streamedDoc{}},
+			maxDocs:   limits.MaxDocuments,
+			maxValues: bodyValueLimit(limits.MaxDocuments),
 		}
 		if length > 0 {
 			t.out.Grow(int(min(length, maxReadBuffer))) // the body without its contents: at most its length
 		}
 		err := t.run()
 		body.Close()
+		var shape *shapeError
 		switch {
+		case errors.As(err, &shape):
+			t.release()
+			_ = huma.WriteErr(api, ctx, http.StatusUnprocessableEntity, "request is invalid: "+shape.location+": "+shape.msg,
+				&huma.ErrorDetail{Location: shape.location, Message: shape.msg})
+			return
+		case errors.Is(err, errInflightRefused):
+			t.release()
+			writeInflightRefused(api, ctx, limits.RetryAfter)
+			return
 		case t.read >= maxBody:
 			_ = huma.WriteErr(api, ctx, http.StatusRequestEntityTooLarge, bodyTooLarge(limits, maxBody))
 			return
@@ -134,6 +152,40 @@ type transcoder struct {
 	// arena holds the decoded documents back to back (len: the bytes in
 	// use); allocated at the first content when the length is known.
 	arena []byte
+	// block is the base64 block every document's decoder shares.
+	block []byte
+	// maxDocs and maxValues bound the documents and the JSON values the
+	// body may hold (0: unbounded); values counts the values read.
+	maxDocs, maxValues, values int
+}
+
+// shapeError stops the read of a body that cannot be valid: too many
+// documents or values. It is answered 422 at location.
+type shapeError struct{ location, msg string }
+
+func (e *shapeError) Error() string { return e.location + ": " + e.msg }
+
+// bodyValueLimit is how many JSON values (objects, arrays, strings,
+// numbers, literals; object keys included) an upload body may hold: a
+// valid one holds at most 5 at the top and 7 per document, so twice that
+// leaves room and still keeps a hostile body of a million tiny values from
+// ever being parsed.
+func bodyValueLimit(maxDocs int) int { return 2 * (16 + 8*maxDocs) }
+
+// value counts one JSON value against maxValues.
+func (t *transcoder) value() error {
+	t.values++
+	if t.maxValues > 0 && t.values > t.maxValues {
+		return &shapeError{location: "body", msg: fmt.Sprintf("the body holds more than %d JSON values; a valid one holds far fewer", t.maxValues)}
+	}
+	return nil
+}
+
+// release drops what a refused body decoded, so its memory can return at
+// once even while the answer is being written.
+func (t *transcoder) release() {
+	t.stash.docs, t.arena, t.block = nil, nil, nil
+	t.out = bytes.Buffer{}
 }
 
 // errRaw stops the walk: the rest of the body is copied unchanged.
@@ -202,6 +254,9 @@ func (t *transcoder) object(member func(key string) error) error {
 	if _, err := t.expect("{"); err != nil {
 		return err
 	}
+	if err := t.value(); err != nil {
+		return err
+	}
 	if b, err := t.space(); err != nil {
 		return err
 	} else if b == '}' {
@@ -237,6 +292,9 @@ func (t *transcoder) root() error {
 			return t.skipOr(err)
 		}
 		_, _ = t.expect("[")
+		if err := t.value(); err != nil {
+			return err
+		}
 		if b, err := t.space(); err != nil {
 			return err
 		} else if b == ']' {
@@ -245,6 +303,9 @@ func (t *transcoder) root() error {
 			return nil
 		}
 		for i := 0; ; i++ {
+			if t.maxDocs > 0 && i >= t.maxDocs {
+				return &shapeError{location: "body.documents", msg: fmt.Sprintf("more than %d documents sent; the limit is %d per request", t.maxDocs, t.maxDocs)}
+			}
 			if b, err := t.space(); err != nil {
 				return err
 			} else if b != '{' {
@@ -269,6 +330,9 @@ func (t *transcoder) document(i int) error {
 		if b, err := t.space(); err != nil || b != '"' {
 			return t.skipOr(err)
 		}
+		if err := t.value(); err != nil {
+			return err
+		}
 		d, err := t.content()
 		if err != nil {
 			return err
@@ -292,6 +356,9 @@ func (t *transcoder) key() (string, error) {
 		return "", err
 	} else if b != '"' {
 		return "", errRaw
+	}
+	if err := t.value(); err != nil {
+		return "", err
 	}
 	start := t.out.Len()
 	if err := t.copyString(); err != nil {
@@ -342,6 +409,11 @@ func (t *transcoder) skip() error {
 		b, err := t.space()
 		if err != nil {
 			return err
+		}
+		if b != '}' && b != ']' && b != ',' && b != ':' {
+			if err := t.value(); err != nil {
+				return err
+			}
 		}
 		switch b {
 		case '"':
@@ -398,7 +470,10 @@ func (t *transcoder) content() (*streamedDoc, error) {
 	if t.arena == nil && t.length > 0 {
 		t.arena = make([]byte, 0, t.estimate()+3)
 	}
-	dec := newStreamDecoder(t.limits.MaxDocumentBytes, t.arena[len(t.arena):])
+	if t.block == nil {
+		t.block = make([]byte, decodeBlock)
+	}
+	dec := newStreamDecoder(t.limits.MaxDocumentBytes, t.arena[len(t.arena):], t.block)
 	invalid := func(raw ...byte) {
 		if !dec.invalidJSON {
 			dec.invalidJSON = true
@@ -518,13 +593,16 @@ func (t *transcoder) estimate() int64 {
 	return max(0, t.length-t.read) / 4 * 3
 }
 
+// decodeBlock is how many base64 characters are decoded at a time.
+const decodeBlock = 32 << 10
+
 // streamDecoder decodes standard base64 fed one character at a time, in
 // blocks, into one buffer, as base64.StdEncoding.DecodeString would.
 type streamDecoder struct {
 	limit   int64
-	block   [32 << 10]byte
-	n       int   // characters in block
-	offset  int64 // characters before block
+	block   []byte // the transcoder's, shared by its documents one at a time
+	n       int    // characters in block
+	offset  int64  // characters before block
 	out     []byte
 	padded  bool // a block with padding was decoded: nothing may follow
 	problem string
@@ -536,12 +614,13 @@ type streamDecoder struct {
 }
 
 // newStreamDecoder decodes into dst's spare capacity (dst has length 0;
-// nil: a buffer of its own that grows).
-func newStreamDecoder(limit int64, dst []byte) *streamDecoder {
+// nil: a buffer of its own that grows with the bytes decoded, so an empty
+// or tiny document costs nothing or a few bytes), through block.
+func newStreamDecoder(limit int64, dst, block []byte) *streamDecoder {
 	if dst == nil {
-		return &streamDecoder{limit: limit, out: make([]byte, 0, min(limit+3, 64<<10))}
+		return &streamDecoder{limit: limit, block: block}
 	}
-	return &streamDecoder{limit: limit, out: dst, inArena: true}
+	return &streamDecoder{limit: limit, out: dst, block: block, inArena: true}
 }
 
 func (d *streamDecoder) add(b byte) {

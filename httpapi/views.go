@@ -24,6 +24,9 @@ type WorkflowView struct {
 	UpdatedAt  time.Time           `json:"updatedAt"`
 	// PendingApproval is the step a paused round waits on.
 	PendingApproval *workflow.PendingApproval `json:"pendingApproval,omitempty" doc:"The step an awaiting_approval round waits on: decide it at approvals/{id}"`
+	// ForkedFrom is set on a workflow made by POST .../fork.
+	ForkedFrom   *workflow.ForkOrigin `json:"forkedFrom,omitempty" doc:"On a fork: the workflow and step it was forked from"`
+	QueuedRounds []QueuedRoundView    `json:"queuedRounds" doc:"Rounds sent with onBusy=enqueue or interrupt that wait for the current round, in the order they will run; empty when none"`
 }
 
 // DocumentView is a document's metadata; its bytes are at
@@ -65,7 +68,15 @@ func viewWorkflow(w *workflow.Workflow) WorkflowView {
 		ID: w.ID, UserID: w.UserID, Mode: w.Mode, Status: w.Status, StopReason: w.StopReason,
 		Round: w.Round, Step: w.Step, MaxSteps: w.MaxSteps, Title: w.Title, Error: w.Error, Stats: w.Stats.Public(),
 		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt, PendingApproval: viewPending(w.PendingApproval),
+		ForkedFrom: forkedFrom(w.ForkedFrom), QueuedRounds: viewQueue(w),
 	}
+}
+
+func forkedFrom(o workflow.ForkOrigin) *workflow.ForkOrigin {
+	if o == (workflow.ForkOrigin{}) {
+		return nil
+	}
+	return &o
 }
 
 func viewMessage(m workflow.Message) MessageView {

@@ -40,6 +40,19 @@ func settled(w *workflow.Workflow) bool {
 	return w.Status != workflow.StatusRunning
 }
 
+// settledFor reports whether round, the round a client waits on, has
+// settled in w: w settled, or w is at a later round (the round ended and a
+// queued round started in the same commit, DESIGN §10.3).
+func settledFor(w *workflow.Workflow, round int) bool {
+	return settled(w) || w.Round > round
+}
+
+// waiter is a request waiting on a workflow's round.
+type waiter struct {
+	ch    chan settledRound
+	round int
+}
+
 // notifier is the one per-Server watcher of rounds that requests wait on
 // (Prefer: wait): however many requests wait, each waited workflow is read
 // once per waitPoll by one goroutine, which runs only while someone
@@ -51,7 +64,7 @@ type notifier struct {
 	poll  time.Duration
 
 	mu      sync.Mutex
-	waiters map[string][]chan settledRound
+	waiters map[string][]waiter
 	running bool
 	// recent and older are the ids of rounds that ended on this instance
 	// (settle) while nobody waited on them, two generations of at most
@@ -64,7 +77,7 @@ type notifier struct {
 const recentIDs = 1024
 
 func newNotifier(reads Reads) *notifier {
-	return &notifier{reads: reads.Admin(), poll: waitPoll, waiters: map[string][]chan settledRound{}}
+	return &notifier{reads: reads.Admin(), poll: waitPoll, waiters: map[string][]waiter{}}
 }
 
 // settledRound is what a waiter is answered with: the settled workflow
@@ -75,12 +88,12 @@ type settledRound struct {
 	msgs []workflow.Message
 }
 
-// wait returns the workflow once its round has settled, or a nil
-// workflow when ctx ends first.
-func (n *notifier) wait(ctx context.Context, id string) settledRound {
+// wait returns the workflow once its round (number round) has settled, or
+// a nil workflow when ctx ends first.
+func (n *notifier) wait(ctx context.Context, id string, round int) settledRound {
 	ch := make(chan settledRound, 1)
 	n.mu.Lock()
-	n.waiters[id] = append(n.waiters[id], ch)
+	n.waiters[id] = append(n.waiters[id], waiter{ch, round})
 	_, ended := n.recent[id]
 	if !ended {
 		_, ended = n.older[id]
@@ -92,7 +105,7 @@ func (n *notifier) wait(ctx context.Context, id string) settledRound {
 	n.mu.Unlock()
 	if ended {
 		// The round ended here before this request started waiting.
-		if w, err := n.reads.Get(ctx, id); err == nil && settled(w) {
+		if w, err := n.reads.Get(ctx, id); err == nil && settledFor(w, round) {
 			n.drop(id, ch)
 			return settledRound{w: w}
 		}
@@ -110,10 +123,10 @@ func (n *notifier) wait(ctx context.Context, id string) settledRound {
 func (n *notifier) drop(id string, ch chan settledRound) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	chans := n.waiters[id]
-	for i, c := range chans {
-		if c == ch {
-			n.waiters[id] = append(chans[:i:i], chans[i+1:]...)
+	ws := n.waiters[id]
+	for i, w := range ws {
+		if w.ch == ch {
+			n.waiters[id] = append(ws[:i:i], ws[i+1:]...)
 			break
 		}
 	}
@@ -129,7 +142,7 @@ func (n *notifier) drop(id string, ch chan settledRound) {
 func (n *notifier) settle(w *workflow.Workflow, msgs []workflow.Message) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	chans, ok := n.waiters[w.ID]
+	ws, ok := n.waiters[w.ID]
 	if !ok {
 		if n.recent == nil || len(n.recent) >= recentIDs {
 			n.older, n.recent = n.recent, make(map[string]struct{}, recentIDs)
@@ -137,10 +150,25 @@ func (n *notifier) settle(w *workflow.Workflow, msgs []workflow.Message) {
 		n.recent[w.ID] = struct{}{}
 		return
 	}
-	for _, ch := range chans {
-		ch <- settledRound{w: w, msgs: msgs}
+	n.answerLocked(w.ID, ws, func(round int) bool { return round <= w.Round }, settledRound{w: w, msgs: msgs})
+}
+
+// answerLocked answers the waiters ws of id whose round done reports
+// settled with r, keeping the others.
+func (n *notifier) answerLocked(id string, ws []waiter, done func(round int) bool, r settledRound) {
+	var left []waiter
+	for _, w := range ws {
+		if done(w.round) {
+			w.ch <- r
+		} else {
+			left = append(left, w)
+		}
 	}
-	delete(n.waiters, w.ID)
+	if len(left) == 0 {
+		delete(n.waiters, id)
+	} else {
+		n.waiters[id] = left
+	}
 }
 
 // loop reads every waited workflow once per poll and answers the waiters
@@ -164,17 +192,18 @@ func (n *notifier) loop() {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			w, err := n.reads.Get(ctx, id)
 			cancel()
-			if err != nil || !settled(w) {
-				if workflow.KindOf(err) != workflow.KindNotFound {
-					continue
-				}
+			done := func(round int) bool { return settledFor(w, round) }
+			switch {
+			case workflow.KindOf(err) == workflow.KindNotFound:
 				w = nil // deleted: answer the waiters with what they had
+				done = func(int) bool { return true }
+			case err != nil:
+				continue
 			}
 			n.mu.Lock()
-			for _, ch := range n.waiters[id] {
-				ch <- settledRound{w: w}
+			if ws, ok := n.waiters[id]; ok {
+				n.answerLocked(id, ws, done, settledRound{w: w})
 			}
-			delete(n.waiters, id)
 			n.mu.Unlock()
 		}
 	}
@@ -207,7 +236,7 @@ func (s *Server) answerAfter(ctx context.Context, prefer string, w *workflow.Wor
 	defer cancel()
 	done := settledRound{w: w}
 	if !settled(w) {
-		if done = s.waits.wait(wctx, w.ID); done.w == nil {
+		if done = s.waits.wait(wctx, w.ID, w.Round); done.w == nil {
 			return out // the deadline: today's answer
 		}
 	}
@@ -223,8 +252,10 @@ func (s *Server) answerAfter(ctx context.Context, prefer string, w *workflow.Wor
 	}
 	out.Status, out.PreferenceApplied = 200, "wait"
 	out.Body = WorkflowResult{WorkflowView: viewWorkflow(done.w)}
+	// The round waited on: done.w may be at the next one already, when a
+	// queued round started as this one ended.
 	for _, m := range msgs {
-		if m.Round == done.w.Round {
+		if m.Round == w.Round {
 			out.Body.Messages = append(out.Body.Messages, viewMessage(m))
 		}
 	}

@@ -25,7 +25,7 @@ func TestRoundEndedAnswersWaitersAtOnce(t *testing.T) {
 	waiting := testWorkflow("alice", workflow.StatusRunning)
 	store.put(waiting)
 	got := make(chan settledRound, 1)
-	go func() { got <- n.wait(ctx, waiting.ID) }()
+	go func() { got <- n.wait(ctx, waiting.ID, waiting.Round) }()
 	for n.waiting(waiting.ID) == 0 {
 		runtime.Gosched()
 	}
@@ -44,7 +44,7 @@ func TestRoundEndedAnswersWaitersAtOnce(t *testing.T) {
 	early := testWorkflow("alice", workflow.StatusCompleted)
 	store.put(early)
 	n.settle(early, nil)
-	if r := n.wait(ctx, early.ID); r.w == nil || r.w.ID != early.ID || r.w.Status != workflow.StatusCompleted || r.msgs != nil {
+	if r := n.wait(ctx, early.ID, early.Round); r.w == nil || r.w.ID != early.ID || r.w.Status != workflow.StatusCompleted || r.msgs != nil {
 		t.Fatalf("wait after the end = %+v, want the completed workflow (messages to be read)", r)
 	}
 	if store.gets != 1 || n.waiting(early.ID) != 0 {
@@ -57,7 +57,7 @@ func TestRoundEndedAnswersWaitersAtOnce(t *testing.T) {
 	store.put(still)
 	short, stop := context.WithCancel(ctx)
 	stop()
-	if r := n.wait(short, still.ID); r.w != nil {
+	if r := n.wait(short, still.ID, still.Round); r.w != nil {
 		t.Errorf("wait on a running round answered %+v", r)
 	}
 }

@@ -120,3 +120,33 @@ func TestWaitAnswersWithTheRunsMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitAnswersWhenAQueuedRoundFollows: a round that ends by starting a
+// queued round in the same commit (the store never shows it settled) is
+// answered once the store shows the next round, with the waited round's
+// messages.
+func TestWaitAnswersWhenAQueuedRoundFollows(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, nil)
+	running := testWorkflow("alice", workflow.StatusRunning)
+	env.store.put(running, workflow.Message{ID: "m1", Round: 1, Role: workflow.RoleUser, Text: "hi"})
+	env.engine.CreateFn = func(workflow.NewWorkflow) (*workflow.Workflow, error) { return running.Clone(), nil }
+	env.store.onGet = func(s *fakeStore, id string) {
+		if s.gets == 3 { // the round ends; the queued round 2 starts
+			next := s.wfs[id].Clone()
+			next.Round, next.Step = 2, 1
+			s.putLocked(next,
+				workflow.Message{ID: "m2", Round: 1, Step: 1, Role: workflow.RoleAssistant, Text: "done"},
+				workflow.Message{ID: "m3", Round: 2, Role: workflow.RoleUser, Text: "queued"})
+		}
+	}
+	r, _ := http.NewRequest("POST", "/api/v1/workflows", strings.NewReader(`{"prompt":"hi"}`))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Authorization", "Bearer "+aliceToken)
+	r.Header.Set("Prefer", "wait=5")
+	rec := env.serve(r)
+	body := rec.Body.String()
+	if rec.Code != http.StatusOK || !strings.Contains(body, `"text":"done"`) || strings.Contains(body, `"text":"queued"`) {
+		t.Errorf("waited create: %d %s; want 200 with round 1's messages only", rec.Code, body)
+	}
+}

@@ -46,6 +46,8 @@ func storeWorkflow(w *workflow.Workflow, keep bool) (*workflow.Workflow, error) 
 	c.Checkpoint = n.checkpoint(w.Checkpoint)
 	c.PendingApproval = n.pending(w.PendingApproval)
 	c.TraceContext.Origin, c.TraceContext.Round = str(&n, w.TraceContext.Origin), str(&n, w.TraceContext.Round)
+	c.ForkedFrom.WorkflowID = str(&n, w.ForkedFrom.WorkflowID)
+	c.QueuedRounds = n.queued(w.QueuedRounds)
 	if n.Err != nil {
 		return nil, n.Err
 	}
@@ -239,6 +241,31 @@ func (n *shaper) pending(p *workflow.PendingApproval) *workflow.PendingApproval 
 	return kept(n, changed, p, a)
 }
 
+// queued is the stored form of a queue: nil when empty (omitempty).
+func (n *shaper) queued(q []workflow.QueuedRound) []workflow.QueuedRound {
+	if len(q) == 0 {
+		if n.keep && q != nil {
+			n.changed = true
+		}
+		return nil
+	}
+	return each(n, q, func(r workflow.QueuedRound) workflow.QueuedRound {
+		r.MessageID, r.Prompt, r.QueuedAt = str(n, r.MessageID), str(n, r.Prompt), n.time(r.QueuedAt)
+		if len(r.Documents) == 0 {
+			if n.keep && r.Documents != nil {
+				n.changed = true
+			}
+			r.Documents = nil
+			return r
+		}
+		r.Documents = each(n, r.Documents, func(d workflow.Document) workflow.Document {
+			d.ID, d.WorkflowID, d.MessageID, d.Name, d.MimeType = str(n, d.ID), str(n, d.WorkflowID), str(n, d.MessageID), str(n, d.Name), str(n, d.MimeType)
+			return d
+		})
+		return r
+	})
+}
+
 // storeTrace returns the stored form of t.
 func storeTrace(t workflow.Trace) (workflow.Trace, error) {
 	var n jsonform.Shaper
@@ -289,6 +316,13 @@ func copyWorkflow(w *workflow.Workflow) *workflow.Workflow {
 			a.Fields = append(make([]workflow.FieldSpec, 0, len(p.Fields)), p.Fields...)
 		}
 		c.PendingApproval = &a
+	}
+	if w.QueuedRounds != nil {
+		c.QueuedRounds = make([]workflow.QueuedRound, len(w.QueuedRounds))
+		for i, q := range w.QueuedRounds {
+			q.Documents = append([]workflow.Document(nil), q.Documents...)
+			c.QueuedRounds[i] = q
+		}
 	}
 	return &c
 }

@@ -104,6 +104,13 @@ func fullWorkflow() *workflow.Workflow {
 			Kind: workflow.ApprovalIntent, ParametersContext: "ctx\xff", Fields: []workflow.FieldSpec{{Name: "n", Type: "string", Required: true, Description: "d"}},
 		},
 		TraceContext: workflow.TraceContext{Origin: "o", Round: "r"},
+		ForkedFrom:   workflow.ForkOrigin{WorkflowID: "wf\xff", Round: 1, Step: 2},
+		QueuedRounds: []workflow.QueuedRound{
+			{MessageID: "m\xff", Prompt: "p", Interrupt: true, QueuedAt: paris,
+				Documents: []workflow.Document{{ID: "d", WorkflowID: "wf_1", MessageID: "m", Name: "n\xfe", MimeType: "text/plain", Size: 3}}},
+			{MessageID: "m2", Prompt: "q", Documents: []workflow.Document{}, QueuedAt: local},
+		},
+		QueueEdits: 2,
 	}
 }
 

@@ -44,6 +44,8 @@ type Store struct {
 
 	standingMu sync.Mutex
 	standing   map[string][]workflow.StandingApproval // user id -> standing approvals, oldest first (standing.go)
+
+	idem idempotencies // Idempotency-Key entries, under their own lock
 }
 
 // record is everything one workflow owns.

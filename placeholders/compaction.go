@@ -81,6 +81,23 @@ func fitting(v view, budget, full int) int {
 	return v.order.Len()
 }
 
+// CompactedEntriesFit returns how many of entries (oldest first, at least
+// one when there are any) CompactedEntriesText(entries, limit) shows.
+func CompactedEntriesFit(entries []workflow.Message, limit int) int {
+	used := 0
+	for n := range entries {
+		r := renderedEntry(&entries[n]).runes
+		if n > 0 {
+			r++ // the newline before the entry
+		}
+		if n > 0 && used+r > limit {
+			return n
+		}
+		used += r
+	}
+	return len(entries)
+}
+
 // CompactedEntriesText renders entries (oldest first) for the compaction
 // prompt, as the history renders them, within limit runes: entries past it
 // are left out with a line saying how many.

@@ -101,9 +101,20 @@ func renderTemplate(t templates.Template, values map[string]string, owned bool) 
 func renderFor(out templates.Output, t templates.Template, values map[string]string, owned bool) (Rendered, error) {
 	parts, err := t.RenderFor(out, values)
 	if err != nil {
-		return Rendered{}, workflow.WrapKind(workflow.KindInternal, err, "prompts.Render(%q)", t.Name)
+		return Rendered{}, renderError(t, err)
 	}
 	return rendered(t, parts, values, owned), nil
+}
+
+// renderError is the error of a failed render of t: KindInvalid, saying
+// so, for a prompt over templates.MaxRenderedBytes (a 4xx on the admin
+// render route, an explained failure of a real call's round); otherwise
+// KindInternal (the caller forgot a value).
+func renderError(t templates.Template, err error) error {
+	if errors.Is(err, templates.ErrTooLarge) {
+		return workflow.WrapKind(workflow.KindInvalid, err, "%s", err.Error())
+	}
+	return workflow.WrapKind(workflow.KindInternal, err, "prompts.Render(%q)", t.Name)
 }
 
 // rendered is the Rendered of t's parts rendered with values (owned: see

@@ -30,6 +30,18 @@ func TestRejectionRulesIgnoreCase(t *testing.T) {
 		{"stage 2 folding twin", func() []string {
 			return ParseStage2(`{"schema": "parameters_v1", "parameters": {"instruction": "x", "documentſ": ["docList:a"]}}`, spec, askedFields("instruction", "language", "maxWords"), reg).Problems
 		}, "parameters.documentſ: forbidden key"},
+		{"stage 1 field with a Cyrillic е", func() []string {
+			return ParseStage1(strings.Replace(validStage1, `"name": "customer"`, `"name": "documеntList"`, 1), stage1Env()).Problems
+		}, `"documеntList" is forbidden`},
+		{"stage 1 field with a zero-width space", func() []string {
+			return ParseStage1(strings.Replace(validStage1, `"name": "customer"`, `"name": "docu\u200bments"`, 1), stage1Env()).Problems
+		}, `is forbidden`},
+		{"stage 2 full width", func() []string {
+			return ParseStage2(`{"schema": "parameters_v1", "parameters": {"instruction": "x", "ｄｏｃｕｍｅｎｔｓ": ["docList:a"]}}`, spec, askedFields("instruction", "language", "maxWords"), reg).Problems
+		}, "parameters.ｄｏｃｕｍｅｎｔｓ: forbidden key"},
+		{"stage 2 trailing space", func() []string {
+			return ParseStage2(`{"schema": "parameters_v1", "parameters": {"instruction": "x", "history ": "h"}}`, spec, askedFields("instruction", "language", "maxWords"), reg).Problems
+		}, "parameters.history : forbidden key"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

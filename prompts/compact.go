@@ -30,12 +30,25 @@ type CompactInput struct {
 // Compaction returns the history entries a compaction call must summarise
 // before the next Stage 1 prompt, oldest first, and the summary it folds in
 // (see placeholders.Compaction); no entries when compaction is off
-// (Options.NoCompaction) or the history fits its budget.
+// (Options.NoCompaction) or the history fits its budget. The entries are
+// those the compaction prompt can show (at most four history budgets of
+// them, the oldest first): the later ones stay in the history, shown or
+// counted as omitted, until the next compaction reads them.
 func (b *Builder) Compaction(msgs []workflow.Message) ([]workflow.Message, *workflow.Message) {
 	if b.opts.NoCompaction {
 		return nil, nil
 	}
-	return placeholders.Compaction(msgs, b.opts.HistoryBudget)
+	entries, prev := placeholders.Compaction(msgs, b.opts.HistoryBudget)
+	// Only the entries the prompt can show (Compact) are summarised and
+	// leave the history; the others wait for the next compaction rather
+	// than leave it unread.
+	return entries[:placeholders.CompactedEntriesFit(entries, b.compactInputLimit())], prev
+}
+
+// compactInputLimit bounds the entries a compaction prompt shows, in
+// characters: four history budgets.
+func (b *Builder) compactInputLimit() int {
+	return compactInputFactor * max(b.opts.HistoryBudget, placeholders.DefaultHistoryBudget)
 }
 
 // SummaryLimit is the most characters a compaction summary may have.
@@ -45,7 +58,7 @@ func (b *Builder) SummaryLimit() int { return placeholders.SummaryTextLimit(b.op
 // user prompt, the previous summary, the entries to summarise (at most four
 // history budgets of them) and the summary's size limit.
 func (b *Builder) Compact(in CompactInput) (Rendered, error) {
-	limit := compactInputFactor * max(b.opts.HistoryBudget, placeholders.DefaultHistoryBudget)
+	limit := b.compactInputLimit()
 	return b.render(templates.Compact, in.Template, map[string]string{
 		templates.KeyUserPrompt:       placeholders.UserPromptText(in.Messages, currentRound(Stage1Input{Workflow: in.Workflow, Messages: in.Messages})),
 		templates.KeyPreviousSummary:  placeholders.PreviousSummaryText(in.Previous),

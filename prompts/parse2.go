@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/twostep/twostep/fieldnames"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -62,7 +63,7 @@ func ParseStage2(reply string, action workflow.ActionSpec, asked []workflow.Fiel
 		res.Problems = p.lines
 		return res
 	}
-	for _, line := range workflow.ForbiddenKeyProblems(params) {
+	for _, line := range fieldnames.KeyProblems(params) {
 		p.add("%s", line)
 	}
 	for _, line := range CheckAskedFields(params, action, asked) {

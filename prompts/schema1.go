@@ -33,17 +33,19 @@ const maxStrictEnumValues = 500
 // Stage1Output returns the native output schema of a Stage 1 reply: exactly
 // the keys of DESIGN §3, in its order, all required (strict mode); "action"
 // an enum of the offered actions; "requiredConnection" an enum of the
-// user's connection labels or null; each "requiredInputDocuments" item a
+// user's connection labels or null, and left out for a user without
+// connections (the parser reads an absent key as null); each "requiredInputDocuments" item a
 // reference (ReferencePattern); "parametersSchema.fields" items with the
 // allowed field types, or null ones for a field the action registers
-// (named alone). No parameter values can be expressed in it. The
+// (named alone). The keys' meaning is left to the prompt's rules, which
+// every output mode shows. No parameter values can be expressed in it. The
 // reply is still parsed and validated by ParseStage1 in every mode.
 func Stage1Output(actions []workflow.ActionSpec, conns []workflow.Connection) workflow.OutputSchema {
 	names := make([]any, 0, len(actions))
 	for _, a := range actions {
 		names = append(names, a.Name)
 	}
-	connection := object{{"type", "null"}, {"description", "You have no connections: always null."}}
+	var connection object // none: a user without connections is not asked for one
 	if len(conns) > 0 {
 		labels := make([]any, 0, len(conns)+1)
 		for _, c := range conns {
@@ -69,19 +71,23 @@ func Stage1Output(actions []workflow.ActionSpec, conns []workflow.Connection) wo
 		member{"description", object{{"type", []string{"string", "null"}},
 			{"description", "null for a parameter the action lists; else what Stage 2 should put in it."}}},
 	)
-	schema := closedObject(
-		member{"action", object{{"type", "string"}, {"enum", names}, {"description", "The one action to run next, method.action."}}},
-		member{"actionObjective", object{{"type", "string"}, {"description", "What this step must achieve, in one short sentence."}}},
-		member{"learnings", object{{"type", "array"}, {"items", object{{"type", "string"}}},
-			{"description", "Only what the newest results taught that later steps need and the history does not already say; usually empty."}}},
-		member{"requiredInputDocuments", object{{"type", "array"},
-			{"items", object{{"type", "string"}, {"pattern", ReferencePattern}}},
-			{"description", "Document references copied exactly from the documents index; empty when none."}}},
-		member{"requiredConnection", connection},
-		member{"parametersContext", object{{"type", "string"},
-			{"description", "The facts Stage 2 needs to fill the parameters (names, numbers, where a value comes from), stated once; not the parameter values written out."}}},
-		member{"parametersSchema", closedObject(member{"fields", object{{"type", "array"}, {"items", field}}})},
-	)
+	// The keys' meaning is the prompt's rules (the same text in every
+	// output mode), so the schema describes only what the rules cannot:
+	// the connection choice and the null members of a field.
+	members := []member{
+		{"action", object{{"type", "string"}, {"enum", names}}},
+		{"actionObjective", object{{"type", "string"}}},
+		{"learnings", object{{"type", "array"}, {"items", object{{"type", "string"}}}}},
+		{"requiredInputDocuments", object{{"type", "array"},
+			{"items", object{{"type", "string"}, {"pattern", ReferencePattern}}}}},
+	}
+	if connection != nil {
+		members = append(members, member{"requiredConnection", connection})
+	}
+	members = append(members,
+		member{"parametersContext", object{{"type", "string"}}},
+		member{"parametersSchema", closedObject(member{"fields", object{{"type", "array"}, {"items", field}}})})
+	schema := closedObject(members...)
 	out := workflow.OutputSchema{
 		Name:        Stage1SchemaName,
 		Description: "Choose the next action and describe, without values, the parameters Stage 2 will fill.",

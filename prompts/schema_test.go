@@ -132,16 +132,27 @@ func TestStage1OutputSchema(t *testing.T) {
 	}
 }
 
-func TestStage1OutputWithoutConnectionsOnlyAllowsNull(t *testing.T) {
+// A user without connections is not asked for one: the key is left out of
+// the schema (and of the reply the model writes), and the reply still
+// parses with no connection.
+func TestStage1OutputWithoutConnectionsLeavesTheKeyOut(t *testing.T) {
 	t.Parallel()
-	out := Stage1Output(newRegistry().Actions(), nil)
-	s := compile(t, out.Schema)
-	reply := `{"action":"workflow.complete","actionObjective":"a","learnings":[],"requiredInputDocuments":[],"requiredConnection":%s,"parametersContext":"","parametersSchema":{"fields":[]}}`
-	if err := validates(t, s, strings.Replace(reply, "%s", "null", 1)); err != nil {
-		t.Errorf("null: %v", err)
+	reg := newRegistry()
+	out := Stage1Output(reg.Actions(), nil)
+	if strings.Contains(string(out.Schema), "requiredConnection") || !out.Strict {
+		t.Errorf("strict %v, schema %s: want a strict schema without requiredConnection", out.Strict, out.Schema)
 	}
-	if err := validates(t, s, strings.Replace(reply, "%s", `"crm-prod"`, 1)); err == nil {
+	s := compile(t, out.Schema)
+	reply := `{"action":"workflow.complete","actionObjective":"a","learnings":[],"requiredInputDocuments":[],%s"parametersContext":"","parametersSchema":{"fields":[]}}`
+	without := strings.Replace(reply, "%s", "", 1)
+	if err := validates(t, s, without); err != nil {
+		t.Errorf("without requiredConnection: %v", err)
+	}
+	if err := validates(t, s, strings.Replace(reply, "%s", `"requiredConnection":"crm-prod",`, 1)); err == nil {
 		t.Error("a connection label is accepted for a user with none")
+	}
+	if res := ParseStage1(without, Stage1Env{Registry: reg}); len(res.Problems) > 0 || res.Selection.RequiredConnection != "" {
+		t.Errorf("ParseStage1 = %+v, %v: want no connection and no problem", res.Selection, res.Problems)
 	}
 }
 

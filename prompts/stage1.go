@@ -92,7 +92,7 @@ func (b *Builder) Stage1(in Stage1Input) (Rendered, error) {
 	pieces := placeholders.HistoryPieces(in.Messages, b.opts.HistoryBudget, buf[:0])
 	parts, history, err := t.RenderPieces(in.Output, values, templates.KeyWorkflowHistory, pieces)
 	if err != nil {
-		return Rendered{}, workflow.WrapKind(workflow.KindInternal, err, "prompts.Render(%q)", t.Name)
+		return Rendered{}, renderError(*t, err)
 	}
 	if t.Uses(templates.KeyWorkflowHistory) {
 		values[templates.KeyWorkflowHistory] = history

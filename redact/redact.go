@@ -4,7 +4,11 @@
 // in, with Redacted: plain; JSON-escaped (with and without HTML escaping,
 // with "/" escaped as "\/" the way PHP's json_encode does, and fully
 // \uXXXX-escaped in either hex case); URL-encoded (query and path
-// escaping); and base64 (standard and URL alphabets, padded and raw).
+// escaping); base64 (standard and URL alphabets, padded and raw); hex
+// (either case). Beyond those fixed forms it finds the secret in any case
+// and in any mix of JSON escapes, HTML character references and
+// percent-encoded ASCII (see mixedMatcher). SECURITY.md lists what is and
+// is not caught.
 //
 // It is applied once, to an action's output before the output becomes a
 // message, a document, a prompt or a trace, so a trace shows exactly what
@@ -17,6 +21,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -47,23 +52,31 @@ func CheckSecret(value string) string {
 type Redactor struct {
 	replacer *strings.Replacer
 	forms    []string // every form of every secret, longest first
-	// needles are the forms that hold no other form: text holds some form
-	// exactly when it holds some needle, so Contains looks for these only
-	// (a padded base64 form, say, is found through its raw prefix).
+	// needles are the forms, lower-cased, that hold no other: text holds
+	// some form in some ASCII case exactly when it holds some needle in
+	// some case, so Contains looks for these only (a padded base64 form,
+	// say, is found through its raw prefix). Matching every form in any
+	// case costs nothing more than matching them exactly, finds the
+	// secret upper- or lower-cased, and a base64 form that matches only in
+	// another case (a false alarm at worst) is vanishingly unlikely.
 	needles []string
-	scan    *scanner // finds the needles
+	scan    *scanner // finds the needles in any ASCII case
+	// mixed finds each secret in any case and any mix of escapes (see
+	// mixedMatcher).
+	mixed *mixedMatcher
 }
 
 // New returns a Redactor for secrets. Empty values are ignored; values
 // shorter than MinSecretLen are matched too (configuration refuses them,
 // but a key from the environment is still scrubbed rather than leaked).
 func New(secrets ...string) *Redactor {
-	var forms []string
+	var forms, plain []string
 	for _, s := range secrets {
 		if s = strings.TrimSpace(s); s == "" {
 			continue
 		}
 		forms = append(forms, Forms(s)...)
+		plain = append(plain, s)
 	}
 	// Longest first, so a form that contains another is replaced whole.
 	slices.SortFunc(forms, func(a, b string) int {
@@ -77,18 +90,24 @@ func New(secrets ...string) *Redactor {
 	for _, f := range forms {
 		pairs = append(pairs, f, Redacted)
 	}
-	r := &Redactor{replacer: strings.NewReplacer(pairs...), forms: forms}
+	r := &Redactor{replacer: strings.NewReplacer(pairs...), forms: forms, mixed: newMixedMatcher(plain)}
+	lower := make([]string, len(forms))
 	for i, f := range forms {
-		if !slices.ContainsFunc(forms, func(g string) bool { return g != f && strings.Contains(f, g) }) {
-			r.needles = append(r.needles, forms[i])
+		lower[i] = lowerASCII(f)
+	}
+	slices.Sort(lower)
+	lower = slices.Compact(lower)
+	for _, f := range lower {
+		if !slices.ContainsFunc(lower, func(g string) bool { return g != f && strings.Contains(f, g) }) {
+			r.needles = append(r.needles, f)
 		}
 	}
-	r.scan = newScanner(r.needles)
+	r.scan = newScannerSkipping(r.needles, minWindow, true)
 	return r
 }
 
-// Forms returns every form of secret the Redactor matches, without
-// duplicates.
+// Forms returns every fixed form of secret the Redactor matches, without
+// duplicates (the mixed forms are found by decoding, see mixedMatcher).
 func Forms(secret string) []string {
 	forms := []string{secret}
 	add := func(f string) {
@@ -107,6 +126,8 @@ func Forms(secret string) []string {
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
 		add(enc.EncodeToString([]byte(secret)))
 	}
+	add(hex.EncodeToString([]byte(secret)))
+	add(strings.ToUpper(hex.EncodeToString([]byte(secret))))
 	return forms
 }
 
@@ -154,7 +175,9 @@ func (r *Redactor) String(s string) string {
 	if !r.Contains(s) {
 		return s
 	}
-	return r.replacer.Replace(s)
+	s = r.replacer.Replace(s)
+	s, _ = r.mixed.replace(s)
+	return s
 }
 
 // Bytes returns b with every secret replaced; b itself when it holds none.
@@ -162,7 +185,7 @@ func (r *Redactor) Bytes(b []byte) []byte {
 	if !r.ContainsBytes(b) {
 		return b
 	}
-	return []byte(r.replacer.Replace(string(b)))
+	return []byte(r.String(string(b)))
 }
 
 // Contains reports whether s holds any form of any secret.
@@ -170,7 +193,15 @@ func (r *Redactor) Contains(s string) bool {
 	if r.Empty() {
 		return false
 	}
-	return scan(r.scan, s)
+	if scan(r.scan, s) {
+		return true
+	}
+	return containsEscaped(r.mixed, s, func(c byte, from int) int {
+		if i := strings.IndexByte(s[from:], c); i >= 0 {
+			return from + i
+		}
+		return -1
+	})
 }
 
 // ContainsBytes is Contains for bytes.
@@ -178,7 +209,15 @@ func (r *Redactor) ContainsBytes(b []byte) bool {
 	if r.Empty() {
 		return false
 	}
-	return scan(r.scan, b)
+	if scan(r.scan, b) {
+		return true
+	}
+	return containsEscaped(r.mixed, b, func(c byte, from int) int {
+		if i := bytes.IndexByte(b[from:], c); i >= 0 {
+			return from + i
+		}
+		return -1
+	})
 }
 
 // JSON returns raw with every secret replaced; raw itself (no copy) when
@@ -188,7 +227,7 @@ func (r *Redactor) JSON(raw json.RawMessage) json.RawMessage {
 	if !r.ContainsBytes(raw) {
 		return raw
 	}
-	return json.RawMessage(r.replacer.Replace(string(raw)))
+	return json.RawMessage(r.String(string(raw)))
 }
 
 // Writer returns an io.Writer that redacts each write with the Redactor

@@ -32,6 +32,10 @@ type scanner struct {
 	// smaller but 30 % slower (a longer chain of dependent operations
 	// between one lookup and the next).
 	shift *[1 << 16]uint8
+	// fold: the needles are lower-case ASCII and match text in any ASCII
+	// case. The bitsets and shifts hold every case variant, so the scans
+	// read the text as it is; only a candidate is compared folded.
+	fold bool
 }
 
 const (
@@ -45,25 +49,33 @@ const (
 	maxWindow = 256
 )
 
-func newScanner(needles []string) *scanner { return newScannerSkipping(needles, minWindow) }
+func newScanner(needles []string) *scanner { return newScannerSkipping(needles, minWindow, false) }
 
 // newScannerSkipping is newScanner with scanSkip used from windows of
-// from bytes (at least 2) up.
-func newScannerSkipping(needles []string, from int) *scanner {
-	s := &scanner{byPair: map[uint16][]string{}}
+// from bytes (at least 2) up; fold: see scanner.fold.
+func newScannerSkipping(needles []string, from int, fold bool) *scanner {
+	s := &scanner{byPair: map[uint16][]string{}, fold: fold}
 	m := 0
 	for _, n := range needles {
 		switch len(n) {
 		case 0:
 			continue
 		case 1:
-			set(s.single[:], uint(n[0]))
+			for _, c := range s.variants(n[0]) {
+				set(s.single[:], uint(c))
+			}
 		default:
+			for _, c0 := range s.variants(n[0]) {
+				for _, c1 := range s.variants(n[1]) {
+					set(s.pair[:], uint(uint16(c0)<<8|uint16(c1)))
+				}
+			}
 			k := uint16(n[0])<<8 | uint16(n[1])
-			set(s.pair[:], uint(k))
 			s.byPair[k] = append(s.byPair[k], n)
 		}
-		set(s.first[:], uint(n[0]))
+		for _, c := range s.variants(n[0]) {
+			set(s.first[:], uint(c))
+		}
 		if m == 0 || len(n) < m {
 			m = len(n)
 		}
@@ -82,11 +94,48 @@ func newScannerSkipping(needles []string, from int) *scanner {
 			continue
 		}
 		for q := 1; q < m; q++ {
-			b := uint16(n[q-1]) | uint16(n[q])<<8
-			s.shift[b] = min(s.shift[b], uint8(m-1-q))
+			for _, c0 := range s.variants(n[q-1]) {
+				for _, c1 := range s.variants(n[q]) {
+					b := uint16(c0) | uint16(c1)<<8
+					s.shift[b] = min(s.shift[b], uint8(m-1-q))
+				}
+			}
 		}
 	}
 	return s
+}
+
+// variants are the bytes c stands for in text: c, and its upper case too
+// when the scanner folds a lower-case letter.
+func (s *scanner) variants(c byte) []byte {
+	if s.fold && 'a' <= c && c <= 'z' {
+		return []byte{c, c - 'a' + 'A'}
+	}
+	return []byte{c}
+}
+
+// lowerByte is c in lower case when it is an ASCII letter.
+func lowerByte(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+func lowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		b[i] = lowerByte(c)
+	}
+	return string(b)
+}
+
+// key is the byPair key of the two bytes at i of text.
+func (s *scanner) key(c0, c1 byte) uint16 {
+	if s.fold {
+		c0, c1 = lowerByte(c0), lowerByte(c1)
+	}
+	return uint16(c0)<<8 | uint16(c1)
 }
 
 func set(bits []uint64, i uint)      { bits[i/64] |= 1 << (i % 64) }
@@ -116,10 +165,9 @@ func scanSkip[T string | []byte](s *scanner, text T) bool {
 			continue
 		}
 		i := j - m + 1
-		k := uint16(text[i])<<8 | uint16(text[i+1])
-		if has(s.pair[:], uint(k)) {
-			for _, n := range s.byPair[k] {
-				if hasAt(text, i, n) {
+		if has(s.pair[:], uint(uint16(text[i])<<8|uint16(text[i+1]))) {
+			for _, n := range s.byPair[s.key(text[i], text[i+1])] {
+				if hasAt(text, i, n, s.fold) {
 					return true
 				}
 			}
@@ -145,12 +193,11 @@ func scanBytes[T string | []byte](s *scanner, text T) bool {
 		if i+1 == len(text) {
 			return false
 		}
-		k := uint16(c)<<8 | uint16(text[i+1])
-		if !has(s.pair[:], uint(k)) {
+		if !has(s.pair[:], uint(uint16(c)<<8|uint16(text[i+1]))) {
 			continue
 		}
-		for _, n := range s.byPair[k] {
-			if hasAt(text, i, n) {
+		for _, n := range s.byPair[s.key(c, text[i+1])] {
+			if hasAt(text, i, n, s.fold) {
 				return true
 			}
 		}
@@ -158,13 +205,17 @@ func scanBytes[T string | []byte](s *scanner, text T) bool {
 	return false
 }
 
-// hasAt reports whether text holds n at i.
-func hasAt[T string | []byte](text T, i int, n string) bool {
+// hasAt reports whether text holds n at i (in any ASCII case when fold).
+func hasAt[T string | []byte](text T, i int, n string, fold bool) bool {
 	if len(text)-i < len(n) {
 		return false
 	}
 	for k := range len(n) {
-		if text[i+k] != n[k] {
+		c := text[i+k]
+		if fold {
+			c = lowerByte(c)
+		}
+		if c != n[k] {
 			return false
 		}
 	}

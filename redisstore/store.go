@@ -19,6 +19,7 @@
 //	twostep:{u:<u>}:wf:<id>:lease      the owner of the running round (PX = lease ttl)
 //	twostep:{u:<u>}:workflows          sorted set of the user's workflow ids (lex order = creation order)
 //	twostep:{u:<u>}:running            set of ids of the user's running workflows
+//	twostep:{u:<u>}:idem:<sha256 hex>  an Idempotency-Key: "p"+token while claimed, then "a"+answer JSON (idempotency.go)
 //
 // The commit script keeps the user's listing and running set itself (an id
 // is in the running set exactly while its workflow is stored running), so

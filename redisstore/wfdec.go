@@ -1,6 +1,11 @@
 package redisstore
 
-import "github.com/twostep/twostep/workflow"
+import (
+	"encoding/json"
+
+	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/jsonform"
+)
 
 // Every read of a workflow decodes its whole state, and json.Unmarshal
 // spends most of that in reflection. parseWorkflow reads the one form the
@@ -57,11 +62,43 @@ func parseWorkflow(b []byte) (*workflow.Workflow, bool) {
 		}
 		r.expect("}")
 	}
+	if r.has(`,"forkedFrom":{"workflowId":`) {
+		w.ForkedFrom.WorkflowID = r.str("")
+		w.ForkedFrom.Round = r.int(`,"round":`)
+		w.ForkedFrom.Step = r.int(`,"step":`)
+		r.expect("}")
+	}
+	if r.has(`,"queuedRounds":`) {
+		w.QueuedRounds = r.queued()
+	}
+	if r.has(`,"queueEdits":`) {
+		w.QueueEdits = r.int64("")
+	}
 	r.expect("}")
 	if !r.ok || r.i != len(r.s) {
 		return nil, false
 	}
 	return w, true
+}
+
+// queued reads the queued rounds with json.Unmarshal, having found their
+// end with jsonform.CompactAsIsPrefix, as params does.
+func (r *stateReader) queued() []workflow.QueuedRound {
+	if r.i >= len(r.s) || r.s[r.i] != '[' {
+		r.ok = false
+		return nil
+	}
+	n, ok := jsonform.CompactAsIsPrefix(r.b[r.i:])
+	if !ok {
+		r.ok = false
+		return nil
+	}
+	var q []workflow.QueuedRound
+	if err := json.Unmarshal(r.b[r.i:r.i+n], &q); err != nil || len(q) == 0 {
+		r.ok = false
+	}
+	r.i += n
+	return q
 }
 
 // checkpoint reads a checkpoint, whose AfterReject chain is depth deep

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"encoding/json"
 	"strconv"
 	"time"
 
@@ -70,6 +71,22 @@ func appendWorkflow(dst []byte, w *workflow.Workflow) ([]byte, bool) {
 		}
 		e.b = append(e.b, '}')
 	}
+	if f := w.ForkedFrom; f != (workflow.ForkOrigin{}) { // omitzero
+		e.str(`,"forkedFrom":{"workflowId":`, f.WorkflowID)
+		e.num(`,"round":`, int64(f.Round))
+		e.num(`,"step":`, int64(f.Step))
+		e.b = append(e.b, '}')
+	}
+	if len(w.QueuedRounds) > 0 {
+		// Rare (a round queued behind a running one) and small: left to
+		// encoding/json, whose bytes these are.
+		q, err := json.Marshal(w.QueuedRounds)
+		if err != nil {
+			e.ok = false
+		}
+		e.b = append(append(e.b, `,"queuedRounds":`...), q...)
+	}
+	e.optNum(`,"queueEdits":`, w.QueueEdits)
 	e.b = append(e.b, '}')
 	return e.result(len(dst))
 }

@@ -100,9 +100,11 @@ func workflowCases() map[string]*workflow.Workflow {
 			Kind: workflow.ApprovalIntent, Constraints: map[string]any{"priority": map[string]any{"maximum": 2.0}}}}},
 		"intent pending": {ID: "wf1", Status: workflow.StatusAwaitingApproval, PendingApproval: &workflow.PendingApproval{ID: "ap1",
 			Kind: workflow.ApprovalIntent, ParametersContext: "ctx", Fields: []workflow.FieldSpec{{Name: "priority", Type: "integer", Required: true}}}},
-		"trace origin": {ID: "wf1", TraceContext: workflow.TraceContext{Origin: "00-a-b-01"}},
-		"trace round":  {ID: "wf1", TraceContext: workflow.TraceContext{Round: "00-c-d-01"}},
-		"trace both":   {ID: "wf1", TraceContext: workflow.TraceContext{Origin: "<o>", Round: "\xff"}},
+		"trace origin":   {ID: "wf1", TraceContext: workflow.TraceContext{Origin: "00-a-b-01"}},
+		"trace round":    {ID: "wf1", TraceContext: workflow.TraceContext{Round: "00-c-d-01"}},
+		"trace both":     {ID: "wf1", TraceContext: workflow.TraceContext{Origin: "<o>", Round: "\xff"}},
+		"forked":         {ID: "wf1", ForkedFrom: workflow.ForkOrigin{WorkflowID: "wf_0", Round: 2, Step: 4}},
+		"forked, odd id": {ID: "wf1", ForkedFrom: workflow.ForkOrigin{WorkflowID: "<\xff>"}},
 		"times with offsets": {ID: "wf1", CreatedAt: time.Date(1, 1, 1, 0, 0, 0, 1, time.FixedZone("", -(23*3600+59*60))),
 			UpdatedAt: time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.FixedZone("", 23*3600))},
 		"time with a monotonic reading": {ID: "wf1", CreatedAt: time.Now()},
@@ -278,6 +280,9 @@ func FuzzAppendWorkflow(f *testing.F) {
 		}
 		if bits(30, 1) == 1 {
 			w.TraceContext.Round = s2
+		}
+		if bits(31, 1) == 1 {
+			w.ForkedFrom = workflow.ForkOrigin{WorkflowID: s2, Round: n, Step: n + 1}
 		}
 		checkWorkflow(t, "fuzzed", w)
 	})

@@ -1,10 +1,22 @@
 package templates
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 )
+
+// MaxRenderedBytes caps a rendered template, all its parts together: 4 MiB
+// is about a million tokens, more than any model's context, and keeps a
+// template that repeats a long value thousands of times (an admin's render
+// override, say) from building hundreds of megabytes. Render checks it
+// before it copies a part, so an oversize render allocates nothing more.
+const MaxRenderedBytes = 4 << 20
+
+// ErrTooLarge is returned (wrapped, with the template's name and size) by
+// Render and RenderPieces when the result would be over MaxRenderedBytes.
+var ErrTooLarge = errors.New("the rendered prompt is too large")
 
 // Part is one chat message of a rendered template.
 type Part struct {
@@ -149,7 +161,9 @@ func (t Template) render(out Output, values map[string]string, key string, piece
 	}
 	parts := make([]Part, 0, len(t.sections))
 	var value string
+	total := 0
 	for _, s := range t.sections {
+		total += len(s.fixed[out])
 		if s.fixed[out] != "" {
 			parts = append(parts, Part{Role: s.role, Content: s.fixed[out]})
 			continue
@@ -165,6 +179,9 @@ func (t Template) render(out Output, values map[string]string, key string, piece
 			default:
 				size += len(values[c.key])
 			}
+		}
+		if total += size; total > MaxRenderedBytes {
+			return nil, "", fmt.Errorf("template %q: %w: at least %d bytes, the limit is %d", t.Name, ErrTooLarge, total, MaxRenderedBytes)
 		}
 		var b strings.Builder
 		b.Grow(size) // one allocation per part, however large the values

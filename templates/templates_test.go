@@ -342,3 +342,22 @@ func TestEmptyLineBetweenBlankLines(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderRefusesAnOversizePrompt: a template that repeats a value past
+// MaxRenderedBytes is refused with ErrTooLarge (naming the template) before
+// the part is built; one just under the limit renders.
+func TestRenderRefusesAnOversizePrompt(t *testing.T) {
+	t.Parallel()
+	tmpl, err := Parse(Stage1, "--- system ---\nfixed\n--- user ---\n"+strings.Repeat("{{KEY:USER_PROMPT}}", 1000)+"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := map[string]string{"USER_PROMPT": strings.Repeat("x", MaxRenderedBytes/1000+1)}
+	if _, err := tmpl.Render(values); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), `"stage1"`) {
+		t.Errorf("Render over the limit = %v, want ErrTooLarge naming the template", err)
+	}
+	values["USER_PROMPT"] = strings.Repeat("x", MaxRenderedBytes/1000-1)
+	if parts, err := tmpl.Render(values); err != nil || len(parts) != 2 {
+		t.Errorf("Render under the limit = %d parts, %v", len(parts), err)
+	}
+}

@@ -11,7 +11,8 @@ import (
 )
 
 // TestAdminPageLinksWorkflows: the page opens the newest workflow at once
-// (no click needed) and gives it a URL; selecting another changes the URL
+// (no click needed) and gives it a URL, and a fork's summary links its
+// origin; selecting another changes the URL
 // to #/workflows/<id>; loading such a URL opens that workflow.
 func TestAdminPageLinksWorkflows(t *testing.T) {
 	ctx := browser(t, 60*time.Second)
@@ -23,6 +24,9 @@ func TestAdminPageLinksWorkflows(t *testing.T) {
 			ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "alice", Mode: workflow.ModeReact,
 			Status: workflow.StatusCompleted, StopReason: workflow.StopCompleted, Round: 1, MaxSteps: 5,
 			Title: "workflow " + string(rune('A'+i)), CreatedAt: at, UpdatedAt: at,
+		}
+		if i == 1 { // the newest is a fork of the older one
+			wf.ForkedFrom = workflow.ForkOrigin{WorkflowID: ids[0], Round: 1, Step: 3}
 		}
 		if _, _, err := env.raw.Commit(context.Background(), workflow.Commit{Workflow: wf}); err != nil {
 			t.Fatal(err)
@@ -51,6 +55,13 @@ func TestAdminPageLinksWorkflows(t *testing.T) {
 	}
 	if href := evaluate[string](ctx, t, `document.querySelector('#workflows li[data-id="`+older+`"] a.wf-link').getAttribute('href')`); href != "#/workflows/"+older {
 		t.Errorf("the older workflow's link is %q", href)
+	}
+	// The fork's summary says where it came from and links it.
+	if got := evaluate[string](ctx, t, `document.querySelector('#summary .forked-from').textContent`); got != "forked from "+older+" at round 1 step 3" {
+		t.Errorf("the fork's summary says %q", got)
+	}
+	if href := evaluate[string](ctx, t, `document.querySelector('#summary .forked-from a.wf-link').getAttribute('href')`); href != "#/workflows/"+older {
+		t.Errorf("the fork's origin links %q", href)
 	}
 
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#workflows li[data-id="`+older+`"] .wf-title`)), selected(older)); err != nil {

@@ -204,3 +204,27 @@ func TestCLIApproval(t *testing.T) {
 		t.Errorf("a second decision: exit %d, stderr %q; want 1 with the 409", code, errOut)
 	}
 }
+
+// TestCLIRoundOnBusy: round --on-busy=enqueue while a round hangs queues
+// the round (printed with the round it will run as), which runs once the
+// hanging round ends.
+func TestCLIRoundOnBusy(t *testing.T) {
+	t.Parallel()
+	model := newFakeLLM(t)
+	model.blockNext("clib1")
+	g := startGateway(t, model)
+	var wf wfView
+	g.expect(t, http.StatusCreated, "POST", "/api/v1/workflows", gwAlice, map[string]any{"prompt": "clib1 go"}, &wf)
+	model.waitBlocked(t, 1)
+	if _, errOut, code := cli(t, g, gwAlice, "round", wf.ID, "clib2 go", "--wait=false"); code != 1 || !strings.Contains(errOut, "409") && !strings.Contains(strings.ToLower(errOut), "running") {
+		t.Errorf("round while one runs: exit %d, stderr %q; want a refusal", code, errOut)
+	}
+	out, errOut, code := cli(t, g, gwAlice, "round", wf.ID, "clib2 go", "--on-busy=enqueue", "--wait=false")
+	if code != 0 || out != wf.ID+"\trunning\tround 1\tqueued as round 2\n" {
+		t.Fatalf("round --on-busy=enqueue: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	model.releaseBlocked()
+	if done := g.waitDone(t, gwAlice, wf.ID); done.Status != "completed" || done.Round != 2 || len(done.QueuedRounds) != 0 {
+		t.Errorf("after the hanging round: %+v, want round 2 completed", done)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,10 +19,12 @@ import (
 
 // TestEscapedSecretEchoesNeverLeak: a CRM that echoes the connection
 // secret back JSON-escaped, PHP-escaped ("\/"), \u-escaped, URL-encoded
-// and in base64 gets every form scrubbed at the action, end to end through
-// the built binary on Redis: no form reaches a prompt the model server
-// received, an API answer, a document, a trace, a Redis key or value, or a
-// log line.
+// and in base64, and in the forms a probe found leaking (upper and lower
+// case, .NET's JSON with only some characters \u-escaped, hex, HTML
+// character references), gets every form scrubbed at the action, end to
+// end through the built binary on Redis: no form reaches a prompt the
+// model server received, an API answer, a document, a trace, a Redis key
+// or value, or a log line.
 func TestEscapedSecretEchoesNeverLeak(t *testing.T) {
 	url := redisURL(t)
 	const secret = `conn/"MARKER"+9d41e7b2`
@@ -44,7 +47,15 @@ func TestEscapedSecretEchoesNeverLeak(t *testing.T) {
 			q, _ := json.Marshal(f)
 			b.Write(q)
 		}
-		b.WriteString(`]}`)
+		b.WriteString(`]`)
+		for name, f := range mixedForms(got) {
+			q, _ := json.Marshal(f)
+			if name == "dotnet" {
+				q = []byte(`"` + f + `"`) // already JSON
+			}
+			fmt.Fprintf(&b, `, %q: %s`, name, q)
+		}
+		b.WriteString(`}`)
 		_, _ = w.Write([]byte(b.String()))
 	}))
 	t.Cleanup(crm.Close)
@@ -67,10 +78,21 @@ func TestEscapedSecretEchoesNeverLeak(t *testing.T) {
 	}
 
 	var leaks []string
+	for _, f := range mixedForms(secret) {
+		forms = append(forms, f)
+	}
 	check := func(what string, data []byte) {
 		for _, f := range forms {
 			if strings.Contains(string(data), f) {
 				leaks = append(leaks, fmt.Sprintf("%s holds %q: %.200s", what, f, data))
+			}
+		}
+		// Whatever escaping the data went through since, the secret's
+		// tail (never escaped by mixedForms) shows in any case or in hex.
+		lower := strings.ToLower(string(data))
+		for _, tail := range []string{"9d41e7b2", fmt.Sprintf("%x", "9d41e7b2")} {
+			if i := strings.Index(lower, tail); i >= 0 {
+				leaks = append(leaks, fmt.Sprintf("%s holds %q in some case: …%s…", what, tail, data[max(0, i-120):min(len(data), i+40)]))
 			}
 		}
 	}
@@ -119,6 +141,33 @@ func TestEscapedSecretEchoesNeverLeak(t *testing.T) {
 	}
 	for _, l := range leaks {
 		t.Error(l)
+	}
+}
+
+// mixedForms are the secret's forms beyond redact.Forms a probe found
+// reaching the model and the logs: upper and lower case, JSON with some
+// characters \u-escaped (as .NET writes it; the tail after "+" is left
+// plain), hex and HTML character references.
+func mixedForms(secret string) map[string]string {
+	var dotnet, entities strings.Builder
+	head, tail, _ := strings.Cut(secret, "+")
+	for i, c := range head {
+		if i%2 == 0 || c == '"' {
+			fmt.Fprintf(&dotnet, `\u%04X`, c)
+		} else {
+			dotnet.WriteRune(c)
+		}
+		if i%2 == 0 {
+			fmt.Fprintf(&entities, "&#x%x;", c)
+		} else {
+			entities.WriteString(html.EscapeString(string(c)))
+		}
+	}
+	dotnet.WriteString(`\u002B` + tail)
+	entities.WriteString("&#43;" + tail)
+	return map[string]string{
+		"upper": strings.ToUpper(secret), "lower": strings.ToLower(secret), "dotnet": dotnet.String(),
+		"hex": fmt.Sprintf("%x", secret), "html": entities.String(),
 	}
 }
 

@@ -157,7 +157,7 @@ func (f *fakeLLM) reply(auth, system, user string) (string, bool) {
 	case strings.Contains(system, "You are the planner"):
 		f.steps[key]++
 		return stage1Reply(f.steps[key], key, docListRefs.FindString(user)), false
-	case strings.Contains(system, "You fill in the business parameters"):
+	case strings.Contains(system, "Fill in the parameters of the chosen action"):
 		return stage2Reply(user), false
 	default: // ai.process
 		return "processed " + key, false

@@ -81,7 +81,7 @@ func (m *scriptedLLM) serve(w http.ResponseWriter, r *http.Request) {
 func (m *scriptedLLM) reply(system, user string) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if strings.Contains(system, "You fill in the business parameters") {
+	if strings.Contains(system, "Fill in the parameters of the chosen action") {
 		data, _ := json.Marshal(map[string]any{"schema": "parameters_v1", "parameters": m.pending})
 		return string(data)
 	}

@@ -46,8 +46,9 @@ func uploadBody(name string, content []byte) []byte {
 }
 
 // TestConcurrentLargeUploads: four 8 MiB uploads in flight at once fill
-// limits.maxInflightUploadBytes, so a fifth is answered 503 with
-// Retry-After before its body is read; the four then complete, each
+// limits.maxInflightUploadBytes with the bytes they sent, so a fifth is
+// answered 503 with Retry-After once its first bytes do not fit; the four
+// then complete, each
 // document is stored byte for byte, the refused one left nothing behind,
 // and the process's peak RSS grew by at most 2.5 times the bytes
 // uploaded (the figure is logged).
@@ -59,7 +60,7 @@ func TestConcurrentLargeUploads(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "gateway.yaml")
 	body0 := uploadBody("up0.bin", make([]byte, docSize))
 	reserve := int64(len(body0))
-	yaml := fmt.Sprintf("limits:\n  maxBodyBytes: %d\n  maxInflightUploadBytes: %d\n", reserve+4096, n*reserve+4096)
+	yaml := fmt.Sprintf("limits:\n  maxBodyBytes: %d\n  maxInflightUploadBytes: %d\n  maxInflightUploadBytesPerUser: %[2]d\n", reserve+4096, n*reserve+4096)
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -86,9 +87,9 @@ func TestConcurrentLargeUploads(t *testing.T) {
 		return http.DefaultClient.Do(req)
 	}
 
-	// Each upload sends its first 8 MiB, more than loopback buffers hold,
-	// so the gateway is reading it (and has reserved its size) when the
-	// write returns; the rest waits until the fifth was refused.
+	// Each upload sends all but its last byte, and the gateway holds them
+	// (its in-flight gauge says so); the last byte waits until the fifth
+	// was refused.
 	var wg sync.WaitGroup
 	codes := make([]int, n)
 	rest := make([]chan struct{}, n)
@@ -99,10 +100,10 @@ func TestConcurrentLargeUploads(t *testing.T) {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			_, _ = pw.Write(bodies[i][:8<<20])
+			_, _ = pw.Write(bodies[i][:len(bodies[i])-1])
 			close(started)
 			<-rest[i]
-			_, _ = pw.Write(bodies[i][8<<20:])
+			_, _ = pw.Write(bodies[i][len(bodies[i])-1:])
 			pw.Close()
 		}()
 		go func() {
@@ -121,6 +122,7 @@ func TestConcurrentLargeUploads(t *testing.T) {
 			t.Fatal("an upload never started")
 		}
 	}
+	waitMetric(t, g, "twostep_http_inflight_body_bytes", float64(n*(len(body0)-1)))
 	resp, err := post(bytes.NewReader(bodies[0]), int64(len(bodies[0])))
 	if err != nil {
 		t.Fatalf("fifth upload: %v", err)

@@ -82,6 +82,7 @@ limits:
   loopRepeats: 0
   maxReplans: 3
   compaction: false
+  idempotencyWindow: 2h
 connections:
   - user: alice
     label: crm
@@ -111,7 +112,8 @@ openapiActions:
 	l := cfg.File.Limits
 	if cfg.File.Templates.OverrideDir != "/tmp/tmpl" || l.HTTP.MaxBodyBytes != 1<<20 || l.HTTP.MaxDocumentBytes != 2048 ||
 		l.HistoryBudget != 5000 || l.MaxRunningPerUser != 9 || l.Actions.HTTPTimeout != 5*time.Second || l.Retention != 72*time.Hour ||
-		l.LeaseTTL != 4*time.Second || l.DispatchPartitions != 8 || l.RecoverInterval != 30*time.Second {
+		l.LeaseTTL != 4*time.Second || l.DispatchPartitions != 8 || l.RecoverInterval != 30*time.Second ||
+		l.HTTP.IdempotencyWindow != 2*time.Hour {
 		t.Errorf("file config = %+v", cfg.File)
 	}
 	// loopRepeats: 0 turns detection off; unset keeps the default.

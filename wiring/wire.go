@@ -221,8 +221,11 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 	if err != nil {
 		return err
 	}
+	// Idempotency-Key answers are kept beside the workflows, in the store
+	// under the redactor (they hold only what the API answered).
+	idem, _ := g.Raw.(workflow.IdempotencyStore)
 	g.API, err = httpapi.New(httpapi.Options{
-		Engine: g.Engine, Reads: g.Engine, Store: g.Store, Actions: reg, Auth: auth, Limits: l.HTTP,
+		Engine: g.Engine, Reads: g.Engine, Store: g.Store, Actions: reg, Auth: auth, Limits: l.HTTP, Idempotency: idem,
 		Logger: log.With().Str("component", "http").Logger(), Metrics: g.Metrics,
 		ModelName: g.Model.Name(), Models: modelNames(g.Model), Version: Version(), Admin: admin.Register,
 		ModelCheck: ModelCheck(g.Model), Dependencies: deps, Tracing: g.Tel.Middleware(),

@@ -52,25 +52,42 @@ func (e *Engine) Create(ctx context.Context, in NewWorkflow) (_ *Workflow, err e
 }
 
 // StartRound starts the next round of a workflow whose last round ended,
-// with a new user message; KindConflict while a round runs.
+// with a new user message. While a round runs or awaits approval, in.OnBusy
+// decides: reject (the default) answers KindConflict; enqueue queues the
+// round to start when the rounds before it end; interrupt queues it first
+// and ends the running round at its next safe point (DESIGN §10.3). The
+// returned workflow shows the queue (QueuedRounds).
 func (e *Engine) StartRound(ctx context.Context, userID, id string, in NewRound) (_ *Workflow, err error) {
 	defer Wrap(&err, "StartRound(%q)", id)
-	wf, err := e.Get(ctx, userID, id)
-	if err != nil {
-		return nil, err
+	if !in.OnBusy.Valid() {
+		return nil, Errorf(KindInvalid, "onBusy must be %q, %q or %q, not %q", OnBusyReject, OnBusyEnqueue, OnBusyInterrupt, in.OnBusy)
 	}
-	if !wf.Status.Terminal() {
-		return nil, Errorf(KindConflict, "workflow %s has a round %s; wait for it to end or stop it", id, wf.Status)
+	for {
+		wf, err := e.Get(ctx, userID, id)
+		if err != nil {
+			return nil, err
+		}
+		if !wf.Status.Terminal() {
+			stored, err := e.queueRound(ctx, wf, in)
+			if KindOf(err) == KindConflict && in.OnBusy != "" && in.OnBusy != OnBusyReject {
+				continue // the round moved on meanwhile: look again
+			}
+			return stored, err
+		}
+		round := wf.Round + 1
+		msg, docs, err := e.userMessage(wf, round, in.Prompt, in.Documents)
+		if err != nil {
+			return nil, err
+		}
+		next := wf.Clone()
+		startRound(next, round)
+		next.UpdatedAt = e.now()
+		stored, err := e.commitAndSchedule(ctx, next, wf.Version, []Message{msg}, docs)
+		if KindOf(err) == KindConflict && in.OnBusy != "" && in.OnBusy != OnBusyReject {
+			continue // a round started meanwhile: queue behind it
+		}
+		return stored, err
 	}
-	round := wf.Round + 1
-	msg, docs, err := e.userMessage(wf, round, in.Prompt, in.Documents)
-	if err != nil {
-		return nil, err
-	}
-	next := wf.Clone()
-	startRound(next, round)
-	next.UpdatedAt = e.now()
-	return e.commitAndSchedule(ctx, next, wf.Version, []Message{msg}, docs)
 }
 
 // Resume continues a failed or stopped round from its checkpoint, at the
@@ -127,7 +144,9 @@ func (e *Engine) stop(ctx context.Context, userID, id string) (*Workflow, error)
 		next := wf.Clone()
 		next.Status, next.StopReason, next.Error = StatusStopped, StopStopped, ""
 		// Stopping a paused round cancels its approval; Resume asks again.
+		// Stop ends the queued rounds too (their uploads stay stored).
 		next.PendingApproval = nil
+		next.QueuedRounds = nil
 		if next.Checkpoint != nil {
 			next.Checkpoint.AfterReject = nil
 		}

@@ -24,7 +24,7 @@ const maxRoundGrow = 64
 // is the lease as this process knows it (no model call starts once it has
 // ended). It
 // returns the workflow as the run last committed or read it.
-func (e *Engine) runRound(ctx context.Context, wf *Workflow, msgs []Message, fence int64, lease *runLease) (last *Workflow) {
+func (e *Engine) runRound(ctx context.Context, wf *Workflow, msgs []Message, fence int64, lease *runLease, intr *interruptSignal) (last *Workflow) {
 	mode := e.modes[wf.Mode]
 	var err error
 	// Room for the round's messages (about one per step), so the run's
@@ -34,7 +34,7 @@ func (e *Engine) runRound(ctx context.Context, wf *Workflow, msgs []Message, fen
 	if wf.Checkpoint == nil {
 		wf.Checkpoint = &Checkpoint{Step: wf.Step, Phase: PhaseSelect}
 	}
-	run := &Run{e: e, mode: mode, wf: wf, msgs: msgs, fence: fence, lease: lease, stepStart: time.Now()}
+	run := &Run{e: e, mode: mode, wf: wf, msgs: msgs, fence: fence, lease: lease, intr: intr, stepStart: time.Now()}
 	ctx, spans := e.startRoundSpan(ctx, run)
 	defer func() {
 		if p := recover(); p != nil { // a bug in a mode fails its round, not the process
@@ -50,12 +50,23 @@ func (e *Engine) runRound(ctx context.Context, wf *Workflow, msgs []Message, fen
 		e.failRound(ctx, run, err)
 		return
 	}
-	for run.wf.Status == StatusRunning && ctx.Err() == nil && !e.runner.draining.Load() {
+	// A commit that ends the round may start a queued one: that round is
+	// another run's (runClaimed schedules it).
+	round := wf.Round
+	for run.wf.Status == StatusRunning && run.wf.Round == round && ctx.Err() == nil && !e.runner.draining.Load() {
 		version := run.wf.Version
-		if run.wf.Checkpoint.Step > run.wf.MaxSteps {
+		if run.interruptRequested() {
+			// A safe point: the last phase is committed, the next not begun.
+			err = run.endInterrupted(ctx)
+		} else if run.wf.Checkpoint.Step > run.wf.MaxSteps {
 			err = run.endAtLimit(ctx)
 		} else {
 			err = mode.Step(spans.stepContext(ctx, run), run)
+		}
+		if errors.Is(err, errInterrupted) {
+			// A model call abandoned for an interrupting round: nothing of
+			// it was committed; the round ends at this safe point.
+			err = run.endInterrupted(ctx)
 		}
 		if err == nil && run.wf.Version == version {
 			err = Errorf(KindInternal, "mode %s made no progress at phase %q", wf.Mode, run.wf.Checkpoint.Phase)

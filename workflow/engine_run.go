@@ -59,6 +59,11 @@ type Run struct {
 	detachedOf, detached context.Context
 	// loops indexes the round's action messages for loop detection.
 	loops loopIndex
+	// intr is the interrupt request of a round queued to replace this
+	// one (nil: none can come); ended is the round the last commit ended
+	// when it started a queued one, for published.
+	intr  *interruptSignal
+	ended *Workflow
 }
 
 // countedCall is a model call counted into the stats by the next commit.
@@ -163,7 +168,10 @@ func (r *Run) Generate(ctx context.Context, call ModelCall) (ModelResponse, erro
 		Kind: SpanModelCall, WorkflowID: r.wf.ID, Mode: r.wf.Mode, Round: r.wf.Round, Step: r.wf.Step,
 		Stage: call.Stage, Attempt: call.Attempt, Prompt: call.Prompt, MaxTokens: call.MaxTokens, JSON: call.JSON,
 	})
-	resp, err := r.e.model.Generate(ctx, call.request())
+	callCtx := r.intr.begin(ctx)
+	resp, err := r.e.model.Generate(callCtx, call.request())
+	interrupted := err != nil && ctx.Err() == nil && errors.Is(context.Cause(callCtx), errInterrupted)
+	r.intr.end()
 	mode := resp.OutputMode
 	if mode == "" {
 		mode = OutputText
@@ -182,6 +190,9 @@ func (r *Run) Generate(ctx context.Context, call ModelCall) (ModelResponse, erro
 	case err != nil && ctx.Err() != nil:
 		outcome, t.Error = "cancelled", "cancelled: "+context.Cause(ctx).Error()
 		err = ctx.Err()
+	case interrupted:
+		outcome, t.Error = "cancelled", "cancelled: "+errInterrupted.Error()
+		err = errInterrupted
 	case err != nil:
 		outcome, t.Error = "error", err.Error()
 		err = &modelError{err: err}
@@ -360,6 +371,16 @@ func (r *Run) CommitStep(ctx context.Context, res StepResult) error {
 // means someone else changed the workflow (a Stop, a Delete, another
 // instance): the run must end without writing, so it returns errRoundLost.
 func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs []DocumentContent) error {
+	return r.commitShaped(ctx, next, msgs, docs, nil)
+}
+
+// commitShaped is commit with the state and messages each attempt writes
+// given by shape(next, msgs); nil is commit's, which starts the first
+// queued round when next ends the round (startQueued). A commit refused because
+// requests queued rounds meanwhile (queueEditsOnly) is made again on the
+// stored queue, so queueing never costs a run its round; any other
+// refusal is errRoundLost.
+func (r *Run) commitShaped(ctx context.Context, next *Workflow, msgs []Message, docs []DocumentContent, shape func(*Workflow, []Message) (*Workflow, []Message)) error {
 	for _, k := range r.counted {
 		next.Stats.countCall(k.stage, k.promptTokens, k.completionTokens, k.cachedTokens)
 	}
@@ -369,8 +390,40 @@ func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs [
 			msgs[i].CreatedAt = next.UpdatedAt
 		}
 	}
+	base, expected := next, r.wf.Version
+	for rebases := 0; ; rebases++ {
+		var final *Workflow
+		var fmsgs []Message
+		if shape != nil {
+			final, fmsgs = shape(base, msgs)
+		} else {
+			final, fmsgs = r.e.startQueued(base, msgs)
+		}
+		err := r.commitOnce(ctx, final, expected, fmsgs, docs)
+		if !errors.Is(err, errRoundLost) || rebases >= maxRebases {
+			if err == nil && final.Round != base.Round {
+				r.ended = base
+			}
+			return err
+		}
+		rctx, cancel := context.WithTimeout(r.detach(ctx), commitTimeout)
+		stored, gerr := r.e.store.GetWorkflow(rctx, r.wf.ID)
+		cancel()
+		mine := &Workflow{Version: expected, QueueEdits: base.QueueEdits, Status: r.wf.Status, Round: r.wf.Round}
+		if gerr != nil || !queueEditsOnly(mine, stored) {
+			return err
+		}
+		base = base.Clone()
+		base.QueuedRounds, base.QueueEdits = cloneQueue(stored.QueuedRounds), stored.QueueEdits
+		expected = stored.Version
+	}
+}
+
+// commitOnce stores next at expected version with msgs, docs and the
+// traces recorded since the last commit (see commit).
+func (r *Run) commitOnce(ctx context.Context, next *Workflow, expected int64, msgs []Message, docs []DocumentContent) error {
 	c := Commit{
-		Workflow: next, ExpectedVersion: r.wf.Version, Messages: msgs, Documents: docs, Traces: r.traces, Fence: r.fence,
+		Workflow: next, ExpectedVersion: expected, Messages: msgs, Documents: docs, Traces: r.traces, Fence: r.fence,
 		Handover: true, // next is the run's from here on, and never changed
 	}
 	var stored *Workflow
@@ -389,7 +442,7 @@ func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs [
 	}
 	if err != nil {
 		if k := KindOf(err); k == KindConflict || k == KindNotFound {
-			return fmt.Errorf("commit of %s at version %d: %w: %w", r.wf.ID, r.wf.Version, errRoundLost, err)
+			return fmt.Errorf("commit of %s at version %d: %w: %w", r.wf.ID, expected, errRoundLost, err)
 		}
 		return fmt.Errorf("commit of %s: %w", r.wf.ID, err)
 	}
@@ -417,6 +470,15 @@ func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs [
 // published tells the Observer when the last commit ended the round, then
 // wakes Wait: once Wait has seen a commit, its hooks have run.
 func (r *Run) published() {
+	if ended := r.ended; ended != nil {
+		// The commit ended the round and started a queued one.
+		r.ended = nil
+		if o, ok := r.e.observer().(RoundMessagesObserver); ok {
+			o.RoundEndedWith(ended.Clone(), r.msgs[:len(r.msgs):len(r.msgs)])
+		} else {
+			r.e.observer().RoundEnded(ended.Clone())
+		}
+	}
 	if r.wf.Status != StatusRunning && r.wf.Status != StatusAwaitingApproval {
 		if o, ok := r.e.observer().(RoundMessagesObserver); ok {
 			o.RoundEndedWith(r.wf.Clone(), r.msgs[:len(r.msgs):len(r.msgs)])

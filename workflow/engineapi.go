@@ -13,4 +13,7 @@ type NewWorkflow struct {
 type NewRound struct {
 	Prompt    string
 	Documents []DocumentContent
+	// OnBusy says what happens while a round still runs or awaits
+	// approval ("" means OnBusyReject).
+	OnBusy OnBusy
 }

@@ -83,6 +83,8 @@ type activeRun struct {
 	cancel context.CancelCauseFunc
 	done   chan struct{}
 	it     *item
+	// intr asks the run to end its round for an interrupting round.
+	intr *interruptSignal
 	// again asks for another run once this one ends: a round was started
 	// or resumed, or delivered again, while this run was still going.
 	again bool
@@ -271,7 +273,7 @@ func (r *runner) next() (*item, *activeRun, bool) {
 	r.queue = r.queue[1:]
 	delete(r.queued, it.id)
 	ctx, cancel := context.WithCancelCause(r.base)
-	a := &activeRun{ctx: ctx, cancel: cancel, done: make(chan struct{}), it: it}
+	a := &activeRun{ctx: ctx, cancel: cancel, done: make(chan struct{}), it: it, intr: &interruptSignal{}}
 	r.active[it.id] = a
 	return it, a, true
 }
@@ -282,7 +284,7 @@ func (r *runner) work() {
 		if !ok {
 			return
 		}
-		out := r.e.runClaimed(a.ctx, it.id, takeover{entry: it.takeover, scan: it.scanned, from: it.from}, func(ctx context.Context) { r.touch(ctx, a) })
+		out := r.e.runClaimed(a.ctx, it.id, takeover{entry: it.takeover, scan: it.scanned, from: it.from}, func(ctx context.Context) { r.touch(ctx, a) }, a.intr)
 		a.cancel(nil)
 		r.finish(it, a, out)
 	}
@@ -425,4 +427,14 @@ func (r *runner) stop(id string, cause error) <-chan struct{} {
 	a.again = false
 	a.cancel(cause)
 	return a.done
+}
+
+// interrupt asks id's run on this instance, if any, to end its round at
+// the next safe point for the interrupting round just queued.
+func (r *runner) interrupt(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if a := r.active[id]; a != nil {
+		a.intr.request()
+	}
 }

@@ -41,7 +41,12 @@ type takeover struct {
 // the round's deliveries from being reclaimed. The lease is released when the run ends. A
 // takeover of a running round is logged (see logTakeover); every claim is
 // logged at debug level ("round claimed", with its fence).
-func (e *Engine) runClaimed(ctx context.Context, id string, to takeover, touch func(context.Context)) runOutcome {
+//
+// intr carries the request of an interrupting round queued on this
+// instance; the watcher sets it for one queued elsewhere. A run whose
+// last commit started a queued round schedules that round and reports
+// runSettled.
+func (e *Engine) runClaimed(ctx context.Context, id string, to takeover, touch func(context.Context), intr *interruptSignal) runOutcome {
 	owner, ttl := e.cfg.InstanceID, e.cfg.LeaseTTL
 	sent := time.Now() // the store's lease ends no earlier than sent + ttl
 	claim, err := ClaimRoundLoad(ctx, e.store, id, owner, ttl)
@@ -76,12 +81,16 @@ func (e *Engine) runClaimed(ctx context.Context, id string, to takeover, touch f
 	lease := newRunLease(sent, ttl, cancel)
 	defer lease.stop()
 	var wg sync.WaitGroup
-	wg.Go(func() { e.watch(runCtx, cancel, id, fence, lease, touch) })
-	final := e.runRound(runCtx, wf, msgs, fence, lease)
+	wg.Go(func() { e.watch(runCtx, cancel, id, fence, lease, touch, intr) })
+	final := e.runRound(runCtx, wf, msgs, fence, lease, intr)
 	cause := context.Cause(runCtx)
 	cancel(nil)
 	wg.Wait()
 	switch {
+	case final != nil && final.Status == StatusRunning && final.Round != wf.Round:
+		// The round ended and a queued one started in the same commit.
+		e.runner.schedule(ctx, id)
+		return runSettled
 	case final != nil && final.Status != StatusRunning,
 		errors.Is(cause, errStopped), errors.Is(cause, errStoppedElsewhere):
 		return runSettled
@@ -121,7 +130,7 @@ func (e *Engine) logTakeover(wf *Workflow, fence int64, expired string, to takeo
 }
 
 // watch keeps a running round's lease and notices a Stop or Delete made on
-// another instance: every poll it re-reads the status and, every LeaseTTL/3,
+// another instance, and an interrupting round queued there (intr): every poll it re-reads the status and, every LeaseTTL/3,
 // renews the lease. It cancels the run when the workflow is no longer
 // running, or when its lease is no longer the one with the run's fence
 // (another owner holds it, or it expired and the renewal took it anew, so
@@ -132,7 +141,7 @@ func (e *Engine) logTakeover(wf *Workflow, fence int64, expired string, to takeo
 // cancelled by lease itself. Each renewal's context ends with the lease,
 // and each touch's and status poll's when the next renewal is due, so on
 // a store that honours deadlines no store call overruns the lease.
-func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id string, held int64, lease *runLease, touch func(context.Context)) {
+func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id string, held int64, lease *runLease, touch func(context.Context), intr *interruptSignal) {
 	ttl := e.cfg.LeaseTTL
 	renewEvery := ttl / 3
 	tick := min(e.cfg.PollInterval, renewEvery)
@@ -184,6 +193,9 @@ func (e *Engine) watch(ctx context.Context, cancel context.CancelCauseFunc, id s
 		if (err == nil && wf.Status != StatusRunning) || KindOf(err) == KindNotFound {
 			cancel(errStoppedElsewhere)
 			return
+		}
+		if err == nil && wf.Interrupting() {
+			intr.request() // a round queued elsewhere interrupts this one
 		}
 	}
 }

@@ -100,6 +100,18 @@ type Workflow struct {
 	// request that started it and links a resumed run to the previous one
 	// (DESIGN §9.5); empty without a Tracer.
 	TraceContext TraceContext `json:"traceContext,omitzero"`
+	// ForkedFrom, on a workflow made by Engine.Fork, names the workflow
+	// and the step it was forked from; zero on every other workflow.
+	ForkedFrom ForkOrigin `json:"forkedFrom,omitzero"`
+	// QueuedRounds wait, in order, for the current round to end (DESIGN
+	// §10.3 onBusy): the run that ends the round starts the first one in
+	// the same commit. Stop discards them.
+	QueuedRounds []QueuedRound `json:"queuedRounds,omitempty"`
+	// QueueEdits counts the commits that changed nothing but QueuedRounds
+	// (each one increments it and Version by one). A run whose commit
+	// meets a newer Version that such edits alone explain takes their
+	// queue over and commits again instead of giving the round up.
+	QueueEdits int64 `json:"queueEdits,omitempty"`
 }
 
 // TitleMaxRunes bounds a workflow's Title.
@@ -131,6 +143,7 @@ func (w *Workflow) Clone() *Workflow {
 	c := *w
 	c.Checkpoint = w.Checkpoint.Clone()
 	c.PendingApproval = w.PendingApproval.Clone()
+	c.QueuedRounds = cloneQueue(w.QueuedRounds)
 	return &c
 }
 
@@ -141,6 +154,7 @@ func (w *Workflow) withCheckpoint(cp *Checkpoint) *Workflow {
 	c := *w
 	c.Checkpoint = cp
 	c.PendingApproval = w.PendingApproval.Clone()
+	c.QueuedRounds = cloneQueue(w.QueuedRounds)
 	return &c
 }
 

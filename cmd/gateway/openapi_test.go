@@ -267,6 +267,11 @@ func TestOpenAPIDescribesEveryResponse(t *testing.T) {
 		{name: "admin replay", method: "POST", path: "/admin/v1/traces/" + traceID + "/replay", token: root, body: `{}`, status: 200},
 		{name: "admin as a user", method: "GET", path: "/admin/v1/workflows", token: alice, status: 403},
 		{name: "admin unknown trace", method: "GET", path: "/admin/v1/traces/tr_unknown", token: root, status: 404},
+		{name: "fork", method: "POST", path: base + "/fork", token: alice, body: `{"round":1,"step":1}`, status: 201},
+		{name: "fork at a step never reached", method: "POST", path: base + "/fork", token: alice, body: `{"round":1,"step":99}`, status: 422},
+		{name: "fork with a refused selection", method: "POST", path: base + "/fork", token: alice,
+			body: `{"round":1,"step":1,"selection":{"action":"no.such"}}`, status: 422},
+		{name: "fork another user's workflow", method: "POST", path: base + "/fork", token: bob, body: `{"round":1,"step":1}`, status: 404},
 	} {
 		do(c)
 	}

@@ -124,6 +124,7 @@ func cmdRound(ctx context.Context, a *app, name string, args []string) error {
 	var files stringList
 	fs.Var(&files, "file", "a document to upload (repeatable)")
 	wait := fs.Bool("wait", true, "wait for the round to end (false: print the workflow and return)")
+	onBusy := fs.String("on-busy", "", "while a round runs: reject (the default), enqueue (run after it) or interrupt (stop it at its next safe point and run next)")
 	pos, err := parse(fs, args, "ID", "PROMPT")
 	if err != nil {
 		return err
@@ -140,7 +141,12 @@ func cmdRound(ctx context.Context, a *app, name string, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := c.StartRound(ctx, pos[0], pos[1], 0, docs...)
+	var res *client.Result
+	if *onBusy != "" {
+		res, err = c.QueueRound(ctx, pos[0], pos[1], *onBusy, docs...)
+	} else {
+		res, err = c.StartRound(ctx, pos[0], pos[1], 0, docs...)
+	}
 	if err != nil {
 		return err
 	}
@@ -214,6 +220,10 @@ func (a *app) follow(ctx context.Context, c *client.Client, res *client.Result, 
 	if !wait {
 		if a.json {
 			return a.printJSON(res)
+		}
+		if q := res.QueuedRounds; len(q) > 0 {
+			fmt.Fprintf(a.stdout, "%s\t%s\tround %d\tqueued as round %d\n", res.ID, res.Status, res.Round, q[len(q)-1].Round)
+			return nil
 		}
 		fmt.Fprintf(a.stdout, "%s\t%s\tround %d\n", res.ID, res.Status, res.Round)
 		return nil

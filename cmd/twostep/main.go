@@ -35,8 +35,9 @@ const usage = `usage: twostep <command> [flags] [arguments]
 Commands:
   run PROMPT [--file PATH]... [--mode react|actionplan] [--max-steps N] [--wait=false]
                         start a workflow and print its answer (progress on stderr)
-  round ID PROMPT [--file PATH]... [--wait=false]
-                        start the next round of a workflow
+  round ID PROMPT [--file PATH]... [--wait=false] [--on-busy=enqueue|interrupt]
+                        start the next round of a workflow (or, while one runs,
+                        queue it behind it or let it interrupt it)
   list [--status S] [--limit N] [--cursor C | --all]
                         the workflows, newest first
   show ID               a workflow and its messages

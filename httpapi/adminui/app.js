@@ -220,6 +220,8 @@
     const tc = wf.traceContext || {};
     const traceId = (tc.round || tc.origin || '').split('-')[1];
     if (traceId) s.appendChild(el('div', 'meta trace-id', 'OpenTelemetry trace ', el('span', 'wf-id', traceId)));
+    const f = wf.forkedFrom;
+    if (f) s.appendChild(el('div', 'meta forked-from', 'forked from ', link(f.workflowId), ' at round ' + f.round + ' step ' + f.step));
     if (wf.error) s.appendChild(el('div', 'feedback', wf.error));
     const p = wf.pendingApproval;
     if (p) {

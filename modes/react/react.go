@@ -71,6 +71,9 @@ func (m *Mode) Step(ctx context.Context, run *workflow.Run) error {
 	case workflow.PhaseExecute:
 		if cp.Selection != nil {
 			sel := cp.Selection
+			if sel.Action == workflow.CompleteAction { // a fork's edited parameters end the round
+				return m.parameterized(ctx, run, *sel, cp.Parameters, nil)
+			}
 			return modes.Execute(ctx, run, modes.StepCall{
 				Action: sel.Action, Objective: sel.ActionObjective, Learnings: sel.Learnings,
 				Parameters: cp.Parameters, Documents: sel.RequiredInputDocuments, Connection: sel.RequiredConnection,
@@ -131,13 +134,8 @@ func (m *Mode) selectAction(ctx context.Context, run *workflow.Run, cp *workflow
 	case err != nil:
 		return err
 	case len(res.Problems) == 0:
-		sel := res.Selection
-		next := workflow.Checkpoint{Phase: workflow.PhaseParameterize, Selection: &sel}
-		if nothingToFill(reg, sel) {
-			// DESIGN §10.1: no Stage 2 call for a step with no parameter.
-			next = workflow.Checkpoint{Phase: workflow.PhaseExecute, Selection: &sel, Parameters: map[string]any{}}
-		}
-		if paused, err := pauseForIntent(ctx, run, sel, next); paused || err != nil {
+		next := m.Selected(reg, res.Selection)
+		if paused, err := pauseForIntent(ctx, run, *next.Selection, next); paused || err != nil {
 			return err
 		}
 		return run.Checkpoint(ctx, next)

@@ -12,7 +12,8 @@
 // claim that also reads what a run starts from (workflow.ClaimRoundLoad);
 // the index of pending approvals by expiry (workflow.ApprovalIndex);
 // standing approvals under their user, uses counted atomically
-// (workflow.StandingStore).
+// (workflow.StandingStore); and the Idempotency-Key answers of
+// workflow.IdempotencyStore.
 package storetest
 
 import (
@@ -88,6 +89,9 @@ func RunFixture(t *testing.T, newFixture func(t *testing.T) Fixture) {
 		{"StandingApprovals", testStandingApprovals},
 		{"StandingApprovalUsesConcurrent", testStandingUsesConcurrent},
 		{"Ping", testPing},
+		{"Idempotency", testIdempotency},
+		{"IdempotencyRelease", testIdempotencyRelease},
+		{"IdempotencyConcurrent", testIdempotencyConcurrent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

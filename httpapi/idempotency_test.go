@@ -1,0 +1,198 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/twostep/twostep/memstore"
+	"github.com/twostep/twostep/workflow"
+)
+
+// idemEnv is a test server whose Idempotency-Key answers are kept in a
+// memory store, and counts of what reached the engine.
+type idemEnv struct {
+	*testEnv
+	creates, stops atomic.Int32
+}
+
+func newIdemEnv(t *testing.T) *idemEnv {
+	t.Helper()
+	env := &idemEnv{}
+	env.testEnv = newTestEnv(t, func(o *Options) { o.Idempotency = memstore.New() })
+	env.engine.CreateFn = func(in workflow.NewWorkflow) (*workflow.Workflow, error) {
+		env.creates.Add(1)
+		return testWorkflow(in.UserID, workflow.StatusRunning), nil
+	}
+	env.engine.StopFn = func(userID, id string) (*workflow.Workflow, error) {
+		env.stops.Add(1)
+		w := testWorkflow(userID, workflow.StatusStopped)
+		w.ID = id
+		return w, nil
+	}
+	return env
+}
+
+// post sends a POST with an Idempotency-Key ("" for none).
+func (e *idemEnv) post(t *testing.T, path, token, key string, body any) *httptest.ResponseRecorder {
+	t.Helper()
+	var b []byte
+	if body != nil {
+		var err error
+		if b, err = json.Marshal(body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	if key != "" {
+		req.Header.Set(idempotencyHeader, key)
+	}
+	rec := httptest.NewRecorder()
+	e.srv.Routes().ServeHTTP(rec, req)
+	return rec
+}
+
+func TestIdempotencyReplaysTheFirstAnswer(t *testing.T) {
+	t.Parallel()
+	env := newIdemEnv(t)
+	body := map[string]any{"prompt": "summarise"}
+	first := env.post(t, "/api/v1/workflows", aliceToken, "k1", body)
+	again := env.post(t, "/api/v1/workflows", aliceToken, "k1", body)
+	if first.Code != http.StatusCreated || again.Code != http.StatusCreated {
+		t.Fatalf("statuses = %d, %d, want 201 twice: %s", first.Code, again.Code, again.Body)
+	}
+	if n := env.creates.Load(); n != 1 {
+		t.Errorf("the engine created %d workflows, want 1", n)
+	}
+	if got, want := again.Body.String(), first.Body.String(); got != want {
+		t.Errorf("replayed body = %s, want %s", got, want)
+	}
+	if got := again.Header().Get(replayedHeader); got != "true" {
+		t.Errorf("replay's %s = %q, want true", replayedHeader, got)
+	}
+	if first.Header().Get(replayedHeader) != "" {
+		t.Errorf("the first answer says it was replayed")
+	}
+	if got, want := again.Header().Get("Content-Type"), first.Header().Get("Content-Type"); got != want {
+		t.Errorf("replayed Content-Type = %q, want %q", got, want)
+	}
+}
+
+func TestIdempotencyRefusesAnotherRequestWithTheKey(t *testing.T) {
+	t.Parallel()
+	env := newIdemEnv(t)
+	if rec := env.post(t, "/api/v1/workflows", aliceToken, "k1", map[string]any{"prompt": "a"}); rec.Code != http.StatusCreated {
+		t.Fatalf("first: %d %s", rec.Code, rec.Body)
+	}
+	tests := []struct {
+		name, path string
+		body       any
+	}{
+		{"another body", "/api/v1/workflows", map[string]any{"prompt": "b"}},
+		{"another query", "/api/v1/workflows?x=1", map[string]any{"prompt": "a"}},
+		{"stop", "/api/v1/workflows/" + idemWorkflowID + "/stop", nil},
+		{"resume", "/api/v1/workflows/" + idemWorkflowID + "/resume", nil},
+		{"rounds", "/api/v1/workflows/" + idemWorkflowID + "/rounds", map[string]any{"prompt": "a"}},
+		{"approvals", "/api/v1/workflows/" + idemWorkflowID + "/approvals/apr_1", map[string]any{"decision": "approve"}},
+	}
+	for _, tc := range tests {
+		rec := env.post(t, tc.path, aliceToken, "k1", tc.body)
+		if rec.Code != http.StatusUnprocessableEntity || rec.Header().Get("Content-Type") != "application/problem+json" {
+			t.Errorf("%s: %d %s, want a 422 problem", tc.name, rec.Code, rec.Body)
+		}
+	}
+	if env.creates.Load() != 1 || env.stops.Load() != 0 {
+		t.Errorf("refused requests reached the engine: %d creates, %d stops", env.creates.Load(), env.stops.Load())
+	}
+}
+
+func TestIdempotencyKeysArePerUser(t *testing.T) {
+	t.Parallel()
+	env := newIdemEnv(t)
+	env.post(t, "/api/v1/workflows", aliceToken, "shared", map[string]any{"prompt": "a"})
+	rec := env.post(t, "/api/v1/workflows", bobToken, "shared", map[string]any{"prompt": "b"})
+	if rec.Code != http.StatusCreated || rec.Header().Get(replayedHeader) != "" {
+		t.Errorf("bob's request with alice's key: %d, replayed %q", rec.Code, rec.Header().Get(replayedHeader))
+	}
+	if n := env.creates.Load(); n != 2 {
+		t.Errorf("the engine created %d workflows, want 2", n)
+	}
+}
+
+// TestIdempotencyKeepsOnlyFinalAnswers: a server error, a conflict of the
+// moment or a rate limit is not replayed; the retry runs again.
+func TestIdempotencyKeepsOnlyFinalAnswers(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []workflow.Kind{workflow.KindInternal, workflow.KindUnavailable, workflow.KindConflict, workflow.KindTooMany} {
+		env := newIdemEnv(t)
+		var calls atomic.Int32
+		env.engine.StopFn = func(userID, id string) (*workflow.Workflow, error) {
+			if calls.Add(1) == 1 {
+				return nil, workflow.Errorf(kind, "not now")
+			}
+			return testWorkflow(userID, workflow.StatusStopped), nil
+		}
+		path := "/api/v1/workflows/" + idemWorkflowID + "/stop"
+		first := env.post(t, path, aliceToken, "k", nil)
+		second := env.post(t, path, aliceToken, "k", nil)
+		if first.Code < 400 || second.Code != http.StatusOK || second.Header().Get(replayedHeader) != "" || calls.Load() != 2 {
+			t.Errorf("%s: answers %d then %d (replayed %q) after %d calls; want the retry to run", kind, first.Code, second.Code, second.Header().Get(replayedHeader), calls.Load())
+		}
+	}
+}
+
+// TestIdempotencyDuplicateWaitsForTheFirst: a duplicate that arrives
+// while the first request runs waits and gets the first one's answer.
+func TestIdempotencyDuplicateWaitsForTheFirst(t *testing.T) {
+	t.Parallel()
+	env := newIdemEnv(t)
+	entered, release := make(chan struct{}), make(chan struct{})
+	env.engine.CreateFn = func(in workflow.NewWorkflow) (*workflow.Workflow, error) {
+		env.creates.Add(1)
+		close(entered)
+		<-release
+		return testWorkflow(in.UserID, workflow.StatusRunning), nil
+	}
+	body := map[string]any{"prompt": "once"}
+	var first *httptest.ResponseRecorder
+	var wg sync.WaitGroup
+	wg.Go(func() { first = env.post(t, "/api/v1/workflows", aliceToken, "k", body) })
+	<-entered
+	var second *httptest.ResponseRecorder
+	wg.Go(func() { second = env.post(t, "/api/v1/workflows", aliceToken, "k", body) })
+	close(release)
+	wg.Wait()
+	if env.creates.Load() != 1 {
+		t.Fatalf("the engine created %d workflows, want 1", env.creates.Load())
+	}
+	if second.Code != first.Code || second.Body.String() != first.Body.String() {
+		t.Errorf("duplicate = %d %s, want the first answer %d %s", second.Code, second.Body, first.Code, first.Body)
+	}
+}
+
+func TestIdempotencyWithoutKeyOrWithBadKey(t *testing.T) {
+	t.Parallel()
+	env := newIdemEnv(t)
+	for range 2 {
+		if rec := env.post(t, "/api/v1/workflows", aliceToken, "", map[string]any{"prompt": "a"}); rec.Header().Get(replayedHeader) != "" {
+			t.Error("a request without a key was replayed")
+		}
+	}
+	if n := env.creates.Load(); n != 2 {
+		t.Errorf("two requests without a key made %d workflows, want 2", n)
+	}
+	for _, key := range []string{"has space", string(bytes.Repeat([]byte("k"), 256)), "é"} {
+		if rec := env.post(t, "/api/v1/workflows", aliceToken, key, map[string]any{"prompt": "a"}); rec.Code != http.StatusBadRequest {
+			t.Errorf("key %.20q: %d, want 400", key, rec.Code)
+		}
+	}
+}
+
+// idemWorkflowID is a well-formed workflow id for the routes under one.
+var idemWorkflowID = workflow.NewID(workflow.PrefixWorkflow)

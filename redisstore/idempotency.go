@@ -1,0 +1,140 @@
+package redisstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+var _ workflow.IdempotencyStore = (*Store)(nil)
+
+// An Idempotency-Key entry is one string key in the slot of its user,
+// <prefix>:{u:<user>}:idem:<sha256 of the key, hex>, so a key of any length
+// or spelling makes a short key that cannot reach another slot. Its value
+// is "p" + the claim's token while the request is in progress (set NX with
+// the claim's TTL), then "a" + the answer's JSON (with the window's TTL).
+
+// idemKey names userID's entry for key.
+func (k keys) idem(userID, key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return k.user(userID).base + ":idem:" + hex.EncodeToString(sum[:])
+}
+
+// idemClaimScript claims an entry: SET NX PX for a new claim, PEXPIRE to
+// renew the caller's own; anything else is returned as it is.
+//
+//	KEYS: entry
+//	ARGV: "p"+token ttlMs
+//	reply: {"claimed"} | {"held", value}
+var idemClaimScript = redis.NewScript(`
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {'claimed'} end
+local v = redis.call('GET', KEYS[1])
+if v == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {'claimed'}
+end
+return {'held', v}
+`)
+
+// idemSaveScript replaces the caller's claim with the answer.
+//
+//	KEYS: entry
+//	ARGV: "p"+token "a"+answerJSON windowMs
+//	reply: 1 saved | 0 the claim is not the caller's
+var idemSaveScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1
+`)
+
+// idemReleaseScript deletes the caller's claim.
+//
+//	KEYS: entry
+//	ARGV: "p"+token
+var idemReleaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`)
+
+// idemAnswer is the stored form of a workflow.IdempotentAnswer.
+type idemAnswer struct {
+	Hash   string              `json:"hash"`
+	Status int                 `json:"status"`
+	Header map[string][]string `json:"header,omitempty"`
+	Body   []byte              `json:"body"`
+}
+
+// ClaimIdempotency claims (userID, key) for token in one script (see
+// workflow.IdempotencyStore).
+func (s *Store) ClaimIdempotency(ctx context.Context, userID, key, token string, ttl time.Duration) (_ workflow.IdempotencyRecord, _ bool, err error) {
+	defer workflow.Wrap(&err, "redisstore.ClaimIdempotency(%q)", userID)
+	if err := workflow.CheckIdempotencyArgs(ctx, userID, key, token, ttl); err != nil {
+		return workflow.IdempotencyRecord{}, false, err
+	}
+	reply, err := idemClaimScript.Run(ctx, s.rdb, []string{s.keys.idem(userID, key)}, "p"+token, max(ttl.Milliseconds(), 1)).StringSlice()
+	if err != nil {
+		return workflow.IdempotencyRecord{}, false, redisErr(err)
+	}
+	if len(reply) == 1 && reply[0] == "claimed" {
+		return workflow.IdempotencyRecord{Token: token}, true, nil
+	}
+	if len(reply) != 2 || reply[0] != "held" {
+		return workflow.IdempotencyRecord{}, false, workflow.Errorf(workflow.KindInternal, "claim script replied %q", reply)
+	}
+	rec, err := parseIdem(reply[1])
+	return rec, false, err
+}
+
+// parseIdem decodes an entry's value.
+func parseIdem(v string) (workflow.IdempotencyRecord, error) {
+	if token, ok := strings.CutPrefix(v, "p"); ok {
+		return workflow.IdempotencyRecord{Token: token}, nil
+	}
+	raw, ok := strings.CutPrefix(v, "a")
+	var a idemAnswer
+	if !ok {
+		return workflow.IdempotencyRecord{}, workflow.Errorf(workflow.KindInternal, "idempotency entry of unknown form")
+	}
+	if err := json.Unmarshal([]byte(raw), &a); err != nil {
+		return workflow.IdempotencyRecord{}, workflow.WrapKind(workflow.KindInternal, err, "decoding a kept answer")
+	}
+	return workflow.IdempotencyRecord{Answer: &workflow.IdempotentAnswer{
+		Hash: a.Hash, Status: a.Status, Header: a.Header, Body: a.Body,
+	}}, nil
+}
+
+// SaveIdempotency replaces token's claim with the answer, kept for window.
+func (s *Store) SaveIdempotency(ctx context.Context, userID, key, token string, a workflow.IdempotentAnswer, window time.Duration) (err error) {
+	defer workflow.Wrap(&err, "redisstore.SaveIdempotency(%q)", userID)
+	if err := workflow.CheckIdempotencyArgs(ctx, userID, key, token, window); err != nil {
+		return err
+	}
+	b, err := json.Marshal(idemAnswer{Hash: a.Hash, Status: a.Status, Header: a.Header, Body: a.Body})
+	if err != nil {
+		return workflow.WrapKind(workflow.KindInternal, err, "encoding the answer")
+	}
+	n, err := idemSaveScript.Run(ctx, s.rdb, []string{s.keys.idem(userID, key)}, "p"+token, "a"+string(b), max(window.Milliseconds(), 1)).Int64()
+	if err != nil {
+		return redisErr(err)
+	}
+	if n != 1 {
+		return workflow.Errorf(workflow.KindConflict, "the claim on this idempotency key is no longer held")
+	}
+	return nil
+}
+
+// ReleaseIdempotency drops token's claim, if it still holds it.
+func (s *Store) ReleaseIdempotency(ctx context.Context, userID, key, token string) (err error) {
+	defer workflow.Wrap(&err, "redisstore.ReleaseIdempotency(%q)", userID)
+	if err := workflow.CheckIdempotencyArgs(ctx, userID, key, token, time.Second); err != nil {
+		return err
+	}
+	return redisErr(idemReleaseScript.Run(ctx, s.rdb, []string{s.keys.idem(userID, key)}, "p"+token).Err())
+}

@@ -1,0 +1,287 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"strings"
+)
+
+// ForkOrigin names where a forked workflow came from: the original
+// workflow and the step of it the fork starts at.
+type ForkOrigin struct {
+	WorkflowID string `json:"workflowId"`
+	Round      int    `json:"round"`
+	Step       int    `json:"step"`
+}
+
+// ForkRequest asks Engine.Fork for a new workflow that goes on from step
+// Step of round Round of an existing one.
+type ForkRequest struct {
+	Round, Step int
+	// Selection, when set, is an edited Stage 1 selection (its Learnings
+	// are ignored): the fork's step starts at Stage 2 with it.
+	Selection *Selection
+	// Parameters, when set, are edited Stage 2 parameters for Selection,
+	// or for the selection the original recorded at that step: the fork's
+	// step starts at execution with them (approvals still apply).
+	Parameters map[string]any
+}
+
+// StepEditChecker is implemented by a Mode that judges a person's edited
+// Stage 1 selection and Stage 2 parameters by the very rules it applies
+// to its model's replies (React: prompts.ParseStage1 and ParseStage2),
+// which workflow cannot import (DESIGN §2). Only such a mode's workflows
+// can be forked.
+type StepEditChecker interface {
+	// CheckSelection judges reply, a Stage 1 reply's JSON object, as that
+	// stage judges its model's reply, document references resolved in
+	// msgs and the connection among conns. It returns the selection as
+	// the mode accepts it, and one line per problem (none: accepted).
+	CheckSelection(reply json.RawMessage, reg Registry, msgs []Message, conns []Connection) (Selection, []string)
+	// CheckParameters judges params as Stage 2's reply for sel and
+	// returns one line per problem (none: accepted).
+	CheckParameters(params map[string]any, sel Selection, reg Registry) []string
+	// Selected is the checkpoint (phase, selection, parameters) an
+	// accepted selection leads to, as after the mode's live Stage 1 call.
+	Selected(reg Registry, sel Selection) Checkpoint
+}
+
+// ForkProblems carries the lines of an edited selection or edited
+// parameters that Fork refused, for a 422 with one error per line. Field
+// is "selection" or "parameters".
+type ForkProblems struct {
+	Field string
+	Lines []string
+}
+
+func (p *ForkProblems) Error() string { return p.Field + ": " + strings.Join(p.Lines, "; ") }
+
+// Fork creates a new workflow of the same user from the messages of id
+// before step req.Step of round req.Round (every message of the earlier
+// rounds, and of that round its user message and the messages of the
+// steps before req.Step), with copies of their documents under the
+// fork's own keys: the fork shares no stored record with the original,
+// which Fork only reads, so deleting either leaves the other whole. The
+// messages and documents keep their ids and seqs, so every reference in
+// them (docList:<messageId>:…, docItem:<documentId>:…, a summary's
+// compactedThrough) means the same in the fork. Traces and stats are not
+// copied: the fork's are its own, from its first call on.
+//
+// The fork runs round req.Round from step req.Step: from Stage 1 without
+// an edit; with req.Selection, judged as a live Stage 1 reply of the fork
+// would be, from where such a reply leads (StepEditChecker.Selected:
+// Stage 2, or execution when nothing is to fill); from execution with req.Parameters, judged
+// as Stage 2's reply for req.Selection or, without it, for the selection
+// the original recorded at that step (its checkpoint, or the accepted
+// Stage 1 call's trace). The fork is committed running, under the user's
+// running limit, and scheduled; its ForkedFrom names the original.
+//
+// Another user's workflow is KindNotFound. KindInvalid: a workflow of a
+// mode that is not a StepEditChecker (the action-plan mode), a round or
+// step the workflow never reached, edits that are refused (a
+// *ForkProblems inside), parameters for a step whose selection is no
+// longer recorded.
+func (e *Engine) Fork(ctx context.Context, userID, id string, req ForkRequest) (_ *Workflow, err error) {
+	defer Wrap(&err, "Fork(%q)", id)
+	wf, err := e.Get(ctx, userID, id)
+	if err != nil {
+		return nil, err
+	}
+	checker, ok := e.modes[wf.Mode].(StepEditChecker)
+	if !ok {
+		return nil, Errorf(KindInvalid, "fork is for react workflows; workflow %s runs in mode %s", id, wf.Mode)
+	}
+	msgs, err := e.store.Messages(ctx, wf.ID, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkForkPoint(wf, msgs, req.Round, req.Step); err != nil {
+		return nil, err
+	}
+	kept := messagesBefore(msgs, req.Round, req.Step)
+	fork := &Workflow{
+		ID: NewID(PrefixWorkflow), UserID: wf.UserID, Mode: wf.Mode, MaxSteps: wf.MaxSteps, Title: wf.Title,
+		Round: req.Round, Step: req.Step, Status: StatusRunning, CreatedAt: e.now(), UpdatedAt: e.now(),
+		ForkedFrom: ForkOrigin{WorkflowID: wf.ID, Round: req.Round, Step: req.Step},
+	}
+	cp, err := e.forkCheckpoint(ctx, checker, wf, kept, req)
+	if err != nil {
+		return nil, err
+	}
+	fork.Checkpoint = cp
+	kept, docs, err := e.copyMessages(ctx, wf.ID, fork.ID, kept)
+	if err != nil {
+		return nil, err
+	}
+	fork.TraceContext.Origin = e.traceParent(ctx)
+	stored, _, err := e.store.Commit(ctx, Commit{
+		Workflow: fork, Messages: kept, Documents: docs, RunningLimit: e.cfg.MaxRunningPerUser,
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.notify(stored.ID)
+	e.runner.schedule(ctx, stored.ID)
+	return stored, nil
+}
+
+// checkForkPoint reports KindInvalid unless step of round is a step wf
+// reached: one with a recorded message, or the step its round is at.
+func checkForkPoint(wf *Workflow, msgs []Message, round, step int) error {
+	if round < 1 || step < 1 {
+		return Errorf(KindInvalid, "round and step start at 1, not round %d step %d", round, step)
+	}
+	if step > wf.MaxSteps {
+		return Errorf(KindInvalid, "workflow %s runs at most %d steps a round, not step %d", wf.ID, wf.MaxSteps, step)
+	}
+	if round > wf.Round {
+		return Errorf(KindInvalid, "workflow %s has %d round(s), not round %d", wf.ID, wf.Round, round)
+	}
+	if round == wf.Round && (step == wf.Step || wf.Checkpoint != nil && step == wf.Checkpoint.Step) {
+		return nil
+	}
+	for _, m := range msgs {
+		if m.Round == round && m.Step == step && m.Role != RoleUser {
+			return nil
+		}
+	}
+	return Errorf(KindInvalid, "round %d of workflow %s has no step %d", round, wf.ID, step)
+}
+
+// messagesBefore returns the messages before step of round, in seq order:
+// those of earlier rounds and of round before step (its user message is
+// step 0). Messages are stored in (round, step) order, so it is a prefix.
+func messagesBefore(msgs []Message, round, step int) []Message {
+	n := 0
+	for n < len(msgs) && (msgs[n].Round < round || msgs[n].Round == round && msgs[n].Step < step) {
+		n++
+	}
+	return msgs[:n:n]
+}
+
+// forkCheckpoint is the checkpoint the fork's step starts from, after the
+// edits in req are judged against the fork's messages kept.
+func (e *Engine) forkCheckpoint(ctx context.Context, checker StepEditChecker, wf *Workflow, kept []Message, req ForkRequest) (*Checkpoint, error) {
+	cp := &Checkpoint{Step: req.Step, Phase: PhaseSelect}
+	if req.Selection == nil && req.Parameters == nil {
+		return cp, nil
+	}
+	reg := UserRegistry(e.registry, wf.UserID)
+	conns := UserConnections(e.registry, wf.UserID)
+	var sel Selection
+	if req.Selection != nil {
+		reply, err := selectionReply(*req.Selection)
+		if err != nil {
+			return nil, err
+		}
+		var problems []string
+		if sel, problems = checker.CheckSelection(reply, reg, kept, conns); len(problems) > 0 {
+			return nil, forkProblems("selection", "the edited selection is invalid", problems)
+		}
+	} else {
+		recorded, err := e.recordedSelection(ctx, checker, wf, kept, req.Round, req.Step)
+		if err != nil {
+			return nil, err
+		}
+		sel = recorded
+	}
+	if req.Parameters == nil {
+		next := checker.Selected(reg, sel)
+		next.Step = req.Step
+		return &next, nil
+	}
+	cp.Selection = &sel
+	if problems := checker.CheckParameters(req.Parameters, sel, reg); len(problems) > 0 {
+		return nil, forkProblems("parameters", "the edited parameters are invalid", problems)
+	}
+	cp.Phase, cp.Parameters = PhaseExecute, maps.Clone(req.Parameters)
+	return cp, nil
+}
+
+func forkProblems(field, what string, lines []string) error {
+	return &Error{Kind: KindInvalid, Message: what + ": " + strings.Join(lines, "; "),
+		Err: &ForkProblems{Field: field, Lines: lines}}
+}
+
+// selectionReply writes sel as the Stage 1 reply a model would have
+// written for it (without learnings), for StepEditChecker.CheckSelection.
+func selectionReply(sel Selection) (json.RawMessage, error) {
+	var conn any
+	if sel.RequiredConnection != "" {
+		conn = sel.RequiredConnection
+	}
+	docs := sel.RequiredInputDocuments
+	if docs == nil {
+		docs = []string{}
+	}
+	fields := sel.ParametersSchema.Fields
+	if fields == nil {
+		fields = []FieldSpec{}
+	}
+	b, err := json.Marshal(map[string]any{
+		"action": sel.Action, "actionObjective": sel.ActionObjective, "learnings": []string{},
+		"requiredInputDocuments": docs, "requiredConnection": conn,
+		"parametersContext": sel.ParametersContext, "parametersSchema": map[string]any{"fields": fields},
+	})
+	if err != nil {
+		return nil, WrapKind(KindInvalid, err, "the selection cannot be encoded")
+	}
+	return b, nil
+}
+
+// recordedSelection is the selection the original made at step of round:
+// its checkpoint's when the round is at that step with one, else the one
+// of the step's accepted Stage 1 call (its trace's parsed reply, judged
+// again against kept so it means what it meant then).
+func (e *Engine) recordedSelection(ctx context.Context, checker StepEditChecker, wf *Workflow, kept []Message, round, step int) (Selection, error) {
+	if cp := wf.Checkpoint; wf.Round == round && cp != nil && cp.Step == step && cp.Selection != nil {
+		return *cp.Clone().Selection, nil
+	}
+	traces, err := e.store.Traces(ctx, wf.ID)
+	if err != nil {
+		return Selection{}, err
+	}
+	for i := len(traces) - 1; i >= 0; i-- {
+		t := traces[i]
+		if t.Round != round || t.Step != step || t.Stage != StageOne || t.Error != "" || len(t.Parsed) == 0 {
+			continue
+		}
+		reg := UserRegistry(e.registry, wf.UserID)
+		sel, problems := checker.CheckSelection(t.Parsed, reg, kept, UserConnections(e.registry, wf.UserID))
+		if len(problems) > 0 {
+			return Selection{}, forkProblems("selection", "the selection recorded at that step is no longer valid; send an edited selection", problems)
+		}
+		return sel, nil
+	}
+	return Selection{}, Errorf(KindInvalid, "the selection of round %d step %d is not recorded (no accepted Stage 1 call is kept); send the selection with the parameters", round, step)
+}
+
+// copyMessages returns kept as messages of workflow to, and a copy of
+// every document they carry read from workflow from, ids unchanged.
+func (e *Engine) copyMessages(ctx context.Context, from, to string, kept []Message) ([]Message, []DocumentContent, error) {
+	out := make([]Message, len(kept))
+	var docs []DocumentContent
+	seen := make(map[string]bool)
+	for i, m := range kept {
+		m.WorkflowID = to
+		m.Parameters = CloneParams(m.Parameters)
+		m.Learnings = append([]string(nil), m.Learnings...)
+		m.Documents = append([]Document{}, m.Documents...)
+		for j := range m.Documents {
+			d := &m.Documents[j]
+			if !seen[d.ID] {
+				seen[d.ID] = true
+				dc, err := e.store.DocumentContent(ctx, from, d.ID)
+				if err != nil {
+					return nil, nil, err
+				}
+				dc.WorkflowID = to
+				docs = append(docs, dc)
+			}
+			d.WorkflowID = to
+		}
+		out[i] = m
+	}
+	return out, docs, nil
+}
