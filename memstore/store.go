@@ -11,6 +11,7 @@ package memstore
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -38,6 +39,10 @@ type Store struct {
 	running map[string]map[string]struct{} // user id -> ids of the user's running workflows
 	due     []dueEntry                     // workflows awaiting approval, by expiresAt (approvals.go)
 	dueAt   map[string]int64               // workflow id -> its entry's expiresAt in due
+	// hooks is the webhook outbox by delivery id, hookOrder its ids in
+	// the order they were enqueued (webhooks.go).
+	hooks     map[string]*hook
+	hookOrder []string
 }
 
 // record is everything one workflow owns.
@@ -59,6 +64,7 @@ type record struct {
 	lease     lease
 	fence     int64     // fencing token of the latest lease taken; outlives the lease
 	updated   time.Time // the last commit, kept only with a retention
+	webhook   *workflow.WebhookSubscription
 }
 
 // storedDoc is a document as the store keeps it. content is never nil: an
@@ -131,6 +137,7 @@ func New(opts ...Option) *Store {
 		traces:   make(map[string]string),
 		running:  make(map[string]map[string]struct{}),
 		dueAt:    make(map[string]int64),
+		hooks:    make(map[string]*hook),
 	}
 	for _, o := range opts {
 		o(s)
@@ -200,6 +207,12 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	// Set only now: with Handover wf may be c.Workflow itself, which a
 	// refused commit leaves unchanged.
 	wf.Version = c.ExpectedVersion + 1
+	s.enqueueHooks(c, rec.status)
+	if c.ExpectedVersion == 0 && c.Webhook != nil {
+		sub := *c.Webhook
+		sub.Events = slices.Clone(sub.Events)
+		rec.webhook = &sub
+	}
 	rec.state, rec.status, rec.version = wf, wf.Status, wf.Version
 	if s.retention > 0 {
 		rec.updated = s.now()

@@ -40,8 +40,9 @@ func (e *Engine) Create(ctx context.Context, in NewWorkflow) (_ *Workflow, err e
 	}
 	startRound(wf, 1)
 	wf.TraceContext.Origin = e.traceParent(ctx)
-	stored, _, err := e.store.Commit(ctx, Commit{
+	stored, _, err := e.commit(ctx, Commit{
 		Workflow: wf, Messages: []Message{msg}, Documents: docs, RunningLimit: e.cfg.MaxRunningPerUser,
+		Webhook: in.Webhook,
 	})
 	if err != nil {
 		return nil, err
@@ -132,7 +133,7 @@ func (e *Engine) stop(ctx context.Context, userID, id string) (*Workflow, error)
 			next.Checkpoint.AfterReject = nil
 		}
 		next.UpdatedAt = e.now()
-		stored, _, err := e.store.Commit(ctx, Commit{Workflow: next, ExpectedVersion: wf.Version})
+		stored, _, err := e.commit(ctx, Commit{Workflow: next, ExpectedVersion: wf.Version})
 		if KindOf(err) == KindConflict {
 			continue // the round moved on meanwhile: look again
 		}
@@ -185,7 +186,7 @@ func (e *Engine) Wait(ctx context.Context, id string) (*Workflow, error) {
 // schedules it.
 func (e *Engine) commitAndSchedule(ctx context.Context, next *Workflow, version int64, msgs []Message, docs []DocumentContent) (*Workflow, error) {
 	next.TraceContext.Origin = e.traceParent(ctx)
-	stored, _, err := e.store.Commit(ctx, Commit{
+	stored, _, err := e.commit(ctx, Commit{
 		Workflow: next, ExpectedVersion: version, Messages: msgs, Documents: docs, RunningLimit: e.cfg.MaxRunningPerUser,
 	})
 	if KindOf(err) == KindConflict {

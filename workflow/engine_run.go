@@ -376,7 +376,7 @@ func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs [
 	var stored *Workflow
 	var saved []Message
 	write := func(ctx context.Context) (err error) {
-		stored, saved, err = r.e.store.Commit(ctx, c)
+		stored, saved, err = r.e.commit(ctx, c)
 		return err
 	}
 	err := r.e.retryStore(ctx, r.detach(ctx), "commit", r.wf.ID, write)
