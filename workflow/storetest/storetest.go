@@ -10,7 +10,8 @@
 // behind; the trace cap, and traces stored with the commit that carries
 // them; the running set, each user's share of it, round leases and the
 // claim that also reads what a run starts from (workflow.ClaimRoundLoad);
-// the index of pending approvals by expiry (workflow.ApprovalIndex).
+// the index of pending approvals by expiry (workflow.ApprovalIndex); the
+// webhook outbox (workflow.WebhookOutbox).
 package storetest
 
 import (
@@ -83,6 +84,8 @@ func RunFixture(t *testing.T, newFixture func(t *testing.T) Fixture) {
 		{"RunningLimit", testRunningLimit},
 		{"RunningLimitConcurrent", testRunningLimitConcurrent},
 		{"ApprovalIndex", testApprovalIndex},
+		{"WebhookOutbox", testWebhookOutbox},
+		{"WebhookClaimsConcurrent", testWebhookClaimsConcurrent},
 		{"Ping", testPing},
 	}
 	for _, tc := range tests {
