@@ -68,6 +68,9 @@ type AdminOptions struct {
 	// (document.extract's extraction); nil counts text/* documents as is
 	// and others as empty.
 	DocumentText func(workflow.DocumentContent) (string, error)
+	// Deliveries lists webhook deliveries (the store's outbox); nil
+	// leaves GET /admin/v1/webhooks/deliveries out.
+	Deliveries WebhookDeliveries
 }
 
 // Admin serves the /admin/v1 routes and the trace viewer page. It never
@@ -82,6 +85,7 @@ type Admin struct {
 	redact      *redact.Redactor
 	countTokens func(string) int
 	docText     func(workflow.DocumentContent) (string, error)
+	deliveries  WebhookDeliveries
 }
 
 // NewAdmin checks opts and returns the admin routes.
@@ -106,6 +110,7 @@ func NewAdmin(opts AdminOptions) (*Admin, error) {
 		reads: opts.Reads, model: opts.Model, registry: opts.Registry, prompts: opts.Prompts,
 		inspect: inspect.New(inspect.Options{Reader: inspectReads{opts.Reads}, Registry: opts.Registry, Prompts: opts.Prompts, Offered: opts.PlanActions}),
 		redact:  opts.Redactor, countTokens: opts.CountTokens, docText: opts.DocumentText,
+		deliveries: opts.Deliveries,
 	}, nil
 }
 
@@ -118,6 +123,7 @@ func (a *Admin) Register(api huma.API) {
 	a.registerReplay(api)
 	a.registerActions(api)
 	a.registerEconomy(api)
+	a.registerWebhooks(api)
 }
 
 // adminOp returns the common shape of an admin operation.

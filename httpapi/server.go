@@ -107,6 +107,9 @@ type Options struct {
 	// Tracing, when set, runs first on every request (the OpenTelemetry
 	// server span, DESIGN §9.5), so the span covers auth and limits too.
 	Tracing gin.HandlerFunc
+	// Webhooks enables the webhook of POST /api/v1/workflows (zero:
+	// refused with 422).
+	Webhooks WebhookOptions
 }
 
 // Server is the HTTP API. It holds no per-request state and is safe for
@@ -130,6 +133,7 @@ type Server struct {
 	heartbeat time.Duration
 	writeWait time.Duration
 	tracing   gin.HandlerFunc
+	hooks     WebhookOptions
 
 	handler http.Handler
 	// inflight is the request-body bytes reserved by capInflight.
@@ -174,7 +178,7 @@ func New(opts Options) (*Server, error) {
 		engine: opts.Engine, reads: opts.Reads, store: opts.Store, actions: opts.Actions, auth: opts.Auth,
 		limits: limits, log: opts.Logger, metrics: opts.Metrics, modelName: opts.ModelName, models: opts.Models, modelOK: opts.ModelCheck,
 		deps:    opts.Dependencies,
-		version: opts.Version, admin: opts.Admin, waits: newNotifier(opts.Reads),
+		version: opts.Version, admin: opts.Admin, hooks: opts.Webhooks, waits: newNotifier(opts.Reads),
 		poll: orDefault(opts.EventPoll, 250*time.Millisecond), heartbeat: orDefault(opts.Heartbeat, 15*time.Second),
 		writeWait: orDefault(opts.WriteTimeout, 2*time.Minute), tracing: opts.Tracing,
 		closing: make(chan struct{}),

@@ -95,6 +95,8 @@ type FileConfig struct {
 	// Approvals says which calls wait for a person's decision (DESIGN
 	// §9.1); checked against the registry at start.
 	Approvals actions.ApprovalsConfig `yaml:"approvals"`
+	// Webhooks and Budgets: DESIGN §10.3 (webhooks.go, budgets.go).
+	Webhooks FileWebhooks `yaml:"webhooks"`
 }
 
 // FileLimits is the file's limits section: the HTTP limits, the engine's
@@ -235,6 +237,7 @@ func (c *Config) readFile(getenv func(string) string) []string {
 		problems = append(problems, fmt.Sprintf("GATEWAY_CONFIG %s: %v", c.ConfigFile, err))
 	}
 	c.OpenAPI = oc
+	c.File.Webhooks.resolve(lookup)
 	return problems
 }
 
@@ -296,6 +299,7 @@ func (c *Config) problems() []string {
 		(l.MaxReplans != nil && *l.MaxReplans < 0) {
 		add("limits: values must not be negative")
 	}
+	problems = append(problems, c.File.Webhooks.problems()...)
 	if !strings.EqualFold(c.LLMProvider, llm.ProviderScripted) {
 		if err := c.LLM().Validate(); err != nil {
 			add("%v", err)
@@ -392,6 +396,7 @@ func (c *Config) LLM() llm.Config {
 func (c *Config) Secrets() []string {
 	s := append([]string{c.OpenAIAPIKey, c.AnthropicAPIKey, c.GoogleAPIKey}, c.MCP.Secrets()...)
 	s = append(s, c.OpenAPI.Secrets()...)
+	s = append(s, c.File.Webhooks.secrets()...)
 	for _, cr := range append(append([]httpapi.Credential(nil), c.Users...), c.Admins...) {
 		if cr.Token != "" {
 			s = append(s, cr.Token)
