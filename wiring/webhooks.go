@@ -27,6 +27,9 @@ type FileWebhooks struct {
 	// instance looks for due deliveries. Both are for tests and tuning.
 	FirstRetry time.Duration `yaml:"firstRetry"`
 	Poll       time.Duration `yaml:"poll"`
+	// Lease is how long one instance holds a delivery's attempt before
+	// another may take it over (default 1m).
+	Lease time.Duration `yaml:"lease"`
 }
 
 // FileStandingWebhook is one standing webhook. Secret may name an
@@ -63,8 +66,8 @@ func (w FileWebhooks) problems() []string {
 			}
 		}
 	}
-	if w.FirstRetry < 0 || w.Poll < 0 {
-		out = append(out, "webhooks: firstRetry and poll must not be negative")
+	if w.FirstRetry < 0 || w.Poll < 0 || w.Lease < 0 {
+		out = append(out, "webhooks: firstRetry, poll and lease must not be negative")
 	}
 	return out
 }
@@ -103,7 +106,7 @@ func (g *Gateway) webhooks(cfg Config, log zerolog.Logger) workflow.WebhookSourc
 		return nil
 	}
 	w := cfg.File.Webhooks
-	g.Webhooks = &webhooks.Deliverer{Outbox: o, AllowPrivate: w.AllowPrivate, FirstRetry: w.FirstRetry, Poll: w.Poll,
+	g.Webhooks = &webhooks.Deliverer{Outbox: o, AllowPrivate: w.AllowPrivate, FirstRetry: w.FirstRetry, Poll: w.Poll, Lease: w.Lease,
 		Logger: slogFor(log.With().Str("component", "webhooks").Logger())}
 	return &webhooks.Source{Subscriptions: o, Standing: w.standing(),
 		View: func(wf *workflow.Workflow) any { return httpapi.ViewWorkflow(wf) }}
