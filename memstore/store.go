@@ -43,6 +43,10 @@ type Store struct {
 	// the order they were enqueued (webhooks.go).
 	hooks     map[string]*hook
 	hookOrder []string
+
+	// usage counts budgets (usage.go), under its own lock.
+	usageMu sync.Mutex
+	usage   map[usageKey]usageEntry
 }
 
 // record is everything one workflow owns.
@@ -138,6 +142,7 @@ func New(opts ...Option) *Store {
 		running:  make(map[string]map[string]struct{}),
 		dueAt:    make(map[string]int64),
 		hooks:    make(map[string]*hook),
+		usage:    make(map[usageKey]usageEntry),
 	}
 	for _, o := range opts {
 		o(s)

@@ -17,6 +17,9 @@ func (e *Engine) Create(ctx context.Context, in NewWorkflow) (_ *Workflow, err e
 	if strings.TrimSpace(in.UserID) == "" {
 		return nil, Errorf(KindInvalid, "a user is required")
 	}
+	if err := e.checkBudget(ctx, in.UserID); err != nil {
+		return nil, err
+	}
 	if in.Mode == "" {
 		in.Mode = ModeReact
 	}
@@ -63,6 +66,9 @@ func (e *Engine) StartRound(ctx context.Context, userID, id string, in NewRound)
 	if !wf.Status.Terminal() {
 		return nil, Errorf(KindConflict, "workflow %s has a round %s; wait for it to end or stop it", id, wf.Status)
 	}
+	if err := e.checkBudget(ctx, userID); err != nil {
+		return nil, err
+	}
 	round := wf.Round + 1
 	msg, docs, err := e.userMessage(wf, round, in.Prompt, in.Documents)
 	if err != nil {
@@ -87,6 +93,9 @@ func (e *Engine) Resume(ctx context.Context, userID, id string) (_ *Workflow, er
 	}
 	if wf.Status != StatusFailed && wf.Status != StatusStopped {
 		return nil, Errorf(KindConflict, "only a failed or stopped round can be resumed; workflow %s is %s", id, wf.Status)
+	}
+	if err := e.checkBudget(ctx, userID); err != nil {
+		return nil, err
 	}
 	next := wf.Clone()
 	upgradeCheckpoint(next)

@@ -11,7 +11,8 @@
 // them; the running set, each user's share of it, round leases and the
 // claim that also reads what a run starts from (workflow.ClaimRoundLoad);
 // the index of pending approvals by expiry (workflow.ApprovalIndex); the
-// webhook outbox (workflow.WebhookOutbox).
+// webhook outbox (workflow.WebhookOutbox); the budgets' usage counters
+// (workflow.UsageStore).
 package storetest
 
 import (
@@ -86,6 +87,8 @@ func RunFixture(t *testing.T, newFixture func(t *testing.T) Fixture) {
 		{"ApprovalIndex", testApprovalIndex},
 		{"WebhookOutbox", testWebhookOutbox},
 		{"WebhookClaimsConcurrent", testWebhookClaimsConcurrent},
+		{"Usage", testUsage},
+		{"UsageConcurrent", testUsageConcurrent},
 		{"Ping", testPing},
 	}
 	for _, tc := range tests {
