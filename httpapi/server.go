@@ -110,6 +110,8 @@ type Options struct {
 	// Webhooks enables the webhook of POST /api/v1/workflows (zero:
 	// refused with 422).
 	Webhooks WebhookOptions
+	// Usage serves GET /api/v1/usage (nil: no budgets, no route).
+	Usage UsageReader
 }
 
 // Server is the HTTP API. It holds no per-request state and is safe for
@@ -134,6 +136,7 @@ type Server struct {
 	writeWait time.Duration
 	tracing   gin.HandlerFunc
 	hooks     WebhookOptions
+	usage     UsageReader
 
 	handler http.Handler
 	// inflight is the request-body bytes reserved by capInflight.
@@ -178,7 +181,7 @@ func New(opts Options) (*Server, error) {
 		engine: opts.Engine, reads: opts.Reads, store: opts.Store, actions: opts.Actions, auth: opts.Auth,
 		limits: limits, log: opts.Logger, metrics: opts.Metrics, modelName: opts.ModelName, models: opts.Models, modelOK: opts.ModelCheck,
 		deps:    opts.Dependencies,
-		version: opts.Version, admin: opts.Admin, hooks: opts.Webhooks, waits: newNotifier(opts.Reads),
+		version: opts.Version, admin: opts.Admin, hooks: opts.Webhooks, usage: opts.Usage, waits: newNotifier(opts.Reads),
 		poll: orDefault(opts.EventPoll, 250*time.Millisecond), heartbeat: orDefault(opts.Heartbeat, 15*time.Second),
 		writeWait: orDefault(opts.WriteTimeout, 2*time.Minute), tracing: opts.Tracing,
 		closing: make(chan struct{}),
@@ -239,6 +242,7 @@ func (s *Server) buildRoutes() http.Handler {
 	api := humagin.New(r, s.humaConfig())
 	s.registerHealth(r, api)
 	s.registerWorkflows(api)
+	s.registerUsage(api)
 	s.registerRounds(api)
 	s.registerApprovals(api)
 	s.registerMessages(api)

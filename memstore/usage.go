@@ -41,8 +41,10 @@ func (s *Store) ReserveUsage(ctx context.Context, userID, period string, add, li
 	defer s.usageMu.Unlock()
 	k := usageKey{userID, period}
 	cur := s.counter(k)
-	next := workflow.Usage{Tokens: cur.Tokens + add.Tokens, Micros: cur.Micros + add.Micros}
+	next := workflow.Usage{Tokens: cur.Tokens + add.Tokens, Micros: cur.Micros + add.Micros, Spent: cur.Spent}
 	if !within(next, limit) {
+		cur.Spent = true
+		s.usage[k] = usageEntry{Usage: cur, expires: s.now().Add(ttl)}
 		return cur, false, nil
 	}
 	s.usage[k] = usageEntry{Usage: next, expires: s.now().Add(ttl)}
@@ -58,7 +60,7 @@ func (s *Store) AddUsage(ctx context.Context, userID, period string, add workflo
 	defer s.usageMu.Unlock()
 	k := usageKey{userID, period}
 	cur := s.counter(k)
-	next := workflow.Usage{Tokens: max(cur.Tokens+add.Tokens, 0), Micros: max(cur.Micros+add.Micros, 0)}
+	next := workflow.Usage{Tokens: max(cur.Tokens+add.Tokens, 0), Micros: max(cur.Micros+add.Micros, 0), Spent: cur.Spent}
 	s.usage[k] = usageEntry{Usage: next, expires: s.now().Add(ttl)}
 	return next, nil
 }

@@ -12,7 +12,7 @@ import (
 var _ workflow.UsageStore = (*Store)(nil)
 
 // A user's usage counter of one period is a hash in the user's slot,
-// <user base>:usage:<period>, fields t (tokens) and m (micro-dollars),
+// <user base>:usage:<period>, fields t (tokens), m (micro-dollars) and s (1 once spent),
 // expiring ttl after its last change. Each change is one script on the one
 // key, so a check and its reservation are one atomic step on a node or a
 // cluster.
@@ -21,29 +21,35 @@ var _ workflow.UsageStore = (*Store)(nil)
 //
 //	KEYS: counter
 //	ARGV: addTokens addMicros limitTokens limitMicros ttlMs
-//	reply: {1, tokens, micros} (added) | {0, tokens, micros} (refused)
+//	reply: {1, tokens, micros, spent} (added) | {0, tokens, micros, 1}
+//	       (refused, and marked spent)
 var reserveUsageScript = redis.NewScript(`
-local t0 = tonumber(redis.call('HGET', KEYS[1], 't') or '0')
-local m0 = tonumber(redis.call('HGET', KEYS[1], 'm') or '0')
+local cur = redis.call('HMGET', KEYS[1], 't', 'm', 's')
+local t0, m0 = tonumber(cur[1] or '0'), tonumber(cur[2] or '0')
 local t, m = t0 + tonumber(ARGV[1]), m0 + tonumber(ARGV[2])
 local lt, lm = tonumber(ARGV[3]), tonumber(ARGV[4])
-if (lt > 0 and t > lt) or (lm > 0 and m > lm) then return {0, t0, m0} end
+if (lt > 0 and t > lt) or (lm > 0 and m > lm) then
+  redis.call('HSET', KEYS[1], 't', t0, 'm', m0, 's', 1)
+  redis.call('PEXPIRE', KEYS[1], ARGV[5])
+  return {0, t0, m0, 1}
+end
 redis.call('HSET', KEYS[1], 't', t, 'm', m)
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
-return {1, t, m}
+return {1, t, m, tonumber(cur[3] or '0')}
 `)
 
 // addUsageScript adds to a counter (never below zero).
 //
 //	KEYS: counter
 //	ARGV: addTokens addMicros ttlMs
-//	reply: {tokens, micros}
+//	reply: {tokens, micros, spent}
 var addUsageScript = redis.NewScript(`
-local t = math.max(tonumber(redis.call('HGET', KEYS[1], 't') or '0') + tonumber(ARGV[1]), 0)
-local m = math.max(tonumber(redis.call('HGET', KEYS[1], 'm') or '0') + tonumber(ARGV[2]), 0)
+local cur = redis.call('HMGET', KEYS[1], 't', 'm', 's')
+local t = math.max(tonumber(cur[1] or '0') + tonumber(ARGV[1]), 0)
+local m = math.max(tonumber(cur[2] or '0') + tonumber(ARGV[2]), 0)
 redis.call('HSET', KEYS[1], 't', t, 'm', m)
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return {t, m}
+return {t, m, tonumber(cur[3] or '0')}
 `)
 
 func (s *Store) usageKey(userID, period string) string {
@@ -61,10 +67,10 @@ func (s *Store) ReserveUsage(ctx context.Context, userID, period string, add, li
 	if err != nil {
 		return workflow.Usage{}, false, redisErr(err)
 	}
-	if len(reply) != 3 {
+	if len(reply) != 4 {
 		return workflow.Usage{}, false, workflow.Errorf(workflow.KindInternal, "usage script replied %v", reply)
 	}
-	return workflow.Usage{Tokens: reply[1], Micros: reply[2]}, reply[0] == 1, nil
+	return workflow.Usage{Tokens: reply[1], Micros: reply[2], Spent: reply[3] == 1}, reply[0] == 1, nil
 }
 
 // AddUsage adds in one script.
@@ -78,8 +84,8 @@ func (s *Store) AddUsage(ctx context.Context, userID, period string, add workflo
 	if err != nil {
 		return workflow.Usage{}, redisErr(err)
 	}
-	if len(reply) != 2 {
+	if len(reply) != 3 {
 		return workflow.Usage{}, workflow.Errorf(workflow.KindInternal, "usage script replied %v", reply)
 	}
-	return workflow.Usage{Tokens: reply[0], Micros: reply[1]}, nil
+	return workflow.Usage{Tokens: reply[0], Micros: reply[1], Spent: reply[2] == 1}, nil
 }

@@ -97,6 +97,7 @@ type FileConfig struct {
 	Approvals actions.ApprovalsConfig `yaml:"approvals"`
 	// Webhooks and Budgets: DESIGN §10.3 (webhooks.go, budgets.go).
 	Webhooks FileWebhooks `yaml:"webhooks"`
+	Budgets  FileBudgets  `yaml:"budgets"`
 }
 
 // FileLimits is the file's limits section: the HTTP limits, the engine's
@@ -300,6 +301,7 @@ func (c *Config) problems() []string {
 		add("limits: values must not be negative")
 	}
 	problems = append(problems, c.File.Webhooks.problems()...)
+	problems = append(problems, c.File.Budgets.problems(budgetPrices(*c) != nil)...)
 	if !strings.EqualFold(c.LLMProvider, llm.ProviderScripted) {
 		if err := c.LLM().Validate(); err != nil {
 			add("%v", err)

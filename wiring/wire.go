@@ -193,6 +193,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 
 	observer := &roundObserver{Metrics: g.Metrics}
 	hooks := g.webhooks(cfg, log)
+	budget, usage := g.budgeter(cfg, log)
 	tracer := g.Tel.Tracer(telemetry.Options{Redactor: redactor, RequestModel: requestModel(g.Model)})
 	actionModel.Tracer = tracer
 	g.Engine, err = workflow.NewEngine(workflow.EngineConfig{
@@ -200,7 +201,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 		MaxRunningPerUser: l.MaxRunningPerUser, LeaseTTL: l.LeaseTTL, LoopRepeats: l.loopRepeats(),
 		Dispatcher: g.Dispatcher, RecoverInterval: l.RecoverInterval,
 		Approvals: approvals, ApprovalTimeout: l.ApprovalTimeout, ShutdownGrace: l.ShutdownGrace, Logger: slogFor(log.With().Str("component", "engine").Logger()),
-		Observer: observer, Tracer: tracer, Webhooks: hooks,
+		Observer: observer, Tracer: tracer, Webhooks: hooks, Budget: budget,
 	}, g.Store, g.Model, reg, map[workflow.ModeName]workflow.Mode{
 		workflow.ModeReact: react.New(builder), workflow.ModeActionPlan: plan,
 	})
@@ -235,6 +236,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 			CheckURL:  func(u string) error { return webhooks.CheckURL(u, cfg.File.Webhooks.AllowPrivate) },
 			NewSecret: webhooks.NewSecret,
 		},
+		Usage: usage,
 	})
 	if err != nil {
 		return fmt.Errorf("httpapi.New: %w", err)

@@ -100,9 +100,12 @@ func (e *Engine) budgetStop(ctx context.Context, run *Run, be *BudgetError) {
 }
 
 // Usage is what a user's model calls used in one budget period: tokens
-// and micro-dollars (millionths of a US dollar).
+// and micro-dollars (millionths of a US dollar). Spent is set by the first
+// reservation the counter refused: from then on the period's budget is
+// spent, however little is left.
 type Usage struct {
 	Tokens, Micros int64
+	Spent          bool
 }
 
 // UsageStore is the part of a store that counts usage for budgets. Each
@@ -113,7 +116,7 @@ type UsageStore interface {
 	// ReserveUsage adds add to the counter when the result stays within
 	// limit (a zero field of limit: no limit on it) and returns the
 	// counter after, with true; otherwise it adds nothing and returns the
-	// counter as it is, with false.
+	// counter as it is, marked Spent, with false.
 	ReserveUsage(ctx context.Context, userID, period string, add, limit Usage, ttl time.Duration) (Usage, bool, error)
 	// AddUsage adds add (a field may be negative: a reservation given
 	// back) and returns the counter after.

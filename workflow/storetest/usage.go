@@ -29,7 +29,13 @@ func testUsage(t *testing.T, f Fixture) {
 		}
 	}
 	reserve("ann {x}", "d1", 60, true, 60)
+	if got, _ := u.AddUsage(ctx, "ann {x}", "d1", workflow.Usage{}, time.Hour); got.Spent {
+		t.Errorf("spent before any refusal: %+v", got)
+	}
 	reserve("ann {x}", "d1", 41, false, 60)
+	if got, _ := u.AddUsage(ctx, "ann {x}", "d1", workflow.Usage{}, time.Hour); !got.Spent || got.Tokens != 60 {
+		t.Errorf("after a refusal: %+v, want 60 tokens, spent", got)
+	}
 	reserve("ann {x}", "d1", 40, true, 100)
 	reserve("ann {x}", "d2", 41, true, 41)
 	reserve("bob", "d1", 100, true, 100)
