@@ -44,14 +44,14 @@ type usageOutput struct {
 }
 
 func (s *Server) registerUsage(api huma.API) {
-	if s.usage == nil {
-		return
-	}
 	huma.Register(api, huma.Operation{
 		OperationID: "getUsage", Method: http.MethodGet, Path: "/api/v1/usage",
 		Summary: "The caller's budget and what the current period used of it", Tags: []string{"usage"},
 		Errors: []int{401, 404},
 	}, func(ctx context.Context, _ *struct{}) (*usageOutput, error) {
+		if s.usage == nil {
+			return nil, huma.Error404NotFound("no budgets are configured on this gateway")
+		}
 		r, ok, err := s.usage(ctx, UserFrom(ctx))
 		if err != nil {
 			return nil, s.fail(ctx, "getUsage", err)

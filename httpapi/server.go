@@ -110,7 +110,7 @@ type Options struct {
 	// Webhooks enables the webhook of POST /api/v1/workflows (zero:
 	// refused with 422).
 	Webhooks WebhookOptions
-	// Usage serves GET /api/v1/usage (nil: no budgets, no route).
+	// Usage serves GET /api/v1/usage (nil: no budgets, 404).
 	Usage UsageReader
 }
 

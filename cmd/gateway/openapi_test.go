@@ -250,6 +250,7 @@ func TestOpenAPIDescribesEveryResponse(t *testing.T) {
 		{name: "admin messages", method: "GET", path: "/admin/v1/workflows/" + wf.ID + "/messages", token: root, status: 200},
 		{name: "admin traces", method: "GET", path: "/admin/v1/workflows/" + wf.ID + "/traces", token: root, status: 200},
 		{name: "admin economy", method: "GET", path: "/admin/v1/workflows/" + wf.ID + "/economy", token: root, status: 200},
+		{name: "usage without budgets", method: "GET", path: "/api/v1/usage", token: alice, status: 404},
 		{name: "admin webhook deliveries", method: "GET", path: "/admin/v1/webhooks/deliveries?workflow=" + wf.ID, token: root, status: 200},
 		{name: "admin webhook deliveries bad id", method: "GET", path: "/admin/v1/webhooks/deliveries?workflow=nope", token: root, status: 422},
 		{name: "admin events", method: "GET", path: "/admin/v1/workflows/" + wf.ID + "/events", token: root, status: 200},
