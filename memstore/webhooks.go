@@ -11,11 +11,17 @@ import (
 
 var _ workflow.WebhookOutbox = (*Store)(nil)
 
-// hook is a delivery as the outbox keeps it, with its lease.
+// hook is a delivery as the outbox keeps it, with its lease and, once no
+// longer pending, when it finished.
 type hook struct {
 	d          workflow.WebhookDelivery
 	leaseUntil time.Time
+	finished   time.Time
 }
+
+// hookKeep is how long a finished delivery stays listable: each finish
+// drops those finished longer before it.
+const hookKeep = 7 * 24 * time.Hour
 
 // copyDelivery returns a deep copy of d.
 func copyDelivery(d workflow.WebhookDelivery) workflow.WebhookDelivery {
@@ -77,6 +83,21 @@ func (s *Store) FinishWebhook(ctx context.Context, d workflow.WebhookDelivery) (
 	}
 	h.d.Status, h.d.NextAttempt, h.d.Attempts = d.Status, d.NextAttempt, slices.Clone(d.Attempts)
 	h.d.Lease, h.leaseUntil = "", time.Time{}
+	at := time.Now()
+	if n := len(d.Attempts); n > 0 {
+		at = d.Attempts[n-1].At
+	}
+	if d.Status != workflow.DeliveryPending {
+		h.finished = at
+	}
+	s.hookOrder = slices.DeleteFunc(s.hookOrder, func(id string) bool {
+		old := s.hooks[id]
+		if old != nil && !old.finished.IsZero() && old.finished.Before(at.Add(-hookKeep)) {
+			delete(s.hooks, id)
+			return true
+		}
+		return false
+	})
 	return nil
 }
 

@@ -25,6 +25,12 @@ var _ workflow.WebhookOutbox = (*Store)(nil)
 //	<user base>:hookdue    zset   pending delivery id -> due (ms); a claim
 //	                              moves it to the lease's end
 //	<user base>:hooklease  hash   delivery id -> token of its latest claim
+//	<user base>:hookdone   zset   finished delivery id -> when (ms)
+//
+// Each finish drops the records finished more than hookKeep ago and
+// keeps the four keys for hookKeep and a day after it; a commit that
+// enqueues refreshes that expiry too, so a user's outbox lives as long as
+// deliveries flow and a week after.
 //	<wf prefix><id>:webhook string the workflow's subscription (JSON)
 //
 // and a store-wide index, partitioned like the others, names the users
@@ -41,7 +47,10 @@ const (
 	hooksSuffix     = ":hooks"
 	hookDueSuffix   = ":hookdue"
 	hookLeaseSuffix = ":hooklease"
+	hookDoneSuffix  = ":hookdone"
 	hookIndexGrace  = time.Minute
+	// hookKeep is how long a finished delivery stays listable.
+	hookKeep = 7 * 24 * time.Hour
 )
 
 func (k keys) hookUsersPart(i int) string { return k.prefix + ":{hk" + strconv.Itoa(i) + "}:hookusers" }
@@ -106,12 +115,19 @@ func (s *Store) queueHookIndex(ctx context.Context, p redis.Pipeliner, c workflo
 	if len(c.Webhooks) > 0 {
 		p.ZAdd(ctx, s.keys.hookUsersPart(hashPartition(userID, partitions)),
 			redis.Z{Score: float64(time.Now().UnixMilli()), Member: url.QueryEscape(userID)})
-	}
-	if c.ExpectedVersion == 0 && c.Webhook != nil {
-		b, err := json.Marshal(c.Webhook)
-		if err == nil {
-			p.Set(ctx, s.keys.user(userID).wfPrefix+c.Workflow.ID+":webhook", b, s.opts.Retention)
+		for _, k := range s.hookKeys(userID) { // no-ops on keys the script is about to make
+			p.PExpire(ctx, k, hookKeep+24*time.Hour)
 		}
+	}
+	sub := s.keys.user(userID).wfPrefix + c.Workflow.ID + ":webhook"
+	switch {
+	case c.ExpectedVersion == 0 && c.Webhook != nil:
+		if b, err := json.Marshal(c.Webhook); err == nil {
+			p.Set(ctx, sub, b, s.opts.Retention)
+		}
+	case s.opts.Retention > 0 && workflow.EventOf(c.Workflow.Status) != "":
+		// Kept as long as the workflow: each round's end refreshes it.
+		p.PExpire(ctx, sub, s.opts.Retention+refreshSlack(s.opts.Retention))
 	}
 }
 
@@ -142,14 +158,25 @@ return out
 // finishHookScript stores a delivery's outcome if the token still holds
 // its lease.
 //
-//	KEYS: hookdue hooks hooklease
-//	ARGV: id token recordJSON nextMs ("" when no longer pending)
+//	KEYS: hookdue hooks hooklease hookdone
+//	ARGV: id token recordJSON nextMs ("" when no longer pending) nowMs
+//	      dropBeforeMs ttlMs
 //	reply: 1 | 0 (the lease was taken over)
 var finishHookScript = redis.NewScript(`
 if redis.call('HGET', KEYS[3], ARGV[1]) ~= ARGV[2] then return 0 end
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', ARGV[6], 'LIMIT', 0, 100)) do
+  redis.call('HDEL', KEYS[2], id)
+  redis.call('ZREM', KEYS[4], id)
+end
 redis.call('HDEL', KEYS[3], ARGV[1])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
-if ARGV[4] == '' then redis.call('ZREM', KEYS[1], ARGV[1]) else redis.call('ZADD', KEYS[1], ARGV[4], ARGV[1]) end
+if ARGV[4] == '' then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  redis.call('ZADD', KEYS[4], ARGV[5], ARGV[1])
+else
+  redis.call('ZADD', KEYS[1], ARGV[4], ARGV[1])
+end
+for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ARGV[7]) end
 return 1
 `)
 
@@ -166,7 +193,7 @@ return 0
 
 func (s *Store) hookKeys(userID string) []string {
 	base := s.keys.user(userID).base
-	return []string{base + hookDueSuffix, base + hooksSuffix, base + hookLeaseSuffix}
+	return []string{base + hookDueSuffix, base + hooksSuffix, base + hookLeaseSuffix, base + hookDoneSuffix}
 }
 
 // ClaimWebhooks reads the outbox index (one pipeline over its partitions)
@@ -195,7 +222,7 @@ func (s *Store) ClaimWebhooks(ctx context.Context, now time.Time, lease time.Dur
 			if uerr != nil {
 				continue
 			}
-			reply, err := claimHooksScript.Run(ctx, s.rdb, s.hookKeys(user), now.UnixMilli(), now.Add(lease).UnixMilli(),
+			reply, err := claimHooksScript.Run(ctx, s.rdb, s.hookKeys(user)[:3], now.UnixMilli(), now.Add(lease).UnixMilli(),
 				max-len(out), token).Slice()
 			if err != nil {
 				return out, redisErr(err)
@@ -237,7 +264,12 @@ func (s *Store) FinishWebhook(ctx context.Context, d workflow.WebhookDelivery) (
 	if d.Status == workflow.DeliveryPending {
 		next = strconv.FormatInt(d.NextAttempt.UnixMilli(), 10)
 	}
-	n, err := finishHookScript.Run(ctx, s.rdb, s.hookKeys(d.UserID), d.ID, d.Lease, b, next).Int64()
+	finished := time.Now()
+	if n := len(d.Attempts); n > 0 {
+		finished = d.Attempts[n-1].At
+	}
+	n, err := finishHookScript.Run(ctx, s.rdb, s.hookKeys(d.UserID), d.ID, d.Lease, b, next, finished.UnixMilli(),
+		finished.Add(-hookKeep).UnixMilli(), (hookKeep + 24*time.Hour).Milliseconds()).Int64()
 	if err != nil {
 		return redisErr(err)
 	}

@@ -87,6 +87,7 @@ func RunFixture(t *testing.T, newFixture func(t *testing.T) Fixture) {
 		{"ApprovalIndex", testApprovalIndex},
 		{"WebhookOutbox", testWebhookOutbox},
 		{"WebhookClaimsConcurrent", testWebhookClaimsConcurrent},
+		{"WebhookKeep", testWebhookKeep},
 		{"Usage", testUsage},
 		{"UsageConcurrent", testUsageConcurrent},
 		{"Ping", testPing},

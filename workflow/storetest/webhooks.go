@@ -156,3 +156,34 @@ func testWebhookClaimsConcurrent(t *testing.T, f Fixture) {
 		t.Errorf("claimed %d deliveries, want %d", len(seen), len(want))
 	}
 }
+
+// testWebhookKeep: a delivery finished more than a week before another
+// finishes is dropped; a newer one stays listable.
+func testWebhookKeep(t *testing.T, f Fixture) {
+	ctx := context.Background()
+	box := f.Store.(workflow.WebhookOutbox)
+	t0 := time.Now().UTC().Truncate(time.Millisecond)
+	created, _, err := f.Store.Commit(ctx, workflow.Commit{Workflow: newWorkflow("keeper")})
+	must(t, "Commit(create)", err)
+	done := created.Clone()
+	done.Status = workflow.StatusCompleted
+	old, recent := delivery(created, t0), delivery(created, t0)
+	_, _, err = f.Store.Commit(ctx, workflow.Commit{Workflow: done, ExpectedVersion: created.Version,
+		Webhooks: []workflow.WebhookDelivery{old, recent}})
+	must(t, "Commit(complete)", err)
+	ds, err := box.ClaimWebhooks(ctx, t0, time.Minute, 10)
+	must(t, "ClaimWebhooks", err)
+	if len(ds) != 2 {
+		t.Fatalf("claimed %d deliveries, want 2", len(ds))
+	}
+	for i, at := range []time.Time{t0.Add(-8 * 24 * time.Hour), t0} {
+		ds[i].Status = workflow.DeliveryDelivered
+		ds[i].Attempts = []workflow.WebhookAttempt{{At: at, StatusCode: 200}}
+		must(t, "FinishWebhook", box.FinishWebhook(ctx, ds[i]))
+	}
+	list, err := box.WebhookDeliveries(ctx, created.ID)
+	must(t, "WebhookDeliveries", err)
+	if len(list) != 1 || list[0].ID != ds[1].ID {
+		t.Errorf("listed %+v, want only %s (the other finished 8 days before it)", list, ds[1].ID)
+	}
+}
