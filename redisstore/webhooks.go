@@ -31,6 +31,7 @@ var _ workflow.WebhookOutbox = (*Store)(nil)
 // keeps the four keys for hookKeep and a day after it; a commit that
 // enqueues refreshes that expiry too, so a user's outbox lives as long as
 // deliveries flow and a week after.
+//
 //	<wf prefix><id>:webhook string the workflow's subscription (JSON)
 //
 // and a store-wide index, partitioned like the others, names the users
