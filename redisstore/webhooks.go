@@ -26,15 +26,12 @@ var _ workflow.WebhookOutbox = (*Store)(nil)
 //	                              moves it to the lease's end
 //	<user base>:hooklease  hash   delivery id -> token of its latest claim
 //	<user base>:hookdone   zset   finished delivery id -> when (ms)
-//
-// Each finish drops the records finished more than hookKeep ago and
-// keeps the four keys for hookKeep and a day after it; a commit that
-// enqueues refreshes that expiry too, so a user's outbox lives as long as
-// deliveries flow and a week after.
-//
 //	<wf prefix><id>:webhook string the workflow's subscription (JSON)
 //
-// and a store-wide index, partitioned like the others, names the users
+// Each finish drops the records finished more than hookKeep ago and
+// keeps the four outbox keys for hookKeep and a day after it; a commit
+// that enqueues refreshes that expiry too, so a user's outbox lives as
+// long as deliveries flow and a week after. A store-wide index, partitioned like the others, names the users
 // that have deliveries, so any instance finds them:
 //
 //	prefix:{hk<i>}:hookusers zset  escaped user id -> when a commit last
