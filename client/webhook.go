@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -76,4 +77,30 @@ func verifyWebhookAt(secret string, headers http.Header, body []byte, now time.T
 		}
 	}
 	return ErrWebhookSignature
+}
+
+// Usage is the caller's budget and what its current period used
+// (GET /api/v1/usage). USD fields are nil when dollars are not counted;
+// a Limit field is nil when the budget sets no limit on it.
+type Usage struct {
+	Period string `json:"period"`
+	Used   struct {
+		Tokens int64    `json:"tokens"`
+		USD    *float64 `json:"usd,omitempty"`
+	} `json:"used"`
+	Limit struct {
+		Tokens *int64   `json:"tokens,omitempty"`
+		USD    *float64 `json:"usd,omitempty"`
+	} `json:"limit"`
+	ResetsAt time.Time `json:"resetsAt"`
+}
+
+// Usage returns the caller's budget usage; a *Problem with status 404
+// when no budget applies.
+func (c *Client) Usage(ctx context.Context) (*Usage, error) {
+	var u Usage
+	if _, err := c.do(ctx, "GET", "/api/v1/usage", nil, nil, &u); err != nil {
+		return nil, err
+	}
+	return &u, nil
 }

@@ -1,6 +1,7 @@
 package test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -73,6 +74,10 @@ budgets:
 	spent := int64(done.Stats.PromptTokens + done.Stats.CompletionTokens)
 	if u.Period != "day" || u.Limit.Tokens != aliceBudget || u.Used.Tokens != spent || spent > aliceBudget {
 		t.Errorf("usage %+v, want day, limit %d, used %d (the workflow's tokens, within the budget)", u, aliceBudget, spent)
+	}
+	cu, err := b.client(t, gwAlice).Usage(context.Background())
+	if err != nil || cu.Used.Tokens != u.Used.Tokens || cu.Limit.Tokens == nil || *cu.Limit.Tokens != aliceBudget || cu.Used.USD != nil {
+		t.Errorf("client.Usage = %+v, %v; want the same figures, no dollars", cu, err)
 	}
 	midnight := time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
 	if !u.ResetsAt.Equal(midnight) {

@@ -1,6 +1,7 @@
 package test
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -16,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/twostep/twostep/client"
 )
 
 // hookReceiver is a webhook receiver of the test's own. It checks every
@@ -136,9 +139,13 @@ webhooks:
 		WebhookSecret string `json:"webhookSecret"`
 	}
 	rc.mu.Lock()
-	victim.expect(t, http.StatusCreated, "POST", "/api/v1/workflows", gwAlice, map[string]any{
-		"prompt": "hooked1 go", "webhook": map[string]any{"url": srv.URL + "/own", "events": []string{"round.completed", "round.failed"}},
-	}, &wf)
+	res, err := victim.client(t, gwAlice).Create(context.Background(), client.CreateRequest{Prompt: "hooked1 go",
+		Webhook: &client.Webhook{URL: srv.URL + "/own", Events: []string{"round.completed", "round.failed"}}})
+	if err != nil {
+		rc.mu.Unlock()
+		t.Fatal(err)
+	}
+	wf.ID, wf.WebhookSecret = res.ID, res.WebhookSecret
 	rc.secrets["/own"] = wf.WebhookSecret
 	rc.mu.Unlock()
 	if !strings.HasPrefix(wf.WebhookSecret, "whsec_") {
