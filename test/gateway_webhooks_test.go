@@ -109,7 +109,17 @@ func (rc *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // delivery per subscription and event, every signature valid, and the
 // admin route lists the attempts.
 func TestWebhooksSurviveTheDeliveringInstance(t *testing.T) {
-	url := redisURL(t)
+	testWebhooksSurviveTheDeliveringInstance(t, redisURL(t))
+}
+
+// TestWebhooksSurviveTheDeliveringInstanceOnCluster is the same on the
+// Redis Cluster at REDIS_CLUSTER_URL: the outbox and its index work across
+// shards.
+func TestWebhooksSurviveTheDeliveringInstanceOnCluster(t *testing.T) {
+	testWebhooksSurviveTheDeliveringInstance(t, clusterURL(t))
+}
+
+func testWebhooksSurviveTheDeliveringInstance(t *testing.T, url string) {
 	rc, srv := newHookReceiver(t, 3)
 	standingSecret := "whsec_" + base64.StdEncoding.EncodeToString([]byte("standing-secret-of-the-test-0123"))
 	rc.secrets["/standing"] = standingSecret
