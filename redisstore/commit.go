@@ -88,7 +88,7 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	// and again at least every runningRefresh.
 	addRunning := running && !s.index.listedRunning(wf.ID, c.Fence)
 	var refreshCmds []*redis.BoolCmd
-	var addCmd *redis.IntCmd
+	var addCmd, hookIndex *redis.IntCmd
 	reply, err := eval(ctx, func(p redis.Pipeliner) {
 		drops.queue(ctx, p)
 		if c.ExpectedVersion == 0 {
@@ -104,7 +104,7 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		if awaiting(wf) {
 			s.indexApproval(ctx, p, wf, entry)
 		}
-		s.queueHookIndex(ctx, p, c, wf.UserID)
+		hookIndex = s.queueHookIndex(ctx, p, c, wf.UserID)
 		for _, t := range c.Traces {
 			// As AppendTrace's: a stored trace is always findable by id.
 			p.Set(ctx, s.keys.trace(t.ID), head.boxedEntry, s.opts.Retention)
@@ -147,6 +147,7 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		return nil, nil, err
 	}
 	s.owners.put(wf.ID, wf.UserID)
+	s.retryHookIndex(ctx, hookIndex, wf.UserID)
 	// Only the index writes that succeeded are remembered: one that failed
 	// (another shard's error) is sent again by the next commit.
 	for i, cmd := range refreshCmds {

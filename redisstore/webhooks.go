@@ -107,11 +107,12 @@ func appendHooks(args []any, c workflow.Commit) ([]any, error) {
 }
 
 // queueHookIndex queues, in a commit's pipeline before its script, the
-// user's entry in the outbox index when the commit carries deliveries, and
-// the workflow's subscription on a create that has one.
-func (s *Store) queueHookIndex(ctx context.Context, p redis.Pipeliner, c workflow.Commit, userID string) {
+// user's entry in the outbox index when the commit carries deliveries
+// (returning its command), and the workflow's subscription on a create
+// that has one.
+func (s *Store) queueHookIndex(ctx context.Context, p redis.Pipeliner, c workflow.Commit, userID string) (index *redis.IntCmd) {
 	if len(c.Webhooks) > 0 {
-		p.ZAdd(ctx, s.keys.hookUsersPart(hashPartition(userID, partitions)),
+		index = p.ZAdd(ctx, s.keys.hookUsersPart(hashPartition(userID, partitions)),
 			redis.Z{Score: float64(time.Now().UnixMilli()), Member: url.QueryEscape(userID)})
 		for _, k := range s.hookKeys(userID) { // no-ops on keys the script is about to make
 			p.PExpire(ctx, k, hookKeep+24*time.Hour)
@@ -127,6 +128,20 @@ func (s *Store) queueHookIndex(ctx context.Context, p redis.Pipeliner, c workflo
 		// Kept as long as the workflow: each round's end refreshes it.
 		p.PExpire(ctx, sub, s.opts.Retention+refreshSlack(s.opts.Retention))
 	}
+	return index
+}
+
+// retryHookIndex writes the user's outbox index entry again when the
+// applied commit's pipelined write of it failed (on a cluster it goes to
+// another shard than the script): without it the commit's deliveries
+// would wait for the user's next one to be found. A second failure is
+// left at that.
+func (s *Store) retryHookIndex(ctx context.Context, index *redis.IntCmd, userID string) {
+	if index == nil || index.Err() == nil {
+		return
+	}
+	_ = s.rdb.ZAdd(ctx, s.keys.hookUsersPart(hashPartition(userID, partitions)),
+		redis.Z{Score: float64(time.Now().UnixMilli()), Member: url.QueryEscape(userID)}).Err()
 }
 
 // claimHooksScript leases up to max due deliveries of one user.
