@@ -26,7 +26,9 @@ func TestRoundEventsEnterTheOutbox(t *testing.T) {
 	src := &webhooks.Source{Subscriptions: store,
 		Standing: []webhooks.Standing{{User: "alice", Sub: workflow.WebhookSubscription{URL: "https://audit.example/in",
 			Events: []string{workflow.EventRoundStopped}, Secret: "standing-secret"}}},
-		View: func(w *workflow.Workflow) any { return map[string]any{"id": w.ID, "status": w.Status, "version": w.Version} }}
+		View: func(w *workflow.Workflow) any {
+			return map[string]any{"id": w.ID, "status": w.Status, "version": w.Version}
+		}}
 	e := newEngine(t, workflow.EngineConfig{Webhooks: src}, store, blocking, pause)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
