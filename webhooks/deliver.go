@@ -26,7 +26,9 @@ const (
 )
 
 // Deliverer posts the outbox's due deliveries. Every instance sharing a
-// store runs one; the outbox's lease makes each attempt one instance's.
+// store runs one; the outbox's lease makes each attempt one instance's:
+// an attempt starts only while its lease has at least Timeout left (and
+// Timeout is at most half the lease), so it ends before the lease does.
 // A delivery is retried, FirstRetry after its first failure and twice as
 // long after each next one (at most MaxRetry), until a 2xx answers it;
 // an attempt that fails once Window has passed since the event is the
@@ -63,6 +65,9 @@ func (d *Deliverer) defaults() {
 	def(&d.Lease, DefaultLease)
 	def(&d.Poll, DefaultPoll)
 	def(&d.Timeout, DefaultTimeout)
+	// An attempt must end within its lease, so no other instance makes
+	// it again while it runs.
+	d.Timeout = min(d.Timeout, d.Lease/2)
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -99,7 +104,8 @@ func (d *Deliverer) Run(ctx context.Context) {
 // the outcome; it returns how many it claimed.
 func (d *Deliverer) RunOnce(ctx context.Context) int {
 	d.defaults()
-	ds, err := d.Outbox.ClaimWebhooks(ctx, d.Now(), d.Lease, batch)
+	claimed := d.Now()
+	ds, err := d.Outbox.ClaimWebhooks(ctx, claimed, d.Lease, batch)
 	if err != nil {
 		if ctx.Err() == nil {
 			d.Logger.Warn("webhooks: claiming deliveries failed", "err", err)
@@ -107,8 +113,10 @@ func (d *Deliverer) RunOnce(ctx context.Context) int {
 		return 0
 	}
 	for _, dv := range ds {
-		if ctx.Err() != nil {
-			break // the lease ends and another instance takes it
+		if ctx.Err() != nil || d.Now().After(claimed.Add(d.Lease-d.Timeout)) {
+			// Its lease could end during the attempt: leave it to end,
+			// and the delivery to the next claim (here or elsewhere).
+			break
 		}
 		d.attempt(ctx, dv)
 	}

@@ -3,6 +3,7 @@ package webhooks_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -180,5 +181,59 @@ func TestDeliveryRefusesPrivateAddresses(t *testing.T) {
 	list, _ := store.WebhookDeliveries(ctx, wf.ID)
 	if hit || len(list) != 1 || len(list[0].Attempts) != 1 || !strings.Contains(list[0].Attempts[0].Error, "private or loopback") {
 		t.Errorf("receiver hit %v, deliveries %+v; want one refused attempt", hit, list)
+	}
+}
+
+// TestAttemptsEndWithinTheirLease: with a receiver that takes a second an
+// answer and a 4 s lease (so a 2 s timeout), one batch attempts only the
+// deliveries whose lease still covers a whole attempt; the others wait for
+// their lease to end and are attempted by the next claim, each once.
+func TestAttemptsEndWithinTheirLease(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	posts := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(time.Second) // a slow receiver
+		posts[r.Header.Get("webhook-id")]++
+	}))
+	defer srv.Close()
+	wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "ann", Mode: workflow.ModeReact,
+		Status: workflow.StatusRunning, Round: 1, MaxSteps: 3}
+	created, _, err := store.Commit(ctx, workflow.Commit{Workflow: wf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := created.Clone()
+	done.Status = workflow.StatusCompleted
+	var ds []workflow.WebhookDelivery
+	for i := range 5 {
+		ds = append(ds, workflow.WebhookDelivery{ID: fmt.Sprintf("msg_%d", i), WorkflowID: wf.ID, UserID: "ann",
+			Event: workflow.EventRoundCompleted, URL: srv.URL, Secret: "whsec_eA==", Body: []byte(`{}`), CreatedAt: now, NextAttempt: now})
+	}
+	if _, _, err := store.Commit(ctx, workflow.Commit{Workflow: done, ExpectedVersion: created.Version, Webhooks: ds}); err != nil {
+		t.Fatal(err)
+	}
+	d := &webhooks.Deliverer{Outbox: store, AllowPrivate: true, Lease: 4 * time.Second, Now: clock}
+	if n := d.RunOnce(ctx); n != 5 || len(posts) != 3 {
+		t.Fatalf("first batch claimed %d and posted %d, want 5 claimed, 3 posted (the lease left no room for more)", n, len(posts))
+	}
+	if n := d.RunOnce(ctx); n != 0 {
+		t.Fatalf("claimed %d deliveries still leased, want none", n)
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Second) // the first claim's lease ended
+	mu.Unlock()
+	if n := d.RunOnce(ctx); n != 2 {
+		t.Fatalf("second batch claimed %d, want the 2 left", n)
+	}
+	for _, dv := range ds {
+		if posts[dv.ID] != 1 {
+			t.Errorf("%s posted %d times, want once", dv.ID, posts[dv.ID])
+		}
 	}
 }
