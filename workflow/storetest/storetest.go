@@ -10,8 +10,10 @@
 // behind; the trace cap, and traces stored with the commit that carries
 // them; the running set, each user's share of it, round leases and the
 // claim that also reads what a run starts from (workflow.ClaimRoundLoad);
-// the index of pending approvals by expiry (workflow.ApprovalIndex), and
-// the Idempotency-Key answers of workflow.IdempotencyStore.
+// the index of pending approvals by expiry (workflow.ApprovalIndex); the
+// Idempotency-Key answers of workflow.IdempotencyStore; the webhook outbox
+// (workflow.WebhookOutbox); the budgets' usage counters
+// (workflow.UsageStore).
 package storetest
 
 import (
@@ -84,6 +86,11 @@ func RunFixture(t *testing.T, newFixture func(t *testing.T) Fixture) {
 		{"RunningLimit", testRunningLimit},
 		{"RunningLimitConcurrent", testRunningLimitConcurrent},
 		{"ApprovalIndex", testApprovalIndex},
+		{"WebhookOutbox", testWebhookOutbox},
+		{"WebhookClaimsConcurrent", testWebhookClaimsConcurrent},
+		{"WebhookKeep", testWebhookKeep},
+		{"Usage", testUsage},
+		{"UsageConcurrent", testUsageConcurrent},
 		{"Ping", testPing},
 		{"Idempotency", testIdempotency},
 		{"IdempotencyRelease", testIdempotencyRelease},
