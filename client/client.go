@@ -145,6 +145,17 @@ type CreateRequest struct {
 	// Wait asks the gateway to answer when the round ends or pauses, up
 	// to this long (Prefer: wait, at most a minute); 0 answers at once.
 	Wait time.Duration
+	// Webhook, when set, receives the workflow's round events; the
+	// answer's WebhookSecret verifies them (VerifyWebhook).
+	Webhook *Webhook
+}
+
+// Webhook asks for a workflow's round events at URL: the Events given
+// (round.completed, round.failed, round.stopped, round.awaiting_approval),
+// or all of them.
+type Webhook struct {
+	URL    string   `json:"url"`
+	Events []string `json:"events,omitempty"`
 }
 
 // Result is a workflow and, when the request waited and the round
@@ -153,6 +164,9 @@ type Result struct {
 	Workflow
 	Messages []Message `json:"messages"`
 	Waited   bool      `json:"-"`
+	// WebhookSecret is set by a Create that asked for a webhook, once:
+	// the secret its deliveries are signed with.
+	WebhookSecret string `json:"webhookSecret,omitempty"`
 }
 
 // Answer is the text of the round's last assistant message ("" if none).
@@ -213,6 +227,9 @@ func (c *Client) Create(ctx context.Context, req CreateRequest) (*Result, error)
 	}
 	if req.MaxSteps > 0 {
 		fields["maxSteps"] = req.MaxSteps
+	}
+	if req.Webhook != nil {
+		fields["webhook"] = req.Webhook
 	}
 	body, err := uploadBody(fields, req.Documents)
 	if err != nil {

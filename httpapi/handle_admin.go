@@ -72,6 +72,9 @@ type AdminOptions struct {
 	// Prices prices the economy report's model calls (YAML prices); nil
 	// reports no dollars.
 	Prices economy.Prices
+	// Deliveries lists webhook deliveries (the store's outbox); nil
+	// leaves GET /admin/v1/webhooks/deliveries out.
+	Deliveries WebhookDeliveries
 }
 
 // Admin serves the /admin/v1 routes and the trace viewer page. It never
@@ -87,6 +90,7 @@ type Admin struct {
 	countTokens func(string) int
 	docText     func(workflow.DocumentContent) (string, error)
 	prices      economy.Prices
+	deliveries  WebhookDeliveries
 }
 
 // NewAdmin checks opts and returns the admin routes.
@@ -111,7 +115,8 @@ func NewAdmin(opts AdminOptions) (*Admin, error) {
 		reads: opts.Reads, model: opts.Model, registry: opts.Registry, prompts: opts.Prompts,
 		inspect: inspect.New(inspect.Options{Reader: inspectReads{opts.Reads}, Registry: opts.Registry, Prompts: opts.Prompts, Offered: opts.PlanActions, Model: opts.Model}),
 		redact:  opts.Redactor, countTokens: opts.CountTokens, docText: opts.DocumentText,
-		prices: opts.Prices,
+		prices:     opts.Prices,
+		deliveries: opts.Deliveries,
 	}, nil
 }
 
@@ -124,6 +129,7 @@ func (a *Admin) Register(api huma.API) {
 	a.registerReplay(api)
 	a.registerActions(api)
 	a.registerEconomy(api)
+	a.registerWebhooks(api)
 }
 
 // adminOp returns the common shape of an admin operation.

@@ -21,6 +21,7 @@ type CreateWorkflowBody struct {
 	Mode      string          `json:"mode,omitempty" enum:"react,actionplan" doc:"How rounds run (default react)"`
 	MaxSteps  int             `json:"maxSteps,omitempty" minimum:"1" maximum:"100" doc:"Step limit per round (default from GATEWAY_MAX_STEPS)"`
 	Documents []DocumentInput `json:"documents,omitempty" doc:"Documents for the first round"`
+	Webhook   *WebhookInput   `json:"webhook,omitempty" doc:"Where to post the workflow's round events (Standard Webhooks); the signing secret is answered once, as webhookSecret"`
 }
 
 type createWorkflowInput struct {
@@ -90,9 +91,13 @@ func (s *Server) createWorkflow(ctx context.Context, in *createWorkflowInput) (*
 	if err != nil {
 		return nil, err
 	}
+	sub, err := s.subscription(in.Body.Webhook)
+	if err != nil {
+		return nil, err
+	}
 	w, err := s.engine.Create(ctx, workflow.NewWorkflow{
 		UserID: UserFrom(ctx), Prompt: in.Body.Prompt, Mode: workflow.ModeName(in.Body.Mode),
-		MaxSteps: in.Body.MaxSteps, Documents: docs,
+		MaxSteps: in.Body.MaxSteps, Documents: docs, Webhook: sub,
 	})
 	if err != nil {
 		return nil, s.fail(ctx, "createWorkflow", err)
@@ -101,6 +106,9 @@ func (s *Server) createWorkflow(ctx context.Context, in *createWorkflowInput) (*
 	out := &createdOutput{Status: waited.Status, PreferenceApplied: waited.PreferenceApplied, Body: waited.Body}
 	if out.Status == http.StatusCreated {
 		out.Location = "/api/v1/workflows/" + w.ID
+	}
+	if sub != nil {
+		out.Body.WebhookSecret = sub.Secret
 	}
 	return out, nil
 }

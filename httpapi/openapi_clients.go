@@ -36,7 +36,7 @@ func namedEnums() []namedEnum {
 			values: strs(workflow.ModeReact, workflow.ModeActionPlan)},
 		{name: "StopReason", doc: "Why the last round ended; empty while a round runs or waits for an approval",
 			values: strs("", workflow.StopCompleted, workflow.StopMaxSteps, workflow.StopFailures, workflow.StopLLMError,
-				workflow.StopStopped, workflow.StopPlanUnavailable, workflow.StopLoop),
+				workflow.StopStopped, workflow.StopPlanUnavailable, workflow.StopLoop, workflow.StopBudget),
 			props: []string{"WorkflowView.stopReason", "WorkflowResult.stopReason", "AdminWorkflowView.stopReason"}},
 		{name: "MessageStatus", doc: "The outcome of an action message; empty on other messages",
 			values: strs("", workflow.MessageSuccess, workflow.MessageError, workflow.MessageRejected),

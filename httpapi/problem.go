@@ -3,8 +3,11 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"math"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/gin-gonic/gin"
@@ -52,9 +55,12 @@ func (s *Server) fail(ctx context.Context, op string, err error) error {
 	}
 	herr := huma.NewError(status, msg)
 	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
-		return huma.ErrorWithHeaders(herr, http.Header{
-			"Retry-After": {strconv.Itoa(int(s.limits.RetryAfter.Seconds()))},
-		})
+		retry := int(s.limits.RetryAfter.Seconds())
+		if be := (*workflow.BudgetError)(nil); errors.As(err, &be) {
+			// A spent budget: until its period resets.
+			retry = max(int(math.Ceil(time.Until(be.ResetsAt).Seconds())), 1)
+		}
+		return huma.ErrorWithHeaders(herr, http.Header{"Retry-After": {strconv.Itoa(retry)}})
 	}
 	return herr
 }

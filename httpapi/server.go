@@ -116,6 +116,11 @@ type Options struct {
 	// Tracing, when set, runs first on every request (the OpenTelemetry
 	// server span, DESIGN §9.5), so the span covers auth and limits too.
 	Tracing gin.HandlerFunc
+	// Webhooks enables the webhook of POST /api/v1/workflows (zero:
+	// refused with 422).
+	Webhooks WebhookOptions
+	// Usage serves GET /api/v1/usage (nil: no budgets, 404).
+	Usage UsageReader
 }
 
 // Server is the HTTP API. It holds no per-request state and is safe for
@@ -140,6 +145,8 @@ type Server struct {
 	writeWait time.Duration
 	tracing   gin.HandlerFunc
 	idem      workflow.IdempotencyStore
+	hooks     WebhookOptions
+	usage     UsageReader
 
 	handler http.Handler
 	// inflight counts the request-body bytes held (capInflight).
@@ -184,7 +191,7 @@ func New(opts Options) (*Server, error) {
 		engine: opts.Engine, reads: opts.Reads, store: opts.Store, actions: opts.Actions, auth: opts.Auth,
 		limits: limits, log: opts.Logger, metrics: opts.Metrics, modelName: opts.ModelName, models: opts.Models, modelOK: opts.ModelCheck,
 		deps:    opts.Dependencies,
-		version: opts.Version, admin: opts.Admin, waits: newNotifier(opts.Reads),
+		version: opts.Version, admin: opts.Admin, hooks: opts.Webhooks, usage: opts.Usage, waits: newNotifier(opts.Reads),
 		poll: orDefault(opts.EventPoll, 250*time.Millisecond), heartbeat: orDefault(opts.Heartbeat, 15*time.Second),
 		writeWait: orDefault(opts.WriteTimeout, 2*time.Minute), tracing: opts.Tracing,
 		idem:    opts.Idempotency,
@@ -254,6 +261,7 @@ func (s *Server) buildRoutes() http.Handler {
 	api := humagin.New(r, s.humaConfig())
 	s.registerHealth(r, api)
 	s.registerWorkflows(api)
+	s.registerUsage(api)
 	s.registerRounds(api)
 	s.registerApprovals(api)
 	s.registerStanding(api)

@@ -214,6 +214,9 @@ func (n *notifier) loop() {
 type WorkflowResult struct {
 	WorkflowView
 	Messages []MessageView `json:"messages,omitempty" doc:"With Prefer: wait, when the round ended or paused in time: the round's messages in seq order"`
+	// WebhookSecret is answered once, by the create that asked for a
+	// webhook.
+	WebhookSecret string `json:"webhookSecret,omitempty" doc:"The create's answer only, when it asked for a webhook: the secret (whsec_...) its deliveries are signed with; it is never shown again"`
 }
 
 // waitedOutput is the answer of a request that may wait for its round.

@@ -11,6 +11,7 @@ package memstore
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -46,6 +47,14 @@ type Store struct {
 	standing   map[string][]workflow.StandingApproval // user id -> standing approvals, oldest first (standing.go)
 
 	idem idempotencies // Idempotency-Key entries, under their own lock
+	// hooks is the webhook outbox by delivery id, hookOrder its ids in
+	// the order they were enqueued (webhooks.go).
+	hooks     map[string]*hook
+	hookOrder []string
+
+	// usage counts budgets (usage.go), under its own lock.
+	usageMu sync.Mutex
+	usage   map[usageKey]usageEntry
 }
 
 // record is everything one workflow owns.
@@ -67,6 +76,7 @@ type record struct {
 	lease     lease
 	fence     int64     // fencing token of the latest lease taken; outlives the lease
 	updated   time.Time // the last commit, kept only with a retention
+	webhook   *workflow.WebhookSubscription
 }
 
 // storedDoc is a document as the store keeps it. content is never nil: an
@@ -140,6 +150,8 @@ func New(opts ...Option) *Store {
 		running:  make(map[string]map[string]struct{}),
 		dueAt:    make(map[string]int64),
 		standing: make(map[string][]workflow.StandingApproval),
+		hooks:    make(map[string]*hook),
+		usage:    make(map[usageKey]usageEntry),
 	}
 	for _, o := range opts {
 		o(s)
@@ -209,6 +221,12 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	// Set only now: with Handover wf may be c.Workflow itself, which a
 	// refused commit leaves unchanged.
 	wf.Version = c.ExpectedVersion + 1
+	s.enqueueHooks(c, rec.status)
+	if c.ExpectedVersion == 0 && c.Webhook != nil {
+		sub := *c.Webhook
+		sub.Events = slices.Clone(sub.Events)
+		rec.webhook = &sub
+	}
 	rec.state, rec.status, rec.version = wf, wf.Status, wf.Version
 	if s.retention > 0 {
 		rec.updated = s.now()

@@ -88,7 +88,7 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	// and again at least every runningRefresh.
 	addRunning := running && !s.index.listedRunning(wf.ID, c.Fence)
 	var refreshCmds []*redis.BoolCmd
-	var addCmd *redis.IntCmd
+	var addCmd, hookIndex *redis.IntCmd
 	reply, err := eval(ctx, func(p redis.Pipeliner) {
 		drops.queue(ctx, p)
 		if c.ExpectedVersion == 0 {
@@ -104,6 +104,7 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		if awaiting(wf) {
 			s.indexApproval(ctx, p, wf, entry)
 		}
+		hookIndex = s.queueHookIndex(ctx, p, c, wf.UserID)
 		for _, t := range c.Traces {
 			// As AppendTrace's: a stored trace is always findable by id.
 			p.Set(ctx, s.keys.trace(t.ID), head.boxedEntry, s.opts.Retention)
@@ -137,6 +138,7 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		// its index entries (best effort; readers skip what is left).
 		pipe := s.rdb.Pipeline()
 		pipe.Del(ctx, head.ownerKey)
+		pipe.Del(ctx, head.wfPrefix.(string)+wf.ID+":webhook")
 		pipe.ZRem(ctx, listKey, entry)
 		pipe.SRem(ctx, head.runningKey, entry)
 		_, _ = pipe.Exec(ctx)
@@ -145,6 +147,7 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		return nil, nil, err
 	}
 	s.owners.put(wf.ID, wf.UserID)
+	s.retryHookIndex(ctx, hookIndex, wf.UserID)
 	// Only the index writes that succeeded are remembered: one that failed
 	// (another shard's error) is sent again by the next commit.
 	for i, cmd := range refreshCmds {
@@ -223,7 +226,7 @@ func commitArgs(wf *workflow.Workflow, c workflow.Commit, o Options, head *commi
 			enc.release()
 		}
 	}()
-	args = make([]any, 0, len(head.start)+13+len(c.Messages)+2*len(c.Traces)+3*len(c.Documents))
+	args = make([]any, 0, len(head.start)+14+len(c.Messages)+2*len(c.Traces)+3*len(c.Documents)+3*len(c.Webhooks))
 	args = append(args, head.start...)
 	// Numbers go as int64 or int: go-redis writes them in decimal, the
 	// bytes strconv would give, without a string and its box per number
@@ -265,6 +268,9 @@ func commitArgs(wf *workflow.Workflow, c workflow.Commit, o Options, head *commi
 			return nil, nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "document %s cannot be encoded", d.ID)
 		}
 		args = append(args, d.Content)
+	}
+	if args, err = appendHooks(args, c); err != nil {
+		return nil, nil, nil, err
 	}
 	enc.resolve(args)
 	return args, msgs, enc.release, nil
@@ -375,7 +381,8 @@ func (c *commitCalls) head(k keys, id, userID string) *commitHead {
 	wk := uk.workflow(id)
 	entry, part := ref(id, userID), partition(id)
 	h := &commitHead{user: userID, wfPrefix: uk.wfPrefix, boxedID: id, boxedUser: userID,
-		start: scriptCall(commitScript, []string{wk.state, wk.msgs, wk.docs, wk.docmeta, wk.traces, wk.tracedata, uk.running, uk.listing}),
+		start: scriptCall(commitScript, []string{wk.state, wk.msgs, wk.docs, wk.docmeta, wk.traces, wk.tracedata, uk.running, uk.listing,
+			uk.base + hooksSuffix, uk.base + hookDueSuffix}),
 		entry: entry, boxedEntry: entry,
 		listKey: k.listingPart(part), runningKey: k.runningPart(part), ownerKey: k.owner(id)}
 	if c.m == nil || len(c.m) >= commitCallsSize {

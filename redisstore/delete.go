@@ -54,6 +54,7 @@ func (s *Store) DeleteWorkflow(ctx context.Context, id string) (err error) {
 	entry, part := ref(id, user), partition(id)
 	pipe := s.rdb.Pipeline()
 	pipe.Del(ctx, s.keys.owner(id))
+	pipe.Del(ctx, s.keys.user(user).wfPrefix+id+":webhook")
 	pipe.ZRem(ctx, s.keys.listingPart(part), entry)
 	pipe.SRem(ctx, s.keys.runningPart(part), entry)
 	pipe.ZRem(ctx, s.keys.approvalsPart(part), entry)

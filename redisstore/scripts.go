@@ -31,10 +31,17 @@ import (
 // messages go in one RPUSH per thousand, whose reply gives the seq base
 // (0 when there is no message).
 //
+// The commit's webhook deliveries enter the user's outbox (KEYS[9], the
+// records, and KEYS[10], the due set) only when the status changes, so a
+// delivery exists exactly when the commit that ends or pauses its round
+// applied.
+//
 //	KEYS: state msgs docs docmeta traces tracedata userRunning userListing
+//	      userHooks userHookDue
 //	ARGV: expectedVersion newVersion userId status stateJSON retentionMs
 //	      fence runningLimit workflowId wfKeyPrefix nMsgs nTraces traceCap
 //	      msgJSON×nMsgs (traceId traceJSON)×nTraces (docId metaJSON content)×nDocs
+//	      (hookId dueMs hookJSON)×nHooks nHooks
 //	reply: {"ok", seqBase, previousStatus, droppedTraceId...} | {"exists"} |
 //	       {"missing"} | {"stale", version} | {"user"} | {"docexists", docId} |
 //	       {"traceexists", traceId} | {"fenced", fence} | {"toomany", running}
@@ -65,7 +72,8 @@ end
 local nmsgs = tonumber(ARGV[11])
 local firstTrace = 14 + nmsgs
 local first = firstTrace + 2 * tonumber(ARGV[12])
-for i = first, #ARGV, 3 do
+local firstHook = #ARGV - 3 * tonumber(ARGV[#ARGV])
+for i = first, firstHook - 1, 3 do
   if redis.call('HEXISTS', KEYS[4], ARGV[i]) == 1 then return {'docexists', ARGV[i]} end
 end
 for i = firstTrace, first - 1, 2 do
@@ -82,9 +90,15 @@ if nmsgs > 0 then
   end
   base = n - nmsgs
 end
-for i = first, #ARGV, 3 do
+for i = first, firstHook - 1, 3 do
   redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1])
   redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 2])
+end
+if cur[3] ~= ARGV[4] then
+  for i = firstHook, #ARGV - 1, 3 do
+    redis.call('HSET', KEYS[9], ARGV[i], ARGV[i + 2])
+    redis.call('ZADD', KEYS[10], ARGV[i + 1], ARGV[i])
+  end
 end
 redis.call('HSET', KEYS[1], 'version', ARGV[2], 'user', ARGV[3], 'status', ARGV[4], 'json', ARGV[5])
 if ARGV[1] == '0' then redis.call('ZADD', KEYS[8], 'NX', 0, ARGV[9]) end

@@ -96,6 +96,9 @@ type FileConfig struct {
 	// Prices are the models' prices for the economy report, by
 	// "<provider>/<model>" (prices.go).
 	Prices map[string]FilePrice `yaml:"prices"`
+	// Webhooks and Budgets: DESIGN §10.3 (webhooks.go, budgets.go).
+	Webhooks FileWebhooks `yaml:"webhooks"`
+	Budgets  FileBudgets  `yaml:"budgets"`
 }
 
 // FileLimits is the file's limits section: the HTTP limits, the engine's
@@ -237,6 +240,7 @@ func (c *Config) readFile(getenv func(string) string) []string {
 		problems = append(problems, fmt.Sprintf("GATEWAY_CONFIG %s: %v", c.ConfigFile, err))
 	}
 	c.OpenAPI = oc
+	c.File.Webhooks.resolve(lookup)
 	return configProblems(c.ConfigFile, &root, problems)
 }
 
@@ -299,6 +303,8 @@ func (c *Config) problems() []string {
 		add("limits: values must not be negative")
 	}
 	problems = append(problems, c.priceProblems()...)
+	problems = append(problems, c.File.Webhooks.problems()...)
+	problems = append(problems, c.File.Budgets.problems(budgetPrices(*c) != nil)...)
 	if !strings.EqualFold(c.LLMProvider, llm.ProviderScripted) {
 		if err := c.LLM().Validate(); err != nil {
 			add("%v", err)
@@ -395,6 +401,7 @@ func (c *Config) LLM() llm.Config {
 func (c *Config) Secrets() []string {
 	s := append([]string{c.OpenAIAPIKey, c.AnthropicAPIKey, c.GoogleAPIKey}, c.MCP.Secrets()...)
 	s = append(s, c.OpenAPI.Secrets()...)
+	s = append(s, c.File.Webhooks.secrets()...)
 	for _, cr := range append(append([]httpapi.Credential(nil), c.Users...), c.Admins...) {
 		if cr.Token != "" {
 			s = append(s, cr.Token)

@@ -70,3 +70,31 @@ limits: {workers: -1}
 		}
 	}
 }
+
+// A dollar budget is accepted once the file has prices, and the budgets
+// count a call's dollars with the economy's table: uncached input, cached
+// input and output each at their price.
+func TestDollarBudgetsUseThePriceTable(t *testing.T) {
+	t.Parallel()
+	cfg, err := loadWithFile(t, `prices:
+  openai/gpt-4o: {input: 2, cachedInput: 0.5, output: 10}
+budgets:
+  users:
+    alice: {usd: 5, period: day}
+`)
+	if err != nil {
+		t.Fatalf("a usd budget with a price table: %v", err)
+	}
+	price := budgetPrices(cfg)
+	if price == nil {
+		t.Fatal("no price function with a price table")
+	}
+	// 1,000 uncached × $2 + 2,000 cached × $0.5 + 100 output × $10, per million.
+	usd, ok := price("openai/gpt-4o", 1000, 2000, 100)
+	if want := (1000*2.0 + 2000*0.5 + 100*10.0) / 1e6; !ok || usd != want {
+		t.Errorf("price = %v, %v; want %v, true", usd, ok, want)
+	}
+	if _, ok := price("openai/gpt-4o-mini", 1, 0, 1); ok {
+		t.Errorf("a model without a price was priced")
+	}
+}

@@ -25,6 +25,7 @@ import (
 	"github.com/twostep/twostep/redisstore"
 	"github.com/twostep/twostep/telemetry"
 	"github.com/twostep/twostep/templates"
+	"github.com/twostep/twostep/webhooks"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -51,6 +52,9 @@ type Gateway struct {
 	// OpenAPI holds the openapiActions documents, loaded by Wire; the
 	// caller starts their refreshes and closes it.
 	OpenAPI *openapi.Manager
+	// Webhooks delivers the store's webhook outbox (nil when the store
+	// keeps none); the caller runs it.
+	Webhooks *webhooks.Deliverer
 	// Tel is the OpenTelemetry setup (nil or off: no spans).
 	Tel        *telemetry.Telemetry
 	closeStore func() error // releases the store's connections
@@ -188,6 +192,8 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 	g.Registry, g.Store, g.Metrics, g.Redactor = reg, redact.Traces(g.Raw, redactor), metrics.New(), redactor
 
 	observer := &roundObserver{Metrics: g.Metrics}
+	hooks := g.webhooks(cfg, log)
+	budget, usage := g.budgeter(cfg, log)
 	tracer := g.Tel.Tracer(telemetry.Options{Redactor: redactor, RequestModel: requestModel(g.Model)})
 	actionModel.Tracer = tracer
 	g.Engine, err = workflow.NewEngine(workflow.EngineConfig{
@@ -195,7 +201,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 		MaxRunningPerUser: l.MaxRunningPerUser, LeaseTTL: l.LeaseTTL, LoopRepeats: l.loopRepeats(),
 		Dispatcher: g.Dispatcher, RecoverInterval: l.RecoverInterval,
 		Approvals: approvals, ApprovalTimeout: l.ApprovalTimeout, ShutdownGrace: l.ShutdownGrace, Logger: slogFor(log.With().Str("component", "engine").Logger()),
-		Observer: observer, Tracer: tracer,
+		Observer: observer, Tracer: tracer, Webhooks: hooks, Budget: budget,
 	}, g.Store, g.Model, reg, map[workflow.ModeName]workflow.Mode{
 		workflow.ModeReact: react.New(builder), workflow.ModeActionPlan: plan,
 	})
@@ -205,7 +211,8 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 	admin, err := httpapi.NewAdmin(httpapi.AdminOptions{
 		Reads: g.Engine.Admin(), Model: g.Model, Registry: reg, Prompts: builder, Redactor: redactor,
 		PlanActions: plan.Offered, CountTokens: (&llm.Tokenizer{}).Count, DocumentText: actions.DocumentText,
-		Prices: cfg.Prices(),
+		Prices:     cfg.Prices(),
+		Deliveries: g.outbox(),
 	})
 	if err != nil {
 		return fmt.Errorf("httpapi.NewAdmin: %w", err)
@@ -229,6 +236,11 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 		Logger: log.With().Str("component", "http").Logger(), Metrics: g.Metrics,
 		ModelName: g.Model.Name(), Models: modelNames(g.Model), Version: Version(), Admin: admin.Register,
 		ModelCheck: ModelCheck(g.Model), Dependencies: deps, Tracing: g.Tel.Middleware(),
+		Webhooks: httpapi.WebhookOptions{
+			CheckURL:  func(u string) error { return webhooks.CheckURL(u, cfg.File.Webhooks.AllowPrivate) },
+			NewSecret: webhooks.NewSecret,
+		},
+		Usage: usage,
 	})
 	if err != nil {
 		return fmt.Errorf("httpapi.New: %w", err)

@@ -92,6 +92,12 @@ type EngineConfig struct {
 	Logger *slog.Logger
 	// Observer receives metrics hooks; nil means none.
 	Observer Observer
+	// Budget limits each user's model usage (DESIGN §10.3); nil means
+	// none.
+	Budget Budgeter
+	// Webhooks decides the webhook deliveries of each round that ends or
+	// pauses (DESIGN §10.3); nil means none.
+	Webhooks WebhookSource
 	// Tracer opens the spans of rounds, steps, model calls, actions and
 	// commits (DESIGN §9.5); nil means none.
 	Tracer Tracer

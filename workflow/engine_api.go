@@ -17,6 +17,9 @@ func (e *Engine) Create(ctx context.Context, in NewWorkflow) (_ *Workflow, err e
 	if strings.TrimSpace(in.UserID) == "" {
 		return nil, Errorf(KindInvalid, "a user is required")
 	}
+	if err := e.checkBudget(ctx, in.UserID); err != nil {
+		return nil, err
+	}
 	if in.Mode == "" {
 		in.Mode = ModeReact
 	}
@@ -40,8 +43,9 @@ func (e *Engine) Create(ctx context.Context, in NewWorkflow) (_ *Workflow, err e
 	}
 	startRound(wf, 1)
 	wf.TraceContext.Origin = e.traceParent(ctx)
-	stored, _, err := e.store.Commit(ctx, Commit{
+	stored, _, err := e.commit(ctx, Commit{
 		Workflow: wf, Messages: []Message{msg}, Documents: docs, RunningLimit: e.cfg.MaxRunningPerUser,
+		Webhook: in.Webhook,
 	})
 	if err != nil {
 		return nil, err
@@ -65,6 +69,9 @@ func (e *Engine) StartRound(ctx context.Context, userID, id string, in NewRound)
 	for {
 		wf, err := e.Get(ctx, userID, id)
 		if err != nil {
+			return nil, err
+		}
+		if err := e.checkBudget(ctx, userID); err != nil {
 			return nil, err
 		}
 		if !wf.Status.Terminal() {
@@ -103,6 +110,9 @@ func (e *Engine) Resume(ctx context.Context, userID, id string) (_ *Workflow, er
 	}
 	if wf.Status != StatusFailed && wf.Status != StatusStopped {
 		return nil, Errorf(KindConflict, "only a failed or stopped round can be resumed; workflow %s is %s", id, wf.Status)
+	}
+	if err := e.checkBudget(ctx, userID); err != nil {
+		return nil, err
 	}
 	next := wf.Clone()
 	upgradeCheckpoint(next)
@@ -151,7 +161,7 @@ func (e *Engine) stop(ctx context.Context, userID, id string) (*Workflow, error)
 			next.Checkpoint.AfterReject = nil
 		}
 		next.UpdatedAt = e.now()
-		stored, _, err := e.store.Commit(ctx, Commit{Workflow: next, ExpectedVersion: wf.Version})
+		stored, _, err := e.commit(ctx, Commit{Workflow: next, ExpectedVersion: wf.Version})
 		if KindOf(err) == KindConflict {
 			continue // the round moved on meanwhile: look again
 		}
@@ -207,7 +217,7 @@ func (e *Engine) Wait(ctx context.Context, id string) (*Workflow, error) {
 // schedules it.
 func (e *Engine) commitAndSchedule(ctx context.Context, next *Workflow, version int64, msgs []Message, docs []DocumentContent) (*Workflow, error) {
 	next.TraceContext.Origin = e.traceParent(ctx)
-	stored, _, err := e.store.Commit(ctx, Commit{
+	stored, _, err := e.commit(ctx, Commit{
 		Workflow: next, ExpectedVersion: version, Messages: msgs, Documents: docs, RunningLimit: e.cfg.MaxRunningPerUser,
 	})
 	if KindOf(err) == KindConflict {

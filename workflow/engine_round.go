@@ -184,6 +184,10 @@ func (e *Engine) failRound(ctx context.Context, run *Run, err error) {
 		e.log.Warn("store unavailable; round left for recovery", "workflow", id, "err", err)
 		return
 	}
+	if be := (*BudgetError)(nil); errors.As(err, &be) {
+		e.budgetStop(ctx, run, be)
+		return
+	}
 	next := run.wf.Clone()
 	next.Status = StatusFailed
 	var me *modelError

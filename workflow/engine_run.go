@@ -156,12 +156,27 @@ func (r *Run) IdempotencyKey() string {
 // adapter's own retries) is returned wrapped so the engine fails the round
 // with stop reason llm_error; a cancelled context is returned as is. A
 // rejected reply is not an error: Generate returns the response and the
-// mode reads the rejection from its own Check.
-func (r *Run) Generate(ctx context.Context, call ModelCall) (ModelResponse, error) {
+// mode reads the rejection from its own Check. With a Budgeter, the call
+// first reserves what it may use (estimateTokens) and is not made when
+// that could pass the user's budget (a *BudgetError, which stops the
+// round with stop reason budget); the reservation is settled to what the
+// call used.
+func (r *Run) Generate(ctx context.Context, call ModelCall) (resp ModelResponse, err error) {
 	if err := r.lease.check(ctx); err != nil {
 		// The run is over (its lease ended, or it was stopped or cut):
 		// no call is made, so none is traced.
 		return ModelResponse{}, err
+	}
+	var reserved BudgetReservation
+	if b := r.e.cfg.Budget; b != nil {
+		var err error
+		if reserved, err = b.Reserve(ctx, r.wf.UserID, estimateTokens(call)); err != nil {
+			return ModelResponse{}, err // no call is made
+		}
+		defer func() {
+			b.Settle(r.detach(ctx), reserved, ModelUsage{Model: resp.Model, PromptTokens: resp.PromptTokens,
+				CachedTokens: resp.CachedTokens, OutputTokens: resp.CompletionTokens})
+		}()
 	}
 	start := time.Now()
 	ctx, span := r.e.startSpan(ctx, SpanStart{
@@ -169,7 +184,7 @@ func (r *Run) Generate(ctx context.Context, call ModelCall) (ModelResponse, erro
 		Stage: call.Stage, Attempt: call.Attempt, Prompt: call.Prompt, MaxTokens: call.MaxTokens, JSON: call.JSON,
 	})
 	callCtx := r.intr.begin(ctx)
-	resp, err := r.e.model.Generate(callCtx, call.request())
+	resp, err = r.e.model.Generate(callCtx, call.request())
 	interrupted := err != nil && ctx.Err() == nil && errors.Is(context.Cause(callCtx), errInterrupted)
 	r.intr.end()
 	mode := resp.OutputMode
@@ -229,6 +244,10 @@ func (r *Run) Generate(ctx context.Context, call ModelCall) (ModelResponse, erro
 // calls are counted once.
 func (r *Run) RecordActionCalls(ctx context.Context, calls []ActionModelCall) {
 	for i, c := range calls {
+		if b := r.e.cfg.Budget; b != nil { // made already: counted, not reserved
+			b.Settle(r.detach(ctx), BudgetReservation{UserID: r.wf.UserID},
+				ModelUsage{Model: c.Model, PromptTokens: c.PromptTokens, CachedTokens: c.CachedTokens, OutputTokens: c.CompletionTokens})
+		}
 		r.counted = append(r.counted, countedCall{StageAction, c.PromptTokens, c.CompletionTokens, c.CachedTokens})
 		outcome := "ok"
 		switch {
@@ -429,7 +448,7 @@ func (r *Run) commitOnce(ctx context.Context, next *Workflow, expected int64, ms
 	var stored *Workflow
 	var saved []Message
 	write := func(ctx context.Context) (err error) {
-		stored, saved, err = r.e.store.Commit(ctx, c)
+		stored, saved, err = r.e.commit(ctx, c)
 		return err
 	}
 	err := r.e.retryStore(ctx, r.detach(ctx), "commit", r.wf.ID, write)

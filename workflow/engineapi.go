@@ -7,6 +7,9 @@ type NewWorkflow struct {
 	Mode      ModeName // "" means ModeReact
 	MaxSteps  int      // 0 means the engine's default
 	Documents []DocumentContent
+	// Webhook, when set, receives the workflow's round events (its URL
+	// checked and its secret made by the caller).
+	Webhook *WebhookSubscription
 }
 
 // NewRound is a request to start another round of an existing workflow.

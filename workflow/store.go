@@ -52,6 +52,14 @@ type Commit struct {
 	// workflows. The check and the write are one atomic step, so the limit
 	// holds across instances sharing the store. Zero leaves it unchecked.
 	RunningLimit int
+	// Webhook, on a create (ExpectedVersion 0), is the workflow's own
+	// webhook subscription, stored with it; WebhookOutbox reads it back.
+	Webhook *WebhookSubscription
+	// Webhooks are deliveries entered in the store's outbox (see
+	// WebhookOutbox) atomically with the change, and only when the change
+	// moves the stored status to another one: a commit that keeps the
+	// status, or is refused, enqueues none.
+	Webhooks []WebhookDelivery
 }
 
 // Page selects a page of a listing: at most Limit items after Cursor, an

@@ -108,6 +108,13 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r 
 	if r.workers {
 		g.Engine.Start(engineCtx)
 	}
+	if r.workers && g.Webhooks != nil {
+		// Webhook deliveries: every worker instance delivers the store's
+		// outbox; stopped with the engine's context and waited for.
+		hooksDone := make(chan struct{})
+		go func() { defer close(hooksDone); g.Webhooks.Run(engineCtx) }()
+		defer func() { stopEngine(); <-hooksDone }()
+	}
 	if check := wiring.ModelCheck(g.Model); check != nil {
 		// Probe once in the background: a wrong model name or key shows in
 		// the start-up log, without delaying start-up on a slow provider.

@@ -12,8 +12,9 @@
 // claim that also reads what a run starts from (workflow.ClaimRoundLoad);
 // the index of pending approvals by expiry (workflow.ApprovalIndex);
 // standing approvals under their user, uses counted atomically
-// (workflow.StandingStore); and the Idempotency-Key answers of
-// workflow.IdempotencyStore.
+// (workflow.StandingStore); the Idempotency-Key answers of
+// workflow.IdempotencyStore; the webhook outbox (workflow.WebhookOutbox);
+// the budgets' usage counters (workflow.UsageStore).
 package storetest
 
 import (
@@ -88,6 +89,11 @@ func RunFixture(t *testing.T, newFixture func(t *testing.T) Fixture) {
 		{"ApprovalIndex", testApprovalIndex},
 		{"StandingApprovals", testStandingApprovals},
 		{"StandingApprovalUsesConcurrent", testStandingUsesConcurrent},
+		{"WebhookOutbox", testWebhookOutbox},
+		{"WebhookClaimsConcurrent", testWebhookClaimsConcurrent},
+		{"WebhookKeep", testWebhookKeep},
+		{"Usage", testUsage},
+		{"UsageConcurrent", testUsageConcurrent},
 		{"Ping", testPing},
 		{"Idempotency", testIdempotency},
 		{"IdempotencyRelease", testIdempotencyRelease},

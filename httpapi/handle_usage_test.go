@@ -1,0 +1,62 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// TestBudgetSpentIs429WithRetryAfter: a create refused for a spent
+// budget answers 429 with Retry-After counting the seconds until the
+// budget resets (not the generic retry hint).
+func TestBudgetSpentIs429WithRetryAfter(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, nil)
+	resets := time.Now().Add(90 * time.Minute)
+	env.engine.CreateFn = func(workflow.NewWorkflow) (*workflow.Workflow, error) {
+		return nil, &workflow.BudgetError{What: "the daily budget of 10 tokens", ResetsAt: resets}
+	}
+	rec := env.do(t, "POST", "/api/v1/workflows", aliceToken, map[string]any{"prompt": "go"})
+	if rec.Code != http.StatusTooManyRequests {
+		t.Fatalf("status = %d, want 429: %s", rec.Code, rec.Body)
+	}
+	got, err := strconv.Atoi(rec.Header().Get("Retry-After"))
+	if err != nil || got < 89*60 || got > 90*60 {
+		t.Errorf("Retry-After = %q, want about 5400 seconds", rec.Header().Get("Retry-After"))
+	}
+}
+
+func TestUsage(t *testing.T) {
+	t.Parallel()
+	resets := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+	env := newTestEnv(t, func(o *Options) {
+		o.Usage = func(_ context.Context, user string) (UsageReport, bool, error) {
+			if user != "alice" {
+				return UsageReport{}, false, nil
+			}
+			return UsageReport{Period: "day", Used: workflow.Usage{Tokens: 120, Micros: 2500}, Limit: workflow.Usage{Tokens: 1000},
+				ResetsAt: resets, Dollars: true}, true, nil
+		}
+	})
+	rec := env.do(t, "GET", "/api/v1/usage", aliceToken, nil)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status = %d: %s", rec.Code, rec.Body)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"limit":{"tokens":1000},"period":"day","resetsAt":"2026-11-28T00:00:00Z","used":{"tokens":120,"usd":0.0025}}`
+	delete(got, "$schema")
+	if b, _ := json.Marshal(got); string(b) != want {
+		t.Errorf("usage = %s, want %s", b, want)
+	}
+	if rec := env.do(t, "GET", "/api/v1/usage", bobToken, nil); rec.Code != http.StatusNotFound {
+		t.Errorf("a user without a budget: %d, want 404", rec.Code)
+	}
+}

@@ -1,0 +1,112 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// WebhookInput asks for a workflow's round events (DESIGN §10.3).
+type WebhookInput struct {
+	URL    string   `json:"url" minLength:"1" maxLength:"2048" doc:"Where deliveries are posted (http or https; private and loopback addresses are refused unless the operator allows them)"`
+	Events []string `json:"events,omitempty" maxItems:"4" doc:"The events wanted (round.completed, round.failed, round.stopped, round.awaiting_approval); default all" enum:"round.completed,round.failed,round.stopped,round.awaiting_approval"`
+}
+
+// WebhookOptions enables webhooks on create.
+type WebhookOptions struct {
+	// CheckURL says why a URL cannot receive webhooks (nil: it can).
+	CheckURL func(string) error
+	// NewSecret makes a workflow's signing secret.
+	NewSecret func() string
+}
+
+// subscription checks in and returns the workflow's subscription, its
+// secret made anew; nil for no webhook.
+func (s *Server) subscription(in *WebhookInput) (*workflow.WebhookSubscription, error) {
+	if in == nil {
+		return nil, nil
+	}
+	if s.hooks.CheckURL == nil || s.hooks.NewSecret == nil {
+		return nil, invalid("body.webhook", "webhooks are not enabled on this gateway", nil)
+	}
+	if err := s.hooks.CheckURL(in.URL); err != nil {
+		return nil, invalid("body.webhook.url", err.Error(), in.URL)
+	}
+	return &workflow.WebhookSubscription{URL: in.URL, Events: in.Events, Secret: s.hooks.NewSecret()}, nil
+}
+
+// WebhookDeliveries reads the webhook outbox (workflow.WebhookOutbox).
+type WebhookDeliveries interface {
+	WebhookDeliveries(ctx context.Context, workflowID string) ([]workflow.WebhookDelivery, error)
+}
+
+// DeliveryView is one webhook delivery and its attempts.
+type DeliveryView struct {
+	ID          string        `json:"id" doc:"The webhook-id of every attempt"`
+	WorkflowID  string        `json:"workflowId"`
+	Event       string        `json:"event" enum:"round.completed,round.failed,round.stopped,round.awaiting_approval"`
+	URL         string        `json:"url"`
+	Status      string        `json:"status" enum:"pending,delivered,failed"`
+	CreatedAt   time.Time     `json:"createdAt"`
+	NextAttempt *time.Time    `json:"nextAttempt,omitempty" doc:"When the next attempt is due (pending deliveries)"`
+	Attempts    []AttemptView `json:"attempts"`
+}
+
+// AttemptView is one attempt of a delivery.
+type AttemptView struct {
+	At           time.Time `json:"at"`
+	ResponseCode int       `json:"responseCode,omitempty" doc:"The receiver's HTTP status; absent when none came"`
+	Error        string    `json:"error,omitempty"`
+}
+
+// DeliveryList lists a workflow's deliveries, oldest first.
+type DeliveryList struct {
+	Deliveries []DeliveryView `json:"deliveries"`
+}
+
+type deliveriesInput struct {
+	Workflow string `query:"workflow" required:"true" maxLength:"64" doc:"Workflow id (wf_...)"`
+}
+
+type deliveriesOutput struct {
+	Body DeliveryList
+}
+
+func (a *Admin) registerWebhooks(api huma.API) {
+	if a.deliveries == nil {
+		return
+	}
+	huma.Register(api, adminOp("listWebhookDeliveries", http.MethodGet, "/admin/v1/webhooks/deliveries",
+		"List a workflow's webhook deliveries and their attempts", http.StatusUnprocessableEntity),
+		func(ctx context.Context, in *deliveriesInput) (*deliveriesOutput, error) {
+			if !workflow.ValidID(workflow.PrefixWorkflow, in.Workflow) {
+				return nil, invalid("query.workflow", "not a workflow id", in.Workflow)
+			}
+			ds, err := a.deliveries.WebhookDeliveries(ctx, in.Workflow)
+			if err != nil {
+				return nil, a.fail(ctx, "listWebhookDeliveries", err)
+			}
+			out := &deliveriesOutput{Body: DeliveryList{Deliveries: make([]DeliveryView, len(ds))}}
+			for i, d := range ds {
+				v := DeliveryView{ID: d.ID, WorkflowID: d.WorkflowID, Event: d.Event, URL: d.URL, Status: string(d.Status),
+					CreatedAt: d.CreatedAt, Attempts: make([]AttemptView, len(d.Attempts))}
+				if d.Status == workflow.DeliveryPending && !d.NextAttempt.IsZero() {
+					next := d.NextAttempt
+					v.NextAttempt = &next
+				}
+				for j, at := range d.Attempts {
+					v.Attempts[j] = AttemptView{At: at.At, ResponseCode: at.StatusCode, Error: at.Error}
+				}
+				out.Body.Deliveries[i] = v
+			}
+			return out, nil
+		})
+}
+
+// ViewWorkflow is the workflow as the API shows it: the data.workflow of
+// a webhook delivery.
+func ViewWorkflow(w *workflow.Workflow) WorkflowView { return viewWorkflow(w) }

@@ -1,0 +1,141 @@
+package memstore
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+var _ workflow.WebhookOutbox = (*Store)(nil)
+
+// hook is a delivery as the outbox keeps it, with its lease and, once no
+// longer pending, when it finished.
+type hook struct {
+	d          workflow.WebhookDelivery
+	leaseUntil time.Time
+	finished   time.Time
+}
+
+// hookKeep is how long a finished delivery stays listable: each finish
+// drops those finished longer before it.
+const hookKeep = 7 * 24 * time.Hour
+
+// copyDelivery returns a deep copy of d.
+func copyDelivery(d workflow.WebhookDelivery) workflow.WebhookDelivery {
+	d.Body = slices.Clone(d.Body)
+	d.Attempts = slices.Clone(d.Attempts)
+	return d
+}
+
+// enqueueHooks enters c's deliveries in the outbox when the commit moves
+// the stored status from prev. The caller holds s.mu for writing.
+func (s *Store) enqueueHooks(c workflow.Commit, prev workflow.Status) {
+	if c.Workflow.Status == prev {
+		return
+	}
+	for _, d := range c.Webhooks {
+		d = copyDelivery(d)
+		d.Status, d.Lease = workflow.DeliveryPending, ""
+		s.hooks[d.ID] = &hook{d: d}
+		s.hookOrder = append(s.hookOrder, d.ID)
+	}
+}
+
+// ClaimWebhooks leases up to max pending deliveries due at now, oldest
+// first, under the store's one lock.
+func (s *Store) ClaimWebhooks(ctx context.Context, now time.Time, lease time.Duration, max int) (_ []workflow.WebhookDelivery, err error) {
+	defer workflow.Wrap(&err, "memstore.ClaimWebhooks")
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []workflow.WebhookDelivery
+	for _, id := range s.hookOrder {
+		if len(out) >= max {
+			break
+		}
+		h := s.hooks[id]
+		if h == nil || h.d.Status != workflow.DeliveryPending || h.d.NextAttempt.After(now) || h.leaseUntil.After(now) {
+			continue
+		}
+		h.d.Lease = workflow.NewID("lease_")
+		h.leaseUntil = now.Add(lease)
+		out = append(out, copyDelivery(h.d))
+	}
+	return out, nil
+}
+
+// FinishWebhook records d's outcome when d.Lease still holds its lease.
+func (s *Store) FinishWebhook(ctx context.Context, d workflow.WebhookDelivery) (err error) {
+	defer workflow.Wrap(&err, "memstore.FinishWebhook(%q)", d.ID)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := s.hooks[d.ID]
+	if h == nil || d.Lease == "" || h.d.Lease != d.Lease {
+		return workflow.Errorf(workflow.KindConflict, "delivery %s is no longer leased to this caller", d.ID)
+	}
+	h.d.Status, h.d.NextAttempt, h.d.Attempts = d.Status, d.NextAttempt, slices.Clone(d.Attempts)
+	h.d.Lease, h.leaseUntil = "", time.Time{}
+	at := time.Now()
+	if n := len(d.Attempts); n > 0 {
+		at = d.Attempts[n-1].At
+	}
+	if d.Status != workflow.DeliveryPending {
+		h.finished = at
+	}
+	s.hookOrder = slices.DeleteFunc(s.hookOrder, func(id string) bool {
+		old := s.hooks[id]
+		if old != nil && !old.finished.IsZero() && old.finished.Before(at.Add(-hookKeep)) {
+			delete(s.hooks, id)
+			return true
+		}
+		return false
+	})
+	return nil
+}
+
+// WebhookDeliveries returns workflowID's deliveries, oldest first, without
+// their secrets.
+func (s *Store) WebhookDeliveries(ctx context.Context, workflowID string) (_ []workflow.WebhookDelivery, err error) {
+	defer workflow.Wrap(&err, "memstore.WebhookDeliveries(%q)", workflowID)
+	if err := checkID(ctx, "workflow id", workflowID); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := []workflow.WebhookDelivery{}
+	for _, id := range s.hookOrder {
+		if h := s.hooks[id]; h != nil && h.d.WorkflowID == workflowID {
+			d := copyDelivery(h.d)
+			d.Secret, d.Lease = "", ""
+			out = append(out, d)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
+	return out, nil
+}
+
+// WebhookSubscription returns the subscription stored at the workflow's
+// create, or nil.
+func (s *Store) WebhookSubscription(ctx context.Context, workflowID string) (_ *workflow.WebhookSubscription, err error) {
+	defer workflow.Wrap(&err, "memstore.WebhookSubscription(%q)", workflowID)
+	if err := checkID(ctx, "workflow id", workflowID); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	rec, ok := s.live(workflowID)
+	if !ok || rec.webhook == nil {
+		return nil, nil
+	}
+	sub := *rec.webhook
+	sub.Events = slices.Clone(sub.Events)
+	return &sub, nil
+}

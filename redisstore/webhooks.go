@@ -1,0 +1,356 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+var _ workflow.WebhookOutbox = (*Store)(nil)
+
+// The webhook outbox (DESIGN §10.3). A user's deliveries live in the
+// user's slot, so the commit script that ends a round enters them
+// atomically with it:
+//
+//	<user base>:hooks      hash   delivery id -> hookRecord JSON
+//	<user base>:hookdue    zset   pending delivery id -> due (ms); a claim
+//	                              moves it to the lease's end
+//	<user base>:hooklease  hash   delivery id -> token of its latest claim
+//	<user base>:hookdone   zset   finished delivery id -> when (ms)
+//	<wf prefix><id>:webhook string the workflow's subscription (JSON)
+//
+// Each finish drops the records finished more than hookKeep ago and
+// keeps the four outbox keys for hookKeep and a day after it; a commit
+// that enqueues refreshes that expiry too, so a user's outbox lives as
+// long as deliveries flow and a week after. A store-wide index, partitioned like the others, names the users
+// that have deliveries, so any instance finds them:
+//
+//	prefix:{hk<i>}:hookusers zset  escaped user id -> when a commit last
+//	                               enqueued for the user (ms)
+//
+// A commit adds the user to the index in its pipeline, before its script;
+// a claimer drops a user whose due set is empty only when no commit added
+// the user within hookIndexGrace (a conditional ZREM), so an index entry
+// is never dropped between a commit's index write and its script.
+const (
+	hooksSuffix     = ":hooks"
+	hookDueSuffix   = ":hookdue"
+	hookLeaseSuffix = ":hooklease"
+	hookDoneSuffix  = ":hookdone"
+	hookIndexGrace  = time.Minute
+	// hookKeep is how long a finished delivery stays listable.
+	hookKeep = 7 * 24 * time.Hour
+)
+
+func (k keys) hookUsersPart(i int) string { return k.prefix + ":{hk" + strconv.Itoa(i) + "}:hookusers" }
+
+// hookRecord is a delivery as the store writes it.
+type hookRecord struct {
+	ID          string          `json:"id"`
+	WorkflowID  string          `json:"workflowId"`
+	UserID      string          `json:"userId"`
+	Event       string          `json:"event"`
+	URL         string          `json:"url"`
+	Secret      string          `json:"secret"`
+	Body        []byte          `json:"body"`
+	CreatedAt   time.Time       `json:"createdAt"`
+	Status      string          `json:"status"`
+	NextAttempt time.Time       `json:"nextAttempt,omitzero"`
+	Attempts    []attemptRecord `json:"attempts,omitempty"`
+}
+
+type attemptRecord struct {
+	At         time.Time `json:"at"`
+	StatusCode int       `json:"statusCode,omitempty"`
+	Error      string    `json:"error,omitempty"`
+}
+
+func toHookRecord(d workflow.WebhookDelivery) hookRecord {
+	r := hookRecord{ID: d.ID, WorkflowID: d.WorkflowID, UserID: d.UserID, Event: d.Event, URL: d.URL, Secret: d.Secret,
+		Body: d.Body, CreatedAt: d.CreatedAt, Status: string(d.Status), NextAttempt: d.NextAttempt}
+	for _, a := range d.Attempts {
+		r.Attempts = append(r.Attempts, attemptRecord(a))
+	}
+	return r
+}
+
+func (r hookRecord) delivery() workflow.WebhookDelivery {
+	d := workflow.WebhookDelivery{ID: r.ID, WorkflowID: r.WorkflowID, UserID: r.UserID, Event: r.Event, URL: r.URL,
+		Secret: r.Secret, Body: r.Body, CreatedAt: r.CreatedAt, Status: workflow.DeliveryStatus(r.Status), NextAttempt: r.NextAttempt}
+	for _, a := range r.Attempts {
+		d.Attempts = append(d.Attempts, workflow.WebhookAttempt(a))
+	}
+	return d
+}
+
+// appendHooks appends c's deliveries and their count to the commit
+// script's arguments (see commitScript).
+func appendHooks(args []any, c workflow.Commit) ([]any, error) {
+	for _, d := range c.Webhooks {
+		d.Status, d.Lease = workflow.DeliveryPending, ""
+		b, err := json.Marshal(toHookRecord(d))
+		if err != nil {
+			return nil, workflow.WrapKind(workflow.KindInvalid, err, "webhook delivery %s cannot be encoded", d.ID)
+		}
+		args = append(args, d.ID, d.NextAttempt.UnixMilli(), b)
+	}
+	return append(args, len(c.Webhooks)), nil
+}
+
+// queueHookIndex queues, in a commit's pipeline before its script, the
+// user's entry in the outbox index when the commit carries deliveries
+// (returning its command), and the workflow's subscription on a create
+// that has one.
+func (s *Store) queueHookIndex(ctx context.Context, p redis.Pipeliner, c workflow.Commit, userID string) (index *redis.IntCmd) {
+	if len(c.Webhooks) > 0 {
+		index = p.ZAdd(ctx, s.keys.hookUsersPart(hashPartition(userID, partitions)),
+			redis.Z{Score: float64(time.Now().UnixMilli()), Member: url.QueryEscape(userID)})
+		for _, k := range s.hookKeys(userID) { // no-ops on keys the script is about to make
+			p.PExpire(ctx, k, hookKeep+24*time.Hour)
+		}
+	}
+	sub := s.keys.user(userID).wfPrefix + c.Workflow.ID + ":webhook"
+	switch {
+	case c.ExpectedVersion == 0 && c.Webhook != nil:
+		if b, err := json.Marshal(c.Webhook); err == nil {
+			p.Set(ctx, sub, b, s.opts.Retention)
+		}
+	case s.opts.Retention > 0 && workflow.EventOf(c.Workflow.Status) != "":
+		// Kept as long as the workflow: each round's end refreshes it.
+		p.PExpire(ctx, sub, s.opts.Retention+refreshSlack(s.opts.Retention))
+	}
+	return index
+}
+
+// retryHookIndex writes the user's outbox index entry again when the
+// applied commit's pipelined write of it failed (on a cluster it goes to
+// another shard than the script): without it the commit's deliveries
+// would wait for the user's next one to be found. A second failure is
+// left at that.
+func (s *Store) retryHookIndex(ctx context.Context, index *redis.IntCmd, userID string) {
+	if index == nil || index.Err() == nil {
+		return
+	}
+	_ = s.rdb.ZAdd(ctx, s.keys.hookUsersPart(hashPartition(userID, partitions)),
+		redis.Z{Score: float64(time.Now().UnixMilli()), Member: url.QueryEscape(userID)}).Err()
+}
+
+// claimHooksScript leases up to max due deliveries of one user.
+//
+//	KEYS: hookdue hooks hooklease
+//	ARGV: nowMs leaseEndMs max tokenPrefix
+//	reply: {"ok", (token recordJSON)...} | {"empty"} (nothing pending at all)
+var claimHooksScript = redis.NewScript(`
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+if #ids == 0 and redis.call('ZCARD', KEYS[1]) == 0 then return {'empty'} end
+local out = {'ok'}
+for i, id in ipairs(ids) do
+  local rec = redis.call('HGET', KEYS[2], id)
+  if rec then
+    local tok = ARGV[4] .. i
+    redis.call('ZADD', KEYS[1], ARGV[2], id)
+    redis.call('HSET', KEYS[3], id, tok)
+    out[#out + 1] = tok
+    out[#out + 1] = rec
+  else
+    redis.call('ZREM', KEYS[1], id)
+  end
+end
+return out
+`)
+
+// finishHookScript stores a delivery's outcome if the token still holds
+// its lease.
+//
+//	KEYS: hookdue hooks hooklease hookdone
+//	ARGV: id token recordJSON nextMs ("" when no longer pending) nowMs
+//	      dropBeforeMs ttlMs
+//	reply: 1 | 0 (the lease was taken over)
+var finishHookScript = redis.NewScript(`
+if redis.call('HGET', KEYS[3], ARGV[1]) ~= ARGV[2] then return 0 end
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', ARGV[6], 'LIMIT', 0, 100)) do
+  redis.call('HDEL', KEYS[2], id)
+  redis.call('ZREM', KEYS[4], id)
+end
+redis.call('HDEL', KEYS[3], ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+if ARGV[4] == '' then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  redis.call('ZADD', KEYS[4], ARGV[5], ARGV[1])
+else
+  redis.call('ZADD', KEYS[1], ARGV[4], ARGV[1])
+end
+for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ARGV[7]) end
+return 1
+`)
+
+// pruneHookUserScript drops a user from the outbox index unless a commit
+// added it after ARGV[2] (ms).
+//
+//	KEYS: hookusers partition
+//	ARGV: escapedUser notAfterMs
+var pruneHookUserScript = redis.NewScript(`
+local sc = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if sc and tonumber(sc) <= tonumber(ARGV[2]) then redis.call('ZREM', KEYS[1], ARGV[1]) end
+return 0
+`)
+
+func (s *Store) hookKeys(userID string) []string {
+	base := s.keys.user(userID).base
+	return []string{base + hookDueSuffix, base + hooksSuffix, base + hookLeaseSuffix, base + hookDoneSuffix}
+}
+
+// ClaimWebhooks reads the outbox index (one pipeline over its partitions)
+// and leases due deliveries user by user, one script each, until max.
+func (s *Store) ClaimWebhooks(ctx context.Context, now time.Time, lease time.Duration, max int) (_ []workflow.WebhookDelivery, err error) {
+	defer workflow.Wrap(&err, "redisstore.ClaimWebhooks")
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	pipe := s.rdb.Pipeline()
+	parts := make([]*redis.StringSliceCmd, partitions)
+	for i := range parts {
+		parts[i] = pipe.ZRange(ctx, s.keys.hookUsersPart(i), 0, -1)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, redisErr(err)
+	}
+	var out []workflow.WebhookDelivery
+	token := workflow.NewID("lease_") + ":"
+	for i, cmd := range parts {
+		for _, esc := range cmd.Val() {
+			if len(out) >= max {
+				return out, nil
+			}
+			user, uerr := url.QueryUnescape(esc)
+			if uerr != nil {
+				continue
+			}
+			reply, err := claimHooksScript.Run(ctx, s.rdb, s.hookKeys(user)[:3], now.UnixMilli(), now.Add(lease).UnixMilli(),
+				max-len(out), token).Slice()
+			if err != nil {
+				return out, redisErr(err)
+			}
+			if reply[0] == "empty" {
+				_ = pruneHookUserScript.Run(ctx, s.rdb, []string{s.keys.hookUsersPart(i)}, esc,
+					now.Add(-hookIndexGrace).UnixMilli()).Err()
+				continue
+			}
+			got, err := replyStrings(reply, 1)
+			if err != nil {
+				return out, err
+			}
+			for j := 0; j+1 < len(got); j += 2 {
+				var r hookRecord
+				if err := json.Unmarshal([]byte(got[j+1]), &r); err != nil {
+					return out, workflow.WrapKind(workflow.KindInternal, err, "webhook delivery of user %q does not decode", user)
+				}
+				d := r.delivery()
+				d.Lease = got[j]
+				out = append(out, d)
+			}
+		}
+	}
+	return out, nil
+}
+
+// FinishWebhook stores d's outcome, one script in its user's slot.
+func (s *Store) FinishWebhook(ctx context.Context, d workflow.WebhookDelivery) (err error) {
+	defer workflow.Wrap(&err, "redisstore.FinishWebhook(%q)", d.ID)
+	if err := checkID(ctx, "user id", d.UserID); err != nil {
+		return err
+	}
+	b, err := json.Marshal(toHookRecord(d))
+	if err != nil {
+		return workflow.WrapKind(workflow.KindInvalid, err, "webhook delivery %s cannot be encoded", d.ID)
+	}
+	next := ""
+	if d.Status == workflow.DeliveryPending {
+		next = strconv.FormatInt(d.NextAttempt.UnixMilli(), 10)
+	}
+	finished := time.Now()
+	if n := len(d.Attempts); n > 0 {
+		finished = d.Attempts[n-1].At
+	}
+	n, err := finishHookScript.Run(ctx, s.rdb, s.hookKeys(d.UserID), d.ID, d.Lease, b, next, finished.UnixMilli(),
+		finished.Add(-hookKeep).UnixMilli(), (hookKeep + 24*time.Hour).Milliseconds()).Int64()
+	if err != nil {
+		return redisErr(err)
+	}
+	if n == 0 {
+		return workflow.Errorf(workflow.KindConflict, "delivery %s is no longer leased to this caller", d.ID)
+	}
+	return nil
+}
+
+// WebhookDeliveries reads the records of the workflow's user and keeps
+// the workflow's, oldest first, secrets cleared.
+func (s *Store) WebhookDeliveries(ctx context.Context, workflowID string) (_ []workflow.WebhookDelivery, err error) {
+	defer workflow.Wrap(&err, "redisstore.WebhookDeliveries(%q)", workflowID)
+	if err := checkWorkflowID(ctx, workflowID, false); err != nil {
+		return nil, err
+	}
+	out := []workflow.WebhookDelivery{}
+	user, _, err := s.ownerOf(ctx, workflowID)
+	if workflow.KindOf(err) == workflow.KindNotFound {
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	vals, err := s.rdb.HVals(ctx, s.keys.user(user).base+hooksSuffix).Result()
+	if err != nil {
+		return nil, redisErr(err)
+	}
+	for _, v := range vals {
+		var r hookRecord
+		if err := json.Unmarshal([]byte(v), &r); err != nil {
+			return nil, workflow.WrapKind(workflow.KindInternal, err, "webhook delivery of %s does not decode", workflowID)
+		}
+		if r.WorkflowID == workflowID {
+			d := r.delivery()
+			d.Secret = ""
+			out = append(out, d)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
+	return out, nil
+}
+
+// WebhookSubscription reads the subscription stored at the workflow's
+// create, or nil.
+func (s *Store) WebhookSubscription(ctx context.Context, workflowID string) (_ *workflow.WebhookSubscription, err error) {
+	defer workflow.Wrap(&err, "redisstore.WebhookSubscription(%q)", workflowID)
+	if err := checkWorkflowID(ctx, workflowID, false); err != nil {
+		return nil, err
+	}
+	user, _, err := s.ownerOf(ctx, workflowID)
+	if workflow.KindOf(err) == workflow.KindNotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.rdb.Get(ctx, s.keys.user(user).wfPrefix+workflowID+":webhook").Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, redisErr(err)
+	}
+	var sub workflow.WebhookSubscription
+	if err := json.Unmarshal(b, &sub); err != nil {
+		return nil, workflow.WrapKind(workflow.KindInternal, err, "webhook subscription of %s does not decode", workflowID)
+	}
+	sub.Events = slices.Clip(sub.Events)
+	return &sub, nil
+}

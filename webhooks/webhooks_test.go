@@ -1,0 +1,239 @@
+package webhooks_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twostep/twostep/client"
+	"github.com/twostep/twostep/memstore"
+	"github.com/twostep/twostep/webhooks"
+	"github.com/twostep/twostep/workflow"
+)
+
+// The example of the Standard Webhooks specification's reference
+// libraries (standard-webhooks/standard-webhooks, libraries' tests).
+func TestSignMatchesTheSpecificationExample(t *testing.T) {
+	got := webhooks.Sign("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330,
+		[]byte(`{"test": 2432232314}`))
+	if want := "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="; got != want {
+		t.Errorf("Sign = %q, want %q", got, want)
+	}
+}
+
+func TestCheckURL(t *testing.T) {
+	tests := []struct {
+		url          string
+		allowPrivate bool
+		ok           bool
+	}{
+		{"https://hooks.example.com/in", false, true},
+		{"http://203.0.113.9:8080/x", false, true},
+		{"http://127.0.0.1:9/x", false, false},
+		{"http://localhost/x", false, false},
+		{"http://api.localhost/x", false, false},
+		{"http://10.1.2.3/x", false, false},
+		{"http://192.168.0.1/x", false, false},
+		{"http://169.254.169.254/latest", false, false},
+		{"http://[::1]/x", false, false},
+		{"http://[::ffff:127.0.0.1]/x", false, false},
+		{"http://0.0.0.0/x", false, false},
+		{"http://127.0.0.1:9/x", true, true},
+		{"ftp://hooks.example.com/", false, false},
+		{"https://user:pw@hooks.example.com/", false, false},
+		{"/relative", false, false},
+	}
+	for _, tc := range tests {
+		err := webhooks.CheckURL(tc.url, tc.allowPrivate)
+		if (err == nil) != tc.ok {
+			t.Errorf("CheckURL(%q, %v) = %v, want ok=%v", tc.url, tc.allowPrivate, err, tc.ok)
+		}
+	}
+}
+
+// receiver is a webhook receiver that answers 500 to the first fail
+// deliveries and checks every signature with client.VerifyWebhook.
+type receiver struct {
+	t      *testing.T
+	secret string
+	fail   int
+
+	mu       sync.Mutex
+	calls    int
+	accepted map[string][]string // webhook-id -> the bodies' types accepted
+}
+
+func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	if err := client.VerifyWebhook(rc.secret, r.Header, body); err != nil {
+		rc.t.Errorf("delivery %s: %v", r.Header.Get("webhook-id"), err)
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.calls++
+	if rc.calls <= rc.fail {
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
+	var ev client.WebhookEvent
+	if err := json.Unmarshal(body, &ev); err != nil {
+		rc.t.Errorf("body %s: %v", body, err)
+	}
+	rc.accepted[r.Header.Get("webhook-id")] = append(rc.accepted[r.Header.Get("webhook-id")], ev.Type)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// TestDeliveryRetriesUntilAccepted: a receiver that fails three times
+// gets the event a fourth time, accepts it, and the outbox lists the four
+// attempts; the deliverer never posts before a retry is due.
+func TestDeliveryRetriesUntilAccepted(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	secret := webhooks.NewSecret()
+	rc := &receiver{t: t, secret: secret, fail: 3, accepted: map[string][]string{}}
+	srv := httptest.NewServer(rc)
+	defer srv.Close()
+
+	now := time.Now()
+	clock := func() time.Time { return now }
+	src := &webhooks.Source{Subscriptions: store, View: func(w *workflow.Workflow) any { return map[string]any{"id": w.ID, "status": w.Status} }, Now: clock}
+	wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "ann", Mode: workflow.ModeReact,
+		Status: workflow.StatusRunning, Round: 1, MaxSteps: 3}
+	created, _, err := store.Commit(ctx, workflow.Commit{Workflow: wf,
+		Webhook: &workflow.WebhookSubscription{URL: srv.URL, Secret: secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := created.Clone()
+	done.Status = workflow.StatusCompleted
+	ds, err := src.Deliveries(ctx, workflow.EventRoundCompleted, done)
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("Deliveries = %v, %v; want one", ds, err)
+	}
+	if _, _, err := store.Commit(ctx, workflow.Commit{Workflow: done, ExpectedVersion: created.Version, Webhooks: ds}); err != nil {
+		t.Fatal(err)
+	}
+
+	d := &webhooks.Deliverer{Outbox: store, AllowPrivate: true, FirstRetry: 30 * time.Second, Now: clock}
+	waits := []time.Duration{0, 30 * time.Second, time.Minute, 2 * time.Minute} // within the receiver's tolerance
+	for i, wait := range waits {
+		now = now.Add(wait - time.Second)
+		if n := d.RunOnce(ctx); n != 0 && wait > 0 {
+			t.Fatalf("attempt %d: claimed %d deliveries a second before the retry is due", i+1, n)
+		}
+		now = now.Add(time.Second)
+		if n := d.RunOnce(ctx); n != 1 {
+			t.Fatalf("attempt %d: claimed %d deliveries, want 1", i+1, n)
+		}
+	}
+	now = now.Add(48 * time.Hour)
+	if n := d.RunOnce(ctx); n != 0 {
+		t.Errorf("after the 2xx: claimed %d deliveries, want none", n)
+	}
+	if len(rc.accepted) != 1 || len(rc.accepted[ds[0].ID]) != 1 || rc.accepted[ds[0].ID][0] != workflow.EventRoundCompleted {
+		t.Errorf("accepted %v, want one %s under %s", rc.accepted, workflow.EventRoundCompleted, ds[0].ID)
+	}
+	list, err := store.WebhookDeliveries(ctx, created.ID)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("WebhookDeliveries = %v, %v", list, err)
+	}
+	var codes []int
+	for _, a := range list[0].Attempts {
+		codes = append(codes, a.StatusCode)
+	}
+	if got := list[0]; got.Status != workflow.DeliveryDelivered || len(codes) != 4 || codes[0] != 500 || codes[3] != 204 {
+		t.Errorf("delivery %s with attempts %v, want delivered after 500, 500, 500, 204", got.Status, codes)
+	}
+}
+
+// TestDeliveryRefusesPrivateAddresses: without allowPrivate the dialer
+// refuses a loopback receiver, and the attempt records why.
+func TestDeliveryRefusesPrivateAddresses(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	hit := false
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hit = true }))
+	defer srv.Close()
+	wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "ann", Mode: workflow.ModeReact,
+		Status: workflow.StatusRunning, Round: 1, MaxSteps: 3}
+	created, _, err := store.Commit(ctx, workflow.Commit{Workflow: wf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := created.Clone()
+	done.Status = workflow.StatusFailed
+	dv := workflow.WebhookDelivery{ID: "msg_1", WorkflowID: wf.ID, UserID: "ann", Event: workflow.EventRoundFailed,
+		URL: srv.URL, Secret: "whsec_eA==", Body: []byte(`{}`), CreatedAt: time.Now(), NextAttempt: time.Now()}
+	if _, _, err := store.Commit(ctx, workflow.Commit{Workflow: done, ExpectedVersion: created.Version,
+		Webhooks: []workflow.WebhookDelivery{dv}}); err != nil {
+		t.Fatal(err)
+	}
+	(&webhooks.Deliverer{Outbox: store}).RunOnce(ctx)
+	list, _ := store.WebhookDeliveries(ctx, wf.ID)
+	if hit || len(list) != 1 || len(list[0].Attempts) != 1 || !strings.Contains(list[0].Attempts[0].Error, "private or loopback") {
+		t.Errorf("receiver hit %v, deliveries %+v; want one refused attempt", hit, list)
+	}
+}
+
+// TestAttemptsEndWithinTheirLease: with a receiver that takes a second an
+// answer and a 4 s lease (so a 2 s timeout), one batch attempts only the
+// deliveries whose lease still covers a whole attempt; the others wait for
+// their lease to end and are attempted by the next claim, each once.
+func TestAttemptsEndWithinTheirLease(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	posts := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(time.Second) // a slow receiver
+		posts[r.Header.Get("webhook-id")]++
+	}))
+	defer srv.Close()
+	wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "ann", Mode: workflow.ModeReact,
+		Status: workflow.StatusRunning, Round: 1, MaxSteps: 3}
+	created, _, err := store.Commit(ctx, workflow.Commit{Workflow: wf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := created.Clone()
+	done.Status = workflow.StatusCompleted
+	var ds []workflow.WebhookDelivery
+	for i := range 5 {
+		ds = append(ds, workflow.WebhookDelivery{ID: fmt.Sprintf("msg_%d", i), WorkflowID: wf.ID, UserID: "ann",
+			Event: workflow.EventRoundCompleted, URL: srv.URL, Secret: "whsec_eA==", Body: []byte(`{}`), CreatedAt: now, NextAttempt: now})
+	}
+	if _, _, err := store.Commit(ctx, workflow.Commit{Workflow: done, ExpectedVersion: created.Version, Webhooks: ds}); err != nil {
+		t.Fatal(err)
+	}
+	d := &webhooks.Deliverer{Outbox: store, AllowPrivate: true, Lease: 4 * time.Second, Now: clock}
+	if n := d.RunOnce(ctx); n != 5 || len(posts) != 3 {
+		t.Fatalf("first batch claimed %d and posted %d, want 5 claimed, 3 posted (the lease left no room for more)", n, len(posts))
+	}
+	if n := d.RunOnce(ctx); n != 0 {
+		t.Fatalf("claimed %d deliveries still leased, want none", n)
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Second) // the first claim's lease ended
+	mu.Unlock()
+	if n := d.RunOnce(ctx); n != 2 {
+		t.Fatalf("second batch claimed %d, want the 2 left", n)
+	}
+	for _, dv := range ds {
+		if posts[dv.ID] != 1 {
+			t.Errorf("%s posted %d times, want once", dv.ID, posts[dv.ID])
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package workflow_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twostep/twostep/budgets"
+	"github.com/twostep/twostep/memstore"
+	"github.com/twostep/twostep/webhooks"
+	"github.com/twostep/twostep/workflow"
+)
+
+// TestBudgetStopsTheRound: each step makes one model call that reserves
+// 204 tokens (a 400-character prompt, 100 output) and uses 150. With a
+// budget of 500 tokens the third call would pass it: it is not made, the
+// round stops with stop reason budget and an assistant message saying
+// why, the stop is a round.stopped webhook event, and new work is refused
+// with a budget error until the budget resets.
+func TestBudgetStopsTheRound(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	model := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
+		calls.Add(1)
+		return workflow.ModelResponse{Text: "ok", Model: "m", PromptTokens: 110, CompletionTokens: 40}, nil
+	})
+	step := func(ctx context.Context, run *workflow.Run) error {
+		wf := run.Workflow()
+		if _, err := run.Generate(ctx, workflow.ModelCall{Stage: workflow.StageOne, Attempt: 1, MaxTokens: 100,
+			Prompt: []workflow.PromptMessage{{Role: "user", Content: strings.Repeat("x", 400)}}}); err != nil {
+			return err
+		}
+		return run.CommitStep(ctx, workflow.StepResult{Action: "test.echo", Executed: true,
+			Messages: []workflow.Message{{ID: workflow.NewID(workflow.PrefixMessage), Role: workflow.RoleAction,
+				Round: wf.Round, Step: wf.Step, Action: "test.echo", Status: workflow.MessageSuccess, Text: "done"}}})
+	}
+	store := memstore.New()
+	now := time.Now()
+	lim := &budgets.Limiter{Config: budgets.Config{Default: &budgets.Limit{Tokens: 500, Period: budgets.Day}},
+		Store: store, Now: func() time.Time { return now }}
+	src := &webhooks.Source{Subscriptions: store, View: func(w *workflow.Workflow) any { return w.ID }}
+	e := newEngine(t, workflow.EngineConfig{Budget: lim, Webhooks: src}, store, model, step)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	wf, err := e.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "p", MaxSteps: 10,
+		Webhook: &workflow.WebhookSubscription{URL: "https://hooks.example/in", Secret: "whsec_eA=="}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.Wait(ctx, wf.ID)
+	if err != nil || got.Status != workflow.StatusStopped || got.StopReason != workflow.StopBudget {
+		t.Fatalf("round ended %+v (%v), want stopped with stop reason budget", got, err)
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("the model was called %d times, want 2 (the third would pass the budget)", n)
+	}
+	msgs, err := store.Messages(ctx, wf.ID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := msgs[len(msgs)-1]
+	if last.Role != workflow.RoleAssistant || !strings.Contains(last.Text, "daily budget of 500 tokens") {
+		t.Errorf("last message %+v, want the assistant saying the budget is spent", last)
+	}
+	used, _, _, _, err := lim.Usage(ctx, "alice")
+	if err != nil || used.Tokens != 300 || !used.Spent {
+		t.Errorf("usage = %+v (%v), want 300 tokens, spent", used, err)
+	}
+	ds, err := store.ClaimWebhooks(ctx, time.Now(), time.Minute, 10)
+	if err != nil || len(ds) != 1 || ds[0].Event != workflow.EventRoundStopped {
+		t.Errorf("outbox holds %+v (%v), want one round.stopped delivery", ds, err)
+	}
+	var be *workflow.BudgetError
+	if _, err := e.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "again"}); !errors.As(err, &be) {
+		t.Errorf("Create with the budget spent = %v, want a budget error", err)
+	}
+	if _, err := e.Resume(ctx, "alice", wf.ID); !errors.As(err, &be) {
+		t.Errorf("Resume with the budget spent = %v, want a budget error", err)
+	}
+	now = now.Add(24 * time.Hour) // the budget resets
+	if _, err := e.Resume(ctx, "alice", wf.ID); err != nil {
+		t.Errorf("Resume the next day: %v", err)
+	}
+}

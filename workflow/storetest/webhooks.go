@@ -1,0 +1,189 @@
+package storetest
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twostep/twostep/workflow"
+)
+
+// delivery returns a pending delivery of wf's event, due at due.
+func delivery(wf *workflow.Workflow, due time.Time) workflow.WebhookDelivery {
+	return workflow.WebhookDelivery{
+		ID: workflow.NewID("msg_"), WorkflowID: wf.ID, UserID: wf.UserID, Event: workflow.EventRoundCompleted,
+		URL: "https://hooks.example/in", Secret: "whsec_c2VjcmV0c2VjcmV0", Body: []byte(`{"type":"round.completed"}`),
+		CreatedAt: due, NextAttempt: due, Status: workflow.DeliveryPending,
+	}
+}
+
+// testWebhookOutbox follows deliveries through the outbox
+// (workflow.WebhookOutbox): entered only by a commit that changes the
+// status and applies, leased to one claimer at a time, re-claimable when
+// the lease ends (the old lease then refused), rescheduled, delivered and
+// listed without their secret.
+func testWebhookOutbox(t *testing.T, f Fixture) {
+	ctx := context.Background()
+	box, ok := f.Store.(workflow.WebhookOutbox)
+	if !ok {
+		t.Fatalf("%T is not a workflow.WebhookOutbox", f.Store)
+	}
+	t0 := time.Now().UTC().Truncate(time.Millisecond)
+	sub := &workflow.WebhookSubscription{URL: "https://hooks.example/in", Events: []string{workflow.EventRoundCompleted}, Secret: "whsec_abc"}
+	wf := newWorkflow("hook user {x}:y")
+	created, _, err := f.Store.Commit(ctx, workflow.Commit{Workflow: wf, Webhook: sub})
+	must(t, "Commit(create)", err)
+	got, err := box.WebhookSubscription(ctx, created.ID)
+	must(t, "WebhookSubscription", err)
+	if got == nil || got.URL != sub.URL || got.Secret != sub.Secret || len(got.Events) != 1 {
+		t.Fatalf("WebhookSubscription = %+v, want %+v", got, sub)
+	}
+	claim := func(when string, now time.Time, want int) []workflow.WebhookDelivery {
+		t.Helper()
+		ds, err := box.ClaimWebhooks(ctx, now, time.Minute, 10)
+		must(t, "ClaimWebhooks", err)
+		if len(ds) != want {
+			t.Fatalf("%s: ClaimWebhooks(t0%+v) gave %d deliveries, want %d", when, now.Sub(t0), len(ds), want)
+		}
+		return ds
+	}
+
+	// A running step keeps the status: its delivery is not entered.
+	next := created.Clone()
+	next.Step++
+	stepped, _, err := f.Store.Commit(ctx, workflow.Commit{Workflow: next, ExpectedVersion: created.Version,
+		Webhooks: []workflow.WebhookDelivery{delivery(created, t0)}})
+	must(t, "Commit(step)", err)
+	claim("after a step", t0, 0)
+
+	// A refused commit enters nothing; the one that applies does.
+	done := stepped.Clone()
+	done.Status, done.StopReason = workflow.StatusCompleted, workflow.StopCompleted
+	want := delivery(created, t0)
+	_, _, err = f.Store.Commit(ctx, workflow.Commit{Workflow: done.Clone(), ExpectedVersion: created.Version,
+		Webhooks: []workflow.WebhookDelivery{delivery(created, t0)}})
+	wantKind(t, "Commit(stale, with a delivery)", err, workflow.KindConflict)
+	claim("after a refused commit", t0, 0)
+	_, _, err = f.Store.Commit(ctx, workflow.Commit{Workflow: done, ExpectedVersion: stepped.Version,
+		Webhooks: []workflow.WebhookDelivery{want}})
+	must(t, "Commit(complete)", err)
+
+	first := claim("due", t0, 1)[0]
+	if first.ID != want.ID || string(first.Body) != string(want.Body) || first.Secret != want.Secret || first.Lease == "" {
+		t.Fatalf("claimed %+v, want %+v with a lease", first, want)
+	}
+	claim("while leased", t0.Add(30*time.Second), 0)
+	again := claim("after the lease ended", t0.Add(2*time.Minute), 1)[0]
+	first.Attempts = []workflow.WebhookAttempt{{At: t0, StatusCode: 500, Error: "HTTP 500"}}
+	first.NextAttempt = t0.Add(time.Hour)
+	wantKind(t, "FinishWebhook(taken-over lease)", box.FinishWebhook(ctx, first), workflow.KindConflict)
+
+	again.Attempts = []workflow.WebhookAttempt{{At: t0.Add(2 * time.Minute), StatusCode: 503, Error: "HTTP 503"}}
+	again.NextAttempt = t0.Add(10 * time.Minute)
+	must(t, "FinishWebhook(retry)", box.FinishWebhook(ctx, again))
+	claim("before the retry is due", t0.Add(5*time.Minute), 0)
+	retry := claim("retry due", t0.Add(11*time.Minute), 1)[0]
+	if len(retry.Attempts) != 1 || retry.Attempts[0].StatusCode != 503 {
+		t.Errorf("retry's attempts = %+v, want the one of 503", retry.Attempts)
+	}
+	retry.Attempts = append(retry.Attempts, workflow.WebhookAttempt{At: t0.Add(11 * time.Minute), StatusCode: 204})
+	retry.Status, retry.NextAttempt = workflow.DeliveryDelivered, time.Time{}
+	must(t, "FinishWebhook(delivered)", box.FinishWebhook(ctx, retry))
+	claim("after delivery", t0.Add(48*time.Hour), 0)
+
+	list, err := box.WebhookDeliveries(ctx, created.ID)
+	must(t, "WebhookDeliveries", err)
+	if len(list) != 1 || list[0].Status != workflow.DeliveryDelivered || len(list[0].Attempts) != 2 || list[0].Secret != "" {
+		t.Fatalf("WebhookDeliveries = %+v, want one delivered delivery with 2 attempts and no secret", list)
+	}
+	other, err := box.WebhookDeliveries(ctx, newWorkflow("u").ID)
+	must(t, "WebhookDeliveries(unknown)", err)
+	if len(other) != 0 {
+		t.Errorf("WebhookDeliveries(unknown) = %+v, want none", other)
+	}
+}
+
+// testWebhookClaimsConcurrent has four claimers take 24 due deliveries of
+// three users at once: each is handed out exactly once.
+func testWebhookClaimsConcurrent(t *testing.T, f Fixture) {
+	ctx := context.Background()
+	box := f.Store.(workflow.WebhookOutbox)
+	t0 := time.Now().UTC().Truncate(time.Millisecond)
+	want := map[string]bool{}
+	for _, user := range []string{"u1", "u2", "u3"} {
+		for range 4 {
+			wf := newWorkflow(user)
+			created, _, err := f.Store.Commit(ctx, workflow.Commit{Workflow: wf})
+			must(t, "Commit(create)", err)
+			done := created.Clone()
+			done.Status = workflow.StatusFailed
+			ds := []workflow.WebhookDelivery{delivery(created, t0), delivery(created, t0)}
+			_, _, err = f.Store.Commit(ctx, workflow.Commit{Workflow: done, ExpectedVersion: created.Version, Webhooks: ds})
+			must(t, "Commit(fail)", err)
+			want[ds[0].ID], want[ds[1].ID] = true, true
+		}
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				ds, err := box.ClaimWebhooks(ctx, t0, time.Minute, 3)
+				if err != nil {
+					t.Errorf("ClaimWebhooks: %v", err)
+					return
+				}
+				if len(ds) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, d := range ds {
+					seen[d.ID]++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	for id := range want {
+		if seen[id] != 1 {
+			t.Errorf("delivery %s claimed %d times, want 1", id, seen[id])
+		}
+	}
+	if len(seen) != len(want) {
+		t.Errorf("claimed %d deliveries, want %d", len(seen), len(want))
+	}
+}
+
+// testWebhookKeep: a delivery finished more than a week before another
+// finishes is dropped; a newer one stays listable.
+func testWebhookKeep(t *testing.T, f Fixture) {
+	ctx := context.Background()
+	box := f.Store.(workflow.WebhookOutbox)
+	t0 := time.Now().UTC().Truncate(time.Millisecond)
+	created, _, err := f.Store.Commit(ctx, workflow.Commit{Workflow: newWorkflow("keeper")})
+	must(t, "Commit(create)", err)
+	done := created.Clone()
+	done.Status = workflow.StatusCompleted
+	old, recent := delivery(created, t0), delivery(created, t0)
+	_, _, err = f.Store.Commit(ctx, workflow.Commit{Workflow: done, ExpectedVersion: created.Version,
+		Webhooks: []workflow.WebhookDelivery{old, recent}})
+	must(t, "Commit(complete)", err)
+	ds, err := box.ClaimWebhooks(ctx, t0, time.Minute, 10)
+	must(t, "ClaimWebhooks", err)
+	if len(ds) != 2 {
+		t.Fatalf("claimed %d deliveries, want 2", len(ds))
+	}
+	for i, at := range []time.Time{t0.Add(-8 * 24 * time.Hour), t0} {
+		ds[i].Status = workflow.DeliveryDelivered
+		ds[i].Attempts = []workflow.WebhookAttempt{{At: at, StatusCode: 200}}
+		must(t, "FinishWebhook", box.FinishWebhook(ctx, ds[i]))
+	}
+	list, err := box.WebhookDeliveries(ctx, created.ID)
+	must(t, "WebhookDeliveries", err)
+	if len(list) != 1 || list[0].ID != ds[1].ID {
+		t.Errorf("listed %+v, want only %s (the other finished 8 days before it)", list, ds[1].ID)
+	}
+}
