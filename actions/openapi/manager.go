@@ -227,11 +227,14 @@ func (m *Manager) apply(ctx context.Context, s *source, data []byte) error {
 }
 
 // parse loads and validates a document. A fetched document may not refer
-// to other files or URLs; a file may refer to its neighbours.
+// to other files or URLs; a file may refer to its neighbouring files, never
+// to a URL (the loader's own reader would fetch it with no timeout, size
+// cap or cancellation).
 func parse(ctx context.Context, src SourceConfig, data []byte) (*openapi3.T, error) {
 	loader := openapi3.NewLoader()
 	loader.Context = ctx
 	loader.IsExternalRefsAllowed = !src.isURL()
+	loader.ReadFromURIFunc = openapi3.ReadFromFile
 	location := &url.URL{Path: src.Spec}
 	if src.isURL() {
 		location, _ = url.Parse(src.Spec)
