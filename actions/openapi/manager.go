@@ -3,6 +3,7 @@ package openapi
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -241,10 +242,10 @@ func parse(ctx context.Context, src SourceConfig, data []byte) (*openapi3.T, err
 	}
 	doc, err := loader.LoadFromDataWithPath(data, location)
 	if err != nil {
-		return nil, fmt.Errorf("openapiActions %s: %s does not load: %w", src.Name, src.Spec, err)
+		return nil, fmt.Errorf("openapiActions %s: %s does not load: %w", src.Name, src.shownSpec(), err)
 	}
 	if err := doc.Validate(ctx, openapi3.DisableExamplesValidation()); err != nil {
-		return nil, fmt.Errorf("openapiActions %s: %s is not a valid OpenAPI document: %w", src.Name, src.Spec, err)
+		return nil, fmt.Errorf("openapiActions %s: %s is not a valid OpenAPI document: %w", src.Name, src.shownSpec(), err)
 	}
 	return doc, nil
 }
@@ -270,13 +271,16 @@ func (m *Manager) read(ctx context.Context, src SourceConfig) ([]byte, error) {
 	req.Header.Set("User-Agent", "twostep")
 	resp, err := m.opts.Client.Do(req)
 	if err != nil {
+		if ue := (*url.Error)(nil); errors.As(err, &ue) {
+			ue.URL = src.shownSpec()
+		}
 		return nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, fmt.Errorf("GET %s answered %s", src.Spec, resp.Status)
+		return nil, fmt.Errorf("GET %s answered %s", src.shownSpec(), resp.Status)
 	}
-	return m.capped(resp.Body, src.Spec)
+	return m.capped(resp.Body, src.shownSpec())
 }
 
 // capped reads r whole, refusing more than MaxDocumentBytes.
