@@ -37,7 +37,7 @@ type ForkParametersSchema struct {
 // ForkField is one parameter a selection asks Stage 2 to fill.
 type ForkField struct {
 	Name        string `json:"name" minLength:"1"`
-	Type        string `json:"type" doc:"string, number, boolean, enum or object"`
+	Type        string `json:"type,omitempty" doc:"string, number, boolean, enum or object; left out for a parameter the action registers, whose type and required flag are the action's"`
 	Required    bool   `json:"required,omitempty"`
 	Description string `json:"description,omitempty"`
 }

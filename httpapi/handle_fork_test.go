@@ -107,3 +107,31 @@ func TestForkRefusals(t *testing.T) {
 		})
 	}
 }
+
+// A selection's field may be given by name alone (DESIGN §10.1): its type
+// comes from the action's schema, so the route does not require "type"
+// and the field reaches the engine with none, as a Stage 1 reply's would.
+func TestForkSelectionFieldByName(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, nil)
+	var got workflow.ForkRequest
+	env.engine.ForkFn = func(userID, id string, req workflow.ForkRequest) (*workflow.Workflow, error) {
+		got = req
+		return &workflow.Workflow{ID: "wf_fork", UserID: userID, Mode: workflow.ModeReact, Status: workflow.StatusRunning, Round: 1, Step: 2}, nil
+	}
+	rec := env.do(t, "POST", forkPath, aliceToken, map[string]any{
+		"round": 1, "step": 2,
+		"selection": map[string]any{"action": "crm.create",
+			"parametersSchema": map[string]any{"fields": []any{map[string]any{"name": "title"}}}},
+	})
+	if rec.Code != 201 {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	if got.Selection == nil {
+		t.Fatal("no selection reached the engine")
+	}
+	want := []workflow.FieldSpec{{Name: "title"}}
+	if diff := cmp.Diff(want, got.Selection.ParametersSchema.Fields); diff != "" {
+		t.Errorf("fields (-want +got):\n%s", diff)
+	}
+}

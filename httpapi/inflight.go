@@ -124,6 +124,12 @@ func (m *meteredBody) Read(p []byte) (int, error) {
 	// is still checked whenever a read returns.
 	_ = m.rc.SetReadDeadline(deadline)
 	n, err := m.ReadCloser.Read(p)
+	if err != nil {
+		// The body is over (or failed): lift the deadline. Left in place,
+		// it would cut net/http's background read of the connection while
+		// the handler runs, and that cancels the request's context.
+		_ = m.rc.SetReadDeadline(time.Time{})
+	}
 	if n > 0 {
 		if !m.gate.take(m.user, m.conn, int64(n)) {
 			return 0, errInflightRefused

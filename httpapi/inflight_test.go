@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gin-gonic/gin"
+
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -171,5 +173,42 @@ func TestInflightKnobDefaults(t *testing.T) {
 		if err == nil && (got.MinUploadBytesPerSecond != 8<<10 || got.UploadRateGrace != 5*time.Second) {
 			t.Errorf("%s: rate defaults %d, %v", tt.name, got.MinUploadBytesPerSecond, got.UploadRateGrace)
 		}
+	}
+}
+
+// TestBodyDeadlineEndsWithTheBody: the rate deadline capInflight sets on
+// the connection is lifted once the body is read. Left in place, it cuts
+// the server's background read of the connection while the handler runs,
+// and net/http then cancels the request's context: a POST with
+// Prefer: wait would be cut short once the grace period is over.
+func TestBodyDeadlineEndsWithTheBody(t *testing.T) {
+	t.Parallel()
+	limits := Limits{MinUploadBytesPerSecond: 1 << 20, UploadRateGrace: 20 * time.Millisecond,
+		MaxBodyBytes: 1 << 20, MaxInflightUploadBytes: 1 << 20, MaxInflightUploadBytesPerUser: 1 << 20}
+	s := &Server{limits: limits, inflight: newInflightGate(limits)}
+	r := gin.New()
+	r.Use(s.capInflight())
+	r.POST("/wait", func(c *gin.Context) {
+		if _, err := io.ReadAll(c.Request.Body); err != nil {
+			t.Errorf("read the body: %v", err)
+		}
+		// Outlive the deadline (grace + a few microseconds) many times.
+		select {
+		case <-c.Request.Context().Done():
+			c.String(http.StatusOK, "cancelled")
+		case <-time.After(20 * limits.UploadRateGrace):
+			c.String(http.StatusOK, "waited")
+		}
+	})
+	ts := httptest.NewServer(r)
+	defer ts.Close()
+	resp, err := http.Post(ts.URL+"/wait", "application/json", strings.NewReader(`{"prompt":"hi"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got, _ := io.ReadAll(resp.Body)
+	if string(got) != "waited" {
+		t.Errorf("the handler's context ended while it waited: %q", got)
 	}
 }

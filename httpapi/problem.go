@@ -93,23 +93,6 @@ func tooLarge(location string, limit int64) error {
 		&huma.ErrorDetail{Location: location, Message: "document too large"})
 }
 
-// maxEchoedValue bounds how much of a rejected value a problem echoes.
+// maxEchoedValue bounds how much of a rejected value a problem echoes
+// (boundProblem).
 const maxEchoedValue = 200
-
-// trimErrorValues shortens the values huma echoes in validation errors, so
-// a rejected 30 MiB body or a document's content is not sent back.
-func trimErrorValues(_ huma.Context, _ string, v any) (any, error) {
-	em, ok := v.(*huma.ErrorModel)
-	if !ok {
-		return v, nil
-	}
-	for _, d := range em.Errors {
-		if d == nil {
-			continue
-		}
-		if s, ok := d.Value.(string); ok && len(s) > maxEchoedValue {
-			d.Value = workflow.CutUTF8(s, maxEchoedValue) + "…(truncated)"
-		}
-	}
-	return em, nil
-}

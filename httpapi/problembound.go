@@ -3,9 +3,9 @@ package httpapi
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
-
 	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/twostep/twostep/workflow"
 )
 
 // A problem answer is bounded whatever the request: a body of ten million
@@ -67,10 +67,11 @@ func boundProblem(_ huma.Context, _ string, v any) (any, error) {
 	}
 }
 
-// cut shortens s to at most n bytes without splitting a character.
+// cut shortens s to at most n bytes without splitting a character
+// (workflow.CutUTF8, the one cut), saying it was truncated.
 func cut(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return strings.ToValidUTF8(s[:n], "") + "…(truncated)"
+	return workflow.CutUTF8(s, n) + "…(truncated)"
 }

@@ -290,7 +290,7 @@ func (s *Server) humaConfig() huma.Config {
 		"bearer": {Type: "http", Scheme: "bearer"},
 	}
 	cfg.Security = []map[string][]string{{"bearer": {}}}
-	cfg.Transformers = append(cfg.Transformers, trimErrorValues, problemFields, boundProblem)
+	cfg.Transformers = append(cfg.Transformers, problemFields, boundProblem)
 	// stats.byStage is a workflow.StageTable, which encodes as this map.
 	cfg.Components.Schemas.RegisterTypeAlias(reflect.TypeFor[workflow.StageTable](), reflect.TypeFor[map[workflow.Stage]workflow.StageStats]())
 	return cfg

@@ -73,6 +73,25 @@ func (c Config) Names() []string {
 	return out
 }
 
+// shownSpec is the spec as errors, logs and /readyz show it: a URL without
+// its user information and query, where a token for the document's server
+// may sit (the fetch sends no configured header).
+func (s SourceConfig) shownSpec() string {
+	if !s.isURL() {
+		return s.Spec
+	}
+	u, err := url.Parse(s.Spec)
+	if err != nil {
+		return "the spec URL"
+	}
+	u.User = nil
+	if u.RawQuery != "" {
+		u.RawQuery = "…"
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u.String()
+}
+
 // isURL reports whether the spec is fetched over HTTP.
 func (s SourceConfig) isURL() bool {
 	return strings.HasPrefix(s.Spec, "http://") || strings.HasPrefix(s.Spec, "https://")

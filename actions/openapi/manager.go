@@ -3,6 +3,7 @@ package openapi
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -227,21 +228,24 @@ func (m *Manager) apply(ctx context.Context, s *source, data []byte) error {
 }
 
 // parse loads and validates a document. A fetched document may not refer
-// to other files or URLs; a file may refer to its neighbours.
+// to other files or URLs; a file may refer to its neighbouring files, never
+// to a URL (the loader's own reader would fetch it with no timeout, size
+// cap or cancellation).
 func parse(ctx context.Context, src SourceConfig, data []byte) (*openapi3.T, error) {
 	loader := openapi3.NewLoader()
 	loader.Context = ctx
 	loader.IsExternalRefsAllowed = !src.isURL()
+	loader.ReadFromURIFunc = openapi3.ReadFromFile
 	location := &url.URL{Path: src.Spec}
 	if src.isURL() {
 		location, _ = url.Parse(src.Spec)
 	}
 	doc, err := loader.LoadFromDataWithPath(data, location)
 	if err != nil {
-		return nil, fmt.Errorf("openapiActions %s: %s does not load: %w", src.Name, src.Spec, err)
+		return nil, fmt.Errorf("openapiActions %s: %s does not load: %w", src.Name, src.shownSpec(), err)
 	}
 	if err := doc.Validate(ctx, openapi3.DisableExamplesValidation()); err != nil {
-		return nil, fmt.Errorf("openapiActions %s: %s is not a valid OpenAPI document: %w", src.Name, src.Spec, err)
+		return nil, fmt.Errorf("openapiActions %s: %s is not a valid OpenAPI document: %w", src.Name, src.shownSpec(), err)
 	}
 	return doc, nil
 }
@@ -267,13 +271,16 @@ func (m *Manager) read(ctx context.Context, src SourceConfig) ([]byte, error) {
 	req.Header.Set("User-Agent", "twostep")
 	resp, err := m.opts.Client.Do(req)
 	if err != nil {
+		if ue := (*url.Error)(nil); errors.As(err, &ue) {
+			ue.URL = src.shownSpec()
+		}
 		return nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, fmt.Errorf("GET %s answered %s", src.Spec, resp.Status)
+		return nil, fmt.Errorf("GET %s answered %s", src.shownSpec(), resp.Status)
 	}
-	return m.capped(resp.Body, src.Spec)
+	return m.capped(resp.Body, src.shownSpec())
 }
 
 // capped reads r whole, refusing more than MaxDocumentBytes.

@@ -656,3 +656,70 @@ func TestCallerConnectionHeaders(t *testing.T) {
 		t.Errorf("Authorization headers sent = %q, want alice's only", auth)
 	}
 }
+
+// A file document may $ref its neighbouring files, never a URL: the
+// loader's default reader would fetch it with no timeout, no size cap and
+// no cancellation, and a ref that never answers would hang the start.
+func TestFileDocumentRefersToNoURL(t *testing.T) {
+	t.Parallel()
+	var fetched sync.Mutex
+	hits := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fetched.Lock()
+		hits++
+		fetched.Unlock()
+		_, _ = io.WriteString(w, "Ticket: {type: object, properties: {id: {type: string}}}\n")
+	}))
+	defer srv.Close()
+	doc := `openapi: 3.0.3
+info: {title: t, version: "1"}
+paths:
+  /tickets:
+    post:
+      operationId: createTicket
+      requestBody:
+        content:
+          application/json:
+            schema: {$ref: "` + srv.URL + `/schemas.yaml#/Ticket"}
+      responses: {"200": {description: ok}}
+`
+	_, err := tryMount(t, Config{Sources: []SourceConfig{{Name: "crm", Spec: writeDoc(t, doc), BaseURL: "http://127.0.0.1:1"}}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "openapiActions crm: ") {
+		t.Errorf("Load: %v, want the document refused", err)
+	}
+	fetched.Lock()
+	defer fetched.Unlock()
+	if hits != 0 {
+		t.Errorf("the ref's URL was fetched %d time(s)", hits)
+	}
+}
+
+// A $ref to a neighbouring file still loads.
+func TestFileDocumentRefersToNeighbour(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "schemas.yaml"), []byte("Ticket: {type: object, properties: {id: {type: string}}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	doc := `openapi: 3.0.3
+info: {title: t, version: "1"}
+paths:
+  /tickets:
+    post:
+      operationId: createTicket
+      requestBody:
+        content:
+          application/json:
+            schema: {$ref: "schemas.yaml#/Ticket"}
+      responses: {"200": {description: ok}}
+`
+	p := filepath.Join(dir, "doc.yaml")
+	if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := mount(t, Config{Sources: []SourceConfig{{Name: "crm", Spec: p, BaseURL: "http://127.0.0.1:1"}}}, nil)
+	body, _ := schemaOf(t, f.reg, "crm.createTicket")["properties"].(map[string]any)["body"].(map[string]any)
+	if _, ok := body["properties"].(map[string]any)["id"]; !ok {
+		t.Errorf("the neighbour's schema is not inlined: %v", body)
+	}
+}

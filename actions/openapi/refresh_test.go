@@ -107,3 +107,30 @@ func TestUnreachableAtStartIsDegraded(t *testing.T) {
 	f.m.Start(context.Background())
 	waitFor(t, "the document", func() bool { _, ok := f.reg.Action("tickets.getTicket"); return ok })
 }
+
+// A token in the spec URL's query (or user information) is never shown:
+// the degraded status reaches /readyz, which answers without a token, and
+// the log.
+func TestSpecURLTokenNotShown(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	for _, spec := range []string{
+		srv.URL + "/openapi.json?api_key=s3cret-token",          // a reply that is not 2xx
+		"http://user:s3cret-token@127.0.0.1:1/openapi.json?x=1", // a refused connection
+	} {
+		f, err := tryMount(t, Config{Sources: []SourceConfig{{Name: "crm", Spec: spec, BaseURL: srv.URL}}}, srv.Client())
+		if err != nil {
+			t.Fatalf("Load: %v", err)
+		}
+		status := f.m.Status()["openapi.crm"]
+		if !strings.Contains(status, "cannot fetch the document") || !strings.Contains(status, "/openapi.json?…") {
+			t.Errorf("status = %q", status)
+		}
+		if strings.Contains(status, "s3cret") || strings.Contains(f.log.String(), "s3cret") {
+			t.Errorf("the token is shown: status %q, log %s", status, f.log)
+		}
+	}
+}
