@@ -17,8 +17,7 @@ import (
 type AdminWorkflowView struct {
 	WorkflowView
 	Checkpoint *CheckpointView `json:"checkpoint" doc:"The persisted phase of the step the round runs or would resume from: kept while it runs or awaits approval and after it stopped or failed (resume goes on from it); null once a round completed"`
-	// TraceContext finds the round in the tracing backend (README,
-	// Observability).
+	// TraceContext finds the round in the tracing backend (docs/observability.md).
 	TraceContext workflow.TraceContext `json:"traceContext" doc:"W3C traceparents of the request that started the round (origin) and of its last run's round span (round); empty when tracing is off"`
 }
 

@@ -12,8 +12,8 @@ import (
 	"github.com/twostep/twostep/workflow"
 )
 
-// How each provider's native structured output is sent (README, "Output
-// modes"). langchaingo v0.1.14 expresses tools with any JSON Schema
+// How each provider's native structured output is sent (docs/configuration.md,
+// "Output modes"). langchaingo v0.1.14 expresses tools with any JSON Schema
 // (llms.WithTools, FunctionDefinition.Strict) and, for OpenAI-compatible
 // servers, a forced choice (llms.WithToolChoice). It cannot express two
 // things the adapter needs, so the adapter's transport adds them to the

@@ -53,7 +53,8 @@ func newClient(ctx context.Context, cfg Config) (client, error) {
 	case ProviderGoogleAI:
 		// Gemini through its OpenAI-compatible endpoint: langchaingo's
 		// googleai client pulls the deprecated generative-ai-go SDK and
-		// the whole Google Cloud client stack (README, "Gemini").
+		// the whole Google Cloud client stack (docs/configuration.md,
+		// "Gemini").
 		c, err := openai.New(
 			openai.WithToken(cfg.GoogleAPIKey),
 			openai.WithModel(cfg.Model),

@@ -95,7 +95,7 @@ const usage = `usage: gateway [serve [--workers=0]|worker|demo [-v]|openapi|vers
             LLM_MODEL, LLM_MODEL_STAGE2, LLM_OUTPUT_MODE, OPENAI_BASE_URL,
             OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_API_KEY, OLLAMA_BASE_URL,
             GATEWAY_CONFIG, GATEWAY_MAX_STEPS, LOG_LEVEL, LOG_FORMAT
-            (README, Configuration)
+            (README, Configuration; docs/configuration.md)
             --workers=0: serve the API only; worker instances run the rounds (needs REDIS_URL)
   worker    run rounds only, serving just /healthz, /readyz, /metrics on GATEWAY_ADDR
   demo      run a sample workflow offline (scripted model, real engine and actions)
