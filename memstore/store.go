@@ -41,6 +41,8 @@ type Store struct {
 	running map[string]map[string]struct{} // user id -> ids of the user's running workflows
 	due     []dueEntry                     // workflows awaiting approval, by expiresAt (approvals.go)
 	dueAt   map[string]int64               // workflow id -> its entry's expiresAt in due
+
+	exps experimentBox // experiments (experiments.go), under their own lock
 }
 
 // record is everything one workflow owns.
