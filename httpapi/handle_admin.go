@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/economy"
+	"github.com/twostep/twostep/experiments"
 	"github.com/twostep/twostep/modes/inspect"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/redact"
@@ -72,6 +73,9 @@ type AdminOptions struct {
 	// Prices prices the economy report's model calls (YAML prices); nil
 	// reports no dollars.
 	Prices economy.Prices
+	// Experiments runs the experiment routes; nil leaves them out (the
+	// dataset route is always there).
+	Experiments *experiments.Runner
 }
 
 // Admin serves the /admin/v1 routes and the trace viewer page. It never
@@ -87,6 +91,7 @@ type Admin struct {
 	countTokens func(string) int
 	docText     func(workflow.DocumentContent) (string, error)
 	prices      economy.Prices
+	experiments *experiments.Runner
 }
 
 // NewAdmin checks opts and returns the admin routes.
@@ -111,7 +116,7 @@ func NewAdmin(opts AdminOptions) (*Admin, error) {
 		reads: opts.Reads, model: opts.Model, registry: opts.Registry, prompts: opts.Prompts,
 		inspect: inspect.New(inspect.Options{Reader: inspectReads{opts.Reads}, Registry: opts.Registry, Prompts: opts.Prompts, Offered: opts.PlanActions, Model: opts.Model}),
 		redact:  opts.Redactor, countTokens: opts.CountTokens, docText: opts.DocumentText,
-		prices: opts.Prices,
+		prices: opts.Prices, experiments: opts.Experiments,
 	}, nil
 }
 
@@ -124,6 +129,7 @@ func (a *Admin) Register(api huma.API) {
 	a.registerReplay(api)
 	a.registerActions(api)
 	a.registerEconomy(api)
+	a.registerExperiments(api)
 }
 
 // adminOp returns the common shape of an admin operation.
