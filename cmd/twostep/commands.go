@@ -61,6 +61,8 @@ var commands = map[string]command{
 	"delete":   cmdSimple,
 	"download": cmdDownload,
 	"actions":  cmdActions,
+
+	"experiment": cmdExperiment,
 }
 
 // uploads checks that every file exists before anything is sent.
