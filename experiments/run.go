@@ -46,7 +46,26 @@ func (r *Runner) run(ctx context.Context, e *Experiment, model workflow.Model) {
 		done[c.TraceID] = true
 	}
 	var mu sync.Mutex
-	last := time.Now()
+	dirty := false
+	saved := make(chan struct{})
+	go func() { // stores the calls done so far every saveEvery
+		defer close(saved)
+		t := time.NewTicker(saveEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-runCtx.Done():
+				return
+			case <-t.C:
+			}
+			mu.Lock()
+			if dirty {
+				dirty = false
+				r.save(runCtx, sorted(e))
+			}
+			mu.Unlock()
+		}
+	}()
 	g, gctx := errgroup.WithContext(runCtx)
 	g.SetLimit(r.opts.Concurrency)
 	listErr := eachWorkflow(gctx, r.opts.Reads, e.Spec.Workflows, func(wf *workflow.Workflow) error {
@@ -68,10 +87,7 @@ func (r *Runner) run(ctx context.Context, e *Experiment, model workflow.Model) {
 				mu.Lock()
 				defer mu.Unlock()
 				e.Calls = append(e.Calls, call)
-				if time.Since(last) >= saveEvery {
-					last = time.Now()
-					r.save(gctx, sorted(e))
-				}
+				dirty = true
 				return nil
 			})
 		}
@@ -83,6 +99,7 @@ func (r *Runner) run(ctx context.Context, e *Experiment, model workflow.Model) {
 	}
 	cancelRun()
 	<-hbDone
+	<-saved
 	if lost.Load() {
 		return // another instance holds the experiment now
 	}

@@ -32,13 +32,19 @@ func TestAnotherInstanceFinishesAnExperiment(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	time.Sleep(600 * time.Millisecond) // a progress save (every 500 ms)
-	a.Close()
-	stored, err := a.Get(context.Background(), e.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if stored.Status != experiments.StatusRunning || len(stored.Calls) != 4 {
-		t.Fatalf("after the first instance: %s with %d calls, want running with 4", stored.Status, len(stored.Calls))
+	for _, step := range []struct {
+		name string
+		do   func()
+	}{{"while it runs", func() {}}, {"after it closed", a.Close}} {
+		name := step.name
+		step.do()
+		stored, err := a.Get(context.Background(), e.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stored.Status != experiments.StatusRunning || len(stored.Calls) != 4 {
+			t.Fatalf("%s: %s with %d calls stored, want running with 4", name, stored.Status, len(stored.Calls))
+		}
 	}
 	b := w.runner(t, fill, "b")
 	if n, err := b.Recover(context.Background()); err != nil || n != 0 {
