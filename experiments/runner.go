@@ -21,8 +21,9 @@ import (
 const DefaultConcurrency = 4
 
 // DefaultLeaseTTL is an experiment lease's life when Options.LeaseTTL is
-// 0: an instance that dies leaves its experiments to another after it.
-const DefaultLeaseTTL = 15 * time.Second
+// 0 (a round's default too): an instance that dies leaves its
+// experiments to another after it.
+const DefaultLeaseTTL = 10 * time.Second
 
 // OpenModel builds the model an override names, through the same wiring as
 // configured models; close releases it.

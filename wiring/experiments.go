@@ -17,7 +17,8 @@ import (
 // buildExperiments wires the experiments runner over the raw store (both
 // stores keep experiments), the engine's reads, builder and model; a model
 // override is built as a YAML models: entry is. Its leases last
-// limits.leaseTTL (0: experiments.DefaultLeaseTTL).
+// limits.leaseTTL (0: experiments.DefaultLeaseTTL); each re-runs at most
+// limits.experimentConcurrency calls at once.
 func (g *Gateway) buildExperiments(cfg Config, log zerolog.Logger, reg *actions.Registry, builder *prompts.Builder, redactor *redact.Redactor) error {
 	store, ok := g.Raw.(experiments.Store)
 	if !ok {
@@ -35,7 +36,7 @@ func (g *Gateway) buildExperiments(cfg Config, log zerolog.Logger, reg *actions.
 		},
 		Prices: cfg.Prices(), Redactor: redactor, Owner: workflow.NewID("inst_"), Logger: &logger,
 		// An experiment's lease lives as long as a round's (limits.leaseTTL).
-		LeaseTTL: cfg.File.Limits.LeaseTTL,
+		LeaseTTL: cfg.File.Limits.LeaseTTL, Concurrency: cfg.File.Limits.ExperimentConcurrency,
 	})
 	if err != nil {
 		return fmt.Errorf("experiments.New: %w", err)
