@@ -99,7 +99,16 @@ func TestCLIExperimentGates(t *testing.T) {
 // killed (SIGKILL) while a call hangs is finished by another instance
 // sharing the Redis once the lease expires, within a bounded time.
 func TestKilledInstancesExperimentIsFinished(t *testing.T) {
-	url := redisURL(t)
+	testKilledInstancesExperimentIsFinished(t, redisURL(t))
+}
+
+// TestKilledInstancesExperimentIsFinishedOnCluster is the same on the Redis
+// Cluster at REDIS_CLUSTER_URL.
+func TestKilledInstancesExperimentIsFinishedOnCluster(t *testing.T) {
+	testKilledInstancesExperimentIsFinished(t, clusterURL(t))
+}
+
+func testKilledInstancesExperimentIsFinished(t *testing.T, url string) {
 	conf := filepath.Join(t.TempDir(), "gateway.yaml")
 	if err := os.WriteFile(conf, []byte("limits:\n  leaseTTL: 1s\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -135,5 +144,23 @@ func TestKilledInstancesExperimentIsFinished(t *testing.T) {
 	}
 	if !strings.Contains(survivor.stderr.String(), "experiment taken over") {
 		t.Errorf("the survivor did not log the takeover:\n%s", survivor.stderr)
+	}
+	// The dataset of the same calls, read back from Redis: one line per
+	// accepted Stage 2 call, with the inputs its prompt was rendered from.
+	status, hdr, body := survivor.send(t, "GET", "/admin/v1/datasets?stage=stage2", gwAdmin, nil)
+	lines := strings.Split(strings.TrimSpace(string(body)), "\n")
+	if status != http.StatusOK || hdr.Get("Content-Type") != "application/jsonl" || len(lines) != 2 {
+		t.Fatalf("dataset: %d %q, %d lines:\n%s", status, hdr.Get("Content-Type"), len(lines), body)
+	}
+	for _, l := range lines {
+		var line struct {
+			WorkflowID string            `json:"workflowId"`
+			Inputs     map[string]string `json:"inputs"`
+			Output     map[string]any    `json:"output"`
+		}
+		if err := jsonUnmarshal([]byte(l), &line); err != nil || line.WorkflowID != ids[0] ||
+			!strings.Contains(line.Inputs["PARAMETERS_CONTEXT"], "key=exkill1") || line.Output == nil {
+			t.Errorf("dataset line %s (%v)", l, err)
+		}
 	}
 }
