@@ -168,7 +168,8 @@ func (r *Runner) model(ctx context.Context, spec Spec) (workflow.Model, func(), 
 	}
 	m, closeModel, err := r.opts.OpenModel(ctx, *spec.Model)
 	if err != nil {
-		return nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "model %s/%s cannot be used", spec.Model.Provider, spec.Model.Model)
+		return nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "model %s/%s cannot be used: %s",
+			spec.Model.Provider, spec.Model.Model, workflow.PublicMessage(err))
 	}
 	return m, closeModel, nil
 }

@@ -71,6 +71,15 @@ func TestCLIExperimentGates(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "4 of 4 calls agree (100.0%)") {
 		t.Fatalf("unchanged template: exit %d\n%s\n%s", code, out, errOut)
 	}
+	// Another model, built as a YAML models: entry is: the environment's
+	// key and endpoint (the same fake server), the model named.
+	out, errOut, code = cli(t, g, gwAdmin, append(args, "--model", "openai/other-model", "--json", "--min-agreement", "1")...)
+	if code != 0 || strings.Count(out, `"model": "openai/other-model"`) != 4 {
+		t.Fatalf("another model: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if _, errOut, code := cli(t, g, gwAdmin, append(args, "--model", "nope/x")...); code != 1 || !strings.Contains(errOut, "LLM_PROVIDER must be one of") {
+		t.Errorf("an unknown provider: exit %d, %s", code, errOut)
+	}
 	dropped := append(args, "--template", "stage2="+stage2Without(t), "--min-agreement", "0.5")
 	out, errOut, code = cli(t, g, gwAdmin, dropped...)
 	if code != 1 || !strings.Contains(out, "0 of 4 calls agree") || !strings.Contains(out, "!message") ||
