@@ -61,7 +61,14 @@ type Runner struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	mu     sync.Mutex
-	active map[string]context.CancelFunc
+	active map[string]activeRun
+}
+
+// activeRun is an experiment running here: cancel ends it, done is closed
+// once its outcome is stored.
+type activeRun struct {
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 // New checks opts and returns a Runner.
@@ -92,7 +99,7 @@ func New(opts Options) (*Runner, error) {
 		opts.Logger = &nop
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Runner{opts: opts, ctx: ctx, cancel: cancel, active: map[string]context.CancelFunc{}}, nil
+	return &Runner{opts: opts, ctx: ctx, cancel: cancel, active: map[string]activeRun{}}, nil
 }
 
 // Close stops running experiments here (their leases expire and another
@@ -179,9 +186,11 @@ func (r *Runner) Get(ctx context.Context, id string) (*Experiment, error) {
 	return r.opts.Store.GetExperiment(ctx, id)
 }
 
-// Stop asks the experiment to stop: the instance running it (this one or
-// another) stops at its next call and stores it stopped. An experiment no
-// longer running is returned as it is.
+// Stop asks the experiment to stop. Running here, it is cancelled and
+// returned as stored stopped (with the calls done); running on another
+// instance, that instance stops it within a third of a lease and it is
+// returned as it is now. An experiment no longer running is returned as
+// it is.
 func (r *Runner) Stop(ctx context.Context, id string) (*Experiment, error) {
 	e, err := r.opts.Store.GetExperiment(ctx, id)
 	if err != nil || e.Status != StatusRunning {
@@ -191,12 +200,18 @@ func (r *Runner) Stop(ctx context.Context, id string) (*Experiment, error) {
 		return nil, err
 	}
 	r.mu.Lock()
-	cancel := r.active[id]
+	run, here := r.active[id]
 	r.mu.Unlock()
-	if cancel != nil {
-		cancel()
+	if !here {
+		return e, nil
 	}
-	return e, nil
+	run.cancel()
+	select {
+	case <-run.done:
+	case <-ctx.Done():
+		return e, nil
+	}
+	return r.opts.Store.GetExperiment(ctx, id)
 }
 
 // Recover takes over every running experiment whose lease expired (its
@@ -257,12 +272,14 @@ func (r *Runner) Watch(ctx context.Context) {
 // launch runs e in a goroutine the Runner owns.
 func (r *Runner) launch(e *Experiment, model workflow.Model, closeModel func()) {
 	ctx, cancel := context.WithCancel(r.ctx)
+	run := activeRun{cancel: cancel, done: make(chan struct{})}
 	r.mu.Lock()
-	r.active[e.ID] = cancel
+	r.active[e.ID] = run
 	r.mu.Unlock()
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
+		defer close(run.done)
 		defer closeModel()
 		defer func() {
 			r.mu.Lock()

@@ -62,3 +62,35 @@ func TestAnotherInstanceFinishesAnExperiment(t *testing.T) {
 		t.Errorf("the second instance made %d calls, want the 6 not stored", n)
 	}
 }
+
+// Stop on the instance running an experiment cancels its calls in flight
+// and answers with the experiment stored stopped, the calls done kept.
+func TestStopHere(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	fill := filler()
+	hanging := &llm.Scripted{Model: "filler", Reply: func(n int, req workflow.ModelRequest) (string, error) {
+		if n >= 2 {
+			return "", llm.ErrBlock
+		}
+		return fill.Reply(n, req)
+	}}
+	r := w.runner(t, hanging, "a")
+	e, err := r.Start(context.Background(), experiments.Spec{Stage: workflow.StageOne})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for len(hanging.Calls()) < 2+3 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	stopped, err := r.Stop(context.Background(), e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stopped.Status != experiments.StatusStopped || len(stopped.Calls) < 2 {
+		t.Fatalf("Stop answered %s with %d calls, want stopped with the 2 done", stopped.Status, len(stopped.Calls))
+	}
+	if again, err := r.Stop(context.Background(), e.ID); err != nil || again.Status != experiments.StatusStopped {
+		t.Errorf("a second Stop: %v, %v", again, err)
+	}
+}

@@ -74,7 +74,7 @@ func (a *Admin) registerExperiments(api huma.API) {
 	huma.Register(api, adminOp("adminGetExperiment", http.MethodGet, "/admin/v1/experiments/{id}",
 		"An experiment: per call the recorded and new results, agreement, tokens and cost; totals", 404), a.getExperiment)
 	huma.Register(api, adminOp("adminStopExperiment", http.MethodPost, "/admin/v1/experiments/{id}/stop",
-		"Ask a running experiment to stop; the instance running it stores it stopped", 404), a.stopExperiment)
+		"Stop a running experiment: its calls in flight are cancelled and it is stored stopped with the calls done", 404), a.stopExperiment)
 }
 
 func (a *Admin) startExperiment(ctx context.Context, in *experimentInput) (*body[ExperimentID], error) {
