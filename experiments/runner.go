@@ -135,7 +135,7 @@ func (r *Runner) templates(spec Spec) (map[string]templates.Template, error) {
 		}
 		t, err := templates.Parse(name, source)
 		if err != nil {
-			return nil, workflow.WrapKind(workflow.KindInvalid, err, "template %q", name)
+			return nil, workflow.WrapKind(workflow.KindInvalid, err, "%s", err.Error())
 		}
 		out[name] = t
 	}

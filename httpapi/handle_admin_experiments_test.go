@@ -117,7 +117,7 @@ func TestAdminExperimentRoutes(t *testing.T) {
 		body   map[string]any
 		status int
 	}{
-		"bad template":     {map[string]any{"stage": "stage1", "override": map[string]any{"templates": map[string]any{"stage1": "{{KEY:NOPE}}"}}}, 422},
+		"bad template":     {map[string]any{"stage": "stage1", "override": map[string]any{"templates": map[string]any{"stage1": "--- user ---\n{{KEY:NOPE}}\n"}}}, 422},
 		"other template":   {map[string]any{"stage": "stage1", "override": map[string]any{"templates": map[string]any{"stage2": "x"}}}, 422},
 		"no model builder": {map[string]any{"stage": "stage1", "override": map[string]any{"model": map[string]any{"provider": "openai", "model": "x"}}}, 422},
 		"bad stage":        {map[string]any{"stage": "plan"}, 422},
@@ -129,6 +129,9 @@ func TestAdminExperimentRoutes(t *testing.T) {
 		if rec.Code != c.status {
 			t.Errorf("%s: %d %s, want %d", name, rec.Code, rec.Body, c.status)
 			continue
+		}
+		if name == "bad template" && !strings.Contains(rec.Body.String(), "NOPE") {
+			t.Errorf("a bad template's problem does not say what is wrong: %s", rec.Body)
 		}
 		if c.status != http.StatusAccepted {
 			continue
