@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/economy"
+	"github.com/twostep/twostep/experiments"
 	"github.com/twostep/twostep/modes/inspect"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/redact"
@@ -75,6 +76,9 @@ type AdminOptions struct {
 	// Deliveries lists webhook deliveries (the store's outbox); nil
 	// leaves GET /admin/v1/webhooks/deliveries out.
 	Deliveries WebhookDeliveries
+	// Experiments runs the experiment routes; nil leaves them out (the
+	// dataset route is always there).
+	Experiments *experiments.Runner
 }
 
 // Admin serves the /admin/v1 routes and the trace viewer page. It never
@@ -91,6 +95,7 @@ type Admin struct {
 	docText     func(workflow.DocumentContent) (string, error)
 	prices      economy.Prices
 	deliveries  WebhookDeliveries
+	experiments *experiments.Runner
 }
 
 // NewAdmin checks opts and returns the admin routes.
@@ -115,8 +120,9 @@ func NewAdmin(opts AdminOptions) (*Admin, error) {
 		reads: opts.Reads, model: opts.Model, registry: opts.Registry, prompts: opts.Prompts,
 		inspect: inspect.New(inspect.Options{Reader: inspectReads{opts.Reads}, Registry: opts.Registry, Prompts: opts.Prompts, Offered: opts.PlanActions, Model: opts.Model}),
 		redact:  opts.Redactor, countTokens: opts.CountTokens, docText: opts.DocumentText,
-		prices:     opts.Prices,
-		deliveries: opts.Deliveries,
+		prices:      opts.Prices,
+		deliveries:  opts.Deliveries,
+		experiments: opts.Experiments,
 	}, nil
 }
 
@@ -130,6 +136,7 @@ func (a *Admin) Register(api huma.API) {
 	a.registerActions(api)
 	a.registerEconomy(api)
 	a.registerWebhooks(api)
+	a.registerExperiments(api)
 }
 
 // adminOp returns the common shape of an admin operation.

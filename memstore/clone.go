@@ -3,6 +3,7 @@ package memstore
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"time"
 
 	"github.com/twostep/twostep/workflow"
@@ -278,6 +279,15 @@ func storeTrace(t workflow.Trace) (workflow.Trace, error) {
 		}
 		t.Prompt = p
 	}
+	if len(t.Inputs) == 0 {
+		t.Inputs = nil
+	} else {
+		in := make(map[string]string, len(t.Inputs))
+		for k, v := range t.Inputs {
+			in[jsonform.Str(k)] = jsonform.Str(v)
+		}
+		t.Inputs = in
+	}
 	if len(t.Parsed) == 0 {
 		t.Parsed = nil
 	} else if jsonform.CompactAsIs(t.Parsed) {
@@ -380,6 +390,7 @@ func copyMessage(m workflow.Message) workflow.Message {
 }
 
 func copyTrace(t workflow.Trace) workflow.Trace {
+	t.Inputs = maps.Clone(t.Inputs)
 	if t.Prompt != nil {
 		t.Prompt = append(make([]workflow.PromptMessage, 0, len(t.Prompt)), t.Prompt...)
 	}

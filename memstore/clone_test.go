@@ -127,6 +127,7 @@ func fullMessage() workflow.Message {
 func fullTrace() workflow.Trace {
 	return workflow.Trace{
 		ID: "tr", WorkflowID: "wf_1", Round: 1, Step: 2, Stage: workflow.StageOne, Attempt: 1, Template: "t",
+		Inputs:   map[string]string{"USER_PROMPT": "bad \xff bytes", "VALIDATION_FEEDBACK": ""},
 		Prompt:   []workflow.PromptMessage{{Role: workflow.PromptSystem, Content: "sys"}, {Role: workflow.PromptUser, Content: "bad \xff\xfe bytes"}},
 		Response: "resp", Parsed: json.RawMessage(" {\"a\" : \"<b>&\u2028\", \"n\": [1, 2]}\n"), Error: "e", Model: "m",
 		PromptTokens: 1, CompletionTokens: 2, CachedTokens: 4, CacheWriteTokens: 5, LatencyMs: 3, FinishReason: "stop", Retries: 1, OutputMode: workflow.OutputText,

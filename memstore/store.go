@@ -55,6 +55,8 @@ type Store struct {
 	// usage counts budgets (usage.go), under its own lock.
 	usageMu sync.Mutex
 	usage   map[usageKey]usageEntry
+
+	exps experimentBox // experiments (experiments.go), under their own lock
 }
 
 // record is everything one workflow owns.

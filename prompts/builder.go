@@ -89,6 +89,14 @@ func RenderTemplate(t templates.Template, values map[string]string) (Rendered, e
 	return renderTemplate(t, values, false)
 }
 
+// RenderTemplateFor is RenderTemplate for a reply of kind out: with
+// templates.NativeOutput the template's reply shape is left out, as the
+// modes do for a call answered natively (an experiment re-rendering a
+// recorded call from its inputs).
+func RenderTemplateFor(out templates.Output, t templates.Template, values map[string]string) (Rendered, error) {
+	return renderFor(out, t, values, false)
+}
+
 // renderTemplate is RenderTemplate; owned says the caller hands values
 // over (it built the map for this render and never touches it again), so
 // when it holds exactly t's keys it becomes Placeholders as it is instead

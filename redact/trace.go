@@ -2,6 +2,7 @@ package redact
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"time"
 
@@ -41,7 +42,29 @@ func (r *Redactor) trace(t workflow.Trace) (workflow.Trace, bool) {
 	changed := len(prompt) > 0 && &prompt[0] != &t.Prompt[0] || len(parsed) > 0 && &parsed[0] != &t.Parsed[0] ||
 		response != t.Response || errText != t.Error
 	t.Prompt, t.Response, t.Parsed, t.Error = prompt, response, parsed, errText
+	if inputs, ok := r.inputs(t.Inputs); ok {
+		t.Inputs, changed = inputs, true
+	}
 	return t, changed
+}
+
+// inputs returns a redacted copy of m and true when some value holds a
+// secret; m itself and false otherwise.
+func (r *Redactor) inputs(m map[string]string) (map[string]string, bool) {
+	var out map[string]string
+	for k, v := range m {
+		if !r.Contains(v) {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(m)
+		}
+		out[k] = r.String(v)
+	}
+	if out == nil {
+		return m, false
+	}
+	return out, true
 }
 
 // Traces decorates store so that every trace is redacted by r before it is

@@ -3,6 +3,8 @@ package redisstore
 import (
 	"bytes"
 	"hash/maphash"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -34,6 +36,7 @@ func appendTrace(dst []byte, t *workflow.Trace) ([]byte, bool) {
 	e.str(`,"stage":`, string(t.Stage))
 	e.num(`,"attempt":`, int64(t.Attempt))
 	e.str(`,"template":`, t.Template)
+	e.inputs(t.Inputs)
 	e.b = append(e.b, `,"prompt":`...)
 	if t.Prompt == nil {
 		e.b = append(e.b, "null"...)
@@ -130,4 +133,21 @@ func (c *encCache) appendString(dst []byte, s string) []byte {
 		c.mu.Unlock()
 	}
 	return dst
+}
+
+// inputs writes Trace.Inputs as json.Marshal does (omitted when empty,
+// keys sorted).
+func (e *jsonWriter) inputs(m map[string]string) {
+	if len(m) == 0 {
+		return
+	}
+	e.b = append(e.b, `,"inputs":{`...)
+	for i, k := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			e.b = append(e.b, ',')
+		}
+		e.b = append(jsonform.AppendString(e.b, k), ':')
+		e.b = jsonform.AppendString(e.b, m[k])
+	}
+	e.b = append(e.b, '}')
 }

@@ -40,6 +40,8 @@ func filled(t *testing.T) workflow.Trace {
 			f.Set(reflect.ValueOf(json.RawMessage(`{"action":"a.b","n":[1,-2.5e3,true,null,"x\"y\u00e9"]}`)))
 		case f.Type() == reflect.TypeFor[[]workflow.PromptMessage]():
 			f.Set(reflect.ValueOf([]workflow.PromptMessage{{Role: "system", Content: "rules <b> & \"q\"\n"}, {Role: "user", Content: name}}))
+		case f.Type() == reflect.TypeFor[map[string]string]():
+			f.Set(reflect.ValueOf(map[string]string{"USER_PROMPT": "say <hi> & \u2028", "A\xff": name, "": "\xfe"}))
 		case f.Kind() == reflect.String:
 			f.SetString(name + " <&> \u2028 \xff é\t")
 		case f.Kind() == reflect.Int || f.Kind() == reflect.Int64:

@@ -126,6 +126,9 @@ type FileLimits struct {
 	// LeaseTTL is how long a round's lease outlives its last renewal (0:
 	// 10s); a dead instance's rounds are taken over within LeaseTTL + 1s.
 	LeaseTTL time.Duration `yaml:"leaseTTL"`
+	// ExperimentConcurrency bounds the calls one experiment re-runs at
+	// once (0: 4; docs/experiments.md).
+	ExperimentConcurrency int `yaml:"experimentConcurrency"`
 	// DispatchPartitions is how many Redis streams rounds are dispatched
 	// through (0: 4); every instance sharing the Redis must use the same.
 	DispatchPartitions int `yaml:"dispatchPartitions"`
@@ -297,7 +300,7 @@ func (c *Config) problems() []string {
 	}
 	if l.HistoryBudget < 0 || l.MaxRunningPerUser < 0 || l.Workers < 0 || l.ModelTimeout < 0 ||
 		l.ModelMaxInFlight < 0 || l.TraceCap < 0 || l.Retention < 0 || l.ActionPlanTopK < 0 || l.LeaseTTL < 0 ||
-		l.DispatchPartitions < 0 || l.RecoverInterval < 0 ||
+		l.DispatchPartitions < 0 || l.RecoverInterval < 0 || l.ExperimentConcurrency < 0 ||
 		l.ShutdownGrace < 0 || (l.LoopRepeats != nil && *l.LoopRepeats < 0) || l.ApprovalTimeout < 0 ||
 		(l.MaxReplans != nil && *l.MaxReplans < 0) {
 		add("limits: values must not be negative")

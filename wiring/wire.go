@@ -14,6 +14,7 @@ import (
 	"github.com/twostep/twostep/actions"
 	"github.com/twostep/twostep/actions/mcp"
 	"github.com/twostep/twostep/actions/openapi"
+	"github.com/twostep/twostep/experiments"
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/memstore"
@@ -56,8 +57,11 @@ type Gateway struct {
 	// keeps none); the caller runs it.
 	Webhooks *webhooks.Deliverer
 	// Tel is the OpenTelemetry setup (nil or off: no spans).
-	Tel        *telemetry.Telemetry
-	closeStore func() error // releases the store's connections
+	Tel *telemetry.Telemetry
+	// Experiments runs the admin's experiments (experiments.go); the
+	// caller runs its Watch and closes it.
+	Experiments *experiments.Runner
+	closeStore  func() error // releases the store's connections
 }
 
 // Close releases the store's connections.
@@ -208,11 +212,15 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 	if err != nil {
 		return fmt.Errorf("workflow.NewEngine: %w", err)
 	}
+	if err := g.buildExperiments(cfg, log, reg, builder, redactor); err != nil {
+		return err
+	}
 	admin, err := httpapi.NewAdmin(httpapi.AdminOptions{
 		Reads: g.Engine.Admin(), Model: g.Model, Registry: reg, Prompts: builder, Redactor: redactor,
 		PlanActions: plan.Offered, CountTokens: (&llm.Tokenizer{}).Count, DocumentText: actions.DocumentText,
-		Prices:     cfg.Prices(),
-		Deliveries: g.outbox(),
+		Prices:      cfg.Prices(),
+		Deliveries:  g.outbox(),
+		Experiments: g.Experiments,
 	})
 	if err != nil {
 		return fmt.Errorf("httpapi.NewAdmin: %w", err)

@@ -194,7 +194,7 @@ func (r *Run) Generate(ctx context.Context, call ModelCall) (resp ModelResponse,
 	end := time.Now()
 	t := Trace{
 		ID: newIDAt(PrefixTrace, end), WorkflowID: r.wf.ID, Round: r.wf.Round, Step: r.wf.Step,
-		Stage: call.Stage, Attempt: call.Attempt, Template: call.Template, Prompt: call.Prompt,
+		Stage: call.Stage, Attempt: call.Attempt, Template: call.Template, Inputs: call.Inputs, Prompt: call.Prompt,
 		Response: resp.Text, Model: resp.Model, PromptTokens: resp.PromptTokens,
 		CompletionTokens: resp.CompletionTokens, CachedTokens: resp.CachedTokens, CacheWriteTokens: resp.CacheWriteTokens,
 		LatencyMs: end.Sub(start).Milliseconds(), FinishReason: resp.StopReason, Retries: resp.Retries, OutputMode: mode, CreatedAt: r.e.now(),

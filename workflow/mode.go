@@ -68,6 +68,9 @@ type ModelCall struct {
 	Attempt  int
 	Template string
 	Prompt   []PromptMessage
+	// Inputs are the placeholder values Prompt was rendered from, kept in
+	// the trace (Trace.Inputs); nil keeps none.
+	Inputs map[string]string
 	// JSON asks for a JSON object reply; MaxTokens bounds it (0: default).
 	JSON      bool
 	MaxTokens int

@@ -39,20 +39,25 @@ type PromptMessage struct {
 // parse outcome, tokens and latency. Traces are redacted before they are
 // stored: they never carry a secret.
 type Trace struct {
-	ID               string          `json:"id"`
-	WorkflowID       string          `json:"workflowId"`
-	Round            int             `json:"round"`
-	Step             int             `json:"step"`
-	Stage            Stage           `json:"stage"`
-	Attempt          int             `json:"attempt"`
-	Template         string          `json:"template"`
-	Prompt           []PromptMessage `json:"prompt"`
-	Response         string          `json:"response"`
-	Parsed           json.RawMessage `json:"parsed,omitempty"`
-	Error            string          `json:"error"`
-	Model            string          `json:"model"`
-	PromptTokens     int             `json:"promptTokens"`
-	CompletionTokens int             `json:"completionTokens"`
+	ID         string `json:"id"`
+	WorkflowID string `json:"workflowId"`
+	Round      int    `json:"round"`
+	Step       int    `json:"step"`
+	Stage      Stage  `json:"stage"`
+	Attempt    int    `json:"attempt"`
+	Template   string `json:"template"`
+	// Inputs are the placeholder values a Stage 1 or Stage 2 prompt was
+	// rendered from (redacted as the prompt is), so the call can be
+	// rendered again from another template (datasets, experiments); nil on
+	// the other stages and on traces stored before the field existed.
+	Inputs           map[string]string `json:"inputs,omitempty"`
+	Prompt           []PromptMessage   `json:"prompt"`
+	Response         string            `json:"response"`
+	Parsed           json.RawMessage   `json:"parsed,omitempty"`
+	Error            string            `json:"error"`
+	Model            string            `json:"model"`
+	PromptTokens     int               `json:"promptTokens"`
+	CompletionTokens int               `json:"completionTokens"`
 	// CachedTokens is how many of PromptTokens the provider served from
 	// its prompt cache (ModelResponse.CachedTokens; 0 when it reported
 	// none, and on traces stored before the field existed).

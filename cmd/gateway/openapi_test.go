@@ -55,6 +55,7 @@ func TestOpenAPIDescribesEveryResponse(t *testing.T) {
 		// of its events, each one's data decoded from JSON.
 		openapi3filter.RegisterBodyDecoder("text/event-stream", decodeEventStream)
 		openapi3filter.RegisterBodyDecoder("text/plain", openapi3filter.FileBodyDecoder)
+		openapi3filter.RegisterBodyDecoder("application/jsonl", openapi3filter.FileBodyDecoder)
 	})
 	const (
 		alice = "alice-token-000000001"
@@ -285,6 +286,16 @@ func TestOpenAPIDescribesEveryResponse(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	do(apiCall{name: "admin dataset", method: "GET", path: "/admin/v1/datasets?stage=stage1", token: root, status: 200})
+	do(apiCall{name: "admin dataset of no stage", method: "GET", path: "/admin/v1/datasets", token: root, status: 422})
+	do(apiCall{name: "admin experiment with a bad template", method: "POST", path: "/admin/v1/experiments", token: root,
+		body: `{"stage":"stage2","override":{"templates":{"stage2":"{{KEY:NOPE}}"}}}`, status: 422})
+	var experiment struct{ ID string }
+	decode(do(apiCall{name: "admin experiment", method: "POST", path: "/admin/v1/experiments", token: root,
+		body: `{"stage":"stage2","workflows":["` + wf.ID + `"]}`, status: 202}), &experiment)
+	do(apiCall{name: "admin get experiment", method: "GET", path: "/admin/v1/experiments/" + experiment.ID, token: root, status: 200})
+	do(apiCall{name: "admin stop experiment", method: "POST", path: "/admin/v1/experiments/" + experiment.ID + "/stop", token: root, status: 200})
+	do(apiCall{name: "admin unknown experiment", method: "GET", path: "/admin/v1/experiments/ex_unknown", token: root, status: 404})
 	do(apiCall{name: "delete", method: "DELETE", path: base, token: alice, status: 204})
 	do(apiCall{name: "deleted", method: "GET", path: base, token: alice, status: 404})
 

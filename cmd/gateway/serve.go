@@ -115,6 +115,12 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r 
 		go func() { defer close(hooksDone); g.Webhooks.Run(engineCtx) }()
 		defer func() { stopEngine(); <-hooksDone }()
 	}
+	if g.Experiments != nil {
+		// Experiments whose instance died are finished here.
+		watched := make(chan struct{})
+		go func() { defer close(watched); g.Experiments.Watch(engineCtx) }()
+		defer func() { stopEngine(); g.Experiments.Close(); <-watched }()
+	}
 	if check := wiring.ModelCheck(g.Model); check != nil {
 		// Probe once in the background: a wrong model name or key shows in
 		// the start-up log, without delaying start-up on a slow provider.

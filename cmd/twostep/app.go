@@ -64,6 +64,8 @@ var commands = map[string]command{
 	"actions":  cmdActions,
 	"standing": cmdStanding,
 	"revoke":   cmdRevoke,
+
+	"experiment": cmdExperiment,
 }
 
 // uploads checks that every file exists before anything is sent.

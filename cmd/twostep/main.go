@@ -52,6 +52,10 @@ Commands:
   download ID DOC [-o FILE]
                         a document's bytes (to stdout without -o)
   actions               the actions the gateway offers
+  experiment --stage stage1|stage2 [--workflow ID]... [--since T] [--action A]
+             [--template NAME=FILE]... [--model PROVIDER/MODEL] [--min-agreement 0.95]
+                        re-run recorded calls under an override (admin token), print
+                        the agreement table; exit 1 below --min-agreement
 
 Every command takes --json (machine-readable output on stdout).
 Environment: TWOSTEP_URL (default http://localhost:8080), TWOSTEP_TOKEN.

@@ -85,9 +85,9 @@
         li.addEventListener('click', (ev) => { if (!ev.target.closest('a')) location.hash = workflowHash(wf.id); });
         list.appendChild(li);
       }
-      // Nothing linked or open yet: open the newest workflow, so the page
-      // shows one at once (and its URL).
-      if (!more && !current && !linkedID() && data.workflows.length) location.replace(workflowHash(data.workflows[0].id));
+      // Nothing linked or open yet (no workflow, no experiment): open the
+      // newest workflow, so the page shows one at once (and its URL).
+      if (!more && !current && !linkedID() && !linkedExperiment() && data.workflows.length) location.replace(workflowHash(data.workflows[0].id));
     } catch (err) { showError(err); }
   }
 
@@ -153,6 +153,7 @@
       if (eco) renderEconomy(eco);
       renderTimeline(msgs.messages, traces.traces, wf.pendingApproval);
       $('detail').hidden = false;
+      $('experiment').hidden = true;
       return wf;
     } catch (err) { showError(err); return null; }
   }
@@ -542,6 +543,84 @@
     } catch (err) { out.appendChild(el('div', 'feedback', err.message)); }
   }
 
+
+  // Experiments: #/experiments/<id> shows one experiment's calls, the
+  // recorded and new results side by side with what changed marked;
+  // a running one is read again every second.
+  function experimentHash(id) { return '#/experiments/' + encodeURIComponent(id); }
+  function linkedExperiment() {
+    const m = /^#\/experiments\/([^/]+)$/.exec(location.hash);
+    return m ? decodeURIComponent(m[1]) : '';
+  }
+  let experimentTimer = null;
+  async function openExperiment(id) {
+    clearTimeout(experimentTimer);
+    showError(null);
+    try {
+      const e = await api('GET', '/admin/v1/experiments/' + encodeURIComponent(id));
+      if (linkedExperiment() !== id) return; // another page was opened meanwhile
+      $('detail').hidden = true;
+      $('experiment').hidden = false;
+      renderExperiment(e);
+      if (e.status === 'running') experimentTimer = setTimeout(() => openExperiment(id), 1000);
+    } catch (err) { showError(err); }
+  }
+  function json(v) { return v === undefined ? '' : JSON.stringify(v); }
+  // diffRows compares two parsed results key by key (a Stage 1 selection,
+  // Stage 2 parameters): one row per key, marked when the values differ.
+  function diffRows(recorded, result) {
+    const box = el('div', 'diff');
+    const a = recorded && typeof recorded === 'object' ? recorded : {};
+    const b = result && typeof result === 'object' ? result : {};
+    const keys = Array.from(new Set(Object.keys(a).concat(Object.keys(b)))).sort();
+    for (const k of keys) {
+      const was = json(a[k]), now = json(b[k]);
+      if (was === now) { box.appendChild(el('div', 'same', k + ': ' + was)); continue; }
+      box.appendChild(el('div', null, k + ': ', el('span', 'del', was || '(none)'), ' ', el('span', 'add', now || '(none)')));
+    }
+    return box;
+  }
+  function agreementBadges(a) {
+    const out = el('span', null);
+    const mark = (name, ok) => out.appendChild(badge(name, ok ? 'completed' : 'failed'));
+    for (const name of ['action', 'references', 'fields']) if (a[name] !== undefined) mark(name, a[name]);
+    for (const name of Object.keys(a.parameters || {}).sort()) mark(name, a.parameters[name]);
+    return out;
+  }
+  function renderExperiment(e) {
+    const sum = $('experiment-summary');
+    clear(sum);
+    const t = e.totals;
+    sum.appendChild(el('h2', null, 'Experiment ', el('span', 'wf-id', e.id)));
+    sum.appendChild(el('div', null, badge(e.status), badge(e.stage, 'mode'),
+      t.agreed + ' of ' + t.calls + ' calls agree · ' + t.tokens + ' tokens' +
+      (t.usd !== undefined ? ' · $' + t.usd.toFixed(4) : '')));
+    if (e.error) sum.appendChild(el('div', 'feedback', e.error));
+    const stop = $('experiment-stop');
+    stop.hidden = e.status !== 'running';
+    stop.onclick = async () => {
+      try { await api('POST', '/admin/v1/experiments/' + encodeURIComponent(e.id) + '/stop'); openExperiment(e.id); } catch (err) { showError(err); }
+    };
+    const table = $('experiment-table');
+    clear(table);
+    table.appendChild(el('tr', null, el('th', null, 'Workflow'), el('th', null, 'Step'), el('th', null, 'Agreement'),
+      el('th', null, 'Recorded → new'), el('th', null, 'Tokens')));
+    for (const c of e.calls) {
+      const row = el('tr', c.agreement.all ? 'agrees' : 'disagrees',
+        el('td', 'wf-id', link(c.workflowId)), el('td', null, 'round ' + c.round + ' step ' + c.step),
+        el('td', null, agreementBadges(c.agreement)),
+        el('td', null, c.error ? el('div', 'feedback', c.error) : null, diffRows(c.recorded, c.result)),
+        el('td', null, String(c.tokens) + (c.usd !== undefined ? ' · $' + c.usd.toFixed(4) : '')));
+      table.appendChild(row);
+    }
+  }
+  window.addEventListener('hashchange', () => { const id = linkedExperiment(); if (id) openExperiment(id); });
+  $('experiment-form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const id = $('experiment-id').value.trim();
+    if (id) location.hash = experimentHash(id);
+  });
+
   $('token-form').addEventListener('submit', (ev) => {
     ev.preventDefault();
     const v = $('token').value.trim();
@@ -556,6 +635,7 @@
     showTokenState();
     clear($('workflows'));
     $('detail').hidden = true;
+    $('experiment').hidden = true;
   });
   $('filter-form').addEventListener('submit', (ev) => { ev.preventDefault(); loadList(); loadActions(); });
   $('more').addEventListener('click', () => loadList(true));
@@ -575,6 +655,7 @@
     showTokenState();
     if (token() || devMode) {
       if (linkedID()) openWorkflow(linkedID());
+      if (linkedExperiment()) openExperiment(linkedExperiment());
       loadList(); loadActions();
     }
   }

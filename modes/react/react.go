@@ -125,7 +125,7 @@ func (m *Mode) selectAction(ctx context.Context, run *workflow.Run, cp *workflow
 	if err != nil {
 		return fmt.Errorf("react: rendering stage 1: %w", err)
 	}
-	call.Template, call.Prompt, call.CachePrefix = rendered.Template, rendered.Messages, rendered.CachePrefix
+	call.Template, call.Prompt, call.CachePrefix, call.Inputs = rendered.Template, rendered.Messages, rendered.CachePrefix, rendered.Placeholders
 	resp, err := run.Generate(ctx, call)
 	if resp.Truncated {
 		res = prompts.Stage1Result{Problems: []string{workflow.TruncatedProblem(resp)}}
@@ -264,7 +264,7 @@ func (m *Mode) parameterize(ctx context.Context, run *workflow.Run, cp *workflow
 	if err != nil {
 		return fmt.Errorf("react: rendering stage 2: %w", err)
 	}
-	call.Template, call.Prompt, call.CachePrefix = rendered.Template, rendered.Messages, rendered.CachePrefix
+	call.Template, call.Prompt, call.CachePrefix, call.Inputs = rendered.Template, rendered.Messages, rendered.CachePrefix, rendered.Placeholders
 	resp, err := run.Generate(ctx, call)
 	if resp.Truncated {
 		res = prompts.Stage2Result{Problems: []string{workflow.TruncatedProblem(resp)}}

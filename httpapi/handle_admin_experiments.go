@@ -1,0 +1,148 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/rs/zerolog"
+
+	"github.com/twostep/twostep/experiments"
+	"github.com/twostep/twostep/workflow"
+)
+
+// datasetWriteWait bounds each dataset line's write, so a client that
+// stops reading ends the stream.
+const datasetWriteWait = 30 * time.Second
+
+// ExperimentBody is the body of POST /admin/v1/experiments.
+type ExperimentBody struct {
+	Stage     workflow.Stage      `json:"stage" enum:"stage1,stage2" doc:"Which stage's recorded calls to re-run"`
+	Workflows []string            `json:"workflows,omitempty" maxItems:"1000" doc:"The workflows whose calls to re-run (instead of filter)"`
+	Filter    *ExperimentFilter   `json:"filter,omitempty" doc:"Which recorded calls to re-run (instead of workflows); none: every one"`
+	Override  *ExperimentOverride `json:"override,omitempty" doc:"What changes: templates and/or the model"`
+}
+
+// ExperimentFilter selects recorded calls by time and action.
+type ExperimentFilter struct {
+	Since  time.Time `json:"since,omitzero" doc:"Only calls recorded at or after this time (RFC 3339)"`
+	Action string    `json:"action,omitempty" maxLength:"200" doc:"Only calls of steps that selected this action"`
+}
+
+// ExperimentOverride is what an experiment changes.
+type ExperimentOverride struct {
+	Templates map[string]string     `json:"templates,omitempty" doc:"Template sources by name (stage1 or stage2), parsed like *.tmpl files"`
+	Model     *experiments.ModelRef `json:"model,omitempty" doc:"Another model, built like a YAML models: entry"`
+}
+
+// ExperimentID is the answer of POST /admin/v1/experiments.
+type ExperimentID struct {
+	ID string `json:"id"`
+}
+
+type experimentInput struct {
+	Body ExperimentBody
+}
+
+type experimentPath struct {
+	ID string `path:"id" maxLength:"64" doc:"Experiment id (ex_...)"`
+}
+
+type datasetInput struct {
+	Stage workflow.Stage `query:"stage" required:"true" enum:"stage1,stage2" doc:"Which stage's recorded calls"`
+	Since time.Time      `query:"since" doc:"Only calls recorded at or after this time (RFC 3339)"`
+}
+
+func (a *Admin) registerExperiments(api huma.API) {
+	huma.Register(api, huma.Operation{
+		OperationID: "adminDataset", Method: http.MethodGet, Path: "/admin/v1/datasets",
+		Summary: "Every recorded accepted call of a stage as JSON Lines: inputs, prompt, accepted output, model (docs/experiments.md)",
+		Tags:    []string{"admin"}, Errors: []int{401, 403, 422},
+		Responses: map[string]*huma.Response{"200": {Description: "One JSON object per line", Content: map[string]*huma.MediaType{
+			"application/jsonl": {Schema: &huma.Schema{Type: "string"}}}}},
+	}, a.dataset)
+	if a.experiments == nil {
+		return
+	}
+	start := adminOp("adminStartExperiment", http.MethodPost, "/admin/v1/experiments",
+		"Re-run a stage's recorded calls under an override; nothing executes, no workflow changes (docs/experiments.md)", 404, 422)
+	start.DefaultStatus = http.StatusAccepted
+	start.MaxBodyBytes = 2 << 20
+	huma.Register(api, start, a.startExperiment)
+	huma.Register(api, adminOp("adminGetExperiment", http.MethodGet, "/admin/v1/experiments/{id}",
+		"An experiment: per call the recorded and new results, agreement, tokens and cost; totals", 404), a.getExperiment)
+	huma.Register(api, adminOp("adminStopExperiment", http.MethodPost, "/admin/v1/experiments/{id}/stop",
+		"Stop a running experiment: its calls in flight are cancelled and it is stored stopped with the calls done", 404), a.stopExperiment)
+}
+
+func (a *Admin) startExperiment(ctx context.Context, in *experimentInput) (*body[ExperimentID], error) {
+	b := in.Body
+	spec := experiments.Spec{Stage: b.Stage, Workflows: b.Workflows}
+	if b.Filter != nil {
+		if len(b.Workflows) > 0 {
+			return nil, invalid("body.filter", "give workflows or filter, not both", nil)
+		}
+		spec.Since, spec.Action = b.Filter.Since, b.Filter.Action
+	}
+	if b.Override != nil {
+		spec.Templates, spec.Model = b.Override.Templates, b.Override.Model
+	}
+	for _, id := range b.Workflows {
+		if _, err := a.reads.Get(ctx, id); err != nil {
+			return nil, a.fail(ctx, "adminStartExperiment", err)
+		}
+	}
+	if err := a.experiments.Check(spec); err != nil {
+		return nil, invalid("body.override", workflow.PublicMessage(err), nil)
+	}
+	e, err := a.experiments.Start(ctx, spec)
+	if err != nil {
+		if workflow.KindOf(err) == workflow.KindInvalid {
+			return nil, invalid("body.override.model", workflow.PublicMessage(err), nil)
+		}
+		return nil, a.fail(ctx, "adminStartExperiment", err)
+	}
+	return &body[ExperimentID]{Body: ExperimentID{ID: e.ID}}, nil
+}
+
+func (a *Admin) getExperiment(ctx context.Context, in *experimentPath) (*body[experiments.Experiment], error) {
+	e, err := a.experiments.Get(ctx, in.ID)
+	if err != nil {
+		return nil, a.fail(ctx, "adminGetExperiment", err)
+	}
+	return &body[experiments.Experiment]{Body: *e}, nil
+}
+
+func (a *Admin) stopExperiment(ctx context.Context, in *experimentPath) (*body[experiments.Experiment], error) {
+	e, err := a.experiments.Stop(ctx, in.ID)
+	if err != nil {
+		return nil, a.fail(ctx, "adminStopExperiment", err)
+	}
+	return &body[experiments.Experiment]{Body: *e}, nil
+}
+
+// dataset streams the lines, one store page at a time; an error after the
+// first line ends the stream early (logged), as the status is sent.
+func (a *Admin) dataset(ctx context.Context, in *datasetInput) (*huma.StreamResponse, error) {
+	return &huma.StreamResponse{Body: func(hctx huma.Context) {
+		hctx.SetHeader("Content-Type", "application/jsonl")
+		hctx.SetHeader("Cache-Control", "no-store")
+		hctx.SetStatus(http.StatusOK)
+		w := hctx.BodyWriter()
+		enc := json.NewEncoder(w)
+		err := experiments.Dataset(hctx.Context(), a.reads, in.Stage, in.Since, func(l experiments.Line) error {
+			if rw, ok := w.(http.ResponseWriter); ok {
+				_ = http.NewResponseController(rw).SetWriteDeadline(time.Now().Add(datasetWriteWait))
+			}
+			return enc.Encode(l)
+		})
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		if err != nil && hctx.Context().Err() == nil {
+			zerolog.Ctx(ctx).Warn().Err(err).Msg("dataset stream ended early")
+		}
+	}}, nil
+}
