@@ -1,0 +1,277 @@
+package prompts
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// Grounding is what a Stage 2 call was shown, the only source its values
+// may come from (DESIGN §10.4): Ungrounded checks a reply against it.
+type Grounding struct {
+	// Objective, Context and Action are the step's actionObjective,
+	// parametersContext and action name.
+	Objective, Context, Action string
+	// Schema is the action's parameter schema: every enum, const and
+	// default value in it counts as given. Its descriptions do not: a value
+	// copied from an example is as invented as any other.
+	Schema json.RawMessage
+	// Constraints are JSON Schema fragments Stage 2 was given beside the
+	// schema (an intent approval's): their values count as given and their
+	// text as shown. Nil when there are none.
+	Constraints json.RawMessage
+}
+
+// minGroundedRunes is the length from which a string value must appear in
+// what Stage 2 was shown: shorter ones ("de", "EUR", "yes") are never
+// ungrounded.
+const minGroundedRunes = 4
+
+// Ungrounded returns the path of every value of params that appears
+// nowhere in what Stage 2 was shown (g), in path order: "ticketId",
+// "customer.city", "lines[1].sku". It is pure and never panics.
+//
+// Booleans, nulls and strings under four characters are never ungrounded,
+// nor is any value equal to an enum, const or default of g.Schema or
+// g.Constraints. Any other number is grounded when it equals (ignoring its
+// sign) a number written in the shown text in any common form: 1234.50,
+// 1,234.5, 1.234,5, 1 234,5, $1,234, 12 % (also 0.12), 5k, 2.5 million,
+// twenty-five; or a part of a date there. A string that is one number,
+// written in any form, is judged as that number. Any other string is
+// grounded when, lower-cased with its whitespace collapsed, it is part of
+// the shown text so normalised; or it is a date (or date and time) that the text gives in a
+// common form (2024-03-05, 5 March 2024, March 5, 2024, 05.03.2024, 3/5/2024
+// read both ways); or, holding a digit, its letters and digits alone are
+// part of the text's letters and digits (an IBAN or phone number
+// re-spaced); or it has several words and each word with a digit, an "@"
+// or "://" in it is grounded by those rules — free text Stage 2 composes
+// is judged by the facts it carries. docs/grounding.md explains each rule.
+func Ungrounded(params map[string]any, g Grounding) []string {
+	if len(params) == 0 {
+		return nil
+	}
+	s := newShown(g)
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		out = s.walk(out, k, params[k])
+	}
+	return out
+}
+
+// UngroundedProblems returns one feedback line per ungrounded path, in
+// the form of the other Stage 2 problems ("parameters.<path>: ...").
+func UngroundedProblems(paths []string) []string {
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		out = append(out, fmt.Sprintf("parameters.%s: this value appears neither in the objective nor in the parameters context: "+
+			"take it from them, do not invent it", p))
+	}
+	return out
+}
+
+// walk appends path to out when v (or, for an object or array, the path
+// of each leaf of v) is ungrounded.
+func (s *shown) walk(out []string, path string, v any) []string {
+	switch v := v.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			out = s.walk(out, path+"."+k, v[k])
+		}
+	case []any:
+		for i, e := range v {
+			out = s.walk(out, path+"["+strconv.Itoa(i)+"]", e)
+		}
+	case string:
+		if !s.stringGrounded(v) {
+			out = append(out, path)
+		}
+	default:
+		if r, ok := numberOf(v); ok && !s.numberGrounded(r) {
+			out = append(out, path)
+		}
+	}
+	return out
+}
+
+// numberOf returns a JSON number of params (float64, json.Number or an
+// integer) as an exact rational; false for anything else.
+func numberOf(v any) (*big.Rat, bool) {
+	var text string
+	switch v := v.(type) {
+	case float64:
+		text = strconv.FormatFloat(v, 'f', -1, 64)
+	case json.Number:
+		text = v.String()
+	case int:
+		text = strconv.Itoa(v)
+	case int64:
+		text = strconv.FormatInt(v, 10)
+	default:
+		return nil, false
+	}
+	r, ok := new(big.Rat).SetString(text)
+	return r, ok
+}
+
+// shown is a Grounding made ready for lookups.
+type shown struct {
+	// text is the shown text normalised (normText); compact its letters
+	// and digits alone.
+	text, compact string
+	// numbers are the keys (ratKey) of every number the text gives.
+	numbers map[string]bool
+	dates   map[civilDate]bool
+	// minutes are the times of day the text gives, in minutes after 0:00.
+	minutes map[int]bool
+	// given are the schema's and constraints' values: strings normalised,
+	// numbers as ratKey.
+	given map[string]bool
+}
+
+func newShown(g Grounding) *shown {
+	raw := strings.Join([]string{g.Action, g.Objective, g.Context, string(g.Constraints)}, "\n")
+	s := &shown{text: normText(raw), numbers: map[string]bool{}, dates: map[civilDate]bool{}, minutes: map[int]bool{}, given: map[string]bool{}}
+	s.compact = compactText(s.text)
+	scanNumbers(s.text, func(r *big.Rat) { s.numbers[ratKey(r)] = true })
+	scanDates(s.text, func(d civilDate) {
+		s.dates[d] = true
+		for _, n := range []int{d.y, d.m, d.d} {
+			s.numbers[ratKey(big.NewRat(int64(n), 1))] = true
+		}
+	})
+	scanTimes(s.text, func(m int) { s.minutes[m] = true })
+	for _, schema := range []json.RawMessage{g.Schema, g.Constraints} {
+		var doc any
+		if json.Unmarshal(schema, &doc) == nil {
+			s.addGiven(doc, false)
+		}
+	}
+	return s
+}
+
+// addGiven adds the leaves of every enum, const and default in doc (a
+// JSON Schema, decoded) to s.given; leaves reports whether doc is such a
+// value itself.
+func (s *shown) addGiven(doc any, leaves bool) {
+	switch v := doc.(type) {
+	case map[string]any:
+		for k, e := range v {
+			s.addGiven(e, leaves || k == "const" || k == "default" || (k == "enum" && isArray(e)))
+		}
+	case []any:
+		for _, e := range v {
+			s.addGiven(e, leaves)
+		}
+	case string:
+		if leaves {
+			s.given[normText(v)] = true
+		}
+	default:
+		if r, ok := numberOf(v); ok && leaves {
+			s.given[ratKey(r)] = true
+		}
+	}
+}
+
+func isArray(v any) bool { _, ok := v.([]any); return ok }
+
+// numberGrounded reports whether r is given or, ignoring its sign, a
+// number of the text.
+func (s *shown) numberGrounded(r *big.Rat) bool {
+	return s.given[ratKey(r)] || s.numbers[ratKey(new(big.Rat).Abs(r))]
+}
+
+// stringGrounded applies the string rules of Ungrounded to v.
+func (s *shown) stringGrounded(v string) bool {
+	n := normText(v)
+	if len([]rune(n)) < minGroundedRunes || s.given[n] {
+		return true
+	}
+	if s.factGrounded(n) {
+		return true
+	}
+	words := strings.Fields(n)
+	if len(words) < 2 {
+		return false
+	}
+	for _, w := range words {
+		w = strings.TrimFunc(w, isEdgePunct)
+		if isFact(w) && !s.factGrounded(w) {
+			return false
+		}
+	}
+	return true
+}
+
+// factGrounded reports whether n (normalised) is one grounded number,
+// part of the text, a grounded date, or, holding a digit, part of the
+// text's letters and digits.
+func (s *shown) factGrounded(n string) bool {
+	if nums, ok := parseNumber(n); ok { // a number, not digits inside another
+		for _, r := range nums {
+			if s.numberGrounded(r) {
+				return true
+			}
+		}
+		return false
+	}
+	if strings.Contains(s.text, n) {
+		return true
+	}
+	if d, minute, ok := parseDateValue(n); ok {
+		return s.dateGrounded(d, minute)
+	}
+	c := compactText(n)
+	return strings.ContainsFunc(c, unicode.IsDigit) && len(c) >= minGroundedRunes && strings.Contains(s.compact, c)
+}
+
+// dateGrounded reports whether one reading of the date is in the text
+// and, when minute is not 0 or -1, that time of day too.
+func (s *shown) dateGrounded(ds []civilDate, minute int) bool {
+	if minute > 0 && !s.minutes[minute] {
+		return false
+	}
+	for _, d := range ds {
+		if s.dates[d] {
+			return true
+		}
+	}
+	return false
+}
+
+// isFact reports whether a word of free text carries a fact Stage 2 must
+// not invent: a digit, an e-mail address or a URL.
+func isFact(w string) bool {
+	return strings.ContainsFunc(w, unicode.IsDigit) || strings.Contains(w, "@") || strings.Contains(w, "://")
+}
+
+// isEdgePunct is the punctuation trimmed from a word of free text.
+func isEdgePunct(r rune) bool { return strings.ContainsRune(`.,;:!?()[]{}"'`, r) }
+
+// textReplacer folds the typographic forms a model rewrites freely.
+var textReplacer = strings.NewReplacer("\u2013", "-", "\u2014", "-", "\u2212", "-", "\u2018", "'", "\u2019", "'",
+	"\u201c", `"`, "\u201d", `"`)
+
+// normText lower-cases s, folds dashes and quotes and collapses every run
+// of whitespace (non-breaking spaces included) to one space.
+func normText(s string) string {
+	return strings.Join(strings.Fields(textReplacer.Replace(strings.ToLower(s))), " ")
+}
+
+// compactText keeps the letters and digits of s.
+func compactText(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return r
+		}
+		return -1
+	}, s)
+}
+
+// ratKey is r's canonical form, equal for equal numbers (1234.50 and 1234.5).
+func ratKey(r *big.Rat) string { return "#" + r.RatString() }
