@@ -41,7 +41,26 @@ func (r *Redactor) trace(t workflow.Trace) (workflow.Trace, bool) {
 	changed := len(prompt) > 0 && &prompt[0] != &t.Prompt[0] || len(parsed) > 0 && &parsed[0] != &t.Parsed[0] ||
 		response != t.Response || errText != t.Error
 	t.Prompt, t.Response, t.Parsed, t.Error = prompt, response, parsed, errText
+	if paths, ok := r.strings(t.Ungrounded); ok {
+		t.Ungrounded, changed = paths, true
+	}
 	return t, changed
+}
+
+// strings returns ss redacted, a copy, and true when one of them held a
+// secret; ss itself and false otherwise.
+func (r *Redactor) strings(ss []string) ([]string, bool) {
+	for i, s := range ss {
+		if red := r.String(s); red != s {
+			out := append([]string(nil), ss...)
+			out[i] = red
+			for j := i + 1; j < len(out); j++ {
+				out[j] = r.String(out[j])
+			}
+			return out, true
+		}
+	}
+	return ss, false
 }
 
 // Traces decorates store so that every trace is redacted by r before it is

@@ -56,12 +56,13 @@ func TestRedactorTraceKeepsJSONValid(t *testing.T) {
 	in := workflow.Trace{
 		ID: "tr_1", Prompt: []workflow.PromptMessage{{Role: "user", Content: "use " + secret}},
 		Response: `{"a":` + string(quoted) + `}`, Parsed: json.RawMessage(`{"a":` + string(quoted) + `}`),
-		Error: "bad " + secret, Model: "m",
+		Error: "bad " + secret, Model: "m", Ungrounded: []string{"ticketId", "x." + secret},
 	}
 	got := redact.New(secret).Trace(in)
 	want := workflow.Trace{
 		ID: "tr_1", Prompt: []workflow.PromptMessage{{Role: "user", Content: "use [REDACTED]"}},
 		Response: `{"a":"[REDACTED]"}`, Parsed: json.RawMessage(`{"a":"[REDACTED]"}`), Error: "bad [REDACTED]", Model: "m",
+		Ungrounded: []string{"ticketId", "x.[REDACTED]"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Trace (-want +got):\n%s", diff)
@@ -69,7 +70,7 @@ func TestRedactorTraceKeepsJSONValid(t *testing.T) {
 	if !json.Valid(got.Parsed) {
 		t.Errorf("redacted Parsed is not JSON: %s", got.Parsed)
 	}
-	if in.Prompt[0].Content != "use "+secret {
+	if in.Prompt[0].Content != "use "+secret || in.Ungrounded[1] != "x."+secret {
 		t.Errorf("Trace changed its argument's prompt")
 	}
 }
