@@ -366,6 +366,10 @@
     } else if (rejected) {
       call.appendChild(el('div', 'feedback', 'Rejected — feedback sent back: ' + t.error));
     }
+    if (t.ungrounded && t.ungrounded.length) {
+      call.appendChild(el('div', 'ungrounded', 'Ungrounded: ' + t.ungrounded.join(', ') +
+        ' — in neither the objective nor the parameters context Stage 2 was shown'));
+    }
     const promptPane = el('div', null, el('div', 'role', prev ? 'prompt — changes since attempt ' + prev.attempt : 'prompt'));
     if (prev) {
       promptPane.appendChild(renderPromptDiff(prev.prompt || [], t.prompt || []));
