@@ -34,10 +34,26 @@ func ParseGrounded(s string) (Grounded, error) {
 	return "", fmt.Errorf("%q is not one of never, write, all", s)
 }
 
-// rejects reports whether g rejects a reply for action's ungrounded
-// values: an action whose effect is not read counts as a write.
-func (g Grounded) rejects(action workflow.ActionSpec) bool {
-	return g == GroundedAll || g == GroundedWrite && action.Effect != workflow.EffectRead
+// rejects reports whether g rejects a reply with ungrounded values for a
+// call of effect: any effect but read counts as a write.
+func (g Grounded) rejects(effect workflow.Effect) bool {
+	return g == GroundedAll || g == GroundedWrite && effect != workflow.EffectRead
+}
+
+// callEffects is a registry that knows one call's effect from its
+// parameters, as the approval rules judge it (the actions registry:
+// http.request reads on GET and HEAD, writes otherwise).
+type callEffects interface {
+	EffectOf(action string, params map[string]any) workflow.Effect
+}
+
+// effectOf is the effect of calling spec with params: the registry's
+// judgement when it has one, else the action's declared effect.
+func effectOf(reg workflow.Registry, spec workflow.ActionSpec, params map[string]any) workflow.Effect {
+	if r, ok := reg.(callEffects); ok {
+		return r.EffectOf(spec.Name, params)
+	}
+	return spec.Effect
 }
 
 // Option configures a Mode (New).

@@ -38,12 +38,17 @@ func TestRequireGrounded(t *testing.T) {
 		name    string
 		setting react.Grounded
 		effect  workflow.Effect
-		reject  bool
+		// call, when set, is the effect the registry gives the call
+		// (as actions' does for http.request by its method).
+		call   workflow.Effect
+		reject bool
 	}{
-		{"never traces a write", react.GroundedNever, workflow.EffectWrite, false},
-		{"write rejects a write", react.GroundedWrite, workflow.EffectWrite, true},
-		{"write lets a read run", react.GroundedWrite, workflow.EffectRead, false},
-		{"all rejects a read", react.GroundedAll, workflow.EffectRead, true},
+		{"never traces a write", react.GroundedNever, workflow.EffectWrite, "", false},
+		{"write rejects a write", react.GroundedWrite, workflow.EffectWrite, "", true},
+		{"write lets a read run", react.GroundedWrite, workflow.EffectRead, "", false},
+		{"write judges the call", react.GroundedWrite, workflow.EffectWrite, workflow.EffectRead, false},
+		{"write judges the call of a read action", react.GroundedWrite, workflow.EffectRead, workflow.EffectWrite, true},
+		{"all rejects a read", react.GroundedAll, workflow.EffectRead, "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,7 +67,11 @@ func TestRequireGrounded(t *testing.T) {
 			store := newStore()
 			model := llm.NewScripted(replies(script, enginetest.Completes("The ticket is closed."))...)
 			mode := react.New(newBuilder(t), react.RequireGrounded(tt.setting))
-			e := enginetest.StartEngine(t, testConfig("a"), store, model, reg, map[workflow.ModeName]workflow.Mode{workflow.ModeReact: mode})
+			var registry workflow.Registry = reg
+			if tt.call != "" {
+				registry = callEffectRegistry{reg, tt.call}
+			}
+			e := enginetest.StartEngine(t, testConfig("a"), store, model, registry, map[workflow.ModeName]workflow.Mode{workflow.ModeReact: mode})
 			wf := wait(t, e, create(t, e, "close my printer ticket", 5).ID)
 			if wf.Status != workflow.StatusCompleted {
 				t.Fatalf("round ended %s/%s (%s)", wf.Status, wf.StopReason, wf.Error)
@@ -103,6 +112,14 @@ func TestRequireGrounded(t *testing.T) {
 		})
 	}
 }
+
+// callEffectRegistry gives every call the effect effect.
+type callEffectRegistry struct {
+	*enginetest.Registry
+	effect workflow.Effect
+}
+
+func (r callEffectRegistry) EffectOf(string, map[string]any) workflow.Effect { return r.effect }
 
 // lastMessage is the content of the last message of a prompt.
 func lastMessage(msgs []workflow.PromptMessage) string {

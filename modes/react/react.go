@@ -221,7 +221,7 @@ func (m *Mode) parameterize(ctx context.Context, run *workflow.Run, cp *workflow
 		Check: func(reply string) (json.RawMessage, string) {
 			res = prompts.ParseStage2(reply, spec, sel.ParametersSchema.Fields, reg)
 			ungrounded = prompts.Ungrounded(res.Parameters, stage2Grounding(sel, spec))
-			if len(ungrounded) > 0 && m.grounded.rejects(spec) {
+			if len(ungrounded) > 0 && m.grounded.rejects(effectOf(reg, spec, res.Parameters)) {
 				res.Problems = append(res.Problems, prompts.UngroundedProblems(ungrounded)...)
 			}
 			return res.Parsed, strings.Join(res.Problems, "\n")
