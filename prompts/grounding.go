@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Grounding is what a Stage 2 call was shown, the only source its values
@@ -118,40 +119,67 @@ func numberOf(v any) (*big.Rat, bool) {
 	return r, ok
 }
 
-// shown is a Grounding made ready for lookups.
+// shown is a Grounding made ready for lookups. Only the normalised text
+// is made at once: most values are found in it as they are, so the
+// numbers, dates and given values are read on the first value that needs
+// them.
 type shown struct {
-	// text is the shown text normalised (normText); compact its letters
-	// and digits alone.
-	text, compact string
+	g Grounding
+	// text is the shown text normalised (normText).
+	text string
+	// compact is text's letters and digits alone ("" until first used).
+	compact string
+	// facts are the numbers, dates and times of text (nil until first used).
+	facts *textFacts
+	// given are the schema's and constraints' values: strings normalised,
+	// numbers as ratKey (nil until first used).
+	given map[string]bool
+}
+
+// textFacts are the numbers, dates and times a text gives.
+type textFacts struct {
 	// numbers are the keys (ratKey) of every number the text gives.
 	numbers map[string]bool
 	dates   map[civilDate]bool
 	// minutes are the times of day the text gives, in minutes after 0:00.
 	minutes map[int]bool
-	// given are the schema's and constraints' values: strings normalised,
-	// numbers as ratKey.
-	given map[string]bool
 }
 
 func newShown(g Grounding) *shown {
-	raw := strings.Join([]string{g.Action, g.Objective, g.Context, string(g.Constraints)}, "\n")
-	s := &shown{text: normText(raw), numbers: map[string]bool{}, dates: map[civilDate]bool{}, minutes: map[int]bool{}, given: map[string]bool{}}
-	s.compact = compactText(s.text)
-	scanNumbers(s.text, func(r *big.Rat) { s.numbers[ratKey(r)] = true })
+	return &shown{g: g, text: normText(g.Action, g.Objective, g.Context, string(g.Constraints))}
+}
+
+// textFacts returns the numbers, dates and times of the text, read once.
+func (s *shown) textFacts() *textFacts {
+	if s.facts != nil {
+		return s.facts
+	}
+	f := &textFacts{numbers: map[string]bool{}, dates: map[civilDate]bool{}, minutes: map[int]bool{}}
+	scanNumbers(s.text, func(r *big.Rat) { f.numbers[ratKey(r)] = true })
 	scanDates(s.text, func(d civilDate) {
-		s.dates[d] = true
+		f.dates[d] = true
 		for _, n := range []int{d.y, d.m, d.d} {
-			s.numbers[ratKey(big.NewRat(int64(n), 1))] = true
+			f.numbers[ratKey(big.NewRat(int64(n), 1))] = true
 		}
 	})
-	scanTimes(s.text, func(m int) { s.minutes[m] = true })
-	for _, schema := range []json.RawMessage{g.Schema, g.Constraints} {
-		var doc any
-		if json.Unmarshal(schema, &doc) == nil {
-			s.addGiven(doc, false)
+	scanTimes(s.text, func(m int) { f.minutes[m] = true })
+	s.facts = f
+	return f
+}
+
+// isGiven reports whether key (a normalised string or a ratKey) is a
+// value of the schema or the constraints, read once.
+func (s *shown) isGiven(key string) bool {
+	if s.given == nil {
+		s.given = map[string]bool{}
+		for _, schema := range []json.RawMessage{s.g.Schema, s.g.Constraints} {
+			var doc any
+			if json.Unmarshal(schema, &doc) == nil {
+				s.addGiven(doc, false)
+			}
 		}
 	}
-	return s
+	return s.given[key]
 }
 
 // addGiven adds the leaves of every enum, const and default in doc (a
@@ -183,13 +211,13 @@ func isArray(v any) bool { _, ok := v.([]any); return ok }
 // numberGrounded reports whether r is given or, ignoring its sign, a
 // number of the text.
 func (s *shown) numberGrounded(r *big.Rat) bool {
-	return s.given[ratKey(r)] || s.numbers[ratKey(new(big.Rat).Abs(r))]
+	return s.isGiven(ratKey(r)) || s.textFacts().numbers[ratKey(new(big.Rat).Abs(r))]
 }
 
 // stringGrounded applies the string rules of Ungrounded to v.
 func (s *shown) stringGrounded(v string) bool {
 	n := normText(v)
-	if len([]rune(n)) < minGroundedRunes || s.given[n] {
+	if utf8.RuneCountInString(n) < minGroundedRunes || containsBounded(s.text, n) || s.isGiven(n) {
 		return true
 	}
 	if s.factGrounded(n) {
@@ -208,11 +236,14 @@ func (s *shown) stringGrounded(v string) bool {
 	return true
 }
 
-// factGrounded reports whether n (normalised) is one grounded number,
-// part of the text, a grounded date, or, holding a digit, part of the
+// factGrounded reports whether n (normalised) is part of the text
+// (containsBounded), one grounded number, a grounded date, or, holding a digit, part of the
 // text's letters and digits.
 func (s *shown) factGrounded(n string) bool {
-	if nums, ok := parseNumber(n); ok { // a number, not digits inside another
+	if containsBounded(s.text, n) {
+		return true
+	}
+	if nums, ok := parseNumber(n); ok {
 		for _, r := range nums {
 			if s.numberGrounded(r) {
 				return true
@@ -220,29 +251,54 @@ func (s *shown) factGrounded(n string) bool {
 		}
 		return false
 	}
-	if strings.Contains(s.text, n) {
-		return true
-	}
 	if d, minute, ok := parseDateValue(n); ok {
 		return s.dateGrounded(d, minute)
 	}
 	c := compactText(n)
-	return strings.ContainsFunc(c, unicode.IsDigit) && len(c) >= minGroundedRunes && strings.Contains(s.compact, c)
+	if !strings.ContainsFunc(c, unicode.IsDigit) || len(c) < minGroundedRunes {
+		return false
+	}
+	if s.compact == "" {
+		s.compact = compactText(s.text)
+	}
+	return strings.Contains(s.compact, c)
 }
 
 // dateGrounded reports whether one reading of the date is in the text
 // and, when minute is not 0 or -1, that time of day too.
 func (s *shown) dateGrounded(ds []civilDate, minute int) bool {
-	if minute > 0 && !s.minutes[minute] {
+	f := s.textFacts()
+	if minute > 0 && !f.minutes[minute] {
 		return false
 	}
 	for _, d := range ds {
-		if s.dates[d] {
+		if f.dates[d] {
 			return true
 		}
 	}
 	return false
 }
+
+// containsBounded reports whether n is part of text, not as digits of a
+// longer number: "4" is no part of "2024", nor "2345" of "12345".
+func containsBounded(text, n string) bool {
+	for off := 0; off <= len(text)-len(n); {
+		i := strings.Index(text[off:], n)
+		if i < 0 {
+			return false
+		}
+		i += off
+		before := i == 0 || !isDigit(text[i-1]) || !isDigit(n[0])
+		after := i+len(n) == len(text) || !isDigit(text[i+len(n)]) || !isDigit(n[len(n)-1])
+		if before && after {
+			return true
+		}
+		off = i + 1
+	}
+	return false
+}
+
+func isDigit(b byte) bool { return b >= '0' && b <= '9' }
 
 // isFact reports whether a word of free text carries a fact Stage 2 must
 // not invent: a digit, an e-mail address or a URL.
@@ -253,14 +309,63 @@ func isFact(w string) bool {
 // isEdgePunct is the punctuation trimmed from a word of free text.
 func isEdgePunct(r rune) bool { return strings.ContainsRune(`.,;:!?()[]{}"'`, r) }
 
-// textReplacer folds the typographic forms a model rewrites freely.
-var textReplacer = strings.NewReplacer("\u2013", "-", "\u2014", "-", "\u2212", "-", "\u2018", "'", "\u2019", "'",
-	"\u201c", `"`, "\u201d", `"`)
+// normText joins parts with spaces, lower-cased, with dashes and
+// typographic quotes folded and every run of whitespace (non-breaking
+// spaces included) collapsed to one space, trimmed: one allocation, none
+// for one part already so.
+func normText(parts ...string) string {
+	if len(parts) == 1 && isNorm(parts[0]) {
+		return parts[0]
+	}
+	var b strings.Builder
+	n := len(parts)
+	for _, p := range parts {
+		n += len(p)
+	}
+	b.Grow(n)
+	space := false
+	for _, p := range parts {
+		for _, r := range p {
+			if unicode.IsSpace(r) {
+				space = b.Len() > 0
+				continue
+			}
+			if space {
+				b.WriteByte(' ')
+				space = false
+			}
+			b.WriteRune(foldRune(r))
+		}
+		space = b.Len() > 0
+	}
+	return b.String()
+}
 
-// normText lower-cases s, folds dashes and quotes and collapses every run
-// of whitespace (non-breaking spaces included) to one space.
-func normText(s string) string {
-	return strings.Join(strings.Fields(textReplacer.Replace(strings.ToLower(s))), " ")
+// isNorm reports whether normText would return s as it is (which writes
+// each byte of invalid UTF-8 as U+FFFD).
+func isNorm(s string) bool {
+	prev := ' '
+	for _, r := range s {
+		if unicode.IsSpace(r) && (r != ' ' || prev == ' ') || foldRune(r) != r || r == utf8.RuneError {
+			return false
+		}
+		prev = r
+	}
+	return prev != ' ' || s == ""
+}
+
+// foldRune lower-cases r and folds dashes and typographic quotes to
+// their ASCII forms, which a model writes freely in their place.
+func foldRune(r rune) rune {
+	switch r {
+	case '\u2013', '\u2014', '\u2212':
+		return '-'
+	case '\u2018', '\u2019':
+		return '\''
+	case '\u201c', '\u201d':
+		return '"'
+	}
+	return unicode.ToLower(r)
 }
 
 // compactText keeps the letters and digits of s.

@@ -49,6 +49,8 @@ func TestUngrounded(t *testing.T) {
 		{"zero not given", "Close the ticket.", 0.0, false},
 		{"small invented number", "Close the ticket.", 3.0, false},
 		{"number inside an id", "Ticket INC-20931.", 20931.0, true},
+		{"digits of a longer number", "Account 12345.", "2345", false},
+		{"digits of a longer number as a number", "Account 12345.", 2345.0, false},
 		// Dates and times.
 		{"iso date as given", "Due 2024-03-05.", "2024-03-05", true},
 		{"day month-name year", "Due on 5 March 2024.", "2024-03-05", true},
@@ -132,4 +134,20 @@ func TestUngroundedProblemsNameTheField(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)
 	}
+}
+
+// FuzzUngrounded holds that Ungrounded never panics and that a value is
+// always grounded by a context that holds it as it is.
+func FuzzUngrounded(f *testing.F) {
+	f.Add("INC-20931", "Ticket INC-20931, $1,234.50 due 5 March 2024 at 2pm.")
+	f.Add("2024-03-05T10:30:00Z", "05.03.2024 10.30")
+	f.Add("1 234,5 €", "twenty-five 12 % 5k")
+	f.Add("\xff\u2028 9", "")
+	f.Add("\x80000", "0")
+	f.Fuzz(func(t *testing.T, value, context string) {
+		_ = Ungrounded(map[string]any{"v": value, "n": []any{map[string]any{"x": value}}}, Grounding{Context: context})
+		if got := Ungrounded(map[string]any{"v": value}, Grounding{Context: context + " " + value}); got != nil {
+			t.Errorf("value %q with context %q holding it: ungrounded %q", value, context, got)
+		}
+	})
 }

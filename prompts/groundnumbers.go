@@ -29,13 +29,11 @@ var scales = map[string]int64{"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "m
 func scanNumbers(text string, add func(*big.Rat)) {
 	for _, loc := range numberRun.FindAllStringIndex(text, -1) {
 		run := text[loc[0]:loc[1]]
-		groups := strings.FieldsFunc(run, isNumberSep)
-		for _, g := range groups {
+		groups, seps := splitRun(run)
+		for i, g := range groups {
 			add(digitsRat(g))
-		}
-		for i := 0; i+1 < len(groups); i++ {
-			if sep := run[sepIndex(run, i)]; sep == '.' || sep == ',' {
-				add(decimalRat(groups[i], groups[i+1]))
+			if i > 0 && (seps[i-1] == '.' || seps[i-1] == ',') {
+				add(decimalRat(groups[i-1], g))
 			}
 		}
 		whole := readings(run)
@@ -43,10 +41,11 @@ func scanNumbers(text string, add func(*big.Rat)) {
 			whole = append(whole, readings(part)...)
 		}
 		whole = append(whole, digitsRat(groups[len(groups)-1]))
+		suffix := numberSuffix.FindStringSubmatch(text[loc[1]:min(len(text), loc[1]+12)])
 		for _, r := range whole {
 			add(r)
-			if m := numberSuffix.FindStringSubmatch(text[loc[1]:]); m != nil {
-				add(applySuffix(r, m[1]))
+			if suffix != nil {
+				add(applySuffix(r, suffix[1]))
 			}
 		}
 	}
@@ -55,17 +54,17 @@ func scanNumbers(text string, add func(*big.Rat)) {
 
 func isNumberSep(r rune) bool { return r == '.' || r == ',' || r == '\'' || r == ' ' }
 
-// sepIndex returns the index in run of the separator after digit group i.
-func sepIndex(run string, i int) int {
-	n := -1
-	for j := 0; j < len(run); j++ {
-		if isNumberSep(rune(run[j])) {
-			if n++; n == i {
-				return j
-			}
+// splitRun splits a run of digits and single separators (numberRun) into
+// its digit groups and the separator after each but the last.
+func splitRun(run string) (groups []string, seps []byte) {
+	start := 0
+	for i := 0; i < len(run); i++ {
+		if isNumberSep(rune(run[i])) {
+			groups, seps = append(groups, run[start:i]), append(seps, run[i])
+			start = i + 1
 		}
 	}
-	return 0
+	return append(groups, run[start:]), seps
 }
 
 // applySuffix returns r as the suffix scales it: a percent as a fraction.
