@@ -237,8 +237,8 @@ func (s *shown) stringGrounded(v string) bool {
 }
 
 // factGrounded reports whether n (normalised) is part of the text
-// (containsBounded), one grounded number, a grounded date, or, holding a digit, part of the
-// text's letters and digits.
+// (containsBounded), one grounded number, a grounded date, or, holding a
+// digit, part of the text's letters and digits (compactGrounded).
 func (s *shown) factGrounded(n string) bool {
 	if containsBounded(s.text, n) {
 		return true
@@ -249,11 +249,16 @@ func (s *shown) factGrounded(n string) bool {
 				return true
 			}
 		}
-		return false
-	}
-	if d, minute, ok := parseDateValue(n); ok {
+	} else if d, minute, ok := parseDateValue(n); ok {
 		return s.dateGrounded(d, minute)
 	}
+	return s.compactGrounded(n)
+}
+
+// compactGrounded reports whether n holds a digit and its letters and
+// digits alone are part of the text's (an IBAN or a phone number written
+// with other spaces), not as digits of a longer number.
+func (s *shown) compactGrounded(n string) bool {
 	c := compactText(n)
 	if !strings.ContainsFunc(c, unicode.IsDigit) || len(c) < minGroundedRunes {
 		return false
@@ -261,7 +266,7 @@ func (s *shown) factGrounded(n string) bool {
 	if s.compact == "" {
 		s.compact = compactText(s.text)
 	}
-	return strings.Contains(s.compact, c)
+	return containsBounded(s.compact, c)
 }
 
 // dateGrounded reports whether one reading of the date is in the text
