@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/twostep/twostep/workflow"
 )
 
 // Grounding is what a Stage 2 call was shown, the only source its values
@@ -39,18 +41,18 @@ const minGroundedRunes = 4
 //
 // Booleans, nulls and strings under four characters are never ungrounded,
 // nor is any value equal to an enum, const or default of g.Schema or
-// g.Constraints. Any other number is grounded when it equals (ignoring its
-// sign) a number written in the shown text in any common form: 1234.50,
+// g.Constraints. A number is grounded when it equals (ignoring its sign)
+// a number written in the shown text in any common form: 1234.50,
 // 1,234.5, 1.234,5, 1 234,5, $1,234, 12 % (also 0.12), 5k, 2.5 million,
-// twenty-five; or a part of a date there. A string that is one number,
-// written in any form, is judged as that number. Any other string is
-// grounded when, lower-cased with its whitespace collapsed, it is part of
-// the shown text so normalised; or it is a date (or date and time) that the text gives in a
-// common form (2024-03-05, 5 March 2024, March 5, 2024, 05.03.2024, 3/5/2024
-// read both ways); or, holding a digit, its letters and digits alone are
-// part of the text's letters and digits (an IBAN or phone number
+// twenty-five; or a part of a date there. A string is grounded when,
+// lower-cased with its whitespace collapsed, it is part of the shown text
+// so normalised (not as digits of a longer number); or it is one number,
+// in any form, that is grounded; or it is a date (or date and time) the
+// text gives in a common form (2024-03-05, 5 March 2024, March 5, 2024,
+// 05.03.2024, 3/5/2024 read both ways); or, holding a digit, its letters
+// and digits alone are part of the text's (an IBAN or a phone number
 // re-spaced); or it has several words and each word with a digit, an "@"
-// or "://" in it is grounded by those rules — free text Stage 2 composes
+// or "://" in it is grounded by those rules: free text Stage 2 composes
 // is judged by the facts it carries. docs/grounding.md explains each rule.
 func Ungrounded(params map[string]any, g Grounding) []string {
 	if len(params) == 0 {
@@ -64,13 +66,22 @@ func Ungrounded(params map[string]any, g Grounding) []string {
 	return out
 }
 
+// maxUngroundedLines bounds the feedback lines UngroundedProblems writes.
+const maxUngroundedLines = 10
+
 // UngroundedProblems returns one feedback line per ungrounded path, in
-// the form of the other Stage 2 problems ("parameters.<path>: ...").
+// the form of the other Stage 2 problems ("parameters.<path>: ..."): at
+// most maxUngroundedLines, then one line counting the rest.
 func UngroundedProblems(paths []string) []string {
-	out := make([]string, 0, len(paths))
-	for _, p := range paths {
-		out = append(out, fmt.Sprintf("parameters.%s: this value appears neither in the objective nor in the parameters context: "+
-			"take it from them, do not invent it", p))
+	out := make([]string, 0, min(len(paths), maxUngroundedLines+1))
+	for i, p := range paths {
+		if i == maxUngroundedLines {
+			out = append(out, fmt.Sprintf("parameters: %d more values appear neither in the objective nor in the parameters context", len(paths)-i))
+			break
+		}
+		line := fmt.Sprintf("parameters.%s: this value appears neither in the objective nor in the parameters context: "+
+			"take it from them, do not invent it", p)
+		out = append(out, workflow.Clip(line, workflow.MaxProblemLine))
 	}
 	return out
 }

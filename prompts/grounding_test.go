@@ -2,6 +2,8 @@ package prompts
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -144,6 +146,15 @@ func TestUngroundedProblemsNameTheField(t *testing.T) {
 	want := []string{"parameters.ticketId: this value appears neither in the objective nor in the parameters context: take it from them, do not invent it"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+	many := make([]string, 25)
+	for i := range many {
+		many[i] = fmt.Sprintf("lines[%d].sku", i)
+	}
+	got = UngroundedProblems(many)
+	if len(got) != 11 || !strings.HasPrefix(got[9], "parameters.lines[9].sku: ") ||
+		got[10] != "parameters: 15 more values appear neither in the objective nor in the parameters context" {
+		t.Errorf("25 paths gave %d lines, last %q; want 10 and a count of the 15 others", len(got), got[len(got)-1])
 	}
 }
 
