@@ -30,6 +30,13 @@ type Grounding struct {
 	Constraints json.RawMessage
 }
 
+// Stage2Grounding is what a Stage 2 call for sel shows the model of
+// action spec (Stage2Input's placeholders): the one source its values may
+// come from, for every caller that judges a Stage 2 reply.
+func Stage2Grounding(sel workflow.Selection, spec workflow.ActionSpec) Grounding {
+	return Grounding{Objective: sel.ActionObjective, Context: sel.ParametersContext, Action: sel.Action, Schema: spec.Parameters}
+}
+
 // minGroundedRunes is the length from which a string value must appear in
 // what Stage 2 was shown: shorter ones ("de", "EUR", "yes") are never
 // ungrounded.

@@ -458,6 +458,7 @@
           res.promptTokens + ' tok · completion ' + res.completionTokens + ' tok · ' + res.latencyMs + ' ms'));
         if (res.error) out.appendChild(el('div', 'feedback', res.error));
         if (res.note) out.appendChild(el('div', 'meta', res.note));
+        if (res.ungrounded && res.ungrounded.length) out.appendChild(el('div', 'ungrounded', 'Ungrounded: ' + res.ungrounded.join(', ')));
         out.appendChild(el('pre', 'reply-text', res.response));
       } catch (err) { clear(out); out.appendChild(el('div', 'feedback', err.message)); }
     };

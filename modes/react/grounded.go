@@ -3,7 +3,6 @@ package react
 import (
 	"fmt"
 
-	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -63,10 +62,4 @@ type Option func(*Mode)
 // (default GroundedNever).
 func RequireGrounded(g Grounded) Option {
 	return func(m *Mode) { m.grounded = g }
-}
-
-// stage2Grounding is what a Stage 2 call for sel shows the model, the
-// only source of its values.
-func stage2Grounding(sel workflow.Selection, spec workflow.ActionSpec) prompts.Grounding {
-	return prompts.Grounding{Objective: sel.ActionObjective, Context: sel.ParametersContext, Action: sel.Action, Schema: spec.Parameters}
 }

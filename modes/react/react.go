@@ -220,7 +220,7 @@ func (m *Mode) parameterize(ctx context.Context, run *workflow.Run, cp *workflow
 		MaxTokens: maxTokens(cp), Output: &output.Output, FromNative: output.FromNative, CacheKey: cacheKey(run, workflow.StageTwo),
 		Check: func(reply string) (json.RawMessage, string) {
 			res = prompts.ParseStage2(reply, spec, sel.ParametersSchema.Fields, reg)
-			ungrounded = prompts.Ungrounded(res.Parameters, stage2Grounding(sel, spec))
+			ungrounded = prompts.Ungrounded(res.Parameters, prompts.Stage2Grounding(sel, spec))
 			if len(ungrounded) > 0 && m.grounded.rejects(effectOf(reg, spec, res.Parameters)) {
 				res.Problems = append(res.Problems, prompts.UngroundedProblems(ungrounded)...)
 			}
