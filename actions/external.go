@@ -195,6 +195,12 @@ func (v userView) Connections(userID string) []workflow.Connection {
 	return v.r.Connections(userID)
 }
 
+// EffectOf is Registry.EffectOf for an action as v's user sees it: one
+// restricted to another user is unknown, so a write.
+func (v userView) EffectOf(name string, params map[string]any) workflow.Effect {
+	return v.r.effectFor(name, v.user, params)
+}
+
 // cloneSpecs deep-copies specs' parameters so callers may change them.
 func cloneSpecs(specs []workflow.ActionSpec) []workflow.ActionSpec {
 	for i := range specs {

@@ -94,6 +94,15 @@ func TestExternalPerUser(t *testing.T) {
 	if got := names(r.ForUser("alice").Actions()); !strings.Contains(got, "mcp.mine.echo") {
 		t.Errorf("alice's actions = %s", got)
 	}
+	type effects interface {
+		EffectOf(string, map[string]any) workflow.Effect
+	}
+	if got := r.ForUser("alice").(effects).EffectOf("mcp.mine.echo", nil); got != workflow.EffectRead {
+		t.Errorf("alice's read action has effect %s for her", got)
+	}
+	if got := r.ForUser("bob").(effects).EffectOf("mcp.mine.echo", nil); got != workflow.EffectWrite {
+		t.Errorf("alice's action has effect %s for bob, want write (unknown)", got)
+	}
 	_, err := r.Execute(context.Background(), workflow.ActionCall{UserID: "bob", Action: "mcp.mine.echo", Parameters: map[string]any{"text": "x"}})
 	if workflow.KindOf(err) != workflow.KindNotFound {
 		t.Errorf("bob runs alice's action: %v, want not found", err)

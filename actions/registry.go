@@ -187,7 +187,12 @@ func (r *Registry) Secrets() []string {
 // method GET or HEAD reads, every other method writes; other actions have their
 // registered effect. Unknown actions are treated as writes.
 func (r *Registry) EffectOf(name string, params map[string]any) workflow.Effect {
-	a, ok := r.lookup(name, "")
+	return r.effectFor(name, "", params)
+}
+
+// effectFor is EffectOf for an action as userID sees it.
+func (r *Registry) effectFor(name, userID string, params map[string]any) workflow.Effect {
+	a, ok := r.lookup(name, userID)
 	if !ok {
 		return workflow.EffectWrite
 	}

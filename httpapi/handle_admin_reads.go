@@ -49,6 +49,7 @@ type TraceView struct {
 	FinishReason     string                   `json:"finishReason" doc:"The provider's reason the reply ended (stop, length, end_turn, max_tokens); empty when it gave none"`
 	Retries          int                      `json:"retries" doc:"Provider failures (429, 5xx, timeouts) retried before this answer"`
 	OutputMode       workflow.OutputMode      `json:"outputMode" doc:"How the call asked for a structured reply: tool (a forced tool call), json_schema (a response format with the stage's schema), json_object or text; empty on a trace that records no model call, or one stored before the field existed"`
+	Ungrounded       []string                 `json:"ungrounded,omitempty" nullable:"false" doc:"Stage 2 only: the paths of the values (ticketId, lines[1].sku) that appear in neither the objective nor the parameters context Stage 2 was shown (docs/grounding.md); absent when none"`
 	CreatedAt        time.Time                `json:"createdAt"`
 }
 
@@ -195,6 +196,7 @@ func viewTrace(t workflow.Trace) TraceView {
 		Template: t.Template, Prompt: prompt, Response: t.Response, Parsed: t.Parsed, Error: t.Error,
 		Model: t.Model, PromptTokens: t.PromptTokens, CompletionTokens: t.CompletionTokens,
 		CachedTokens: t.CachedTokens, CacheWriteTokens: t.CacheWriteTokens,
-		LatencyMs: t.LatencyMs, FinishReason: t.FinishReason, Retries: t.Retries, OutputMode: t.OutputMode, CreatedAt: t.CreatedAt,
+		LatencyMs: t.LatencyMs, FinishReason: t.FinishReason, Retries: t.Retries, OutputMode: t.OutputMode,
+		Ungrounded: t.Ungrounded, CreatedAt: t.CreatedAt,
 	}
 }

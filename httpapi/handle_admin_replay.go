@@ -30,6 +30,7 @@ type ReplayResult struct {
 	Parsed           json.RawMessage `json:"parsed" doc:"The extracted JSON of the reply; null when none was found"`
 	Error            string          `json:"error" doc:"Rejection lines or the model error; empty when the reply is accepted"`
 	Note             string          `json:"note,omitempty" doc:"What the parse could not check"`
+	Ungrounded       []string        `json:"ungrounded,omitempty" nullable:"false" doc:"Stage 2 only: the paths of the reply's values that appear in neither the objective nor the parameters context (docs/grounding.md), as its trace would list them; absent when none"`
 	Model            string          `json:"model"`
 	PromptTokens     int             `json:"promptTokens"`
 	CompletionTokens int             `json:"completionTokens"`
@@ -89,9 +90,12 @@ func (a *Admin) replay(ctx context.Context, in *replayInput) (*body[ReplayResult
 		if err != nil {
 			return nil, a.fail(ctx, "adminReplay", err)
 		}
-		out.Parsed, out.Error, out.Note = p.Parsed, p.Error, p.Note
+		out.Parsed, out.Error, out.Note, out.Ungrounded = p.Parsed, p.Error, p.Note, p.Ungrounded
 	}
 	out.Response, out.Error = a.redact.String(out.Response), a.redact.String(out.Error)
 	out.Parsed = a.redact.JSON(out.Parsed)
+	for i, p := range out.Ungrounded {
+		out.Ungrounded[i] = a.redact.String(p)
+	}
 	return &body[ReplayResult]{Body: out}, nil
 }

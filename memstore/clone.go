@@ -272,6 +272,7 @@ func storeTrace(t workflow.Trace) (workflow.Trace, error) {
 	var n jsonform.Shaper
 	t.ID, t.WorkflowID, t.Stage, t.Template, t.Response = jsonform.Str(t.ID), jsonform.Str(t.WorkflowID), jsonform.Str(t.Stage), jsonform.Str(t.Template), jsonform.Str(t.Response)
 	t.Error, t.Model, t.FinishReason, t.OutputMode = jsonform.Str(t.Error), jsonform.Str(t.Model), jsonform.Str(t.FinishReason), jsonform.Str(t.OutputMode)
+	t.Ungrounded = jsonform.Strs(t.Ungrounded, false)
 	if t.Prompt != nil {
 		p := make([]workflow.PromptMessage, len(t.Prompt))
 		for i, m := range t.Prompt {
@@ -391,6 +392,7 @@ func copyMessage(m workflow.Message) workflow.Message {
 
 func copyTrace(t workflow.Trace) workflow.Trace {
 	t.Inputs = maps.Clone(t.Inputs)
+	t.Ungrounded = copyStrs(t.Ungrounded)
 	if t.Prompt != nil {
 		t.Prompt = append(make([]workflow.PromptMessage, 0, len(t.Prompt)), t.Prompt...)
 	}

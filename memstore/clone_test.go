@@ -131,7 +131,7 @@ func fullTrace() workflow.Trace {
 		Prompt:   []workflow.PromptMessage{{Role: workflow.PromptSystem, Content: "sys"}, {Role: workflow.PromptUser, Content: "bad \xff\xfe bytes"}},
 		Response: "resp", Parsed: json.RawMessage(" {\"a\" : \"<b>&\u2028\", \"n\": [1, 2]}\n"), Error: "e", Model: "m",
 		PromptTokens: 1, CompletionTokens: 2, CachedTokens: 4, CacheWriteTokens: 5, LatencyMs: 3, FinishReason: "stop", Retries: 1, OutputMode: workflow.OutputText,
-		CreatedAt: paris,
+		Ungrounded: []string{"ticketId", "bad \xff path"}, CreatedAt: paris,
 	}
 }
 
@@ -180,7 +180,7 @@ func TestStoredFormIsJSONRoundTrip(t *testing.T) {
 	if want := roundTrip(t, tr); !reflect.DeepEqual(gotT, want) {
 		t.Errorf("trace:\n got %#v\nwant %#v", gotT, want)
 	}
-	for _, tr := range []workflow.Trace{{}, {Prompt: []workflow.PromptMessage{}, Parsed: json.RawMessage{}}, {Parsed: json.RawMessage("null")}} {
+	for _, tr := range []workflow.Trace{{}, {Prompt: []workflow.PromptMessage{}, Parsed: json.RawMessage{}, Ungrounded: []string{}}, {Parsed: json.RawMessage("null")}} {
 		if got, err := storeTrace(tr); err != nil || !reflect.DeepEqual(got, roundTrip(t, tr)) {
 			t.Errorf("trace %#v: got %#v, %v; want %#v", tr, got, err, roundTrip(t, tr))
 		}
@@ -229,15 +229,15 @@ func TestNoSharedMemory(t *testing.T) {
 		t.Errorf("stored checkpoint shares memory with a caller: %#v", s)
 	}
 
-	tr := workflow.Trace{Prompt: []workflow.PromptMessage{{Role: "user", Content: "p"}}, Parsed: json.RawMessage(`{"a":1}`)}
+	tr := workflow.Trace{Prompt: []workflow.PromptMessage{{Role: "user", Content: "p"}}, Parsed: json.RawMessage(`{"a":1}`), Ungrounded: []string{"u"}}
 	st, err := storeTrace(tr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr.Prompt[0].Content, tr.Parsed[1] = "changed", 'X'
+	tr.Prompt[0].Content, tr.Parsed[1], tr.Ungrounded[0] = "changed", 'X', "changed"
 	c := copyTrace(st)
-	c.Prompt[0].Content, c.Parsed[1] = "changed", 'X'
-	if st.Prompt[0].Content != "p" || string(st.Parsed) != `{"a":1}` {
+	c.Prompt[0].Content, c.Parsed[1], c.Ungrounded[0] = "changed", 'X', "changed"
+	if st.Prompt[0].Content != "p" || string(st.Parsed) != `{"a":1}` || st.Ungrounded[0] != "u" {
 		t.Errorf("stored trace shares memory with a caller: %#v", st)
 	}
 

@@ -45,6 +45,9 @@ func (r *Redactor) trace(t workflow.Trace) (workflow.Trace, bool) {
 	if inputs, ok := r.inputs(t.Inputs); ok {
 		t.Inputs, changed = inputs, true
 	}
+	if paths, ok := r.strings(t.Ungrounded); ok {
+		t.Ungrounded, changed = paths, true
+	}
 	return t, changed
 }
 
@@ -65,6 +68,22 @@ func (r *Redactor) inputs(m map[string]string) (map[string]string, bool) {
 		return m, false
 	}
 	return out, true
+}
+
+// strings returns ss redacted, a copy, and true when one of them held a
+// secret; ss itself and false otherwise.
+func (r *Redactor) strings(ss []string) ([]string, bool) {
+	for i, s := range ss {
+		if red := r.String(s); red != s {
+			out := append([]string(nil), ss...)
+			out[i] = red
+			for j := i + 1; j < len(out); j++ {
+				out[j] = r.String(out[j])
+			}
+			return out, true
+		}
+	}
+	return ss, false
 }
 
 // Traces decorates store so that every trace is redacted by r before it is

@@ -57,12 +57,14 @@ func TestRedactorTraceKeepsJSONValid(t *testing.T) {
 		ID: "tr_1", Prompt: []workflow.PromptMessage{{Role: "user", Content: "use " + secret}},
 		Response: `{"a":` + string(quoted) + `}`, Parsed: json.RawMessage(`{"a":` + string(quoted) + `}`),
 		Error: "bad " + secret, Model: "m", Inputs: map[string]string{"USER_PROMPT": "use " + secret, "OTHER": "plain"},
+		Ungrounded: []string{"ticketId", "x." + secret},
 	}
 	got := redact.New(secret).Trace(in)
 	want := workflow.Trace{
 		ID: "tr_1", Prompt: []workflow.PromptMessage{{Role: "user", Content: "use [REDACTED]"}},
 		Response: `{"a":"[REDACTED]"}`, Parsed: json.RawMessage(`{"a":"[REDACTED]"}`), Error: "bad [REDACTED]", Model: "m",
-		Inputs: map[string]string{"USER_PROMPT": "use [REDACTED]", "OTHER": "plain"},
+		Inputs:     map[string]string{"USER_PROMPT": "use [REDACTED]", "OTHER": "plain"},
+		Ungrounded: []string{"ticketId", "x.[REDACTED]"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Trace (-want +got):\n%s", diff)
@@ -70,7 +72,7 @@ func TestRedactorTraceKeepsJSONValid(t *testing.T) {
 	if !json.Valid(got.Parsed) {
 		t.Errorf("redacted Parsed is not JSON: %s", got.Parsed)
 	}
-	if in.Prompt[0].Content != "use "+secret || in.Inputs["USER_PROMPT"] != "use "+secret {
+	if in.Prompt[0].Content != "use "+secret || in.Inputs["USER_PROMPT"] != "use "+secret || in.Ungrounded[1] != "x."+secret {
 		t.Errorf("Trace changed its argument's prompt")
 	}
 }

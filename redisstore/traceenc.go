@@ -66,6 +66,9 @@ func appendTrace(dst []byte, t *workflow.Trace) ([]byte, bool) {
 	e.optStr(`,"finishReason":`, t.FinishReason)
 	e.optNum(`,"retries":`, int64(t.Retries))
 	e.optStr(`,"outputMode":`, string(t.OutputMode))
+	if len(t.Ungrounded) > 0 {
+		e.strs(`,"ungrounded":`, t.Ungrounded)
+	}
 	e.time(`,"createdAt":`, t.CreatedAt)
 	e.b = append(e.b, '}')
 	return e.result(len(dst))

@@ -44,6 +44,8 @@ func filled(t *testing.T) workflow.Trace {
 			f.Set(reflect.ValueOf(map[string]string{"USER_PROMPT": "say <hi> & \u2028", "A\xff": name, "": "\xfe"}))
 		case f.Kind() == reflect.String:
 			f.SetString(name + " <&> \u2028 \xff é\t")
+		case f.Type() == reflect.TypeFor[[]string]():
+			f.Set(reflect.ValueOf([]string{name, "lines[1].sku <&> \u2028 \xff"}))
 		case f.Kind() == reflect.Int || f.Kind() == reflect.Int64:
 			f.SetInt(int64(-7 - i))
 		default:

@@ -89,6 +89,11 @@ func TestAdminPageInBrowser(t *testing.T) {
 		return out
 	}
 	wantPrompt := contents(stage2[0].Prompt)
+	// "x.md" appears in neither Stage 2's objective nor its context
+	// ("# X" is too short to judge): the view lists the field.
+	if diff := cmp.Diff([]string{"fileName"}, stage2[0].Ungrounded); diff != "" {
+		t.Errorf("Stage 2 trace view's ungrounded (-want +got):\n%s", diff)
+	}
 
 	row := chromedp.CSS(`#workflows li[data-id="` + id + `"]`)
 	err := chromedp.Do(ctx,
@@ -133,6 +138,7 @@ func TestAdminPageInBrowser(t *testing.T) {
 	stored := evaluate[string](ctx, t, `sessionStorage.getItem('twostep.adminToken')`)
 	images := evaluate[int](ctx, t, `document.querySelectorAll('img, #timeline script').length`)
 	pwned := evaluate[bool](ctx, t, `window.__pwned !== undefined`)
+	ungrounded := evaluate[string](ctx, t, `document.querySelector('.call[data-stage="stage2"] .ungrounded').textContent`)
 	rejected := evaluate[int](ctx, t, `document.querySelectorAll('.call.rejected[data-stage="stage1"] .feedback').length`)
 	feedback := evaluate[string](ctx, t, `document.querySelector('.call.rejected .feedback').textContent`)
 	userText := evaluate[string](ctx, t, `document.querySelector('.message.user pre').textContent`)
@@ -204,6 +210,9 @@ func TestAdminPageInBrowser(t *testing.T) {
 	}
 	if rejected != 1 || !strings.Contains(feedback, "no.such.action") {
 		t.Errorf("%d highlighted rejections, feedback %q", rejected, feedback)
+	}
+	if !strings.HasPrefix(ungrounded, "Ungrounded: fileName —") {
+		t.Errorf("Stage 2 call shows %q, want its ungrounded field", ungrounded)
 	}
 	if !strings.Contains(userText, hostile) {
 		t.Errorf("user prompt shown as %q, want the literal text", userText)

@@ -16,6 +16,7 @@ import (
 	"github.com/twostep/twostep/actions/openapi"
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/modes/react"
 	"github.com/twostep/twostep/redisstore"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/yamlcheck"
@@ -99,6 +100,15 @@ type FileConfig struct {
 	// Webhooks and Budgets: DESIGN §10.3 (webhooks.go, budgets.go).
 	Webhooks FileWebhooks `yaml:"webhooks"`
 	Budgets  FileBudgets  `yaml:"budgets"`
+	// Stage2 holds Stage 2's own settings.
+	Stage2 FileStage2 `yaml:"stage2"`
+}
+
+// FileStage2 is the file's stage2 section.
+type FileStage2 struct {
+	// RequireGrounded is never (default), write or all: which Stage 2
+	// replies an invented value rejects (react.Grounded, DESIGN §10.4).
+	RequireGrounded string `yaml:"requireGrounded"`
 }
 
 // FileLimits is the file's limits section: the HTTP limits, the engine's
@@ -308,6 +318,9 @@ func (c *Config) problems() []string {
 	problems = append(problems, c.priceProblems()...)
 	problems = append(problems, c.File.Webhooks.problems()...)
 	problems = append(problems, c.File.Budgets.problems(budgetPrices(*c) != nil)...)
+	if _, err := react.ParseGrounded(c.File.Stage2.RequireGrounded); err != nil {
+		add("stage2.requireGrounded: %v", err)
+	}
 	if !strings.EqualFold(c.LLMProvider, llm.ProviderScripted) {
 		if err := c.LLM().Validate(); err != nil {
 			add("%v", err)

@@ -67,13 +67,14 @@ func (d *demoScript) select1(prompt string) (string, error) {
 	case 2:
 		d.chosen = "ai.process"
 		sel = selection(d.chosen, "Summarise the notes in three bullets and list the risks", []string{ref},
-			"Three bullet points plus the open risks, for a busy reader.",
+			"Three bullet points plus the open risks, for a busy reader; save them as summary.md.",
 			field("aiPrompt", "string", true, "the instruction for the summary"),
 			field("resultFileName", "string", false, "name of the summary file"))
 	default:
 		d.chosen = workflow.CompleteAction
 		sel = selection(d.chosen, "Give the user the summary", nil,
-			"The summary document is ready; answer with its bullets.",
+			"The summary is in summary.md: billing migration 80% done, support backlog 45, pricing frozen; "+
+				"open risk: the EU invoice template shows the old VAT number. Answer with these bullets.",
 			field("message", "string", true, "the final answer"))
 	}
 	data, err := json.Marshal(sel)

@@ -219,6 +219,9 @@ func (r *Run) Generate(ctx context.Context, call ModelCall) (resp ModelResponse,
 			reply = call.FromNative(reply)
 		}
 		t.Parsed, t.Error = call.Check(reply)
+		if call.Ungrounded != nil {
+			t.Ungrounded = call.Ungrounded()
+		}
 		if t.Error != "" {
 			outcome = "rejected"
 		}

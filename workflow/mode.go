@@ -93,4 +93,8 @@ type ModelCall struct {
 	// (ModelResponse.Truncated) is never checked: the trace records
 	// TruncatedProblem and the caller must treat the call as rejected.
 	Check func(reply string) (parsed json.RawMessage, rejection string)
+	// Ungrounded, when set, is called after Check and returns the paths
+	// of the checked reply's values that are not grounded in what the
+	// call was shown, for Trace.Ungrounded (a Stage 2 call's).
+	Ungrounded func() []string
 }

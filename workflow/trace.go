@@ -76,5 +76,10 @@ type Trace struct {
 	// json_schema, json_object or text (DESIGN §9.2); "" only on traces
 	// that record no model call (a dropped plan step).
 	OutputMode OutputMode `json:"outputMode,omitempty"`
-	CreatedAt  time.Time  `json:"createdAt"`
+	// Ungrounded lists the paths of the Stage 2 values that appear
+	// nowhere in what Stage 2 was shown ("ticketId", "lines[1].sku";
+	// prompts.Ungrounded, DESIGN §10.4), whether or not the reply was
+	// rejected for them; nil for every other trace.
+	Ungrounded []string  `json:"ungrounded,omitempty"`
+	CreatedAt  time.Time `json:"createdAt"`
 }

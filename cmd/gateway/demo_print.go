@@ -11,8 +11,8 @@ import (
 )
 
 // printRun prints each step of the finished round from the store: Stage
-// 1's choice, Stage 2's prompt size beside Stage 1's and the parameters it
-// filled, the action message with its summary, and the final answer;
+// 1's choice, Stage 2's prompt size beside Stage 1's, the parameters it
+// filled and those it did not take from what it was shown, the action message with its summary, and the final answer;
 // verbose adds the WORKFLOW_HISTORY each Stage 1 prompt rendered, newest
 // entry first.
 func printRun(ctx context.Context, w io.Writer, store workflow.Store, wf *workflow.Workflow, verbose bool) error {
@@ -46,6 +46,9 @@ func printRun(ctx context.Context, w io.Writer, store workflow.Store, wf *workfl
 			}
 			if json.Unmarshal(s2.Parsed, &filled) == nil && len(filled.Parameters) > 0 {
 				fmt.Fprintf(w, "        stage 2 filled %s\n", workflow.OneLine(string(filled.Parameters)))
+			}
+			if len(s2.Ungrounded) > 0 {
+				fmt.Fprintf(w, "        stage 2 ungrounded (in neither objective nor context): %s\n", strings.Join(s2.Ungrounded, ", "))
 			}
 		}
 		for _, m := range msgs {

@@ -400,6 +400,10 @@
     } else if (rejected) {
       call.appendChild(el('div', 'feedback', 'Rejected — feedback sent back: ' + t.error));
     }
+    if (t.ungrounded && t.ungrounded.length) {
+      call.appendChild(el('div', 'ungrounded', 'Ungrounded: ' + t.ungrounded.join(', ') +
+        ' — in neither the objective nor the parameters context Stage 2 was shown'));
+    }
     const promptPane = el('div', null, el('div', 'role', prev ? 'prompt — changes since attempt ' + prev.attempt : 'prompt'));
     if (prev) {
       promptPane.appendChild(renderPromptDiff(prev.prompt || [], t.prompt || []));
@@ -488,6 +492,7 @@
           res.promptTokens + ' tok · completion ' + res.completionTokens + ' tok · ' + res.latencyMs + ' ms'));
         if (res.error) out.appendChild(el('div', 'feedback', res.error));
         if (res.note) out.appendChild(el('div', 'meta', res.note));
+        if (res.ungrounded && res.ungrounded.length) out.appendChild(el('div', 'ungrounded', 'Ungrounded: ' + res.ungrounded.join(', ')));
         out.appendChild(el('pre', 'reply-text', res.response));
       } catch (err) { clear(out); out.appendChild(el('div', 'feedback', err.message)); }
     };

@@ -229,6 +229,11 @@ type Parsed struct {
 	Error string
 	// Note says what the parse could not check.
 	Note string
+	// Ungrounded are the paths of a Stage 2 reply's values found nowhere
+	// in what Stage 2 was shown (prompts.Ungrounded), as its trace would
+	// list them; a rejection for them (stage2.requireGrounded) is the
+	// engine's, not part of Error.
+	Ungrounded []string
 }
 
 // ParseReply parses reply (mapped back with Call.Reply) as t's stage is
@@ -262,6 +267,7 @@ func (i *Inspector) ParseReply(ctx context.Context, t workflow.Trace, reply stri
 		if spec, known := reg.Action(sel.Action); ok && known {
 			res := prompts.ParseStage2(reply, spec, sel.ParametersSchema.Fields, reg)
 			out.Parsed, out.Error = res.Parsed, strings.Join(res.Problems, "\n")
+			out.Ungrounded = prompts.Ungrounded(res.Parameters, prompts.Stage2Grounding(sel, spec))
 			return out, nil
 		}
 		out.Note = "the step's Stage 1 selection is no longer known, so the parameters were not validated against the action's schema"

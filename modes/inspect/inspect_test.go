@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
@@ -253,6 +255,17 @@ func TestReplayCallAndParseStage2MapNativeReplies(t *testing.T) {
 	p, err = in.ParseReply(ctx, tr, mapped)
 	if err != nil || p.Error != "" || p.Note != "" {
 		t.Errorf("mapped reply: %+v, %v; want accepted", p, err)
+	}
+	// A value in neither the objective nor the context is listed, as the
+	// engine's trace lists it; "hi" is too short to judge.
+	r.wf.Checkpoint.Selection.ActionObjective, r.wf.Checkpoint.Selection.ParametersContext = "Greet the team.", "Say hello to the team."
+	for reply, want := range map[string][]string{
+		`{"schema":"parameters_v1","parameters":{"text":"hello to the team"}}`: nil,
+		`{"schema":"parameters_v1","parameters":{"text":"Goodbye"}}`:           {"text"},
+	} {
+		if p, err := in.ParseReply(ctx, tr, reply); err != nil || p.Error != "" || !cmp.Equal(p.Ungrounded, want) {
+			t.Errorf("%s: %+v, %v; want accepted with ungrounded %q", reply, p, err, want)
+		}
 	}
 	p, err = in.ParseReply(ctx, tr, `{"schema":"parameters_v1","parameters":{}}`)
 	if err != nil || !strings.Contains(p.Error, "text") {

@@ -40,14 +40,21 @@ const MaxRetries = 2
 // use by any number of rounds.
 type Mode struct {
 	prompts *prompts.Builder
+	// grounded is which Stage 2 replies an ungrounded value rejects.
+	grounded Grounded
 }
 
 var _ workflow.Mode = (*Mode)(nil)
 var _ workflow.AskedFieldsChecker = (*Mode)(nil)
 
-// New returns the React mode rendering its prompts with b.
-func New(b *prompts.Builder) *Mode {
-	return &Mode{prompts: b}
+// New returns the React mode rendering its prompts with b, configured by
+// opts.
+func New(b *prompts.Builder, opts ...Option) *Mode {
+	m := &Mode{prompts: b, grounded: GroundedNever}
+	for _, o := range opts {
+		o(m)
+	}
+	return m
 }
 
 // Step runs the current step's next phase once: a Stage 1 attempt (select),
@@ -248,6 +255,13 @@ func (m *Mode) parameterize(ctx context.Context, run *workflow.Run, cp *workflow
 		return fmt.Errorf("react: rendering stage 2: %w", err)
 	}
 	var res prompts.Stage2Result
+	var ungrounded []string
+	// What Stage 2 is shown: the narrowed schema's enums and the
+	// constraints themselves count as given (DESIGN §10.4).
+	grounding := prompts.Stage2Grounding(sel, in.Action)
+	if len(constraints) > 0 {
+		grounding.Constraints, _ = json.Marshal(constraints)
+	}
 	call := workflow.ModelCall{
 		Stage: workflow.StageTwo, Attempt: attempt, JSON: prompts.ObjectReply(workflow.StageTwo),
 		MaxTokens: maxTokens(cp), Output: &output.Output, FromNative: output.FromNative, CacheKey: cacheKey(run, workflow.StageTwo),
@@ -256,8 +270,13 @@ func (m *Mode) parameterize(ctx context.Context, run *workflow.Run, cp *workflow
 			if res.Parameters != nil {
 				res.Problems = append(res.Problems, run.ConstraintProblems(res.Parameters)...)
 			}
+			ungrounded = prompts.Ungrounded(res.Parameters, grounding)
+			if len(ungrounded) > 0 && m.grounded.rejects(effectOf(reg, spec, res.Parameters)) {
+				res.Problems = append(res.Problems, prompts.UngroundedProblems(ungrounded)...)
+			}
 			return res.Parsed, strings.Join(res.Problems, "\n")
 		},
+		Ungrounded: func() []string { return ungrounded },
 	}
 	in.Output = templateOutput(run.PlannedOutput(call))
 	rendered, err := m.prompts.Stage2(in)

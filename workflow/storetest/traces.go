@@ -39,6 +39,10 @@ func testLargeDocument(t *testing.T, f Fixture) {
 }
 
 func newTrace(wfID string, n int) workflow.Trace {
+	var ungrounded []string // none on the first, as on most traces
+	if n > 0 {
+		ungrounded = []string{"ticketId", fmt.Sprintf("lines[%d].sku", n)}
+	}
 	return workflow.Trace{
 		ID:               workflow.NewID(workflow.PrefixTrace),
 		WorkflowID:       wfID,
@@ -57,6 +61,7 @@ func newTrace(wfID string, n int) workflow.Trace {
 		CachedTokens:     n * 128,
 		CacheWriteTokens: n,
 		LatencyMs:        int64(n),
+		Ungrounded:       ungrounded,
 		CreatedAt:        time.Now().UTC().Truncate(time.Millisecond),
 	}
 }
