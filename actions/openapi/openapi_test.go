@@ -723,3 +723,47 @@ paths:
 		t.Errorf("the neighbour's schema is not inlined: %v", body)
 	}
 }
+
+const reservedNamesDoc = `openapi: 3.0.3
+info: {title: t, version: "1"}
+paths:
+  /plain:
+    get:
+      operationId: plain
+      parameters: [{name: Documents, in: query, schema: {type: string}}]
+      responses: {'200': {description: ok}}
+  /lookalike:
+    get:
+      operationId: lookalike
+      parameters: [{name: "docum\u0435nts", in: query, schema: {type: string}}]
+      responses: {'200': {description: ok}}
+  /fullwidth:
+    get:
+      operationId: fullwidth
+      parameters: [{name: "\uff48istory", in: query, schema: {type: string}}]
+      responses: {'200': {description: ok}}
+  /ping:
+    get:
+      operationId: ping
+      responses: {'200': {description: ok}}
+`
+
+// A parameter named as a forbidden field — in another case, with a
+// Cyrillic look-alike letter or full-width — skips its operation with the
+// same clear message: the one rule (fieldnames.Forbidden) decides.
+func TestReservedParameterNamesSkipped(t *testing.T) {
+	t.Parallel()
+	f := mount(t, Config{Sources: []SourceConfig{{Name: "r", Spec: writeDoc(t, reservedNamesDoc), BaseURL: "http://127.0.0.1:1"}}}, nil)
+	if diff := cmp.Diff([]string{"r.ping"}, names(f.reg)); diff != "" {
+		t.Errorf("actions (-want +got):\n%s", diff)
+	}
+	for _, want := range []string{
+		`r: operation plain (GET /plain) skipped: parameter \"Documents\" has a name reserved by the gateway`,
+		`r: operation lookalike (GET /lookalike) skipped: parameter \"documеnts\" has a name reserved by the gateway`,
+		`r: operation fullwidth (GET /fullwidth) skipped: parameter \"ｈistory\" has a name reserved by the gateway`,
+	} {
+		if !strings.Contains(f.log.String(), want) { // the log is JSON: quotes escaped
+			t.Errorf("log lacks %q:\n%s", want, f.log.String())
+		}
+	}
+}
