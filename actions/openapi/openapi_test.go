@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -765,5 +766,32 @@ func TestReservedParameterNamesSkipped(t *testing.T) {
 		if !strings.Contains(f.log.String(), want) { // the log is JSON: quotes escaped
 			t.Errorf("log lacks %q:\n%s", want, f.log.String())
 		}
+	}
+}
+
+// A header parameter's value the model wrote with a line break or another
+// control character is a correctable step failure (KindInvalid, naming
+// the parameter), found before anything is sent — not a transport error.
+func TestHeaderValueWithLineBreakIsInvalid(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"ok": true}`)
+	}))
+	defer srv.Close()
+	f := mount(t, Config{Sources: []SourceConfig{{Name: "items", Spec: writeDoc(t, headerDoc), BaseURL: srv.URL + "/v1"}}}, srv.Client())
+	for _, tag := range []string{"t-1\r\nX-Evil: 1", "t-1\nmore", "t\x00", "t\x7f"} {
+		_, err := f.reg.Execute(context.Background(), workflow.ActionCall{
+			Action: "items.put_items_id_notes", UserID: "alice", WorkflowID: "w1", Round: 1, Step: 1,
+			Parameters: map[string]any{"id": "a", "X-Request-Tag": tag, "body": map[string]any{"text": "hi"}},
+		})
+		if workflow.KindOf(err) != workflow.KindInvalid || err == nil || !strings.Contains(err.Error(), "X-Request-Tag") {
+			t.Errorf("tag %q: Execute = %v (kind %s), want an invalid-parameter failure naming X-Request-Tag", tag, err, workflow.KindOf(err))
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the service got %d requests, want none", n)
 	}
 }
