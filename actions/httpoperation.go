@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -207,7 +209,7 @@ func (t *operationTarget) request(ctx context.Context, params map[string]any) (*
 	fields := map[string]any{}
 	var body any
 	hasBody := false
-	for _, k := range sortedKeys(params) {
+	for _, k := range slices.Sorted(maps.Keys(params)) {
 		in, ok := op.Params[k]
 		if !ok {
 			in = op.Rest
