@@ -2,6 +2,7 @@ package actions
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -70,7 +71,7 @@ func NewApprovalsFor(cfg ApprovalsConfig, reg *Registry, mcpServers, openapiSour
 	default:
 		problems = append(problems, fmt.Sprintf("approvals.default %q must be %s or %s", cfg.Default, ApproveWrite, ApproveNever))
 	}
-	for _, name := range sortedKeys(cfg.Actions) {
+	for _, name := range slices.Sorted(maps.Keys(cfg.Actions)) {
 		if _, ok := reg.Action(name); !ok {
 			source, _, _ := strings.Cut(name, ".")
 			pending := slices.Contains(openapiSources, source) && !loaded[source]

@@ -2,6 +2,7 @@ package actions
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -33,7 +34,7 @@ func ExpandHeaders(where string, headers map[string]string, lookupEnv func(strin
 	}
 	out := make(map[string]string, len(headers))
 	var secrets []string
-	for _, name := range sortedKeys(headers) {
+	for _, name := range slices.Sorted(maps.Keys(headers)) {
 		value := headers[name]
 		unset := false
 		resolved := envRefPattern.ReplaceAllStringFunc(value, func(ref string) string {
@@ -226,7 +227,7 @@ func checkBaseURL(raw string) string {
 // HTTP actions and MCP servers share it).
 func HeaderProblems(where string, headers map[string]string) []string {
 	var problems []string
-	for _, name := range sortedKeys(headers) {
+	for _, name := range slices.Sorted(maps.Keys(headers)) {
 		if !headerNamePattern.MatchString(name) {
 			problems = append(problems, fmt.Sprintf("%s: header name %q is not valid", where, name))
 		}
@@ -243,14 +244,4 @@ func HeaderProblems(where string, headers map[string]string) []string {
 		}
 	}
 	return problems
-}
-
-// sortedKeys returns m's keys in order, for deterministic problems.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

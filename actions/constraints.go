@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
@@ -20,7 +22,7 @@ const maxConstraintBytes = 16 << 10
 // (no external reference, at most 16 KiB), sorted by field.
 func (a *Approvals) ConstraintFragmentProblems(constraints map[string]any) []string {
 	var lines []string
-	for _, name := range sortedKeys(constraints) {
+	for _, name := range slices.Sorted(maps.Keys(constraints)) {
 		if _, err := compileConstraint(name, constraints[name]); err != nil {
 			lines = append(lines, fmt.Sprintf("%s: %v", name, err))
 		}
@@ -39,7 +41,7 @@ func (a *Approvals) ConstraintProblems(constraints, params map[string]any) []str
 		return []string{"/: parameters cannot be written as JSON: " + err.Error()}
 	}
 	var lines []string
-	for _, name := range sortedKeys(constraints) {
+	for _, name := range slices.Sorted(maps.Keys(constraints)) {
 		v, ok := norm[name]
 		if !ok {
 			continue

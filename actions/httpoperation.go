@@ -6,12 +6,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/twostep/twostep/workflow"
 )
@@ -205,7 +209,7 @@ func (t *operationTarget) request(ctx context.Context, params map[string]any) (*
 	fields := map[string]any{}
 	var body any
 	hasBody := false
-	for _, k := range sortedKeys(params) {
+	for _, k := range slices.Sorted(maps.Keys(params)) {
 		in, ok := op.Params[k]
 		if !ok {
 			in = op.Rest
@@ -215,7 +219,15 @@ func (t *operationTarget) request(ctx context.Context, params map[string]any) (*
 		case InQuery:
 			addQuery(query, k, v)
 		case InHeader:
-			header.Set(k, scalarText(v))
+			// The transport would refuse it as unavailable; it is the
+			// parameter's fault, which the next Stage 1 can correct.
+			s := scalarText(v)
+			if !httpguts.ValidHeaderFieldValue(s) {
+				return nil, workflow.Errorf(workflow.KindInvalid,
+					"parameter %s of %s is sent as an HTTP header, and a header value cannot hold a line break or another control character",
+					quote(k), op.Spec.Name)
+			}
+			header.Set(k, s)
 		case InBody:
 			body, hasBody = v, true
 		case InBodyField:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -43,7 +44,7 @@ func compileSchema(name string, doc map[string]any) (paramSchema, error) {
 		return paramSchema{}, errors.New(`the top-level "type" must be "object"`)
 	}
 	if props, ok := doc["properties"].(map[string]any); ok {
-		for _, p := range sortedKeys(props) {
+		for _, p := range slices.Sorted(maps.Keys(props)) {
 			if fieldnames.Forbidden(p) {
 				return paramSchema{}, fmt.Errorf("property %q is reserved: documents and connections are passed apart from parameters", p)
 			}
@@ -107,7 +108,7 @@ func normalizeParams(params map[string]any) (map[string]any, error) {
 // Paths are JSON Pointers into the parameters object ("/" is the object).
 func (s paramSchema) validateNormal(params map[string]any) []string {
 	var lines []string
-	for _, k := range sortedKeys(params) {
+	for _, k := range slices.Sorted(maps.Keys(params)) {
 		if fieldnames.Forbidden(k) {
 			lines = append(lines, pointer([]string{k})+": reserved name: documents and connections are chosen with the action, never passed as parameters")
 		}

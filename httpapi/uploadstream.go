@@ -166,11 +166,24 @@ type shapeError struct{ location, msg string }
 func (e *shapeError) Error() string { return e.location + ": " + e.msg }
 
 // bodyValueLimit is how many JSON values (objects, arrays, strings,
-// numbers, literals; object keys included) an upload body may hold: a
-// valid one holds at most 5 at the top and 7 per document, so twice that
-// leaves room and still keeps a hostile body of a million tiny values from
-// ever being parsed.
-func bodyValueLimit(maxDocs int) int { return 2 * (16 + 8*maxDocs) }
+// numbers, literals; object keys included) an upload body may hold:
+// bodyValueHeadroom for everything but the documents, and
+// documentValueLimit per document. A hostile body of a million tiny values
+// is still stopped after a few thousand, before anything parses it.
+func bodyValueLimit(maxDocs int) int { return bodyValueHeadroom + documentValueLimit*max(maxDocs, 0) }
+
+// bodyValueHeadroom bounds the JSON values of an upload body outside its
+// documents. A valid create holds at most 19 today (the prompt, mode,
+// maxSteps, a webhook with all four events, the documents key and array);
+// the headroom is generous so that a new body field never turns a valid
+// request into a 422. TestUploadBodyValueLimitsHold derives a valid body's
+// most from the OpenAPI schemas of the upload routes and fails when it
+// outgrows these limits.
+const bodyValueHeadroom = 512
+
+// documentValueLimit bounds the JSON values of one document: a valid one
+// holds 7 (the object, name, mimeType and content with their keys).
+const documentValueLimit = 16
 
 // value counts one JSON value against maxValues.
 func (t *transcoder) value() error {

@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -237,7 +238,8 @@ func sameWire(t *testing.T, what string, got json.RawMessage, want string) {
 }
 
 // A server that refuses prompt_cache_key with HTTP 400 gets the call once
-// more without it, and answers it.
+// more without it, and answers it; the Model remembers, so the next call
+// is sent without the key at once.
 func TestRefusedCacheKeyIsDroppedOnce(t *testing.T) {
 	t.Parallel()
 	srv := newWireServer(t, "/v1/chat/completions", func(n int, body map[string]json.RawMessage, w http.ResponseWriter) {
@@ -260,6 +262,60 @@ func TestRefusedCacheKeyIsDroppedOnce(t *testing.T) {
 	}
 	if resp.Text != "ok" || resp.Retries != 1 {
 		t.Errorf("reply %q after %d retries, want ok after 1", resp.Text, resp.Retries)
+	}
+	resp, err = m.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("second Generate: %v", err)
+	}
+	if bodies := srv.bodies(); len(bodies) != 3 || strings.Contains(string(bodies[2]), "prompt_cache_key") || resp.Retries != 0 {
+		t.Errorf("second call: %d requests in all, the last %q, %d retries; want one more, without prompt_cache_key, no retry",
+			len(bodies), bodies[len(bodies)-1], resp.Retries)
+	}
+}
+
+// A 400 that does not name the cache markers (a prompt too long for the
+// context, say) is the request's own fault: it fails after one request,
+// not a second one without the markers, and later calls keep them.
+func TestOtherBadRequestKeepsCacheKey(t *testing.T) {
+	t.Parallel()
+	srv := newWireServer(t, "/v1/chat/completions", func(n int, body map[string]json.RawMessage, w http.ResponseWriter) {
+		writeError(w, http.StatusBadRequest, "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.")
+	})
+	m := newTestModel(t, srv.srv.URL+"/v1", nil, nil)
+	req := prompt("hi")
+	req.CacheKey = "wf_1:stage1"
+	for call := 1; call <= 2; call++ {
+		_, err := m.Generate(context.Background(), req)
+		if workflow.KindOf(err) != workflow.KindInvalid {
+			t.Fatalf("call %d: Generate = %v, want an invalid request", call, err)
+		}
+		bodies := srv.bodies()
+		if len(bodies) != call || !strings.Contains(string(bodies[call-1]), "prompt_cache_key") {
+			t.Errorf("call %d: %d requests in all, the last %q; want one per call, with prompt_cache_key", call, len(bodies), bodies[len(bodies)-1])
+		}
+	}
+}
+
+// namesCacheMarks knows the refusals that name the markers or an unknown
+// field, and no other.
+func TestNamesCacheMarks(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		msg  string
+		want bool
+	}{
+		{"Unrecognized request argument supplied: prompt_cache_key", true},
+		{"cache_control: Extra inputs are not permitted", true},
+		{`[{"type":"extra_forbidden","loc":["body","prompt_cache_key"]}]`, true},
+		{"Unknown parameter: 'prompt_cache_key'.", true},
+		{"This model's maximum context length is 8192 tokens", false},
+		{"Invalid value for 'temperature'", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := namesCacheMarks(errors.New(tt.msg)); got != tt.want {
+			t.Errorf("namesCacheMarks(%q) = %v, want %v", tt.msg, got, tt.want)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -28,6 +29,9 @@ type Model struct {
 	rnd             func(n int64) int64
 	probe           *prober
 	outputMode      workflow.OutputMode // the stage calls' mode unless a call overrides it
+	// unmarked is set once the provider refused a call for its prompt-cache
+	// markers: every later call of this Model is sent without them.
+	unmarked atomic.Bool
 }
 
 var _ workflow.Model = (*Model)(nil)
@@ -98,6 +102,9 @@ func (m *Model) Generate(ctx context.Context, req workflow.ModelRequest) (resp w
 			Str("reason", plan.fallback).Msg("native structured output not used for this call: the schema cannot be sent")
 	}
 	cache := m.planCache(req)
+	if m.unmarked.Load() {
+		cache = cacheMarks{}
+	}
 	callCtx := withBodyPatch(ctx, newBodyPatch(plan.patch, cache))
 	for attempt := 1; ; attempt++ {
 		out, f := m.attempt(callCtx, msgs, opts)
@@ -119,9 +126,12 @@ func (m *Model) Generate(ctx context.Context, req workflow.ModelRequest) (resp w
 			continue
 		}
 		if refusedCacheMarks(plan, cache, f) {
-			// Sent once more without them; never loops: none are left.
-			log.Warn().Str("model", m.Name()).Str("stage", string(req.Stage)).Str("error", f.err.Error()).
-				Msg("the provider refused the request with its prompt-cache markers; sending the call without them")
+			// Sent once more without them, and so is every later call;
+			// never loops: none are left.
+			if m.unmarked.CompareAndSwap(false, true) {
+				log.Warn().Str("model", m.Name()).Str("stage", string(req.Stage)).Str("error", f.err.Error()).
+					Msg("the provider refused the request for its prompt-cache markers; this model's calls are sent without them from now on")
+			}
 			cache = cacheMarks{}
 			callCtx = withBodyPatch(ctx, newBodyPatch(plan.patch, cache))
 			continue

@@ -146,11 +146,36 @@ func (m *Model) nativeProblem(out workflow.OutputSchema) string {
 }
 
 // refusedCacheMarks reports whether f is the provider refusing, with HTTP
-// 400, a request whose only extra was its prompt-cache markers (an
-// OpenAI-compatible server that takes no prompt_cache_key, say). A native
-// request is sent again without its schema first (refusedNative).
+// 400, a request for its prompt-cache markers (an OpenAI-compatible server
+// that takes no prompt_cache_key, say): the request carried some and the
+// refusal's message plausibly names them (namesCacheMarks). Any other 400
+// (a prompt too long for the context, say) is the request's own fault,
+// which a call without the markers would only repeat. A native request is
+// sent again without its schema first (refusedNative).
 func refusedCacheMarks(plan outputPlan, cache cacheMarks, f *failure) bool {
-	return !plan.mode.Native() && !cache.empty() && f.status == http.StatusBadRequest
+	return !plan.mode.Native() && !cache.empty() && f.status == http.StatusBadRequest && namesCacheMarks(f.err)
+}
+
+// cacheMarkRefusals are the words, lower case, of a 400's message that
+// name the prompt-cache markers, or an extra field of the request: the
+// markers' own names, and how OpenAI-compatible servers (OpenAI, vLLM's
+// and other pydantic-based ones, llama.cpp, LiteLLM) refuse a field they
+// do not know.
+var cacheMarkRefusals = []string{
+	"prompt_cache_key", "cache_control",
+	"unrecognized request argument", "unrecognized parameter", "unrecognized field",
+	"unknown parameter", "unknown field", "unknown argument", "unsupported parameter",
+	"extra inputs are not permitted", "extra_forbidden", "additional properties",
+}
+
+// namesCacheMarks reports whether err's message names the cache markers or
+// an unknown field (cacheMarkRefusals).
+func namesCacheMarks(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := strings.ToLower(err.Error())
+	return slices.ContainsFunc(cacheMarkRefusals, func(w string) bool { return strings.Contains(msg, w) })
 }
 
 // refusedNative reports whether f is the provider refusing a native

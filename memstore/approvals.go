@@ -25,28 +25,56 @@ func compareDue(a, b dueEntry) int {
 	return cmp.Compare(a.id, b.id)
 }
 
-// DueApprovals returns the ids of at most limit workflows awaiting approval
-// whose approval's expiresAt is at or before now, earliest first. The index
-// is a slice sorted by expiresAt that Commit and DeleteWorkflow keep under
-// the same lock as the records, so it is exact and a call costs the
-// entries it returns.
-func (s *Store) DueApprovals(ctx context.Context, now time.Time, limit int) (_ []string, err error) {
+// DueApprovals reads at most limit entries of the approval index after
+// the place after whose approval's expiresAt is at or before now, in
+// order, and returns the ids of the live ones and the place after the last
+// entry read (zero when no entry due is left). The index is a slice sorted
+// by expiresAt and id that Commit and DeleteWorkflow keep under the same
+// lock as the records, so it is exact and a call costs the entries it
+// reads; the entries of workflows outlived by the retention are removed
+// with their workflow, as a commit to one does.
+func (s *Store) DueApprovals(ctx context.Context, now time.Time, after workflow.DueCursor, limit int) (_ []string, _ workflow.DueCursor, err error) {
 	defer workflow.Wrap(&err, "memstore.DueApprovals")
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, workflow.DueCursor{}, err
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	if limit <= 0 {
+		return nil, workflow.DueCursor{}, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	start := 0
+	if !after.IsZero() {
+		start, _ = slices.BinarySearchFunc(s.due, dueEntry{at: after.ExpiresAt.UnixNano(), id: after.ID}, compareDue)
+		if start < len(s.due) && s.due[start].at == after.ExpiresAt.UnixNano() && s.due[start].id == after.ID {
+			start++
+		}
+	}
 	var ids []string
-	for _, e := range s.due {
-		if e.at > now.UnixNano() || len(ids) >= limit {
-			break
+	var gone []string
+	end := start
+	for end < len(s.due) && end-start < limit && s.due[end].at <= now.UnixNano() {
+		id := s.due[end].id
+		if _, ok := s.live(id); ok {
+			ids = append(ids, id)
+		} else {
+			gone = append(gone, id)
 		}
-		if _, ok := s.live(e.id); ok {
-			ids = append(ids, e.id)
+		end++
+	}
+	var next workflow.DueCursor
+	if end > start && end < len(s.due) && s.due[end].at <= now.UnixNano() {
+		last := s.due[end-1]
+		next = workflow.DueCursor{ExpiresAt: time.Unix(0, last.at), ID: last.id}
+	}
+	for _, id := range gone {
+		if rec, ok := s.wfs[id]; ok {
+			s.remove(id, rec)
+		} else {
+			s.unindexApproval(id)
 		}
 	}
-	return ids, nil
+	return ids, next, nil
 }
 
 // BackfillApprovals adds nothing: every workflow this store holds was

@@ -1,7 +1,8 @@
 package memstore
 
 // entriesOf counts what s still holds for the workflow: its record, its
-// entry in a user's running index and the trace index entries that name it. Tests expect 0 after DeleteWorkflow.
+// entry in a user's running index, its approval index entries and the
+// trace index entries that name it. Tests expect 0 after DeleteWorkflow.
 func (s *Store) entriesOf(workflowID string) int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -11,6 +12,14 @@ func (s *Store) entriesOf(workflowID string) int {
 	}
 	for _, set := range s.running {
 		if _, ok := set[workflowID]; ok {
+			n++
+		}
+	}
+	if _, ok := s.dueAt[workflowID]; ok {
+		n++
+	}
+	for _, e := range s.due {
+		if e.id == workflowID {
 			n++
 		}
 	}

@@ -69,3 +69,30 @@ func TestRetentionEvictsIdleWorkflows(t *testing.T) {
 		t.Error("the kept workflow was swept")
 	}
 }
+
+// TestDueApprovalsRemovesEvictedWorkflows: a workflow outlived by the
+// retention while awaiting approval is skipped by DueApprovals and, with
+// its approval index entry, removed there, not left for a sweep that may
+// never come (no commit in between).
+func TestDueApprovalsRemovesEvictedWorkflows(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clock := &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	s := memstore.New(memstore.WithClock(clock.Now), memstore.WithRetention(time.Hour))
+	id := workflow.NewID(workflow.PrefixWorkflow)
+	wf := &workflow.Workflow{ID: id, UserID: "alice", Mode: workflow.ModeReact, Status: workflow.StatusAwaitingApproval,
+		Round: 1, Step: 1, MaxSteps: 3, CreatedAt: clock.Now(), UpdatedAt: clock.Now(),
+		PendingApproval: &workflow.PendingApproval{ID: workflow.NewID(workflow.PrefixApproval), Action: "test.echo",
+			Round: 1, Step: 1, RequestedAt: clock.Now(), ExpiresAt: clock.Now().Add(time.Minute)}}
+	if _, _, err := s.Commit(ctx, workflow.Commit{Workflow: wf}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(2 * time.Hour)
+	ids, next, err := s.DueApprovals(ctx, clock.Now(), workflow.DueCursor{}, 10)
+	if err != nil || len(ids) != 0 || !next.IsZero() {
+		t.Fatalf("DueApprovals = %v, %+v, %v; want none due and the end of the index", ids, next, err)
+	}
+	if n := memstore.EntriesOf(s, id); n != 0 {
+		t.Errorf("%d entries of the evicted workflow left after DueApprovals read it, want 0", n)
+	}
+}

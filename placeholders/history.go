@@ -2,6 +2,7 @@ package placeholders
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -183,25 +184,9 @@ func omittedLen(n int) int { return len(omittedLine(n)) }
 
 // writeEntry renders one history entry.
 func writeEntry(b *bytes.Buffer, m *workflow.Message) {
-	switch m.Role {
-	case workflow.RoleUser:
-		fmt.Fprintf(b, "- [round %d] user: %s", m.Round, workflow.Excerpt(m.Text, textExcerpt))
-	case workflow.RoleAssistant:
-		fmt.Fprintf(b, "- [round %d, step %d] assistant: %s", m.Round, m.Step, workflow.Excerpt(m.Text, textExcerpt))
-	default:
-		status := m.Status
-		if status == "" {
-			status = workflow.MessageSuccess
-		}
-		action := m.Action
-		if action == "" {
-			action = "(none chosen)"
-		}
-		fmt.Fprintf(b, "- [round %d, step %d] action %s: %s", m.Round, m.Step, action, status)
-		if m.ActionObjective != "" {
-			b.WriteString("\n  objective: ")
-			b.WriteString(workflow.OneLine(m.ActionObjective))
-		}
+	if writeHeading(b, m, textExcerpt) && m.ActionObjective != "" {
+		b.WriteString("\n  objective: ")
+		b.WriteString(workflow.OneLine(m.ActionObjective))
 	}
 	writeDocuments(b, m)
 	if m.Role == workflow.RoleAction {
@@ -232,25 +217,9 @@ func writeEntry(b *bytes.Buffer, m *workflow.Message) {
 // action's result is left out: it is data the full entry fences, and the
 // summary of a compaction carries what mattered.
 func writeShortEntry(b *bytes.Buffer, m *workflow.Message) {
-	switch m.Role {
-	case workflow.RoleUser:
-		fmt.Fprintf(b, "- [round %d] user: %s", m.Round, workflow.Excerpt(m.Text, shortExcerpt))
-	case workflow.RoleAssistant:
-		fmt.Fprintf(b, "- [round %d, step %d] assistant: %s", m.Round, m.Step, workflow.Excerpt(m.Text, shortExcerpt))
-	default:
-		status := m.Status
-		if status == "" {
-			status = workflow.MessageSuccess
-		}
-		action := m.Action
-		if action == "" {
-			action = "(none chosen)"
-		}
-		fmt.Fprintf(b, "- [round %d, step %d] action %s: %s", m.Round, m.Step, action, status)
-		if m.ActionObjective != "" {
-			b.WriteString("; ")
-			b.WriteString(workflow.Excerpt(m.ActionObjective, shortExcerpt))
-		}
+	if writeHeading(b, m, shortExcerpt) && m.ActionObjective != "" {
+		b.WriteString("; ")
+		b.WriteString(workflow.Excerpt(m.ActionObjective, shortExcerpt))
 	}
 	if len(m.Documents) > 0 {
 		fmt.Fprintf(b, "; documents: docList:%s:%s", m.ID, m.DocumentsLabel)
@@ -259,6 +228,24 @@ func writeShortEntry(b *bytes.Buffer, m *workflow.Message) {
 		b.WriteString("; learnings: ")
 		b.WriteString(workflow.Excerpt(strings.Join(m.Learnings, "; "), shortExcerpt))
 	}
+}
+
+// writeHeading writes an entry's first line: a user's or the
+// assistant's text cut to excerpt, or a step's action ("(none chosen)"
+// when it has none) and status (success when unset). It reports whether
+// the entry is a step's, whose objective the caller writes next.
+func writeHeading(b *bytes.Buffer, m *workflow.Message, excerpt int) bool {
+	switch m.Role {
+	case workflow.RoleUser:
+		fmt.Fprintf(b, "- [round %d] user: %s", m.Round, workflow.Excerpt(m.Text, excerpt))
+		return false
+	case workflow.RoleAssistant:
+		fmt.Fprintf(b, "- [round %d, step %d] assistant: %s", m.Round, m.Step, workflow.Excerpt(m.Text, excerpt))
+		return false
+	}
+	fmt.Fprintf(b, "- [round %d, step %d] action %s: %s", m.Round, m.Step,
+		cmp.Or(m.Action, "(none chosen)"), cmp.Or(m.Status, workflow.MessageSuccess))
+	return true
 }
 
 // writeDocuments renders the documents line: the label, the docList

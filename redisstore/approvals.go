@@ -57,45 +57,74 @@ type dueRef struct {
 	score            float64
 }
 
-// DueApprovals returns the ids of at most limit workflows stored awaiting
-// approval whose indexed expiresAt is at or before now, earliest first. It
-// reads at most limit due entries of each partition (one pipeline, which on
-// a cluster reaches every shard holding one) and the status of each
-// workflow read (one more pipeline); entries whose workflow no longer
-// awaits approval, or is gone, are removed (one more, only when there are
-// such entries). Its cost follows the entries due, never the store's size.
-func (s *Store) DueApprovals(ctx context.Context, now time.Time, limit int) (_ []string, err error) {
+// DueApprovals reads at most limit entries of the approval index after
+// the place after whose expiresAt is at or before now, in order (score,
+// then workflow id), and returns the ids of those whose workflow is stored
+// awaiting approval and the place after the last entry read (zero when no
+// entry due is left). Of each partition it reads, in one pipeline (which
+// on a cluster reaches every shard holding one), at most limit entries
+// scored past after and every entry scored the same as after (those that
+// expire in the same millisecond, of which it keeps the ids past after's);
+// then the status of each workflow read (one more pipeline); entries whose
+// workflow no longer awaits approval, or is gone, are removed (one more,
+// only when there are such entries). Its cost follows the entries due,
+// never the store's size.
+func (s *Store) DueApprovals(ctx context.Context, now time.Time, after workflow.DueCursor, limit int) (_ []string, _ workflow.DueCursor, err error) {
 	defer workflow.Wrap(&err, "redisstore.DueApprovals")
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, workflow.DueCursor{}, err
 	}
 	if limit <= 0 {
-		return nil, nil
+		return nil, workflow.DueCursor{}, nil
+	}
+	stop := strconv.FormatInt(now.UnixMilli(), 10)
+	start, at := "-inf", ""
+	if !after.IsZero() {
+		at = strconv.FormatInt(after.ExpiresAt.UnixMilli(), 10)
+		start = "(" + at
 	}
 	pipe := s.rdb.Pipeline()
 	parts := make([]*redis.ZSliceCmd, partitions)
+	same := make([]*redis.ZSliceCmd, partitions)
 	for i := range parts {
-		parts[i] = pipe.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: s.keys.approvalsPart(i),
-			Start: "-inf", Stop: strconv.FormatInt(now.UnixMilli(), 10), ByScore: true, Count: int64(limit)})
+		key := s.keys.approvalsPart(i)
+		parts[i] = pipe.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: key, Start: start, Stop: stop, ByScore: true, Count: int64(limit)})
+		if at != "" && after.ExpiresAt.UnixMilli() <= now.UnixMilli() {
+			same[i] = pipe.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: key, Start: at, Stop: at, ByScore: true})
+		}
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, redisErr(err)
+		return nil, workflow.DueCursor{}, redisErr(err)
 	}
 	var due []dueRef
-	for i, cmd := range parts {
+	add := func(i int, cmd *redis.ZSliceCmd, past string) {
+		if cmd == nil {
+			return
+		}
 		for _, z := range cmd.Val() {
 			member, _ := z.Member.(string)
-			if id, user, ok := parseRef(member); ok {
+			if id, user, ok := parseRef(member); ok && id > past {
 				due = append(due, dueRef{id: id, user: user, member: member, part: i, score: z.Score})
 			}
 		}
 	}
+	for i := range parts {
+		add(i, parts[i], "")
+		add(i, same[i], after.ID)
+	}
 	if len(due) == 0 {
-		return nil, nil
+		return nil, workflow.DueCursor{}, nil
 	}
 	slices.SortFunc(due, func(a, b dueRef) int { return cmp.Or(cmp.Compare(a.score, b.score), cmp.Compare(a.id, b.id)) })
-	due = due[:min(len(due), limit)]
-	return s.awaitingOf(ctx, due)
+	var next workflow.DueCursor
+	if len(due) >= limit {
+		// Full: more may be due, or not; the next call tells.
+		due = due[:limit]
+		last := due[limit-1]
+		next = workflow.DueCursor{ExpiresAt: time.UnixMilli(int64(last.score)), ID: last.id}
+	}
+	ids, err := s.awaitingOf(ctx, due)
+	return ids, next, err
 }
 
 // awaitingOf returns the ids of the entries of due whose workflow is stored

@@ -41,14 +41,14 @@ func TestBackfillIndexesApprovalsStoredBeforeTheIndex(t *testing.T) {
 	for i := range 16 {
 		client.Del(ctx, "ts:{i"+strconv.Itoa(i)+"}:approvals")
 	}
-	if got, err := s.DueApprovals(ctx, expires, 10); err != nil || len(got) != 0 {
+	if got, _, err := s.DueApprovals(ctx, expires, workflow.DueCursor{}, 10); err != nil || len(got) != 0 {
 		t.Fatalf("DueApprovals without the index = %v, %v; want none (the data predates the index)", got, err)
 	}
 
 	if n, err := s.BackfillApprovals(ctx); err != nil || n != 3 {
 		t.Fatalf("BackfillApprovals = %d, %v; want 3", n, err)
 	}
-	got, err := s.DueApprovals(ctx, expires, 10)
+	got, _, err := s.DueApprovals(ctx, expires, workflow.DueCursor{}, 10)
 	slices.Sort(got)
 	slices.Sort(ids)
 	if err != nil || !slices.Equal(got, ids) {

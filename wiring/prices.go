@@ -2,6 +2,7 @@ package wiring
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -30,12 +31,7 @@ func priceProviders() []string {
 // or a negative or non-finite value.
 func (c *Config) priceProblems() []string {
 	var out []string
-	keys := make([]string, 0, len(c.File.Prices))
-	for k := range c.File.Prices {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, key := range keys {
+	for _, key := range slices.Sorted(maps.Keys(c.File.Prices)) {
 		p := c.File.Prices[key]
 		provider, model, ok := strings.Cut(key, "/")
 		switch {

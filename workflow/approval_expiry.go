@@ -16,8 +16,24 @@ const ApprovalPollInterval = time.Second
 const ApprovalScanInterval = time.Minute
 
 // dueBatch is how many due approvals one DueApprovals call asks for; a
-// poll asks again while batches come back full.
+// poll pages on, from the cursor each call returns, until the index holds
+// no more entries due.
 const dueBatch = 100
+
+// DueCursor is a place in an ApprovalIndex's order — the indexed
+// expiresAt, then the workflow id — just after the entry it names. The zero
+// DueCursor is the start of the index.
+type DueCursor struct {
+	// ExpiresAt is the entry's indexed expiresAt, at the store's own
+	// resolution (a store hands back the value it indexed).
+	ExpiresAt time.Time
+	// ID is the entry's workflow id; "" only in the zero DueCursor.
+	ID string
+}
+
+// IsZero reports whether c is the zero DueCursor: the start of the index,
+// or, returned as next, the end of the entries due.
+func (c DueCursor) IsZero() bool { return c.ID == "" }
 
 // ApprovalIndex is a Store that keeps its workflows awaiting approval in an
 // index ordered by their pending approval's ExpiresAt, so that finding the
@@ -31,12 +47,20 @@ const dueBatch = 100
 // as a decision commits, so of an expiry and a decision racing for one
 // approval exactly one applies, whichever instances run them.
 type ApprovalIndex interface {
-	// DueApprovals returns the ids of at most limit workflows stored
-	// awaiting approval whose indexed ExpiresAt is at or before now,
-	// earliest first. Its cost follows the entries due, not the store's
-	// size. An id may name a workflow decided since: the caller reads the
-	// workflow and checks it.
-	DueApprovals(ctx context.Context, now time.Time, limit int) ([]string, error)
+	// DueApprovals reads at most limit entries of the index after the
+	// place after (the zero DueCursor: from the start) whose indexed
+	// ExpiresAt is at or before now, in order — ExpiresAt, then workflow
+	// id — and returns the ids among them of workflows stored awaiting
+	// approval, and next, the place after the last entry read. It removes
+	// the entries it reads of workflows gone or no longer awaiting
+	// approval. next is the zero DueCursor once no entry due is left after
+	// those read (a store that cannot tell may return a non-zero next when
+	// it read limit entries: the call after returns none, and zero), so a
+	// caller pages through every entry due, however many of them it cannot
+	// act on, by passing next back until it is zero. Its
+	// cost follows the entries read, not the store's size. An id may name
+	// a workflow decided since: the caller reads the workflow and checks it.
+	DueApprovals(ctx context.Context, now time.Time, after DueCursor, limit int) (ids []string, next DueCursor, err error)
 	// BackfillApprovals indexes every workflow stored awaiting approval
 	// that the index lacks — data written before the store kept it — and
 	// returns how many it added. A store may remember having done it, so
@@ -69,22 +93,31 @@ func ApprovalIndexOf(s Store) ApprovalIndex {
 
 // ExpireApprovals rejects, with comment "expired", every pending approval
 // past its expiresAt, and returns how many it expired. With an
-// ApprovalIndex store it reads only the approvals due; otherwise it reads
-// the store's listing, one page of 200 workflows at a time. Any instance
-// may run it: each expiry is a commit under the version check, so a
-// decision or another instance's expiry of the same approval lets only one
-// of them apply.
+// ApprovalIndex store it pages through the approvals due at its start,
+// dueBatch at a time; otherwise it reads the store's listing, one page of
+// 200 workflows at a time. Any instance may run it: each expiry is a commit
+// under the version check, so a decision or another instance's expiry of
+// the same approval lets only one of them apply.
+//
+// An expiry obeys the user's running limit: it moves the workflow back to
+// running (the step rejected, the round going on with the next step), and
+// a commit that would put the user over MaxRunningPerUser is refused. Such
+// an approval stays pending, shown past its expiresAt, and is expired at
+// the first poll after one of the user's rounds ends — the same as a
+// person's decision, which the limit refuses too. The poll pages past it,
+// so however many entries are held back so, every other approval due is
+// expired at the same poll.
 func (e *Engine) ExpireApprovals(ctx context.Context) (int, error) {
 	if e.approvals == nil {
 		return e.scanApprovals(ctx)
 	}
-	n := 0
+	n, now := 0, e.now()
+	var after DueCursor
 	for {
-		ids, err := e.approvals.DueApprovals(ctx, e.now(), dueBatch)
+		ids, next, err := e.approvals.DueApprovals(ctx, now, after, dueBatch)
 		if err != nil {
 			return n, err
 		}
-		expired := 0
 		for _, id := range ids {
 			wf, err := e.store.GetWorkflow(ctx, id)
 			if KindOf(err) == KindNotFound {
@@ -98,16 +131,13 @@ func (e *Engine) ExpireApprovals(ctx context.Context) (int, error) {
 				return n, err
 			}
 			if ok {
-				expired++
+				n++
 			}
 		}
-		n += expired
-		// A batch that expired nothing holds only entries that are not
-		// due after all (a decision in between): asking again would
-		// return them again.
-		if len(ids) < dueBatch || expired == 0 {
+		if next.IsZero() {
 			return n, nil
 		}
+		after = next
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -217,7 +219,7 @@ func TestOperationWithoutIDAndHeaderParameters(t *testing.T) {
 	f := mount(t, Config{Sources: []SourceConfig{{Name: "items", Spec: writeDoc(t, headerDoc), BaseURL: srv.URL + "/v1"}}}, srv.Client())
 	schema := schemaOf(t, f.reg, "items.put_items_id_notes")
 	props := schema["properties"].(map[string]any)
-	if diff := cmp.Diff([]string{"X-Request-Tag", "body", "id", "q"}, sortedKeys(props)); diff != "" {
+	if diff := cmp.Diff([]string{"X-Request-Tag", "body", "id", "q"}, slices.Sorted(maps.Keys(props))); diff != "" {
 		t.Errorf("properties (-want +got):\n%s", diff)
 	}
 	wantQ := map[string]any{"type": []any{"integer", "null"}, "exclusiveMaximum": 10.0}
@@ -721,5 +723,76 @@ paths:
 	body, _ := schemaOf(t, f.reg, "crm.createTicket")["properties"].(map[string]any)["body"].(map[string]any)
 	if _, ok := body["properties"].(map[string]any)["id"]; !ok {
 		t.Errorf("the neighbour's schema is not inlined: %v", body)
+	}
+}
+
+const reservedNamesDoc = `openapi: 3.0.3
+info: {title: t, version: "1"}
+paths:
+  /plain:
+    get:
+      operationId: plain
+      parameters: [{name: Documents, in: query, schema: {type: string}}]
+      responses: {'200': {description: ok}}
+  /lookalike:
+    get:
+      operationId: lookalike
+      parameters: [{name: "docum\u0435nts", in: query, schema: {type: string}}]
+      responses: {'200': {description: ok}}
+  /fullwidth:
+    get:
+      operationId: fullwidth
+      parameters: [{name: "\uff48istory", in: query, schema: {type: string}}]
+      responses: {'200': {description: ok}}
+  /ping:
+    get:
+      operationId: ping
+      responses: {'200': {description: ok}}
+`
+
+// A parameter named as a forbidden field — in another case, with a
+// Cyrillic look-alike letter or full-width — skips its operation with the
+// same clear message: the one rule (fieldnames.Forbidden) decides.
+func TestReservedParameterNamesSkipped(t *testing.T) {
+	t.Parallel()
+	f := mount(t, Config{Sources: []SourceConfig{{Name: "r", Spec: writeDoc(t, reservedNamesDoc), BaseURL: "http://127.0.0.1:1"}}}, nil)
+	if diff := cmp.Diff([]string{"r.ping"}, names(f.reg)); diff != "" {
+		t.Errorf("actions (-want +got):\n%s", diff)
+	}
+	for _, want := range []string{
+		`r: operation plain (GET /plain) skipped: parameter \"Documents\" has a name reserved by the gateway`,
+		`r: operation lookalike (GET /lookalike) skipped: parameter \"documеnts\" has a name reserved by the gateway`,
+		`r: operation fullwidth (GET /fullwidth) skipped: parameter \"ｈistory\" has a name reserved by the gateway`,
+	} {
+		if !strings.Contains(f.log.String(), want) { // the log is JSON: quotes escaped
+			t.Errorf("log lacks %q:\n%s", want, f.log.String())
+		}
+	}
+}
+
+// A header parameter's value the model wrote with a line break or another
+// control character is a correctable step failure (KindInvalid, naming
+// the parameter), found before anything is sent — not a transport error.
+func TestHeaderValueWithLineBreakIsInvalid(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"ok": true}`)
+	}))
+	defer srv.Close()
+	f := mount(t, Config{Sources: []SourceConfig{{Name: "items", Spec: writeDoc(t, headerDoc), BaseURL: srv.URL + "/v1"}}}, srv.Client())
+	for _, tag := range []string{"t-1\r\nX-Evil: 1", "t-1\nmore", "t\x00", "t\x7f"} {
+		_, err := f.reg.Execute(context.Background(), workflow.ActionCall{
+			Action: "items.put_items_id_notes", UserID: "alice", WorkflowID: "w1", Round: 1, Step: 1,
+			Parameters: map[string]any{"id": "a", "X-Request-Tag": tag, "body": map[string]any{"text": "hi"}},
+		})
+		if workflow.KindOf(err) != workflow.KindInvalid || err == nil || !strings.Contains(err.Error(), "X-Request-Tag") {
+			t.Errorf("tag %q: Execute = %v (kind %s), want an invalid-parameter failure naming X-Request-Tag", tag, err, workflow.KindOf(err))
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the service got %d requests, want none", n)
 	}
 }

@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/twostep/twostep/actions"
+	"github.com/twostep/twostep/fieldnames"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -78,7 +80,7 @@ func operations(src SourceConfig, doc *openapi3.T, base string) (b built, proble
 			problems = append(problems, fmt.Sprintf("openapiActions %s: include names %q, which is no operation of the document", src.Name, id))
 		}
 	}
-	for _, id := range sortedKeys(src.Effects) {
+	for _, id := range slices.Sorted(maps.Keys(src.Effects)) {
 		if !found[id] {
 			problems = append(problems, fmt.Sprintf("openapiActions %s: effects names %q, which is no operation of the document", src.Name, id))
 		}
@@ -106,7 +108,7 @@ func operation(src SourceConfig, item *openapi3.PathItem, op *openapi3.Operation
 		if _, taken := params[p.Name]; taken || p.Name == "body" {
 			return actions.HTTPOperation{}, fmt.Errorf("two parameters are named %q", p.Name)
 		}
-		if workflow.IsForbiddenField(p.Name) {
+		if fieldnames.Forbidden(p.Name) {
 			return actions.HTTPOperation{}, fmt.Errorf("parameter %q has a name reserved by the gateway", p.Name)
 		}
 		if p.Schema == nil {
@@ -128,7 +130,7 @@ func operation(src SourceConfig, item *openapi3.PathItem, op *openapi3.Operation
 	if rb := op.RequestBody; rb != nil && rb.Value != nil {
 		mt, media := jsonMedia(rb.Value.Content)
 		if media == nil {
-			return actions.HTTPOperation{}, fmt.Errorf("its request body is %s, not JSON", strings.Join(sortedKeys(rb.Value.Content), ", "))
+			return actions.HTTPOperation{}, fmt.Errorf("its request body is %s, not JSON", strings.Join(slices.Sorted(maps.Keys(rb.Value.Content)), ", "))
 		}
 		var s any = map[string]any{}
 		if media.Schema != nil {
@@ -207,7 +209,7 @@ func paramIn(p *openapi3.Parameter) (actions.ParamIn, error) {
 // jsonMedia returns the JSON media type of a request body's content
 // (application/json, or any +json type), or nil.
 func jsonMedia(content openapi3.Content) (string, *openapi3.MediaType) {
-	for _, mt := range sortedKeys(content) {
+	for _, mt := range slices.Sorted(maps.Keys(content)) {
 		base, _, _ := strings.Cut(strings.ToLower(mt), ";")
 		base = strings.TrimSpace(base)
 		if base == "application/json" || strings.HasSuffix(base, "+json") {
@@ -297,14 +299,4 @@ func baseURL(src SourceConfig, doc *openapi3.T) (string, error) {
 	}
 	u.RawQuery, u.Fragment = "", ""
 	return strings.TrimSuffix(u.String(), "/"), nil
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

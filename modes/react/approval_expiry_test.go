@@ -112,3 +112,66 @@ func TestExpiryRacingADecisionAppliesOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestExpiryPagesPastUsersAtTheirLimit: an expiry moves the workflow back
+// to running, which the user's running limit may refuse. More approvals
+// due than one page of the index, all of a user at the limit, come before
+// another user's approval: the poll pages past the refused ones and
+// expires the other user's, where one page that expired nothing once
+// stopped the poll, so that approval would never expire.
+func TestExpiryPagesPastUsersAtTheirLimit(t *testing.T) {
+	t.Parallel()
+	for name, newStore := range approvalStores(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			store := newStore(t)
+			base := time.Now().UTC().Truncate(time.Second)
+			put := func(user string, status workflow.Status, expires time.Time) *workflow.Workflow {
+				t.Helper()
+				wf := &workflow.Workflow{
+					ID: workflow.NewID(workflow.PrefixWorkflow), UserID: user, Mode: workflow.ModeReact,
+					Status: status, Round: 1, Step: 1, MaxSteps: 5, CreatedAt: base, UpdatedAt: base,
+				}
+				if status == workflow.StatusAwaitingApproval {
+					wf.PendingApproval = &workflow.PendingApproval{
+						ID: workflow.NewID(workflow.PrefixApproval), Action: "test.echo", Round: 1, Step: 1,
+						Parameters: map[string]any{"text": "hi"}, Effect: workflow.EffectWrite,
+						RequestedAt: expires.Add(-time.Minute), ExpiresAt: expires,
+					}
+				}
+				got, _, err := store.Commit(ctx, workflow.Commit{Workflow: wf})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return got
+			}
+			put("bob", workflow.StatusRunning, time.Time{}) // bob is at his limit of one
+			const held = 130                                // more than one page of the index
+			for i := range held {
+				put("bob", workflow.StatusAwaitingApproval, base.Add(time.Duration(i)*time.Millisecond))
+			}
+			alice := put("alice", workflow.StatusAwaitingApproval, base.Add(time.Minute))
+
+			cfg := approvalConfig()
+			cfg.MaxRunningPerUser = 1
+			cfg.Now = func() time.Time { return base.Add(time.Hour) }
+			e, err := workflow.NewEngine(cfg, store, llm.NewScripted(), enginetest.NewRegistry(), map[workflow.ModeName]workflow.Mode{workflow.ModeReact: newMode(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := e.ExpireApprovals(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := store.GetWorkflow(ctx, alice.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != 1 || got.Status == workflow.StatusAwaitingApproval {
+				t.Errorf("ExpireApprovals expired %d, alice's workflow %s; want 1 expired and alice's moved on (bob's %d held by his limit)",
+					n, got.Status, held)
+			}
+		})
+	}
+}

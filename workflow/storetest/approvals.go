@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -47,7 +48,7 @@ func testApprovalIndex(t *testing.T, f Fixture) {
 	}
 	due := func(when string, now time.Time, limit int, want ...*workflow.Workflow) {
 		t.Helper()
-		got, err := index.DueApprovals(ctx, now, limit)
+		got, _, err := index.DueApprovals(ctx, now, workflow.DueCursor{}, limit)
 		must(t, "DueApprovals", err)
 		ids := make([]string, len(want))
 		for i, w := range want {
@@ -109,7 +110,57 @@ func testApprovalIndex(t *testing.T, f Fixture) {
 
 	done, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := index.DueApprovals(done, t0, 10); err == nil {
+	if _, _, err := index.DueApprovals(done, t0, workflow.DueCursor{}, 10); err == nil {
 		t.Error("DueApprovals(cancelled ctx) succeeded, want the context's error")
+	}
+
+	// Paging: every entry due is read once, in order, whatever the page
+	// size, across entries sharing one expiresAt (the same millisecond),
+	// across a decided entry, and not past now.
+	var paused []*workflow.Workflow
+	for i := range 7 {
+		w, _, _ := create(t, f.Store, newWorkflow([]string{"alice", "bob", oddUser}[i%3]))
+		expires := t0.Add(2 * time.Hour)
+		if i >= 5 {
+			expires = expires.Add(time.Duration(i) * time.Minute)
+		}
+		paused = append(paused, pause(w, expires))
+	}
+	moved := paused[2].Clone()
+	moved.Status, moved.PendingApproval = workflow.StatusRunning, nil
+	commit("Commit(decide a paged one)", moved, paused[2].Version)
+	var want []string
+	for i, w := range paused {
+		if i != 2 && i != 6 {
+			want = append(want, w.ID)
+		}
+	}
+	slices.Sort(want[:4]) // the same expiresAt: ordered by id
+	now := t0.Add(2*time.Hour + 5*time.Minute + time.Second)
+	for _, size := range []int{1, 2, 3, 10} {
+		var got []string
+		var after workflow.DueCursor
+		for calls := 0; ; calls++ {
+			if calls > len(paused)+2 {
+				t.Fatalf("page size %d: paging does not end", size)
+			}
+			ids, next, err := index.DueApprovals(ctx, now, after, size)
+			must(t, "DueApprovals(paged)", err)
+			if len(ids) > size {
+				t.Errorf("page size %d: a page of %d ids", size, len(ids))
+			}
+			for _, id := range ids {
+				if id != b.ID {
+					got = append(got, id)
+				}
+			}
+			if next.IsZero() {
+				break
+			}
+			after = next
+		}
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("paging by %d (-want +got):\n%s", size, diff)
+		}
 	}
 }
