@@ -96,7 +96,8 @@ type WebhookDelivery struct {
 type WebhookOutbox interface {
 	// ClaimWebhooks leases up to max pending deliveries due at now to the
 	// caller for lease: until the lease ends no other claim returns them.
-	// Each carries its lease token in Lease.
+	// Each carries its lease token in Lease. On an error it returns the
+	// deliveries it leased before it, for the caller to attempt.
 	ClaimWebhooks(ctx context.Context, now time.Time, lease time.Duration, max int) ([]WebhookDelivery, error)
 	// FinishWebhook stores d's Status, NextAttempt and Attempts (the
 	// attempt just made appended) and ends its lease, when d.Lease still
