@@ -126,6 +126,12 @@ func (d *Deliverer) RunOnce(ctx context.Context) int {
 func (d *Deliverer) attempt(ctx context.Context, dv workflow.WebhookDelivery) {
 	now := d.Now()
 	code, err := d.post(ctx, dv, now)
+	if err != nil && ctx.Err() != nil {
+		// Cut by this instance's shutdown, not failed: nothing is
+		// recorded (a delivery past its window is not given up for it),
+		// and the delivery is attempted again when its lease ends.
+		return
+	}
 	a := workflow.WebhookAttempt{At: now.UTC(), StatusCode: code}
 	switch {
 	case err != nil:

@@ -277,3 +277,45 @@ func TestPartialClaimIsAttempted(t *testing.T) {
 		t.Errorf("posted %d times and finished %+v, want the delivery posted once and delivered", n, box.finished)
 	}
 }
+
+// TestShutdownCutsNoAttempt: an attempt cut by the deliverer's own
+// shutdown is no failed attempt: nothing is recorded, so a delivery
+// past its retry window is not given up for it, and it is attempted
+// again once its lease ends.
+func TestShutdownCutsNoAttempt(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body) // so the server notices the client leaving
+		cancel()                  // the instance shuts down while the receiver answers
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	store := memstore.New()
+	wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "ann", Mode: workflow.ModeReact,
+		Status: workflow.StatusRunning, Round: 1, MaxSteps: 3}
+	created, _, err := store.Commit(context.Background(), workflow.Commit{Workflow: wf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := created.Clone()
+	done.Status = workflow.StatusCompleted
+	old := time.Now().Add(-25 * time.Hour) // its retry window is over: the next failed attempt is the last
+	dv := workflow.WebhookDelivery{ID: "msg_1", WorkflowID: wf.ID, UserID: "ann", Event: workflow.EventRoundCompleted,
+		URL: srv.URL, Secret: "whsec_eA==", Body: []byte(`{}`), CreatedAt: old, NextAttempt: old}
+	if _, _, err := store.Commit(context.Background(), workflow.Commit{Workflow: done, ExpectedVersion: created.Version,
+		Webhooks: []workflow.WebhookDelivery{dv}}); err != nil {
+		t.Fatal(err)
+	}
+	d := &webhooks.Deliverer{Outbox: store, AllowPrivate: true}
+	if n := d.RunOnce(ctx); n != 1 {
+		t.Fatalf("RunOnce = %d, want 1", n)
+	}
+	list, err := store.WebhookDeliveries(context.Background(), wf.ID)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("WebhookDeliveries = %+v, %v", list, err)
+	}
+	if got := list[0]; got.Status != workflow.DeliveryPending || len(got.Attempts) != 0 {
+		t.Errorf("after a cut attempt: %s with attempts %+v, want pending with none", got.Status, got.Attempts)
+	}
+}
