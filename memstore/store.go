@@ -223,7 +223,7 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	// Set only now: with Handover wf may be c.Workflow itself, which a
 	// refused commit leaves unchanged.
 	wf.Version = c.ExpectedVersion + 1
-	s.enqueueHooks(c, rec.status)
+	s.enqueueHooks(c)
 	if c.ExpectedVersion == 0 && c.Webhook != nil {
 		sub := *c.Webhook
 		sub.Events = slices.Clone(sub.Events)

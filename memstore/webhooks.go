@@ -30,12 +30,9 @@ func copyDelivery(d workflow.WebhookDelivery) workflow.WebhookDelivery {
 	return d
 }
 
-// enqueueHooks enters c's deliveries in the outbox when the commit moves
-// the stored status from prev. The caller holds s.mu for writing.
-func (s *Store) enqueueHooks(c workflow.Commit, prev workflow.Status) {
-	if c.Workflow.Status == prev {
-		return
-	}
+// enqueueHooks enters c's deliveries in the outbox (the commit applies).
+// The caller holds s.mu for writing.
+func (s *Store) enqueueHooks(c workflow.Commit) {
 	for _, d := range c.Webhooks {
 		d = copyDelivery(d)
 		d.Status, d.Lease = workflow.DeliveryPending, ""

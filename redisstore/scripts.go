@@ -32,9 +32,8 @@ import (
 // (0 when there is no message).
 //
 // The commit's webhook deliveries enter the user's outbox (KEYS[9], the
-// records, and KEYS[10], the due set) only when the status changes, so a
-// delivery exists exactly when the commit that ends or pauses its round
-// applied.
+// records, and KEYS[10], the due set) with it, so a delivery exists
+// exactly when the commit that ends or pauses its round applied.
 //
 //	KEYS: state msgs docs docmeta traces tracedata userRunning userListing
 //	      userHooks userHookDue
@@ -94,11 +93,9 @@ for i = first, firstHook - 1, 3 do
   redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1])
   redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 2])
 end
-if cur[3] ~= ARGV[4] then
-  for i = firstHook, #ARGV - 1, 3 do
-    redis.call('HSET', KEYS[9], ARGV[i], ARGV[i + 2])
-    redis.call('ZADD', KEYS[10], ARGV[i + 1], ARGV[i])
-  end
+for i = firstHook, #ARGV - 1, 3 do
+  redis.call('HSET', KEYS[9], ARGV[i], ARGV[i + 2])
+  redis.call('ZADD', KEYS[10], ARGV[i + 1], ARGV[i])
 end
 redis.call('HSET', KEYS[1], 'version', ARGV[2], 'user', ARGV[3], 'status', ARGV[4], 'json', ARGV[5])
 if ARGV[1] == '0' then redis.call('ZADD', KEYS[8], 'NX', 0, ARGV[9]) end

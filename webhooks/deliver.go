@@ -106,11 +106,10 @@ func (d *Deliverer) RunOnce(ctx context.Context) int {
 	d.defaults()
 	claimed := d.Now()
 	ds, err := d.Outbox.ClaimWebhooks(ctx, claimed, d.Lease, batch)
-	if err != nil {
-		if ctx.Err() == nil {
-			d.Logger.Warn("webhooks: claiming deliveries failed", "err", err)
-		}
-		return 0
+	if err != nil && ctx.Err() == nil {
+		// Those leased before the failure (another user's slot on a
+		// shard that is down) are attempted all the same.
+		d.Logger.Warn("webhooks: claiming deliveries failed", "err", err, "claimed", len(ds))
 	}
 	for _, dv := range ds {
 		if ctx.Err() != nil || d.Now().After(claimed.Add(d.Lease-d.Timeout)) {
@@ -127,6 +126,12 @@ func (d *Deliverer) RunOnce(ctx context.Context) int {
 func (d *Deliverer) attempt(ctx context.Context, dv workflow.WebhookDelivery) {
 	now := d.Now()
 	code, err := d.post(ctx, dv, now)
+	if err != nil && ctx.Err() != nil {
+		// Cut by this instance's shutdown, not failed: nothing is
+		// recorded (a delivery past its window is not given up for it),
+		// and the delivery is attempted again when its lease ends.
+		return
+	}
 	a := workflow.WebhookAttempt{At: now.UTC(), StatusCode: code}
 	switch {
 	case err != nil:

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -235,5 +236,86 @@ func TestAttemptsEndWithinTheirLease(t *testing.T) {
 		if posts[dv.ID] != 1 {
 			t.Errorf("%s posted %d times, want once", dv.ID, posts[dv.ID])
 		}
+	}
+}
+
+// partialOutbox is an outbox whose claim leased some deliveries and then
+// failed (one cluster shard down): it returns those with the error.
+type partialOutbox struct {
+	workflow.WebhookOutbox
+	claimed  []workflow.WebhookDelivery
+	finished []workflow.WebhookDelivery
+}
+
+func (o *partialOutbox) ClaimWebhooks(context.Context, time.Time, time.Duration, int) ([]workflow.WebhookDelivery, error) {
+	ds := o.claimed
+	o.claimed = nil
+	return ds, fmt.Errorf("redisstore.ClaimWebhooks: %w", workflow.Errorf(workflow.KindUnavailable, "a shard is down"))
+}
+
+func (o *partialOutbox) FinishWebhook(_ context.Context, d workflow.WebhookDelivery) error {
+	o.finished = append(o.finished, d)
+	return nil
+}
+
+// TestPartialClaimIsAttempted: the deliveries a claim leased before it
+// failed on another user's slot are attempted now, not left leased and
+// unattempted until their lease ends (each poll would do it again).
+func TestPartialClaimIsAttempted(t *testing.T) {
+	var posts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { posts.Add(1) }))
+	defer srv.Close()
+	now := time.Now()
+	box := &partialOutbox{claimed: []workflow.WebhookDelivery{{ID: "msg_1", WorkflowID: "wf_1", UserID: "ann",
+		Event: workflow.EventRoundCompleted, URL: srv.URL, Secret: "whsec_eA==", Body: []byte(`{}`), CreatedAt: now,
+		NextAttempt: now, Status: workflow.DeliveryPending, Lease: "l1"}}}
+	d := &webhooks.Deliverer{Outbox: box, AllowPrivate: true}
+	if n := d.RunOnce(context.Background()); n != 1 {
+		t.Errorf("RunOnce = %d, want the 1 delivery claimed before the failure", n)
+	}
+	if n := posts.Load(); n != 1 || len(box.finished) != 1 || box.finished[0].Status != workflow.DeliveryDelivered {
+		t.Errorf("posted %d times and finished %+v, want the delivery posted once and delivered", n, box.finished)
+	}
+}
+
+// TestShutdownCutsNoAttempt: an attempt cut by the deliverer's own
+// shutdown is no failed attempt: nothing is recorded, so a delivery
+// past its retry window is not given up for it, and it is attempted
+// again once its lease ends.
+func TestShutdownCutsNoAttempt(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body) // so the server notices the client leaving
+		cancel()                  // the instance shuts down while the receiver answers
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	store := memstore.New()
+	wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "ann", Mode: workflow.ModeReact,
+		Status: workflow.StatusRunning, Round: 1, MaxSteps: 3}
+	created, _, err := store.Commit(context.Background(), workflow.Commit{Workflow: wf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := created.Clone()
+	done.Status = workflow.StatusCompleted
+	old := time.Now().Add(-25 * time.Hour) // its retry window is over: the next failed attempt is the last
+	dv := workflow.WebhookDelivery{ID: "msg_1", WorkflowID: wf.ID, UserID: "ann", Event: workflow.EventRoundCompleted,
+		URL: srv.URL, Secret: "whsec_eA==", Body: []byte(`{}`), CreatedAt: old, NextAttempt: old}
+	if _, _, err := store.Commit(context.Background(), workflow.Commit{Workflow: done, ExpectedVersion: created.Version,
+		Webhooks: []workflow.WebhookDelivery{dv}}); err != nil {
+		t.Fatal(err)
+	}
+	d := &webhooks.Deliverer{Outbox: store, AllowPrivate: true}
+	if n := d.RunOnce(ctx); n != 1 {
+		t.Fatalf("RunOnce = %d, want 1", n)
+	}
+	list, err := store.WebhookDeliveries(context.Background(), wf.ID)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("WebhookDeliveries = %+v, %v", list, err)
+	}
+	if got := list[0]; got.Status != workflow.DeliveryPending || len(got.Attempts) != 0 {
+		t.Errorf("after a cut attempt: %s with attempts %+v, want pending with none", got.Status, got.Attempts)
 	}
 }

@@ -46,7 +46,7 @@ func (e *Engine) Create(ctx context.Context, in NewWorkflow) (_ *Workflow, err e
 	stored, _, err := e.commit(ctx, Commit{
 		Workflow: wf, Messages: []Message{msg}, Documents: docs, RunningLimit: e.cfg.MaxRunningPerUser,
 		Webhook: in.Webhook,
-	})
+	}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +161,7 @@ func (e *Engine) stop(ctx context.Context, userID, id string) (*Workflow, error)
 			next.Checkpoint.AfterReject = nil
 		}
 		next.UpdatedAt = e.now()
-		stored, _, err := e.commit(ctx, Commit{Workflow: next, ExpectedVersion: wf.Version})
+		stored, _, err := e.commit(ctx, Commit{Workflow: next, ExpectedVersion: wf.Version}, nil)
 		if KindOf(err) == KindConflict {
 			continue // the round moved on meanwhile: look again
 		}
@@ -219,7 +219,7 @@ func (e *Engine) commitAndSchedule(ctx context.Context, next *Workflow, version 
 	next.TraceContext.Origin = e.traceParent(ctx)
 	stored, _, err := e.commit(ctx, Commit{
 		Workflow: next, ExpectedVersion: version, Messages: msgs, Documents: docs, RunningLimit: e.cfg.MaxRunningPerUser,
-	})
+	}, nil)
 	if KindOf(err) == KindConflict {
 		return nil, WrapKind(KindConflict, err, "workflow %s changed meanwhile; try again", next.ID)
 	}

@@ -421,10 +421,14 @@ func (r *Run) commitShaped(ctx context.Context, next *Workflow, msgs []Message, 
 		} else {
 			final, fmsgs = r.e.startQueued(base, msgs)
 		}
-		err := r.commitOnce(ctx, final, expected, fmsgs, docs)
+		var ended *Workflow
+		if final.Round != base.Round {
+			ended = base
+		}
+		err := r.commitOnce(ctx, final, expected, fmsgs, docs, ended)
 		if !errors.Is(err, errRoundLost) || rebases >= maxRebases {
-			if err == nil && final.Round != base.Round {
-				r.ended = base
+			if err == nil && ended != nil {
+				r.ended = ended
 			}
 			return err
 		}
@@ -442,8 +446,9 @@ func (r *Run) commitShaped(ctx context.Context, next *Workflow, msgs []Message, 
 }
 
 // commitOnce stores next at expected version with msgs, docs and the
-// traces recorded since the last commit (see commit).
-func (r *Run) commitOnce(ctx context.Context, next *Workflow, expected int64, msgs []Message, docs []DocumentContent) error {
+// traces recorded since the last commit (see commit); ended is the round
+// next ends when it starts a queued one (its webhook event), else nil.
+func (r *Run) commitOnce(ctx context.Context, next *Workflow, expected int64, msgs []Message, docs []DocumentContent, ended *Workflow) error {
 	c := Commit{
 		Workflow: next, ExpectedVersion: expected, Messages: msgs, Documents: docs, Traces: r.traces, Fence: r.fence,
 		Handover: true, // next is the run's from here on, and never changed
@@ -451,7 +456,7 @@ func (r *Run) commitOnce(ctx context.Context, next *Workflow, expected int64, ms
 	var stored *Workflow
 	var saved []Message
 	write := func(ctx context.Context) (err error) {
-		stored, saved, err = r.e.commit(ctx, c)
+		stored, saved, err = r.e.commit(ctx, c, ended)
 		return err
 	}
 	err := r.e.retryStore(ctx, r.detach(ctx), "commit", r.wf.ID, write)

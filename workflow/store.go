@@ -56,9 +56,10 @@ type Commit struct {
 	// webhook subscription, stored with it; WebhookOutbox reads it back.
 	Webhook *WebhookSubscription
 	// Webhooks are deliveries entered in the store's outbox (see
-	// WebhookOutbox) atomically with the change, and only when the change
-	// moves the stored status to another one: a commit that keeps the
-	// status, or is refused, enqueues none.
+	// WebhookOutbox) atomically with the change: a refused commit
+	// enqueues none. The engine attaches them only to the commit that ends
+	// or pauses a round (which may also start a queued round, the status
+	// staying running).
 	Webhooks []WebhookDelivery
 }
 

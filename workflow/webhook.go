@@ -96,7 +96,8 @@ type WebhookDelivery struct {
 type WebhookOutbox interface {
 	// ClaimWebhooks leases up to max pending deliveries due at now to the
 	// caller for lease: until the lease ends no other claim returns them.
-	// Each carries its lease token in Lease.
+	// Each carries its lease token in Lease. On an error it returns the
+	// deliveries it leased before it, for the caller to attempt.
 	ClaimWebhooks(ctx context.Context, now time.Time, lease time.Duration, max int) ([]WebhookDelivery, error)
 	// FinishWebhook stores d's Status, NextAttempt and Attempts (the
 	// attempt just made appended) and ends its lease, when d.Lease still
@@ -123,15 +124,27 @@ type WebhookSource interface {
 }
 
 // withWebhooks attaches to c the deliveries its event asks for, when the
-// engine has a WebhookSource and c moves the workflow to an event status.
-// The store enqueues them only when the stored status actually changes,
-// so a commit that keeps a workflow where it was sends nothing.
-func (e *Engine) withWebhooks(ctx context.Context, c Commit) (Commit, error) {
-	event := EventOf(c.Workflow.Status)
-	if e.cfg.Webhooks == nil || event == "" {
+// engine has a WebhookSource and c moves the workflow to an event status,
+// or when c ends the round ended and starts a queued one in the same
+// commit (the stored status stays running): then the event is the ended
+// round's, with that round's state as the body. A round ended by an
+// interrupting round is no event (its stop reason is never shown; the
+// round that replaced it sends its own). The store enqueues them when,
+// and only when, the commit applies; every commit that moves a workflow to
+// an event status changes its status, so each round end is enqueued once.
+func (e *Engine) withWebhooks(ctx context.Context, c Commit, ended *Workflow) (Commit, error) {
+	if e.cfg.Webhooks == nil {
 		return c, nil
 	}
-	view := c.Workflow.Clone()
+	of := c.Workflow
+	if EventOf(of.Status) == "" && ended != nil && ended.StopReason != StopInterrupted {
+		of = ended
+	}
+	event := EventOf(of.Status)
+	if event == "" {
+		return c, nil
+	}
+	view := of.Clone()
 	view.Version = c.ExpectedVersion + 1
 	ds, err := e.cfg.Webhooks.Deliveries(ctx, event, view)
 	if err != nil {
@@ -141,9 +154,10 @@ func (e *Engine) withWebhooks(ctx context.Context, c Commit) (Commit, error) {
 	return c, nil
 }
 
-// commit is Store.Commit with the commit's webhook deliveries attached.
-func (e *Engine) commit(ctx context.Context, c Commit) (*Workflow, []Message, error) {
-	c, err := e.withWebhooks(ctx, c)
+// commit is Store.Commit with the commit's webhook deliveries attached;
+// ended is the round c ends when c also starts a queued one (else nil).
+func (e *Engine) commit(ctx context.Context, c Commit, ended *Workflow) (*Workflow, []Message, error) {
+	c, err := e.withWebhooks(ctx, c, ended)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -19,8 +19,7 @@ func delivery(wf *workflow.Workflow, due time.Time) workflow.WebhookDelivery {
 }
 
 // testWebhookOutbox follows deliveries through the outbox
-// (workflow.WebhookOutbox): entered only by a commit that changes the
-// status and applies, leased to one claimer at a time, re-claimable when
+// (workflow.WebhookOutbox): entered only by a commit that applies, leased to one claimer at a time, re-claimable when
 // the lease ends (the old lease then refused), rescheduled, delivered and
 // listed without their secret.
 func testWebhookOutbox(t *testing.T, f Fixture) {
@@ -49,11 +48,10 @@ func testWebhookOutbox(t *testing.T, f Fixture) {
 		return ds
 	}
 
-	// A running step keeps the status: its delivery is not entered.
+	// A commit without deliveries enters none.
 	next := created.Clone()
 	next.Step++
-	stepped, _, err := f.Store.Commit(ctx, workflow.Commit{Workflow: next, ExpectedVersion: created.Version,
-		Webhooks: []workflow.WebhookDelivery{delivery(created, t0)}})
+	stepped, _, err := f.Store.Commit(ctx, workflow.Commit{Workflow: next, ExpectedVersion: created.Version})
 	must(t, "Commit(step)", err)
 	claim("after a step", t0, 0)
 
@@ -101,6 +99,20 @@ func testWebhookOutbox(t *testing.T, f Fixture) {
 	must(t, "WebhookDeliveries(unknown)", err)
 	if len(other) != 0 {
 		t.Errorf("WebhookDeliveries(unknown) = %+v, want none", other)
+	}
+
+	// A commit that ends a round and starts a queued one leaves the
+	// status running: the ended round's delivery is entered all the same.
+	queued, _, err := f.Store.Commit(ctx, workflow.Commit{Workflow: newWorkflow("hook user {x}:y")})
+	must(t, "Commit(create)", err)
+	chained := queued.Clone()
+	chained.Round++
+	ended := delivery(queued, t0)
+	_, _, err = f.Store.Commit(ctx, workflow.Commit{Workflow: chained, ExpectedVersion: queued.Version,
+		Webhooks: []workflow.WebhookDelivery{ended}})
+	must(t, "Commit(round ended, queued round started)", err)
+	if got := claim("after a round ended into a queued one", t0.Add(48*time.Hour), 1)[0]; got.ID != ended.ID {
+		t.Errorf("claimed %s, want %s", got.ID, ended.ID)
 	}
 }
 
