@@ -60,7 +60,7 @@ type hookRecord struct {
 	UserID      string          `json:"userId"`
 	Event       string          `json:"event"`
 	URL         string          `json:"url"`
-	Secret      string          `json:"secret"`
+	Secret      string          `json:"secret,omitempty"` // dropped once finished
 	Body        []byte          `json:"body"`
 	CreatedAt   time.Time       `json:"createdAt"`
 	Status      string          `json:"status"`
@@ -263,19 +263,23 @@ func (s *Store) ClaimWebhooks(ctx context.Context, now time.Time, lease time.Dur
 	return out, nil
 }
 
-// FinishWebhook stores d's outcome, one script in its user's slot.
+// FinishWebhook stores d's outcome, one script in its user's slot; a
+// finished delivery (delivered or failed) is stored without its secret.
 func (s *Store) FinishWebhook(ctx context.Context, d workflow.WebhookDelivery) (err error) {
 	defer workflow.Wrap(&err, "redisstore.FinishWebhook(%q)", d.ID)
 	if err := checkID(ctx, "user id", d.UserID); err != nil {
 		return err
 	}
-	b, err := json.Marshal(toHookRecord(d))
-	if err != nil {
-		return workflow.WrapKind(workflow.KindInvalid, err, "webhook delivery %s cannot be encoded", d.ID)
-	}
+	r := toHookRecord(d)
 	next := ""
 	if d.Status == workflow.DeliveryPending {
 		next = strconv.FormatInt(d.NextAttempt.UnixMilli(), 10)
+	} else {
+		r.Secret = "" // no attempt needs it any more: not kept at rest for the week it stays listed
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return workflow.WrapKind(workflow.KindInvalid, err, "webhook delivery %s cannot be encoded", d.ID)
 	}
 	finished := time.Now()
 	if n := len(d.Attempts); n > 0 {
