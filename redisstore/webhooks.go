@@ -148,7 +148,7 @@ func (s *Store) retryHookIndex(ctx context.Context, index *redis.IntCmd, userID 
 //
 //	KEYS: hookdue hooks hooklease
 //	ARGV: nowMs leaseEndMs max tokenPrefix
-//	reply: {"ok", (token recordJSON)...} | {"empty"} (nothing pending at all)
+//	reply: {"ok", (id token recordJSON)...} | {"empty"} (nothing pending at all)
 var claimHooksScript = redis.NewScript(`
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
 if #ids == 0 and redis.call('ZCARD', KEYS[1]) == 0 then return {'empty'} end
@@ -159,6 +159,7 @@ for i, id in ipairs(ids) do
     local tok = ARGV[4] .. i
     redis.call('ZADD', KEYS[1], ARGV[2], id)
     redis.call('HSET', KEYS[3], id, tok)
+    out[#out + 1] = id
     out[#out + 1] = tok
     out[#out + 1] = rec
   else
@@ -210,9 +211,19 @@ func (s *Store) hookKeys(userID string) []string {
 }
 
 // ClaimWebhooks reads the outbox index (one pipeline over its partitions)
-// and leases due deliveries user by user, one script each, until max.
+// and leases due deliveries user by user, one script each, until max. A
+// leased record that does not decode is not returned: it is stored as a
+// failed delivery whose attempt gives the decode error (listed by the
+// admin route when its workflow id can still be read), and reported in
+// the error returned with the other deliveries.
 func (s *Store) ClaimWebhooks(ctx context.Context, now time.Time, lease time.Duration, max int) (_ []workflow.WebhookDelivery, err error) {
 	defer workflow.Wrap(&err, "redisstore.ClaimWebhooks")
+	var poisoned []error
+	defer func() {
+		if len(poisoned) > 0 {
+			err = errors.Join(append([]error{err}, poisoned...)...)
+		}
+	}()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -249,18 +260,44 @@ func (s *Store) ClaimWebhooks(ctx context.Context, now time.Time, lease time.Dur
 			if err != nil {
 				return out, err
 			}
-			for j := 0; j+1 < len(got); j += 2 {
+			for j := 0; j+2 < len(got); j += 3 {
 				var r hookRecord
-				if err := json.Unmarshal([]byte(got[j+1]), &r); err != nil {
-					return out, workflow.WrapKind(workflow.KindInternal, err, "webhook delivery of user %q does not decode", user)
+				if err := json.Unmarshal([]byte(got[j+2]), &r); err != nil {
+					// One bad record stops no other delivery: it is
+					// marked failed, the claim goes on, the error says so.
+					poisoned = append(poisoned, s.failPoisoned(ctx, user, got[j], got[j+1], []byte(got[j+2]), err, now))
+					continue
 				}
 				d := r.delivery()
-				d.Lease = got[j]
+				d.Lease = got[j+1]
 				out = append(out, d)
 			}
 		}
 	}
 	return out, nil
+}
+
+// failPoisoned stores the leased delivery id of user, whose record rec
+// did not decode (decodeErr), as failed with that error, under its lease
+// token, and returns the error to report. What can still be read of the
+// record (its workflow and creation) is kept; nothing else, so no secret.
+func (s *Store) failPoisoned(ctx context.Context, user, id, token string, rec []byte, decodeErr error, now time.Time) error {
+	var partial struct {
+		WorkflowID string    `json:"workflowId"`
+		CreatedAt  time.Time `json:"createdAt"`
+	}
+	_ = json.Unmarshal(rec, &partial) // best effort: fields before a type error are kept
+	why := "the stored delivery does not decode: " + decodeErr.Error()
+	d := workflow.WebhookDelivery{ID: id, WorkflowID: partial.WorkflowID, UserID: user, CreatedAt: partial.CreatedAt,
+		Status: workflow.DeliveryFailed, Lease: token, Attempts: []workflow.WebhookAttempt{{At: now.UTC(), Error: why}}}
+	if d.CreatedAt.IsZero() {
+		d.CreatedAt = now.UTC()
+	}
+	err := workflow.Errorf(workflow.KindInternal, "webhook delivery %s of user %q marked failed: %s", id, user, why)
+	if ferr := s.FinishWebhook(ctx, d); ferr != nil {
+		return errors.Join(err, ferr)
+	}
+	return err
 }
 
 // FinishWebhook stores d's outcome, one script in its user's slot; a
@@ -318,7 +355,7 @@ func (s *Store) WebhookDeliveries(ctx context.Context, workflowID string) (_ []w
 	for _, v := range vals {
 		var r hookRecord
 		if err := json.Unmarshal([]byte(v), &r); err != nil {
-			return nil, workflow.WrapKind(workflow.KindInternal, err, "webhook delivery of %s does not decode", workflowID)
+			continue // not known to be the workflow's; its next claim marks it failed
 		}
 		if r.WorkflowID == workflowID {
 			d := r.delivery()

@@ -71,3 +71,48 @@ func TestFinishedDeliveryKeepsNoSecret(t *testing.T) {
 		}
 	}
 }
+
+// TestPoisonedDeliveryStopsNoOther: a delivery record that no longer
+// decodes, due before every other, is skipped: the claim still hands out
+// the user's other deliveries and the next user's, reports the bad one,
+// and stores it as failed with the decode error (no longer claimed, and
+// listed with its workflow, which is still readable).
+func TestPoisonedDeliveryStopsNoOther(t *testing.T) {
+	t.Parallel()
+	mr, s := newMini(t, redisstore.Options{KeyPrefix: "hp"})
+	ctx := context.Background()
+	t0 := time.Now().UTC().Truncate(time.Millisecond)
+	bad := commitDeliveries(t, s, "ann", 1, t0.Add(-time.Second))
+	commitDeliveries(t, s, "ann", 2, t0)
+	commitDeliveries(t, s, "bob", 1, t0)
+	commitDeliveries(t, s, "cid", 1, t0)
+	ids, err := mr.HKeys("hp:{u:ann}:hooks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var badID string
+	for _, id := range ids {
+		if rec := mr.HGet("hp:{u:ann}:hooks", id); strings.Contains(rec, bad) {
+			badID = id
+			mr.HSet("hp:{u:ann}:hooks", id, strings.Replace(rec, `"body":"e30="`, `"body":5`, 1)) // a body no longer bytes
+		}
+	}
+	ds, err := s.ClaimWebhooks(ctx, t0, time.Minute, 10)
+	if len(ds) != 4 || err == nil || !strings.Contains(err.Error(), badID) {
+		t.Fatalf("ClaimWebhooks = %d deliveries, %v; want the 4 others and an error naming %s", len(ds), err, badID)
+	}
+	if strings.Contains(err.Error(), hookSecret) {
+		t.Errorf("the error %v shows the secret", err)
+	}
+	list, err := s.WebhookDeliveries(ctx, bad)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("WebhookDeliveries(%s) = %+v, %v; want the bad delivery", bad, list, err)
+	}
+	if got := list[0]; got.ID != badID || got.Status != workflow.DeliveryFailed || len(got.Attempts) != 1 ||
+		!strings.Contains(got.Attempts[0].Error, "does not decode") {
+		t.Errorf("the bad delivery is listed as %+v, want failed with the decode error", got)
+	}
+	if ds, err := s.ClaimWebhooks(ctx, t0.Add(time.Hour), time.Minute, 10); len(ds) != 4 || err != nil {
+		t.Errorf("after the leases ended: %d deliveries, %v; want the 4 good ones and no error", len(ds), err)
+	}
+}
