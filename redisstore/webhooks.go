@@ -49,7 +49,17 @@ const (
 	hookIndexGrace  = time.Minute
 	// hookKeep is how long a finished delivery stays listable.
 	hookKeep = 7 * 24 * time.Hour
+	// hookOwnerKeep is how long a workflow's hook owner key outlives the
+	// last commit that enqueued for it: a delivery is retried for a day,
+	// then kept hookKeep, so this covers the records of that commit.
+	hookOwnerKeep = hookKeep + 2*24*time.Hour
 )
+
+// hookOwner names the key that holds the user of a workflow with
+// deliveries, written by each commit that enqueues some: the admin
+// listing finds a deleted workflow's deliveries through it, the owner
+// key being gone with the workflow.
+func (k keys) hookOwner(id string) string { return k.prefix + ":hookowner:{" + id + "}" }
 
 func (k keys) hookUsersPart(i int) string { return k.prefix + ":{hk" + strconv.Itoa(i) + "}:hookusers" }
 
@@ -106,14 +116,22 @@ func appendHooks(args []any, c workflow.Commit) ([]any, error) {
 	return append(args, len(c.Webhooks)), nil
 }
 
+// hookIndexCmds are a commit's pipelined writes of the outbox index
+// entry and of the hook owner key, nil when it carries no delivery.
+type hookIndexCmds struct {
+	index *redis.IntCmd
+	owner *redis.StatusCmd
+}
+
 // queueHookIndex queues, in a commit's pipeline before its script, the
-// user's entry in the outbox index when the commit carries deliveries
-// (returning its command), and the workflow's subscription on a create
-// that has one.
-func (s *Store) queueHookIndex(ctx context.Context, p redis.Pipeliner, c workflow.Commit, userID string) (index *redis.IntCmd) {
+// user's entry in the outbox index and the workflow's hook owner key when
+// the commit carries deliveries (returning their commands), and the
+// workflow's subscription on a create that has one.
+func (s *Store) queueHookIndex(ctx context.Context, p redis.Pipeliner, c workflow.Commit, userID string) (cmds hookIndexCmds) {
 	if len(c.Webhooks) > 0 {
-		index = p.ZAdd(ctx, s.keys.hookUsersPart(hashPartition(userID, partitions)),
+		cmds.index = p.ZAdd(ctx, s.keys.hookUsersPart(hashPartition(userID, partitions)),
 			redis.Z{Score: float64(time.Now().UnixMilli()), Member: url.QueryEscape(userID)})
+		cmds.owner = p.Set(ctx, s.keys.hookOwner(c.Workflow.ID), userID, hookOwnerKeep)
 		for _, k := range s.hookKeys(userID) { // no-ops on keys the script is about to make
 			p.PExpire(ctx, k, hookKeep+24*time.Hour)
 		}
@@ -128,20 +146,23 @@ func (s *Store) queueHookIndex(ctx context.Context, p redis.Pipeliner, c workflo
 		// Kept as long as the workflow: each round's end refreshes it.
 		p.PExpire(ctx, sub, s.opts.Retention+refreshSlack(s.opts.Retention))
 	}
-	return index
+	return cmds
 }
 
-// retryHookIndex writes the user's outbox index entry again when the
-// applied commit's pipelined write of it failed (on a cluster it goes to
-// another shard than the script): without it the commit's deliveries
-// would wait for the user's next one to be found. A second failure is
-// left at that.
-func (s *Store) retryHookIndex(ctx context.Context, index *redis.IntCmd, userID string) {
-	if index == nil || index.Err() == nil {
-		return
+// retryHookIndex writes the user's outbox index entry (and the hook owner
+// key) again when the applied commit's pipelined write of it failed (on
+// a cluster it goes to another shard than the script): without it the
+// commit's deliveries would wait for the user's next one to be found (or
+// not be listed once the workflow is deleted). A second failure is left
+// at that.
+func (s *Store) retryHookIndex(ctx context.Context, cmds hookIndexCmds, workflowID, userID string) {
+	if cmds.index != nil && cmds.index.Err() != nil {
+		_ = s.rdb.ZAdd(ctx, s.keys.hookUsersPart(hashPartition(userID, partitions)),
+			redis.Z{Score: float64(time.Now().UnixMilli()), Member: url.QueryEscape(userID)}).Err()
 	}
-	_ = s.rdb.ZAdd(ctx, s.keys.hookUsersPart(hashPartition(userID, partitions)),
-		redis.Z{Score: float64(time.Now().UnixMilli()), Member: url.QueryEscape(userID)}).Err()
+	if cmds.owner != nil && cmds.owner.Err() != nil {
+		_ = s.rdb.Set(ctx, s.keys.hookOwner(workflowID), userID, hookOwnerKeep).Err()
+	}
 }
 
 // claimHooksScript leases up to max due deliveries of one user.
@@ -334,7 +355,9 @@ func (s *Store) FinishWebhook(ctx context.Context, d workflow.WebhookDelivery) (
 }
 
 // WebhookDeliveries reads the records of the workflow's user and keeps
-// the workflow's, oldest first, secrets cleared.
+// the workflow's, oldest first, secrets cleared. A deleted workflow's
+// deliveries are still listed (they are still delivered): its user is
+// then read from the hook owner key its commits wrote.
 func (s *Store) WebhookDeliveries(ctx context.Context, workflowID string) (_ []workflow.WebhookDelivery, err error) {
 	defer workflow.Wrap(&err, "redisstore.WebhookDeliveries(%q)", workflowID)
 	if err := checkWorkflowID(ctx, workflowID, false); err != nil {
@@ -343,7 +366,13 @@ func (s *Store) WebhookDeliveries(ctx context.Context, workflowID string) (_ []w
 	out := []workflow.WebhookDelivery{}
 	user, _, err := s.ownerOf(ctx, workflowID)
 	if workflow.KindOf(err) == workflow.KindNotFound {
-		return out, nil
+		// Deleted (or never had deliveries): its deliveries, still
+		// delivered, are found through the hook owner key.
+		user, err = s.rdb.Get(ctx, s.keys.hookOwner(workflowID)).Result()
+		if errors.Is(err, redis.Nil) {
+			return out, nil
+		}
+		err = redisErr(err)
 	}
 	if err != nil {
 		return nil, err

@@ -108,7 +108,8 @@ type WebhookOutbox interface {
 	// due again at NextAttempt.
 	FinishWebhook(ctx context.Context, d WebhookDelivery) error
 	// WebhookDeliveries returns workflowID's deliveries, oldest first,
-	// their secrets cleared.
+	// their secrets cleared; a deleted workflow's too (deleting takes no
+	// delivery back: they are still delivered).
 	WebhookDeliveries(ctx context.Context, workflowID string) ([]WebhookDelivery, error)
 	// WebhookSubscription returns the subscription stored with the
 	// workflow at its create (Commit.Webhook), or nil.
