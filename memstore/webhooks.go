@@ -66,7 +66,8 @@ func (s *Store) ClaimWebhooks(ctx context.Context, now time.Time, lease time.Dur
 	return out, nil
 }
 
-// FinishWebhook records d's outcome when d.Lease still holds its lease.
+// FinishWebhook records d's outcome when d.Lease still holds its lease;
+// a finished delivery (delivered or failed) no longer keeps its secret.
 func (s *Store) FinishWebhook(ctx context.Context, d workflow.WebhookDelivery) (err error) {
 	defer workflow.Wrap(&err, "memstore.FinishWebhook(%q)", d.ID)
 	if err := ctx.Err(); err != nil {
@@ -86,6 +87,7 @@ func (s *Store) FinishWebhook(ctx context.Context, d workflow.WebhookDelivery) (
 	}
 	if d.Status != workflow.DeliveryPending {
 		h.finished = at
+		h.d.Secret = "" // no attempt needs it any more
 	}
 	s.hookOrder = slices.DeleteFunc(s.hookOrder, func(id string) bool {
 		old := s.hooks[id]

@@ -88,7 +88,8 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	// and again at least every runningRefresh.
 	addRunning := running && !s.index.listedRunning(wf.ID, c.Fence)
 	var refreshCmds []*redis.BoolCmd
-	var addCmd, hookIndex *redis.IntCmd
+	var addCmd *redis.IntCmd
+	var hookIndex hookIndexCmds
 	reply, err := eval(ctx, func(p redis.Pipeliner) {
 		drops.queue(ctx, p)
 		if c.ExpectedVersion == 0 {
@@ -147,7 +148,7 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		return nil, nil, err
 	}
 	s.owners.put(wf.ID, wf.UserID)
-	s.retryHookIndex(ctx, hookIndex, wf.UserID)
+	s.retryHookIndex(ctx, hookIndex, wf.ID, wf.UserID)
 	// Only the index writes that succeeded are remembered: one that failed
 	// (another shard's error) is sent again by the next commit.
 	for i, cmd := range refreshCmds {

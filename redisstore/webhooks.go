@@ -49,7 +49,17 @@ const (
 	hookIndexGrace  = time.Minute
 	// hookKeep is how long a finished delivery stays listable.
 	hookKeep = 7 * 24 * time.Hour
+	// hookOwnerKeep is how long a workflow's hook owner key outlives the
+	// last commit that enqueued for it: a delivery is retried for a day,
+	// then kept hookKeep, so this covers the records of that commit.
+	hookOwnerKeep = hookKeep + 2*24*time.Hour
 )
+
+// hookOwner names the key that holds the user of a workflow with
+// deliveries, written by each commit that enqueues some: the admin
+// listing finds a deleted workflow's deliveries through it, the owner
+// key being gone with the workflow.
+func (k keys) hookOwner(id string) string { return k.prefix + ":hookowner:{" + id + "}" }
 
 func (k keys) hookUsersPart(i int) string { return k.prefix + ":{hk" + strconv.Itoa(i) + "}:hookusers" }
 
@@ -60,7 +70,7 @@ type hookRecord struct {
 	UserID      string          `json:"userId"`
 	Event       string          `json:"event"`
 	URL         string          `json:"url"`
-	Secret      string          `json:"secret"`
+	Secret      string          `json:"secret,omitempty"` // dropped once finished
 	Body        []byte          `json:"body"`
 	CreatedAt   time.Time       `json:"createdAt"`
 	Status      string          `json:"status"`
@@ -106,14 +116,22 @@ func appendHooks(args []any, c workflow.Commit) ([]any, error) {
 	return append(args, len(c.Webhooks)), nil
 }
 
+// hookIndexCmds are a commit's pipelined writes of the outbox index
+// entry and of the hook owner key, nil when it carries no delivery.
+type hookIndexCmds struct {
+	index *redis.IntCmd
+	owner *redis.StatusCmd
+}
+
 // queueHookIndex queues, in a commit's pipeline before its script, the
-// user's entry in the outbox index when the commit carries deliveries
-// (returning its command), and the workflow's subscription on a create
-// that has one.
-func (s *Store) queueHookIndex(ctx context.Context, p redis.Pipeliner, c workflow.Commit, userID string) (index *redis.IntCmd) {
+// user's entry in the outbox index and the workflow's hook owner key when
+// the commit carries deliveries (returning their commands), and the
+// workflow's subscription on a create that has one.
+func (s *Store) queueHookIndex(ctx context.Context, p redis.Pipeliner, c workflow.Commit, userID string) (cmds hookIndexCmds) {
 	if len(c.Webhooks) > 0 {
-		index = p.ZAdd(ctx, s.keys.hookUsersPart(hashPartition(userID, partitions)),
+		cmds.index = p.ZAdd(ctx, s.keys.hookUsersPart(hashPartition(userID, partitions)),
 			redis.Z{Score: float64(time.Now().UnixMilli()), Member: url.QueryEscape(userID)})
+		cmds.owner = p.Set(ctx, s.keys.hookOwner(c.Workflow.ID), userID, hookOwnerKeep)
 		for _, k := range s.hookKeys(userID) { // no-ops on keys the script is about to make
 			p.PExpire(ctx, k, hookKeep+24*time.Hour)
 		}
@@ -128,27 +146,30 @@ func (s *Store) queueHookIndex(ctx context.Context, p redis.Pipeliner, c workflo
 		// Kept as long as the workflow: each round's end refreshes it.
 		p.PExpire(ctx, sub, s.opts.Retention+refreshSlack(s.opts.Retention))
 	}
-	return index
+	return cmds
 }
 
-// retryHookIndex writes the user's outbox index entry again when the
-// applied commit's pipelined write of it failed (on a cluster it goes to
-// another shard than the script): without it the commit's deliveries
-// would wait for the user's next one to be found. A second failure is
-// left at that.
-func (s *Store) retryHookIndex(ctx context.Context, index *redis.IntCmd, userID string) {
-	if index == nil || index.Err() == nil {
-		return
+// retryHookIndex writes the user's outbox index entry (and the hook owner
+// key) again when the applied commit's pipelined write of it failed (on
+// a cluster it goes to another shard than the script): without it the
+// commit's deliveries would wait for the user's next one to be found (or
+// not be listed once the workflow is deleted). A second failure is left
+// at that.
+func (s *Store) retryHookIndex(ctx context.Context, cmds hookIndexCmds, workflowID, userID string) {
+	if cmds.index != nil && cmds.index.Err() != nil {
+		_ = s.rdb.ZAdd(ctx, s.keys.hookUsersPart(hashPartition(userID, partitions)),
+			redis.Z{Score: float64(time.Now().UnixMilli()), Member: url.QueryEscape(userID)}).Err()
 	}
-	_ = s.rdb.ZAdd(ctx, s.keys.hookUsersPart(hashPartition(userID, partitions)),
-		redis.Z{Score: float64(time.Now().UnixMilli()), Member: url.QueryEscape(userID)}).Err()
+	if cmds.owner != nil && cmds.owner.Err() != nil {
+		_ = s.rdb.Set(ctx, s.keys.hookOwner(workflowID), userID, hookOwnerKeep).Err()
+	}
 }
 
 // claimHooksScript leases up to max due deliveries of one user.
 //
 //	KEYS: hookdue hooks hooklease
 //	ARGV: nowMs leaseEndMs max tokenPrefix
-//	reply: {"ok", (token recordJSON)...} | {"empty"} (nothing pending at all)
+//	reply: {"ok", (id token recordJSON)...} | {"empty"} (nothing pending at all)
 var claimHooksScript = redis.NewScript(`
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
 if #ids == 0 and redis.call('ZCARD', KEYS[1]) == 0 then return {'empty'} end
@@ -159,6 +180,7 @@ for i, id in ipairs(ids) do
     local tok = ARGV[4] .. i
     redis.call('ZADD', KEYS[1], ARGV[2], id)
     redis.call('HSET', KEYS[3], id, tok)
+    out[#out + 1] = id
     out[#out + 1] = tok
     out[#out + 1] = rec
   else
@@ -210,9 +232,19 @@ func (s *Store) hookKeys(userID string) []string {
 }
 
 // ClaimWebhooks reads the outbox index (one pipeline over its partitions)
-// and leases due deliveries user by user, one script each, until max.
+// and leases due deliveries user by user, one script each, until max. A
+// leased record that does not decode is not returned: it is stored as a
+// failed delivery whose attempt gives the decode error (listed by the
+// admin route when its workflow id can still be read), and reported in
+// the error returned with the other deliveries.
 func (s *Store) ClaimWebhooks(ctx context.Context, now time.Time, lease time.Duration, max int) (_ []workflow.WebhookDelivery, err error) {
 	defer workflow.Wrap(&err, "redisstore.ClaimWebhooks")
+	var poisoned []error
+	defer func() {
+		if len(poisoned) > 0 {
+			err = errors.Join(append([]error{err}, poisoned...)...)
+		}
+	}()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -249,13 +281,16 @@ func (s *Store) ClaimWebhooks(ctx context.Context, now time.Time, lease time.Dur
 			if err != nil {
 				return out, err
 			}
-			for j := 0; j+1 < len(got); j += 2 {
+			for j := 0; j+2 < len(got); j += 3 {
 				var r hookRecord
-				if err := json.Unmarshal([]byte(got[j+1]), &r); err != nil {
-					return out, workflow.WrapKind(workflow.KindInternal, err, "webhook delivery of user %q does not decode", user)
+				if err := json.Unmarshal([]byte(got[j+2]), &r); err != nil {
+					// One bad record stops no other delivery: it is
+					// marked failed, the claim goes on, the error says so.
+					poisoned = append(poisoned, s.failPoisoned(ctx, user, got[j], got[j+1], []byte(got[j+2]), err, now))
+					continue
 				}
 				d := r.delivery()
-				d.Lease = got[j]
+				d.Lease = got[j+1]
 				out = append(out, d)
 			}
 		}
@@ -263,19 +298,46 @@ func (s *Store) ClaimWebhooks(ctx context.Context, now time.Time, lease time.Dur
 	return out, nil
 }
 
-// FinishWebhook stores d's outcome, one script in its user's slot.
+// failPoisoned stores the leased delivery id of user, whose record rec
+// did not decode (decodeErr), as failed with that error, under its lease
+// token, and returns the error to report. What can still be read of the
+// record (its workflow and creation) is kept; nothing else, so no secret.
+func (s *Store) failPoisoned(ctx context.Context, user, id, token string, rec []byte, decodeErr error, now time.Time) error {
+	var partial struct {
+		WorkflowID string    `json:"workflowId"`
+		CreatedAt  time.Time `json:"createdAt"`
+	}
+	_ = json.Unmarshal(rec, &partial) // best effort: fields before a type error are kept
+	why := "the stored delivery does not decode: " + decodeErr.Error()
+	d := workflow.WebhookDelivery{ID: id, WorkflowID: partial.WorkflowID, UserID: user, CreatedAt: partial.CreatedAt,
+		Status: workflow.DeliveryFailed, Lease: token, Attempts: []workflow.WebhookAttempt{{At: now.UTC(), Error: why}}}
+	if d.CreatedAt.IsZero() {
+		d.CreatedAt = now.UTC()
+	}
+	err := workflow.Errorf(workflow.KindInternal, "webhook delivery %s of user %q marked failed: %s", id, user, why)
+	if ferr := s.FinishWebhook(ctx, d); ferr != nil {
+		return errors.Join(err, ferr)
+	}
+	return err
+}
+
+// FinishWebhook stores d's outcome, one script in its user's slot; a
+// finished delivery (delivered or failed) is stored without its secret.
 func (s *Store) FinishWebhook(ctx context.Context, d workflow.WebhookDelivery) (err error) {
 	defer workflow.Wrap(&err, "redisstore.FinishWebhook(%q)", d.ID)
 	if err := checkID(ctx, "user id", d.UserID); err != nil {
 		return err
 	}
-	b, err := json.Marshal(toHookRecord(d))
-	if err != nil {
-		return workflow.WrapKind(workflow.KindInvalid, err, "webhook delivery %s cannot be encoded", d.ID)
-	}
+	r := toHookRecord(d)
 	next := ""
 	if d.Status == workflow.DeliveryPending {
 		next = strconv.FormatInt(d.NextAttempt.UnixMilli(), 10)
+	} else {
+		r.Secret = "" // no attempt needs it any more: not kept at rest for the week it stays listed
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return workflow.WrapKind(workflow.KindInvalid, err, "webhook delivery %s cannot be encoded", d.ID)
 	}
 	finished := time.Now()
 	if n := len(d.Attempts); n > 0 {
@@ -293,7 +355,9 @@ func (s *Store) FinishWebhook(ctx context.Context, d workflow.WebhookDelivery) (
 }
 
 // WebhookDeliveries reads the records of the workflow's user and keeps
-// the workflow's, oldest first, secrets cleared.
+// the workflow's, oldest first, secrets cleared. A deleted workflow's
+// deliveries are still listed (they are still delivered): its user is
+// then read from the hook owner key its commits wrote.
 func (s *Store) WebhookDeliveries(ctx context.Context, workflowID string) (_ []workflow.WebhookDelivery, err error) {
 	defer workflow.Wrap(&err, "redisstore.WebhookDeliveries(%q)", workflowID)
 	if err := checkWorkflowID(ctx, workflowID, false); err != nil {
@@ -302,7 +366,13 @@ func (s *Store) WebhookDeliveries(ctx context.Context, workflowID string) (_ []w
 	out := []workflow.WebhookDelivery{}
 	user, _, err := s.ownerOf(ctx, workflowID)
 	if workflow.KindOf(err) == workflow.KindNotFound {
-		return out, nil
+		// Deleted (or never had deliveries): its deliveries, still
+		// delivered, are found through the hook owner key.
+		user, err = s.rdb.Get(ctx, s.keys.hookOwner(workflowID)).Result()
+		if errors.Is(err, redis.Nil) {
+			return out, nil
+		}
+		err = redisErr(err)
 	}
 	if err != nil {
 		return nil, err
@@ -314,7 +384,7 @@ func (s *Store) WebhookDeliveries(ctx context.Context, workflowID string) (_ []w
 	for _, v := range vals {
 		var r hookRecord
 		if err := json.Unmarshal([]byte(v), &r); err != nil {
-			return nil, workflow.WrapKind(workflow.KindInternal, err, "webhook delivery of %s does not decode", workflowID)
+			continue // not known to be the workflow's; its next claim marks it failed
 		}
 		if r.WorkflowID == workflowID {
 			d := r.delivery()

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/twostep/twostep/workflow"
@@ -21,6 +22,8 @@ const (
 	DefaultLease      = time.Minute
 	DefaultPoll       = time.Second
 	DefaultTimeout    = 15 * time.Second
+	// DefaultConcurrency is how many attempts one instance makes at once.
+	DefaultConcurrency = 8
 	// batch is how many deliveries one claim takes.
 	batch = 16
 )
@@ -35,7 +38,9 @@ const (
 // last (the delivery is marked failed). Delivery is at least once: an
 // instance that dies after posting but before recording the answer
 // leaves the delivery to be posted again when its lease ends (the same
-// webhook-id, so receivers can drop the repeat).
+// webhook-id, so receivers can drop the repeat). A batch's attempts run
+// at most Concurrency at a time, so a receiver that hangs for its whole
+// timeout holds one of them, not every other delivery of the batch.
 type Deliverer struct {
 	Outbox workflow.WebhookOutbox
 	// Client posts the deliveries; nil means one whose dialer refuses
@@ -48,7 +53,10 @@ type Deliverer struct {
 	Lease        time.Duration
 	Poll         time.Duration
 	Timeout      time.Duration
-	Logger       *slog.Logger
+	// Concurrency bounds the attempts made at once (DefaultConcurrency
+	// when not positive).
+	Concurrency int
+	Logger      *slog.Logger
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -68,6 +76,9 @@ func (d *Deliverer) defaults() {
 	// An attempt must end within its lease, so no other instance makes
 	// it again while it runs.
 	d.Timeout = min(d.Timeout, d.Lease/2)
+	if d.Concurrency <= 0 {
+		d.Concurrency = DefaultConcurrency
+	}
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -100,8 +111,11 @@ func (d *Deliverer) Run(ctx context.Context) {
 	}
 }
 
-// RunOnce claims one batch of due deliveries, attempts each and records
-// the outcome; it returns how many it claimed.
+// RunOnce claims one batch of due deliveries, attempts each (at most
+// Concurrency at once) and records the outcome; it returns how many it
+// claimed, once every attempt it started has ended. An attempt starts
+// only while its lease still covers a whole Timeout: those whose turn
+// comes later are left to the next claim.
 func (d *Deliverer) RunOnce(ctx context.Context) int {
 	d.defaults()
 	claimed := d.Now()
@@ -111,13 +125,23 @@ func (d *Deliverer) RunOnce(ctx context.Context) int {
 		// shard that is down) are attempted all the same.
 		d.Logger.Warn("webhooks: claiming deliveries failed", "err", err, "claimed", len(ds))
 	}
+	slots := make(chan struct{}, d.Concurrency)
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for _, dv := range ds {
+		select {
+		case slots <- struct{}{}: // a free slot: the clock is read after
+		case <-ctx.Done():
+		}
 		if ctx.Err() != nil || d.Now().After(claimed.Add(d.Lease-d.Timeout)) {
 			// Its lease could end during the attempt: leave it to end,
 			// and the delivery to the next claim (here or elsewhere).
 			break
 		}
-		d.attempt(ctx, dv)
+		wg.Go(func() {
+			defer func() { <-slots }()
+			d.attempt(ctx, dv)
+		})
 	}
 	return len(ds)
 }

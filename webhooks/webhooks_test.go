@@ -189,6 +189,7 @@ func TestDeliveryRefusesPrivateAddresses(t *testing.T) {
 // answer and a 4 s lease (so a 2 s timeout), one batch attempts only the
 // deliveries whose lease still covers a whole attempt; the others wait for
 // their lease to end and are attempted by the next claim, each once.
+// Attempts run one at a time here, so each next one starts later.
 func TestAttemptsEndWithinTheirLease(t *testing.T) {
 	ctx := context.Background()
 	store := memstore.New()
@@ -219,7 +220,7 @@ func TestAttemptsEndWithinTheirLease(t *testing.T) {
 	if _, _, err := store.Commit(ctx, workflow.Commit{Workflow: done, ExpectedVersion: created.Version, Webhooks: ds}); err != nil {
 		t.Fatal(err)
 	}
-	d := &webhooks.Deliverer{Outbox: store, AllowPrivate: true, Lease: 4 * time.Second, Now: clock}
+	d := &webhooks.Deliverer{Outbox: store, AllowPrivate: true, Lease: 4 * time.Second, Now: clock, Concurrency: 1}
 	if n := d.RunOnce(ctx); n != 5 || len(posts) != 3 {
 		t.Fatalf("first batch claimed %d and posted %d, want 5 claimed, 3 posted (the lease left no room for more)", n, len(posts))
 	}
@@ -317,5 +318,62 @@ func TestShutdownCutsNoAttempt(t *testing.T) {
 	}
 	if got := list[0]; got.Status != workflow.DeliveryPending || len(got.Attempts) != 0 {
 		t.Errorf("after a cut attempt: %s with attempts %+v, want pending with none", got.Status, got.Attempts)
+	}
+}
+
+// TestSlowReceiverDelaysNoOther: the batch's first delivery goes to a
+// receiver that hangs until it sees the second delivery arrive at another
+// receiver (or its request is cut). Attempts made one after another would
+// leave the second waiting for the first's timeout; in parallel the fast
+// receiver gets its delivery while the slow one's request is still open,
+// and both end delivered.
+func TestSlowReceiverDelaysNoOther(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	fastGot := make(chan struct{})
+	var releasedByFast atomic.Bool
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body) // so the server notices the client leaving
+		select {
+		case <-fastGot:
+			releasedByFast.Store(true)
+		case <-r.Context().Done(): // the attempt's timeout: the fast one waited for it
+		}
+	}))
+	defer slow.Close()
+	fast := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { close(fastGot) }))
+	defer fast.Close()
+	wf := &workflow.Workflow{ID: workflow.NewID(workflow.PrefixWorkflow), UserID: "ann", Mode: workflow.ModeReact,
+		Status: workflow.StatusRunning, Round: 1, MaxSteps: 3}
+	created, _, err := store.Commit(ctx, workflow.Commit{Workflow: wf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := created.Clone()
+	done.Status = workflow.StatusCompleted
+	now := time.Now()
+	var ds []workflow.WebhookDelivery
+	for i, u := range []string{slow.URL, fast.URL} { // the slow one first: a serial batch posts it first
+		ds = append(ds, workflow.WebhookDelivery{ID: fmt.Sprintf("msg_%d", i), WorkflowID: wf.ID, UserID: "ann",
+			Event: workflow.EventRoundCompleted, URL: u, Secret: "whsec_eA==", Body: []byte(`{}`), CreatedAt: now, NextAttempt: now})
+	}
+	if _, _, err := store.Commit(ctx, workflow.Commit{Workflow: done, ExpectedVersion: created.Version, Webhooks: ds}); err != nil {
+		t.Fatal(err)
+	}
+	d := &webhooks.Deliverer{Outbox: store, AllowPrivate: true, Timeout: 3 * time.Second}
+	if n := d.RunOnce(ctx); n != 2 {
+		t.Fatalf("RunOnce = %d, want 2", n)
+	}
+	if !releasedByFast.Load() {
+		t.Error("the fast receiver got its delivery only after the slow one's request was cut, want while it was open")
+	}
+	list, err := store.WebhookDeliveries(ctx, wf.ID)
+	if err != nil || len(list) != 2 {
+		t.Fatalf("WebhookDeliveries = %+v, %v", list, err)
+	}
+	for _, got := range list {
+		if got.Status != workflow.DeliveryDelivered {
+			t.Errorf("%s: %s with attempts %+v, want delivered", got.ID, got.Status, got.Attempts)
+		}
 	}
 }

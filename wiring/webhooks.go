@@ -30,6 +30,10 @@ type FileWebhooks struct {
 	// Lease is how long one instance holds a delivery's attempt before
 	// another may take it over (default 1m).
 	Lease time.Duration `yaml:"lease"`
+	// Concurrency is how many attempts one instance makes at once
+	// (default webhooks.DefaultConcurrency), so one hanging receiver
+	// does not hold up the others.
+	Concurrency int `yaml:"concurrency"`
 }
 
 // FileStandingWebhook is one standing webhook. Secret may name an
@@ -66,8 +70,8 @@ func (w FileWebhooks) problems() []string {
 			}
 		}
 	}
-	if w.FirstRetry < 0 || w.Poll < 0 || w.Lease < 0 {
-		out = append(out, "webhooks: firstRetry, poll and lease must not be negative")
+	if w.FirstRetry < 0 || w.Poll < 0 || w.Lease < 0 || w.Concurrency < 0 {
+		out = append(out, "webhooks: firstRetry, poll, lease and concurrency must not be negative")
 	}
 	return out
 }
@@ -107,7 +111,7 @@ func (g *Gateway) webhooks(cfg Config, log zerolog.Logger) workflow.WebhookSourc
 	}
 	w := cfg.File.Webhooks
 	g.Webhooks = &webhooks.Deliverer{Outbox: o, AllowPrivate: w.AllowPrivate, FirstRetry: w.FirstRetry, Poll: w.Poll, Lease: w.Lease,
-		Logger: slogFor(log.With().Str("component", "webhooks").Logger())}
+		Concurrency: w.Concurrency, Logger: slogFor(log.With().Str("component", "webhooks").Logger())}
 	return &webhooks.Source{Subscriptions: o, Standing: w.standing(),
 		View: func(wf *workflow.Workflow) any { return httpapi.ViewWorkflow(wf) }}
 }

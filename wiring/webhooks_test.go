@@ -19,6 +19,7 @@ func TestWebhooksAndBudgetsConfig(t *testing.T) {
     - url: https://audit.example.com/hooks
       events: [round.completed]
       secret: ${HOOK_SECRET}
+  concurrency: 4
 budgets:
   default: {tokens: 1000, period: month}
   users:
@@ -35,6 +36,9 @@ budgets:
 	if !slices.Contains(cfg.Secrets(), "whsec_c3RhbmRpbmctc2VjcmV0") {
 		t.Errorf("the standing webhook's secret is not among the redacted secrets")
 	}
+	if n := cfg.File.Webhooks.Concurrency; n != 4 {
+		t.Errorf("webhooks.concurrency = %d, want 4", n)
+	}
 	if l, ok := cfg.File.Budgets.config().For("alice"); !ok || l.Tokens != 50 || l.Period != "day" {
 		t.Errorf("alice's budget = %+v, %v", l, ok)
 	}
@@ -45,6 +49,7 @@ budgets:
     - url: http://127.0.0.1:9/hooks
       events: [round.exploded]
       secret: short
+  concurrency: -1
 budgets:
   default: {tokens: 1000, period: week}
   users:
@@ -57,7 +62,7 @@ budgets:
 	for _, want := range []string{
 		"webhooks.standing[0].url", "private or loopback", `"round.exploded" is not an event`,
 		"webhooks.standing[0].secret is 5 characters long", `budgets.default.period must be day or month, not "week"`,
-		`budgets.users["alice"].usd needs a price table`,
+		`budgets.users["alice"].usd needs a price table`, "concurrency must not be negative",
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("LoadConfig(bad) = %v, want a problem containing %q", err, want)

@@ -97,7 +97,9 @@ type WebhookOutbox interface {
 	// ClaimWebhooks leases up to max pending deliveries due at now to the
 	// caller for lease: until the lease ends no other claim returns them.
 	// Each carries its lease token in Lease. On an error it returns the
-	// deliveries it leased before it, for the caller to attempt.
+	// deliveries it leased before it, for the caller to attempt. A stored
+	// delivery that cannot be read is not returned but marked failed
+	// (the error says why) and reported in the error; the claim goes on.
 	ClaimWebhooks(ctx context.Context, now time.Time, lease time.Duration, max int) ([]WebhookDelivery, error)
 	// FinishWebhook stores d's Status, NextAttempt and Attempts (the
 	// attempt just made appended) and ends its lease, when d.Lease still
@@ -106,7 +108,8 @@ type WebhookOutbox interface {
 	// due again at NextAttempt.
 	FinishWebhook(ctx context.Context, d WebhookDelivery) error
 	// WebhookDeliveries returns workflowID's deliveries, oldest first,
-	// their secrets cleared.
+	// their secrets cleared; a deleted workflow's too (deleting takes no
+	// delivery back: they are still delivered).
 	WebhookDeliveries(ctx context.Context, workflowID string) ([]WebhookDelivery, error)
 	// WebhookSubscription returns the subscription stored with the
 	// workflow at its create (Commit.Webhook), or nil.

@@ -92,6 +92,7 @@ func RunFixture(t *testing.T, newFixture func(t *testing.T) Fixture) {
 		{"WebhookOutbox", testWebhookOutbox},
 		{"WebhookClaimsConcurrent", testWebhookClaimsConcurrent},
 		{"WebhookKeep", testWebhookKeep},
+		{"WebhookDeletedWorkflow", testWebhookDeletedWorkflow},
 		{"Usage", testUsage},
 		{"UsageConcurrent", testUsageConcurrent},
 		{"Ping", testPing},

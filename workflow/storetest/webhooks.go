@@ -199,3 +199,34 @@ func testWebhookKeep(t *testing.T, f Fixture) {
 		t.Errorf("listed %+v, want only %s (the other finished 8 days before it)", list, ds[1].ID)
 	}
 }
+
+// testWebhookDeletedWorkflow: deleting a workflow takes none of its
+// deliveries back (at least once): a pending one is still claimed and
+// delivered, and the workflow's deliveries stay listed by its id.
+func testWebhookDeletedWorkflow(t *testing.T, f Fixture) {
+	ctx := context.Background()
+	box := f.Store.(workflow.WebhookOutbox)
+	t0 := time.Now().UTC().Truncate(time.Millisecond)
+	created, _, err := f.Store.Commit(ctx, workflow.Commit{Workflow: newWorkflow("deleter")})
+	must(t, "Commit(create)", err)
+	done := created.Clone()
+	done.Status = workflow.StatusCompleted
+	_, _, err = f.Store.Commit(ctx, workflow.Commit{Workflow: done, ExpectedVersion: created.Version,
+		Webhooks: []workflow.WebhookDelivery{delivery(created, t0)}})
+	must(t, "Commit(complete)", err)
+	must(t, "DeleteWorkflow", f.Store.DeleteWorkflow(ctx, created.ID))
+
+	ds, err := box.ClaimWebhooks(ctx, t0, time.Minute, 10)
+	must(t, "ClaimWebhooks", err)
+	if len(ds) != 1 || ds[0].WorkflowID != created.ID {
+		t.Fatalf("claimed %+v, want the deleted workflow's delivery", ds)
+	}
+	ds[0].Status = workflow.DeliveryDelivered
+	ds[0].Attempts = []workflow.WebhookAttempt{{At: t0, StatusCode: 204}}
+	must(t, "FinishWebhook", box.FinishWebhook(ctx, ds[0]))
+	list, err := box.WebhookDeliveries(ctx, created.ID)
+	must(t, "WebhookDeliveries", err)
+	if len(list) != 1 || list[0].ID != ds[0].ID || list[0].Status != workflow.DeliveryDelivered {
+		t.Errorf("WebhookDeliveries(deleted) = %+v, want its delivered delivery", list)
+	}
+}
