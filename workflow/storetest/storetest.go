@@ -94,6 +94,8 @@ func RunFixture(t *testing.T, newFixture func(t *testing.T) Fixture) {
 		{"WebhookKeep", testWebhookKeep},
 		{"Usage", testUsage},
 		{"UsageConcurrent", testUsageConcurrent},
+		{"UsageBurstSettlesSmall", testUsageBurstSettlesSmall},
+		{"UsageHoldExpires", testUsageHoldExpires},
 		{"Ping", testPing},
 		{"Idempotency", testIdempotency},
 		{"IdempotencyRelease", testIdempotencyRelease},
