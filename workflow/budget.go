@@ -87,13 +87,16 @@ func (e *Engine) checkBudget(ctx context.Context, userID string) error {
 
 // budgetStop ends run's round because its user's budget is spent: status
 // stopped, stop reason budget, and an assistant message saying so (Resume
-// goes on once the budget resets).
+// goes on once the budget resets). Rounds queued behind it stay queued,
+// not started: each would only be refused in turn; they start once a
+// round resumed or started after the reset ends.
 func (e *Engine) budgetStop(ctx context.Context, run *Run, be *BudgetError) {
 	next := run.wf.Clone()
 	next.Status, next.StopReason, next.Error = StatusStopped, StopBudget, be.Error()
 	msg := Message{ID: NewID(PrefixMessage), Role: RoleAssistant, Round: next.Round, Step: next.Step,
 		Text: "I stopped here: " + be.Error() + ". Resume the workflow after that to go on."}
-	if err := run.commit(ctx, next, []Message{msg}, nil); err != nil {
+	keepQueue := func(w *Workflow, m []Message) (*Workflow, []Message) { return w, m }
+	if err := run.commitShaped(ctx, next, []Message{msg}, nil, keepQueue); err != nil {
 		e.log.Error("recording the budget stop failed", "workflow", next.ID, "err", err)
 		return
 	}
