@@ -122,6 +122,13 @@ func (lim Limit) usage() workflow.Usage {
 	return workflow.Usage{Tokens: lim.Tokens, Micros: micros(lim.USD)}
 }
 
+// Spent reports whether used spends the budget: a model call of the
+// period was refused for it (Usage.Spent), or its settled tokens or
+// dollars reached it. Reservations of calls under way never spend it.
+func (lim Limit) Spent(used workflow.Usage) bool {
+	return used.Spent || (lim.Tokens > 0 && used.Tokens >= lim.Tokens) || (lim.USD > 0 && used.Micros >= micros(lim.USD))
+}
+
 // spent returns the error for a used budget.
 func (lim Limit) spent(resets time.Time) *workflow.BudgetError {
 	what := "the "
@@ -165,7 +172,7 @@ func (l *Limiter) Check(ctx context.Context, userID string) error {
 	if err != nil || !ok {
 		return err
 	}
-	if used.Spent || (lim.Tokens > 0 && used.Tokens >= lim.Tokens) || (lim.USD > 0 && used.Micros >= micros(lim.USD)) {
+	if lim.Spent(used) {
 		return lim.spent(resets)
 	}
 	return nil

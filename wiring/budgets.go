@@ -127,7 +127,7 @@ func (g *Gateway) budgeter(cfg Config, log zerolog.Logger) (workflow.Budgeter, h
 		}
 		return httpapi.UsageReport{Period: string(l.Period), Used: used,
 			Limit:    workflow.Usage{Tokens: l.Tokens, Micros: int64(l.USD * 1e6)},
-			ResetsAt: resets, Dollars: prices != nil || l.USD > 0}, true, nil
+			ResetsAt: resets, Dollars: prices != nil || l.USD > 0, Spent: l.Spent(used)}, true, nil
 	}
 	return lim, read
 }
