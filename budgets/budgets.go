@@ -68,7 +68,23 @@ type Limiter struct {
 	Logger *slog.Logger
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Hold is how long a reservation counts unless settled, so one made by
+	// an instance that died mid-call stops counting (0: DefaultHold). It
+	// should pass a call's timeout times its attempts.
+	Hold time.Duration
+	// Wait bounds how long Reserve waits, backing off, while a call is
+	// refused only because other calls' reservations are outstanding
+	// (0: DefaultWait; negative: no waiting).
+	Wait time.Duration
+	// Sleep waits d or until ctx is done (a timer when nil; tests fake it).
+	Sleep func(ctx context.Context, d time.Duration) error
 }
+
+// The defaults of Limiter's Hold and Wait.
+const (
+	DefaultHold = 10 * time.Minute
+	DefaultWait = 5 * time.Second
+)
 
 var _ workflow.Budgeter = (*Limiter)(nil)
 
@@ -106,6 +122,13 @@ func (lim Limit) usage() workflow.Usage {
 	return workflow.Usage{Tokens: lim.Tokens, Micros: micros(lim.USD)}
 }
 
+// Spent reports whether used spends the budget: a model call of the
+// period was refused for it (Usage.Spent), or its settled tokens or
+// dollars reached it. Reservations of calls under way never spend it.
+func (lim Limit) Spent(used workflow.Usage) bool {
+	return used.Spent || (lim.Tokens > 0 && used.Tokens >= lim.Tokens) || (lim.USD > 0 && used.Micros >= micros(lim.USD))
+}
+
 // spent returns the error for a used budget.
 func (lim Limit) spent(resets time.Time) *workflow.BudgetError {
 	what := "the "
@@ -137,19 +160,19 @@ func (l *Limiter) Usage(ctx context.Context, userID string) (used workflow.Usage
 	}
 	now := l.now()
 	start, resets := lim.Period.Window(now)
-	used, err = l.Store.AddUsage(ctx, userID, lim.Period.key(start), workflow.Usage{}, ttl(now, resets))
+	used, err = l.Store.AddUsage(ctx, userID, lim.Period.key(start), "", workflow.Usage{}, now, ttl(now, resets))
 	return used, lim, resets, true, err
 }
 
 // Check returns a *workflow.BudgetError when userID's budget is spent: a
-// model call of the period was refused for it, or its tokens or dollars
-// are used up.
+// model call of the period was refused for it, or its settled tokens or
+// dollars are used up (reservations of calls under way do not count).
 func (l *Limiter) Check(ctx context.Context, userID string) error {
 	used, lim, resets, ok, err := l.Usage(ctx, userID)
 	if err != nil || !ok {
 		return err
 	}
-	if used.Spent || (lim.Tokens > 0 && used.Tokens >= lim.Tokens) || (lim.USD > 0 && used.Micros >= micros(lim.USD)) {
+	if lim.Spent(used) {
 		return lim.spent(resets)
 	}
 	return nil
@@ -157,28 +180,72 @@ func (l *Limiter) Check(ctx context.Context, userID string) error {
 
 // Reserve sets tokens aside in the current period, or refuses: the tokens
 // would pass the budget, or its dollars are used up (dollars are known
-// only after a call, so they are checked, not reserved).
+// only after a call, so they are checked, not reserved). A call refused
+// only because other calls' reservations are outstanding waits for them to
+// settle, backing off up to Wait, and is then refused with that said.
 func (l *Limiter) Reserve(ctx context.Context, userID string, tokens int64) (workflow.BudgetReservation, error) {
 	lim, ok := l.Config.For(userID)
 	if !ok {
 		return workflow.BudgetReservation{}, nil
 	}
-	now := l.now()
-	start, resets := lim.Period.Window(now)
-	key := lim.Period.key(start)
 	limit := lim.usage()
 	if limit.Micros > 0 {
 		limit.Micros-- // a call starts only while some dollars are left
 	}
-	used, granted, err := l.Store.ReserveUsage(ctx, userID, key, workflow.Usage{Tokens: tokens}, limit, ttl(now, resets))
-	if err != nil {
-		return workflow.BudgetReservation{}, fmt.Errorf("budgets: reserving %d tokens for %s: %w", tokens, userID, err)
+	id := workflow.NewID("res_")
+	wait, waited, pause := l.Wait, time.Duration(0), 20*time.Millisecond
+	if wait == 0 {
+		wait = DefaultWait
 	}
-	l.gauge(userID, used, lim)
-	if !granted {
-		return workflow.BudgetReservation{}, lim.spent(resets)
+	for {
+		now := l.now()
+		start, resets := lim.Period.Window(now)
+		key := lim.Period.key(start)
+		hold := workflow.UsageHold{ID: id, Tokens: tokens, Now: now, Expires: now.Add(l.hold())}
+		used, granted, err := l.Store.ReserveUsage(ctx, userID, key, hold, limit, ttl(now, resets))
+		if err != nil {
+			return workflow.BudgetReservation{}, fmt.Errorf("budgets: reserving %d tokens for %s: %w", tokens, userID, err)
+		}
+		l.gauge(userID, used, lim)
+		if granted {
+			return workflow.BudgetReservation{UserID: userID, Tokens: tokens, Key: key, ID: id}, nil
+		}
+		if used.Spent || waited >= wait {
+			be := lim.spent(resets)
+			if !used.Spent {
+				be.What += fmt.Sprintf(" (with %d tokens reserved by calls under way, %d more do not fit; waited %s for them)",
+					used.Reserved, tokens, waited.Round(time.Millisecond))
+			}
+			return workflow.BudgetReservation{}, be
+		}
+		d := min(pause, wait-waited)
+		if err := l.sleep(ctx, d); err != nil {
+			return workflow.BudgetReservation{}, fmt.Errorf("budgets: waiting for %s's reservations to settle: %w", userID, err)
+		}
+		waited += d
+		pause = min(2*pause, time.Second)
 	}
-	return workflow.BudgetReservation{UserID: userID, Tokens: tokens, Key: key}, nil
+}
+
+func (l *Limiter) hold() time.Duration {
+	if l.Hold > 0 {
+		return l.Hold
+	}
+	return DefaultHold
+}
+
+func (l *Limiter) sleep(ctx context.Context, d time.Duration) error {
+	if l.Sleep != nil {
+		return l.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }
 
 // Settle replaces the reservation by what the call used, in the period
@@ -194,16 +261,16 @@ func (l *Limiter) Settle(ctx context.Context, r workflow.BudgetReservation, used
 	if key == "" {
 		key = lim.Period.key(start)
 	}
-	add := workflow.Usage{Tokens: int64(used.PromptTokens+used.OutputTokens) - r.Tokens}
+	add := workflow.Usage{Tokens: int64(used.PromptTokens + used.OutputTokens)}
 	if l.Prices != nil {
 		if usd, ok := l.Prices(used.Model, used.PromptTokens-used.CachedTokens, used.CachedTokens, used.OutputTokens); ok {
 			add.Micros = micros(usd)
 		}
 	}
-	after, err := l.Store.AddUsage(ctx, r.UserID, key, add, ttl(now, resets))
+	after, err := l.Store.AddUsage(ctx, r.UserID, key, r.ID, add, now, ttl(now, resets))
 	if err != nil {
 		if l.Logger != nil {
-			l.Logger.Warn("budgets: settling a model call failed; its reservation stays counted", "user", r.UserID, "err", err)
+			l.Logger.Warn("budgets: settling a model call failed; its reservation stays counted until it expires", "user", r.UserID, "err", err)
 		}
 		return
 	}

@@ -3,6 +3,8 @@ package budgets_test
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,5 +71,123 @@ func TestLimiter(t *testing.T) {
 	now = now.Add(24 * time.Hour)
 	if err := lim.Check(ctx, "ann"); err != nil {
 		t.Errorf("Check the next day: %v", err)
+	}
+}
+
+// TestOthersReservationsDoNotSpendTheBudget: calls under way hold the
+// whole budget; a further call is refused (not waiting here), yet the
+// period is not spent, and once the calls settle small new work and new
+// calls go on.
+func TestOthersReservationsDoNotSpendTheBudget(t *testing.T) {
+	ctx := context.Background()
+	lim := &budgets.Limiter{
+		Config: budgets.Config{Users: map[string]budgets.Limit{"ann": {Tokens: 1000, Period: budgets.Month}}},
+		Store:  memstore.New(), Wait: -1,
+	}
+	var held []workflow.BudgetReservation
+	for range 10 {
+		r, err := lim.Reserve(ctx, "ann", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, r)
+	}
+	var be *workflow.BudgetError
+	if _, err := lim.Reserve(ctx, "ann", 100); !errors.As(err, &be) {
+		t.Fatalf("Reserve with the budget held by calls under way = %v, want a budget error", err)
+	}
+	if err := lim.Check(ctx, "ann"); err != nil {
+		t.Errorf("Check with 0 of 1000 tokens used, 1000 reserved: %v, want nil", err)
+	}
+	for _, r := range held {
+		lim.Settle(ctx, r, workflow.ModelUsage{PromptTokens: 5, OutputTokens: 5})
+	}
+	if err := lim.Check(ctx, "ann"); err != nil {
+		t.Errorf("Check with 100 of 1000 tokens used: %v, want nil", err)
+	}
+	if _, err := lim.Reserve(ctx, "ann", 100); err != nil {
+		t.Errorf("Reserve with 900 tokens left: %v", err)
+	}
+}
+
+// TestReserveWaitsForOthersToSettle: a call refused only for others'
+// reservations waits, backing off, and goes through once they settle; one
+// that waits Wait out is refused, saying why, leaving the period unspent;
+// a done context ends the wait with its cause.
+func TestReserveWaitsForOthersToSettle(t *testing.T) {
+	ctx := context.Background()
+	var pauses []time.Duration
+	var onSleep func()
+	lim := &budgets.Limiter{
+		Config: budgets.Config{Users: map[string]budgets.Limit{"ann": {Tokens: 1000, Period: budgets.Month}}},
+		Store:  memstore.New(), Wait: 500 * time.Millisecond,
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			pauses = append(pauses, d)
+			if onSleep != nil {
+				onSleep()
+			}
+			return ctx.Err()
+		},
+	}
+	held, err := lim.Reserve(ctx, "ann", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Waited out: refused, saying the reservations hold the rest.
+	_, err = lim.Reserve(ctx, "ann", 10)
+	var be *workflow.BudgetError
+	if !errors.As(err, &be) || !strings.Contains(be.What, "1000 tokens reserved by calls under way") {
+		t.Fatalf("Reserve waited out = %v, want a budget error naming the reserved tokens", err)
+	}
+	want := []time.Duration{20, 40, 80, 160, 200}
+	for i := range want {
+		want[i] *= time.Millisecond
+	}
+	if !slices.Equal(pauses, want) {
+		t.Errorf("pauses %v, want %v (doubling, up to Wait in all)", pauses, want)
+	}
+	if err := lim.Check(ctx, "ann"); err != nil {
+		t.Errorf("Check after a call waited out: %v, want nil (nothing settled)", err)
+	}
+
+	// Cancelled while waiting.
+	cctx, cancel := context.WithCancelCause(ctx)
+	stop := errors.New("round stopped")
+	onSleep = func() { cancel(stop) }
+	if _, err := lim.Reserve(cctx, "ann", 10); errors.As(err, &be) || !errors.Is(err, context.Canceled) {
+		t.Errorf("Reserve cancelled while waiting = %v, want the context's error, not a budget error", err)
+	}
+
+	// The holder settles while the call waits: it goes through.
+	pauses = nil
+	onSleep = func() { lim.Settle(ctx, held, workflow.ModelUsage{PromptTokens: 10}) }
+	if _, err := lim.Reserve(ctx, "ann", 990); err != nil {
+		t.Errorf("Reserve after the holder settled: %v", err)
+	}
+	if len(pauses) != 1 {
+		t.Errorf("waited %d times, want 1", len(pauses))
+	}
+}
+
+// TestLeakedReservationExpires: a reservation never settled (its instance
+// died mid-call) stops counting after Hold.
+func TestLeakedReservationExpires(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	lim := &budgets.Limiter{
+		Config: budgets.Config{Users: map[string]budgets.Limit{"ann": {Tokens: 1000, Period: budgets.Month}}},
+		Store:  memstore.New(), Wait: -1, Hold: time.Minute,
+		Now: func() time.Time { return now },
+	}
+	if _, err := lim.Reserve(ctx, "ann", 1000); err != nil { // never settled
+		t.Fatal(err)
+	}
+	if _, err := lim.Reserve(ctx, "ann", 1); err == nil {
+		t.Fatal("Reserve while the leaked reservation counts: granted")
+	}
+	now = now.Add(time.Minute)
+	if _, err := lim.Reserve(ctx, "ann", 1000); err != nil {
+		t.Errorf("Reserve once the leaked reservation expired: %v", err)
 	}
 }

@@ -93,6 +93,8 @@ type Usage struct {
 		USD    *float64 `json:"usd,omitempty"`
 	} `json:"limit"`
 	ResetsAt time.Time `json:"resetsAt"`
+	// Spent: new work is refused (429) until ResetsAt.
+	Spent bool `json:"spent"`
 }
 
 // Usage returns the caller's budget usage; a *Problem with status 404

@@ -19,6 +19,8 @@ type UsageReport struct {
 	// Dollars says whether dollars are counted (a price table or a USD
 	// limit is configured).
 	Dollars bool
+	// Spent: new work is refused (429) until ResetsAt.
+	Spent bool
 }
 
 // UsageReader reports userID's usage; ok is false when the user has no
@@ -37,6 +39,7 @@ type UsageView struct {
 	Used     UsageAmounts `json:"used" doc:"What the current period used"`
 	Limit    UsageAmounts `json:"limit" doc:"The budget per period"`
 	ResetsAt time.Time    `json:"resetsAt" doc:"When the current period ends"`
+	Spent    bool         `json:"spent" doc:"The period's budget is spent: new workflows, rounds and resumes answer 429 until resetsAt (a model call was refused for it, or the used tokens or dollars reached it)"`
 }
 
 type usageOutput struct {
@@ -76,5 +79,5 @@ func viewUsage(r UsageReport) UsageView {
 		}
 		return a
 	}
-	return UsageView{Period: r.Period, Used: amounts(r.Used, false), Limit: amounts(r.Limit, true), ResetsAt: r.ResetsAt.UTC()}
+	return UsageView{Period: r.Period, Used: amounts(r.Used, false), Limit: amounts(r.Limit, true), ResetsAt: r.ResetsAt.UTC(), Spent: r.Spent}
 }

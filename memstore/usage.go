@@ -12,55 +12,82 @@ var _ workflow.UsageStore = (*Store)(nil)
 // usageKey names one user's usage counter of one period.
 type usageKey struct{ user, period string }
 
-// usageEntry is a counter and when it expires.
-type usageEntry struct {
-	workflow.Usage
+// usageHold is one reservation: its tokens and when it stops counting.
+type usageHold struct {
+	tokens  int64
 	expires time.Time
 }
 
-// within reports whether u stays within limit (zero fields: no limit).
-func within(u, limit workflow.Usage) bool {
-	return (limit.Tokens <= 0 || u.Tokens <= limit.Tokens) && (limit.Micros <= 0 || u.Micros <= limit.Micros)
+// usageEntry is a counter, its live holds and when it expires. Usage's
+// Reserved is the sum of holds.
+type usageEntry struct {
+	workflow.Usage
+	holds   map[string]usageHold
+	expires time.Time
 }
 
-// counter returns the live counter of k, under s.usageMu.
-func (s *Store) counter(k usageKey) workflow.Usage {
+// over reports whether u passes limit (zero fields: no limit).
+func over(tokens, micros int64, limit workflow.Usage) bool {
+	return (limit.Tokens > 0 && tokens > limit.Tokens) || (limit.Micros > 0 && micros > limit.Micros)
+}
+
+// counter returns the live counter of k with the holds expired at now
+// dropped, under s.usageMu.
+func (s *Store) counter(k usageKey, now time.Time) usageEntry {
 	e, ok := s.usage[k]
 	if !ok || (!e.expires.IsZero() && !s.now().Before(e.expires)) {
-		return workflow.Usage{}
+		return usageEntry{holds: map[string]usageHold{}}
 	}
-	return e.Usage
+	for id, h := range e.holds {
+		if !now.Before(h.expires) {
+			delete(e.holds, id)
+			e.Reserved -= h.tokens
+		}
+	}
+	return e
 }
 
-// ReserveUsage checks and adds under one lock.
-func (s *Store) ReserveUsage(ctx context.Context, userID, period string, add, limit workflow.Usage, ttl time.Duration) (workflow.Usage, bool, error) {
+// ReserveUsage checks and records under one lock.
+func (s *Store) ReserveUsage(ctx context.Context, userID, period string, hold workflow.UsageHold, limit workflow.Usage, ttl time.Duration) (workflow.Usage, bool, error) {
 	if err := checkID(ctx, "user id", userID); err != nil {
 		return workflow.Usage{}, false, err
 	}
 	s.usageMu.Lock()
 	defer s.usageMu.Unlock()
 	k := usageKey{userID, period}
-	cur := s.counter(k)
-	next := workflow.Usage{Tokens: cur.Tokens + add.Tokens, Micros: cur.Micros + add.Micros, Spent: cur.Spent}
-	if !within(next, limit) {
-		cur.Spent = true
-		s.usage[k] = usageEntry{Usage: cur, expires: s.now().Add(ttl)}
-		return cur, false, nil
+	e := s.counter(k, hold.Now)
+	e.expires = s.now().Add(ttl)
+	granted := false
+	switch {
+	case over(e.Tokens+hold.Tokens, e.Micros, limit):
+		e.Spent = true
+	case !over(e.Tokens+e.Reserved+hold.Tokens, e.Micros, limit):
+		if old, ok := e.holds[hold.ID]; ok { // the same hold again: replaced
+			e.Reserved -= old.tokens
+		}
+		e.holds[hold.ID] = usageHold{tokens: hold.Tokens, expires: hold.Expires}
+		e.Reserved += hold.Tokens
+		granted = true
 	}
-	s.usage[k] = usageEntry{Usage: next, expires: s.now().Add(ttl)}
-	return next, true, nil
+	s.usage[k] = e
+	return e.Usage, granted, nil
 }
 
-// AddUsage adds under the same lock.
-func (s *Store) AddUsage(ctx context.Context, userID, period string, add workflow.Usage, ttl time.Duration) (workflow.Usage, error) {
+// AddUsage settles under the same lock.
+func (s *Store) AddUsage(ctx context.Context, userID, period, holdID string, used workflow.Usage, now time.Time, ttl time.Duration) (workflow.Usage, error) {
 	if err := checkID(ctx, "user id", userID); err != nil {
 		return workflow.Usage{}, err
 	}
 	s.usageMu.Lock()
 	defer s.usageMu.Unlock()
 	k := usageKey{userID, period}
-	cur := s.counter(k)
-	next := workflow.Usage{Tokens: max(cur.Tokens+add.Tokens, 0), Micros: max(cur.Micros+add.Micros, 0), Spent: cur.Spent}
-	s.usage[k] = usageEntry{Usage: next, expires: s.now().Add(ttl)}
-	return next, nil
+	e := s.counter(k, now)
+	if h, ok := e.holds[holdID]; ok {
+		delete(e.holds, holdID)
+		e.Reserved -= h.tokens
+	}
+	e.Tokens, e.Micros = max(e.Tokens+used.Tokens, 0), max(e.Micros+used.Micros, 0)
+	e.expires = s.now().Add(ttl)
+	s.usage[k] = e
+	return e.Usage, nil
 }

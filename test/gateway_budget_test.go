@@ -23,6 +23,7 @@ type usageView struct {
 		Tokens int64 `json:"tokens"`
 	} `json:"limit"`
 	ResetsAt time.Time `json:"resetsAt"`
+	Spent    bool      `json:"spent"`
 }
 
 // TestBudgetOverTwoInstances (Redis, two instances sharing a budget):
@@ -72,11 +73,11 @@ budgets:
 	var u usageView
 	a.expect(t, http.StatusOK, "GET", "/api/v1/usage", gwAlice, nil, &u)
 	spent := int64(done.Stats.PromptTokens + done.Stats.CompletionTokens)
-	if u.Period != "day" || u.Limit.Tokens != aliceBudget || u.Used.Tokens != spent || spent > aliceBudget {
-		t.Errorf("usage %+v, want day, limit %d, used %d (the workflow's tokens, within the budget)", u, aliceBudget, spent)
+	if u.Period != "day" || u.Limit.Tokens != aliceBudget || u.Used.Tokens != spent || spent > aliceBudget || !u.Spent {
+		t.Errorf("usage %+v, want day, limit %d, used %d (the workflow's tokens, within the budget), spent", u, aliceBudget, spent)
 	}
 	cu, err := b.client(t, gwAlice).Usage(context.Background())
-	if err != nil || cu.Used.Tokens != u.Used.Tokens || cu.Limit.Tokens == nil || *cu.Limit.Tokens != aliceBudget || cu.Used.USD != nil {
+	if err != nil || cu.Used.Tokens != u.Used.Tokens || !cu.Spent || cu.Limit.Tokens == nil || *cu.Limit.Tokens != aliceBudget || cu.Used.USD != nil {
 		t.Errorf("client.Usage = %+v, %v; want the same figures, no dollars", cu, err)
 	}
 	midnight := time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/budgets"
 	"github.com/twostep/twostep/economy"
 	"github.com/twostep/twostep/httpapi"
+	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -93,6 +95,18 @@ func budgetPrices(c Config) budgets.Prices {
 	}
 }
 
+// reservationHold is how long a model call's budget reservation counts
+// unless settled: every attempt of the call at its timeout, every retry
+// delay, and a minute's slack; past it, a reservation whose instance died
+// mid-call stops counting.
+func reservationHold(cfg Config) time.Duration {
+	timeout := cfg.File.Limits.ModelTimeout
+	if timeout <= 0 {
+		timeout = llm.DefaultTimeout
+	}
+	return llm.DefaultMaxAttempts*(timeout+llm.DefaultMaxRetryDelay) + time.Minute
+}
+
 // budgeter returns the engine's Budgeter and the usage route's reader
 // (both nil without budgets).
 func (g *Gateway) budgeter(cfg Config, log zerolog.Logger) (workflow.Budgeter, httpapi.UsageReader) {
@@ -101,7 +115,7 @@ func (g *Gateway) budgeter(cfg Config, log zerolog.Logger) (workflow.Budgeter, h
 		return nil, nil
 	}
 	prices := budgetPrices(cfg)
-	lim := &budgets.Limiter{Config: cfg.File.Budgets.config(), Store: store, Prices: prices,
+	lim := &budgets.Limiter{Config: cfg.File.Budgets.config(), Store: store, Prices: prices, Hold: reservationHold(cfg),
 		Logger: slogFor(log.With().Str("component", "budgets").Logger()),
 		Gauge: func(user string, used workflow.Usage, l budgets.Limit) {
 			g.Metrics.BudgetUsage(user, used.Tokens, used.Micros, l.Tokens, int64(l.USD*1e6))
@@ -113,7 +127,7 @@ func (g *Gateway) budgeter(cfg Config, log zerolog.Logger) (workflow.Budgeter, h
 		}
 		return httpapi.UsageReport{Period: string(l.Period), Used: used,
 			Limit:    workflow.Usage{Tokens: l.Tokens, Micros: int64(l.USD * 1e6)},
-			ResetsAt: resets, Dollars: prices != nil || l.USD > 0}, true, nil
+			ResetsAt: resets, Dollars: prices != nil || l.USD > 0, Spent: l.Spent(used)}, true, nil
 	}
 	return lim, read
 }

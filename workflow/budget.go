@@ -32,6 +32,8 @@ type BudgetReservation struct {
 	Tokens int64
 	// Key is the Budgeter's own (the period the reservation counts in).
 	Key string
+	// ID is the Budgeter's own (names the reservation within its period).
+	ID string
 }
 
 // ModelUsage is what one model call used, to settle its reservation.
@@ -85,13 +87,16 @@ func (e *Engine) checkBudget(ctx context.Context, userID string) error {
 
 // budgetStop ends run's round because its user's budget is spent: status
 // stopped, stop reason budget, and an assistant message saying so (Resume
-// goes on once the budget resets).
+// goes on once the budget resets). Rounds queued behind it stay queued,
+// not started: each would only be refused in turn; they start once a
+// round resumed or started after the reset ends.
 func (e *Engine) budgetStop(ctx context.Context, run *Run, be *BudgetError) {
 	next := run.wf.Clone()
 	next.Status, next.StopReason, next.Error = StatusStopped, StopBudget, be.Error()
 	msg := Message{ID: NewID(PrefixMessage), Role: RoleAssistant, Round: next.Round, Step: next.Step,
 		Text: "I stopped here: " + be.Error() + ". Resume the workflow after that to go on."}
-	if err := run.commit(ctx, next, []Message{msg}, nil); err != nil {
+	keepQueue := func(w *Workflow, m []Message) (*Workflow, []Message) { return w, m }
+	if err := run.commitShaped(ctx, next, []Message{msg}, nil, keepQueue); err != nil {
 		e.log.Error("recording the budget stop failed", "workflow", next.ID, "err", err)
 		return
 	}
@@ -100,25 +105,44 @@ func (e *Engine) budgetStop(ctx context.Context, run *Run, be *BudgetError) {
 }
 
 // Usage is what a user's model calls used in one budget period: tokens
-// and micro-dollars (millionths of a US dollar). Spent is set by the first
-// reservation the counter refused: from then on the period's budget is
-// spent, however little is left.
+// and micro-dollars (millionths of a US dollar) of settled calls, and the
+// tokens Reserved by calls still under way (held apart: they never mark
+// the period spent). Spent is set by the first reservation refused because
+// the settled usage plus that call's own need passes the limit: from then
+// on the period's budget is spent, however little is left.
 type Usage struct {
 	Tokens, Micros int64
+	Reserved       int64
 	Spent          bool
+}
+
+// UsageHold is one model call's reservation in a counter: ID names it
+// (unique within the counter), Tokens is what it sets aside, and it stops
+// counting at Expires unless settled first (an instance that died mid-call
+// never settles it). Now is the caller's clock, used to drop expired holds.
+type UsageHold struct {
+	ID      string
+	Tokens  int64
+	Now     time.Time
+	Expires time.Time
 }
 
 // UsageStore is the part of a store that counts usage for budgets. Each
 // counter is one user's in one period (period names it, e.g. "d2026-11-27");
-// it expires ttl after its last change. Both methods are atomic across
-// instances sharing the store.
+// it expires ttl after its last change. Every method is atomic across
+// instances sharing the store, and each first drops the counter's holds
+// expired at its now.
 type UsageStore interface {
-	// ReserveUsage adds add to the counter when the result stays within
-	// limit (a zero field of limit: no limit on it) and returns the
-	// counter after, with true; otherwise it adds nothing and returns the
-	// counter as it is, marked Spent, with false.
-	ReserveUsage(ctx context.Context, userID, period string, add, limit Usage, ttl time.Duration) (Usage, bool, error)
-	// AddUsage adds add (a field may be negative: a reservation given
-	// back) and returns the counter after.
-	AddUsage(ctx context.Context, userID, period string, add Usage, ttl time.Duration) (Usage, error)
+	// ReserveUsage records hold when the settled usage plus the live holds
+	// plus hold.Tokens stay within limit (a zero field of limit: no limit
+	// on it; dollars are checked against the settled usage only) and
+	// returns the counter after, with true. Otherwise it records nothing
+	// and returns the counter with false; the counter is marked Spent only
+	// when the settled usage plus hold.Tokens alone passes limit (a refusal
+	// caused by other holds leaves it unspent, to be tried again).
+	ReserveUsage(ctx context.Context, userID, period string, hold UsageHold, limit Usage, ttl time.Duration) (Usage, bool, error)
+	// AddUsage drops the hold named holdID (none when empty or already
+	// expired) and adds used to the settled usage, returning the counter
+	// after. AddUsage(…, "", Usage{}, …) just reads it.
+	AddUsage(ctx context.Context, userID, period, holdID string, used Usage, now time.Time, ttl time.Duration) (Usage, error)
 }

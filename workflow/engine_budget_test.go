@@ -3,7 +3,9 @@ package workflow_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -83,5 +85,80 @@ func TestBudgetStopsTheRound(t *testing.T) {
 	now = now.Add(24 * time.Hour) // the budget resets
 	if _, err := e.Resume(ctx, "alice", wf.ID); err != nil {
 		t.Errorf("Resume the next day: %v", err)
+	}
+}
+
+// TestBudgetStopKeepsQueuedRounds: rounds queued behind a round that stops
+// for the budget stay queued (not started, each to be refused and
+// stopped in turn); resumed after the reset, the round ends and the first
+// queued round starts, and its own budget stop keeps the rest queued.
+func TestBudgetStopKeepsQueuedRounds(t *testing.T) {
+	t.Parallel()
+	started, release := make(chan struct{}, 16), make(chan struct{})
+	var calls atomic.Int32
+	model := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
+		if calls.Add(1) == 1 {
+			started <- struct{}{}
+			<-release
+		}
+		return workflow.ModelResponse{Text: "ok", Model: "m", PromptTokens: 110, CompletionTokens: 40}, nil
+	})
+	// Each step makes one call reserving 204 tokens and using 150; the
+	// third step ends the round: a 500-token budget holds two calls a day.
+	step := func(ctx context.Context, run *workflow.Run) error {
+		wf := run.Workflow()
+		if _, err := run.Generate(ctx, workflow.ModelCall{Stage: workflow.StageOne, Attempt: 1, MaxTokens: 100,
+			Prompt: []workflow.PromptMessage{{Role: "user", Content: strings.Repeat("x", 400)}}}); err != nil {
+			return err
+		}
+		res := workflow.StepResult{Action: "test.echo", Executed: true,
+			Messages: []workflow.Message{{ID: workflow.NewID(workflow.PrefixMessage), Role: workflow.RoleAction,
+				Round: wf.Round, Step: wf.Step, Action: "test.echo", Status: workflow.MessageSuccess, Text: "done"}}}
+		if wf.Step >= 3 {
+			res.End = &workflow.RoundEnd{Status: workflow.StatusCompleted, Reason: workflow.StopCompleted}
+		}
+		return run.CommitStep(ctx, res)
+	}
+	store := memstore.New()
+	now := time.Now()
+	var clock sync.Mutex
+	lim := &budgets.Limiter{Config: budgets.Config{Default: &budgets.Limit{Tokens: 500, Period: budgets.Day}},
+		Store: store, Now: func() time.Time { clock.Lock(); defer clock.Unlock(); return now }}
+	e := newEngine(t, workflow.EngineConfig{Budget: lim}, store, model, step)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	wf, err := e.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "p", MaxSteps: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	for _, p := range []string{"q1", "q2"} {
+		if _, err := e.StartRound(ctx, "alice", wf.ID, workflow.NewRound{Prompt: p, OnBusy: workflow.OnBusyEnqueue}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(release)
+	queued := func(w *workflow.Workflow) []string {
+		var out []string
+		for _, q := range w.QueuedRounds {
+			out = append(out, q.Prompt)
+		}
+		return out
+	}
+	got, err := e.Wait(ctx, wf.ID)
+	if err != nil || got.StopReason != workflow.StopBudget || got.Round != 1 || !slices.Equal(queued(got), []string{"q1", "q2"}) {
+		t.Fatalf("after the budget stop: round %d %s/%s queue %q (%v); want round 1 stopped for the budget, q1 and q2 queued",
+			got.Round, got.Status, got.StopReason, queued(got), err)
+	}
+	clock.Lock()
+	now = now.Add(24 * time.Hour) // the budget resets
+	clock.Unlock()
+	if _, err := e.Resume(ctx, "alice", wf.ID); err != nil {
+		t.Fatal(err)
+	}
+	got, err = e.Wait(ctx, wf.ID)
+	if err != nil || got.StopReason != workflow.StopBudget || got.Round != 2 || !slices.Equal(queued(got), []string{"q2"}) {
+		t.Errorf("after resuming: round %d %s/%s queue %q (%v); want round 2 (q1) stopped for the budget, q2 queued",
+			got.Round, got.Status, got.StopReason, queued(got), err)
 	}
 }

@@ -95,6 +95,8 @@ func RunFixture(t *testing.T, newFixture func(t *testing.T) Fixture) {
 		{"WebhookDeletedWorkflow", testWebhookDeletedWorkflow},
 		{"Usage", testUsage},
 		{"UsageConcurrent", testUsageConcurrent},
+		{"UsageBurstSettlesSmall", testUsageBurstSettlesSmall},
+		{"UsageHoldExpires", testUsageHoldExpires},
 		{"Ping", testPing},
 		{"Idempotency", testIdempotency},
 		{"IdempotencyRelease", testIdempotencyRelease},
