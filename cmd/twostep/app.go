@@ -83,3 +83,28 @@ func uploads(files []string) ([]client.Upload, error) {
 	}
 	return out, nil
 }
+
+// listCommand runs a command that takes no arguments and shows a list the
+// client fetches: the list as JSON with --json, else line for each item.
+func listCommand[T any](ctx context.Context, a *app, name string, args []string,
+	fetch func(*client.Client, context.Context) ([]T, error), line func(T)) error {
+	fs := a.flags(name)
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	c, err := a.client()
+	if err != nil {
+		return err
+	}
+	list, err := fetch(c, ctx)
+	if err != nil {
+		return err
+	}
+	if a.json {
+		return a.printJSON(list)
+	}
+	for _, item := range list {
+		line(item)
+	}
+	return nil
+}

@@ -5,26 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/twostep/twostep/client"
 )
 
 // cmdStanding lists the caller's standing approvals (DESIGN §10.4).
 func cmdStanding(ctx context.Context, a *app, name string, args []string) error {
-	fs := a.flags(name)
-	if _, err := parse(fs, args); err != nil {
-		return err
-	}
-	c, err := a.client()
-	if err != nil {
-		return err
-	}
-	list, err := c.StandingApprovals(ctx)
-	if err != nil {
-		return err
-	}
-	if a.json {
-		return a.printJSON(list)
-	}
-	for _, s := range list {
+	return listCommand(ctx, a, name, args, (*client.Client).StandingApprovals, func(s client.StandingApproval) {
 		var text []byte
 		if s.Kind == "intent" {
 			text, _ = json.Marshal(s.Constraints)
@@ -41,8 +28,7 @@ func cmdStanding(ctx context.Context, a *app, name string, args []string) error 
 		}
 		fmt.Fprintf(a.stdout, "%s  %s %s (%s) %s, granted by %s, %s, %s\n", s.ID, s.Action, s.Kind, scope,
 			oneLine(string(text), 120), s.GrantedBy, expires, count(int(s.Uses), "use"))
-	}
-	return nil
+	})
 }
 
 // cmdRevoke revokes a standing approval: the next step that needs it
