@@ -14,7 +14,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
-	"github.com/twostep/twostep/fieldnames"
+	"github.com/twostep/twostep/workflow"
 )
 
 // paramSchema is an action's compiled parameter schema and its JSON text.
@@ -45,7 +45,7 @@ func compileSchema(name string, doc map[string]any) (paramSchema, error) {
 	}
 	if props, ok := doc["properties"].(map[string]any); ok {
 		for _, p := range slices.Sorted(maps.Keys(props)) {
-			if fieldnames.Forbidden(p) {
+			if workflow.IsForbiddenField(p) {
 				return paramSchema{}, fmt.Errorf("property %q is reserved: documents and connections are passed apart from parameters", p)
 			}
 		}
@@ -109,7 +109,7 @@ func normalizeParams(params map[string]any) (map[string]any, error) {
 func (s paramSchema) validateNormal(params map[string]any) []string {
 	var lines []string
 	for _, k := range slices.Sorted(maps.Keys(params)) {
-		if fieldnames.Forbidden(k) {
+		if workflow.IsForbiddenField(k) {
 			lines = append(lines, pointer([]string{k})+": reserved name: documents and connections are chosen with the action, never passed as parameters")
 		}
 	}
@@ -141,7 +141,7 @@ func collectLines(ve *jsonschema.ValidationError, p *message.Printer, lines *[]s
 		}
 	case *kind.AdditionalProperties:
 		for _, p := range k.Properties {
-			if len(ve.InstanceLocation) == 0 && fieldnames.Forbidden(p) {
+			if len(ve.InstanceLocation) == 0 && workflow.IsForbiddenField(p) {
 				continue // reported as reserved
 			}
 			*lines = append(*lines, pointer(append(slices.Clone(ve.InstanceLocation), p))+": unknown parameter, not allowed here")

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/twostep/twostep/fieldnames"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -134,7 +133,7 @@ func stageTwoNames(action workflow.ActionSpec, reg registered, fields []workflow
 	}
 	for _, f := range fields {
 		_, known := reg.Properties[f.Name]
-		if slices.Contains(names, f.Name) || fieldnames.Forbidden(f.Name) || (!known && closed) {
+		if slices.Contains(names, f.Name) || workflow.IsForbiddenField(f.Name) || (!known && closed) {
 			continue
 		}
 		names = append(names, f.Name)

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/twostep/twostep/fieldnames"
 	"github.com/twostep/twostep/placeholders"
 	"github.com/twostep/twostep/workflow"
 )
@@ -25,7 +24,7 @@ func CheckAskedFields(params map[string]any, action workflow.ActionSpec, asked [
 	}
 	var keys []string // usually none: no allocation
 	for k := range params {
-		if !slices.Contains(allowed, k) && !fieldnames.Forbidden(k) {
+		if !slices.Contains(allowed, k) && !workflow.IsForbiddenField(k) {
 			keys = append(keys, k)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/twostep/twostep/fieldnames"
 	"github.com/twostep/twostep/placeholders"
 	"github.com/twostep/twostep/workflow"
 )
@@ -58,7 +57,7 @@ func parseField(i int, item json.RawMessage, p *problems) (workflow.FieldSpec, b
 		return f, false
 	}
 	ok := true
-	if fieldnames.Forbidden(f.Name) {
+	if workflow.IsForbiddenField(f.Name) {
 		p.add(`parametersSchema.fields[%d].name %q is forbidden: documents and connections are chosen with "requiredInputDocuments" and "requiredConnection", never as parameters (forbidden: %s)`,
 			i, f.Name, strings.Join(workflow.ForbiddenFields, ", "))
 		ok = false

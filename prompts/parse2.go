@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/twostep/twostep/fieldnames"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -63,7 +62,7 @@ func ParseStage2(reply string, action workflow.ActionSpec, asked []workflow.Fiel
 		res.Problems = p.lines
 		return res
 	}
-	for _, line := range fieldnames.KeyProblems(params) {
+	for _, line := range workflow.ForbiddenKeyProblems(params) {
 		p.add("%s", line)
 	}
 	for _, line := range CheckAskedFields(params, action, asked) {

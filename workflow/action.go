@@ -18,8 +18,15 @@ var ForbiddenFields = []string{"documentList", "connectionReference", "history",
 // IsForbiddenField reports whether name is one of ForbiddenFields in any
 // case, as Go's encoding/json matches field names (Unicode simple case
 // folding): "Documents" or "documentſ" would reach a downstream decoder as
-// "documents", so they are forbidden too.
+// "documents", so they are forbidden too. The name is also compared in its
+// canonical form (CanonicalFieldName), so look-alike spellings are
+// forbidden as well. It is the one rule: Stage 1 fields, Stage 2 keys,
+// action plans, edited approvals, step inputs and action schemas all ask it.
 func IsForbiddenField(name string) bool {
+	return isForbidden(name) || isForbidden(CanonicalFieldName(name))
+}
+
+func isForbidden(name string) bool {
 	for _, f := range ForbiddenFields {
 		if strings.EqualFold(f, name) {
 			return true

@@ -752,7 +752,7 @@ paths:
 
 // A parameter named as a forbidden field — in another case, with a
 // Cyrillic look-alike letter or full-width — skips its operation with the
-// same clear message: the one rule (fieldnames.Forbidden) decides.
+// same clear message: the one rule (workflow.IsForbiddenField) decides.
 func TestReservedParameterNamesSkipped(t *testing.T) {
 	t.Parallel()
 	f := mount(t, Config{Sources: []SourceConfig{{Name: "r", Spec: writeDoc(t, reservedNamesDoc), BaseURL: "http://127.0.0.1:1"}}}, nil)

@@ -12,7 +12,6 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/twostep/twostep/actions"
-	"github.com/twostep/twostep/fieldnames"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -108,7 +107,7 @@ func operation(src SourceConfig, item *openapi3.PathItem, op *openapi3.Operation
 		if _, taken := params[p.Name]; taken || p.Name == "body" {
 			return actions.HTTPOperation{}, fmt.Errorf("two parameters are named %q", p.Name)
 		}
-		if fieldnames.Forbidden(p.Name) {
+		if workflow.IsForbiddenField(p.Name) {
 			return actions.HTTPOperation{}, fmt.Errorf("parameter %q has a name reserved by the gateway", p.Name)
 		}
 		if p.Schema == nil {

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/twostep/twostep/fieldnames"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -128,7 +127,7 @@ func (v *validator) step(d Draft) (workflow.PlanStep, string) {
 		return step, fmt.Sprintf("action %q is not among the available methods offered for this request", d.Action)
 	}
 	// Forbidden keys first, then the schema, then documents and connection.
-	problems := fieldnames.KeyProblems(d.Parameters)
+	problems := workflow.ForbiddenKeyProblems(d.Parameters)
 	if registered {
 		problems = append(problems, v.env.Registry.ValidateParameters(d.Action, d.Parameters)...)
 	}

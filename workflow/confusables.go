@@ -1,4 +1,4 @@
-package fieldnames
+package workflow
 
 // latinLookalike returns the Latin letter a Cyrillic or Greek letter is
 // drawn like (Unicode's confusables for those scripts, letters only), and
