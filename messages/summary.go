@@ -1,7 +1,6 @@
 package messages
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/twostep/twostep/workflow"
@@ -38,12 +37,8 @@ func Summary(o Observation) string {
 	b.WriteString(" succeeded")
 	if n := len(o.Documents); n > 0 {
 		b.WriteString("; ")
-		b.WriteString(strconv.Itoa(n))
-		if n == 1 {
-			b.WriteString(" document (")
-		} else {
-			b.WriteString(" documents (")
-		}
+		b.WriteString(workflow.Count(n, "document", ""))
+		b.WriteString(" (")
 		names := make([]string, 0, min(n, 3))
 		for _, d := range o.Documents[:min(n, 3)] {
 			names = append(names, workflow.Excerpt(d.Name, 40))

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/twostep/twostep/templates/notices"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -105,11 +106,7 @@ func (p *problems) add(format string, args ...any) {
 		return
 	}
 	p.more++
-	noun := "problems"
-	if p.more == 1 {
-		noun = "problem"
-	}
-	summary := fmt.Sprintf("and %d more %s like these; fix the ones above and check the rest the same way", p.more, noun)
+	summary := notices.MoreProblems(p.more)
 	if p.more == 1 {
 		p.lines = append(p.lines, summary)
 	} else {

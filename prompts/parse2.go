@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/twostep/twostep/templates/notices"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -80,17 +81,8 @@ func ParseStage2(reply string, action workflow.ActionSpec, asked []workflow.Fiel
 	return res
 }
 
-// Feedback returns the VALIDATION_FEEDBACK text for a retry: a heading, an
-// instruction and one "- " line per problem; "" when there is no problem.
+// Feedback returns the VALIDATION_FEEDBACK text for a retry (see
+// notices.Feedback): "" when there is no problem.
 func Feedback(problems []string) string {
-	if len(problems) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString("# Validation feedback\nYour previous reply was rejected. Fix every problem below and reply again with the corrected JSON only:")
-	for _, line := range problems {
-		b.WriteString("\n- ")
-		b.WriteString(strings.ReplaceAll(line, "\n", " "))
-	}
-	return b.String()
+	return notices.Feedback(problems)
 }

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/twostep/twostep/templates/notices"
 )
 
 // DefaultLoopRepeats is how many repeats of one step end a round when
@@ -175,10 +177,7 @@ func (s StepRepeats) LoopWarning(limit int) string {
 	if limit <= 0 || !s.Found || len(s.Earlier) == 0 || len(s.Earlier) < limit-1 {
 		return ""
 	}
-	return fmt.Sprintf("# Repeated step\nStep %d called %s with the same parameters as step%s %s and got the same result. "+
-		"Do not call it that way again: the next identical call ends the round. Use what the history already shows, "+
-		"change the parameters, choose another action, or finish with %s.",
-		s.Newest.Step, s.Newest.Action, plural(len(s.Earlier)), joinSteps(s.Earlier), CompleteAction)
+	return notices.LoopWarning(s.repeat(), CompleteAction)
 }
 
 // loopEnd returns the closing text of a round ended by a loop, or "" when
@@ -201,25 +200,10 @@ func (s StepRepeats) loopEnd(limit int) string {
 	if limit <= 0 || !s.Found || len(s.Earlier) < limit {
 		return ""
 	}
-	return fmt.Sprintf("I stopped this round because it was going in circles: step %d called %s with the same "+
-		"parameters as step%s %s and got the same result each time. Tell me what to change, or ask again differently.",
-		s.Newest.Step, s.Newest.Action, plural(len(s.Earlier)), joinSteps(s.Earlier))
+	return notices.LoopEnd(s.repeat())
 }
 
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
-func joinSteps(steps []int) string {
-	s := make([]string, len(steps))
-	for i, n := range steps {
-		s[i] = fmt.Sprint(n)
-	}
-	if len(s) <= 1 {
-		return strings.Join(s, "")
-	}
-	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+// repeat is what the notices say about the repeated step.
+func (s StepRepeats) repeat() notices.Repeat {
+	return notices.Repeat{Step: s.Newest.Step, Action: s.Newest.Action, Earlier: s.Earlier}
 }

@@ -1,23 +1,19 @@
 package workflow
 
 import (
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/twostep/twostep/templates/notices"
 )
 
 // Count writes n with its noun in the right number ("1 document",
 // "2 documents"); plural is the noun's plural form, or "" to add "s".
-// Prompts, summaries and messages all count things the same way.
+// Prompts, summaries and messages all count things the same way: this is
+// notices.Count, the one rule.
 func Count(n int, singular, plural string) string {
-	if n == 1 {
-		return "1 " + singular
-	}
-	if plural == "" {
-		plural = singular + "s"
-	}
-	return strconv.Itoa(n) + " " + plural
+	return notices.Count(n, singular, plural)
 }
 
 // OneLine collapses every run of whitespace in s (newlines included) into

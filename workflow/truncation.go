@@ -1,6 +1,6 @@
 package workflow
 
-import "fmt"
+import "github.com/twostep/twostep/templates/notices"
 
 // Bounds of the maxTokens a retry after a cut reply asks for.
 const (
@@ -15,8 +15,7 @@ const (
 // provider's stop reason and the tokens the reply reached — and is the
 // only thing said about the reply, which is never parsed.
 func TruncatedProblem(resp ModelResponse) string {
-	return fmt.Sprintf("the reply was cut off at the token limit (stop reason %q after %d tokens) and was not read: "+
-		"reply again with the complete JSON object only, as short as it can be", resp.StopReason, resp.CompletionTokens)
+	return notices.Truncated(resp.StopReason, resp.CompletionTokens)
 }
 
 // RetryMaxTokens returns the maxTokens for the retry of a call sent with
