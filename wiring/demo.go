@@ -2,7 +2,6 @@ package wiring
 
 import (
 	"encoding/json"
-	"regexp"
 	"sync"
 
 	"github.com/twostep/twostep/llm"
@@ -29,24 +28,22 @@ func NewDemoModel() NamedModel {
 }
 
 // demoScript answers like a model that extracts the notes, summarises
-// them with ai.process and completes. It reads the document references
-// from the Stage 1 prompt, exactly as a real model must.
+// them with ai.process and completes. It takes the documents it works on
+// from the request's facts (the newest step's or upload's), as the
+// offline model does, never from the prompt's wording.
 type demoScript struct {
 	mu     sync.Mutex
 	stage1 int
 	chosen string
 }
 
-var docListRef = regexp.MustCompile(`docList:msg_[0-9a-z]+:[A-Za-z0-9_.-]+`)
-
 func (d *demoScript) reply(_ int, req workflow.ModelRequest) (string, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	prompt := llm.Call{ModelRequest: req}.Text()
 	switch req.Stage {
 	case workflow.StageOne:
 		d.stage1++
-		return d.select1(prompt)
+		return d.select1(newestDocuments(req.Facts.Messages))
 	case workflow.StageTwo:
 		return d.parameters(), nil
 	default: // ai.process's own model call
@@ -55,8 +52,9 @@ func (d *demoScript) reply(_ int, req workflow.ModelRequest) (string, error) {
 	}
 }
 
-func (d *demoScript) select1(prompt string) (string, error) {
-	ref := docListRef.FindString(prompt) // the history lists the newest first
+// select1 is the Stage 1 reply of the demo's next step; ref is the
+// newest documents' reference.
+func (d *demoScript) select1(ref string) (string, error) {
 	var sel map[string]any
 	switch d.stage1 {
 	case 1:
@@ -81,6 +79,18 @@ func (d *demoScript) select1(prompt string) (string, error) {
 	return string(data), err
 }
 
+// newestDocuments returns the reference of the newest message's documents
+// ("" when no message has any).
+func newestDocuments(msgs []workflow.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m := &msgs[i]; len(m.Documents) > 0 {
+			return workflow.Reference{Kind: workflow.RefDocList, MessageID: m.ID, Label: m.DocumentsLabel}.String()
+		}
+	}
+	return ""
+}
+
+// parameters is the Stage 2 reply for the step select1 chose.
 func (d *demoScript) parameters() string {
 	params := map[string]any{}
 	switch d.chosen {

@@ -2,8 +2,6 @@ package wiring
 
 import (
 	"encoding/json"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/twostep/twostep/llm"
@@ -17,57 +15,49 @@ import (
 // Each round it extracts the round's uploads (when there are any), runs
 // the @act lines of the user's prompts (React mode, offline_act.go) and
 // then completes with the last step's summary; in the action-plan mode it
-// plans the extraction and the answer. It keeps nothing between calls, not
-// even the calls.
+// plans the extraction and the answer. It never reads the prompt: it
+// decides from the request's stage, output schema and facts
+// (workflow.PromptFacts), so no template wording can change its answers.
+// It keeps nothing between calls, not even the calls.
 func newOfflineModel() *llm.Scripted {
 	return &llm.Scripted{Model: "offline", Forget: true, Reply: offlineReply}
 }
 
-// offlineReply answers one call by its stage, as the request says it.
+// offlineReply answers one call by its stage, from the request's facts.
 func offlineReply(_ int, req workflow.ModelRequest) (string, error) {
-	prompt := llm.Call{ModelRequest: req}.Text()
+	facts := req.Facts
 	switch req.Stage {
 	case workflow.StageOne:
-		if roundUploads(prompt) == "" {
-			if d, ok := pendingDirective(req); ok {
+		ref := roundUploads(facts.Messages)
+		if ref == "" {
+			if d, ok := pendingDirective(facts.Messages); ok {
 				return actSelection(d), nil
 			}
 		}
-		return offlineSelect(prompt), nil
+		return offlineSelect(ref, facts.Messages), nil
 	case workflow.StageTwo:
 		if params, ok := actParameters(req); ok {
 			return mustJSON(map[string]any{"schema": prompts.ParametersSchemaID, "parameters": params}), nil
 		}
-		return offlineParameters(req.Output, prompt), nil
+		return offlineParameters(req.Output, facts.Selection), nil
 	case workflow.StagePlan, workflow.StageRepair:
-		return offlinePlan(prompt), nil
+		return offlinePlan(roundUploads(facts.Messages)), nil
 	case workflow.StageCompact:
-		return offlineCompact(prompt), nil
+		return offlineCompact(facts.Previous, facts.Compacted), nil
 	}
 	return "The offline scripted model does not write text; configure LLM_PROVIDER for real answers.", nil
 }
 
-var (
-	// newestHistory is the first (newest) entry of WORKFLOW_HISTORY.
-	newestHistory = regexp.MustCompile(`(?m)^# Workflow history \(newest first\)\n- \[round (\d+)(?:, step \d+)?\] (\w+)`)
-	newestSummary = regexp.MustCompile(`(?m)^  summary: (.*)$`)
-	// paramsContext is Stage 2's context: up to the next section, or the
-	// end (a native-mode prompt has no schema section after it).
-	paramsContext = regexp.MustCompile(`(?s)# Parameters context\n(.*?)(?:\n\n# |\z)`)
-)
-
-// offlineCompact summarises the entries of a compaction prompt by their
-// summary lines, after the previous summary.
-func offlineCompact(prompt string) string {
+// offlineCompact summarises the entries leaving the history by their
+// steps' summaries, after the previous summary.
+func offlineCompact(previous *workflow.Message, entries []workflow.Message) string {
 	var parts []string
-	if _, prev, ok := strings.Cut(prompt, "# Previous summary\n"); ok {
-		if prev, _, _ = strings.Cut(prev, "\n\n"); prev != "(none)" {
-			parts = append(parts, prev)
-		}
+	if previous != nil && previous.Text != "" {
+		parts = append(parts, previous.Text)
 	}
-	if _, entries, ok := strings.Cut(prompt, "# Entries leaving the history (oldest first)\n"); ok {
-		for _, m := range newestSummary.FindAllStringSubmatch(entries, -1) {
-			parts = append(parts, m[1])
+	for _, m := range entries {
+		if s := workflow.OneLine(m.Summary); m.Role == workflow.RoleAction && s != "" {
+			parts = append(parts, s)
 		}
 	}
 	if len(parts) == 0 {
@@ -76,43 +66,54 @@ func offlineCompact(prompt string) string {
 	return strings.Join(parts, "; ")
 }
 
-// offlineSelect extracts the round's uploads when no step has run yet in
-// this round, else completes.
-func offlineSelect(prompt string) string {
-	if ref := roundUploads(prompt); ref != "" {
+// offlineSelect extracts the round's uploads (ref, "" for none), else
+// completes with the newest step's summary.
+func offlineSelect(ref string, msgs []workflow.Message) string {
+	if ref != "" {
 		return mustJSON(selection("document.extract", "Read the text of the uploaded documents",
 			[]string{ref}, "op=extract", field("format", "enum", false, "text")))
 	}
 	done := "Nothing needed doing."
-	if s := newestSummary.FindStringSubmatch(prompt); s != nil {
-		done = "Done: " + s[1]
+	if s := newestSummary(msgs); s != "" {
+		done = "Done: " + s
 	}
 	return mustJSON(selection(workflow.CompleteAction, "Answer the user", nil, done,
 		field("message", "string", true, "the final answer")))
 }
 
-// roundUploads returns the reference of the current round's uploads ("" when
-// the round has none): the round is the newest history entry's.
-func roundUploads(prompt string) string {
-	m := newestHistory.FindStringSubmatch(prompt)
-	if m == nil || m[2] != "user" {
-		return ""
-	}
-	round, _ := strconv.Atoi(m[1]) // the pattern matched digits
-	label := workflow.UserLabel(round)
-	for _, ref := range docListRef.FindAllString(prompt, -1) {
-		if strings.HasSuffix(ref, ":"+label) {
-			return ref
+// newestSummary is the summary of the newest step that has one, on one
+// line; "" when no step has.
+func newestSummary(msgs []workflow.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m := &msgs[i]; m.Role == workflow.RoleAction && m.Summary != "" {
+			return workflow.OneLine(m.Summary)
 		}
 	}
 	return ""
 }
 
-// offlinePlan plans the extraction of the round's uploads and leaves the
-// answer to the mode (the list of what the steps did); a round with no
+// roundUploads returns the reference of the current round's uploads: the
+// documents of the newest message when it is the round's user message (no
+// step has run in the round yet); "" otherwise.
+func roundUploads(msgs []workflow.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := &msgs[i]
+		if m.Role == workflow.RoleSummary {
+			continue // a compaction's summary is no step
+		}
+		if m.Role != workflow.RoleUser || len(m.Documents) == 0 {
+			return ""
+		}
+		return workflow.Reference{Kind: workflow.RefDocList, MessageID: m.ID, Label: m.DocumentsLabel}.String()
+	}
+	return ""
+}
+
+// offlinePlan plans the extraction of the round's uploads (ref) and leaves
+// the answer to the mode (the list of what the steps did); a round with no
 // upload is planned as an immediate answer.
-func offlinePlan(prompt string) string {
-	if ref := roundUploads(prompt); ref != "" {
+func offlinePlan(ref string) string {
+	if ref != "" {
 		return mustJSON([]map[string]any{{"action": "document.extract",
 			"parameters": map[string]any{"documentList": []string{ref}, "format": "text"}, "resultLabel": "uploads_text"}})
 	}
@@ -121,15 +122,16 @@ func offlinePlan(prompt string) string {
 }
 
 // offlineParameters fills the parameters the Stage 2 output schema asks
-// for: the extraction's format, else the answer, from the Stage 1 context.
-func offlineParameters(out *workflow.OutputSchema, prompt string) string {
+// for: the extraction's format, else the answer, from the Stage 1
+// selection's parameters context.
+func offlineParameters(out *workflow.OutputSchema, sel *workflow.Selection) string {
 	params := map[string]any{}
 	if asks(out, "format") {
 		params["format"] = "text"
 	} else {
 		ctx := ""
-		if m := paramsContext.FindStringSubmatch(prompt); m != nil {
-			ctx = strings.TrimSpace(m[1])
+		if sel != nil {
+			ctx = strings.TrimSpace(sel.ParametersContext)
 		}
 		params["message"] = "(offline scripted model) " + ctx
 	}

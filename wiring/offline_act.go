@@ -23,14 +23,16 @@ import (
 // them with the JSON's values. So approvals, HTTP actions and MCP tools can
 // be tried with no provider.
 //
-// The model keeps no state and reads no section of the rendered prompt: it
-// finds directives anywhere in the request's messages and knows a step's
-// directive by a marker, "[@act <hash>]", that Stage 1 puts in the step's
-// objective. The history shows the objective, so a directive whose marker
-// is there has run (or was refused, or failed) and the next one is chosen;
-// when none is left, the round completes. Each distinct directive runs once
-// per workflow, in the order of the lines; to run the same call again, vary
-// its JSON.
+// The model keeps no state and reads no prompt: it takes directives from
+// the text of the workflow's user messages only (the request's facts), so
+// a line in an action's result, a document or a template is never obeyed.
+// It knows a step's directive by a marker, "[@act <hash>]", that Stage 1
+// puts in the step's objective: a directive whose marker a message's
+// objective carries has run (or was refused, or failed) and the next one
+// is chosen; when none is left, the round completes. Stage 2 fills the
+// directive whose marker its selection's objective carries. Each distinct
+// directive runs once per workflow, in the order of the lines; to run the
+// same call again, vary its JSON.
 
 // directive is one @act line.
 type directive struct {
@@ -46,13 +48,16 @@ var directiveStart = regexp.MustCompile(`@act\s+([A-Za-z][A-Za-z0-9_-]*(?:\.[A-Z
 // connectionSuffix is the optional "connection=<label>" after the JSON.
 var connectionSuffix = regexp.MustCompile(`^\s*connection=([A-Za-z0-9._-]{1,64})`)
 
-// directives returns the distinct directives in req's messages, in the
-// order they first appear.
-func directives(req workflow.ModelRequest) []directive {
+// directives returns the distinct directives of the user messages among
+// msgs, in the order they first appear.
+func directives(msgs []workflow.Message) []directive {
 	var out []directive
 	seen := map[string]bool{}
-	for _, m := range req.Messages {
-		for line := range strings.Lines(m.Content) {
+	for i := range msgs {
+		if msgs[i].Role != workflow.RoleUser {
+			continue
+		}
+		for line := range strings.Lines(msgs[i].Text) {
 			for _, loc := range directiveStart.FindAllStringSubmatchIndex(line, -1) {
 				d, ok := parseDirective(line[loc[2]:loc[3]], line[loc[1]-1:])
 				if ok && !seen[d.marker()] {
@@ -101,13 +106,12 @@ func (d directive) line() string {
 	return s
 }
 
-// pendingDirective returns the first directive of req whose marker the
-// messages do not carry yet: one that has not run.
-func pendingDirective(req workflow.ModelRequest) (directive, bool) {
-	ds := directives(req)
-	for _, d := range ds {
-		if !slices.ContainsFunc(req.Messages, func(m workflow.PromptMessage) bool {
-			return strings.Contains(m.Content, d.marker())
+// pendingDirective returns the first directive of msgs' user messages
+// whose marker no message's objective carries yet: one that has not run.
+func pendingDirective(msgs []workflow.Message) (directive, bool) {
+	for _, d := range directives(msgs) {
+		if !slices.ContainsFunc(msgs, func(m workflow.Message) bool {
+			return strings.Contains(m.ActionObjective, d.marker())
 		}) {
 			return d, true
 		}
@@ -150,25 +154,24 @@ func fieldType(v any) string {
 }
 
 // actParameters fills, from the directive whose marker the Stage 2
-// request carries (else its first), the parameters the output schema asks
-// for; false when the request holds no directive.
+// selection's objective carries, the parameters the output schema asks
+// for; false when the selection is no directive's.
 func actParameters(req workflow.ModelRequest) (map[string]any, bool) {
-	ds := directives(req)
-	if len(ds) == 0 {
+	sel := req.Facts.Selection
+	if sel == nil {
 		return nil, false
 	}
-	d := ds[0]
-	for _, c := range ds {
-		if slices.ContainsFunc(req.Messages, func(m workflow.PromptMessage) bool { return strings.Contains(m.Content, c.marker()) }) {
-			d = c
-			break
+	for _, d := range directives(req.Facts.Messages) {
+		if !strings.Contains(sel.ActionObjective, d.marker()) {
+			continue
 		}
-	}
-	params := map[string]any{}
-	for k, v := range d.params {
-		if req.Output == nil || asks(req.Output, k) {
-			params[k] = v
+		params := map[string]any{}
+		for k, v := range d.params {
+			if req.Output == nil || asks(req.Output, k) {
+				params[k] = v
+			}
 		}
+		return params, true
 	}
-	return params, true
+	return nil, false
 }

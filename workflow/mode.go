@@ -77,6 +77,8 @@ type ModelCall struct {
 	// Output is the reply's schema for providers with native structured
 	// output (ModelRequest.Output); nil sends none.
 	Output *OutputSchema
+	// Facts is what Prompt was built from, sent as ModelRequest.Facts.
+	Facts PromptFacts
 	// CacheKey and CachePrefix are sent as ModelRequest's: the key of the
 	// requests that share a prompt prefix ("<workflowId>:<stage>") and how
 	// many leading Prompt messages stay byte-identical between them.

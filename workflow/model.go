@@ -31,6 +31,28 @@ type ModelRequest struct {
 	// (Anthropic cache_control) get the marker on the last of them; 0 marks
 	// nothing.
 	CachePrefix int
+	// Facts is what the prompt was built from, in structured form. The
+	// provider adapters ignore it; a stand-in model that answers without
+	// reading the prompt (the offline model of LLM_PROVIDER=scripted)
+	// decides from it. A request rebuilt from a recorded prompt (an admin
+	// replay, an experiment) carries none.
+	Facts PromptFacts
+}
+
+// PromptFacts is what a model call's prompt was built from, for a model
+// that does not read prose. Its slices and pointers are shared with the
+// run that made the call: a model reads them and never changes them.
+type PromptFacts struct {
+	// Messages are the workflow's messages the prompt was built from, in
+	// seq order: those of its history, documents index and user prompt
+	// (Stage 1, the plan, Stage 2 and the compaction call).
+	Messages []Message
+	// Selection is the Stage 1 selection a Stage 2 prompt fills.
+	Selection *Selection
+	// Compacted are the history entries a compaction call summarises,
+	// oldest first, and Previous the summary they extend (nil: none).
+	Compacted []Message
+	Previous  *Message
 }
 
 // ModelResponse is a model's reply and its usage.

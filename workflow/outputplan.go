@@ -32,6 +32,6 @@ func (r *Run) PlannedOutput(call ModelCall) OutputMode {
 func (call ModelCall) request() ModelRequest {
 	return ModelRequest{
 		Messages: call.Prompt, JSON: call.JSON, MaxTokens: call.MaxTokens, Stage: call.Stage, Output: call.Output,
-		CacheKey: call.CacheKey, CachePrefix: call.CachePrefix,
+		CacheKey: call.CacheKey, CachePrefix: call.CachePrefix, Facts: call.Facts,
 	}
 }

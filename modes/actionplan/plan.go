@@ -124,6 +124,7 @@ func call(ctx context.Context, run *workflow.Run, stage workflow.Stage, attempt 
 	var out planned
 	resp, err := run.Generate(ctx, workflow.ModelCall{
 		Stage: stage, Attempt: attempt, Template: r.Template, Prompt: r.Messages,
+		Facts: workflow.PromptFacts{Messages: run.Messages()},
 		Check: func(reply string) (json.RawMessage, string) {
 			out = check(reply, env)
 			return out.trace()

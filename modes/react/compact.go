@@ -42,6 +42,7 @@ func (m *Mode) compact(ctx context.Context, run *workflow.Run) (ok bool, err err
 	resp, err := run.Generate(ctx, workflow.ModelCall{
 		Stage: workflow.StageCompact, Attempt: 1, Template: rendered.Template, Prompt: rendered.Messages,
 		MaxTokens: compactMaxTokens(limit),
+		Facts:     workflow.PromptFacts{Messages: run.Messages(), Compacted: entries, Previous: prev},
 		Check: func(reply string) (json.RawMessage, string) {
 			var parsed json.RawMessage
 			summary, parsed, problem = prompts.ParseSummary(reply, limit)

@@ -123,6 +123,7 @@ func (m *Mode) selectAction(ctx context.Context, run *workflow.Run, cp *workflow
 	call := workflow.ModelCall{
 		Stage: workflow.StageOne, Attempt: attempt, JSON: prompts.ObjectReply(workflow.StageOne),
 		MaxTokens: maxTokens(cp), Output: &output, CacheKey: cacheKey(run, workflow.StageOne),
+		Facts: workflow.PromptFacts{Messages: run.Messages()},
 		Check: func(reply string) (json.RawMessage, string) {
 			res = prompts.ParseStage1(reply, env)
 			return res.Parsed, strings.Join(res.Problems, "\n")
@@ -265,6 +266,7 @@ func (m *Mode) parameterize(ctx context.Context, run *workflow.Run, cp *workflow
 	call := workflow.ModelCall{
 		Stage: workflow.StageTwo, Attempt: attempt, JSON: prompts.ObjectReply(workflow.StageTwo),
 		MaxTokens: maxTokens(cp), Output: &output.Output, FromNative: output.FromNative, CacheKey: cacheKey(run, workflow.StageTwo),
+		Facts: workflow.PromptFacts{Messages: run.Messages(), Selection: &sel},
 		Check: func(reply string) (json.RawMessage, string) {
 			res = prompts.ParseStage2(reply, spec, sel.ParametersSchema.Fields, reg)
 			if res.Parameters != nil {
