@@ -14,4 +14,4 @@ func SetClock(s *Store, now func() time.Time) { s.index.now = now }
 var RefreshSlack = refreshSlack
 
 // Layout is the layout of the records the store writes.
-const Layout = 0
+const Layout = layout
