@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/experiment"
 )
 
 // The values TestStoredLayoutsRead stores and reads back: two workflows
@@ -143,9 +144,44 @@ func fixtureWorkflowB() *workflow.Workflow {
 	}
 }
 
+// fixtureSubscription is workflow A's webhook subscription.
+func fixtureSubscription() *workflow.WebhookSubscription {
+	return &workflow.WebhookSubscription{URL: "https://hooks.example.com/in?a=1&b=2", Events: []string{"round.completed"}, Secret: "s3cret"}
+}
+
+// fixtureDelivery is the webhook delivery workflow A's update enters.
+func fixtureDelivery() workflow.WebhookDelivery {
+	return workflow.WebhookDelivery{ID: "hk_1", WorkflowID: fixtureA, UserID: fixtureAlice, Event: "round.completed",
+		URL: "https://hooks.example.com/in?a=1&b=2", Secret: "s3cret", Body: []byte(`{"event":"round.completed"}`),
+		CreatedAt: fixtureTime(5), Status: workflow.DeliveryPending, NextAttempt: fixtureTime(6)}
+}
+
+// fixtureStanding is Alice's standing approval, stored by PutStanding.
+func fixtureStanding() workflow.StandingApproval {
+	expires := fixtureTime(59).Add(24 * time.Hour)
+	return workflow.StandingApproval{ID: "sa_1", UserID: fixtureAlice, Action: "text.summarize", Kind: workflow.ApprovalCall,
+		Scope: workflow.ScopeWorkflow, WorkflowID: fixtureA, Constraints: map[string]any{"length": map[string]any{"max": 5.0}},
+		Parameters: map[string]any{"tone": "plain"}, GrantedBy: "carol", GrantedAt: fixtureTime(2), ExpiresAt: &expires}
+}
+
+// The idempotency key Alice's answer is kept under, and the answer.
+const fixtureIdemKey = "idem-key-1"
+
+func fixtureAnswer() workflow.IdempotentAnswer {
+	return workflow.IdempotentAnswer{Hash: "9f86d081884c7d65", Status: 201,
+		Header: map[string][]string{"Location": {"/api/v1/workflows/wf_fixture_a"}}, Body: []byte(`{"id":"wf_fixture_a"}`)}
+}
+
+// fixtureExperiment is a finished experiment.
+func fixtureExperiment() *experiment.Experiment {
+	return &experiment.Experiment{ID: experiment.PrefixExperiment + "fixture1", Status: experiment.StatusCompleted,
+		Stage: workflow.StageOne, Error: "one call failed", CreatedAt: fixtureTime(20), UpdatedAt: fixtureTime(21)}
+}
+
 // fixtureCommits are the writes that store the fixture: workflow A's
-// create and update and workflow B's create, and then the trace
-// AppendTrace adds. Each commit's workflow is a fresh value.
+// create (with its webhook subscription) and update (entering a
+// delivery) and workflow B's create, and then the trace AppendTrace
+// adds. Each commit's workflow is a fresh value.
 func fixtureCommits() (commits []workflow.Commit, appended workflow.Trace) {
 	a1 := fixtureWorkflowA()
 	a1.Version, a1.Step, a1.Checkpoint, a1.QueuedRounds, a1.QueueEdits = 0, 1, nil, nil, 0
@@ -156,8 +192,9 @@ func fixtureCommits() (commits []workflow.Commit, appended workflow.Trace) {
 	b := fixtureWorkflowB()
 	b.Version = 0
 	return []workflow.Commit{
-		{Workflow: a1, Messages: msgs[:1], Documents: docs[:1], Traces: traces[:2]},
-		{Workflow: fixtureWorkflowA(), ExpectedVersion: 1, Messages: msgs[1:], Documents: docs[1:]},
+		{Workflow: a1, Messages: msgs[:1], Documents: docs[:1], Traces: traces[:2], Webhook: fixtureSubscription()},
+		{Workflow: fixtureWorkflowA(), ExpectedVersion: 1, Messages: msgs[1:], Documents: docs[1:],
+			Webhooks: []workflow.WebhookDelivery{fixtureDelivery()}},
 		{Workflow: b},
 	}, traces[2]
 }

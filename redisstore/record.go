@@ -2,8 +2,10 @@ package redisstore
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/experiment"
 )
 
 // The records: the form in which the store keeps each domain value in
@@ -14,9 +16,16 @@ import (
 //	message   each element of :msgs                  a message (its seq is its index+1)
 //	trace     each value of :tracedata               a trace
 //	document  each value of :docmeta                 a document's metadata (the bytes are in :docs)
+//	subscription  a workflow's :webhook              its webhook subscription
+//	hook      each value of the user's :hooks        a webhook delivery
+//	standing  each value of the user's :standing     a standing approval (its uses are counted apart)
+//	idem      an :idem: key holding an answer        "a" and the kept answer to an Idempotency-Key
+//	experiment  an experiment's :exp                 the experiment
 //
 // A record is its domain value's JSON, by the domain type's json tags,
-// with one more key, "layout": the layout the record was written with. A
+// with one more key, "layout": the layout the record was written with
+// (hook and idem records name their fields themselves, as the domain
+// types have no tags for them). A
 // field added to a domain type is stored and read back with no change
 // here, and a reader ignores keys it does not know, so records stay
 // readable both ways while gateways of two releases share a store.
@@ -52,6 +61,77 @@ type traceRecord struct {
 type documentRecord struct {
 	Layout int `json:"layout"`
 	*workflow.Document
+}
+
+// subscriptionRecord is a workflow's webhook subscription.
+type subscriptionRecord struct {
+	Layout int `json:"layout"`
+	*workflow.WebhookSubscription
+}
+
+// standingRecord is a standing approval.
+type standingRecord struct {
+	Layout int `json:"layout"`
+	*workflow.StandingApproval
+}
+
+// experimentRecord is an experiment.
+type experimentRecord struct {
+	Layout int `json:"layout"`
+	*experiment.Experiment
+}
+
+// hookRecord is a webhook delivery (a value of the user's :hooks hash).
+type hookRecord struct {
+	Layout      int             `json:"layout"`
+	ID          string          `json:"id"`
+	WorkflowID  string          `json:"workflowId"`
+	UserID      string          `json:"userId"`
+	Event       string          `json:"event"`
+	URL         string          `json:"url"`
+	Secret      string          `json:"secret,omitempty"` // dropped once finished
+	Body        []byte          `json:"body"`
+	CreatedAt   time.Time       `json:"createdAt"`
+	Status      string          `json:"status"`
+	NextAttempt time.Time       `json:"nextAttempt,omitzero"`
+	Attempts    []attemptRecord `json:"attempts,omitempty"`
+}
+
+// attemptRecord is one attempt of a delivery.
+type attemptRecord struct {
+	At         time.Time `json:"at"`
+	StatusCode int       `json:"statusCode,omitempty"`
+	Error      string    `json:"error,omitempty"`
+}
+
+// toHookRecord returns d's record.
+func toHookRecord(d workflow.WebhookDelivery) hookRecord {
+	r := hookRecord{Layout: layout, ID: d.ID, WorkflowID: d.WorkflowID, UserID: d.UserID, Event: d.Event, URL: d.URL, Secret: d.Secret,
+		Body: d.Body, CreatedAt: d.CreatedAt, Status: string(d.Status), NextAttempt: d.NextAttempt}
+	for _, a := range d.Attempts {
+		r.Attempts = append(r.Attempts, attemptRecord(a))
+	}
+	return r
+}
+
+// delivery returns the delivery r records.
+func (r hookRecord) delivery() workflow.WebhookDelivery {
+	d := workflow.WebhookDelivery{ID: r.ID, WorkflowID: r.WorkflowID, UserID: r.UserID, Event: r.Event, URL: r.URL,
+		Secret: r.Secret, Body: r.Body, CreatedAt: r.CreatedAt, Status: workflow.DeliveryStatus(r.Status), NextAttempt: r.NextAttempt}
+	for _, a := range r.Attempts {
+		d.Attempts = append(d.Attempts, workflow.WebhookAttempt(a))
+	}
+	return d
+}
+
+// idemAnswer is a kept answer to an Idempotency-Key (after the "a" of
+// its :idem: value).
+type idemAnswer struct {
+	Layout int                 `json:"layout"`
+	Hash   string              `json:"hash"`
+	Status int                 `json:"status"`
+	Header map[string][]string `json:"header,omitempty"`
+	Body   []byte              `json:"body"`
 }
 
 // encodeState returns wf's state record.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/experiment"
 )
 
 // TestRecordsKeepTheirLayoutKey fails when a domain type gains a JSON
@@ -13,16 +14,21 @@ import (
 // key would then shadow the field, or be lost.
 func TestRecordsKeepTheirLayoutKey(t *testing.T) {
 	for name, rec := range map[string]any{
-		"state":    stateRecord{layout, &workflow.Workflow{ID: "w"}},
-		"message":  messageRecord{layout, &workflow.Message{ID: "m"}},
-		"trace":    traceRecord{layout, &workflow.Trace{ID: "t"}},
-		"document": documentRecord{layout, &workflow.Document{ID: "d"}},
+		"state":        stateRecord{layout, &workflow.Workflow{ID: "w"}},
+		"message":      messageRecord{layout, &workflow.Message{ID: "m"}},
+		"trace":        traceRecord{layout, &workflow.Trace{ID: "t"}},
+		"document":     documentRecord{layout, &workflow.Document{ID: "d"}},
+		"subscription": subscriptionRecord{layout, &workflow.WebhookSubscription{URL: "u"}},
+		"standing":     standingRecord{layout, &workflow.StandingApproval{ID: "s"}},
+		"experiment":   experimentRecord{layout, &experiment.Experiment{ID: "e"}},
+		"hook":         toHookRecord(workflow.WebhookDelivery{ID: "h"}),
+		"idem":         idemAnswer{Layout: layout},
 	} {
 		b, err := json.Marshal(rec)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.HasPrefix(string(b), `{"layout":1,"id":`) || strings.Count(string(b), `"layout":`) != 1 {
+		if !strings.HasPrefix(string(b), `{"layout":1,`) || strings.Count(string(b), `"layout":`) != 1 {
 			t.Errorf("%s record = %s: want the layout key once, then the value's fields", name, b)
 		}
 	}

@@ -130,6 +130,37 @@ func checkFixtureReads(t *testing.T, s *redisstore.Store) {
 		t.Fatal(err)
 	}
 	same("Running", running, []string{fixtureA})
+	sub, err := s.WebhookSubscription(ctx, fixtureA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same("WebhookSubscription", sub, fixtureSubscription())
+	hooks, err := s.WebhookDeliveries(ctx, fixtureA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delivery := fixtureDelivery()
+	delivery.Secret = "" // WebhookDeliveries clears it
+	same("WebhookDeliveries", hooks, []workflow.WebhookDelivery{delivery})
+	standing, err := s.ListStanding(ctx, fixtureAlice, fixtureTime(30))
+	if err != nil {
+		t.Fatal(err)
+	}
+	same("ListStanding", standing, []workflow.StandingApproval{fixtureStanding()})
+	idem, claimed, err := s.ClaimIdempotency(ctx, fixtureAlice, fixtureIdemKey, "tok2", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := fixtureAnswer()
+	same("ClaimIdempotency", idem, workflow.IdempotencyRecord{Answer: &answer})
+	if claimed {
+		t.Error("ClaimIdempotency claimed a key holding an answer")
+	}
+	exp, err := s.GetExperiment(ctx, fixtureExperiment().ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same("GetExperiment", exp, fixtureExperiment())
 	claim, err := s.ClaimRoundLoad(ctx, fixtureA, "fixture-owner", time.Minute)
 	if err != nil {
 		t.Fatal(err)
@@ -154,6 +185,18 @@ func writeFixture(t *testing.T, file string) {
 		}
 	}
 	if err := s.AppendTrace(ctx, appended); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutStanding(ctx, fixtureStanding()); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.ClaimIdempotency(ctx, fixtureAlice, fixtureIdemKey, "tok", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveIdempotency(ctx, fixtureAlice, fixtureIdemKey, "tok", fixtureAnswer(), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutExperiment(ctx, fixtureExperiment()); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
