@@ -8,26 +8,25 @@ import (
 	"github.com/twostep/twostep/workflow/experiment"
 )
 
-// The records: the form in which the store keeps each domain value in
-// Redis, encoded by encoding/json and nothing else.
+// The records: the form in which the store keeps each value in Redis,
+// encoded by encoding/json and nothing else.
 //
-//	record    where                                  holds
-//	state     the json field of a workflow's :state  the workflow
-//	message   each element of :msgs                  a message (its seq is its index+1)
-//	trace     each value of :tracedata               a trace
-//	document  each value of :docmeta                 a document's metadata (the bytes are in :docs)
-//	subscription  a workflow's :webhook              its webhook subscription
-//	hook      each value of the user's :hooks        a webhook delivery
-//	standing  each value of the user's :standing     a standing approval (its uses are counted apart)
-//	idem      an :idem: key holding an answer        "a" and the kept answer to an Idempotency-Key
-//	experiment  an experiment's :exp                 the experiment
+//	record        where                                  holds
+//	state         the json field of a workflow's :state  the workflow
+//	message       each element of :msgs                  a message (its seq is its index+1)
+//	trace         each value of :tracedata               a trace
+//	document      each value of :docmeta                 a document's metadata (the bytes are in :docs)
+//	subscription  a workflow's :webhook                  its webhook subscription
+//	hook          each value of the user's :hooks        a webhook delivery
+//	standing      each value of the user's :standing     a standing approval (its uses are counted apart)
+//	idem          an :idem: key holding an answer        "a", then the kept answer to an Idempotency-Key
+//	experiment    an experiment's :exp                   the experiment
 //
-// A record is its domain value's JSON, by the domain type's json tags,
-// with one more key, "layout": the layout the record was written with
-// (hook and idem records name their fields themselves, as the domain
-// types have no tags for them). A
-// field added to a domain type is stored and read back with no change
-// here, and a reader ignores keys it does not know, so records stay
+// A record is its value's JSON with one more key, "layout": the layout
+// the record was written with. Most records embed their domain type, so
+// its json tags decide the fields and a field added to it is stored and
+// read back with no change here; hook and idem records name their fields
+// themselves. A reader ignores keys it does not know, so records stay
 // readable both ways while gateways of two releases share a store.
 // layout changes only when a record's shape changes in a way an older
 // reader would misread; the reader then migrates the older layouts it
