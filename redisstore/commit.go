@@ -9,7 +9,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/jsonform"
 )
 
 // Commit applies c. A step is one round trip: one pipeline carrying the
@@ -51,11 +50,10 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	wf := &view
 	wf.Version = c.ExpectedVersion + 1
 	head := s.calls.head(s.keys, wf.ID, wf.UserID)
-	call, msgs, release, err := commitArgs(wf, c, s.opts, head)
+	call, msgs, err := commitArgs(wf, c, s.opts, head)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer release()
 	if c.ExpectedVersion == 0 {
 		if err := s.claimID(ctx, wf.ID, wf.UserID); err != nil {
 			return nil, nil, err
@@ -216,27 +214,22 @@ func (s *Store) claimID(ctx context.Context, id, userID string) error {
 }
 
 // commitArgs returns the commit script's call (see scriptCall): head (the
-// call's start up to its keys, see commitCalls) and the encoded script
-// arguments (see commitScript), and the messages as stored, for Commit's
-// result. The encodings share one pooled buffer, handed back by release
-// once the call is sent (not before: they are slices of it).
-func commitArgs(wf *workflow.Workflow, c workflow.Commit, o Options, head *commitHead) (args []any, msgs []workflow.Message, release func(), err error) {
-	enc := getEncoder()
-	defer func() {
-		if err != nil {
-			enc.release()
-		}
-	}()
+// call's start up to its keys, see commitCalls) and the script arguments
+// (see commitScript), the records encoded (record.go), and the messages
+// as stored, decoded from their records as a read decodes them, for
+// Commit's result.
+func commitArgs(wf *workflow.Workflow, c workflow.Commit, o Options, head *commitHead) (args []any, msgs []workflow.Message, err error) {
 	args = make([]any, 0, len(head.start)+14+len(c.Messages)+2*len(c.Traces)+3*len(c.Documents)+3*len(c.Webhooks))
 	args = append(args, head.start...)
 	// Numbers go as int64 or int: go-redis writes them in decimal, the
 	// bytes strconv would give, without a string and its box per number
 	// (a value under 256 is boxed without allocating at all).
 	args = append(args, c.ExpectedVersion, wf.Version, head.boxedUser, boxedStatus(wf.Status))
-	if args, err = encodeWith(enc, args, wf, appendWorkflow); err != nil {
-		return nil, nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "workflow %s cannot be encoded", wf.ID)
+	state, err := encodeState(wf)
+	if err != nil {
+		return nil, nil, err
 	}
-	args = append(args, o.Retention.Milliseconds(), c.Fence, c.RunningLimit, head.boxedID, head.wfPrefix, len(c.Messages),
+	args = append(args, state, o.Retention.Milliseconds(), c.Fence, c.RunningLimit, head.boxedID, head.wfPrefix, len(c.Messages),
 		len(c.Traces), o.TraceCap)
 	msgs = make([]workflow.Message, len(c.Messages))
 	for i, m := range c.Messages {
@@ -246,35 +239,37 @@ func commitArgs(wf *workflow.Workflow, c workflow.Commit, o Options, head *commi
 		for j := range m.Documents {
 			m.Documents[j].WorkflowID = wf.ID
 		}
-		if args, err = encodeWith(enc, args, &m, appendMessage); err != nil {
-			return nil, nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "message %s cannot be encoded", m.ID)
+		rec, err := encodeMessage(&m)
+		if err != nil {
+			return nil, nil, err
 		}
-		if msgs[i], err = jsonform.Message(m); err != nil {
-			return nil, nil, nil, workflow.WrapKind(workflow.KindInternal, err, "message %s does not decode", m.ID)
+		if err := decodeMessage(rec, 0, &msgs[i]); err != nil {
+			return nil, nil, err
 		}
+		args = append(args, rec)
 	}
 	for i := range c.Traces {
 		t := &c.Traces[i]
-		args = append(args, t.ID)
-		if args, err = encodeWith(enc, args, t, appendTrace); err != nil {
-			return nil, nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "trace %s cannot be encoded", t.ID)
+		rec, err := encodeTrace(t)
+		if err != nil {
+			return nil, nil, err
 		}
+		args = append(args, t.ID, rec)
 	}
 	for _, d := range c.Documents {
 		meta := d.Document
 		meta.WorkflowID = wf.ID
 		meta.Size = int64(len(d.Content))
-		args = append(args, d.ID)
-		if args, err = enc.encode(args, meta); err != nil {
-			return nil, nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "document %s cannot be encoded", d.ID)
+		rec, err := encodeDocument(&meta)
+		if err != nil {
+			return nil, nil, err
 		}
-		args = append(args, d.Content)
+		args = append(args, d.ID, rec, d.Content)
 	}
 	if args, err = appendHooks(args, c); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	enc.resolve(args)
-	return args, msgs, enc.release, nil
+	return args, msgs, nil
 }
 
 // commitOutcome reads the commit script's reply: the seq base, the

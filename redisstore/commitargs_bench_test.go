@@ -52,11 +52,9 @@ func BenchmarkCommitArgs(b *testing.B) {
 			c := workflow.Commit{Workflow: wf, ExpectedVersion: wf.Version - 1, Messages: bc.msgs}
 			b.ReportAllocs()
 			for b.Loop() {
-				_, _, release, err := commitArgs(wf, c, Options{}, testHead(wf))
-				if err != nil {
+				if _, _, err := commitArgs(wf, c, Options{}, testHead(wf)); err != nil {
 					b.Fatal(err)
 				}
-				release()
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -9,10 +10,11 @@ import (
 	"github.com/twostep/twostep/workflow"
 )
 
-// TestCommitArgsAreMarshal holds the encodings commitArgs sends, from its
-// pooled buffer, byte for byte equal to json.Marshal's, commit after
-// commit (a reused buffer must not leak one commit's bytes into the next).
-func TestCommitArgsAreMarshal(t *testing.T) {
+// TestCommitArgsAreRecords holds the script arguments commitArgs sends
+// in their places (see commitScript) and each value's record as
+// json.Marshal writes it, with the current layout, and the messages it
+// returns as a read of their records gives them.
+func TestCommitArgsAreRecords(t *testing.T) {
 	wf := &workflow.Workflow{ID: "wf1", UserID: "u1", Status: workflow.StatusRunning, Version: 3, Title: "<b>title</b> & \xff"}
 	// A message with every kind of value Marshal treats specially: invalid
 	// UTF-8, HTML characters, numbers of several types, a time with an offset.
@@ -33,20 +35,30 @@ func TestCommitArgsAreMarshal(t *testing.T) {
 		}
 		return string(b)
 	}
-	for round := range 3 {
-		c := workflow.Commit{Workflow: wf, ExpectedVersion: 2, Messages: []workflow.Message{m, m},
-			Traces: []workflow.Trace{tr}, Documents: []workflow.DocumentContent{doc}}
-		args, _, release, err := commitArgs(wf, c, Options{}, testHead(wf))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := func(i int) string { return string(argBytes(args[i])) }
-		if got(4) != want(wf) || got(13) != want(m) || got(14) != want(m) || args[15] != "t1" || got(16) != want(tr) ||
-			args[17] != "d1" || got(18) != want(doc.Document) || string(argBytes(args[19])) != "hi" {
-			t.Errorf("round %d: commitArgs = %d arguments, not the encodings expected", round, len(args))
-		}
-		release()
-		tr.Prompt = append(tr.Prompt, tr.Prompt...) // the next commit's encodings grow
+	c := workflow.Commit{Workflow: wf, ExpectedVersion: 2, Messages: []workflow.Message{m, m},
+		Traces: []workflow.Trace{tr}, Documents: []workflow.DocumentContent{doc}}
+	args, msgs, err := commitArgs(wf, c, Options{}, testHead(wf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := func(i int) string { b, _ := args[i].([]byte); return string(b) }
+	if got(4) != want(stateRecord{layout, wf}) || got(13) != want(messageRecord{layout, &m}) || got(14) != got(13) ||
+		args[15] != "t1" || got(16) != want(traceRecord{layout, &tr}) ||
+		args[17] != "d1" || got(18) != want(documentRecord{layout, &doc.Document}) || got(19) != "hi" {
+		t.Errorf("commitArgs = %d arguments, not the records expected: %q", len(args), args)
+	}
+	if !strings.HasPrefix(got(4), `{"layout":1,"id":"wf1",`) {
+		t.Errorf("state record %s does not start with its layout", got(4))
+	}
+	var read workflow.Message
+	if err := decodeMessage(args[13].([]byte), 0, &read); err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 2 || !reflect.DeepEqual(msgs[0], read) || !reflect.DeepEqual(msgs[1], read) {
+		t.Errorf("commitArgs messages = %+v, want twice the read %+v", msgs, read)
+	}
+	if read.Text != "<text> & \ufffd" || read.Parameters["int"] != 7.0 || !read.CreatedAt.Equal(m.CreatedAt) {
+		t.Errorf("read message = %+v: not the JSON round trip of %+v", read, m)
 	}
 }
 
@@ -63,19 +75,6 @@ func TestKeysAreConcatenations(t *testing.T) {
 	if w != want {
 		t.Errorf("workflow keys = %+v, want %+v", w, want)
 	}
-}
-
-// argBytes is the bytes go-redis writes for a script argument commitArgs
-// encoded (an *encodedArg) or passed as is ([]byte).
-func argBytes(a any) []byte {
-	switch v := a.(type) {
-	case *encodedArg:
-		b, _ := v.MarshalBinary()
-		return b
-	case []byte:
-		return v
-	}
-	return nil
 }
 
 // testHead is a commit head for commitArgs without a Store: no call

@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"regexp"
 	"time"
@@ -44,9 +43,9 @@ func (s *Store) PutExperiment(ctx context.Context, e *experiment.Experiment) (er
 	if !experimentID.MatchString(e.ID) {
 		return workflow.Errorf(workflow.KindInvalid, "experiment id %q is malformed", e.ID)
 	}
-	b, err := json.Marshal(e)
+	b, err := encodeRecord(experimentRecord{layout, e}, "experiment", e.ID)
 	if err != nil {
-		return workflow.WrapKind(workflow.KindInternal, err, "encoding")
+		return err
 	}
 	if err := s.rdb.Set(ctx, s.experimentKey(e.ID, "exp"), b, s.opts.Retention).Err(); err != nil {
 		return redisErr(err)
@@ -74,8 +73,9 @@ func (s *Store) GetExperiment(ctx context.Context, id string) (_ *experiment.Exp
 		return nil, redisErr(err)
 	}
 	var e experiment.Experiment
-	if err := json.Unmarshal(b, &e); err != nil {
-		return nil, workflow.WrapKind(workflow.KindInternal, err, "stored experiment is corrupt")
+	rec := experimentRecord{Experiment: &e}
+	if err := decodeRecord(b, &rec, &rec.Layout, "experiment"); err != nil {
+		return nil, err
 	}
 	return &e, nil
 }

@@ -12,3 +12,6 @@ func SetClock(s *Store, now func() time.Time) { s.index.now = now }
 // RefreshSlack exposes how much longer than the retention a refreshed
 // owner key or listing partition lives.
 var RefreshSlack = refreshSlack
+
+// Layout is the layout of the records the store writes.
+const Layout = layout

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"strings"
 	"time"
 
@@ -63,14 +62,6 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `)
 
-// idemAnswer is the stored form of a workflow.IdempotentAnswer.
-type idemAnswer struct {
-	Hash   string              `json:"hash"`
-	Status int                 `json:"status"`
-	Header map[string][]string `json:"header,omitempty"`
-	Body   []byte              `json:"body"`
-}
-
 // ClaimIdempotency claims (userID, key) for token in one script (see
 // workflow.IdempotencyStore).
 func (s *Store) ClaimIdempotency(ctx context.Context, userID, key, token string, ttl time.Duration) (_ workflow.IdempotencyRecord, _ bool, err error) {
@@ -102,8 +93,8 @@ func parseIdem(v string) (workflow.IdempotencyRecord, error) {
 	if !ok {
 		return workflow.IdempotencyRecord{}, workflow.Errorf(workflow.KindInternal, "idempotency entry of unknown form")
 	}
-	if err := json.Unmarshal([]byte(raw), &a); err != nil {
-		return workflow.IdempotencyRecord{}, workflow.WrapKind(workflow.KindInternal, err, "decoding a kept answer")
+	if err := decodeRecord([]byte(raw), &a, &a.Layout, "idempotent answer"); err != nil {
+		return workflow.IdempotencyRecord{}, err
 	}
 	return workflow.IdempotencyRecord{Answer: &workflow.IdempotentAnswer{
 		Hash: a.Hash, Status: a.Status, Header: a.Header, Body: a.Body,
@@ -116,9 +107,9 @@ func (s *Store) SaveIdempotency(ctx context.Context, userID, key, token string, 
 	if err := workflow.CheckIdempotencyArgs(ctx, userID, key, token, window); err != nil {
 		return err
 	}
-	b, err := json.Marshal(idemAnswer{Hash: a.Hash, Status: a.Status, Header: a.Header, Body: a.Body})
+	b, err := encodeRecord(idemAnswer{Layout: layout, Hash: a.Hash, Status: a.Status, Header: a.Header, Body: a.Body}, "idempotent answer of user", userID)
 	if err != nil {
-		return workflow.WrapKind(workflow.KindInternal, err, "encoding the answer")
+		return err
 	}
 	n, err := idemSaveScript.Run(ctx, s.rdb, []string{s.keys.idem(userID, key)}, "p"+token, "a"+string(b), max(window.Milliseconds(), 1)).Int64()
 	if err != nil {

@@ -102,14 +102,14 @@ func decodeLoad(reply []any) (workflow.RoundClaim, error) {
 		return c, workflow.Errorf(workflow.KindInternal, "stored workflow has no state")
 	}
 	var err error
-	if c.Workflow, err = decodeWorkflow([]byte(state)); err != nil {
+	if c.Workflow, err = decodeState([]byte(state)); err != nil {
 		return c, err
 	}
 	if c.Workflow.Status == workflow.StatusRunning {
 		c.Messages = make([]workflow.Message, len(reply)-3)
 		for i, r := range reply[3:] {
 			raw, _ := r.(string)
-			if err := decodeMessage(raw, 1+int64(i), &c.Messages[i]); err != nil {
+			if err := decodeMessage([]byte(raw), 1+int64(i), &c.Messages[i]); err != nil {
 				return c, err
 			}
 		}

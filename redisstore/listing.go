@@ -149,7 +149,7 @@ func (s *Store) listedWorkflows(ctx context.Context, entries []listed) (found []
 		if user != entries[i].user {
 			continue
 		}
-		wf, err := decodeWorkflow([]byte(data))
+		wf, err := decodeState([]byte(data))
 		if err != nil {
 			return nil, nil, err
 		}

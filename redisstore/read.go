@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 
 	"github.com/redis/go-redis/v9"
@@ -31,20 +30,7 @@ func (s *Store) GetWorkflow(ctx context.Context, id string) (_ *workflow.Workflo
 	if !found {
 		return nil, workflow.Errorf(workflow.KindNotFound, "workflow %s not found", id)
 	}
-	return decodeWorkflow(b)
-}
-
-// decodeWorkflow decodes a stored state: with parseWorkflow when it can
-// (the form the store writes), else with json.Unmarshal.
-func decodeWorkflow(b []byte) (*workflow.Workflow, error) {
-	if wf, ok := parseWorkflow(b); ok {
-		return wf, nil
-	}
-	var wf workflow.Workflow
-	if err := json.Unmarshal(b, &wf); err != nil {
-		return nil, workflow.WrapKind(workflow.KindInternal, err, "stored workflow is corrupt")
-	}
-	return &wf, nil
+	return decodeState(b)
 }
 
 // Messages returns up to limit messages with seq > afterSeq in seq order
@@ -80,20 +66,11 @@ func (s *Store) Messages(ctx context.Context, workflowID string, afterSeq int64,
 	raw := rng.Val()
 	out := make([]workflow.Message, len(raw))
 	for i, r := range raw {
-		if err := decodeMessage(r, start+int64(i)+1, &out[i]); err != nil {
+		if err := decodeMessage([]byte(r), start+int64(i)+1, &out[i]); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
-}
-
-// decodeMessage decodes the stored message s, whose seq is seq, into m.
-func decodeMessage(s string, seq int64, m *workflow.Message) error {
-	if err := json.Unmarshal([]byte(s), m); err != nil {
-		return workflow.WrapKind(workflow.KindInternal, err, "stored message is corrupt")
-	}
-	m.Seq = seq
-	return nil
 }
 
 // DocumentContent returns a document of the workflow with its bytes (never
@@ -127,8 +104,8 @@ func (s *Store) DocumentContent(ctx context.Context, workflowID, documentID stri
 		return workflow.DocumentContent{}, workflow.Errorf(workflow.KindNotFound, "document %s not found in workflow %s", documentID, workflowID)
 	}
 	var dc workflow.DocumentContent
-	if err := json.Unmarshal([]byte(meta.Val()), &dc.Document); err != nil {
-		return workflow.DocumentContent{}, workflow.WrapKind(workflow.KindInternal, err, "stored document metadata is corrupt")
+	if err := decodeDocument([]byte(meta.Val()), &dc.Document); err != nil {
+		return workflow.DocumentContent{}, err
 	}
 	dc.Content = []byte(content.Val())
 	return dc, nil

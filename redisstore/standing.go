@@ -3,7 +3,6 @@ package redisstore
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"slices"
 	"strconv"
 	"time"
@@ -65,9 +64,9 @@ func (s *Store) PutStanding(ctx context.Context, a workflow.StandingApproval) (e
 		return err
 	}
 	a.Uses = 0
-	raw, err := json.Marshal(a)
+	raw, err := encodeRecord(standingRecord{layout, &a}, "standing approval", a.ID)
 	if err != nil {
-		return workflow.WrapKind(workflow.KindInvalid, err, "standing approval %s", a.ID)
+		return err
 	}
 	u := s.keys.user(a.UserID)
 	ok, err := putStandingScript.Run(ctx, s.rdb, []string{u.standing()}, a.ID, raw, workflow.MaxStandingApprovals).Int()
@@ -96,8 +95,9 @@ func (s *Store) ListStanding(ctx context.Context, userID string, now time.Time) 
 	var expired []string
 	for id, raw := range all.Val() {
 		var a workflow.StandingApproval
-		if err := json.Unmarshal([]byte(raw), &a); err != nil {
-			return nil, workflow.WrapKind(workflow.KindInternal, err, "standing approval %s of %s", id, userID)
+		rec := standingRecord{StandingApproval: &a}
+		if err := decodeRecord([]byte(raw), &rec, &rec.Layout, "standing approval "+id); err != nil {
+			return nil, err
 		}
 		if !a.Live(now) {
 			expired = append(expired, id)

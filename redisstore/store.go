@@ -7,19 +7,22 @@
 // A user's hash slot holds everything the atomic commit needs: the keys of
 // each of the user's workflows, the user's listing and running set.
 //
-//	twostep:{u:<u>}:wf:<id>:state      hash: version, user, status, json (the workflow),
+//	twostep:{u:<u>}:wf:<id>:state      hash: version, user, status, json (the state record),
 //	                                   fence (the fencing token of the latest lease),
 //	                                   holder (the owner of the latest lease until it
 //	                                   releases it: left by a lease that expired)
-//	twostep:{u:<u>}:wf:<id>:msgs       list of message JSON; a message's seq is its index+1
+//	twostep:{u:<u>}:wf:<id>:msgs       list of message records; a message's seq is its index+1
 //	twostep:{u:<u>}:wf:<id>:docs       hash: document id -> bytes
-//	twostep:{u:<u>}:wf:<id>:docmeta    hash: document id -> metadata JSON
+//	twostep:{u:<u>}:wf:<id>:docmeta    hash: document id -> document record (the metadata)
 //	twostep:{u:<u>}:wf:<id>:traces     list of trace ids, oldest first (at most TraceCap)
-//	twostep:{u:<u>}:wf:<id>:tracedata  hash: trace id -> trace JSON
+//	twostep:{u:<u>}:wf:<id>:tracedata  hash: trace id -> trace record
 //	twostep:{u:<u>}:wf:<id>:lease      the owner of the running round (PX = lease ttl)
 //	twostep:{u:<u>}:workflows          sorted set of the user's workflow ids (lex order = creation order)
 //	twostep:{u:<u>}:running            set of ids of the user's running workflows
-//	twostep:{u:<u>}:idem:<sha256 hex>  an Idempotency-Key: "p"+token while claimed, then "a"+answer JSON (idempotency.go)
+//	twostep:{u:<u>}:idem:<sha256 hex>  an Idempotency-Key: "p"+token while claimed, then "a"+answer record (idempotency.go)
+//
+// The records — what the JSON values hold, and their layout versions — are
+// defined in record.go and encoded with encoding/json.
 //
 // The commit script keeps the user's listing and running set itself (an id
 // is in the running set exactly while its workflow is stored running), so

@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 
 	"github.com/redis/go-redis/v9"
@@ -22,9 +21,9 @@ func (s *Store) AppendTrace(ctx context.Context, t workflow.Trace) (err error) {
 	if err := checkWorkflowID(ctx, t.WorkflowID, true); err != nil {
 		return err
 	}
-	data, err := json.Marshal(t)
+	data, err := encodeTrace(&t)
 	if err != nil {
-		return workflow.WrapKind(workflow.KindInvalid, err, "trace %s cannot be encoded", t.ID)
+		return err
 	}
 	var reply []any
 	found, err := s.inSlot(ctx, t.WorkflowID, func(userID string) (bool, error) {
@@ -102,8 +101,8 @@ func (s *Store) Traces(ctx context.Context, workflowID string) (_ []workflow.Tra
 	}
 	out := make([]workflow.Trace, len(raw))
 	for i, r := range raw {
-		if err := json.Unmarshal([]byte(r), &out[i]); err != nil {
-			return nil, workflow.WrapKind(workflow.KindInternal, err, "stored trace is corrupt")
+		if err := decodeTrace([]byte(r), &out[i]); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
@@ -136,8 +135,8 @@ func (s *Store) GetTrace(ctx context.Context, traceID string) (_ workflow.Trace,
 		return workflow.Trace{}, redisErr(err)
 	}
 	var t workflow.Trace
-	if err := json.Unmarshal(b, &t); err != nil {
-		return workflow.Trace{}, workflow.WrapKind(workflow.KindInternal, err, "stored trace is corrupt")
+	if err := decodeTrace(b, &t); err != nil {
+		return workflow.Trace{}, err
 	}
 	return t, nil
 }

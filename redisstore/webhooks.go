@@ -63,53 +63,14 @@ func (k keys) hookOwner(id string) string { return k.prefix + ":hookowner:{" + i
 
 func (k keys) hookUsersPart(i int) string { return k.prefix + ":{hk" + strconv.Itoa(i) + "}:hookusers" }
 
-// hookRecord is a delivery as the store writes it.
-type hookRecord struct {
-	ID          string          `json:"id"`
-	WorkflowID  string          `json:"workflowId"`
-	UserID      string          `json:"userId"`
-	Event       string          `json:"event"`
-	URL         string          `json:"url"`
-	Secret      string          `json:"secret,omitempty"` // dropped once finished
-	Body        []byte          `json:"body"`
-	CreatedAt   time.Time       `json:"createdAt"`
-	Status      string          `json:"status"`
-	NextAttempt time.Time       `json:"nextAttempt,omitzero"`
-	Attempts    []attemptRecord `json:"attempts,omitempty"`
-}
-
-type attemptRecord struct {
-	At         time.Time `json:"at"`
-	StatusCode int       `json:"statusCode,omitempty"`
-	Error      string    `json:"error,omitempty"`
-}
-
-func toHookRecord(d workflow.WebhookDelivery) hookRecord {
-	r := hookRecord{ID: d.ID, WorkflowID: d.WorkflowID, UserID: d.UserID, Event: d.Event, URL: d.URL, Secret: d.Secret,
-		Body: d.Body, CreatedAt: d.CreatedAt, Status: string(d.Status), NextAttempt: d.NextAttempt}
-	for _, a := range d.Attempts {
-		r.Attempts = append(r.Attempts, attemptRecord(a))
-	}
-	return r
-}
-
-func (r hookRecord) delivery() workflow.WebhookDelivery {
-	d := workflow.WebhookDelivery{ID: r.ID, WorkflowID: r.WorkflowID, UserID: r.UserID, Event: r.Event, URL: r.URL,
-		Secret: r.Secret, Body: r.Body, CreatedAt: r.CreatedAt, Status: workflow.DeliveryStatus(r.Status), NextAttempt: r.NextAttempt}
-	for _, a := range r.Attempts {
-		d.Attempts = append(d.Attempts, workflow.WebhookAttempt(a))
-	}
-	return d
-}
-
 // appendHooks appends c's deliveries and their count to the commit
 // script's arguments (see commitScript).
 func appendHooks(args []any, c workflow.Commit) ([]any, error) {
 	for _, d := range c.Webhooks {
 		d.Status, d.Lease = workflow.DeliveryPending, ""
-		b, err := json.Marshal(toHookRecord(d))
+		b, err := encodeRecord(toHookRecord(d), "webhook delivery", d.ID)
 		if err != nil {
-			return nil, workflow.WrapKind(workflow.KindInvalid, err, "webhook delivery %s cannot be encoded", d.ID)
+			return nil, err
 		}
 		args = append(args, d.ID, d.NextAttempt.UnixMilli(), b)
 	}
@@ -139,7 +100,7 @@ func (s *Store) queueHookIndex(ctx context.Context, p redis.Pipeliner, c workflo
 	sub := s.keys.user(userID).wfPrefix + c.Workflow.ID + ":webhook"
 	switch {
 	case c.ExpectedVersion == 0 && c.Webhook != nil:
-		if b, err := json.Marshal(c.Webhook); err == nil {
+		if b, err := encodeRecord(subscriptionRecord{layout, c.Webhook}, "webhook subscription of", c.Workflow.ID); err == nil {
 			p.Set(ctx, sub, b, s.opts.Retention)
 		}
 	case s.opts.Retention > 0 && workflow.EventOf(c.Workflow.Status) != "":
@@ -283,7 +244,7 @@ func (s *Store) ClaimWebhooks(ctx context.Context, now time.Time, lease time.Dur
 			}
 			for j := 0; j+2 < len(got); j += 3 {
 				var r hookRecord
-				if err := json.Unmarshal([]byte(got[j+2]), &r); err != nil {
+				if err := decodeRecord([]byte(got[j+2]), &r, &r.Layout, "webhook delivery"); err != nil {
 					// One bad record stops no other delivery: it is
 					// marked failed, the claim goes on, the error says so.
 					poisoned = append(poisoned, s.failPoisoned(ctx, user, got[j], got[j+1], []byte(got[j+2]), err, now))
@@ -335,9 +296,9 @@ func (s *Store) FinishWebhook(ctx context.Context, d workflow.WebhookDelivery) (
 	} else {
 		r.Secret = "" // no attempt needs it any more: not kept at rest for the week it stays listed
 	}
-	b, err := json.Marshal(r)
+	b, err := encodeRecord(r, "webhook delivery", d.ID)
 	if err != nil {
-		return workflow.WrapKind(workflow.KindInvalid, err, "webhook delivery %s cannot be encoded", d.ID)
+		return err
 	}
 	finished := time.Now()
 	if n := len(d.Attempts); n > 0 {
@@ -383,7 +344,7 @@ func (s *Store) WebhookDeliveries(ctx context.Context, workflowID string) (_ []w
 	}
 	for _, v := range vals {
 		var r hookRecord
-		if err := json.Unmarshal([]byte(v), &r); err != nil {
+		if err := decodeRecord([]byte(v), &r, &r.Layout, "webhook delivery"); err != nil {
 			continue // not known to be the workflow's; its next claim marks it failed
 		}
 		if r.WorkflowID == workflowID {
@@ -418,8 +379,9 @@ func (s *Store) WebhookSubscription(ctx context.Context, workflowID string) (_ *
 		return nil, redisErr(err)
 	}
 	var sub workflow.WebhookSubscription
-	if err := json.Unmarshal(b, &sub); err != nil {
-		return nil, workflow.WrapKind(workflow.KindInternal, err, "webhook subscription of %s does not decode", workflowID)
+	rec := subscriptionRecord{WebhookSubscription: &sub}
+	if err := decodeRecord(b, &rec, &rec.Layout, "webhook subscription"); err != nil {
+		return nil, err
 	}
 	sub.Events = slices.Clip(sub.Events)
 	return &sub, nil
