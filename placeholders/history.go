@@ -66,17 +66,29 @@ func (f *former) form(n int, e entry) entry {
 // see Compaction), only the messages after the ones it covers are entries,
 // and the newest summary is the last (oldest) entry, fenced as data, in at
 // most SummaryBudget(budget) characters; the other entries share the rest.
+//
+// History renders every entry afresh; Cache.History memoizes.
 func History(msgs []workflow.Message, budget int) string {
+	return (*Cache)(nil).History(msgs, budget)
+}
+
+// History is the package-level History, memoized in c.
+func (c *Cache) History(msgs []workflow.Message, budget int) string {
 	var buf [160]string
-	return strings.Join(HistoryPieces(msgs, budget, buf[:0]), "") // one allocation of the exact size
+	return strings.Join(c.HistoryPieces(msgs, budget, buf[:0]), "") // one allocation of the exact size
 }
 
 // HistoryPieces returns History(msgs, budget) in pieces, to be written one
 // after the other (templates.Template.RenderPieces): the entries are not
 // joined into a string of their own. buf is room for the pieces.
 func HistoryPieces(msgs []workflow.Message, budget int, buf []string) []string {
+	return (*Cache)(nil).HistoryPieces(msgs, budget, buf)
+}
+
+// HistoryPieces is the package-level HistoryPieces, memoized in c.
+func (c *Cache) HistoryPieces(msgs []workflow.Message, budget int, buf []string) []string {
 	var stack [64]entry
-	whole, kept, omitted, block := history(msgs, budget, stack[:0])
+	whole, kept, omitted, block := c.history(msgs, budget, stack[:0])
 	if whole != "" {
 		return append(buf, whole)
 	}
@@ -100,24 +112,24 @@ func HistoryPieces(msgs []workflow.Message, budget int, buf []string) []string {
 // (newest first, to be joined by newlines), the omitted line ("": none)
 // and the summary block ("": none), which follows a newline. The results
 // are apart so that kept's room can stay on the caller's stack.
-func history(msgs []workflow.Message, budget int, room []entry) (whole string, kept []entry, omitted, block string) {
+func (c *Cache) history(msgs []workflow.Message, budget int, room []entry) (whole string, kept []entry, omitted, block string) {
 	budget = historyBudget(budget)
 	var buf [64]int
 	v := viewOf(msgs, buf[:0])
-	pos := lockPositions(msgs)
+	pos := c.lockPositions(msgs)
 	defer pos.unlock()
 	if v.order.Len() == 0 && v.prev == nil {
 		return "(no history yet)", nil, "", ""
 	}
 	if v.prev == nil {
-		kept, omitted = renderHistory(pos, v, budget, fullRoom(budget), room)
+		kept, omitted = c.renderHistory(pos, v, budget, fullRoom(budget), room)
 		return "", kept, omitted, ""
 	}
 	block = pos.summaryBlock(v.prev, msgs, SummaryBudget(budget))
 	if v.order.Len() == 0 {
 		return block, nil, "", ""
 	}
-	kept, omitted = renderHistory(pos, v, budget-utf8.RuneCountInString(block)-1, fullRoom(budget), room)
+	kept, omitted = c.renderHistory(pos, v, budget-utf8.RuneCountInString(block)-1, fullRoom(budget), room)
 	return "", kept, omitted, block
 }
 
@@ -136,11 +148,11 @@ func historyBudget(budget int) int {
 // omitted line (returned with them; "": none) when they do not fit. Each
 // entry comes from the caches (pos: the workflow's positions, locked; see
 // positions.entry).
-func renderHistory(pos *positions, v view, budget, full int, kept []entry) ([]entry, string) {
+func (c *Cache) renderHistory(pos *positions, v view, budget, full int, kept []entry) ([]entry, string) {
 	used := 0 // runes of the kept entries and their separators
 	f := former{room: full}
 	for n := range v.order.Len() {
-		e := f.form(n, pos.entry(v.msgs, v.order.At(n)))
+		e := f.form(n, c.entryAt(pos, v.msgs, v.order.At(n)))
 		runes := e.runes
 		if n > 0 {
 			runes++ // the newline before the entry

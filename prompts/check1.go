@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/twostep/twostep/placeholders"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -104,16 +103,17 @@ func resolveNamedFields(fields []workflow.FieldSpec, spec workflow.ActionSpec, k
 	if !known {
 		return
 	}
-	var params []placeholders.Param // decoded once, when a field needs it
+	var params []workflow.SchemaParam // decoded once, when a field needs it
 	for i := range fields {
 		f := &fields[i]
 		if f.Type != "" {
 			continue
 		}
 		if params == nil {
-			params = placeholders.SchemaParams(spec.Parameters)
+			s, _ := workflow.ReadActionSchema(spec.Parameters) // unreadable: no params
+			params = s.Params()
 		}
-		k := slices.IndexFunc(params, func(x placeholders.Param) bool { return x.Name == f.Name })
+		k := slices.IndexFunc(params, func(x workflow.SchemaParam) bool { return x.Name == f.Name })
 		if k < 0 {
 			p.add(`parametersSchema field %q: %s does not register it, so it needs a "type" (one of %s) and a "description"; a field the action registers may be given by name alone`,
 				workflow.ClipRunes(f.Name, maxQuoted), spec.Name, strings.Join(allowedFieldTypes, "|"))
@@ -124,7 +124,7 @@ func resolveNamedFields(fields []workflow.FieldSpec, spec workflow.ActionSpec, k
 }
 
 // fieldType is the Stage 1 field type of a registered parameter's JSON
-// Schema type (placeholders.Param.Type): integer is a number, anything
+// Schema type (workflow.SchemaParam.Type): integer is a number, anything
 // outside allowedFieldTypes (an array, a union) is an object.
 func fieldType(t string) string {
 	switch {

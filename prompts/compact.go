@@ -38,11 +38,11 @@ func (b *Builder) Compaction(msgs []workflow.Message) ([]workflow.Message, *work
 	if b.opts.NoCompaction {
 		return nil, nil
 	}
-	entries, prev := placeholders.Compaction(msgs, b.opts.HistoryBudget)
+	entries, prev := b.placeholders.Compaction(msgs, b.opts.HistoryBudget)
 	// Only the entries the prompt can show (Compact) are summarised and
 	// leave the history; the others wait for the next compaction rather
 	// than leave it unread.
-	return entries[:placeholders.CompactedEntriesFit(entries, b.compactInputLimit())], prev
+	return entries[:b.placeholders.CompactedEntriesFit(entries, b.compactInputLimit())], prev
 }
 
 // compactInputLimit bounds the entries a compaction prompt shows, in
@@ -62,7 +62,7 @@ func (b *Builder) Compact(in CompactInput) (Rendered, error) {
 	return b.render(templates.Compact, in.Template, map[string]string{
 		templates.KeyUserPrompt:       placeholders.UserPromptText(in.Messages, currentRound(Stage1Input{Workflow: in.Workflow, Messages: in.Messages})),
 		templates.KeyPreviousSummary:  placeholders.PreviousSummaryText(in.Previous),
-		templates.KeyCompactedEntries: placeholders.CompactedEntriesText(in.Entries, limit),
+		templates.KeyCompactedEntries: b.placeholders.CompactedEntriesText(in.Entries, limit),
 		templates.KeySummaryLimit:     strconv.Itoa(b.SummaryLimit()),
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/twostep/twostep/placeholders"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -30,6 +31,11 @@ type Stage2Result struct {
 // reg.ValidateParameters and adds its "path: message" lines. It never panics; the reply is capped at
 // MaxReplyBytes first.
 func ParseStage2(reply string, action workflow.ActionSpec, asked []workflow.FieldSpec, reg workflow.Registry) Stage2Result {
+	return parseStage2(nil, reply, action, asked, reg)
+}
+
+// parseStage2 is ParseStage2, its Stage 2 cut memoized in c (nil: not).
+func parseStage2(c *placeholders.Cache, reply string, action workflow.ActionSpec, asked []workflow.FieldSpec, reg workflow.Registry) Stage2Result {
 	raw, err := ExtractObject(reply)
 	if err != nil {
 		return Stage2Result{Problems: []string{workflow.PublicMessage(err)}}
@@ -65,7 +71,7 @@ func ParseStage2(reply string, action workflow.ActionSpec, asked []workflow.Fiel
 	for _, line := range workflow.ForbiddenKeyProblems(params) {
 		p.add("%s", line)
 	}
-	for _, line := range CheckAskedFields(params, action, asked) {
+	for _, line := range checkAskedFields(c, params, action, asked) {
 		p.add("%s", workflow.Clip(line, workflow.MaxProblemLine))
 	}
 	if reg == nil {

@@ -21,7 +21,7 @@ func (b *Builder) Repair(in RepairInput) (Rendered, error) {
 	prev := workflow.CutUTF8(in.Previous, MaxReplyBytes)
 	return b.render(templates.Repair, in.Template, map[string]string{
 		templates.KeyPreviousResponse:   prev,
-		templates.KeyAvailableMethods:   b.methods.Methods(in.Actions),
+		templates.KeyAvailableMethods:   b.placeholders.Methods(in.Actions),
 		templates.KeyValidationFeedback: in.Feedback,
 	})
 }

@@ -1,7 +1,6 @@
 package prompts
 
 import (
-	"github.com/twostep/twostep/placeholders"
 	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
 )
@@ -26,7 +25,7 @@ type Stage2Input struct {
 // ACTION_OBJECTIVE, SELECTED_ACTION, PARAMETERS_CONTEXT, PARAMETERS_SCHEMA
 // (see placeholders.StageTwoSchema) and VALIDATION_FEEDBACK.
 func (b *Builder) Stage2Values(in Stage2Input) (map[string]string, error) {
-	schema, err := placeholders.StageTwoSchema(in.Action, in.Selection.ParametersSchema.Fields)
+	schema, err := b.placeholders.StageTwoSchema(in.Action, in.Selection.ParametersSchema.Fields)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +72,7 @@ func (b *Builder) renderStage2(in Stage2Input, values map[string]string) (Render
 // (NewStage2Output, from the builder's cache), which a caller needs before
 // it renders the prompt: the call's planned output mode depends on it.
 func (b *Builder) Stage2Output(in Stage2Input) (Stage2Output, error) {
-	text, names, err := placeholders.StageTwoSchemaFields(in.Action, in.Selection.ParametersSchema.Fields)
+	text, names, err := b.placeholders.StageTwoSchemaFields(in.Action, in.Selection.ParametersSchema.Fields)
 	if err != nil {
 		return Stage2Output{}, err
 	}
@@ -84,7 +83,7 @@ func (b *Builder) Stage2Output(in Stage2Input) (Stage2Output, error) {
 // schema (NewStage2Output) from one cut of the action's schema: the
 // fields the prompt shows are exactly the ones the schema admits.
 func (b *Builder) Stage2Call(in Stage2Input) (Rendered, Stage2Output, error) {
-	text, names, err := placeholders.StageTwoSchemaFields(in.Action, in.Selection.ParametersSchema.Fields)
+	text, names, err := b.placeholders.StageTwoSchemaFields(in.Action, in.Selection.ParametersSchema.Fields)
 	if err != nil {
 		return Rendered{}, Stage2Output{}, err
 	}

@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -404,7 +403,8 @@ func (e *Engine) constraintFieldProblems(wf *Workflow, action string, constraint
 		return []string{"/: the approval policy cannot check constraints"}
 	}
 	spec, _ := e.registry.Action(action)
-	props, required := schemaNames(spec.Parameters)
+	schema, _ := ReadActionSchema(spec.Parameters) // unreadable: no field may be constrained
+	props, required := schema.Names(), schema.Required
 	allowed := map[string]bool{}
 	if cp := wf.Checkpoint; cp != nil && cp.Selection != nil {
 		for _, f := range cp.Selection.ParametersSchema.Fields {
@@ -428,19 +428,6 @@ func (e *Engine) constraintFieldProblems(wf *Workflow, action string, constraint
 		problems = append(problems, Clip(line, MaxProblemLine))
 	}
 	return problems
-}
-
-// schemaNames returns the property names of an object schema, sorted,
-// and its required ones.
-func schemaNames(raw json.RawMessage) (props, required []string) {
-	var doc struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-		Required   []string                   `json:"required"`
-	}
-	if json.Unmarshal(raw, &doc) != nil {
-		return nil, nil
-	}
-	return slices.Sorted(maps.Keys(doc.Properties)), doc.Required
 }
 
 // remember stores the standing approval an "approve" decision asks for
