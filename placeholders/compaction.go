@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -179,9 +180,9 @@ func renderSummaryBlock(text string, round, step, limit int) string {
 	head := summaryHeading(round, step)
 	room := limit - utf8.RuneCountInString(head) - fenceOverhead
 	if room < 20 {
-		return workflow.ClipRunes(head+"(left out: the history budget is too small)", limit)
+		return textclip.ClipRunes(head+"(left out: the history budget is too small)", limit)
 	}
-	return head + fenceData(workflow.ClipRunes(workflow.OneLine(text), room))
+	return head + fenceData(textclip.ClipRunes(textclip.OneLine(text), room))
 }
 
 func summaryHeading(round, step int) string {

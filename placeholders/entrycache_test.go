@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -58,7 +59,7 @@ func historyReference(msgs []workflow.Message, budget, full int) string {
 				b.Truncate(start)
 				break
 			}
-			e := workflow.ClipRunes(b.String(), budget)
+			e := textclip.ClipRunes(b.String(), budget)
 			b.Reset()
 			b.WriteString(e)
 			ends, usedAt = append(ends, b.Len()), append(usedAt, utf8.RuneCountInString(e))
@@ -78,7 +79,7 @@ func historyReference(msgs []workflow.Message, budget, full int) string {
 	}
 	out := string(b.Bytes()[:ends[kept-1]])
 	if usedAt[kept-1]+omittedLen(omitted) > budget {
-		out = workflow.ClipRunes(out, budget-omittedLen(omitted))
+		out = textclip.ClipRunes(out, budget-omittedLen(omitted))
 	}
 	return out + omittedLine(omitted)
 }

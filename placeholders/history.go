@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -159,7 +160,7 @@ func (c *Cache) renderHistory(pos *positions, v view, budget, full int, kept []e
 		}
 		if used+runes > budget {
 			if n == 0 { // the newest entry alone is cut to fit
-				e.text = workflow.ClipRunes(e.text, budget)
+				e.text = textclip.ClipRunes(e.text, budget)
 				e.runes = utf8.RuneCountInString(e.text)
 				kept, used = append(kept, e), e.runes
 			}
@@ -182,7 +183,7 @@ func (c *Cache) renderHistory(pos *positions, v view, budget, full int, kept []e
 	if used+omittedLen(omitted) > budget {
 		// kept is the newest entry alone (perhaps cut already).
 		e := kept[0]
-		e.text = workflow.ClipRunes(e.text, budget-omittedLen(omitted))
+		e.text = textclip.ClipRunes(e.text, budget-omittedLen(omitted))
 		kept[0] = e
 	}
 	return kept, omittedLine(omitted)
@@ -198,18 +199,18 @@ func omittedLen(n int) int { return len(omittedLine(n)) }
 func writeEntry(b *bytes.Buffer, m *workflow.Message) {
 	if writeHeading(b, m, textExcerpt) && m.ActionObjective != "" {
 		b.WriteString("\n  objective: ")
-		b.WriteString(workflow.OneLine(m.ActionObjective))
+		b.WriteString(textclip.OneLine(m.ActionObjective))
 	}
 	writeDocuments(b, m)
 	if m.Role == workflow.RoleAction {
 		summary, data := splitSummary(*m)
 		if summary != "" {
 			b.WriteString("\n  summary: ")
-			b.WriteString(workflow.OneLine(summary))
+			b.WriteString(textclip.OneLine(summary))
 		}
 		if data != "" {
 			b.WriteString("\n  findings: ")
-			b.WriteString(fenceData(workflow.OneLine(data)))
+			b.WriteString(fenceData(textclip.OneLine(data)))
 		}
 	}
 	if len(m.Learnings) > 0 {
@@ -218,7 +219,7 @@ func writeEntry(b *bytes.Buffer, m *workflow.Message) {
 			if i > 0 {
 				b.WriteString("; ")
 			}
-			b.WriteString(workflow.OneLine(l))
+			b.WriteString(textclip.OneLine(l))
 		}
 	}
 }
@@ -231,14 +232,14 @@ func writeEntry(b *bytes.Buffer, m *workflow.Message) {
 func writeShortEntry(b *bytes.Buffer, m *workflow.Message) {
 	if writeHeading(b, m, shortExcerpt) && m.ActionObjective != "" {
 		b.WriteString("; ")
-		b.WriteString(workflow.Excerpt(m.ActionObjective, shortExcerpt))
+		b.WriteString(textclip.Excerpt(m.ActionObjective, shortExcerpt))
 	}
 	if len(m.Documents) > 0 {
 		fmt.Fprintf(b, "; documents: docList:%s:%s", m.ID, m.DocumentsLabel)
 	}
 	if len(m.Learnings) > 0 {
 		b.WriteString("; learnings: ")
-		b.WriteString(workflow.Excerpt(strings.Join(m.Learnings, "; "), shortExcerpt))
+		b.WriteString(textclip.Excerpt(strings.Join(m.Learnings, "; "), shortExcerpt))
 	}
 }
 
@@ -249,10 +250,10 @@ func writeShortEntry(b *bytes.Buffer, m *workflow.Message) {
 func writeHeading(b *bytes.Buffer, m *workflow.Message, excerpt int) bool {
 	switch m.Role {
 	case workflow.RoleUser:
-		fmt.Fprintf(b, "- [round %d] user: %s", m.Round, workflow.Excerpt(m.Text, excerpt))
+		fmt.Fprintf(b, "- [round %d] user: %s", m.Round, textclip.Excerpt(m.Text, excerpt))
 		return false
 	case workflow.RoleAssistant:
-		fmt.Fprintf(b, "- [round %d, step %d] assistant: %s", m.Round, m.Step, workflow.Excerpt(m.Text, excerpt))
+		fmt.Fprintf(b, "- [round %d, step %d] assistant: %s", m.Round, m.Step, textclip.Excerpt(m.Text, excerpt))
 		return false
 	}
 	fmt.Fprintf(b, "- [round %d, step %d] action %s: %s", m.Round, m.Step,
@@ -271,7 +272,7 @@ func writeDocuments(b *bytes.Buffer, m *workflow.Message) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(b, "docItem:%s:%s", d.ID, workflow.OneLine(d.Name))
+		fmt.Fprintf(b, "docItem:%s:%s", d.ID, textclip.OneLine(d.Name))
 	}
 	b.WriteString(")")
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -53,7 +54,7 @@ func renderMethods(actions []workflow.ActionSpec, params func(workflow.ActionSpe
 		b.WriteString(" [")
 		b.WriteString(string(effectOf(a)))
 		b.WriteString("]")
-		if d := workflow.OneLine(a.Description); d != "" {
+		if d := textclip.OneLine(a.Description); d != "" {
 			b.WriteString(": ")
 			b.WriteString(d)
 		}

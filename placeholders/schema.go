@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -161,7 +162,7 @@ func property(registered json.RawMessage, f workflow.FieldSpec) ([]byte, error) 
 			m["type"] = f.Type
 		}
 	}
-	if d := workflow.OneLine(f.Description); d != "" {
+	if d := textclip.OneLine(f.Description); d != "" {
 		if old, ok := m["description"].(string); ok && old != "" && old != d {
 			m["description"] = old + " (for this step: " + d + ")"
 		} else {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/twostep/twostep/placeholders"
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -54,7 +55,7 @@ func parseStage2(c *placeholders.Cache, reply string, action workflow.ActionSpec
 	case !ok:
 		p.add(`"schema" is missing: reply with {"schema": %q, "parameters": {...}}`, ParametersSchemaID)
 	case !unmarshalString(schemaRaw, &schema) || schema != ParametersSchemaID:
-		p.add(`"schema" must be %q, got %s`, ParametersSchemaID, workflow.ClipRunes(strings.TrimSpace(string(schemaRaw)), maxQuoted))
+		p.add(`"schema" must be %q, got %s`, ParametersSchemaID, textclip.ClipRunes(strings.TrimSpace(string(schemaRaw)), maxQuoted))
 	}
 	paramsRaw, ok := obj.get("parameters")
 	if !ok {
@@ -72,13 +73,13 @@ func parseStage2(c *placeholders.Cache, reply string, action workflow.ActionSpec
 		p.add("%s", line)
 	}
 	for _, line := range checkAskedFields(c, params, action, asked) {
-		p.add("%s", workflow.Clip(line, workflow.MaxProblemLine))
+		p.add("%s", textclip.Clip(line, workflow.MaxProblemLine))
 	}
 	if reg == nil {
 		p.add("no registry to validate the parameters against")
 	} else {
 		for _, line := range reg.ValidateParameters(action.Name, params) {
-			p.add("%s", workflow.Clip(line, workflow.MaxProblemLine))
+			p.add("%s", textclip.Clip(line, workflow.MaxProblemLine))
 		}
 	}
 	res.Parameters = params

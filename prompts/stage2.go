@@ -2,6 +2,7 @@ package prompts
 
 import (
 	"github.com/twostep/twostep/templates"
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -35,7 +36,7 @@ func (b *Builder) Stage2Values(in Stage2Input) (map[string]string, error) {
 func stage2Values(in Stage2Input, schema string) map[string]string {
 	selected := in.Action.Name
 	if in.Action.Description != "" {
-		selected += ": " + workflow.Excerpt(in.Action.Description, 500)
+		selected += ": " + textclip.Excerpt(in.Action.Description, 500)
 	}
 	return map[string]string{
 		templates.KeyActionObjective:    in.Selection.ActionObjective,

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/twostep/twostep/textclip"
 )
 
 // DefaultApprovalTimeout is how long an approval waits for a decision when
@@ -425,7 +427,7 @@ func (e *Engine) constraintFieldProblems(wf *Workflow, action string, constraint
 		}
 	}
 	for _, line := range ip.ConstraintFragmentProblems(constraints) {
-		problems = append(problems, Clip(line, MaxProblemLine))
+		problems = append(problems, textclip.Clip(line, MaxProblemLine))
 	}
 	return problems
 }
@@ -507,12 +509,12 @@ func (e *Engine) checkEdit(wf *Workflow, action string, params map[string]any) [
 		checker, isChecker := e.modes[wf.Mode].(AskedFieldsChecker)
 		if spec, ok := e.registry.Action(action); ok && isChecker {
 			for _, line := range checker.CheckAskedFields(params, spec, cp.Selection.ParametersSchema.Fields) {
-				problems = append(problems, Clip(line, MaxProblemLine))
+				problems = append(problems, textclip.Clip(line, MaxProblemLine))
 			}
 		}
 	}
 	for _, line := range e.registry.ValidateParameters(action, params) {
-		problems = append(problems, Clip(line, MaxProblemLine))
+		problems = append(problems, textclip.Clip(line, MaxProblemLine))
 	}
 	return problems
 }
