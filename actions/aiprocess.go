@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -84,7 +85,7 @@ func (r *Registry) runAIProcess(ctx context.Context, inv invocation) (workflow.A
 		return workflow.ActionResult{ModelCalls: []workflow.ActionModelCall{mc}}, err
 	}
 	return workflow.ActionResult{
-		Text:       workflow.Excerpt(answer, excerptChars),
+		Text:       textclip.Excerpt(answer, excerptChars),
 		Documents:  []workflow.DocumentContent{textDocument(name, mimeFromName(name), answer+"\n")},
 		ModelCalls: []workflow.ActionModelCall{mc},
 	}, nil
@@ -103,7 +104,7 @@ func fenceDocuments(docs []workflow.DocumentContent, maxChars int) string {
 			text = fmt.Sprintf("[content not included: %s]", workflow.PublicMessage(err))
 		}
 		if n := utf8.RuneCountInString(text); n > budget {
-			text = string([]rune(text)[:max(budget, 0)]) +
+			text = textclip.CutRunes(text, budget) +
 				fmt.Sprintf("\n[truncated: %d of %d characters shown]", max(budget, 0), n)
 		}
 		budget -= utf8.RuneCountInString(text)
@@ -123,5 +124,5 @@ func fenceLabel(s string) string {
 		}
 		return r
 	}, s)
-	return workflow.Excerpt(s, 120)
+	return textclip.Excerpt(s, 120)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -50,7 +51,7 @@ func (r *Registry) runExtract(_ context.Context, inv invocation) (workflow.Actio
 	}
 	res.Text = fmt.Sprintf("Extracted %s: %s.", workflow.Count(len(lines), "document", ""), strings.Join(lines, "; "))
 	if len(res.Documents) > 0 {
-		res.Text += "\nExcerpt: " + workflow.Excerpt(string(res.Documents[0].Content), excerptChars)
+		res.Text += "\nExcerpt: " + textclip.Excerpt(string(res.Documents[0].Content), excerptChars)
 	}
 	return res, nil
 }
@@ -92,7 +93,7 @@ func (r *Registry) runGenerate(_ context.Context, inv invocation) (workflow.Acti
 	}
 	doc := textDocument(name, mimeType, content)
 	return workflow.ActionResult{
-		Text:      fmt.Sprintf("Generated %s (%s, %d bytes).\nExcerpt: %s", name, mimeType, len(content), workflow.Excerpt(content, excerptChars)),
+		Text:      fmt.Sprintf("Generated %s (%s, %d bytes).\nExcerpt: %s", name, mimeType, len(content), textclip.Excerpt(content, excerptChars)),
 		Documents: []workflow.DocumentContent{doc},
 	}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -273,7 +274,7 @@ func replyDetail(b []byte) string {
 	if json.Unmarshal(b, &fields) == nil {
 		for _, k := range []string{"error", "message", "detail", "title"} {
 			if s, ok := fields[k].(string); ok && s != "" {
-				return workflow.Excerpt(s, 300)
+				return textclip.Excerpt(s, 300)
 			}
 		}
 	}

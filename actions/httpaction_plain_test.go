@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -63,7 +64,7 @@ func TestHTTPActionLongJSONIsClippedAndKeptWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(res.Text, `{"items":"xxx`) || !strings.Contains(res.Text, "the whole reply is the document crm_lookup.json") {
-		t.Errorf("Text = %q", workflow.Clip(res.Text, 200))
+		t.Errorf("Text = %q", textclip.Clip(res.Text, 200))
 	}
 	if len(res.Text) > ReplyTextBytes+200 {
 		t.Errorf("Text is %d bytes, want it clipped near %d", len(res.Text), ReplyTextBytes)

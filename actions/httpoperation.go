@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -287,7 +288,7 @@ func fillPath(base *url.URL, tmpl string, params map[string]any) (*url.URL, erro
 	u.RawPath = base.EscapedPath() + sep + raw.String()
 	u.Fragment, u.RawFragment = "", ""
 	if !withinBase(base, &u) {
-		return nil, workflow.Errorf(workflow.KindInvalid, "the path %s leaves the service's base URL", quote(workflow.Excerpt(u.EscapedPath(), 200)))
+		return nil, workflow.Errorf(workflow.KindInvalid, "the path %s leaves the service's base URL", quote(textclip.Excerpt(u.EscapedPath(), 200)))
 	}
 	return &u, nil
 }

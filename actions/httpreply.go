@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -68,7 +69,7 @@ func (r *Registry) plainReply(rp reply, action string) (workflow.ActionResult, e
 		return workflow.ActionResult{}, err
 	}
 	return workflow.ActionResult{
-		Text:      workflow.Clip(text, ReplyTextBytes) + fmt.Sprintf("\n(%d bytes in all: the whole reply is the document %s)", len(body), doc.Name),
+		Text:      textclip.Clip(text, ReplyTextBytes) + fmt.Sprintf("\n(%d bytes in all: the whole reply is the document %s)", len(body), doc.Name),
 		Documents: []workflow.DocumentContent{doc},
 	}, nil
 }
@@ -113,7 +114,7 @@ func problemDetail(b []byte) string {
 		title, _ := fields["title"].(string)
 		detail, _ := fields["detail"].(string)
 		if title != "" && detail != "" {
-			return workflow.Excerpt(title+": "+detail, 300)
+			return textclip.Excerpt(title+": "+detail, 300)
 		}
 	}
 	return replyDetail(b)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -121,9 +122,7 @@ func responseName(method, path, mimeType string) string {
 	if stem == "" {
 		stem = "root"
 	}
-	if len(stem) > 80 {
-		stem = stem[:80]
-	}
+	stem = textclip.Cut(stem, 80) // ASCII: a plain cut
 	return strings.ToLower(method) + "_" + stem + extensionFor(mimeType)
 }
 
@@ -154,5 +153,5 @@ func bodyExcerpt(b []byte, n int) string {
 	if len(b) == 0 || !utf8.Valid(b) || bytes.ContainsRune(b, 0) {
 		return ""
 	}
-	return workflow.Excerpt(string(b), n)
+	return textclip.Excerpt(string(b), n)
 }

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -73,7 +74,7 @@ func compatibilityForms(p string) bool {
 // be within base.
 func pathUnder(base *url.URL, p string, q map[string]any) (*url.URL, error) {
 	refuse := func(why string) error {
-		return workflow.Errorf(workflow.KindInvalid, "path %s refused: %s", quote(workflow.Excerpt(p, 200)), why)
+		return workflow.Errorf(workflow.KindInvalid, "path %s refused: %s", quote(textclip.Excerpt(p, 200)), why)
 	}
 	decoded, refused := checkPath(p)
 	if refused != "" {

@@ -1,6 +1,6 @@
 package economy
 
-import "unicode/utf8"
+import "github.com/twostep/twostep/textclip"
 
 // The prompt cache rule of the report and the bench (DESIGN §10.1): a
 // request's leading tokens are served from the provider's cache when an
@@ -93,8 +93,5 @@ func commonPrefix(a, b string) int {
 	if i == len(a) || i == len(b) { // one is a prefix of the other: a whole string ends at i
 		return i
 	}
-	for i > 0 && !utf8.RuneStart(b[i]) {
-		i--
-	}
-	return i
+	return len(textclip.Cut(b, i))
 }

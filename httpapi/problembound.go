@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/textclip"
 )
 
 // A problem answer is bounded whatever the request: a body of ten million
@@ -68,10 +68,10 @@ func boundProblem(_ huma.Context, _ string, v any) (any, error) {
 }
 
 // cut shortens s to at most n bytes without splitting a character
-// (workflow.CutUTF8, the one cut), saying it was truncated.
+// (textclip.Cut, the one cut), saying it was truncated.
 func cut(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return workflow.CutUTF8(s, n) + "…(truncated)"
+	return textclip.Cut(s, n) + "…(truncated)"
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -92,7 +93,7 @@ func (m *Model) redact(err error) error {
 	for _, s := range m.secrets {
 		msg = strings.ReplaceAll(msg, s, "[redacted]")
 	}
-	return errors.New(workflow.Clip(msg, 500))
+	return errors.New(textclip.Clip(msg, 500))
 }
 
 // providerReason is the provider's own explanation of a refusal (for
@@ -114,7 +115,7 @@ func providerReason(cause error) string {
 			return ""
 		}
 	}
-	msg = workflow.Clip(strings.Join(strings.Fields(msg), " "), 300)
+	msg = textclip.Clip(strings.Join(strings.Fields(msg), " "), 300)
 	if msg == "" {
 		return ""
 	}

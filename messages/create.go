@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -96,7 +97,7 @@ func NewFailedStep(in FailedStepInput) workflow.Message {
 		ActionObjective: in.Objective,
 		Status:          workflow.MessageError,
 		Documents:       []workflow.Document{},
-		Summary:         workflow.Excerpt("step failed: "+workflow.OneLine(workflow.CutUTF8(in.Reason, 4*MaxSummary)), MaxSummary),
+		Summary:         textclip.Excerpt("step failed: "+textclip.OneLine(textclip.Cut(in.Reason, 4*MaxSummary)), MaxSummary),
 		Learnings:       nonEmpty(in.Learnings),
 		CreatedAt:       now(in.Now),
 	}
@@ -138,7 +139,7 @@ func now(t time.Time) time.Time {
 func nonEmpty(list []string) []string {
 	var out []string
 	for _, s := range list {
-		if workflow.OneLine(s) != "" {
+		if textclip.OneLine(s) != "" {
 			out = append(out, s)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -71,8 +72,8 @@ func TestNewAction(t *testing.T) {
 			name:     "long result is cut",
 			in:       ActionInput{Action: "ai.process", Result: workflow.ActionResult{Text: long}},
 			status:   workflow.MessageSuccess,
-			summary:  workflow.Excerpt("ai.process succeeded; result: "+strings.TrimSpace(long), MaxSummary),
-			findings: workflow.Excerpt(strings.TrimSpace(long), MaxFindings), text: long,
+			summary:  textclip.Excerpt("ai.process succeeded; result: "+strings.TrimSpace(long), MaxSummary),
+			findings: textclip.Excerpt(strings.TrimSpace(long), MaxFindings), text: long,
 		},
 	}
 	for _, tt := range tests {

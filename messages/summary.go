@@ -3,6 +3,7 @@ package messages
 import (
 	"strings"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -31,8 +32,8 @@ func Summary(o Observation) string {
 	b.WriteString(o.Action)
 	if o.Err != nil {
 		b.WriteString(" failed: ")
-		b.WriteString(workflow.OneLine(workflow.CutUTF8(o.Err.Error(), 4*MaxSummary)))
-		return workflow.Excerpt(b.String(), MaxSummary)
+		b.WriteString(textclip.OneLine(textclip.Cut(o.Err.Error(), 4*MaxSummary)))
+		return textclip.Excerpt(b.String(), MaxSummary)
 	}
 	b.WriteString(" succeeded")
 	if n := len(o.Documents); n > 0 {
@@ -41,7 +42,7 @@ func Summary(o Observation) string {
 		b.WriteString(" (")
 		names := make([]string, 0, min(n, 3))
 		for _, d := range o.Documents[:min(n, 3)] {
-			names = append(names, workflow.Excerpt(d.Name, 40))
+			names = append(names, textclip.Excerpt(d.Name, 40))
 		}
 		b.WriteString(strings.Join(names, ", "))
 		if n > 3 {
@@ -50,17 +51,17 @@ func Summary(o Observation) string {
 		b.WriteString(") as ")
 		b.WriteString(o.Label)
 	}
-	if t := workflow.OneLine(workflow.CutUTF8(o.Text, 4*MaxSummary)); t != "" {
+	if t := textclip.OneLine(textclip.Cut(o.Text, 4*MaxSummary)); t != "" {
 		b.WriteString("; result: ")
 		b.WriteString(t)
 	} else {
 		b.WriteString("; no text result")
 	}
-	return workflow.Excerpt(b.String(), MaxSummary)
+	return textclip.Excerpt(b.String(), MaxSummary)
 }
 
 // Findings returns a short excerpt of an action's text result: on one line,
 // at most MaxFindings characters.
 func Findings(text string) string {
-	return workflow.Excerpt(workflow.CutUTF8(text, 4*MaxFindings), MaxFindings)
+	return textclip.Excerpt(textclip.Cut(text, 4*MaxFindings), MaxFindings)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/twostep/twostep/messages"
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/jsonform"
 )
@@ -192,7 +193,7 @@ func traceAction(ctx context.Context, run *workflow.Run, call StepCall, res work
 	}
 	t := workflow.Trace{
 		Round: run.Workflow().Round, Step: run.Workflow().Step, Stage: workflow.StageAction, Attempt: 1,
-		Template: call.Action, Response: workflow.Clip(res.Text, 2000), Parsed: params, LatencyMs: d.Milliseconds(),
+		Template: call.Action, Response: textclip.Clip(res.Text, 2000), Parsed: params, LatencyMs: d.Milliseconds(),
 	}
 	if err != nil {
 		t.Error = workflow.PublicMessage(err)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -34,7 +35,14 @@ func SummaryTextLimit(budget int) int {
 // room for several steps before the next compaction (not one call per
 // step). The newest entry is never among them. Each compaction covers at
 // least one more message than the last, so compactions never repeat.
+//
+// Compaction renders every entry afresh; Cache.Compaction memoizes.
 func Compaction(msgs []workflow.Message, budget int) (entries []workflow.Message, previous *workflow.Message) {
+	return (*Cache)(nil).Compaction(msgs, budget)
+}
+
+// Compaction is the package-level Compaction, memoized in c.
+func (c *Cache) Compaction(msgs []workflow.Message, budget int) (entries []workflow.Message, previous *workflow.Message) {
 	budget = historyBudget(budget)
 	var buf [64]int
 	v := viewOf(msgs, buf[:0])
@@ -47,10 +55,10 @@ func Compaction(msgs []workflow.Message, budget int) (entries []workflow.Message
 		room = reserved
 	}
 	full := fullRoom(budget)
-	if fitting(v, room, full) == v.order.Len() {
+	if c.fitting(v, room, full) == v.order.Len() {
 		return nil, previous
 	}
-	keep := max(fitting(v, reserved/2, full), 1)
+	keep := max(c.fitting(v, reserved/2, full), 1)
 	if keep >= v.order.Len() {
 		return nil, previous
 	}
@@ -64,13 +72,13 @@ func Compaction(msgs []workflow.Message, budget int) (entries []workflow.Message
 // fitting counts how many of v's entries, newest first, fit budget runes,
 // shown as the history shows them (the newest in full within full runes,
 // the older in one line).
-func fitting(v view, budget, full int) int {
-	pos := lockPositions(v.msgs)
+func (c *Cache) fitting(v view, budget, full int) int {
+	pos := c.lockPositions(v.msgs)
 	defer pos.unlock()
 	used := 0
 	f := former{room: full}
 	for n := range v.order.Len() {
-		used += f.form(n, pos.entry(v.msgs, v.order.At(n))).runes
+		used += f.form(n, c.entryAt(pos, v.msgs, v.order.At(n))).runes
 		if n > 0 {
 			used++ // the newline before the entry
 		}
@@ -84,9 +92,15 @@ func fitting(v view, budget, full int) int {
 // CompactedEntriesFit returns how many of entries (oldest first, at least
 // one when there are any) CompactedEntriesText(entries, limit) shows.
 func CompactedEntriesFit(entries []workflow.Message, limit int) int {
+	return (*Cache)(nil).CompactedEntriesFit(entries, limit)
+}
+
+// CompactedEntriesFit is the package-level CompactedEntriesFit, memoized
+// in c.
+func (c *Cache) CompactedEntriesFit(entries []workflow.Message, limit int) int {
 	used := 0
 	for n := range entries {
-		r := renderedEntry(&entries[n]).runes
+		r := c.renderedEntry(&entries[n]).runes
 		if n > 0 {
 			r++ // the newline before the entry
 		}
@@ -102,11 +116,17 @@ func CompactedEntriesFit(entries []workflow.Message, limit int) int {
 // prompt, as the history renders them, within limit runes: entries past it
 // are left out with a line saying how many.
 func CompactedEntriesText(entries []workflow.Message, limit int) string {
+	return (*Cache)(nil).CompactedEntriesText(entries, limit)
+}
+
+// CompactedEntriesText is the package-level CompactedEntriesText,
+// memoized in c.
+func (c *Cache) CompactedEntriesText(entries []workflow.Message, limit int) string {
 	var stack [64]entry
 	shown := stack[:0]
 	used, size := 0, 0
 	for n := range entries {
-		e := renderedEntry(&entries[n])
+		e := c.renderedEntry(&entries[n])
 		r := e.runes
 		if n > 0 {
 			r++ // the newline before the entry
@@ -160,9 +180,9 @@ func renderSummaryBlock(text string, round, step, limit int) string {
 	head := summaryHeading(round, step)
 	room := limit - utf8.RuneCountInString(head) - fenceOverhead
 	if room < 20 {
-		return workflow.ClipRunes(head+"(left out: the history budget is too small)", limit)
+		return textclip.ClipRunes(head+"(left out: the history budget is too small)", limit)
 	}
-	return head + fenceData(workflow.ClipRunes(workflow.OneLine(text), room))
+	return head + fenceData(textclip.ClipRunes(textclip.OneLine(text), room))
 }
 
 func summaryHeading(round, step int) string {

@@ -88,13 +88,15 @@ func TestSummaryBlock(t *testing.T) {
 }
 
 // BenchmarkCompaction1000 is the check before every Stage 1 call of a
-// 1,000-message workflow whose newest summary covers all but 20 entries.
+// 1,000-message workflow whose newest summary covers all but 20 entries,
+// through a prompt builder's Cache.
 func BenchmarkCompaction1000(b *testing.B) {
 	msgs := append(historyMessages(1000), workflow.Message{Seq: 1001, Role: workflow.RoleSummary, Text: "facts", CompactedThrough: 980})
+	c := NewCache()
 	b.ReportAllocs()
 	for b.Loop() {
-		_, _ = Compaction(msgs, DefaultHistoryBudget)
-		_ = History(msgs, DefaultHistoryBudget)
+		_, _ = c.Compaction(msgs, DefaultHistoryBudget)
+		_ = c.History(msgs, DefaultHistoryBudget)
 	}
 }
 

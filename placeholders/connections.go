@@ -3,6 +3,7 @@ package placeholders
 import (
 	"strings"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -20,11 +21,11 @@ func ConnectionsIndex(conns []workflow.Connection) string {
 			b.WriteByte('\n')
 		}
 		b.WriteString("- ")
-		b.WriteString(workflow.OneLine(c.Label))
+		b.WriteString(textclip.OneLine(c.Label))
 		b.WriteString(" (kind: ")
-		b.WriteString(workflow.OneLine(c.Kind))
+		b.WriteString(textclip.OneLine(c.Kind))
 		b.WriteString(")")
-		if d := workflow.OneLine(c.Description); d != "" {
+		if d := textclip.OneLine(c.Description); d != "" {
 			b.WriteString(": ")
 			b.WriteString(d)
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -62,7 +63,7 @@ func DocumentsIndex(msgs []workflow.Message) string {
 			b.WriteString("\n  docItem:")
 			b.WriteString(d.ID)
 			b.WriteByte(':')
-			b.WriteString(workflow.OneLine(d.Name))
+			b.WriteString(textclip.OneLine(d.Name))
 			b.WriteString("  ")
 			b.WriteString(d.MimeType)
 			b.WriteString(", ")

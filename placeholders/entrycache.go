@@ -3,17 +3,10 @@ package placeholders
 import (
 	"bytes"
 	"slices"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/twostep/twostep/workflow"
 )
-
-// maxCachedEntries bounds each generation of the history entry cache: when
-// the newer generation is full, the older one is dropped and the newer one
-// takes its place, so at most twice this many entries are kept, and the
-// entries still rendered (those of running workflows) survive the turnover.
-const maxCachedEntries = 4096
 
 // maxCachedEntryBytes is the longest rendered entry the cache keeps; a
 // longer one (an action that returned a large result) is rendered each time
@@ -48,61 +41,34 @@ type cachedEntry struct {
 	entry
 }
 
-// entryCache keeps rendered history entries by message ID. Committed
-// messages never change, so each entry is rendered once while its workflow
-// runs, instead of once per Stage 1 render and compaction check (the
-// history shows up to a budget of the newest entries on every step).
-type entryCache struct {
-	mu       sync.Mutex
-	cur, old map[string]*cachedEntry
-}
-
-// entries is the process's history entry cache. It only memoizes: a hit
-// is exactly what writeEntry renders for the message.
-var entries entryCache
-
-// renderedEntry returns m's history entry, from the cache when m was
-// rendered before with the same content.
-func renderedEntry(m *workflow.Message) entry {
-	e, _ := cachedEntryOf(m)
+// renderedEntry returns m's history entry, from c when m was rendered
+// before with the same content (nil c: rendered afresh).
+func (c *Cache) renderedEntry(m *workflow.Message) entry {
+	e, _ := c.cachedEntryOf(m)
 	return e
 }
 
 // cachedEntryOf returns m's history entry and its cache record (nil when
-// the entry is not cached: m has no ID, or the entry is too long), from
-// the cache when m was rendered before with the same content.
-func cachedEntryOf(m *workflow.Message) (entry, *cachedEntry) {
-	if m.ID == "" {
+// the entry is not cached: no cache, m has no ID, or the entry is too
+// long), from c when m was rendered before with the same content.
+// Committed messages never change, so each entry is rendered once while
+// its workflow runs, instead of once per Stage 1 render and compaction
+// check (the history shows up to a budget of the newest entries on every
+// step).
+func (c *Cache) cachedEntryOf(m *workflow.Message) (entry, *cachedEntry) {
+	if c == nil || m.ID == "" {
 		return renderEntry(m), nil
 	}
-	c := &entries
-	c.mu.Lock()
-	ce, ok := c.cur[m.ID]
-	if !ok {
-		if ce, ok = c.old[m.ID]; ok {
-			c.putLocked(m.ID, ce) // still in use: keep it over the turnover
-		}
-	}
-	c.mu.Unlock()
-	if ok && sameEntrySource(&ce.src, m) {
+	if ce, ok := c.entries.Get(m.ID); ok && sameEntrySource(&ce.src, m) {
 		return ce.entry, ce
 	}
 	e := renderEntry(m)
 	if len(e.text) > maxCachedEntryBytes {
 		return e, nil
 	}
-	ce = &cachedEntry{src: entrySource(m), entry: e}
-	c.mu.Lock()
-	c.putLocked(m.ID, ce)
-	c.mu.Unlock()
+	ce := &cachedEntry{src: entrySource(m), entry: e}
+	c.entries.Put(m.ID, ce)
 	return e, ce
-}
-
-func (c *entryCache) putLocked(id string, ce *cachedEntry) {
-	if c.cur == nil || len(c.cur) >= maxCachedEntries {
-		c.old, c.cur = c.cur, make(map[string]*cachedEntry, maxCachedEntries/4)
-	}
-	c.cur[id] = ce
 }
 
 // renderEntry renders m's history entry.

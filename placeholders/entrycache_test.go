@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -58,7 +59,7 @@ func historyReference(msgs []workflow.Message, budget, full int) string {
 				b.Truncate(start)
 				break
 			}
-			e := workflow.ClipRunes(b.String(), budget)
+			e := textclip.ClipRunes(b.String(), budget)
 			b.Reset()
 			b.WriteString(e)
 			ends, usedAt = append(ends, b.Len()), append(usedAt, utf8.RuneCountInString(e))
@@ -78,7 +79,7 @@ func historyReference(msgs []workflow.Message, budget, full int) string {
 	}
 	out := string(b.Bytes()[:ends[kept-1]])
 	if usedAt[kept-1]+omittedLen(omitted) > budget {
-		out = workflow.ClipRunes(out, budget-omittedLen(omitted))
+		out = textclip.ClipRunes(out, budget-omittedLen(omitted))
 	}
 	return out + omittedLine(omitted)
 }
@@ -101,6 +102,7 @@ func newestFirstReference(msgs []workflow.Message) []int {
 
 func TestHistoryMatchesUncachedRendering(t *testing.T) {
 	t.Parallel()
+	c := NewCache()
 	long := historyMessages(3)
 	long[2].Findings = strings.Repeat("très long résultat ", 400) // the newest entry alone is cut
 	for _, tc := range []struct {
@@ -121,10 +123,10 @@ func TestHistoryMatchesUncachedRendering(t *testing.T) {
 		for _, budget := range []int{200, 230, 300, 777, 2000, 12000, 100000} {
 			want := historyReference(tc.msgs, historyBudget(budget), fullRoom(budget))
 			for pass := range 2 { // the second pass is served from the cache
-				if got := History(tc.msgs, budget); got != want {
+				if got := c.History(tc.msgs, budget); got != want {
 					t.Errorf("%s, budget %d, pass %d: History =\n%s\nwant\n%s", tc.name, budget, pass, got, want)
 				}
-				if got := strings.Join(HistoryPieces(tc.msgs, budget, nil), ""); got != want {
+				if got := strings.Join(c.HistoryPieces(tc.msgs, budget, nil), ""); got != want {
 					t.Errorf("%s, budget %d, pass %d: HistoryPieces joined =\n%s\nwant\n%s", tc.name, budget, pass, got, want)
 				}
 			}
@@ -193,9 +195,10 @@ func TestEntryCacheChecksContent(t *testing.T) {
 		"learnings": func(m *workflow.Message) { m.Learnings[0] = "changed in place" },
 		"more":      func(m *workflow.Message) { m.Learnings = append(m.Learnings, "another") },
 	}
+	c := NewCache()
 	for name, change := range changes {
 		m := base()
-		before := renderedEntry(&m)
+		before := c.renderedEntry(&m)
 		if before.text != uncachedEntry(&m) {
 			t.Fatalf("%s: cached entry differs from the rendering", name)
 		}
@@ -204,7 +207,7 @@ func TestEntryCacheChecksContent(t *testing.T) {
 		if want == before.text {
 			t.Fatalf("%s: the change does not show in the entry (test is wrong)", name)
 		}
-		if got := renderedEntry(&m); got.text != want || got.runes != utf8.RuneCountInString(want) {
+		if got := c.renderedEntry(&m); got.text != want || got.runes != utf8.RuneCountInString(want) {
 			t.Errorf("%s: entry after the change = %q (%d runes), want %q", name, got.text, got.runes, want)
 		}
 	}
@@ -214,37 +217,29 @@ func TestEntryCacheChecksContent(t *testing.T) {
 // it never holds more than two generations, and an entry in use survives
 // the turnover.
 func TestEntryCacheBounded(t *testing.T) {
+	t.Parallel()
+	c := NewCache()
 	hot := workflow.Message{ID: "bounded_hot", Round: 1, Role: workflow.RoleUser, Text: "hot"}
-	renderedEntry(&hot)
+	c.renderedEntry(&hot)
 	for i := range 3 * maxCachedEntries {
 		m := workflow.Message{ID: fmt.Sprintf("bounded_%d", i), Round: 1, Role: workflow.RoleUser, Text: "x"}
-		renderedEntry(&m)
+		c.renderedEntry(&m)
 		if i%100 == 0 {
-			renderedEntry(&hot)
+			c.renderedEntry(&hot)
 		}
-		entries.mu.Lock()
-		n := len(entries.cur) + len(entries.old)
-		entries.mu.Unlock()
-		if n > 2*maxCachedEntries {
+		if n := c.entries.Len(); n > 2*maxCachedEntries {
 			t.Fatalf("after %d messages the cache holds %d entries, over %d", i+1, n, 2*maxCachedEntries)
 		}
 	}
-	entries.mu.Lock()
-	_, inCur := entries.cur[hot.ID]
-	_, inOld := entries.old[hot.ID]
-	entries.mu.Unlock()
-	if !inCur && !inOld {
+	if _, ok := c.entries.Get(hot.ID); !ok {
 		t.Error("an entry rendered on every step was dropped from the cache")
 	}
 	big := workflow.Message{ID: "bounded_big", Round: 1, Role: workflow.RoleAction, Action: "x.y",
 		Findings: strings.Repeat("z", maxCachedEntryBytes)}
-	if e := renderedEntry(&big); e.text != uncachedEntry(&big) {
+	if e := c.renderedEntry(&big); e.text != uncachedEntry(&big) {
 		t.Error("a large entry is not rendered as writeEntry renders it")
 	}
-	entries.mu.Lock()
-	_, cached := entries.cur[big.ID]
-	entries.mu.Unlock()
-	if cached {
+	if _, cached := c.entries.Get(big.ID); cached {
 		t.Errorf("an entry over %d bytes was cached", maxCachedEntryBytes)
 	}
 }
@@ -255,13 +250,14 @@ func TestHistoryConcurrentRenders(t *testing.T) {
 	t.Parallel()
 	msgs := historyMessages(150)
 	want := historyReference(msgs, DefaultHistoryBudget, fullRoom(DefaultHistoryBudget))
+	c := NewCache()
 	done := make(chan string)
 	for range 8 {
 		go func() {
 			var got string
 			for range 20 {
-				got = History(msgs, DefaultHistoryBudget)
-				_, _ = Compaction(msgs, 0)
+				got = c.History(msgs, DefaultHistoryBudget)
+				_, _ = c.Compaction(msgs, 0)
 			}
 			done <- got
 		}()
@@ -279,6 +275,7 @@ func TestHistoryConcurrentRenders(t *testing.T) {
 func TestPositionsFollowChangedMessages(t *testing.T) {
 	t.Parallel()
 	msgs := inWorkflow("wf_positions_change", historyMessages(40))
+	c := NewCache()
 	steps := []struct {
 		name   string
 		change func([]workflow.Message) []workflow.Message
@@ -301,7 +298,7 @@ func TestPositionsFollowChangedMessages(t *testing.T) {
 	for _, st := range steps {
 		msgs = st.change(msgs)
 		for _, budget := range []int{300, 2000, 12000} {
-			if got, want := History(msgs, budget), historyReference(msgs, historyBudget(budget), fullRoom(budget)); got != want {
+			if got, want := c.History(msgs, budget), historyReference(msgs, historyBudget(budget), fullRoom(budget)); got != want {
 				t.Fatalf("%s, budget %d: History =\n%s\nwant\n%s", st.name, budget, got, want)
 			}
 		}
@@ -310,41 +307,37 @@ func TestPositionsFollowChangedMessages(t *testing.T) {
 
 // TestPositionCacheBounded renders the histories of more workflows than
 // the position cache keeps: it never holds more than two generations of
-// workflows, each referring to about maxCachedEntries entries at most, and
+// workflows, referring to about 2 × maxCachedEntries entries at most, and
 // a workflow rendered on every step survives the turnover.
 func TestPositionCacheBounded(t *testing.T) {
+	t.Parallel()
+	c := NewCache()
 	hot := inWorkflow("wf_bounded_hot", historyMessages(30))
-	History(hot, 0)
+	c.History(hot, 0)
 	for i := range 3 * maxPositionedWorkflows {
-		History(inWorkflow(fmt.Sprintf("wf_bounded_%d", i), historyMessages(1+i%7)), 0)
+		c.History(inWorkflow(fmt.Sprintf("wf_bounded_%d", i), historyMessages(1+i%7)), 0)
 		if i%100 == 0 {
-			History(hot, 0)
+			c.History(hot, 0)
 		}
-		positioned.mu.Lock()
-		n, refs := len(positioned.cur)+len(positioned.old), positioned.refs
-		positioned.mu.Unlock()
-		if n > 2*maxPositionedWorkflows || refs > maxCachedEntries+len(hot) {
+		if n, refs := c.positions.Len(), c.positions.Cost(); n > 2*maxPositionedWorkflows || refs > 2*(maxCachedEntries+len(hot)) {
 			t.Fatalf("after %d workflows the cache holds %d workflows and %d references", i+1, n, refs)
 		}
 	}
-	positioned.mu.Lock()
-	_, inCur := positioned.cur["wf_bounded_hot"]
-	_, inOld := positioned.old["wf_bounded_hot"]
-	positioned.mu.Unlock()
-	if !inCur && !inOld {
+	if _, ok := c.positions.Get("wf_bounded_hot"); !ok {
 		t.Error("a workflow rendered on every step was dropped from the cache")
 	}
 	// A workflow of more messages than the cache holds positions for is
-	// rendered; the next render of another workflow turns the generation
-	// over, so the newer one does not keep them.
-	History(inWorkflow("wf_bounded_huge", historyMessages(3*maxCachedEntries)), 0)
-	History(inWorkflow("wf_bounded_after_huge", historyMessages(3)), 0)
-	positioned.mu.Lock()
-	refs := positioned.refs
-	_, hugeInCur := positioned.cur["wf_bounded_huge"]
-	positioned.mu.Unlock()
-	if refs > maxCachedEntries || hugeInCur {
-		t.Errorf("after a huge workflow the newer generation holds %d positions (max %d), the huge one's: %v", refs, maxCachedEntries, hugeInCur)
+	// rendered; the workflows rendered after it turn the generations over,
+	// so its positions are not kept.
+	c.History(inWorkflow("wf_bounded_huge", historyMessages(3*maxCachedEntries)), 0)
+	for i := range 2*maxPositionedWorkflows + 1 {
+		c.History(inWorkflow(fmt.Sprintf("wf_after_huge_%d", i), historyMessages(1)), 0)
+	}
+	if _, ok := c.positions.Get("wf_bounded_huge"); ok {
+		t.Error("a huge workflow's positions outlived two turnovers")
+	}
+	if refs := c.positions.Cost(); refs > 2*maxCachedEntries {
+		t.Errorf("after a huge workflow the cache holds %d positions (max %d)", refs, 2*maxCachedEntries)
 	}
 }
 
@@ -355,13 +348,12 @@ func TestEntryCacheKeepsOnlyShownText(t *testing.T) {
 	t.Parallel()
 	action := workflow.Message{ID: "cache_text_action", WorkflowID: "wf_cache_text", Round: 1, Step: 1, Role: workflow.RoleAction,
 		Action: "web.get", Status: workflow.MessageSuccess, Summary: "web.get succeeded", Text: strings.Repeat("big result ", 1000)}
-	if got, want := History([]workflow.Message{action}, 0), uncachedEntry(&action); got != want {
+	c := NewCache()
+	if got, want := c.History([]workflow.Message{action}, 0), uncachedEntry(&action); got != want {
 		t.Fatalf("History = %q, want %q", got, want)
 	}
-	entries.mu.Lock()
-	ce := entries.cur[action.ID]
-	entries.mu.Unlock()
-	if ce == nil {
+	ce, ok := c.entries.Get(action.ID)
+	if !ok {
 		t.Fatal("the action's entry is not cached")
 	}
 	if n := len(ce.src.Text); n != 0 {
@@ -369,9 +361,9 @@ func TestEntryCacheKeepsOnlyShownText(t *testing.T) {
 	}
 	for _, role := range []workflow.Role{workflow.RoleUser, workflow.RoleAssistant} {
 		m := workflow.Message{ID: "cache_text_" + string(role), Round: 1, Step: 2, Role: role, Text: "first text"}
-		renderedEntry(&m)
+		c.renderedEntry(&m)
 		m.Text = "other text"
-		if got, want := renderedEntry(&m).text, uncachedEntry(&m); got != want {
+		if got, want := c.renderedEntry(&m).text, uncachedEntry(&m); got != want {
 			t.Errorf("%s: entry after a text change = %q, want %q", role, got, want)
 		}
 	}
@@ -382,6 +374,8 @@ func TestEntryCacheKeepsOnlyShownText(t *testing.T) {
 // position cache's generations over, share no unguarded memory (run with
 // -race) and keep rendering what a fresh render gives.
 func TestPositionsRaceFreeOverTurnovers(t *testing.T) {
+	t.Parallel()
+	c := NewCache()
 	wfID := workflow.NewID(workflow.PrefixWorkflow)
 	var msgs []workflow.Message
 	for i := range 60 {
@@ -393,7 +387,7 @@ func TestPositionsRaceFreeOverTurnovers(t *testing.T) {
 	for range 2 {
 		wg.Go(func() {
 			for n := 1; n <= len(msgs); n++ {
-				if got, want := History(msgs[:n], 100_000), historyReference(msgs[:n], 100_000, fullRoom(100_000)); got != want {
+				if got, want := c.History(msgs[:n], 100_000), historyReference(msgs[:n], 100_000, fullRoom(100_000)); got != want {
 					t.Errorf("history of %d messages differs from a fresh render", n)
 					return
 				}
@@ -402,7 +396,7 @@ func TestPositionsRaceFreeOverTurnovers(t *testing.T) {
 	}
 	wg.Go(func() {
 		for i := range 3 * maxPositionedWorkflows {
-			positioned.get(fmt.Sprintf("wf_other%d", i), 1)
+			c.lockPositions([]workflow.Message{{WorkflowID: fmt.Sprintf("wf_other%d", i)}}).unlock()
 		}
 	})
 	wg.Wait()

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -66,17 +67,29 @@ func (f *former) form(n int, e entry) entry {
 // see Compaction), only the messages after the ones it covers are entries,
 // and the newest summary is the last (oldest) entry, fenced as data, in at
 // most SummaryBudget(budget) characters; the other entries share the rest.
+//
+// History renders every entry afresh; Cache.History memoizes.
 func History(msgs []workflow.Message, budget int) string {
+	return (*Cache)(nil).History(msgs, budget)
+}
+
+// History is the package-level History, memoized in c.
+func (c *Cache) History(msgs []workflow.Message, budget int) string {
 	var buf [160]string
-	return strings.Join(HistoryPieces(msgs, budget, buf[:0]), "") // one allocation of the exact size
+	return strings.Join(c.HistoryPieces(msgs, budget, buf[:0]), "") // one allocation of the exact size
 }
 
 // HistoryPieces returns History(msgs, budget) in pieces, to be written one
 // after the other (templates.Template.RenderPieces): the entries are not
 // joined into a string of their own. buf is room for the pieces.
 func HistoryPieces(msgs []workflow.Message, budget int, buf []string) []string {
+	return (*Cache)(nil).HistoryPieces(msgs, budget, buf)
+}
+
+// HistoryPieces is the package-level HistoryPieces, memoized in c.
+func (c *Cache) HistoryPieces(msgs []workflow.Message, budget int, buf []string) []string {
 	var stack [64]entry
-	whole, kept, omitted, block := history(msgs, budget, stack[:0])
+	whole, kept, omitted, block := c.history(msgs, budget, stack[:0])
 	if whole != "" {
 		return append(buf, whole)
 	}
@@ -100,24 +113,24 @@ func HistoryPieces(msgs []workflow.Message, budget int, buf []string) []string {
 // (newest first, to be joined by newlines), the omitted line ("": none)
 // and the summary block ("": none), which follows a newline. The results
 // are apart so that kept's room can stay on the caller's stack.
-func history(msgs []workflow.Message, budget int, room []entry) (whole string, kept []entry, omitted, block string) {
+func (c *Cache) history(msgs []workflow.Message, budget int, room []entry) (whole string, kept []entry, omitted, block string) {
 	budget = historyBudget(budget)
 	var buf [64]int
 	v := viewOf(msgs, buf[:0])
-	pos := lockPositions(msgs)
+	pos := c.lockPositions(msgs)
 	defer pos.unlock()
 	if v.order.Len() == 0 && v.prev == nil {
 		return "(no history yet)", nil, "", ""
 	}
 	if v.prev == nil {
-		kept, omitted = renderHistory(pos, v, budget, fullRoom(budget), room)
+		kept, omitted = c.renderHistory(pos, v, budget, fullRoom(budget), room)
 		return "", kept, omitted, ""
 	}
 	block = pos.summaryBlock(v.prev, msgs, SummaryBudget(budget))
 	if v.order.Len() == 0 {
 		return block, nil, "", ""
 	}
-	kept, omitted = renderHistory(pos, v, budget-utf8.RuneCountInString(block)-1, fullRoom(budget), room)
+	kept, omitted = c.renderHistory(pos, v, budget-utf8.RuneCountInString(block)-1, fullRoom(budget), room)
 	return "", kept, omitted, block
 }
 
@@ -136,18 +149,18 @@ func historyBudget(budget int) int {
 // omitted line (returned with them; "": none) when they do not fit. Each
 // entry comes from the caches (pos: the workflow's positions, locked; see
 // positions.entry).
-func renderHistory(pos *positions, v view, budget, full int, kept []entry) ([]entry, string) {
+func (c *Cache) renderHistory(pos *positions, v view, budget, full int, kept []entry) ([]entry, string) {
 	used := 0 // runes of the kept entries and their separators
 	f := former{room: full}
 	for n := range v.order.Len() {
-		e := f.form(n, pos.entry(v.msgs, v.order.At(n)))
+		e := f.form(n, c.entryAt(pos, v.msgs, v.order.At(n)))
 		runes := e.runes
 		if n > 0 {
 			runes++ // the newline before the entry
 		}
 		if used+runes > budget {
 			if n == 0 { // the newest entry alone is cut to fit
-				e.text = workflow.ClipRunes(e.text, budget)
+				e.text = textclip.ClipRunes(e.text, budget)
 				e.runes = utf8.RuneCountInString(e.text)
 				kept, used = append(kept, e), e.runes
 			}
@@ -170,7 +183,7 @@ func renderHistory(pos *positions, v view, budget, full int, kept []entry) ([]en
 	if used+omittedLen(omitted) > budget {
 		// kept is the newest entry alone (perhaps cut already).
 		e := kept[0]
-		e.text = workflow.ClipRunes(e.text, budget-omittedLen(omitted))
+		e.text = textclip.ClipRunes(e.text, budget-omittedLen(omitted))
 		kept[0] = e
 	}
 	return kept, omittedLine(omitted)
@@ -186,18 +199,18 @@ func omittedLen(n int) int { return len(omittedLine(n)) }
 func writeEntry(b *bytes.Buffer, m *workflow.Message) {
 	if writeHeading(b, m, textExcerpt) && m.ActionObjective != "" {
 		b.WriteString("\n  objective: ")
-		b.WriteString(workflow.OneLine(m.ActionObjective))
+		b.WriteString(textclip.OneLine(m.ActionObjective))
 	}
 	writeDocuments(b, m)
 	if m.Role == workflow.RoleAction {
 		summary, data := splitSummary(*m)
 		if summary != "" {
 			b.WriteString("\n  summary: ")
-			b.WriteString(workflow.OneLine(summary))
+			b.WriteString(textclip.OneLine(summary))
 		}
 		if data != "" {
 			b.WriteString("\n  findings: ")
-			b.WriteString(fenceData(workflow.OneLine(data)))
+			b.WriteString(fenceData(textclip.OneLine(data)))
 		}
 	}
 	if len(m.Learnings) > 0 {
@@ -206,7 +219,7 @@ func writeEntry(b *bytes.Buffer, m *workflow.Message) {
 			if i > 0 {
 				b.WriteString("; ")
 			}
-			b.WriteString(workflow.OneLine(l))
+			b.WriteString(textclip.OneLine(l))
 		}
 	}
 }
@@ -219,14 +232,14 @@ func writeEntry(b *bytes.Buffer, m *workflow.Message) {
 func writeShortEntry(b *bytes.Buffer, m *workflow.Message) {
 	if writeHeading(b, m, shortExcerpt) && m.ActionObjective != "" {
 		b.WriteString("; ")
-		b.WriteString(workflow.Excerpt(m.ActionObjective, shortExcerpt))
+		b.WriteString(textclip.Excerpt(m.ActionObjective, shortExcerpt))
 	}
 	if len(m.Documents) > 0 {
 		fmt.Fprintf(b, "; documents: docList:%s:%s", m.ID, m.DocumentsLabel)
 	}
 	if len(m.Learnings) > 0 {
 		b.WriteString("; learnings: ")
-		b.WriteString(workflow.Excerpt(strings.Join(m.Learnings, "; "), shortExcerpt))
+		b.WriteString(textclip.Excerpt(strings.Join(m.Learnings, "; "), shortExcerpt))
 	}
 }
 
@@ -237,10 +250,10 @@ func writeShortEntry(b *bytes.Buffer, m *workflow.Message) {
 func writeHeading(b *bytes.Buffer, m *workflow.Message, excerpt int) bool {
 	switch m.Role {
 	case workflow.RoleUser:
-		fmt.Fprintf(b, "- [round %d] user: %s", m.Round, workflow.Excerpt(m.Text, excerpt))
+		fmt.Fprintf(b, "- [round %d] user: %s", m.Round, textclip.Excerpt(m.Text, excerpt))
 		return false
 	case workflow.RoleAssistant:
-		fmt.Fprintf(b, "- [round %d, step %d] assistant: %s", m.Round, m.Step, workflow.Excerpt(m.Text, excerpt))
+		fmt.Fprintf(b, "- [round %d, step %d] assistant: %s", m.Round, m.Step, textclip.Excerpt(m.Text, excerpt))
 		return false
 	}
 	fmt.Fprintf(b, "- [round %d, step %d] action %s: %s", m.Round, m.Step,
@@ -259,7 +272,7 @@ func writeDocuments(b *bytes.Buffer, m *workflow.Message) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(b, "docItem:%s:%s", d.ID, workflow.OneLine(d.Name))
+		fmt.Fprintf(b, "docItem:%s:%s", d.ID, textclip.OneLine(d.Name))
 	}
 	b.WriteString(")")
 }

@@ -41,7 +41,7 @@ func TestMethodCacheMatchesMethods(t *testing.T) {
 	all[3].Parameters = nil
 	all[5].Parameters = json.RawMessage(`not json`)
 	subset := []workflow.ActionSpec{all[7], all[2], all[3]}
-	var c MethodCache // the zero value is ready to use
+	c := NewCache()
 	tests := []struct {
 		name    string
 		actions []workflow.ActionSpec
@@ -58,7 +58,7 @@ func TestMethodCacheMatchesMethods(t *testing.T) {
 			}
 		})
 	}
-	if n := len(c.entries); n != len(all) {
+	if n := c.methods.Len(); n != len(all) {
 		t.Errorf("cache holds %d entries, want one per action (%d)", n, len(all))
 	}
 }
@@ -68,7 +68,7 @@ func TestMethodCacheMatchesMethods(t *testing.T) {
 // after a render cannot make the stale summary look current.
 func TestMethodCacheFollowsSchemaChanges(t *testing.T) {
 	t.Parallel()
-	c := NewMethodCache()
+	c := NewCache()
 	a := workflow.ActionSpec{Name: "doc.search", Parameters: json.RawMessage(`{"type":"object","required":["q"],"properties":{"q":{"type":"string"}}}`)}
 	if got := c.Methods([]workflow.ActionSpec{a}); !strings.Contains(got, "q (required, string)") {
 		t.Fatalf("first render = %q", got)
@@ -81,7 +81,7 @@ func TestMethodCacheFollowsSchemaChanges(t *testing.T) {
 	if got, want := c.Methods([]workflow.ActionSpec{a}), Methods([]workflow.ActionSpec{a}); got != want || !strings.Contains(got, "x (string)") {
 		t.Errorf("after the caller rewrote the schema in place = %q, want %q", got, want)
 	}
-	if n := len(c.entries); n != 1 {
+	if n := c.methods.Len(); n != 1 {
 		t.Errorf("cache holds %d entries for one action name, want 1", n)
 	}
 }
@@ -90,7 +90,7 @@ func TestMethodCacheFollowsSchemaChanges(t *testing.T) {
 // -race).
 func TestMethodCacheConcurrent(t *testing.T) {
 	t.Parallel()
-	c := NewMethodCache()
+	c := NewCache()
 	regs := [][]workflow.ActionSpec{registry(8), registry(3)}
 	regs[1][0].Parameters = json.RawMessage(`{"type":"object","properties":{"only":{"type":"string"}}}`)
 	want := []string{Methods(regs[0]), Methods(regs[1])}
@@ -116,7 +116,7 @@ func TestMethodCacheConcurrent(t *testing.T) {
 }
 
 // BenchmarkMethods renders AVAILABLE_METHODS for a 40-action registry,
-// parsing every schema each time (uncached) and from a warm MethodCache.
+// parsing every schema each time (uncached) and from a warm Cache.
 func BenchmarkMethods(b *testing.B) {
 	actions := registry(40)
 	b.Run("uncached", func(b *testing.B) {
@@ -128,7 +128,7 @@ func BenchmarkMethods(b *testing.B) {
 		b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
 	})
 	b.Run("cached", func(b *testing.B) {
-		c := NewMethodCache()
+		c := NewCache()
 		c.Methods(actions)
 		b.ReportAllocs()
 		start := processCPU()

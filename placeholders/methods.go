@@ -2,9 +2,9 @@ package placeholders
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -15,10 +15,16 @@ import (
 // a subset (the action-plan mode's top-K) passes just that subset.
 //
 // Methods parses every action's parameter schema on every call; a caller
-// that renders repeatedly (every Stage 1 prompt) uses a MethodCache, which
+// that renders repeatedly (every Stage 1 prompt) uses Cache.Methods, which
 // renders the same text.
 func Methods(actions []workflow.ActionSpec) string {
-	return renderMethods(actions, func(a workflow.ActionSpec) string { return paramList(a.Parameters) })
+	return (*Cache)(nil).Methods(actions)
+}
+
+// Methods is the package-level Methods, memoized in c: each action's
+// parameter schema is parsed once while its bytes are unchanged.
+func (c *Cache) Methods(actions []workflow.ActionSpec) string {
+	return renderMethods(actions, c.params)
 }
 
 // renderMethods renders AVAILABLE_METHODS for actions, taking each
@@ -48,7 +54,7 @@ func renderMethods(actions []workflow.ActionSpec, params func(workflow.ActionSpe
 		b.WriteString(" [")
 		b.WriteString(string(effectOf(a)))
 		b.WriteString("]")
-		if d := workflow.OneLine(a.Description); d != "" {
+		if d := textclip.OneLine(a.Description); d != "" {
 			b.WriteString(": ")
 			b.WriteString(d)
 		}
@@ -78,72 +84,11 @@ func effectOf(a workflow.ActionSpec) workflow.Effect {
 	return a.Effect
 }
 
-// Param is one top-level property of an action's parameter schema.
-type Param struct {
-	Name     string
-	Type     string
-	Required bool
-	// Schema is the property's own JSON Schema, verbatim.
-	Schema json.RawMessage
-}
-
-// SchemaParams returns the top-level properties of a JSON Schema object:
-// required ones first, each group sorted by name. A schema that is not an
-// object with properties yields nil.
-func SchemaParams(schema json.RawMessage) []Param {
-	var s struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-		Required   []string                   `json:"required"`
-	}
-	if len(schema) == 0 || json.Unmarshal(schema, &s) != nil {
-		return nil
-	}
-	out := make([]Param, 0, len(s.Properties))
-	for name, raw := range s.Properties {
-		var p struct {
-			Type any   `json:"type"`
-			Enum []any `json:"enum"`
-		}
-		_ = json.Unmarshal(raw, &p)
-		typ := typeName(p.Type)
-		if len(p.Enum) > 0 {
-			typ = "enum"
-		}
-		out = append(out, Param{Name: name, Type: typ, Required: slices.Contains(s.Required, name), Schema: raw})
-	}
-	slices.SortFunc(out, func(a, b Param) int {
-		if a.Required != b.Required {
-			if a.Required {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
-	return out
-}
-
-// typeName renders a JSON Schema "type" (a string or a list of strings).
-func typeName(t any) string {
-	switch v := t.(type) {
-	case string:
-		return v
-	case []any:
-		var names []string
-		for _, x := range v {
-			if s, ok := x.(string); ok {
-				names = append(names, s)
-			}
-		}
-		return strings.Join(names, "|")
-	}
-	return "any"
-}
-
 // paramList renders "a (required, string), b (number)" or "(none)".
 func paramList(schema json.RawMessage) string {
-	params := SchemaParams(schema)
-	if len(params) == 0 {
+	s, err := workflow.ReadActionSchema(schema)
+	params := s.Params()
+	if err != nil || len(params) == 0 {
 		return "(none)"
 	}
 	parts := make([]string, len(params))

@@ -4,14 +4,12 @@
 // templates.Key*; prompts pairs each name with its text).
 //
 // Every function is pure and deterministic: the same state gives the same
-// text, which keeps rendered prompts testable with golden files. The values
-// with state only memoize: MethodCache renders exactly what Methods renders,
-// without re-parsing each action's schema every time, and a bounded,
-// process-wide cache keeps each rendered history entry by message ID (a hit
-// only when every field the entry shows is unchanged), so History renders
-// each committed message once instead of on every step; another keeps
-// each action's Stage 2 cut (StageTwoSchemaFields) by action name and asked
-// fields, checked against the action's schema bytes. Nothing
+// text, which keeps rendered prompts testable with golden files. The one
+// value with state, Cache, only memoizes, and is owned by whoever renders
+// (a prompt builder): its methods return exactly what the functions of the
+// same name return, without re-parsing each action's schema, re-rendering
+// each committed history entry or re-cutting each Stage 2 schema on every
+// step (every part bounded, see Cache). Nothing
 // here reads a global registry; callers pass the actions and connections to
 // show (the action-plan mode passes a subset). No secret is ever rendered:
 // connections are shown by label, kind and description only.

@@ -199,12 +199,15 @@ func historyMessages(n int) []workflow.Message {
 	return msgs
 }
 
+// BenchmarkHistory1000 renders a 1,000-message history through a prompt
+// builder's Cache.
 func BenchmarkHistory1000(b *testing.B) {
 	msgs := historyMessages(1000)
+	c := NewCache()
 	b.ReportAllocs()
 	start := processCPU()
 	for b.Loop() {
-		_ = History(msgs, DefaultHistoryBudget)
+		_ = c.History(msgs, DefaultHistoryBudget)
 	}
 	// Wall time is skewed on a shared machine; CPU time per op is not.
 	b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")

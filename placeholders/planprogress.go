@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -33,11 +34,11 @@ func PlanProgressText(msgs []workflow.Message, round int, remaining []workflow.P
 		summary, data := splitSummary(*m)
 		if summary != "" {
 			b.WriteString(": ")
-			b.WriteString(workflow.OneLine(summary))
+			b.WriteString(textclip.OneLine(summary))
 		}
 		if data != "" {
 			b.WriteString("\n  result: ")
-			b.WriteString(fenceData(workflow.Excerpt(data, textExcerpt)))
+			b.WriteString(fenceData(textclip.Excerpt(data, textExcerpt)))
 		}
 	}
 	if run == 0 {
@@ -77,5 +78,5 @@ func planStepJSON(s workflow.PlanStep) string {
 	if err := enc.Encode(out); err != nil {
 		return fmt.Sprintf("{\"action\": %q}", s.Action)
 	}
-	return workflow.Excerpt(buf.String(), 2*textExcerpt)
+	return textclip.Excerpt(buf.String(), 2*textExcerpt)
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -20,16 +21,26 @@ import (
 // schema compact, so the prompt spends no tokens on its indentation) and
 // "additionalProperties": false when the registered schema says so.
 func StageTwoSchema(action workflow.ActionSpec, fields []workflow.FieldSpec) (string, error) {
-	text, _, err := StageTwoSchemaFields(action, fields)
+	return (*Cache)(nil).StageTwoSchema(action, fields)
+}
+
+// StageTwoSchema is the package-level StageTwoSchema, memoized in c.
+func (c *Cache) StageTwoSchema(action workflow.ActionSpec, fields []workflow.FieldSpec) (string, error) {
+	text, _, err := c.stageTwoCut(action, fields)
 	return text, err
 }
 
 // StageTwoSchemaFields returns StageTwoSchema's text and the names
-// StageTwoFields returns, from one decoding of the action's schema. Both
-// are cached per action and asked fields (while the action's schema is the
-// same), so retries and the parsing of the reply reuse them.
+// StageTwoFields returns, from one decoding of the action's schema.
 func StageTwoSchemaFields(action workflow.ActionSpec, fields []workflow.FieldSpec) (string, []string, error) {
-	text, names, err := cachedStageTwo(action, fields)
+	return stageTwoSchemaFields(action, fields)
+}
+
+// StageTwoSchemaFields is the package-level StageTwoSchemaFields,
+// memoized in c per action and asked fields (while the action's schema is
+// the same), so retries and the parsing of the reply reuse one cut.
+func (c *Cache) StageTwoSchemaFields(action workflow.ActionSpec, fields []workflow.FieldSpec) (string, []string, error) {
+	text, names, err := c.stageTwoCut(action, fields)
 	return text, slices.Clone(names), err
 }
 
@@ -39,12 +50,11 @@ func stageTwoSchemaFields(action workflow.ActionSpec, fields []workflow.FieldSpe
 	if err != nil {
 		return "", nil, err
 	}
-	closed := reg.AdditionalProperties != nil && !*reg.AdditionalProperties
 	asked := map[string]workflow.FieldSpec{}
 	for _, f := range fields {
 		asked[f.Name] = f
 	}
-	names := stageTwoNames(action, reg, fields)
+	names := stageTwoNames(reg, fields)
 
 	var b bytes.Buffer
 	b.WriteString("{\n  \"type\": \"object\",\n  \"properties\": {")
@@ -62,7 +72,7 @@ func stageTwoSchemaFields(action workflow.ActionSpec, fields []workflow.FieldSpe
 		b.Write(key)
 		b.WriteString(": ")
 		b.WriteString(strings.ReplaceAll(string(prop), "\n", "\n    "))
-		if slices.Contains(reg.Required, name) {
+		if reg.IsRequired(name) {
 			required = append(required, name)
 		}
 	}
@@ -76,28 +86,18 @@ func stageTwoSchemaFields(action workflow.ActionSpec, fields []workflow.FieldSpe
 	}
 	b.WriteString(",\n  \"required\": ")
 	b.Write(req)
-	if closed {
+	if reg.Closed {
 		b.WriteString(",\n  \"additionalProperties\": false")
 	}
 	b.WriteString("\n}")
 	return b.String(), names, nil
 }
 
-// registered is the part of an action's JSON Schema Stage 2 is cut from.
-type registered struct {
-	Properties           map[string]json.RawMessage `json:"properties"`
-	Required             []string                   `json:"required"`
-	AdditionalProperties *bool                      `json:"additionalProperties"`
-}
-
-// registeredSchema decodes action.Parameters (an empty schema is open and
-// has no properties).
-func registeredSchema(action workflow.ActionSpec) (registered, error) {
-	var reg registered
-	if len(action.Parameters) > 0 {
-		if err := json.Unmarshal(action.Parameters, &reg); err != nil {
-			return reg, workflow.WrapKind(workflow.KindInternal, err, "action %s: parameter schema is not a JSON object", action.Name)
-		}
+// registeredSchema reads action.Parameters (workflow.ReadActionSchema).
+func registeredSchema(action workflow.ActionSpec) (workflow.ActionSchema, error) {
+	reg, err := workflow.ReadActionSchema(action.Parameters)
+	if err != nil {
+		return reg, workflow.WrapKind(workflow.KindInternal, err, "action %s: parameter schema is not a JSON object", action.Name)
 	}
 	return reg, nil
 }
@@ -110,7 +110,12 @@ func registeredSchema(action workflow.ActionSpec) (registered, error) {
 // StageTwoSchema shows; any other parameter key is one Stage 1 did not ask
 // for. It fails only when the registered schema is not a JSON object.
 func StageTwoFields(action workflow.ActionSpec, fields []workflow.FieldSpec) ([]string, error) {
-	if _, names, err := cachedStageTwo(action, fields); err == nil {
+	return (*Cache)(nil).StageTwoFields(action, fields)
+}
+
+// StageTwoFields is the package-level StageTwoFields, memoized in c.
+func (c *Cache) StageTwoFields(action workflow.ActionSpec, fields []workflow.FieldSpec) ([]string, error) {
+	if _, names, err := c.stageTwoCut(action, fields); err == nil {
 		return slices.Clone(names), nil
 	}
 	// The schema text could not be cut (a property that is not an object
@@ -119,21 +124,20 @@ func StageTwoFields(action workflow.ActionSpec, fields []workflow.FieldSpec) ([]
 	if err != nil {
 		return nil, err
 	}
-	return stageTwoNames(action, reg, fields), nil
+	return stageTwoNames(reg, fields), nil
 }
 
 // stageTwoNames is StageTwoFields on a decoded schema.
-func stageTwoNames(action workflow.ActionSpec, reg registered, fields []workflow.FieldSpec) []string {
-	closed := reg.AdditionalProperties != nil && !*reg.AdditionalProperties
+func stageTwoNames(reg workflow.ActionSchema, fields []workflow.FieldSpec) []string {
 	var names []string
-	for _, p := range SchemaParams(action.Parameters) {
-		if p.Required {
-			names = append(names, p.Name)
+	for _, name := range reg.Names() {
+		if reg.IsRequired(name) {
+			names = append(names, name)
 		}
 	}
 	for _, f := range fields {
 		_, known := reg.Properties[f.Name]
-		if slices.Contains(names, f.Name) || workflow.IsForbiddenField(f.Name) || (!known && closed) {
+		if slices.Contains(names, f.Name) || workflow.IsForbiddenField(f.Name) || (!known && reg.Closed) {
 			continue
 		}
 		names = append(names, f.Name)
@@ -158,7 +162,7 @@ func property(registered json.RawMessage, f workflow.FieldSpec) ([]byte, error) 
 			m["type"] = f.Type
 		}
 	}
-	if d := workflow.OneLine(f.Description); d != "" {
+	if d := textclip.OneLine(f.Description); d != "" {
 		if old, ok := m["description"].(string); ok && old != "" && old != d {
 			m["description"] = old + " (for this step: " + d + ")"
 		} else {

@@ -19,8 +19,9 @@ func TestStageTwoCacheChecksSchemaAndFields(t *testing.T) {
 		return json.RawMessage(`{"type":"object","properties":{"q":{"type":"string","description":"` + desc + `"},"n":{"type":"number"}},"required":["q"]}`)
 	}
 	fields := []workflow.FieldSpec{{Name: "n", Type: "number", Description: "how many"}}
+	c := NewCache()
 	first := workflow.ActionSpec{Name: "cache.search", Parameters: schema("first")}
-	text1, names1, err := StageTwoSchemaFields(first, fields)
+	text1, names1, err := c.StageTwoSchemaFields(first, fields)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,15 +29,15 @@ func TestStageTwoCacheChecksSchemaAndFields(t *testing.T) {
 		t.Fatalf("cut = %s %v", text1, names1)
 	}
 	names1[0] = "changed by the caller"
-	if _, again, _ := StageTwoSchemaFields(first, fields); !slices.Equal(again, []string{"q", "n"}) {
+	if _, again, _ := c.StageTwoSchemaFields(first, fields); !slices.Equal(again, []string{"q", "n"}) {
 		t.Errorf("names after a caller changed its copy = %v", again)
 	}
-	if got, _ := StageTwoFields(first, fields); !slices.Equal(got, []string{"q", "n"}) {
+	if got, _ := c.StageTwoFields(first, fields); !slices.Equal(got, []string{"q", "n"}) {
 		t.Errorf("StageTwoFields = %v", got)
 	}
 
 	second := workflow.ActionSpec{Name: "cache.search", Parameters: schema("second")}
-	text2, _, err := StageTwoSchemaFields(second, fields)
+	text2, _, err := c.StageTwoSchemaFields(second, fields)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,11 +46,11 @@ func TestStageTwoCacheChecksSchemaAndFields(t *testing.T) {
 	}
 
 	other := []workflow.FieldSpec{{Name: "n", Type: "number", Description: "how many at most"}}
-	text3, _, _ := StageTwoSchemaFields(second, other)
+	text3, _, _ := c.StageTwoSchemaFields(second, other)
 	if want, _, _ := stageTwoSchemaFields(second, other); text3 != want || !strings.Contains(text3, "how many at most") {
 		t.Errorf("other field description: cut =\n%s\nwant\n%s", text3, want)
 	}
-	if again, _, _ := StageTwoSchemaFields(second, fields); again != text2 {
+	if again, _, _ := c.StageTwoSchemaFields(second, fields); again != text2 {
 		t.Errorf("cut changed after another cut of the same action:\n%s\nwant\n%s", again, text2)
 	}
 }
@@ -62,8 +63,12 @@ func TestStageTwoFieldsWithBooleanProperty(t *testing.T) {
 	if _, err := StageTwoSchema(action, nil); err == nil {
 		t.Fatal("StageTwoSchema of a boolean property schema did not fail")
 	}
-	got, err := StageTwoFields(action, nil)
-	if err != nil || !slices.Equal(got, []string{"x"}) {
-		t.Errorf("StageTwoFields = %v, %v; want [x]", got, err)
+	for name, fields := range map[string]func(workflow.ActionSpec, []workflow.FieldSpec) ([]string, error){
+		"uncached": StageTwoFields, "cached": NewCache().StageTwoFields,
+	} {
+		got, err := fields(action, nil)
+		if err != nil || !slices.Equal(got, []string{"x"}) {
+			t.Errorf("%s StageTwoFields = %v, %v; want [x]", name, got, err)
+		}
 	}
 }

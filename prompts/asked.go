@@ -18,7 +18,18 @@ import (
 // check is the same wherever parameters arrive (a Stage 2 reply, edited
 // parameters of an approval); nil means every key is allowed.
 func CheckAskedFields(params map[string]any, action workflow.ActionSpec, asked []workflow.FieldSpec) []string {
-	allowed, err := placeholders.StageTwoFields(action, asked)
+	return checkAskedFields(nil, params, action, asked)
+}
+
+// CheckAskedFields is the package-level CheckAskedFields, from the
+// builder's memoized Stage 2 cut of the action's schema.
+func (b *Builder) CheckAskedFields(params map[string]any, action workflow.ActionSpec, asked []workflow.FieldSpec) []string {
+	return checkAskedFields(b.placeholders, params, action, asked)
+}
+
+// checkAskedFields is CheckAskedFields, memoized in c (nil: not).
+func checkAskedFields(c *placeholders.Cache, params map[string]any, action workflow.ActionSpec, asked []workflow.FieldSpec) []string {
+	allowed, err := c.StageTwoFields(action, asked)
 	if err != nil {
 		return []string{workflow.PublicMessage(err)}
 	}
@@ -41,8 +52,25 @@ func CheckAskedFields(params map[string]any, action workflow.ActionSpec, asked [
 // is not empty). A schema that cannot be read needs Stage 2, whose call
 // reports it.
 func NeedsStage2(action workflow.ActionSpec, asked []workflow.FieldSpec) bool {
-	names, err := placeholders.StageTwoFields(action, asked)
+	return needsStage2(nil, action, asked)
+}
+
+// NeedsStage2 is the package-level NeedsStage2, from the builder's
+// memoized Stage 2 cut of the action's schema.
+func (b *Builder) NeedsStage2(action workflow.ActionSpec, asked []workflow.FieldSpec) bool {
+	return needsStage2(b.placeholders, action, asked)
+}
+
+// needsStage2 is NeedsStage2, memoized in c (nil: not).
+func needsStage2(c *placeholders.Cache, action workflow.ActionSpec, asked []workflow.FieldSpec) bool {
+	names, err := c.StageTwoFields(action, asked)
 	return err != nil || len(names) > 0
+}
+
+// ParseStage2 is the package-level ParseStage2, from the builder's
+// memoized Stage 2 cut of the action's schema.
+func (b *Builder) ParseStage2(reply string, action workflow.ActionSpec, asked []workflow.FieldSpec, reg workflow.Registry) Stage2Result {
+	return parseStage2(b.placeholders, reply, action, asked, reg)
 }
 
 // fieldList names the allowed fields for a feedback line.

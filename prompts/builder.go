@@ -12,6 +12,7 @@ package prompts
 import (
 	"errors"
 
+	"github.com/twostep/twostep/boundedcache"
 	"github.com/twostep/twostep/placeholders"
 	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
@@ -37,18 +38,22 @@ type Options struct {
 type Builder struct {
 	set  *templates.Set
 	opts Options
-	// methods caches each action's AVAILABLE_METHODS entry, so a render
-	// does not re-parse every action's JSON Schema.
-	methods *placeholders.MethodCache
+	// placeholders memoizes the placeholder values (each action's
+	// AVAILABLE_METHODS entry, history entries, Stage 2 cuts), so a
+	// render does not re-parse every action's JSON Schema nor re-render
+	// every history entry.
+	placeholders *placeholders.Cache
 	// stage1 caches the Stage 1 output schemas (Builder.Stage1Output).
-	stage1 stage1Cache
+	stage1 *boundedcache.Cache[string, workflow.OutputSchema]
 	// stage2 caches the Stage 2 output schemas (Builder.Stage2Call).
-	stage2 stage2Cache
+	stage2 *boundedcache.Cache[stage2Key, Stage2Output]
 }
 
 // NewBuilder returns a Builder over set.
 func NewBuilder(set *templates.Set, opts Options) *Builder {
-	return &Builder{set: set, opts: opts, methods: placeholders.NewMethodCache()}
+	return &Builder{set: set, opts: opts, placeholders: placeholders.NewCache(),
+		stage1: boundedcache.New[string, workflow.OutputSchema](maxCachedStage1Schemas, 0),
+		stage2: boundedcache.New[stage2Key, Stage2Output](maxCachedStage2Outputs, 0)}
 }
 
 // Rendered is a fully rendered prompt: the template it came from, the chat

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/twostep/twostep/placeholders"
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -70,15 +70,15 @@ func parseField(i int, item json.RawMessage, p *problems) (workflow.FieldSpec, b
 			got = strings.TrimSpace(string(typ))
 		}
 		p.add(`parametersSchema.fields[%d] (%s): type %s is not one of %s`,
-			i, workflow.ClipRunes(f.Name, maxQuoted), quoteOrMissing(got), strings.Join(allowedFieldTypes, "|"))
+			i, textclip.ClipRunes(f.Name, maxQuoted), quoteOrMissing(got), strings.Join(allowedFieldTypes, "|"))
 		ok = false
 	}
 	if len(required) > 0 && !isNull(required) && !unmarshalBool(required, &f.Required) {
-		p.add(`parametersSchema.fields[%d] (%s): "required" must be true or false`, i, workflow.ClipRunes(f.Name, maxQuoted))
+		p.add(`parametersSchema.fields[%d] (%s): "required" must be true or false`, i, textclip.ClipRunes(f.Name, maxQuoted))
 		ok = false
 	}
 	if len(description) > 0 && !isNull(description) && !unmarshalString(description, &f.Description) {
-		p.add(`parametersSchema.fields[%d] (%s): "description" must be a string`, i, workflow.ClipRunes(f.Name, maxQuoted))
+		p.add(`parametersSchema.fields[%d] (%s): "description" must be a string`, i, textclip.ClipRunes(f.Name, maxQuoted))
 		ok = false
 	}
 	return f, ok
@@ -104,19 +104,20 @@ func resolveNamedFields(fields []workflow.FieldSpec, spec workflow.ActionSpec, k
 	if !known {
 		return
 	}
-	var params []placeholders.Param // decoded once, when a field needs it
+	var params []workflow.SchemaParam // decoded once, when a field needs it
 	for i := range fields {
 		f := &fields[i]
 		if f.Type != "" {
 			continue
 		}
 		if params == nil {
-			params = placeholders.SchemaParams(spec.Parameters)
+			s, _ := workflow.ReadActionSchema(spec.Parameters) // unreadable: no params
+			params = s.Params()
 		}
-		k := slices.IndexFunc(params, func(x placeholders.Param) bool { return x.Name == f.Name })
+		k := slices.IndexFunc(params, func(x workflow.SchemaParam) bool { return x.Name == f.Name })
 		if k < 0 {
 			p.add(`parametersSchema field %q: %s does not register it, so it needs a "type" (one of %s) and a "description"; a field the action registers may be given by name alone`,
-				workflow.ClipRunes(f.Name, maxQuoted), spec.Name, strings.Join(allowedFieldTypes, "|"))
+				textclip.ClipRunes(f.Name, maxQuoted), spec.Name, strings.Join(allowedFieldTypes, "|"))
 			continue
 		}
 		f.Type, f.Required = fieldType(params[k].Type), params[k].Required
@@ -124,7 +125,7 @@ func resolveNamedFields(fields []workflow.FieldSpec, spec workflow.ActionSpec, k
 }
 
 // fieldType is the Stage 1 field type of a registered parameter's JSON
-// Schema type (placeholders.Param.Type): integer is a number, anything
+// Schema type (workflow.SchemaParam.Type): integer is a number, anything
 // outside allowedFieldTypes (an array, a union) is an object.
 func fieldType(t string) string {
 	switch {
@@ -140,7 +141,7 @@ func quoteOrMissing(s string) string {
 	if s == "" {
 		return "(missing)"
 	}
-	return `"` + workflow.ClipRunes(strings.Trim(s, `"`), maxQuoted) + `"`
+	return `"` + textclip.ClipRunes(strings.Trim(s, `"`), maxQuoted) + `"`
 }
 
 // stage1Fields are the Stage 1 reply's fields for a step's inputs.

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/twostep/twostep/placeholders"
 	"github.com/twostep/twostep/templates"
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -38,11 +40,11 @@ func (b *Builder) Compaction(msgs []workflow.Message) ([]workflow.Message, *work
 	if b.opts.NoCompaction {
 		return nil, nil
 	}
-	entries, prev := placeholders.Compaction(msgs, b.opts.HistoryBudget)
+	entries, prev := b.placeholders.Compaction(msgs, b.opts.HistoryBudget)
 	// Only the entries the prompt can show (Compact) are summarised and
 	// leave the history; the others wait for the next compaction rather
 	// than leave it unread.
-	return entries[:placeholders.CompactedEntriesFit(entries, b.compactInputLimit())], prev
+	return entries[:b.placeholders.CompactedEntriesFit(entries, b.compactInputLimit())], prev
 }
 
 // compactInputLimit bounds the entries a compaction prompt shows, in
@@ -62,7 +64,7 @@ func (b *Builder) Compact(in CompactInput) (Rendered, error) {
 	return b.render(templates.Compact, in.Template, map[string]string{
 		templates.KeyUserPrompt:       placeholders.UserPromptText(in.Messages, currentRound(Stage1Input{Workflow: in.Workflow, Messages: in.Messages})),
 		templates.KeyPreviousSummary:  placeholders.PreviousSummaryText(in.Previous),
-		templates.KeyCompactedEntries: placeholders.CompactedEntriesText(in.Entries, limit),
+		templates.KeyCompactedEntries: b.placeholders.CompactedEntriesText(in.Entries, limit),
 		templates.KeySummaryLimit:     strconv.Itoa(b.SummaryLimit()),
 	})
 }
@@ -72,7 +74,7 @@ func (b *Builder) Compact(in CompactInput) (Rendered, error) {
 // limit characters. An empty summary is rejected (problem
 // set). parsed is what the trace records.
 func ParseSummary(reply string, limit int) (text string, parsed json.RawMessage, problem string) {
-	reply = workflow.CutUTF8(reply, MaxReplyBytes)
+	reply = textclip.Cut(reply, MaxReplyBytes)
 	text = strings.TrimSpace(reply)
 	if strings.HasPrefix(text, "```") {
 		text = strings.TrimPrefix(text, "```")
@@ -84,8 +86,8 @@ func ParseSummary(reply string, limit int) (text string, parsed json.RawMessage,
 	if text == "" {
 		return "", nil, "the summary is empty: write the summary as plain text"
 	}
-	if r := []rune(text); len(r) > limit {
-		text = strings.TrimSpace(string(r[:max(limit-1, 0)])) + "…"
+	if utf8.RuneCountInString(text) > limit {
+		text = strings.TrimSpace(textclip.CutRunes(text, limit-1)) + textclip.Ellipsis
 	}
 	parsed, _ = json.Marshal(map[string]string{"summary": text})
 	return text, parsed, ""

@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -88,7 +89,7 @@ func UngroundedProblems(paths []string) []string {
 		}
 		line := fmt.Sprintf("parameters.%s: this value appears neither in the objective nor in the parameters context: "+
 			"take it from them, do not invent it", p)
-		out = append(out, workflow.Clip(line, workflow.MaxProblemLine))
+		out = append(out, textclip.Clip(line, workflow.MaxProblemLine))
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/twostep/twostep/templates/notices"
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -65,7 +66,7 @@ func ParseStage1(reply string, env Stage1Env) Stage1Result {
 	}
 	slices.Sort(paramKeys)
 	for _, k := range paramKeys {
-		p.add(`the reply has a %q key: Stage 1 must not fill parameter values; describe them in "parametersContext" and "parametersSchema" instead`, workflow.ClipRunes(k, maxQuoted))
+		p.add(`the reply has a %q key: Stage 1 must not fill parameter values; describe them in "parametersContext" and "parametersSchema" instead`, textclip.ClipRunes(k, maxQuoted))
 	}
 	sel := &res.Selection
 	spec, known := parseAction(obj, env.Registry, sel, p)
@@ -128,12 +129,12 @@ func parseAction(obj rawObject, reg workflow.Registry, sel *workflow.Selection, 
 	}
 	sel.Action = name
 	if reg == nil {
-		p.add(`action %q is not a registered action`, workflow.ClipRunes(name, maxQuoted))
+		p.add(`action %q is not a registered action`, textclip.ClipRunes(name, maxQuoted))
 		return workflow.ActionSpec{}, false
 	}
 	spec, ok := reg.Action(name)
 	if !ok {
-		p.add(`action %q is not a registered action; choose one of: %s`, workflow.ClipRunes(name, maxQuoted), actionNames(reg))
+		p.add(`action %q is not a registered action; choose one of: %s`, textclip.ClipRunes(name, maxQuoted), actionNames(reg))
 		return workflow.ActionSpec{}, false
 	}
 	return spec, true

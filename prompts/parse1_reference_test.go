@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -31,7 +32,7 @@ func parseStage1Ref(reply string, env Stage1Env) Stage1Result {
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		// Any case: a decoder downstream would take "Parameters" for it.
 		if strings.EqualFold(k, "parameters") {
-			p.add(`the reply has a %q key: Stage 1 must not fill parameter values; describe them in "parametersContext" and "parametersSchema" instead`, workflow.ClipRunes(k, maxQuoted))
+			p.add(`the reply has a %q key: Stage 1 must not fill parameter values; describe them in "parametersContext" and "parametersSchema" instead`, textclip.ClipRunes(k, maxQuoted))
 		}
 	}
 	sel := &res.Selection
@@ -61,12 +62,12 @@ func parseActionRef(obj map[string]json.RawMessage, reg workflow.Registry, sel *
 	}
 	sel.Action = name
 	if reg == nil {
-		p.add(`action %q is not a registered action`, workflow.ClipRunes(name, maxQuoted))
+		p.add(`action %q is not a registered action`, textclip.ClipRunes(name, maxQuoted))
 		return workflow.ActionSpec{}, false
 	}
 	spec, ok := reg.Action(name)
 	if !ok {
-		p.add(`action %q is not a registered action; choose one of: %s`, workflow.ClipRunes(name, maxQuoted), actionNames(reg))
+		p.add(`action %q is not a registered action; choose one of: %s`, textclip.ClipRunes(name, maxQuoted), actionNames(reg))
 		return workflow.ActionSpec{}, false
 	}
 	return spec, true
@@ -177,15 +178,15 @@ func parseFieldRef(i int, item json.RawMessage, p *problems) (workflow.FieldSpec
 			got = strings.TrimSpace(string(rf.Type))
 		}
 		p.add(`parametersSchema.fields[%d] (%s): type %s is not one of %s`,
-			i, workflow.ClipRunes(f.Name, maxQuoted), quoteOrMissing(got), strings.Join(allowedFieldTypes, "|"))
+			i, textclip.ClipRunes(f.Name, maxQuoted), quoteOrMissing(got), strings.Join(allowedFieldTypes, "|"))
 		ok = false
 	}
 	if len(rf.Required) > 0 && !isNullRef(rf.Required) && json.Unmarshal(rf.Required, &f.Required) != nil {
-		p.add(`parametersSchema.fields[%d] (%s): "required" must be true or false`, i, workflow.ClipRunes(f.Name, maxQuoted))
+		p.add(`parametersSchema.fields[%d] (%s): "required" must be true or false`, i, textclip.ClipRunes(f.Name, maxQuoted))
 		ok = false
 	}
 	if len(rf.Description) > 0 && !isNullRef(rf.Description) && json.Unmarshal(rf.Description, &f.Description) != nil {
-		p.add(`parametersSchema.fields[%d] (%s): "description" must be a string`, i, workflow.ClipRunes(f.Name, maxQuoted))
+		p.add(`parametersSchema.fields[%d] (%s): "description" must be a string`, i, textclip.ClipRunes(f.Name, maxQuoted))
 		ok = false
 	}
 	return f, ok

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/twostep/twostep/placeholders"
 	"github.com/twostep/twostep/templates/notices"
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -31,6 +33,11 @@ type Stage2Result struct {
 // reg.ValidateParameters and adds its "path: message" lines. It never panics; the reply is capped at
 // MaxReplyBytes first.
 func ParseStage2(reply string, action workflow.ActionSpec, asked []workflow.FieldSpec, reg workflow.Registry) Stage2Result {
+	return parseStage2(nil, reply, action, asked, reg)
+}
+
+// parseStage2 is ParseStage2, its Stage 2 cut memoized in c (nil: not).
+func parseStage2(c *placeholders.Cache, reply string, action workflow.ActionSpec, asked []workflow.FieldSpec, reg workflow.Registry) Stage2Result {
 	raw, err := ExtractObject(reply)
 	if err != nil {
 		return Stage2Result{Problems: []string{workflow.PublicMessage(err)}}
@@ -49,7 +56,7 @@ func ParseStage2(reply string, action workflow.ActionSpec, asked []workflow.Fiel
 	case !ok:
 		p.add(`"schema" is missing: reply with {"schema": %q, "parameters": {...}}`, ParametersSchemaID)
 	case !unmarshalString(schemaRaw, &schema) || schema != ParametersSchemaID:
-		p.add(`"schema" must be %q, got %s`, ParametersSchemaID, workflow.ClipRunes(strings.TrimSpace(string(schemaRaw)), maxQuoted))
+		p.add(`"schema" must be %q, got %s`, ParametersSchemaID, textclip.ClipRunes(strings.TrimSpace(string(schemaRaw)), maxQuoted))
 	}
 	paramsRaw, ok := obj.get("parameters")
 	if !ok {
@@ -66,14 +73,14 @@ func ParseStage2(reply string, action workflow.ActionSpec, asked []workflow.Fiel
 	for _, line := range workflow.ForbiddenKeyProblems(params) {
 		p.add("%s", line)
 	}
-	for _, line := range CheckAskedFields(params, action, asked) {
-		p.add("%s", workflow.Clip(line, workflow.MaxProblemLine))
+	for _, line := range checkAskedFields(c, params, action, asked) {
+		p.add("%s", textclip.Clip(line, workflow.MaxProblemLine))
 	}
 	if reg == nil {
 		p.add("no registry to validate the parameters against")
 	} else {
 		for _, line := range reg.ValidateParameters(action.Name, params) {
-			p.add("%s", workflow.Clip(line, workflow.MaxProblemLine))
+			p.add("%s", textclip.Clip(line, workflow.MaxProblemLine))
 		}
 	}
 	res.Parameters = params

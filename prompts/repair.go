@@ -2,6 +2,7 @@ package prompts
 
 import (
 	"github.com/twostep/twostep/templates"
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -18,10 +19,10 @@ type RepairInput struct {
 
 // Repair renders the repair prompt (template "repair").
 func (b *Builder) Repair(in RepairInput) (Rendered, error) {
-	prev := workflow.CutUTF8(in.Previous, MaxReplyBytes)
+	prev := textclip.Cut(in.Previous, MaxReplyBytes)
 	return b.render(templates.Repair, in.Template, map[string]string{
 		templates.KeyPreviousResponse:   prev,
-		templates.KeyAvailableMethods:   b.methods.Methods(in.Actions),
+		templates.KeyAvailableMethods:   b.placeholders.Methods(in.Actions),
 		templates.KeyValidationFeedback: in.Feedback,
 	})
 }

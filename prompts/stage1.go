@@ -46,7 +46,7 @@ var stage1Volatile = []string{templates.KeyWorkflowHistory, templates.KeyAvailab
 // WORKFLOW_HISTORY and VALIDATION_FEEDBACK.
 func (b *Builder) Stage1Values(in Stage1Input) map[string]string {
 	v := b.stage1Values(in)
-	v[templates.KeyWorkflowHistory] = placeholders.History(in.Messages, b.opts.HistoryBudget)
+	v[templates.KeyWorkflowHistory] = b.placeholders.History(in.Messages, b.opts.HistoryBudget)
 	return v
 }
 
@@ -55,7 +55,7 @@ func (b *Builder) stage1Values(in Stage1Input) map[string]string {
 	round := currentRound(in)
 	return map[string]string{
 		templates.KeyUserPrompt:                placeholders.UserPromptText(in.Messages, round),
-		templates.KeyAvailableMethods:          b.methods.Methods(in.Actions),
+		templates.KeyAvailableMethods:          b.placeholders.Methods(in.Actions),
 		templates.KeyAvailableDocumentsIndex:   placeholders.DocumentsIndexWithin(in.Messages, placeholders.DocumentsBudget(b.opts.HistoryBudget)),
 		templates.KeyAvailableConnectionsIndex: placeholders.ConnectionsIndex(in.Connections),
 		templates.KeyValidationFeedback:        joinBlocks(b.loopWarning(in, round), in.Feedback),
@@ -89,7 +89,7 @@ func (b *Builder) Stage1(in Stage1Input) (Rendered, error) {
 	}
 	values := b.stage1Values(in)
 	var buf [160]string
-	pieces := placeholders.HistoryPieces(in.Messages, b.opts.HistoryBudget, buf[:0])
+	pieces := b.placeholders.HistoryPieces(in.Messages, b.opts.HistoryBudget, buf[:0])
 	parts, history, err := t.RenderPieces(in.Output, values, templates.KeyWorkflowHistory, pieces)
 	if err != nil {
 		return Rendered{}, renderError(*t, err)

@@ -1,8 +1,8 @@
 package prompts
 
 import (
-	"github.com/twostep/twostep/placeholders"
 	"github.com/twostep/twostep/templates"
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -26,7 +26,7 @@ type Stage2Input struct {
 // ACTION_OBJECTIVE, SELECTED_ACTION, PARAMETERS_CONTEXT, PARAMETERS_SCHEMA
 // (see placeholders.StageTwoSchema) and VALIDATION_FEEDBACK.
 func (b *Builder) Stage2Values(in Stage2Input) (map[string]string, error) {
-	schema, err := placeholders.StageTwoSchema(in.Action, in.Selection.ParametersSchema.Fields)
+	schema, err := b.placeholders.StageTwoSchema(in.Action, in.Selection.ParametersSchema.Fields)
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +36,7 @@ func (b *Builder) Stage2Values(in Stage2Input) (map[string]string, error) {
 func stage2Values(in Stage2Input, schema string) map[string]string {
 	selected := in.Action.Name
 	if in.Action.Description != "" {
-		selected += ": " + workflow.Excerpt(in.Action.Description, 500)
+		selected += ": " + textclip.Excerpt(in.Action.Description, 500)
 	}
 	return map[string]string{
 		templates.KeyActionObjective:    in.Selection.ActionObjective,
@@ -73,7 +73,7 @@ func (b *Builder) renderStage2(in Stage2Input, values map[string]string) (Render
 // (NewStage2Output, from the builder's cache), which a caller needs before
 // it renders the prompt: the call's planned output mode depends on it.
 func (b *Builder) Stage2Output(in Stage2Input) (Stage2Output, error) {
-	text, names, err := placeholders.StageTwoSchemaFields(in.Action, in.Selection.ParametersSchema.Fields)
+	text, names, err := b.placeholders.StageTwoSchemaFields(in.Action, in.Selection.ParametersSchema.Fields)
 	if err != nil {
 		return Stage2Output{}, err
 	}
@@ -84,7 +84,7 @@ func (b *Builder) Stage2Output(in Stage2Input) (Stage2Output, error) {
 // schema (NewStage2Output) from one cut of the action's schema: the
 // fields the prompt shows are exactly the ones the schema admits.
 func (b *Builder) Stage2Call(in Stage2Input) (Rendered, Stage2Output, error) {
-	text, names, err := placeholders.StageTwoSchemaFields(in.Action, in.Selection.ParametersSchema.Fields)
+	text, names, err := b.placeholders.StageTwoSchemaFields(in.Action, in.Selection.ParametersSchema.Fields)
 	if err != nil {
 		return Rendered{}, Stage2Output{}, err
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -208,5 +209,5 @@ func validKeyName(s string) bool {
 
 // excerpt returns at most the first 40 bytes of s, for error messages.
 func excerpt(s string) string {
-	return workflow.Clip(s, 40)
+	return textclip.Clip(s, 40)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/prompts"
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -56,7 +57,7 @@ func offlineCompact(previous *workflow.Message, entries []workflow.Message) stri
 		parts = append(parts, previous.Text)
 	}
 	for _, m := range entries {
-		if s := workflow.OneLine(m.Summary); m.Role == workflow.RoleAction && s != "" {
+		if s := textclip.OneLine(m.Summary); m.Role == workflow.RoleAction && s != "" {
 			parts = append(parts, s)
 		}
 	}
@@ -86,7 +87,7 @@ func offlineSelect(ref string, msgs []workflow.Message) string {
 func newestSummary(msgs []workflow.Message) string {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if m := &msgs[i]; m.Role == workflow.RoleAction && m.Summary != "" {
-			return workflow.OneLine(m.Summary)
+			return textclip.OneLine(m.Summary)
 		}
 	}
 	return ""

@@ -2,12 +2,13 @@ package workflow
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/twostep/twostep/textclip"
 )
 
 // DefaultApprovalTimeout is how long an approval waits for a decision when
@@ -404,7 +405,8 @@ func (e *Engine) constraintFieldProblems(wf *Workflow, action string, constraint
 		return []string{"/: the approval policy cannot check constraints"}
 	}
 	spec, _ := e.registry.Action(action)
-	props, required := schemaNames(spec.Parameters)
+	schema, _ := ReadActionSchema(spec.Parameters) // unreadable: no field may be constrained
+	props, required := schema.Names(), schema.Required
 	allowed := map[string]bool{}
 	if cp := wf.Checkpoint; cp != nil && cp.Selection != nil {
 		for _, f := range cp.Selection.ParametersSchema.Fields {
@@ -425,22 +427,9 @@ func (e *Engine) constraintFieldProblems(wf *Workflow, action string, constraint
 		}
 	}
 	for _, line := range ip.ConstraintFragmentProblems(constraints) {
-		problems = append(problems, Clip(line, MaxProblemLine))
+		problems = append(problems, textclip.Clip(line, MaxProblemLine))
 	}
 	return problems
-}
-
-// schemaNames returns the property names of an object schema, sorted,
-// and its required ones.
-func schemaNames(raw json.RawMessage) (props, required []string) {
-	var doc struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-		Required   []string                   `json:"required"`
-	}
-	if json.Unmarshal(raw, &doc) != nil {
-		return nil, nil
-	}
-	return slices.Sorted(maps.Keys(doc.Properties)), doc.Required
 }
 
 // remember stores the standing approval an "approve" decision asks for
@@ -520,12 +509,12 @@ func (e *Engine) checkEdit(wf *Workflow, action string, params map[string]any) [
 		checker, isChecker := e.modes[wf.Mode].(AskedFieldsChecker)
 		if spec, ok := e.registry.Action(action); ok && isChecker {
 			for _, line := range checker.CheckAskedFields(params, spec, cp.Selection.ParametersSchema.Fields) {
-				problems = append(problems, Clip(line, MaxProblemLine))
+				problems = append(problems, textclip.Clip(line, MaxProblemLine))
 			}
 		}
 	}
 	for _, line := range e.registry.ValidateParameters(action, params) {
-		problems = append(problems, Clip(line, MaxProblemLine))
+		problems = append(problems, textclip.Clip(line, MaxProblemLine))
 	}
 	return problems
 }

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/twostep/twostep/textclip"
 )
 
 // InputFields names where a step's inputs were written, so that a problem
@@ -101,7 +103,7 @@ func ConnectionProblem(spec ActionSpec, known bool, label string, conns []Connec
 	}
 	c, err := ResolveConnection(conns, label)
 	if err != nil {
-		return field + ": " + Clip(PublicMessage(err), MaxProblemLine)
+		return field + ": " + textclip.Clip(PublicMessage(err), MaxProblemLine)
 	}
 	if known && spec.ConnectionKind != "" && c.Kind != spec.ConnectionKind {
 		return fmt.Sprintf("connection %q is of kind %q, but action %q uses kind %q: set %q to one of: %s",

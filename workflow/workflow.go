@@ -3,7 +3,8 @@ package workflow
 import (
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/twostep/twostep/textclip"
 )
 
 // Status is where a workflow stands.
@@ -121,15 +122,9 @@ const TitleMaxRunes = 100
 // TitleMaxRunes (with "…"), as a workflow's Title.
 func TitleOf(prompt string) string {
 	for line := range strings.Lines(prompt) {
-		line = strings.Join(strings.Fields(line), " ")
-		if line == "" {
-			continue
+		if line = textclip.OneLine(line); line != "" {
+			return textclip.ClipRunes(line, TitleMaxRunes)
 		}
-		if utf8.RuneCountInString(line) > TitleMaxRunes {
-			r := []rune(line)
-			line = string(r[:TitleMaxRunes-1]) + "…"
-		}
-		return line
 	}
 	return ""
 }

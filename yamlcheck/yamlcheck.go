@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/twostep/twostep/textclip"
 )
 
 // Problem is one thing wrong in a YAML file.
@@ -265,10 +267,7 @@ func typeAt(t reflect.Type, path string) reflect.Type {
 }
 
 func quoteValue(v string) string {
-	if len(v) > 40 {
-		v = v[:40] + "…"
-	}
-	return strconv.Quote(v)
+	return strconv.Quote(textclip.Clip(v, 40))
 }
 
 // yamlKind names a YAML tag for a person.

@@ -17,7 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/actions"
-	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/textclip"
 )
 
 // sdkError is a JSON-RPC error answer: the server refused the request (as
@@ -237,7 +237,7 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 		line := string(bytes.TrimRight(l.buf[:i], "\r"))
 		l.buf = l.buf[min(i+1, len(l.buf)):]
 		if line != "" {
-			l.log.Debug().Str("line", workflow.Clip(line, 2000)).Msg("MCP server stderr")
+			l.log.Debug().Str("line", textclip.Clip(line, 2000)).Msg("MCP server stderr")
 		}
 	}
 	return len(p), nil

@@ -9,6 +9,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -59,7 +60,7 @@ func mapResult(action string, res *sdk.CallToolResult, c caps) (workflow.ActionR
 		if msg == "" {
 			msg = "no reason given"
 		}
-		return workflow.ActionResult{}, workflow.Errorf(workflow.KindInvalid, "%s reported an error: %s", action, workflow.Clip(msg, 2000))
+		return workflow.ActionResult{}, workflow.Errorf(workflow.KindInvalid, "%s reported an error: %s", action, textclip.Clip(msg, 2000))
 	}
 	if res.StructuredContent != nil {
 		raw, err := json.MarshalIndent(res.StructuredContent, "", "  ")

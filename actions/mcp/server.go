@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/actions"
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -231,7 +232,7 @@ func (s *server) mount(tools []*sdk.Tool) {
 			continue
 		}
 		if !toolNamePattern.MatchString(t.Name) {
-			s.log.Warn().Str("tool", workflow.Clip(t.Name, 80)).Msg("MCP tool skipped: its name is not letters, digits, '_', '-' and '.'")
+			s.log.Warn().Str("tool", textclip.Clip(t.Name, 80)).Msg("MCP tool skipped: its name is not letters, digits, '_', '-' and '.'")
 			continue
 		}
 		schema, ok := t.InputSchema.(map[string]any)
@@ -261,7 +262,7 @@ func (s *server) action(t *sdk.Tool, schema map[string]any) actions.ExternalActi
 	}
 	// The description is the server's text in every Stage 1 prompt: bound
 	// it, so one verbose (or hostile) server cannot crowd out the rest.
-	desc = workflow.Clip(strings.TrimSpace(desc), maxDescription)
+	desc = textclip.Clip(strings.TrimSpace(desc), maxDescription)
 	tool := t.Name
 	return actions.ExternalAction{
 		Spec: workflow.ActionSpec{
@@ -302,7 +303,7 @@ func (s *server) call(ctx context.Context, action, tool string, params map[strin
 	var rpcErr *sdkError
 	if errors.As(err, &rpcErr) && !transportCode(rpcErr.Code) {
 		return workflow.ActionResult{}, workflow.WrapKind(workflow.KindInvalid, err,
-			"MCP server %s refused %s: %s", s.cfg.Name, action, workflow.Clip(rpcErr.Message, 500))
+			"MCP server %s refused %s: %s", s.cfg.Name, action, textclip.Clip(rpcErr.Message, 500))
 	}
 	signal(s.broken) // let the supervisor check the connection
 	return workflow.ActionResult{}, workflow.WrapKind(workflow.KindUnavailable, err,

@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/actions"
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -175,7 +176,7 @@ func (m *Manager) refresh(ctx context.Context, s *source) {
 		}
 		if err != nil && ctx.Err() == nil {
 			s.setStatus(degraded(s, err))
-			m.opts.Logger.Warn().Str("openapi", s.cfg.Name).Str("error", workflow.Clip(err.Error(), 2000)).Msg("OpenAPI document refresh failed; keeping the last good one")
+			m.opts.Logger.Warn().Str("openapi", s.cfg.Name).Str("error", textclip.Clip(err.Error(), 2000)).Msg("OpenAPI document refresh failed; keeping the last good one")
 		}
 	}
 }
@@ -185,7 +186,7 @@ func degraded(s *source, err error) string {
 	s.mu.Lock()
 	had := s.last != nil
 	s.mu.Unlock()
-	msg := "refresh failed: " + workflow.Clip(strings.ReplaceAll(err.Error(), "\n", "; "), 500)
+	msg := "refresh failed: " + textclip.Clip(strings.ReplaceAll(err.Error(), "\n", "; "), 500)
 	if had {
 		return msg + " (serving the last good document)"
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/twostep/twostep/actions"
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -230,7 +231,7 @@ func describe(op *openapi3.Operation, method, path string) string {
 	if len(parts) == 0 {
 		return method + " " + path
 	}
-	return workflow.ClipRunes(strings.Join(parts, "\n\n"), 2000)
+	return textclip.ClipRunes(strings.Join(parts, "\n\n"), 2000)
 }
 
 // actionPart is the part of the action name after the dot: the

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -45,7 +46,7 @@ func printRun(ctx context.Context, w io.Writer, store workflow.Store, wf *workfl
 				Parameters json.RawMessage `json:"parameters"`
 			}
 			if json.Unmarshal(s2.Parsed, &filled) == nil && len(filled.Parameters) > 0 {
-				fmt.Fprintf(w, "        stage 2 filled %s\n", workflow.OneLine(string(filled.Parameters)))
+				fmt.Fprintf(w, "        stage 2 filled %s\n", textclip.OneLine(string(filled.Parameters)))
 			}
 			if len(s2.Ungrounded) > 0 {
 				fmt.Fprintf(w, "        stage 2 ungrounded (in neither objective nor context): %s\n", strings.Join(s2.Ungrounded, ", "))
@@ -57,7 +58,7 @@ func printRun(ctx context.Context, w io.Writer, store workflow.Store, wf *workfl
 			}
 			switch m.Role {
 			case workflow.RoleAction:
-				fmt.Fprintf(w, "        action %s [%s]: %s\n", m.Action, m.Status, workflow.OneLine(m.Summary))
+				fmt.Fprintf(w, "        action %s [%s]: %s\n", m.Action, m.Status, textclip.OneLine(m.Summary))
 				for _, d := range m.Documents {
 					fmt.Fprintf(w, "          -> %s (%s, %d bytes)\n", d.Name, d.MimeType, d.Size)
 				}

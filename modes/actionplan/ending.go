@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/twostep/twostep/messages"
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -75,14 +76,14 @@ func unavailable(ctx context.Context, run *workflow.Run, why, reply string) erro
 		Messages: []workflow.Message{msg}, Failed: true,
 		End: &workflow.RoundEnd{
 			Status: workflow.StatusFailed, Reason: workflow.StopPlanUnavailable,
-			Error: workflow.Clip(workflow.OneLine("the model gave no usable plan: "+why), 500),
+			Error: textclip.Clip(textclip.OneLine("the model gave no usable plan: "+why), 500),
 		},
 	})
 }
 
 // replyExcerpt is reply on one line, quoted, cut to maxExcerpt bytes.
 func replyExcerpt(reply string) string {
-	s := workflow.Clip(workflow.OneLine(reply), maxExcerpt)
+	s := textclip.Clip(textclip.OneLine(reply), maxExcerpt)
 	if s == "" {
 		return "(an empty reply)"
 	}

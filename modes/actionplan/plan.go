@@ -8,6 +8,7 @@ import (
 
 	"github.com/twostep/twostep/placeholders"
 	"github.com/twostep/twostep/prompts"
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -58,7 +59,7 @@ func (m *Mode) plan(ctx context.Context, run *workflow.Run) error {
 	if out.err != nil {
 		return run.Checkpoint(ctx, workflow.Checkpoint{
 			Phase: workflow.PhasePlan, Attempt: planAttempt,
-			Feedback: []string{workflow.PublicMessage(out.err)}, Previous: workflow.CutUTF8(out.reply, prompts.MaxReplyBytes),
+			Feedback: []string{workflow.PublicMessage(out.err)}, Previous: textclip.Cut(out.reply, prompts.MaxReplyBytes),
 		})
 	}
 	return m.planned(ctx, run, out)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -85,7 +86,7 @@ func Validate(drafts []Draft, env Env) Validated {
 			step, reason = v.step(d)
 		}
 		if reason != "" {
-			out.Dropped = append(out.Dropped, Dropped{Index: i, Action: workflow.Clip(workflow.OneLine(d.Action), 100), Reason: workflow.Clip(workflow.OneLine(reason), workflow.MaxProblemLine)})
+			out.Dropped = append(out.Dropped, Dropped{Index: i, Action: textclip.Clip(textclip.OneLine(d.Action), 100), Reason: textclip.Clip(textclip.OneLine(reason), workflow.MaxProblemLine)})
 			continue
 		}
 		completed = step.Action == workflow.CompleteAction
@@ -162,5 +163,5 @@ func cleanLabel(s string) string {
 		}
 		return r
 	}, strings.TrimSpace(s))
-	return workflow.CutUTF8(s, maxLabel)
+	return textclip.Cut(s, maxLabel)
 }

@@ -29,14 +29,14 @@ func (m *Mode) CheckParameters(params map[string]any, sel workflow.Selection, re
 	if err != nil {
 		return []string{"the parameters cannot be encoded as JSON: " + err.Error()}
 	}
-	return prompts.ParseStage2(string(reply), spec, sel.ParametersSchema.Fields, reg).Problems
+	return m.prompts.ParseStage2(string(reply), spec, sel.ParametersSchema.Fields, reg).Problems
 }
 
 // Selected is the checkpoint an accepted selection leads to, a live
 // Stage 1 reply's as a fork's: execution with no parameters when the
 // step has nothing to fill (DESIGN §10.1: no Stage 2 call), else Stage 2.
 func (m *Mode) Selected(reg workflow.Registry, sel workflow.Selection) workflow.Checkpoint {
-	if nothingToFill(reg, sel) {
+	if m.nothingToFill(reg, sel) {
 		return workflow.Checkpoint{Phase: workflow.PhaseExecute, Selection: &sel, Parameters: map[string]any{}}
 	}
 	return workflow.Checkpoint{Phase: workflow.PhaseParameterize, Selection: &sel}

@@ -97,7 +97,7 @@ func (m *Mode) Closing(run *workflow.Run) workflow.Message { return modes.Closin
 // parameters Stage 2 may fill: the engine judges a person's edited
 // parameters of a paused step by it (workflow.AskedFieldsChecker).
 func (m *Mode) CheckAskedFields(params map[string]any, action workflow.ActionSpec, asked []workflow.FieldSpec) []string {
-	return prompts.CheckAskedFields(params, action, asked)
+	return m.prompts.CheckAskedFields(params, action, asked)
 }
 
 // selectAction makes one Stage 1 attempt, with Stage 1's native output
@@ -186,9 +186,9 @@ func needsIntentPause(ctx context.Context, run *workflow.Run, action string) (bo
 // so needs no Stage 2 call: Stage 1 asked for no field, the action
 // requires none (prompts.NeedsStage2) and its schema accepts {}. The
 // round's answer (workflow.complete) always has its message to fill.
-func nothingToFill(reg workflow.Registry, sel workflow.Selection) bool {
+func (m *Mode) nothingToFill(reg workflow.Registry, sel workflow.Selection) bool {
 	spec, ok := reg.Action(sel.Action)
-	if !ok || sel.Action == workflow.CompleteAction || prompts.NeedsStage2(spec, sel.ParametersSchema.Fields) {
+	if !ok || sel.Action == workflow.CompleteAction || m.prompts.NeedsStage2(spec, sel.ParametersSchema.Fields) {
 		return false
 	}
 	return len(reg.ValidateParameters(sel.Action, map[string]any{})) == 0
@@ -268,7 +268,7 @@ func (m *Mode) parameterize(ctx context.Context, run *workflow.Run, cp *workflow
 		MaxTokens: maxTokens(cp), Output: &output.Output, FromNative: output.FromNative, CacheKey: cacheKey(run, workflow.StageTwo),
 		Facts: workflow.PromptFacts{Messages: run.Messages(), Selection: &sel},
 		Check: func(reply string) (json.RawMessage, string) {
-			res = prompts.ParseStage2(reply, spec, sel.ParametersSchema.Fields, reg)
+			res = m.prompts.ParseStage2(reply, spec, sel.ParametersSchema.Fields, reg)
 			if res.Parameters != nil {
 				res.Problems = append(res.Problems, run.ConstraintProblems(res.Parameters)...)
 			}
