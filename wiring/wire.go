@@ -14,6 +14,7 @@ import (
 	"github.com/twostep/twostep/actions"
 	"github.com/twostep/twostep/actions/mcp"
 	"github.com/twostep/twostep/actions/openapi"
+	"github.com/twostep/twostep/doctext"
 	"github.com/twostep/twostep/experiments"
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm"
@@ -218,7 +219,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 	}
 	admin, err := httpapi.NewAdmin(httpapi.AdminOptions{
 		Reads: g.Engine.Admin(), Model: g.Model, Registry: reg, Prompts: builder, Redactor: redactor,
-		PlanActions: plan.Offered, CountTokens: (&llm.Tokenizer{}).Count, DocumentText: actions.DocumentText,
+		PlanActions: plan.Offered, CountTokens: (&llm.Tokenizer{}).Count, DocumentText: doctext.PlainText,
 		Prices:      cfg.Prices(),
 		Deliveries:  g.outbox(),
 		Experiments: g.Experiments,
