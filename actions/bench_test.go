@@ -2,7 +2,6 @@ package actions
 
 import (
 	"context"
-	"net/url"
 	"strconv"
 	"testing"
 
@@ -18,15 +17,6 @@ func BenchmarkValidateParameters(b *testing.B) {
 	for b.Loop() {
 		if lines := r.ValidateParameters(HTTPRequestAction, params); lines != nil {
 			b.Fatal(lines)
-		}
-	}
-}
-
-func BenchmarkPathUnder(b *testing.B) {
-	base, _ := url.Parse("https://crm.example.com/api/v2")
-	for b.Loop() {
-		if _, err := pathUnder(base, "/customers/42/orders", map[string]any{"limit": 5.0}); err != nil {
-			b.Fatal(err)
 		}
 	}
 }
