@@ -14,6 +14,7 @@ import (
 	"github.com/twostep/twostep/actions"
 	"github.com/twostep/twostep/actions/mcp"
 	"github.com/twostep/twostep/actions/openapi"
+	"github.com/twostep/twostep/approval"
 	"github.com/twostep/twostep/doctext"
 	"github.com/twostep/twostep/experiments"
 	"github.com/twostep/twostep/httpapi"
@@ -182,7 +183,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 	for _, s := range cfg.MCP.Servers {
 		servers = append(servers, s.Name)
 	}
-	approvals, err := actions.NewApprovalsFor(cfg.File.Approvals, reg, servers, cfg.OpenAPI.Names())
+	approvals, err := approval.NewFor(cfg.File.Approvals, reg, servers, cfg.OpenAPI.Names())
 	if err != nil {
 		return fmt.Errorf("GATEWAY_CONFIG: %w", err)
 	}

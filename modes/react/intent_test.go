@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twostep/twostep/actions"
+	"github.com/twostep/twostep/approval"
 	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/prompts"
@@ -16,8 +16,8 @@ import (
 )
 
 // echoIntent holds Echo for an intent approval; constraints are judged by
-// actions.Approvals, whose constraint methods need no registry.
-type echoIntent struct{ checker *actions.Approvals }
+// approval.Policy, whose constraint methods need no registry.
+type echoIntent struct{ checker *approval.Policy }
 
 func (echoIntent) NeedsApproval(action string, _ map[string]any) (bool, workflow.Effect) {
 	return action == enginetest.Echo, workflow.EffectWrite
@@ -32,7 +32,7 @@ func (p echoIntent) ConstraintProblems(c, params map[string]any) []string {
 
 func intentConfig() workflow.EngineConfig {
 	cfg := testConfig("a")
-	cfg.Approvals = echoIntent{checker: &actions.Approvals{}}
+	cfg.Approvals = echoIntent{checker: &approval.Policy{}}
 	return cfg
 }
 
