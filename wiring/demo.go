@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"sync"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/workflow"
 )
@@ -25,7 +25,7 @@ const DemoPrompt = "Summarise the attached meeting notes as three bullet points 
 // NewDemoModel returns the demo's scripted model: it extracts the notes,
 // summarises them with ai.process and completes.
 func NewDemoModel() NamedModel {
-	return &llm.Scripted{Forget: true, Reply: (&demoScript{}).reply}
+	return &scripted.Model{Forget: true, Reply: (&demoScript{}).reply}
 }
 
 // demoScript answers like a model that extracts the notes, summarises
@@ -42,7 +42,7 @@ var docListRef = regexp.MustCompile(`docList:msg_[0-9a-z]+:[A-Za-z0-9_.-]+`)
 func (d *demoScript) reply(_ int, req workflow.ModelRequest) (string, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	prompt := llm.Call{ModelRequest: req}.Text()
+	prompt := scripted.Call{ModelRequest: req}.Text()
 	switch req.Stage {
 	case workflow.StageOne:
 		d.stage1++

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/workflow"
 )
@@ -19,13 +20,13 @@ import (
 // then completes with the last step's summary; in the action-plan mode it
 // plans the extraction and the answer. It keeps nothing between calls, not
 // even the calls.
-func newOfflineModel() *llm.Scripted {
-	return &llm.Scripted{Model: "offline", Forget: true, Reply: offlineReply}
+func newOfflineModel() *scripted.Model {
+	return &scripted.Model{Model: "offline", Forget: true, Reply: offlineReply}
 }
 
 // offlineReply answers one call by its stage, as the request says it.
 func offlineReply(_ int, req workflow.ModelRequest) (string, error) {
-	prompt := llm.Call{ModelRequest: req}.Text()
+	prompt := scripted.Call{ModelRequest: req}.Text()
 	switch req.Stage {
 	case workflow.StageOne:
 		if roundUploads(prompt) == "" {

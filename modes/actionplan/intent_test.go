@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/twostep/twostep/approval"
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -36,7 +36,7 @@ func TestPlanIntentPausesBeforeTheStep(t *testing.T) {
 	store, reg := newStore(), enginetest.NewRegistry()
 	cfg := testConfig("a")
 	cfg.Approvals = intentEcho{checker: &approval.Policy{}}
-	model := llm.NewScripted(planJSON(echo("alpha", ""), echo("alpha", "")))
+	model := scripted.New(planJSON(echo("alpha", ""), echo("alpha", "")))
 	e := startEngine(t, cfg, store, model, reg)
 	ctx := context.Background()
 	wf := wait(t, e, create(t, e, "echo alpha twice", 5).ID)
