@@ -246,7 +246,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 		Engine: g.Engine, Reads: g.Engine, Store: g.Store, Actions: reg, Auth: auth, Limits: l.HTTP, Idempotency: idem,
 		Logger: log.With().Str("component", "http").Logger(), Metrics: g.Metrics,
 		ModelName: g.Model.Name(), Models: modelNames(g.Model), Version: Version(), Admin: admin.Register,
-		ModelCheck: ModelCheck(g.Model), Dependencies: deps, Tracing: g.Tel.Middleware(),
+		ModelCheck: ModelCheck(g.Model), Dependencies: deps, Tracing: httpapi.Tracing{Provider: g.Tel.Provider(), Propagator: telemetry.Propagator(), Service: telemetry.ServiceName},
 		Webhooks: httpapi.WebhookOptions{
 			CheckURL:  func(u string) error { return webhooks.CheckURL(u, cfg.File.Webhooks.AllowPrivate) },
 			NewSecret: webhooks.NewSecret,
