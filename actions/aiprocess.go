@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/twostep/twostep/doctext"
 	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
@@ -99,7 +100,7 @@ func fenceDocuments(docs []workflow.DocumentContent, maxChars int) string {
 	var b strings.Builder
 	budget := maxChars
 	for i, d := range docs {
-		text, err := extractText(d, formatText)
+		text, err := doctext.Extract(d, doctext.Text)
 		if err != nil {
 			text = fmt.Sprintf("[content not included: %s]", workflow.PublicMessage(err))
 		}

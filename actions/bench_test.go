@@ -2,9 +2,6 @@ package actions
 
 import (
 	"context"
-	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -20,44 +17,6 @@ func BenchmarkValidateParameters(b *testing.B) {
 	for b.Loop() {
 		if lines := r.ValidateParameters(HTTPRequestAction, params); lines != nil {
 			b.Fatal(lines)
-		}
-	}
-}
-
-func BenchmarkPathUnder(b *testing.B) {
-	base, _ := url.Parse("https://crm.example.com/api/v2")
-	for b.Loop() {
-		if _, err := pathUnder(base, "/customers/42/orders", map[string]any{"limit": 5.0}); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkExtractHTML(b *testing.B) {
-	page, err := os.ReadFile(filepath.Join("testdata", "page.html"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	d := doc("page.html", "text/html", page)
-	b.SetBytes(int64(len(page)))
-	for b.Loop() {
-		if _, err := extractText(d, formatMarkdown); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkExtractPDF(b *testing.B) {
-	lines := make([]string, 40)
-	for i := range lines {
-		lines[i] = "A line of a quarterly report with some numbers 12345."
-	}
-	pdf := pdfBytes(b, lines, lines, lines)
-	d := workflow.DocumentContent{Document: workflow.Document{Name: "r.pdf", MimeType: "application/pdf"}, Content: pdf}
-	b.SetBytes(int64(len(pdf)))
-	for b.Loop() {
-		if _, err := extractText(d, formatText); err != nil {
-			b.Fatal(err)
 		}
 	}
 }

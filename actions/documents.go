@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/twostep/twostep/doctext"
 	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
@@ -21,12 +22,13 @@ const excerptChars = 400
 // input it cannot read fails the step with one line per such document, so
 // the model can retry with the readable ones.
 func (r *Registry) runExtract(_ context.Context, inv invocation) (workflow.ActionResult, error) {
-	out, _ := inv.call.Parameters["format"].(string)
+	given, _ := inv.call.Parameters["format"].(string)
+	out := doctext.Format(given)
 	if out == "" {
-		out = formatText
+		out = doctext.Text
 	}
 	ext, mimeType := ".txt", "text/plain; charset=utf-8"
-	if out == formatMarkdown {
+	if out == doctext.Markdown {
 		ext, mimeType = ".md", "text/markdown; charset=utf-8"
 	}
 	var (
@@ -36,7 +38,7 @@ func (r *Registry) runExtract(_ context.Context, inv invocation) (workflow.Actio
 		taken    = map[string]bool{}
 	)
 	for _, d := range inv.call.Documents {
-		text, err := extractText(d, out)
+		text, err := doctext.Extract(d, out)
 		if err != nil {
 			problems = append(problems, workflow.PublicMessage(err)+errDetail(err))
 			continue
@@ -100,7 +102,7 @@ func (r *Registry) runGenerate(_ context.Context, inv invocation) (workflow.Acti
 
 // isJSONType reports whether a MIME type names JSON.
 func isJSONType(mimeType string) bool {
-	return detectFormat(workflow.DocumentContent{Document: workflow.Document{MimeType: mimeType}}) == formatJSON
+	return doctext.Detect(workflow.DocumentContent{Document: workflow.Document{MimeType: mimeType}}) == doctext.JSON
 }
 
 // textDocument returns a document to be committed by the engine.

@@ -57,30 +57,6 @@ func TestExtractGolden(t *testing.T) {
 	}
 }
 
-func TestExtractHTMLDropsCode(t *testing.T) {
-	t.Parallel()
-	b, err := os.ReadFile(filepath.Join("testdata", "page.html"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, format := range []string{formatText, formatMarkdown} {
-		text, err := htmlText(b, format)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, banned := range []string{"do-not-extract", "SCRIPT TEXT", "inline script", "font-family", "a comment", "Enable JavaScript", "javascript:"} {
-			if strings.Contains(text, banned) {
-				t.Errorf("%s output contains %q:\n%s", format, banned, text)
-			}
-		}
-		for _, kept := range []string{"Revenue grew by", "Churn fell to 2%", "North", "code   keeps"} {
-			if !strings.Contains(text, kept) {
-				t.Errorf("%s output lacks %q:\n%s", format, kept, text)
-			}
-		}
-	}
-}
-
 func TestExtractPDF(t *testing.T) {
 	t.Parallel()
 	r := mustNew(t, Config{}, nil)
@@ -147,29 +123,6 @@ func TestExtractManyDocumentsUniqueNames(t *testing.T) {
 	}
 }
 
-func TestExtractCharsets(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name, mimeType string
-		content        []byte
-		want           string
-	}{
-		{"declared latin-1 text", "text/plain; charset=iso-8859-1", []byte("caf\xe9"), "café"},
-		{"html meta charset", "text/html", []byte("<html><head><meta charset=\"windows-1252\"></head><body><p>na\xefve \x80</p></body></html>"), "naïve €\n"},
-		{"utf-16 with BOM", "text/plain", []byte("\xff\xfeh\x00i\x00"), "hi"},
-		{"utf-8 unchanged", "text/csv", []byte("a,b\nü,ß\n"), "a,b\nü,ß\n"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			got, err := extractText(doc("f", tt.mimeType, tt.content), formatText)
-			if err != nil || got != tt.want {
-				t.Errorf("extractText = %q, %v; want %q", got, err, tt.want)
-			}
-		})
-	}
-}
-
 func TestGenerate(t *testing.T) {
 	t.Parallel()
 	r := mustNew(t, Config{Limits: Limits{MaxDocumentBytes: 64}}, nil)
@@ -207,33 +160,5 @@ func TestGenerate(t *testing.T) {
 				t.Errorf("text %q does not name the document", res.Text)
 			}
 		})
-	}
-}
-
-func TestDetectFormat(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name, mimeType string
-		content        string
-		want           string
-	}{
-		{"a.txt", "text/plain; charset=utf-8", "x", formatText},
-		{"a", "text/x-markdown", "x", formatMarkdown},
-		{"a", "application/csv", "x", formatCSV},
-		{"a", "application/ld+json", "{}", formatJSON},
-		{"a", "application/xhtml+xml", "<p/>", formatHTML},
-		{"a", "text/xml", "<a/>", formatText},
-		{"a.docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", "PK", ""},
-		{"a.md", "application/octet-stream", "x", formatMarkdown},
-		{"a.HTM", "", "x", formatHTML},
-		{"a.log", "", "x", formatText},
-		{"scan", "", "%PDF-1.7 ...", formatPDF},
-		{"blob", "", "\x00\x01\x02", ""},
-		{"notes", "", "plain words", formatText},
-	}
-	for _, tt := range tests {
-		if got := detectFormat(doc(tt.name, tt.mimeType, []byte(tt.content))); got != tt.want {
-			t.Errorf("detectFormat(%q, %q) = %q, want %q", tt.name, tt.mimeType, got, tt.want)
-		}
 	}
 }

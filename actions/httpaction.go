@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twostep/twostep/outbound"
 	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
@@ -146,17 +147,17 @@ func (r *Registry) runHTTPAction(ctx context.Context, spec workflow.ActionSpec, 
 	req.Header.Set("Idempotency-Key", inv.call.IdempotencyKey)
 	setFencingToken(req.Header, inv.call.FencingToken)
 	what := "the service of action " + quote(spec.Name)
-	rp, err := r.send(ctx, req, t.base, t.timeout, what)
+	rp, err := r.out().Send(ctx, req, t.base, t.timeout, what)
 	if err != nil {
 		return workflow.ActionResult{}, err
 	}
-	if !rp.ok() {
-		return workflow.ActionResult{}, statusError(rp, what, replyDetail(rp.body))
+	if !rp.OK() {
+		return workflow.ActionResult{}, outbound.StatusError(rp, what, replyDetail(rp.Body))
 	}
-	if !envelopeShaped(rp.body) {
+	if !envelopeShaped(rp.Body) {
 		return r.plainReply(rp, spec.Name)
 	}
-	return r.decodeActionReply(rp.body, what)
+	return r.decodeActionReply(rp.Body, what)
 }
 
 // parametersAction builds a declared HTTP action with body "parameters":

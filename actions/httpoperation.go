@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/twostep/twostep/outbound"
 	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
@@ -191,11 +192,11 @@ func (r *Registry) runOperation(ctx context.Context, t *operationTarget, inv inv
 	req.Header.Set("Accept", "application/json, text/*;q=0.9, */*;q=0.8")
 	req.Header.Set("Idempotency-Key", inv.call.IdempotencyKey)
 	setFencingToken(req.Header, inv.call.FencingToken)
-	rp, err := r.send(ctx, req, t.base, op.Timeout, "action "+quote(name))
+	rp, err := r.out().Send(ctx, req, t.base, op.Timeout, "action "+quote(name))
 	if err != nil {
 		return workflow.ActionResult{}, err
 	}
-	if !rp.ok() {
+	if !rp.OK() {
 		return workflow.ActionResult{}, httpFailure(rp, name)
 	}
 	return r.plainReply(rp, name)
@@ -287,7 +288,7 @@ func fillPath(base *url.URL, tmpl string, params map[string]any) (*url.URL, erro
 	u.Path = base.Path + sep + decoded.String()
 	u.RawPath = base.EscapedPath() + sep + raw.String()
 	u.Fragment, u.RawFragment = "", ""
-	if !withinBase(base, &u) {
+	if !outbound.WithinBase(base, &u) {
 		return nil, workflow.Errorf(workflow.KindInvalid, "the path %s leaves the service's base URL", quote(textclip.Excerpt(u.EscapedPath(), 200)))
 	}
 	return &u, nil

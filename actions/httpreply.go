@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/twostep/twostep/outbound"
 	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
@@ -22,11 +23,11 @@ const ReplyTextBytes = 4000
 // JSON becomes compact JSON text, text stays text — each clipped at
 // ReplyTextBytes, with the whole body as a document when longer — and any
 // other type becomes a document. An empty body says so.
-func (r *Registry) plainReply(rp reply, action string) (workflow.ActionResult, error) {
-	mimeType := cleanMimeType(rp.header.Get("Content-Type"))
+func (r *Registry) plainReply(rp outbound.Reply, action string) (workflow.ActionResult, error) {
+	mimeType := cleanMimeType(rp.Header.Get("Content-Type"))
 	mt, _, _ := mime.ParseMediaType(mimeType)
-	status := fmt.Sprintf("%d %s", rp.status, rp.statusText)
-	body := rp.body
+	status := fmt.Sprintf("%d %s", rp.Status, rp.StatusText)
+	body := rp.Body
 	if len(bytes.TrimSpace(body)) == 0 {
 		return workflow.ActionResult{Text: fmt.Sprintf("%s answered %s with no content.", action, status)}, nil
 	}
@@ -92,16 +93,16 @@ func (r *Registry) replyDocument(action, mimeType string, body []byte) (workflow
 // <action>: <problem title/detail, or an excerpt>". 4xx replies are the
 // call's fault (KindInvalid: the next Stage 1 may correct it), others the
 // service's (KindUnavailable). Secrets are scrubbed by Execute.
-func httpFailure(rp reply, action string) error {
+func httpFailure(rp outbound.Reply, action string) error {
 	kind := workflow.KindUnavailable
-	if rp.status >= 400 && rp.status < 500 {
+	if rp.Status >= 400 && rp.Status < 500 {
 		kind = workflow.KindInvalid
 	}
-	msg := fmt.Sprintf("HTTP %d from %s", rp.status, action)
-	if detail := problemDetail(rp.body); detail != "" {
+	msg := fmt.Sprintf("HTTP %d from %s", rp.Status, action)
+	if detail := problemDetail(rp.Body); detail != "" {
 		msg += ": " + detail
-	} else if rp.statusText != "" {
-		msg += ": " + rp.statusText
+	} else if rp.StatusText != "" {
+		msg += ": " + rp.StatusText
 	}
 	return workflow.Errorf(kind, "%s", msg)
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/twostep/twostep/outbound"
 	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
@@ -30,7 +31,7 @@ func (r *Registry) runHTTPRequest(ctx context.Context, inv invocation) (workflow
 	}
 	path := p["path"].(string)
 	query, _ := p["query"].(map[string]any)
-	target, err := pathUnder(inv.conn.base, path, query)
+	target, err := outbound.PathUnder(inv.conn.base, path, query)
 	if err != nil {
 		return workflow.ActionResult{}, err
 	}
@@ -53,26 +54,26 @@ func (r *Registry) runHTTPRequest(ctx context.Context, inv invocation) (workflow
 	req.Header.Set("Idempotency-Key", inv.call.IdempotencyKey)
 	setFencingToken(req.Header, inv.call.FencingToken)
 	what := "connection " + quote(inv.conn.public.Label)
-	rp, err := r.send(ctx, req, inv.conn.base, inv.conn.timeout, what)
+	rp, err := r.out().Send(ctx, req, inv.conn.base, inv.conn.timeout, what)
 	if err != nil {
 		return workflow.ActionResult{}, err
 	}
 	shown := method + " " + target.EscapedPath()
-	if !rp.ok() {
-		return workflow.ActionResult{}, statusError(rp, fmt.Sprintf("%s (%s)", what, shown), replyDetail(rp.body))
+	if !rp.OK() {
+		return workflow.ActionResult{}, outbound.StatusError(rp, fmt.Sprintf("%s (%s)", what, shown), replyDetail(rp.Body))
 	}
-	mimeType := cleanMimeType(rp.header.Get("Content-Type"))
+	mimeType := cleanMimeType(rp.Header.Get("Content-Type"))
 	if mimeType == "" {
 		mimeType = "application/octet-stream"
 	}
 	name := responseName(method, target.Path[len(inv.conn.base.Path):], mimeType)
-	text := fmt.Sprintf("%s answered %d %s (%s, %d bytes), saved as %s.", shown, rp.status, rp.statusText, mimeType, len(rp.body), name)
-	if ex := bodyExcerpt(rp.body, excerptChars); ex != "" {
+	text := fmt.Sprintf("%s answered %d %s (%s, %d bytes), saved as %s.", shown, rp.Status, rp.StatusText, mimeType, len(rp.Body), name)
+	if ex := bodyExcerpt(rp.Body, excerptChars); ex != "" {
 		text += "\nExcerpt: " + ex
 	}
 	doc := workflow.DocumentContent{
-		Document: workflow.Document{Name: name, MimeType: mimeType, Size: int64(len(rp.body))},
-		Content:  rp.body,
+		Document: workflow.Document{Name: name, MimeType: mimeType, Size: int64(len(rp.Body))},
+		Content:  rp.Body,
 	}
 	return workflow.ActionResult{Text: text, Documents: []workflow.DocumentContent{doc}}, nil
 }
@@ -81,7 +82,7 @@ func (r *Registry) runHTTPRequest(ctx context.Context, inv invocation) (workflow
 // path that would leave the base URL (checkPath), a body on a GET.
 func checkHTTPRequest(p map[string]any) []string {
 	var lines []string
-	if _, refused := checkPath(p["path"].(string)); refused != "" {
+	if _, refused := outbound.CheckPath(p["path"].(string)); refused != "" {
 		lines = append(lines, "/path: refused: "+refused)
 	}
 	method, _ := p["method"].(string)

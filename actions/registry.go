@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/twostep/twostep/outbound"
 	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/workflow"
 )
@@ -208,4 +209,10 @@ func (r *Registry) effectFor(name, userID string, params map[string]any) workflo
 // quote quotes s for a message.
 func quote(s string) string {
 	return "\"" + strings.ReplaceAll(s, "\"", "'") + "\""
+}
+
+// out is the outbound client of http.request and HTTP actions: the
+// registry's HTTP client under its limits.
+func (r *Registry) out() outbound.Client {
+	return outbound.Client{HTTP: r.client, Timeout: r.limits.HTTPTimeout, MaxResponseBytes: r.limits.MaxResponseBytes}
 }

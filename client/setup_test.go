@@ -14,7 +14,7 @@ import (
 
 	"github.com/twostep/twostep/actions"
 	"github.com/twostep/twostep/httpapi"
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/modes/react"
 	"github.com/twostep/twostep/prompts"
@@ -51,7 +51,7 @@ func selection(action, objective string, fields ...string) string {
 
 func startGateway(delay time.Duration, wrap func(http.Handler) http.Handler) *gateway {
 	var stage1 atomic.Int32
-	model := &llm.Scripted{Reply: func(_ int, req workflow.ModelRequest) (string, error) {
+	model := &scripted.Model{Reply: func(_ int, req workflow.ModelRequest) (string, error) {
 		time.Sleep(delay)
 		prompt := req.Messages[len(req.Messages)-1].Content
 		switch req.Stage {

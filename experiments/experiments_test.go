@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/twostep/twostep/experiments"
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -90,8 +90,8 @@ func TestStage1ScoresActionReferencesAndFields(t *testing.T) {
 	// connection; step 3: the same action and references, one field
 	// fewer; the rest as recorded.
 	entry := regexp.MustCompile(`\[round 1, step \d+\] action`)
-	other := &llm.Scripted{Model: "other", Reply: func(_ int, req workflow.ModelRequest) (string, error) {
-		step := len(entry.FindAllString(llm.Call{ModelRequest: req}.Text(), -1)) + 1 // the history lists the steps before
+	other := &scripted.Model{Model: "other", Reply: func(_ int, req workflow.ModelRequest) (string, error) {
+		step := len(entry.FindAllString(scripted.Call{ModelRequest: req}.Text(), -1)) + 1 // the history lists the steps before
 		switch step {
 		case 1:
 			return enginetest.Select(enginetest.Echo, "echo", nil, "", "text"), nil

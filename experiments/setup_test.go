@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/twostep/twostep/experiments"
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/modes/react"
 	"github.com/twostep/twostep/prompts"
@@ -77,7 +77,7 @@ func newWorld(t *testing.T) *world {
 		replies = append(replies, selectTicket(i, "high"), enginetest.Params(map[string]any{"title": fmt.Sprintf("t%d", i), "priority": "high"}))
 	}
 	replies = append(replies, enginetest.Completes("filed nine tickets")...)
-	w.engine = enginetest.StartEngine(t, enginetest.Config("a"), w.store, llm.NewScripted(replies...), w.registry,
+	w.engine = enginetest.StartEngine(t, enginetest.Config("a"), w.store, scripted.New(replies...), w.registry,
 		map[workflow.ModeName]workflow.Mode{workflow.ModeReact: react.New(w.builder)})
 	wf := enginetest.Create(t, w.engine, workflow.ModeReact, "file nine tickets", 12)
 	w.wf = enginetest.Wait(t, w.engine, wf.ID)
@@ -91,10 +91,10 @@ func newWorld(t *testing.T) *world {
 // title from the objective, the priority from the parameters context
 // ("low" when the prompt does not show one), the message as "filed nine
 // tickets".
-func filler() *llm.Scripted {
+func filler() *scripted.Model {
 	title, priority := regexp.MustCompile(`title=(\w+)`), regexp.MustCompile(`priority=(\w+)`)
-	return &llm.Scripted{Model: "filler", Reply: func(_ int, req workflow.ModelRequest) (string, error) {
-		text := llm.Call{ModelRequest: req}.Text()
+	return &scripted.Model{Model: "filler", Reply: func(_ int, req workflow.ModelRequest) (string, error) {
+		text := scripted.Call{ModelRequest: req}.Text()
 		if strings.Contains(text, workflow.CompleteAction) {
 			return enginetest.Params(map[string]any{"message": "filed nine tickets"}), nil
 		}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/twostep/twostep/experiments"
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -17,9 +17,9 @@ func TestAnotherInstanceFinishesAnExperiment(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	fill := filler()
-	hanging := &llm.Scripted{Model: "filler", Reply: func(n int, req workflow.ModelRequest) (string, error) {
+	hanging := &scripted.Model{Model: "filler", Reply: func(n int, req workflow.ModelRequest) (string, error) {
 		if n >= 4 {
-			return "", llm.ErrBlock
+			return "", scripted.ErrBlock
 		}
 		return fill.Reply(n, req)
 	}}
@@ -69,9 +69,9 @@ func TestStopHere(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	fill := filler()
-	hanging := &llm.Scripted{Model: "filler", Reply: func(n int, req workflow.ModelRequest) (string, error) {
+	hanging := &scripted.Model{Model: "filler", Reply: func(n int, req workflow.ModelRequest) (string, error) {
 		if n >= 2 {
-			return "", llm.ErrBlock
+			return "", scripted.ErrBlock
 		}
 		return fill.Reply(n, req)
 	}}

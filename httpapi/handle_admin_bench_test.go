@@ -9,7 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/templates"
@@ -56,7 +56,7 @@ func benchAdminServer(b *testing.B, store workflow.Store) *Server {
 	if err != nil {
 		b.Fatal(err)
 	}
-	admin, err := NewAdmin(AdminOptions{Reads: workflow.NewReader(store).Admin(), Model: llm.NewScripted(), Registry: enginetest.NewRegistry(),
+	admin, err := NewAdmin(AdminOptions{Reads: workflow.NewReader(store).Admin(), Model: scripted.New(), Registry: enginetest.NewRegistry(),
 		Prompts: prompts.NewBuilder(set, prompts.Options{})})
 	if err != nil {
 		b.Fatal(err)

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/twostep/twostep/experiments"
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
@@ -100,7 +100,7 @@ func TestAdminDataset(t *testing.T) {
 func TestAdminExperimentRoutes(t *testing.T) {
 	t.Parallel()
 	store := memstore.New()
-	model := llm.NewScripted(enginetest.Select(enginetest.Echo, "echo hi", nil, "", "text"))
+	model := scripted.New(enginetest.Select(enginetest.Echo, "echo hi", nil, "", "text"))
 	var runner *experiments.Runner
 	f := newAdminFixture(t, store, func(o *AdminOptions) {
 		var err error

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/templates"
@@ -28,7 +28,7 @@ type adminFixture struct {
 	store   workflow.Store
 	builder *prompts.Builder
 	reg     *enginetest.Registry
-	model   *llm.Scripted
+	model   *scripted.Model
 }
 
 func newAdminFixture(t *testing.T, store workflow.Store, opts ...func(*AdminOptions)) *adminFixture {
@@ -38,7 +38,7 @@ func newAdminFixture(t *testing.T, store workflow.Store, opts ...func(*AdminOpti
 		t.Fatal(err)
 	}
 	f := &adminFixture{store: store, builder: prompts.NewBuilder(set, prompts.Options{}), reg: enginetest.NewRegistry(),
-		model: llm.NewScripted()}
+		model: scripted.New()}
 	o := AdminOptions{Reads: workflow.NewReader(store).Admin(), Model: f.model, Registry: f.reg, Prompts: f.builder}
 	for _, opt := range opts {
 		opt(&o)
@@ -396,7 +396,7 @@ func TestAdminReplayActionTraces(t *testing.T) {
 	t.Parallel()
 	store := memstore.New()
 	f := newAdminFixture(t, store)
-	f.model = llm.NewScripted("a fresh summary")
+	f.model = scripted.New("a fresh summary")
 	admin, err := NewAdmin(AdminOptions{Reads: workflow.NewReader(store).Admin(), Model: f.model, Registry: f.reg, Prompts: f.builder})
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"mime"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/twostep/twostep/httpapi/upload"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -150,7 +150,7 @@ func (l Limits) checkPrompt(prompt string) error {
 // is reported in one 422 (one error per problem, each naming its
 // document); an oversized document answers 413 at once. A content the
 // body stream already decoded (streamUploads) is taken from stash.
-func (l Limits) decodeDocuments(in []DocumentInput, stash *uploadStash) ([]workflow.DocumentContent, error) {
+func (l Limits) decodeDocuments(in []DocumentInput, stash *upload.Stash) ([]workflow.DocumentContent, error) {
 	if len(in) > l.MaxDocuments {
 		return nil, invalid("body.documents", fmt.Sprintf("%d documents sent; the limit is %d per request (limits.maxDocuments)", len(in), l.MaxDocuments), nil)
 	}
@@ -172,7 +172,7 @@ func (l Limits) decodeDocuments(in []DocumentInput, stash *uploadStash) ([]workf
 		if err != nil {
 			bad(loc+".mimeType", err.Error(), d.MimeType)
 		}
-		content, problem, over := l.documentContent(d.Content, stash, i)
+		content, problem, over := stash.Content(i, d.Content, l.MaxDocumentBytes)
 		if over {
 			return nil, tooLarge(loc, l.MaxDocumentBytes)
 		}
@@ -195,24 +195,6 @@ func (l Limits) decodeDocuments(in []DocumentInput, stash *uploadStash) ([]workf
 		return nil, invalid(problems[0].Location, problems[0].Message, problems[0].Value)
 	}
 	return nil, huma.Error422UnprocessableEntity(fmt.Sprintf("request is invalid: %d problems with the documents", len(problems)), problemErrors(problems)...)
-}
-
-// documentContent is document i's decoded bytes: from the stash when the
-// body stream decoded it, else from its base64 string.
-func (l Limits) documentContent(b64 string, stash *uploadStash, i int) (content []byte, problem string, tooLarge bool) {
-	if stash != nil {
-		if d, ok := stash.docs[i]; ok {
-			return d.content, d.problem, d.tooLarge
-		}
-	}
-	if int64(base64.StdEncoding.DecodedLen(len(b64))) > l.MaxDocumentBytes+3 {
-		return nil, "", true
-	}
-	content, err := base64.StdEncoding.DecodeString(b64)
-	if err != nil {
-		return nil, "content is not valid standard base64: " + err.Error(), false
-	}
-	return content, "", false
 }
 
 func problemErrors(details []*huma.ErrorDetail) []error {

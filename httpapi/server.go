@@ -113,9 +113,10 @@ type Options struct {
 	// Idempotency-Key (DESIGN §10.3); pass the store. nil: the header is
 	// ignored.
 	Idempotency workflow.IdempotencyStore
-	// Tracing, when set, runs first on every request (the OpenTelemetry
-	// server span, DESIGN §9.5), so the span covers auth and limits too.
-	Tracing gin.HandlerFunc
+	// Tracing, when its Provider is set, runs first on every request (the
+	// OpenTelemetry server span, DESIGN §9.5), so the span covers auth and
+	// limits too.
+	Tracing Tracing
 	// Webhooks enables the webhook of POST /api/v1/workflows (zero:
 	// refused with 422).
 	Webhooks WebhookOptions
@@ -193,7 +194,7 @@ func New(opts Options) (*Server, error) {
 		deps:    opts.Dependencies,
 		version: opts.Version, admin: opts.Admin, hooks: opts.Webhooks, usage: opts.Usage, waits: newNotifier(opts.Reads),
 		poll: orDefault(opts.EventPoll, 250*time.Millisecond), heartbeat: orDefault(opts.Heartbeat, 15*time.Second),
-		writeWait: orDefault(opts.WriteTimeout, 2*time.Minute), tracing: opts.Tracing,
+		writeWait: orDefault(opts.WriteTimeout, 2*time.Minute), tracing: opts.Tracing.middleware(),
 		idem:    opts.Idempotency,
 		closing: make(chan struct{}), inflight: newInflightGate(limits),
 	}

@@ -17,7 +17,9 @@ func TestTracingMiddleware(t *testing.T) {
 	t.Parallel()
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
-	env := newTestEnv(t, func(o *Options) { o.Tracing = telemetry.New(tp, false).Middleware() })
+	env := newTestEnv(t, func(o *Options) {
+		o.Tracing = Tracing{Provider: telemetry.New(tp, false).Provider(), Propagator: telemetry.Propagator(), Service: telemetry.ServiceName}
+	})
 	const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	rec := env.doWith(t, "GET", "/api/v1/workflows/wf_01jx0000000000000000000000/messages", aliceToken,
 		map[string]string{"traceparent": "00-" + traceID + "-" + parentID + "-01"})

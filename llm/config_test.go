@@ -96,8 +96,8 @@ func TestNewNamesAndDefaults(t *testing.T) {
 func TestNewRefusesScriptedAndMissingKeys(t *testing.T) {
 	t.Parallel()
 	_, err := New(context.Background(), Config{Provider: "scripted"})
-	if workflow.KindOf(err) != workflow.KindInvalid || !strings.Contains(err.Error(), "NewScripted") {
-		t.Errorf("New(scripted) = %v, want a KindInvalid error pointing at NewScripted", err)
+	if workflow.KindOf(err) != workflow.KindInvalid || !strings.Contains(err.Error(), "scripted.New") {
+		t.Errorf("New(scripted) = %v, want a KindInvalid error pointing at scripted.New", err)
 	}
 	_, err = New(context.Background(), Config{Provider: "anthropic"})
 	if workflow.KindOf(err) != workflow.KindInvalid || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") {

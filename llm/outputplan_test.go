@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -44,7 +45,7 @@ func TestPlanOutputMatchesGenerate(t *testing.T) {
 	req.JSON, req.Output = true, strictSchema
 	r := NewRouter(Route{Name: "openai/a", Model: m}, map[workflow.Stage]Route{
 		workflow.StageTwo:     {Name: "openai/b", Model: m, OutputMode: workflow.OutputJSONObject},
-		workflow.StageCompact: {Name: "scripted/c", Model: NewScripted()},
+		workflow.StageCompact: {Name: "scripted/c", Model: scripted.New()},
 	}, nil)
 	for stage, want := range map[workflow.Stage]workflow.OutputMode{
 		workflow.StageOne: workflow.OutputTool, workflow.StageTwo: workflow.OutputJSONObject, workflow.StageCompact: workflow.OutputText,

@@ -76,7 +76,7 @@ func newClient(ctx context.Context, cfg Config) (client, error) {
 		return client{llm: c, legacyMaxTokens: true}, err
 	case ProviderScripted:
 		return client{}, workflow.Errorf(workflow.KindInvalid,
-			"llm.New: LLM_PROVIDER=scripted needs a script: use llm.NewScripted or an llm.Scripted with Reply")
+			"llm.New: LLM_PROVIDER=scripted needs a script: use scripted.New or a scripted.Model with Reply")
 	}
 	return client{}, workflow.Errorf(workflow.KindInvalid, "llm.New: unknown provider %q", cfg.Provider)
 }

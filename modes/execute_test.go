@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/modes"
 	"github.com/twostep/twostep/workflow"
@@ -29,7 +29,7 @@ func TestExecuteTracesTheParameters(t *testing.T) {
 	params := map[string]any{"text": "<b>\"quoted\" & é\u2028</b>"}
 	store := memstore.New()
 	mode := echoOnce{call: modes.StepCall{Action: enginetest.Echo, Objective: "echo it", Parameters: params}}
-	e := enginetest.StartEngine(t, enginetest.Config("a"), store, llm.NewScripted(), enginetest.NewRegistry(),
+	e := enginetest.StartEngine(t, enginetest.Config("a"), store, scripted.New(), enginetest.NewRegistry(),
 		map[workflow.ModeName]workflow.Mode{workflow.ModeReact: mode})
 	wf := enginetest.Wait(t, e, enginetest.Create(t, e, workflow.ModeReact, "echo", 1).ID)
 	if wf.StopReason != workflow.StopMaxSteps {
@@ -69,7 +69,7 @@ func TestExecuteGivesTheActionItsOwnParameters(t *testing.T) {
 	}
 	store := memstore.New()
 	mode := echoOnce{call: modes.StepCall{Action: enginetest.Echo, Objective: "echo it", Parameters: params}}
-	e := enginetest.StartEngine(t, enginetest.Config("a"), store, llm.NewScripted(), reg,
+	e := enginetest.StartEngine(t, enginetest.Config("a"), store, scripted.New(), reg,
 		map[workflow.ModeName]workflow.Mode{workflow.ModeReact: mode})
 	wf := enginetest.Wait(t, e, enginetest.Create(t, e, workflow.ModeReact, "echo", 1).ID)
 	want := map[string]any{"text": "hello", "nested": map[string]any{"list": []any{"a"}}}

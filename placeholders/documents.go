@@ -112,11 +112,8 @@ func DocumentsIndexWithin(msgs []workflow.Message, budget int) string {
 	return head(keep) + strings.Join(blocks[keep:], "\n")
 }
 
-// FormatSize renders a byte count for a person: "512 B", "1.5 KB",
-// "2.0 MB" (powers of 1024).
-func FormatSize(n int64) string { return string(appendSize(nil, n)) }
-
-// appendSize appends FormatSize(n) to dst.
+// appendSize appends the byte count n rendered for a person to dst:
+// "512 B", "1.5 KB", "2.0 MB" (powers of 1024).
 func appendSize(dst []byte, n int64) []byte {
 	const unit = 1024
 	if n < unit {

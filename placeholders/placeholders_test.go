@@ -48,8 +48,8 @@ func TestDocumentsIndex(t *testing.T) {
 func TestFormatSize(t *testing.T) {
 	t.Parallel()
 	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KB", 1536: "1.5 KB", 5 << 20: "5.0 MB", 3 << 30: "3.0 GB"} {
-		if got := FormatSize(n); got != want {
-			t.Errorf("FormatSize(%d) = %q, want %q", n, got, want)
+		if got := formatSize(n); got != want {
+			t.Errorf("formatSize(%d) = %q, want %q", n, got, want)
 		}
 	}
 }
@@ -213,7 +213,7 @@ func BenchmarkHistory1000(b *testing.B) {
 	b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
 }
 
-// FormatSize writes what its former fmt.Sprintf formulas wrote.
+// appendSize writes what its former fmt.Sprintf formulas wrote.
 func TestFormatSizeMatchesSprintf(t *testing.T) {
 	t.Parallel()
 	ref := func(n int64) string {
@@ -228,8 +228,11 @@ func TestFormatSizeMatchesSprintf(t *testing.T) {
 		return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "KMGTP"[exp])
 	}
 	for _, n := range []int64{-5, 0, 1, 999, 1023, 1024, 1075, 1076, 1587, 1048575, 1048576, 1 << 40, 1 << 50, 1 << 60, 1<<63 - 1} {
-		if got, want := FormatSize(n), ref(n); got != want {
-			t.Errorf("FormatSize(%d) = %q, want %q", n, got, want)
+		if got, want := formatSize(n), ref(n); got != want {
+			t.Errorf("formatSize(%d) = %q, want %q", n, got, want)
 		}
 	}
 }
+
+// formatSize renders n as the placeholders do.
+func formatSize(n int64) string { return string(appendSize(nil, n)) }

@@ -4,17 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 
-	"github.com/gin-gonic/gin"
-	"go.opentelemetry.io/contrib/instrumentation/github.com/gin-gonic/gin/otelgin"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/twostep/twostep/workflow"
 )
@@ -26,9 +24,10 @@ const ServiceName = "twostep-gateway"
 // CaptureContentEnv turns on recording prompt and reply text (redacted).
 const CaptureContentEnv = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 
-// Telemetry is the process's tracing: the tracer the engine uses, the HTTP
-// middleware, and the provider to flush on shutdown. The zero value (and
-// Setup's answer when tracing is off) traces nothing.
+// Telemetry is the process's tracing: the tracer the engine uses, the
+// tracer provider of the HTTP server's spans, and the provider to flush on
+// shutdown. The zero value (and Setup's answer when tracing is off)
+// traces nothing.
 type Telemetry struct {
 	provider *sdktrace.TracerProvider
 	capture  bool
@@ -117,27 +116,18 @@ func (t *Telemetry) CapturesContent() bool { return t != nil && t.capture }
 // Enabled reports whether spans are exported.
 func (t *Telemetry) Enabled() bool { return t != nil && t.provider != nil }
 
-// Middleware returns the HTTP server middleware (one server span per
-// request, named by method and route template, continuing an incoming
-// traceparent; /healthz, /readyz and /metrics are not traced), nil when
-// tracing is off.
-func (t *Telemetry) Middleware() gin.HandlerFunc {
+// Provider returns the tracer provider for the HTTP server's spans, nil
+// (a nil interface) when tracing is off.
+func (t *Telemetry) Provider() trace.TracerProvider {
 	if t == nil || t.provider == nil {
 		return nil
 	}
-	return otelgin.Middleware(ServiceName, otelgin.WithTracerProvider(t.provider),
-		otelgin.WithPropagators(propagators()), otelgin.WithFilter(notProbe))
+	return t.provider
 }
 
-// notProbe leaves the probes and the metrics scrape untraced: they run
-// every few seconds and would drown the traces that matter.
-func notProbe(r *http.Request) bool {
-	switch r.URL.Path {
-	case "/healthz", "/readyz", "/metrics":
-		return false
-	}
-	return true
-}
+// Propagator is how traces cross process boundaries: W3C trace context
+// and baggage, in and out.
+func Propagator() propagation.TextMapPropagator { return propagators() }
 
 // Shutdown exports the spans still buffered and stops the exporter.
 func (t *Telemetry) Shutdown(ctx context.Context) error {

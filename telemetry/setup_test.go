@@ -40,13 +40,13 @@ func TestRequested(t *testing.T) {
 func TestSetup(t *testing.T) {
 	ctx := context.Background()
 	off, err := telemetry.Setup(ctx, envOf(nil), nil)
-	if err != nil || off.Enabled() || off.Tracer(telemetry.Options{}) != nil || off.Middleware() != nil || off.Shutdown(ctx) != nil {
+	if err != nil || off.Enabled() || off.Tracer(telemetry.Options{}) != nil || off.Provider() != nil || off.Shutdown(ctx) != nil {
 		t.Errorf("off: %v, enabled %v", err, off.Enabled())
 	}
 	for _, proto := range []string{"", "http/protobuf", "grpc"} {
 		tel, err := telemetry.Setup(ctx, envOf(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9",
 			"OTEL_EXPORTER_OTLP_PROTOCOL": proto, telemetry.CaptureContentEnv: "true"}), nil)
-		if err != nil || !tel.Enabled() || tel.Tracer(telemetry.Options{}) == nil || tel.Middleware() == nil || !tel.CapturesContent() {
+		if err != nil || !tel.Enabled() || tel.Tracer(telemetry.Options{}) == nil || tel.Provider() == nil || !tel.CapturesContent() {
 			t.Errorf("protocol %q: %v", proto, err)
 			continue
 		}

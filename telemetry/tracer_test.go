@@ -15,7 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/twostep/twostep/actions"
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/modes/react"
 	"github.com/twostep/twostep/prompts"
@@ -47,7 +47,7 @@ func traced(t *testing.T, capture bool, replies ...string) (spans tracetest.Span
 	cfg := enginetest.Config("a")
 	cfg.Tracer = tr
 	store := memstore.New()
-	e := enginetest.StartEngine(t, cfg, store, llm.NewScripted(replies...), enginetest.NewRegistry(),
+	e := enginetest.StartEngine(t, cfg, store, scripted.New(replies...), enginetest.NewRegistry(),
 		map[workflow.ModeName]workflow.Mode{workflow.ModeReact: react.New(prompts.NewBuilder(set, prompts.Options{}))})
 
 	ctx, req := tp.Tracer("caller").Start(context.Background(), "POST /api/v1/workflows")
@@ -270,11 +270,11 @@ func TestResumedRoundLinksToPreviousRun(t *testing.T) {
 
 	cfgA := enginetest.Config("a")
 	cfgA.Tracer, cfgA.ShutdownGrace = tr, time.Millisecond
-	blocking := &llm.Scripted{Reply: func(n int, _ workflow.ModelRequest) (string, error) {
+	blocking := &scripted.Model{Reply: func(n int, _ workflow.ModelRequest) (string, error) {
 		if n == 0 {
 			return echo[0], nil
 		}
-		return "", llm.ErrBlock
+		return "", scripted.ErrBlock
 	}}
 	a, err := workflow.NewEngine(cfgA, store, blocking, reg, modes)
 	if err != nil {
@@ -305,7 +305,7 @@ func TestResumedRoundLinksToPreviousRun(t *testing.T) {
 
 	cfgB := enginetest.Config("b")
 	cfgB.Tracer = tr
-	b := enginetest.StartEngine(t, cfgB, store, llm.NewScripted(slices.Concat(echo[1:], enginetest.Completes("done"))...), reg, modes)
+	b := enginetest.StartEngine(t, cfgB, store, scripted.New(slices.Concat(echo[1:], enginetest.Completes("done"))...), reg, modes)
 	if got := enginetest.Wait(t, b, wf.ID); got.Status != workflow.StatusCompleted {
 		t.Fatalf("workflow %s: %s", got.Status, got.Error)
 	}
@@ -352,7 +352,7 @@ func TestActionModelCallsAreChatSpans(t *testing.T) {
 		enginetest.Select(actions.AIProcessAction, "summarise the figures", nil, "", "aiPrompt"),
 		enginetest.Params(map[string]any{"aiPrompt": "Summarise: revenue 12 -> 14."}),
 	}
-	model := &llm.Scripted{Reply: func(n int, req workflow.ModelRequest) (string, error) {
+	model := &scripted.Model{Reply: func(n int, req workflow.ModelRequest) (string, error) {
 		if req.Stage == workflow.StageAction {
 			return "Revenue grew.", nil
 		}

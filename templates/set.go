@@ -63,15 +63,6 @@ func Load(overrideDir string) (*Set, error) {
 	return s, nil
 }
 
-// NewSet makes a Set from already parsed templates, e.g. in tests.
-func NewSet(ts ...Template) *Set {
-	s := &Set{byName: make(map[string]Template, len(ts))}
-	for _, t := range ts {
-		s.byName[t.Name] = t
-	}
-	return s
-}
-
 // addFS parses every *.tmpl file directly in dir of fsys.
 func (s *Set) addFS(fsys fs.FS, dir string) error {
 	entries, err := fs.ReadDir(fsys, dir)

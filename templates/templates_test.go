@@ -141,11 +141,11 @@ func TestLoadOverride(t *testing.T) {
 	})
 }
 
-func TestWithAndNewSet(t *testing.T) {
+func TestWithAndnewSet(t *testing.T) {
 	t.Parallel()
 	a, _ := Parse("a", "--- user ---\nA")
 	b, _ := Parse("a", "--- user ---\nB")
-	s := NewSet(a)
+	s := newSet(a)
 	s2 := s.With(b)
 	got1, _ := s.Get("a")
 	got2, _ := s2.Get("a")
@@ -360,4 +360,13 @@ func TestRenderRefusesAnOversizePrompt(t *testing.T) {
 	if parts, err := tmpl.Render(values); err != nil || len(parts) != 2 {
 		t.Errorf("Render under the limit = %d parts, %v", len(parts), err)
 	}
+}
+
+// newSet makes a Set from already parsed templates.
+func newSet(ts ...Template) *Set {
+	s := &Set{byName: make(map[string]Template, len(ts))}
+	for _, t := range ts {
+		s.byName[t.Name] = t
+	}
+	return s
 }

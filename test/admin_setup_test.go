@@ -17,6 +17,7 @@ import (
 	"github.com/twostep/twostep/actions"
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/wiring"
 	"github.com/twostep/twostep/workflow"
@@ -63,7 +64,7 @@ func (s *stageScript) reply(_ int, req workflow.ModelRequest) (string, error) {
 		return q[0], nil
 	}
 	if s.block[req.Stage] {
-		return "", llm.ErrBlock
+		return "", scripted.ErrBlock
 	}
 	return "", workflow.Errorf(workflow.KindUnavailable, "no %s reply scripted", req.Stage)
 }
@@ -76,14 +77,14 @@ type adminEnv struct {
 	url    string
 	raw    *memstore.Store // the store under the redaction decorator
 	engine *workflow.Engine
-	model  *llm.Scripted
+	model  *scripted.Model
 	script *stageScript
 }
 
 func newAdminEnv(t *testing.T) *adminEnv {
 	t.Helper()
 	script := &stageScript{queues: map[workflow.Stage][]string{}, block: map[workflow.Stage]bool{}}
-	model := &llm.Scripted{Reply: script.reply}
+	model := &scripted.Model{Reply: script.reply}
 	cfg := wiring.Config{
 		MaxSteps: 10, LLMProvider: llm.ProviderScripted,
 		// A configured key the redactor must scrub, as it would a real one.

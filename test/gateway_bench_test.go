@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/twostep/twostep/actions"
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/modes/react"
 	"github.com/twostep/twostep/prompts"
@@ -100,7 +100,7 @@ func BenchmarkCreateWorkflow(b *testing.B) {
 // BenchmarkIdleWorkflowMemory measures the heap a finished workflow keeps
 // in the memory store (state, a user and an assistant message, two traces).
 func BenchmarkIdleWorkflowMemory(b *testing.B) {
-	model := &llm.Scripted{Reply: func(_ int, req workflow.ModelRequest) (string, error) {
+	model := &scripted.Model{Reply: func(_ int, req workflow.ModelRequest) (string, error) {
 		if req.Stage == workflow.StageOne {
 			return stage1Reply(2, "idle", ""), nil
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/twostep/twostep/actions"
 	"github.com/twostep/twostep/actions/mcp"
 	"github.com/twostep/twostep/actions/openapi"
+	"github.com/twostep/twostep/approval"
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/modes/react"
@@ -93,7 +94,7 @@ type FileConfig struct {
 	Models FileModels `yaml:"models"`
 	// Approvals says which calls wait for a person's decision (DESIGN
 	// §9.1); checked against the registry at start.
-	Approvals actions.ApprovalsConfig `yaml:"approvals"`
+	Approvals approval.Config `yaml:"approvals"`
 	// Prices are the models' prices for the economy report, by
 	// "<provider>/<model>" (prices.go).
 	Prices map[string]FilePrice `yaml:"prices"`

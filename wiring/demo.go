@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"sync"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/workflow"
 )
@@ -24,7 +24,7 @@ const DemoPrompt = "Summarise the attached meeting notes as three bullet points 
 // NewDemoModel returns the demo's scripted model: it extracts the notes,
 // summarises them with ai.process and completes.
 func NewDemoModel() NamedModel {
-	return &llm.Scripted{Forget: true, Reply: (&demoScript{}).reply}
+	return &scripted.Model{Forget: true, Reply: (&demoScript{}).reply}
 }
 
 // demoScript answers like a model that extracts the notes, summarises

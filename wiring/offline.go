@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
@@ -20,8 +21,8 @@ import (
 // decides from the request's stage, output schema and facts
 // (workflow.PromptFacts), so no template wording can change its answers.
 // It keeps nothing between calls, not even the calls.
-func newOfflineModel() *llm.Scripted {
-	return &llm.Scripted{Model: "offline", Forget: true, Reply: offlineReply}
+func newOfflineModel() *scripted.Model {
+	return &scripted.Model{Model: "offline", Forget: true, Reply: offlineReply}
 }
 
 // offlineReply answers one call by its stage, from the request's facts.

@@ -14,6 +14,8 @@ import (
 	"github.com/twostep/twostep/actions"
 	"github.com/twostep/twostep/actions/mcp"
 	"github.com/twostep/twostep/actions/openapi"
+	"github.com/twostep/twostep/approval"
+	"github.com/twostep/twostep/doctext"
 	"github.com/twostep/twostep/experiments"
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm"
@@ -181,7 +183,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 	for _, s := range cfg.MCP.Servers {
 		servers = append(servers, s.Name)
 	}
-	approvals, err := actions.NewApprovalsFor(cfg.File.Approvals, reg, servers, cfg.OpenAPI.Names())
+	approvals, err := approval.NewFor(cfg.File.Approvals, reg, servers, cfg.OpenAPI.Names())
 	if err != nil {
 		return fmt.Errorf("GATEWAY_CONFIG: %w", err)
 	}
@@ -218,7 +220,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 	}
 	admin, err := httpapi.NewAdmin(httpapi.AdminOptions{
 		Reads: g.Engine.Admin(), Model: g.Model, Registry: reg, Prompts: builder, Redactor: redactor,
-		PlanActions: plan.Offered, CountTokens: (&llm.Tokenizer{}).Count, DocumentText: actions.DocumentText,
+		PlanActions: plan.Offered, CountTokens: (&llm.Tokenizer{}).Count, DocumentText: doctext.PlainText,
 		Prices:      cfg.Prices(),
 		Deliveries:  g.outbox(),
 		Experiments: g.Experiments,
@@ -244,7 +246,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 		Engine: g.Engine, Reads: g.Engine, Store: g.Store, Actions: reg, Auth: auth, Limits: l.HTTP, Idempotency: idem,
 		Logger: log.With().Str("component", "http").Logger(), Metrics: g.Metrics,
 		ModelName: g.Model.Name(), Models: modelNames(g.Model), Version: Version(), Admin: admin.Register,
-		ModelCheck: ModelCheck(g.Model), Dependencies: deps, Tracing: g.Tel.Middleware(),
+		ModelCheck: ModelCheck(g.Model), Dependencies: deps, Tracing: httpapi.Tracing{Provider: g.Tel.Provider(), Propagator: telemetry.Propagator(), Service: telemetry.ServiceName},
 		Webhooks: httpapi.WebhookOptions{
 			CheckURL:  func(u string) error { return webhooks.CheckURL(u, cfg.File.Webhooks.AllowPrivate) },
 			NewSecret: webhooks.NewSecret,

@@ -76,18 +76,6 @@ type ActionSpec struct {
 	HTTPPath   string `json:"httpPath,omitempty"`
 }
 
-// Method returns the part of the name before the dot.
-func (s ActionSpec) Method() string {
-	m, _, _ := strings.Cut(s.Name, ".")
-	return m
-}
-
-// ActionName returns the part of the name after the dot.
-func (s ActionSpec) ActionName() string {
-	_, a, _ := strings.Cut(s.Name, ".")
-	return a
-}
-
 // Connection is the public description of a per-user credentialed endpoint.
 // It never carries a secret: credentials stay inside the actions package and
 // are attached only when an action runs.

@@ -20,7 +20,7 @@ const DefaultApprovalTimeout = 24 * time.Hour
 const MessageRejected MessageStatus = "rejected"
 
 // ApprovalPolicy decides which calls need a person's approval before they
-// run (actions.Approvals implements it from the YAML approvals section).
+// run (approval.Policy implements it from the YAML approvals section).
 type ApprovalPolicy interface {
 	// NeedsApproval reports whether this call of the action must wait for
 	// a decision, and the call's effect.
@@ -45,7 +45,7 @@ const (
 
 // IntentPolicy is the optional part of an ApprovalPolicy that holds calls
 // for an intent approval and judges the constraints a decision adds
-// (actions.Approvals implements it from the rule value intent).
+// (approval.Policy implements it from the rule value intent).
 type IntentPolicy interface {
 	// NeedsIntentApproval reports whether calls of action wait for an
 	// intent approval (after Stage 1, before Stage 2).

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/workflow"
 )
@@ -72,7 +72,7 @@ func seedRead(t *testing.T, store workflow.Store, user, docName string, minute i
 func readers(t *testing.T, f readFixture) map[string]userReads {
 	return map[string]userReads{
 		"Reader": workflow.NewReader(f.store),
-		"Engine": newEngine(t, workflow.EngineConfig{}, f.store, llm.NewScripted(), callThenComplete),
+		"Engine": newEngine(t, workflow.EngineConfig{}, f.store, scripted.New(), callThenComplete),
 	}
 }
 

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
@@ -42,7 +42,7 @@ func TestRunRegistryIsTheUsersView(t *testing.T) {
 		})
 	}
 	cfg := enginetest.Config("scoped")
-	e := enginetest.StartEngine(t, cfg, memstore.New(), llm.NewScripted(), scopedRegistry{enginetest.NewRegistry()},
+	e := enginetest.StartEngine(t, cfg, memstore.New(), scripted.New(), scopedRegistry{enginetest.NewRegistry()},
 		map[workflow.ModeName]workflow.Mode{workflow.ModeReact: stubMode{step}})
 	for _, user := range []string{"alice", "bob"} {
 		wf, err := e.Create(context.Background(), workflow.NewWorkflow{UserID: user, Prompt: "hi", Mode: workflow.ModeReact, MaxSteps: 2})

@@ -20,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/actions"
+	"github.com/twostep/twostep/approval"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -489,8 +490,8 @@ func TestConfigProblems(t *testing.T) {
 func TestApprovalRulesNameOperations(t *testing.T) {
 	t.Parallel()
 	f := mount(t, Config{Sources: []SourceConfig{{Name: "tickets", Spec: ticketsDoc, BaseURL: "http://127.0.0.1:1"}}}, nil)
-	rules := actions.ApprovalsConfig{Actions: map[string]string{"tickets.listTickets": actions.ApproveAlways}}
-	a, err := actions.NewApprovalsFor(rules, f.reg, nil, []string{"tickets"})
+	rules := approval.Config{Actions: map[string]string{"tickets.listTickets": approval.Always}}
+	a, err := approval.NewFor(rules, f.reg, nil, []string{"tickets"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,12 +501,12 @@ func TestApprovalRulesNameOperations(t *testing.T) {
 	if wait, effect := a.NeedsApproval("tickets.createTicket", nil); !wait || effect != workflow.EffectWrite {
 		t.Errorf("createTicket: wait %v effect %s, want a write that waits", wait, effect)
 	}
-	bad := actions.ApprovalsConfig{Actions: map[string]string{"tickets.deleteTicket": actions.ApproveNever}}
-	if _, err := actions.NewApprovalsFor(bad, f.reg, nil, []string{"tickets"}); err == nil {
+	bad := approval.Config{Actions: map[string]string{"tickets.deleteTicket": approval.Never}}
+	if _, err := approval.NewFor(bad, f.reg, nil, []string{"tickets"}); err == nil {
 		t.Error("a rule naming no operation of a loaded document was accepted")
 	}
 	empty, _ := actions.New(actions.Config{}, nil)
-	if _, err := actions.NewApprovalsFor(bad, empty, nil, []string{"tickets"}); err != nil {
+	if _, err := approval.NewFor(bad, empty, nil, []string{"tickets"}); err != nil {
 		t.Errorf("a rule of a source not loaded yet was refused: %v", err)
 	}
 }

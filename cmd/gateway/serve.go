@@ -12,7 +12,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/telemetry"
 	"github.com/twostep/twostep/wiring"
@@ -37,27 +36,22 @@ const (
 func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r role) error {
 	cfg, err := wiring.LoadConfig(getenv)
 	if err != nil {
-		return err
+		return fmt.Errorf("load the configuration: %w", err)
 	}
 	if err := r.check(cfg); err != nil {
-		return err
+		return fmt.Errorf("check the role: %w", err)
 	}
-	noCredentials := len(cfg.Users) == 0 && len(cfg.Admins) == 0 && cfg.JWTJWKS == ""
-	if r.api && noCredentials && !cfg.InsecureDev {
-		return httpapi.ErrNoCredentials // before the store and the model are opened
-	}
-	if !r.api && noCredentials {
-		// A worker serves only the probes (probeRoutes), which need no
-		// credentials: its API authenticator is built but unreachable.
-		cfg.InsecureDev = true
+	open, err := cfg.ApplyCredentialRule(r.api)
+	if err != nil {
+		return fmt.Errorf("check the credentials: %w", err)
 	}
 	var scrub atomic.Pointer[redact.Redactor]
 	scrub.Store(redact.New(cfg.Secrets()...)) // tokens and API keys until the registry adds its own
 	log, err := wiring.NewLogger(stderr, cfg.LogFormat, cfg.LogLevel, &scrub)
 	if err != nil {
-		return err
+		return fmt.Errorf("build the logger: %w", err)
 	}
-	if r.api && noCredentials {
+	if open {
 		log.Warn().Msg("GATEWAY_INSECURE_DEV=1 and no tokens: every request is user \"dev\" with admin rights; never run this way in production")
 	}
 	for _, w := range cfg.Warnings() {
@@ -65,14 +59,14 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r 
 	}
 	tel, err := telemetry.Setup(ctx, getenv, func(err error) { log.Warn().Err(err).Msg("opentelemetry") })
 	if err != nil {
-		return err
+		return fmt.Errorf("set up tracing: %w", err)
 	}
 	if tel.Enabled() {
 		log.Info().Bool("contentCapture", tel.CapturesContent()).Msg("OpenTelemetry tracing on")
 	}
 	g, err := wiring.WireTraced(ctx, cfg, log, nil, tel)
 	if err != nil {
-		return err
+		return fmt.Errorf("wire the gateway: %w", err)
 	}
 	defer g.Close()
 	defer flushTraces(tel, log)
@@ -124,11 +118,15 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r 
 	if check := wiring.ModelCheck(g.Model); check != nil {
 		// Probe once in the background: a wrong model name or key shows in
 		// the start-up log, without delaying start-up on a slow provider.
+		// Stopped with the engine's context and waited for.
+		probed := make(chan struct{})
 		go func() {
+			defer close(probed)
 			if err := check(engineCtx); err != nil && engineCtx.Err() == nil {
 				log.Warn().Str("reason", workflow.PublicMessage(err)).Msg("the model does not answer its probe; rounds will fail until it does (see /readyz)")
 			}
 		}()
+		defer func() { stopEngine(); <-probed }()
 	}
 	if hint := cfg.OfflineHint(); hint != "" {
 		log.Warn().Msg(hint)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -26,7 +26,7 @@ func TestPlanPausesBeforeEachWriteStep(t *testing.T) {
 	store, reg := newStore(), enginetest.NewRegistry()
 	cfg := testConfig("a")
 	cfg.Approvals = holdEcho{}
-	model := llm.NewScripted(planJSON(echo("alpha", ""), echo("beta", "")))
+	model := scripted.New(planJSON(echo("alpha", ""), echo("beta", "")))
 	e := startEngine(t, cfg, store, model, reg)
 	ctx := context.Background()
 	wf := wait(t, e, create(t, e, "echo alpha then beta", 5).ID)

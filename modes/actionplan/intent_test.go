@@ -4,15 +4,15 @@ import (
 	"context"
 	"testing"
 
-	"github.com/twostep/twostep/actions"
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/approval"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // intentEcho holds Echo for an intent approval; constraints are judged by
-// actions.Approvals, whose constraint methods need no registry.
-type intentEcho struct{ checker *actions.Approvals }
+// approval.Policy, whose constraint methods need no registry.
+type intentEcho struct{ checker *approval.Policy }
 
 func (intentEcho) NeedsApproval(action string, _ map[string]any) (bool, workflow.Effect) {
 	return action == enginetest.Echo, workflow.EffectWrite
@@ -35,8 +35,8 @@ func TestPlanIntentPausesBeforeTheStep(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
 	cfg := testConfig("a")
-	cfg.Approvals = intentEcho{checker: &actions.Approvals{}}
-	model := llm.NewScripted(planJSON(echo("alpha", ""), echo("alpha", "")))
+	cfg.Approvals = intentEcho{checker: &approval.Policy{}}
+	model := scripted.New(planJSON(echo("alpha", ""), echo("alpha", "")))
 	e := startEngine(t, cfg, store, model, reg)
 	ctx := context.Background()
 	wf := wait(t, e, create(t, e, "echo alpha twice", 5).ID)

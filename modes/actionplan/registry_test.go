@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/twostep/twostep/actions"
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -26,7 +26,7 @@ func TestRealRegistryRound(t *testing.T) {
 		step{Action: actions.ExtractAction, Parameters: map[string]any{"documentList": []string{"docList:notes"}}, ResultLabel: "notes_text"},
 		complete("The notes say: ship it."),
 	)
-	model := llm.NewScripted("```json\n" + plan + "\n```")
+	model := scripted.New("```json\n" + plan + "\n```")
 	store := newStore()
 	e := startEngine(t, testConfig("a"), store, model, reg)
 	wf := wait(t, e, create(t, e, "write notes, extract them and tell me what they say", 5).ID)

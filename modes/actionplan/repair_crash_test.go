@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -20,13 +20,13 @@ func TestCrashBeforeRepairDoesNotRepeatThePlanningCall(t *testing.T) {
 	const garbage = "I would rather not plan today."
 	mem := newStore()
 	dying := enginetest.NewDyingStore(mem, 0)
-	first := &llm.Scripted{Reply: func(n int, _ workflow.ModelRequest) (string, error) {
+	first := &scripted.Model{Reply: func(n int, _ workflow.ModelRequest) (string, error) {
 		if n == 0 {
 			return garbage, nil
 		}
 		// The repair call: the instance dies while it is in flight.
 		dying.Kill()
-		return "", llm.ErrBlock
+		return "", scripted.ErrBlock
 	}}
 	reg := enginetest.NewRegistry()
 	e1 := startEngine(t, testConfig("one"), dying, first, reg)
@@ -36,7 +36,7 @@ func TestCrashBeforeRepairDoesNotRepeatThePlanningCall(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("instance one never made a second model call")
 	}
-	second := llm.NewScripted(planJSON(echo("a", ""), complete("done")))
+	second := scripted.New(planJSON(echo("a", ""), complete("done")))
 	e2 := startEngine(t, testConfig("two"), mem, second, reg)
 	got := wait(t, e2, wf.ID)
 	if got.Status != workflow.StatusCompleted || got.StopReason != workflow.StopCompleted {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/modes/actionplan"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
@@ -26,7 +26,7 @@ func stableIDs(s string) string { return ids.ReplaceAllString(s, "${1}_ID") }
 func TestReplanAfterFailedStep(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
-	model := llm.NewScripted(
+	model := scripted.New(
 		planJSON(echo("alpha", "first"), step{Action: enginetest.Broken}, echo("old plan", "")),
 		planJSON(echo("new plan", "fixed", "docList:first"), complete("done after re-planning")),
 	)
@@ -106,7 +106,7 @@ func TestReplanLimitPerRound(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			store, reg := newStore(), enginetest.NewRegistry()
-			model := llm.NewScripted(tc.replies...) // one more call would fail the round
+			model := scripted.New(tc.replies...) // one more call would fail the round
 			e := startEngineWith(t, tc.opts, testConfig("a"), store, model, reg)
 			wf := wait(t, e, create(t, e, "keep trying", 10).ID)
 			if wf.Status != workflow.StatusCompleted || wf.StopReason != workflow.StopCompleted {
@@ -143,7 +143,7 @@ func TestReplanWithoutUsablePlan(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			store, reg := newStore(), enginetest.NewRegistry()
-			model := llm.NewScripted(planJSON(broken, echo("kept", "")), tc.reply)
+			model := scripted.New(planJSON(broken, echo("kept", "")), tc.reply)
 			e := startEngine(t, testConfig("a"), store, model, reg)
 			wf := wait(t, e, create(t, e, "try", 5).ID)
 			if wf.Status != workflow.StatusCompleted || wf.StopReason != workflow.StopCompleted {
@@ -169,7 +169,7 @@ func TestCrashAfterReplanResumesWithoutRepeating(t *testing.T) {
 	// Commits: the plan, step 1 (failed), the new plan.
 	dying := enginetest.NewDyingStore(mem, 3)
 	reg := enginetest.NewRegistry()
-	first := llm.NewScripted(
+	first := scripted.New(
 		planJSON(step{Action: enginetest.Broken}, echo("old", "")),
 		planJSON(echo("new", ""), complete("recovered")),
 	)
@@ -187,7 +187,7 @@ func TestCrashAfterReplanResumesWithoutRepeating(t *testing.T) {
 	if cp := mid.Checkpoint; cp == nil || cp.Phase != workflow.PhaseExecute || cp.Replans != 1 || cp.PlanIndex != 1 || len(cp.Plan) != 3 {
 		t.Fatalf("saved checkpoint = %+v, want the re-planned plan (3 steps, index 1, 1 re-plan)", mid.Checkpoint)
 	}
-	second := llm.NewScripted() // any model call fails the round
+	second := scripted.New() // any model call fails the round
 	e2 := startEngine(t, testConfig("two"), mem, second, reg)
 	got := wait(t, e2, wf.ID)
 	if got.Status != workflow.StatusCompleted || got.StopReason != workflow.StopCompleted {
@@ -228,7 +228,7 @@ func TestSAGEShapedPlanRuns(t *testing.T) {
   {"type": "reply", "` + key + `": "Both echoed."}
 ]}`
 			store, reg := newStore(), enginetest.NewRegistry()
-			model := llm.NewScripted(plan)
+			model := scripted.New(plan)
 			e := startEngine(t, testConfig("a"), store, model, reg)
 			wf := wait(t, e, create(t, e, "echo alpha and beta", 5).ID)
 			if wf.Status != workflow.StatusCompleted || wf.StopReason != workflow.StopCompleted || wf.Stats.Actions != 2 {
@@ -261,7 +261,7 @@ func TestPlanStepsLimitedToOfferedActions(t *testing.T) {
 		step{Action: enginetest.Remote, Parameters: map[string]any{"connectionReference": "crm"}},
 		echo("alpha", ""),
 	)
-	model := llm.NewScripted(plan)
+	model := scripted.New(plan)
 	e := startEngineWith(t, actionplan.Options{TopK: 1}, testConfig("a"), store, model, reg)
 	wf := wait(t, e, create(t, e, "echo alpha", 5).ID)
 	if wf.StopReason != workflow.StopCompleted || wf.Stats.Actions != 1 {
@@ -283,7 +283,7 @@ func TestPlanLoopEndsTheRound(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
 	same := echo("same", "")
-	model := llm.NewScripted(planJSON(same, same, same, same, same, complete("never reached")))
+	model := scripted.New(planJSON(same, same, same, same, same, complete("never reached")))
 	e := startEngine(t, testConfig("a"), store, model, reg)
 	wf := wait(t, e, create(t, e, "echo the same thing", 10).ID)
 	if wf.Status != workflow.StatusCompleted || wf.StopReason != workflow.StopLoop {

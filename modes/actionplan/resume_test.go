@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -32,7 +32,7 @@ func TestCrashAfterPlanningResumesWithoutReplanning(t *testing.T) {
 			mem := newStore()
 			dying := enginetest.NewDyingStore(mem, n)
 			reg := enginetest.NewRegistry()
-			first := llm.NewScripted(plan)
+			first := scripted.New(plan)
 			e1 := startEngine(t, testConfig("one"), dying, first, reg)
 			wf := create(t, e1, "echo a, then b with a's output", 5)
 			select {
@@ -47,7 +47,7 @@ func TestCrashAfterPlanningResumesWithoutReplanning(t *testing.T) {
 			if cp := mid.Checkpoint; cp == nil || cp.Phase != workflow.PhaseExecute || len(cp.Plan) != 3 || cp.PlanIndex != n-1 {
 				t.Fatalf("saved checkpoint = %+v, want phase execute with the 3-step plan at index %d", cp, n-1)
 			}
-			second := llm.NewScripted() // any model call fails the round
+			second := scripted.New() // any model call fails the round
 			e2 := startEngine(t, testConfig("two"), mem, second, reg)
 			got := wait(t, e2, wf.ID)
 			if got.Status != workflow.StatusCompleted || got.StopReason != workflow.StopCompleted {
@@ -74,7 +74,7 @@ func TestResumeAfterBreakerContinuesThePlan(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
 	broken := step{Action: enginetest.Broken}
-	model := llm.NewScripted(planJSON(broken, broken, broken, echo("after", ""), complete("done")))
+	model := scripted.New(planJSON(broken, broken, broken, echo("after", ""), complete("done")))
 	e := startEngineWith(t, noReplan, testConfig("a"), store, model, reg)
 	wf := wait(t, e, create(t, e, "try hard", 10).ID)
 	if wf.Status != workflow.StatusFailed || wf.StopReason != workflow.StopFailures {
@@ -102,10 +102,10 @@ func TestStopDuringPlanningThenResume(t *testing.T) {
 	t.Parallel()
 	entered := make(chan struct{})
 	plan := planJSON(echo("a", ""), complete("done"))
-	model := &llm.Scripted{Reply: func(n int, _ workflow.ModelRequest) (string, error) {
+	model := &scripted.Model{Reply: func(n int, _ workflow.ModelRequest) (string, error) {
 		if n == 0 {
 			close(entered)
-			return "", llm.ErrBlock
+			return "", scripted.ErrBlock
 		}
 		return plan, nil
 	}}

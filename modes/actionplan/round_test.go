@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/modes/actionplan"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
@@ -35,7 +35,7 @@ func TestPlanShapesRunTheSameRound(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			store, reg := newStore(), enginetest.NewRegistry()
-			model := llm.NewScripted(tc.reply)
+			model := scripted.New(tc.reply)
 			e := startEngine(t, testConfig("a"), store, model, reg)
 			wf := wait(t, e, create(t, e, "echo alpha then beta", 5).ID)
 
@@ -84,7 +84,7 @@ func TestPlanShapesRunTheSameRound(t *testing.T) {
 func TestCompleteStepEndsTheRoundWithItsMessage(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
-	model := llm.NewScripted(planJSON(echo("alpha", ""), complete("here is your answer"), echo("never", "")))
+	model := scripted.New(planJSON(echo("alpha", ""), complete("here is your answer"), echo("never", "")))
 	e := startEngine(t, testConfig("a"), store, model, reg)
 	wf := wait(t, e, create(t, e, "echo alpha and answer", 5).ID)
 	if wf.Status != workflow.StatusCompleted || wf.StopReason != workflow.StopCompleted || wf.Step != 2 {
@@ -109,7 +109,7 @@ func TestUnparseablePlanIsRepaired(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
 	bad := "I would first echo alpha, then finish."
-	model := llm.NewScripted(bad, "Fixed:\n"+planJSON(echo("alpha", ""), complete("done")))
+	model := scripted.New(bad, "Fixed:\n"+planJSON(echo("alpha", ""), complete("done")))
 	e := startEngine(t, testConfig("a"), store, model, reg)
 	wf := wait(t, e, create(t, e, "echo alpha", 5).ID)
 	if wf.Status != workflow.StatusCompleted || wf.StopReason != workflow.StopCompleted || wf.Stats.LLMCalls != 2 {
@@ -156,7 +156,7 @@ func TestPlanUnavailable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			store, reg := newStore(), enginetest.NewRegistry()
-			model := llm.NewScripted(tc.replies...)
+			model := scripted.New(tc.replies...)
 			e := startEngine(t, testConfig("a"), store, model, reg)
 			wf := wait(t, e, create(t, e, "do it", 5).ID)
 			if wf.Status != workflow.StatusFailed || wf.StopReason != workflow.StopPlanUnavailable || wf.Error == "" {
@@ -192,7 +192,7 @@ func TestInvalidStepsAreDroppedAndTraced(t *testing.T) {
 		step{Action: enginetest.Remote, Parameters: map[string]any{"connectionReference": "crm"}},
 		echo("bad ref", "", "docList:nobody_made_this"),
 	)
-	model := llm.NewScripted(plan)
+	model := scripted.New(plan)
 	e := startEngine(t, testConfig("a"), store, model, reg)
 	wf := wait(t, e, create(t, e, "echo and call the crm", 10).ID)
 	if wf.Status != workflow.StatusCompleted || wf.Stats.Actions != 2 {
@@ -235,7 +235,7 @@ func TestManyDroppedStepsKeepTheTraceShort(t *testing.T) {
 		steps = append(steps, step{Action: "no.such"})
 	}
 	store := newStore()
-	e := startEngine(t, testConfig("a"), store, llm.NewScripted(planJSON(steps...)), enginetest.NewRegistry())
+	e := startEngine(t, testConfig("a"), store, scripted.New(planJSON(steps...)), enginetest.NewRegistry())
 	wf := wait(t, e, create(t, e, "echo", 5).ID)
 	if wf.Status != workflow.StatusCompleted || wf.Stats.Actions != 1 {
 		t.Fatalf("ended %s/%s with %d actions, want completed with 1", wf.Status, wf.StopReason, wf.Stats.Actions)
@@ -255,7 +255,7 @@ func TestManyDroppedStepsKeepTheTraceShort(t *testing.T) {
 func TestLongPlanIsTruncatedToMaxSteps(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
-	model := llm.NewScripted(planJSON(echo("1", ""), echo("2", ""), echo("3", ""), echo("4", ""), complete("done")))
+	model := scripted.New(planJSON(echo("1", ""), echo("2", ""), echo("3", ""), echo("4", ""), complete("done")))
 	e := startEngine(t, testConfig("a"), store, model, reg)
 	wf := wait(t, e, create(t, e, "echo four times", 3).ID)
 	if wf.Status != workflow.StatusCompleted || wf.StopReason != workflow.StopMaxSteps || wf.Stats.Actions != 3 {
@@ -278,7 +278,7 @@ func TestLongPlanIsTruncatedToMaxSteps(t *testing.T) {
 func TestStepUsesEarlierResultLabel(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
-	model := llm.NewScripted(planJSON(echo("alpha", "draft"), echo("beta", "", "docList:draft")))
+	model := scripted.New(planJSON(echo("alpha", "draft"), echo("beta", "", "docList:draft")))
 	e := startEngine(t, testConfig("a"), store, model, reg)
 	wf := wait(t, e, create(t, e, "echo alpha, then echo beta with the draft", 5).ID)
 	if wf.Status != workflow.StatusCompleted {
@@ -308,7 +308,7 @@ func TestUnproducedLabelFailsTheStep(t *testing.T) {
 		echo("beta", "", "docList:remote_out"),
 		complete("finished"),
 	)
-	e := startEngineWith(t, noReplan, testConfig("a"), store, llm.NewScripted(plan), reg)
+	e := startEngineWith(t, noReplan, testConfig("a"), store, scripted.New(plan), reg)
 	wf := wait(t, e, create(t, e, "call and echo", 5).ID)
 	msgs := messages(t, store, wf.ID)
 	want := []shape{
@@ -329,7 +329,7 @@ func TestUnproducedLabelFailsTheStep(t *testing.T) {
 func TestSecondRoundPlansAgain(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
-	model := llm.NewScripted(planJSON(echo("one", "")), planJSON(complete("second answer")))
+	model := scripted.New(planJSON(echo("one", "")), planJSON(complete("second answer")))
 	e := startEngine(t, testConfig("a"), store, model, reg)
 	wf := wait(t, e, create(t, e, "first", 5).ID)
 	if _, err := e.StartRound(context.Background(), "alice", wf.ID, workflow.NewRound{Prompt: "second"}); err != nil {
@@ -362,7 +362,7 @@ func TestSAGEReplyTextIsTheRoundsAnswer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			store, reg := newStore(), enginetest.NewRegistry()
-			e := startEngine(t, testConfig("a"), store, llm.NewScripted(tc.reply), reg)
+			e := startEngine(t, testConfig("a"), store, scripted.New(tc.reply), reg)
 			wf := wait(t, e, create(t, e, "echo alpha", 5).ID)
 			if wf.Status != workflow.StatusCompleted || wf.StopReason != workflow.StopCompleted {
 				t.Fatalf("ended %s/%s (%s), want completed/completed", wf.Status, wf.StopReason, wf.Error)

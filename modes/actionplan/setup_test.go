@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/modes/actionplan"
 	"github.com/twostep/twostep/prompts"
@@ -91,7 +91,7 @@ func shapes(msgs []workflow.Message) []shape {
 	return out
 }
 
-func stages(calls []llm.Call) []workflow.Stage { return enginetest.Stages(calls) }
+func stages(calls []scripted.Call) []workflow.Stage { return enginetest.Stages(calls) }
 
 // step is one plan step as the model writes it.
 type step struct {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -17,7 +17,7 @@ import (
 func TestTruncatedPlanIsNotReadButRepaired(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
-	script := llm.NewScripted(planJSON(echo("cut", ""), complete("cut")), planJSON(echo("alpha", ""), complete("done")))
+	script := scripted.New(planJSON(echo("cut", ""), complete("cut")), planJSON(echo("alpha", ""), complete("done")))
 	model := workflow.ModelFunc(func(ctx context.Context, req workflow.ModelRequest) (workflow.ModelResponse, error) {
 		first := len(script.Calls()) == 0
 		resp, err := script.Generate(ctx, req)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/twostep/twostep/actions"
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
@@ -40,7 +40,7 @@ func TestAIProcessModelCallIsTracedAndCounted(t *testing.T) {
 				enginetest.Select(actions.AIProcessAction, "summarise the figures", nil, "", "aiPrompt"),
 				enginetest.Params(map[string]any{"aiPrompt": "Summarise: revenue 12 -> 14."}),
 			}
-			model := &llm.Scripted{Reply: func(n int, req workflow.ModelRequest) (string, error) {
+			model := &scripted.Model{Reply: func(n int, req workflow.ModelRequest) (string, error) {
 				switch {
 				case req.Stage == workflow.StageAction && tt.fail:
 					return "", workflow.Errorf(workflow.KindUnavailable, "provider down (key %s)", apiKey)

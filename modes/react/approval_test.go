@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
@@ -39,9 +39,9 @@ func approvalConfig() workflow.EngineConfig {
 
 // pausedAt starts a round whose first step is echo(text) and waits for it
 // to pause; it returns the engine, the paused workflow and the model.
-func pausedAt(t *testing.T, store workflow.Store, reg *enginetest.Registry, cfg workflow.EngineConfig, after ...[]string) (*workflow.Engine, *workflow.Workflow, *llm.Scripted) {
+func pausedAt(t *testing.T, store workflow.Store, reg *enginetest.Registry, cfg workflow.EngineConfig, after ...[]string) (*workflow.Engine, *workflow.Workflow, *scripted.Model) {
 	t.Helper()
-	model := llm.NewScripted(replies(append([][]string{enginetest.Echoes("hello")}, after...)...)...)
+	model := scripted.New(replies(append([][]string{enginetest.Echoes("hello")}, after...)...)...)
 	e := startEngine(t, cfg, store, model, reg)
 	wf := wait(t, e, create(t, e, "say hello", 5).ID)
 	if wf.Status != workflow.StatusAwaitingApproval || wf.PendingApproval == nil {
@@ -241,7 +241,7 @@ func TestApprovalSurvivesInstances(t *testing.T) {
 	t.Parallel()
 	store := memstore.New()
 	reg := enginetest.NewRegistry()
-	model := llm.NewScripted(replies(enginetest.Echoes("one"), enginetest.Completes("x"))...)
+	model := scripted.New(replies(enginetest.Echoes("one"), enginetest.Completes("x"))...)
 	ctx := context.Background()
 
 	cfgA := approvalConfig()

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -62,7 +62,7 @@ func largeRegistry(n int) *enginetest.Registry {
 
 func benchSteps(b *testing.B, store workflow.Store, reg workflow.Registry) {
 	script := tenSteps()
-	model := &llm.Scripted{Reply: func(n int, _ workflow.ModelRequest) (string, error) {
+	model := &scripted.Model{Reply: func(n int, _ workflow.ModelRequest) (string, error) {
 		return script[n%len(script)], nil
 	}}
 	cfg := testConfig("bench")
@@ -96,7 +96,7 @@ func benchSteps(b *testing.B, store workflow.Store, reg workflow.Registry) {
 // step (it never carries history, documents or the user prompt).
 func TestStage2PromptIsSmall(t *testing.T) {
 	t.Parallel()
-	model := llm.NewScripted(tenSteps()...)
+	model := scripted.New(tenSteps()...)
 	e := startEngine(t, testConfig("a"), newStore(), model, enginetest.NewRegistry())
 	wf, err := e.Create(context.Background(), workflow.NewWorkflow{
 		UserID: "alice", Prompt: "Summarise the attached quarterly report and echo the key figures, step by step.", MaxSteps: 10,

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/modes/react"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/workflow"
@@ -26,10 +26,10 @@ func thirtyStepResult(n int) string {
 // thirtyStepModel answers a 30-step round (29 echoes of a 400-character
 // result, then complete) by stage, the way a capable model answers the
 // templates.
-func thirtyStepModel() *llm.Scripted {
+func thirtyStepModel() *scripted.Model {
 	var mu sync.Mutex
 	step := 0
-	return &llm.Scripted{Reply: func(_ int, req workflow.ModelRequest) (string, error) {
+	return &scripted.Model{Reply: func(_ int, req workflow.ModelRequest) (string, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch req.Stage {
@@ -80,10 +80,10 @@ func TestStage1Bounded(t *testing.T) {
 	for _, native := range []bool{false, true} {
 		t.Run(fmt.Sprintf("native=%v", native), func(t *testing.T) {
 			t.Parallel()
-			scripted := thirtyStepModel()
-			var model workflow.Model = scripted
+			sm := thirtyStepModel()
+			var model workflow.Model = sm
 			if native {
-				model = nativeModel{scripted}
+				model = nativeModel{sm}
 			}
 			modes := map[workflow.ModeName]workflow.Mode{workflow.ModeReact: react.New(newBuilderWith(t, prompts.Options{}))}
 			e := enginetest.StartEngine(t, testConfig("bounded"), newStore(), model, enginetest.NewRegistry(), modes)
@@ -91,7 +91,7 @@ func TestStage1Bounded(t *testing.T) {
 			if got := wait(t, e, wf.ID); got.Status != workflow.StatusCompleted || got.Step != 30 {
 				t.Fatalf("round ended %s at step %d (%s)", got.Status, got.Step, got.StopReason)
 			}
-			s1 := logSizes(t, scripted.Calls())
+			s1 := logSizes(t, sm.Calls())
 			if ratio := float64(s1[29]) / float64(s1[0]); ratio > 1.5 {
 				t.Errorf("Stage 1's prompt at step 30 is %.2f times step 1's, want at most 1.5", ratio)
 			}
@@ -101,7 +101,7 @@ func TestStage1Bounded(t *testing.T) {
 
 // logSizes logs the characters of each step's prompts and of the replies
 // of calls, and returns the Stage 1 prompt sizes.
-func logSizes(t *testing.T, calls []llm.Call) []int {
+func logSizes(t *testing.T, calls []scripted.Call) []int {
 	var s1, s2 []int
 	out, in, count := map[workflow.Stage]int{}, map[workflow.Stage]int{}, map[workflow.Stage]int{}
 	prefix, from3 := 0, 0 // Stage 1 from step 3 on: the cacheable prefix's characters, all characters

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -28,7 +28,7 @@ func TestByStageMatchesTraces(t *testing.T) {
 			t.Parallel()
 			store := newStore(t)
 			first := withRejections().replies
-			model := llm.NewScripted(replies(first, enginetest.Echoes("b"), enginetest.Completes("again"))...)
+			model := scripted.New(replies(first, enginetest.Echoes("b"), enginetest.Completes("again"))...)
 			e := startEngine(t, testConfig("a"), store, model, enginetest.NewRegistry())
 			wf := wait(t, e, create(t, e, "echo a", 5).ID)
 			if _, err := e.StartRound(context.Background(), "alice", wf.ID, workflow.NewRound{Prompt: "echo b"}); err != nil {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -14,7 +14,7 @@ import (
 const historyHead = "# Workflow history (newest first)"
 
 // beforeHistory is every byte of a Stage 1 prompt before its history.
-func beforeHistory(t *testing.T, c llm.Call) string {
+func beforeHistory(t *testing.T, c scripted.Call) string {
 	t.Helper()
 	text := c.Text()
 	i := strings.Index(text, historyHead)
@@ -33,7 +33,7 @@ func beforeHistory(t *testing.T, c llm.Call) string {
 func TestStage1PrefixIsStable(t *testing.T) {
 	t.Parallel()
 	store := newStore()
-	model := llm.NewScripted(replies(
+	model := scripted.New(replies(
 		enginetest.Echoes("one"),
 		[]string{enginetest.Select("no.such", "x", nil, "")}, // rejected: retried with feedback
 		enginetest.Echoes("two"),
@@ -49,7 +49,7 @@ func TestStage1PrefixIsStable(t *testing.T) {
 	if wf = wait(t, e, wf.ID); wf.Status != workflow.StatusCompleted || wf.Round != 2 {
 		t.Fatalf("workflow ended %s in round %d", wf.Status, wf.Round)
 	}
-	var first1, first2 *llm.Call
+	var first1, first2 *scripted.Call
 	stage1 := 0
 	for _, c := range model.Calls() {
 		switch c.Stage {

@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/modes/react"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/templates"
@@ -45,8 +45,8 @@ func (l *longRound) compactions() int {
 
 func redisURL() string { return os.Getenv("REDIS_URL") }
 
-func (l *longRound) model() *llm.Scripted {
-	return &llm.Scripted{Reply: func(_ int, req workflow.ModelRequest) (string, error) {
+func (l *longRound) model() *scripted.Model {
+	return &scripted.Model{Reply: func(_ int, req workflow.ModelRequest) (string, error) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		switch req.Stage {
@@ -133,7 +133,7 @@ func TestCompactionOverALongRound(t *testing.T) {
 				}
 			}
 			calls := model.Calls()
-			var stage1, compacts []llm.Call
+			var stage1, compacts []scripted.Call
 			for _, c := range calls {
 				switch c.Stage {
 				case workflow.StageOne:

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -25,10 +25,10 @@ type sharedScript struct {
 	prompts  []string
 }
 
-func (s *sharedScript) model(block func() bool) *llm.Scripted {
-	return &llm.Scripted{Reply: func(_ int, req workflow.ModelRequest) (string, error) {
+func (s *sharedScript) model(block func() bool) *scripted.Model {
+	return &scripted.Model{Reply: func(_ int, req workflow.ModelRequest) (string, error) {
 		if block != nil && block() {
-			return "", llm.ErrBlock
+			return "", scripted.ErrBlock
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -36,7 +36,7 @@ func (s *sharedScript) model(block func() bool) *llm.Scripted {
 			return "", workflow.Errorf(workflow.KindUnavailable, "script exhausted")
 		}
 		s.finished = append(s.finished, req.Stage)
-		s.prompts = append(s.prompts, llm.Call{ModelRequest: req}.Text())
+		s.prompts = append(s.prompts, scripted.Call{ModelRequest: req}.Text())
 		return s.replies[len(s.finished)-1], nil
 	}}
 }

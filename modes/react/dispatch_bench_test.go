@@ -12,7 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/redisstore"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
@@ -153,7 +153,7 @@ func benchDispatch(b *testing.B, url string, useRedis bool, steps int) {
 	if steps == 1 {
 		script = enginetest.Completes("done at once")
 	}
-	model := &llm.Scripted{Reply: func(n int, _ workflow.ModelRequest) (string, error) {
+	model := &scripted.Model{Reply: func(n int, _ workflow.ModelRequest) (string, error) {
 		return script[n%len(script)], nil
 	}}
 	e := startEngine(b, cfg, store, model, enginetest.NewRegistry())

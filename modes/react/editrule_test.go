@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/workflow"
@@ -66,7 +66,7 @@ func TestEditedParametersAreJudgedAsAStage2Reply(t *testing.T) {
 			}
 			cfg := testConfig("a")
 			cfg.Approvals = holdAll{}
-			model := llm.NewScripted(replies(
+			model := scripted.New(replies(
 				[]string{enginetest.Select(tc.action, "write a note", nil, "", "body", "extra"), enginetest.Params(map[string]any{"title": "first"})},
 				enginetest.Completes("ok"))...)
 			e := startEngine(t, cfg, memstore.New(), model, reg)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -33,7 +33,7 @@ func selectByName(names ...string) string {
 func TestFieldsByNameInARound(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
-	model := llm.NewScripted(replies(
+	model := scripted.New(replies(
 		[]string{selectByName("text", "tone"), selectByName("text"), enginetest.Params(map[string]any{"text": "hello"})},
 		enginetest.Completes("done"),
 	)...)

@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/redisstore"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
@@ -277,7 +277,7 @@ func TestForkAtStepFour(t *testing.T) {
 			t.Run(storeName+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
 				fs := newStore(t)
-				model := llm.NewScripted(replies(tenRecordedSteps(), tc.replies)...)
+				model := scripted.New(replies(tenRecordedSteps(), tc.replies)...)
 				reg := enginetest.NewRegistry()
 				orig := runOriginal(t, fs.store, model, reg)
 				e := startEngine(t, testConfig("fork"), fs.store, model, reg)
@@ -374,7 +374,7 @@ func runOriginal(t *testing.T, store workflow.Store, model workflow.Model, reg w
 // creates nothing and leaves the original as it was.
 func TestForkRefused(t *testing.T) {
 	t.Parallel()
-	model := llm.NewScripted(tenRecordedSteps()...)
+	model := scripted.New(tenRecordedSteps()...)
 	store := newStore()
 	e := startEngine(t, testConfig("fork"), store, model, enginetest.NewRegistry())
 	orig := wait(t, e, create(t, e, "ten steps", 10).ID)
@@ -438,7 +438,7 @@ func TestForkRefused(t *testing.T) {
 func TestForkNeedsTheReactSelection(t *testing.T) {
 	t.Parallel()
 	store := newStore()
-	model := llm.NewScripted(tenRecordedSteps()...)
+	model := scripted.New(tenRecordedSteps()...)
 	e := startEngine(t, testConfig("fork"), store, model, enginetest.NewRegistry())
 	orig := wait(t, e, create(t, e, "ten steps", 10).ID)
 	// Without traces the recorded selection of a finished step is gone.
@@ -477,7 +477,7 @@ func (planOnly) Closing(*workflow.Run) workflow.Message    { return workflow.Mes
 func TestForkEndsWithEditedAnswer(t *testing.T) {
 	t.Parallel()
 	store := newStore()
-	model := llm.NewScripted(tenRecordedSteps()...)
+	model := scripted.New(tenRecordedSteps()...)
 	e := startEngine(t, testConfig("fork"), store, model, enginetest.NewRegistry())
 	orig := wait(t, e, create(t, e, "ten steps", 10).ID)
 	calls := len(model.Calls())

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/modes/react"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
@@ -65,7 +65,7 @@ func TestRequireGrounded(t *testing.T) {
 				script = append(script, enginetest.Params(map[string]any{"ticketId": given}))
 			}
 			store := newStore()
-			model := llm.NewScripted(replies(script, enginetest.Completes("The ticket is closed."))...)
+			model := scripted.New(replies(script, enginetest.Completes("The ticket is closed."))...)
 			mode := react.New(newBuilder(t), react.RequireGrounded(tt.setting))
 			var registry workflow.Registry = reg
 			if tt.call != "" {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -16,7 +16,7 @@ import (
 func TestHistoryNewestFirstAcrossRounds(t *testing.T) {
 	t.Parallel()
 	store := newStore()
-	model := llm.NewScripted(replies(
+	model := scripted.New(replies(
 		enginetest.Echoes("R1ALPHA"), enginetest.Completes("R1DONE"),
 		enginetest.Echoes("R2BETA"), enginetest.Completes("R2DONE"))...)
 	e := startEngine(t, testConfig("a"), store, model, enginetest.NewRegistry())
@@ -74,15 +74,15 @@ func TestReferencesResolvedAtExecute(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
 	refPattern := regexp.MustCompile(`docList:msg_[0-9a-z]+:round1_user_context`)
-	var script *llm.Scripted
-	model := &llm.Scripted{Reply: func(n int, req workflow.ModelRequest) (string, error) {
+	var script *scripted.Model
+	model := &scripted.Model{Reply: func(n int, req workflow.ModelRequest) (string, error) {
 		if n == 0 { // copy the reference from the documents index, as a model would
 			var prompt string
 			for _, m := range req.Messages {
 				prompt += m.Content
 			}
 			ref := refPattern.FindString(prompt)
-			script = llm.NewScripted(replies(
+			script = scripted.New(replies(
 				[]string{enginetest.Select(enginetest.Echo, "read", []string{ref}, "", "text"), enginetest.Params(map[string]any{"text": "x"})},
 				[]string{enginetest.Select(enginetest.Remote, "call crm", nil, "crm"), enginetest.Params(map[string]any{})},
 				enginetest.Completes("ok"))...)

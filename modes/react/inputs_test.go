@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
@@ -17,7 +17,7 @@ import (
 func TestTracesKeepTheirInputs(t *testing.T) {
 	t.Parallel()
 	store := newStore()
-	model := llm.NewScripted(replies(enginetest.Echoes("hi"), enginetest.Completes("done"))...)
+	model := scripted.New(replies(enginetest.Echoes("hi"), enginetest.Completes("done"))...)
 	e := startEngine(t, testConfig("a"), store, model, enginetest.NewRegistry())
 	wf := wait(t, e, create(t, e, "echo hi", 5).ID)
 	set, err := templates.Load("")

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/twostep/twostep/actions"
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -17,12 +17,12 @@ import (
 // reads by reference, then workflow.complete answers.
 func TestWithRealActionsAndScriptedModel(t *testing.T) {
 	t.Parallel()
-	model := &llm.Scripted{Reply: func(int, workflow.ModelRequest) (string, error) { return "", nil }}
+	model := &scripted.Model{Reply: func(int, workflow.ModelRequest) (string, error) { return "", nil }}
 	reg, err := actions.New(actions.Config{}, model)
 	if err != nil {
 		t.Fatalf("actions.New: %v", err)
 	}
-	script := llm.NewScripted(
+	script := scripted.New(
 		enginetest.Select("document.generate", "write the note", nil, "", "fileName", "content"),
 		enginetest.Params(map[string]any{"fileName": "note.md", "content": "# Note\nNOTE BODY"}),
 		enginetest.Select("document.extract", "read it back", []string{"docList:round1_step1_document_generate"}, "", "format"),

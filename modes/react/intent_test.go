@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twostep/twostep/actions"
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/approval"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/workflow"
@@ -16,8 +16,8 @@ import (
 )
 
 // echoIntent holds Echo for an intent approval; constraints are judged by
-// actions.Approvals, whose constraint methods need no registry.
-type echoIntent struct{ checker *actions.Approvals }
+// approval.Policy, whose constraint methods need no registry.
+type echoIntent struct{ checker *approval.Policy }
 
 func (echoIntent) NeedsApproval(action string, _ map[string]any) (bool, workflow.Effect) {
 	return action == enginetest.Echo, workflow.EffectWrite
@@ -32,7 +32,7 @@ func (p echoIntent) ConstraintProblems(c, params map[string]any) []string {
 
 func intentConfig() workflow.EngineConfig {
 	cfg := testConfig("a")
-	cfg.Approvals = echoIntent{checker: &actions.Approvals{}}
+	cfg.Approvals = echoIntent{checker: &approval.Policy{}}
 	return cfg
 }
 
@@ -75,7 +75,7 @@ func TestIntentApprovalConstrainsStage2(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			store, reg := newStore(t), enginetest.NewRegistry()
-			model := llm.NewScripted(replies(
+			model := scripted.New(replies(
 				[]string{enginetest.Select(enginetest.Echo, "echo a greeting", nil, "", "text")},
 				[]string{enginetest.Params(map[string]any{"text": "hello"}), enginetest.Params(map[string]any{"text": "hi"})},
 				enginetest.Completes("done"))...)
@@ -141,7 +141,7 @@ func TestIntentApprovalConstrainsStage2(t *testing.T) {
 func TestStandingIntentOfScopeUser(t *testing.T) {
 	t.Parallel()
 	store, reg := memstore.New(), enginetest.NewRegistry()
-	model := llm.NewScripted(replies(
+	model := scripted.New(replies(
 		[]string{enginetest.Select(enginetest.Echo, "echo a greeting", nil, "", "text")},
 		[]string{enginetest.Params(map[string]any{"text": "hi"})}, enginetest.Completes("one"),
 		enginetest.Echoes("hi"), enginetest.Completes("two"),
@@ -204,7 +204,7 @@ func TestStandingIntentOfScopeUser(t *testing.T) {
 func TestStandingCallRepeatsParameters(t *testing.T) {
 	t.Parallel()
 	store, reg := memstore.New(), enginetest.NewRegistry()
-	model := llm.NewScripted(replies(enginetest.Echoes("hello"), enginetest.Completes("one"),
+	model := scripted.New(replies(enginetest.Echoes("hello"), enginetest.Completes("one"),
 		enginetest.Echoes("hello"), enginetest.Completes("two"), enginetest.Echoes("other"))...)
 	e := startEngine(t, approvalConfig(), store, model, reg)
 	ctx := context.Background()
@@ -261,7 +261,7 @@ func TestNarrowedStage2NativeSchema(t *testing.T) {
 func TestStoppedIntentAsksAgain(t *testing.T) {
 	t.Parallel()
 	store, reg := memstore.New(), enginetest.NewRegistry()
-	model := llm.NewScripted(replies(
+	model := scripted.New(replies(
 		[]string{enginetest.Select(enginetest.Echo, "echo a greeting", nil, "", "text")},
 		[]string{enginetest.Params(map[string]any{"text": "hi"})}, enginetest.Completes("done"))...)
 	e := startEngine(t, intentConfig(), store, model, reg)

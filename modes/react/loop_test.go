@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -24,7 +24,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 func TestLoopWarnsThenEnds(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
-	model := llm.NewScripted(replies(enginetest.Echoes("same"), enginetest.Echoes("same"), enginetest.Echoes("same"),
+	model := scripted.New(replies(enginetest.Echoes("same"), enginetest.Echoes("same"), enginetest.Echoes("same"),
 		enginetest.Echoes("same"), enginetest.Completes("never reached"))...)
 	e := startEngine(t, testConfig("a"), store, model, reg)
 	wf := wait(t, e, create(t, e, "loop please", 10).ID)
@@ -74,7 +74,7 @@ func TestRepeatWithNewResultIsNoLoop(t *testing.T) {
 		n++
 		return workflow.ActionResult{Text: strings.Repeat("x", n)}, nil
 	}
-	model := llm.NewScripted(replies(enginetest.Echoes("same"), enginetest.Echoes("same"), enginetest.Echoes("same"),
+	model := scripted.New(replies(enginetest.Echoes("same"), enginetest.Echoes("same"), enginetest.Echoes("same"),
 		enginetest.Echoes("same"), enginetest.Completes("done"))...)
 	e := startEngine(t, testConfig("a"), store, model, reg)
 	wf := wait(t, e, create(t, e, "poll until done", 10).ID)
@@ -95,7 +95,7 @@ func TestLoopDetectionOff(t *testing.T) {
 	store, reg := newStore(), enginetest.NewRegistry()
 	cfg := testConfig("a")
 	cfg.LoopRepeats = -1
-	model := llm.NewScripted(replies(enginetest.Echoes("same"), enginetest.Echoes("same"), enginetest.Echoes("same"),
+	model := scripted.New(replies(enginetest.Echoes("same"), enginetest.Echoes("same"), enginetest.Echoes("same"),
 		enginetest.Echoes("same"), enginetest.Echoes("same"))...)
 	e := startEngine(t, cfg, store, model, reg)
 	wf := wait(t, e, create(t, e, "loop please", 5).ID)

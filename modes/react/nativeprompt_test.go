@@ -4,14 +4,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // nativeModel is a scripted model that plans a native output mode for
 // every call with a schema, as a provider with tools does.
-type nativeModel struct{ *llm.Scripted }
+type nativeModel struct{ *scripted.Model }
 
 func (nativeModel) PlanOutput(req workflow.ModelRequest) workflow.OutputMode {
 	if req.Output != nil {
@@ -31,16 +31,16 @@ func TestNativeOutputGivesTheShapeOnce(t *testing.T) {
 		shape2 = "# Parameter schema"
 	)
 	for _, native := range []bool{false, true} {
-		scripted := llm.NewScripted(replies(enginetest.Echoes("one"), enginetest.Completes("done"))...)
-		var model workflow.Model = scripted
+		sm := scripted.New(replies(enginetest.Echoes("one"), enginetest.Completes("done"))...)
+		var model workflow.Model = sm
 		if native {
-			model = nativeModel{scripted}
+			model = nativeModel{sm}
 		}
 		e := startEngine(t, testConfig("a"), newStore(), model, enginetest.NewRegistry())
 		if wf := wait(t, e, create(t, e, "echo", 5).ID); wf.Status != workflow.StatusCompleted {
 			t.Fatalf("native %v: round ended %s", native, wf.Status)
 		}
-		for _, c := range scripted.Calls() {
+		for _, c := range sm.Calls() {
 			text := c.Text()
 			has := strings.Contains(text, shape1) || strings.Contains(text, shape2)
 			if has == native {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
@@ -21,7 +21,7 @@ const (
 func TestRoundCompletes(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
-	model := llm.NewScripted(replies(enginetest.Echoes("alpha"), enginetest.Echoes("beta"), enginetest.Completes("all done"))...)
+	model := scripted.New(replies(enginetest.Echoes("alpha"), enginetest.Echoes("beta"), enginetest.Completes("all done"))...)
 	e := startEngine(t, testConfig("a"), store, model, reg)
 	wf := wait(t, e, create(t, e, "echo alpha then beta", 5).ID)
 
@@ -81,7 +81,7 @@ func TestStage1ParametersRejected(t *testing.T) {
 	bad, _ := json.Marshal(withParams)
 
 	store, reg := newStore(), enginetest.NewRegistry()
-	model := llm.NewScripted(replies([]string{string(bad)}, enginetest.Echoes("clean"), enginetest.Completes("ok"))...)
+	model := scripted.New(replies([]string{string(bad)}, enginetest.Echoes("clean"), enginetest.Completes("ok"))...)
 	e := startEngine(t, testConfig("a"), store, model, reg)
 	wf := wait(t, e, create(t, e, "echo something", 5).ID)
 	if wf.Status != workflow.StatusCompleted {
@@ -118,7 +118,7 @@ func TestStage1RejectedThreeTimesFailsTheStep(t *testing.T) {
 	t.Parallel()
 	bad := enginetest.Select("no.such", "x", nil, "")
 	store, reg := newStore(), enginetest.NewRegistry()
-	model := llm.NewScripted(replies([]string{bad, bad, bad}, enginetest.Completes("gave up"))...)
+	model := scripted.New(replies([]string{bad, bad, bad}, enginetest.Completes("gave up"))...)
 	e := startEngine(t, testConfig("a"), store, model, reg)
 	wf := wait(t, e, create(t, e, "do it", 5).ID)
 	msgs := messages(t, store, wf.ID)
@@ -166,7 +166,7 @@ func TestRoundEndings(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			store := newStore()
-			model := llm.NewScripted(tc.replies...)
+			model := scripted.New(tc.replies...)
 			e := startEngine(t, testConfig("a"), store, model, enginetest.NewRegistry())
 			wf := wait(t, e, create(t, e, "go", tc.maxSteps).ID)
 			if wf.Status != tc.status || wf.StopReason != tc.reason {
@@ -200,7 +200,7 @@ func TestRoundEndings(t *testing.T) {
 func TestStage2RejectionRetriesWithFeedback(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
-	model := llm.NewScripted(
+	model := scripted.New(
 		enginetest.Select(enginetest.Echo, "echo", nil, "", "text"),
 		enginetest.Params(map[string]any{"text": "x", "colour": "red"}),
 		`{"schema": "parameters_v2", "parameters": {"text": "y"}}`,
@@ -232,7 +232,7 @@ func TestStage2RejectionRetriesWithFeedback(t *testing.T) {
 func TestStage2UnaskedFieldRejected(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
-	model := llm.NewScripted(
+	model := scripted.New(
 		enginetest.Select(enginetest.Echo, "echo", nil, "", "text"),
 		enginetest.Params(map[string]any{"text": "x", "message": "sneaked in"}),
 		enginetest.Params(map[string]any{"text": "accepted"}),
@@ -262,7 +262,7 @@ func TestResumeAfterBreaker(t *testing.T) {
 	// Broken has no parameter to fill: one Stage 1 call, no Stage 2.
 	broken := []string{enginetest.Select(enginetest.Broken, "break", nil, "")}
 	store := newStore()
-	model := llm.NewScripted(replies(broken, broken, broken, enginetest.Completes("recovered"))...)
+	model := scripted.New(replies(broken, broken, broken, enginetest.Completes("recovered"))...)
 	e := startEngine(t, testConfig("a"), store, model, enginetest.NewRegistry())
 	wf := wait(t, e, create(t, e, "go", 10).ID)
 	if wf.StopReason != workflow.StopFailures || wf.Step != 3 || !strings.Contains(wf.Error, "3 steps failed") {
@@ -292,7 +292,7 @@ func TestPanickingActionIsAFailedStep(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
 	reg.ExecuteFunc = func(context.Context, workflow.ActionCall) (workflow.ActionResult, error) { panic("boom") }
-	model := llm.NewScripted(replies(enginetest.Echoes("a"), enginetest.Completes("done"))...)
+	model := scripted.New(replies(enginetest.Echoes("a"), enginetest.Completes("done"))...)
 	e := startEngine(t, testConfig("a"), store, model, reg)
 	wf := wait(t, e, create(t, e, "echo", 5).ID)
 	msgs := messages(t, store, wf.ID)
@@ -358,7 +358,7 @@ func TestRejectedAttemptSurvivesStopAndResume(t *testing.T) {
 func TestStage1PromptMatchesTheBuilder(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
-	model := llm.NewScripted(replies(enginetest.Completes("one"), enginetest.Completes("two"))...)
+	model := scripted.New(replies(enginetest.Completes("one"), enginetest.Completes("two"))...)
 	e := startEngine(t, testConfig("a"), store, model, reg)
 	wf := wait(t, e, create(t, e, "answer", 5).ID)
 	offered := [][]workflow.ActionSpec{reg.Actions()}

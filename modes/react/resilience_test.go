@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -17,13 +17,13 @@ import (
 // blockAt returns a model that answers from replies but blocks (until its
 // context is cancelled) on call number at; entered is closed when that call
 // starts and returned once it has returned (and been recorded in rec).
-func blockAt(at int, replies []string) (m workflow.Model, rec *llm.Scripted, entered, returned chan struct{}) {
+func blockAt(at int, replies []string) (m workflow.Model, rec *scripted.Model, entered, returned chan struct{}) {
 	entered, returned = make(chan struct{}), make(chan struct{})
-	script := llm.NewScripted(replies...)
-	rec = &llm.Scripted{Reply: func(n int, req workflow.ModelRequest) (string, error) {
+	script := scripted.New(replies...)
+	rec = &scripted.Model{Reply: func(n int, req workflow.ModelRequest) (string, error) {
 		if n == at {
 			close(entered)
-			return "", llm.ErrBlock
+			return "", scripted.ErrBlock
 		}
 		if n > at {
 			n--
@@ -65,7 +65,7 @@ func stopThenResume(t *testing.T, newShared func(testing.TB) workflow.Store) {
 				// An instance that only serves the HTTP request: not started, so
 				// it cannot run the round itself after the resume.
 				var err error
-				stopper, err = workflow.NewEngine(testConfig("two"), store, llm.NewScripted(), reg,
+				stopper, err = workflow.NewEngine(testConfig("two"), store, scripted.New(), reg,
 					map[workflow.ModeName]workflow.Mode{workflow.ModeReact: newMode(t)})
 				if err != nil {
 					t.Fatal(err)
@@ -106,9 +106,9 @@ func stopThenResume(t *testing.T, newShared func(testing.TB) workflow.Store) {
 
 func TestModelOutageThenResumeFromCheckpoint(t *testing.T) {
 	t.Parallel()
-	script := llm.NewScripted(replies(enginetest.Echoes("a"), enginetest.Echoes("b"), enginetest.Completes("done"))...)
+	script := scripted.New(replies(enginetest.Echoes("a"), enginetest.Echoes("b"), enginetest.Completes("done"))...)
 	var failed atomic.Bool
-	model := &llm.Scripted{Reply: func(n int, req workflow.ModelRequest) (string, error) {
+	model := &scripted.Model{Reply: func(n int, req workflow.ModelRequest) (string, error) {
 		if n == 3 && failed.CompareAndSwap(false, true) { // step 2's Stage 2, once
 			return "", workflow.Errorf(workflow.KindUnavailable, "provider answered 503 three times")
 		}

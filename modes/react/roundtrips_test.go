@@ -10,7 +10,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/redisstore"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
@@ -100,7 +100,7 @@ func roundTripsPerStep(t *testing.T, client redis.UniversalClient) {
 	cfg.LeaseTTL, cfg.PollInterval, cfg.ReclaimInterval, cfg.RecoverInterval = time.Hour, time.Hour, time.Hour, time.Hour
 	marks := &stepMarks{rt: rt, ended: make(chan struct{})}
 	cfg.Observer = marks
-	e := startEngine(t, cfg, store, llm.NewScripted(tenSteps()...), enginetest.NewRegistry())
+	e := startEngine(t, cfg, store, scripted.New(tenSteps()...), enginetest.NewRegistry())
 	// The recovery scan runs once at the engine's start (then hourly):
 	// wait for it, so that on a loaded machine it does not fall inside a
 	// step, with the dial of the connection it takes.

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/modes/react"
 	"github.com/twostep/twostep/prompts"
@@ -75,6 +75,6 @@ func shapes(msgs []workflow.Message) []shape {
 	return out
 }
 
-func stages(calls []llm.Call) []workflow.Stage { return enginetest.Stages(calls) }
+func stages(calls []scripted.Call) []workflow.Stage { return enginetest.Stages(calls) }
 
 func newStore() *memstore.Store { return memstore.New() }

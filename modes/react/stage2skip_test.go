@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -28,7 +28,7 @@ func TestNothingToFillSkipsStage2(t *testing.T) {
 		return workflow.ActionResult{Text: "pong"}, nil
 	}
 	store := newStore()
-	model := llm.NewScripted(replies(
+	model := scripted.New(replies(
 		[]string{enginetest.Select(ping, "check the system", nil, "")},
 		[]string{enginetest.Select(ping, "check with a text", nil, "", "text"), enginetest.Params(map[string]any{"text": "hi"})},
 		enginetest.Completes("it answers"),

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -17,7 +17,7 @@ import (
 // 0) as stopped at the token limit after 300 tokens; it records each call's
 // maxTokens.
 type cutModel struct {
-	script *llm.Scripted
+	script *scripted.Model
 	cut    map[int]bool
 
 	mu        sync.Mutex
@@ -48,7 +48,7 @@ func (m *cutModel) sent() []int {
 func TestTruncatedReplyIsRetriedWithMoreTokens(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
-	script := llm.NewScripted(
+	script := scripted.New(
 		enginetest.Select(enginetest.Echo, "echo", nil, "", "text"), // cut: not read although valid
 		enginetest.Select(enginetest.Echo, "echo", nil, "", "text"),
 		enginetest.Params(map[string]any{"text": "cut"}), // cut: must not run

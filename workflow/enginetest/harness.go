@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -98,7 +98,7 @@ func Shapes(msgs []workflow.Message) []Shape {
 }
 
 // Stages returns the stage of each of a scripted model's calls, in order.
-func Stages(calls []llm.Call) []workflow.Stage {
+func Stages(calls []scripted.Call) []workflow.Stage {
 	out := make([]workflow.Stage, len(calls))
 	for i, c := range calls {
 		out[i] = c.Stage

@@ -1,4 +1,4 @@
-package actions
+package outbound
 
 import (
 	"fmt"
@@ -16,13 +16,13 @@ import (
 // relativeHint ends the messages of refused paths.
 const relativeHint = "give a path relative to the connection's base URL, such as /customers/42"
 
-// checkPath decides whether p may be appended to a base URL. It returns p
+// CheckPath decides whether p may be appended to a base URL. It returns p
 // percent-decoded, or why p is refused: absolute URLs, scheme-relative
 // ("//host") and scheme-switching ("https:...") references, "." and ".."
 // segments (also percent-encoded), backslashes, double encoding, control
 // characters and an inline query or fragment, each with what to send
-// instead. It needs no base URL, so ValidateParameters uses it too.
-func checkPath(p string) (decoded, refused string) {
+// instead. It needs no base URL, so a call can be checked before it is sent.
+func CheckPath(p string) (decoded, refused string) {
 	switch {
 	case strings.ContainsFunc(p, func(r rune) bool { return r <= 0x20 || r == 0x7f }):
 		return "", "spaces and control characters must be percent-encoded"
@@ -69,14 +69,14 @@ func compatibilityForms(p string) bool {
 	return hasDotSegment(n) || strings.Contains(n, `\`) || strings.Count(n, "/") != strings.Count(p, "/")
 }
 
-// pathUnder returns the URL of p under base with the query parameters q,
-// or a KindInvalid error when checkPath refuses p or the result would not
+// PathUnder returns the URL of p under base with the query parameters q,
+// or a KindInvalid error when CheckPath refuses p or the result would not
 // be within base.
-func pathUnder(base *url.URL, p string, q map[string]any) (*url.URL, error) {
+func PathUnder(base *url.URL, p string, q map[string]any) (*url.URL, error) {
 	refuse := func(why string) error {
 		return workflow.Errorf(workflow.KindInvalid, "path %s refused: %s", quote(textclip.Excerpt(p, 200)), why)
 	}
-	decoded, refused := checkPath(p)
+	decoded, refused := CheckPath(p)
 	if refused != "" {
 		return nil, refuse(refused)
 	}
@@ -85,15 +85,15 @@ func pathUnder(base *url.URL, p string, q map[string]any) (*url.URL, error) {
 	u.RawPath = base.EscapedPath() + "/" + strings.TrimPrefix(p, "/")
 	u.RawQuery = encodeQuery(q)
 	u.Fragment, u.RawFragment = "", ""
-	if !withinBase(base, &u) {
+	if !WithinBase(base, &u) {
 		return nil, refuse("it leaves the connection's base URL")
 	}
 	return &u, nil
 }
 
-// withinBase reports whether u has base's scheme and host and a path equal
+// WithinBase reports whether u has base's scheme and host and a path equal
 // to or below base's path. It is the rule for requests and redirects alike.
-func withinBase(base, u *url.URL) bool {
+func WithinBase(base, u *url.URL) bool {
 	if !strings.EqualFold(u.Scheme, base.Scheme) || !strings.EqualFold(u.Host, base.Host) || u.User != nil {
 		return false
 	}
@@ -138,4 +138,9 @@ func encodeQuery(q map[string]any) string {
 		}
 	}
 	return v.Encode()
+}
+
+// quote quotes s for a message.
+func quote(s string) string {
+	return "\"" + strings.ReplaceAll(s, "\"", "'") + "\""
 }

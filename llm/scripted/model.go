@@ -1,4 +1,9 @@
-package llm
+// Package scripted is the one workflow.Model that replies from a script
+// instead of a provider: the tests' model, the offline gateway's
+// (LLM_PROVIDER=scripted) and the demo's. It depends on no provider SDK,
+// so the engine's test harnesses and the conformance suites can use it
+// without pulling in langchaingo.
+package scripted
 
 import (
 	"context"
@@ -9,24 +14,22 @@ import (
 	"github.com/twostep/twostep/workflow"
 )
 
-// ErrBlock, returned by a Scripted.Reply function, makes that call block
+// ErrBlock, returned by a Model.Reply function, makes that call block
 // until its context is done and then return the context's error: the
 // stand-in for a slow provider in stop and cancellation tests.
-var ErrBlock = errors.New("llm: scripted call blocks until cancelled")
+var ErrBlock = errors.New("scripted: call blocks until cancelled")
 
-// Scripted is the one workflow.Model that replies from a script instead of
-// a provider: the tests' model, the offline gateway's (LLM_PROVIDER=scripted)
-// and the demo's. Its Reply function answers each call by its number and
-// request (NewScripted builds one from a list), and it records every call
+// Model replies from a script. Its Reply function answers each call by
+// its number and request (New builds one from a list), and it records every call
 // as it arrives, including calls that fail or block, unless Forget is set.
 // Usage is estimated from the prompt and reply text as a provider that
-// reports none would be (ApproxTokens). It is safe for concurrent use;
+// reports none would be (approxTokens: about four bytes a token, as llm.ApproxTokens). It is safe for concurrent use;
 // calls are numbered in arrival order.
 //
 // The zero value with only Reply set is ready to use:
 //
-//	m := &llm.Scripted{Reply: func(n int, req workflow.ModelRequest) (string, error) { ... }}
-type Scripted struct {
+//	m := &scripted.Model{Reply: func(n int, req workflow.ModelRequest) (string, error) { ... }}
+type Model struct {
 	// Reply answers call n (0-based, counting every call in arrival order,
 	// failed ones too) with req. An error is returned unchanged (return a
 	// *workflow.Error to choose its kind); ErrBlock blocks the call until
@@ -45,9 +48,9 @@ type Scripted struct {
 	calls []Call
 }
 
-var _ workflow.Model = (*Scripted)(nil)
+var _ workflow.Model = (*Model)(nil)
 
-// Call is one call as a Scripted model received and answered it; a call
+// Call is one call as a scripted Model received and answered it; a call
 // still in progress (blocked, say) has no Reply and no Err yet.
 type Call struct {
 	// ModelRequest is the request, its Messages copied.
@@ -72,13 +75,13 @@ func (c Call) Text() string {
 	return b.String()
 }
 
-// NewScripted returns a model that answers call n with replies[n]; its
+// New returns a model that answers call n with replies[n]; its
 // Reply is that list as a function, for a Reply that wraps it. A call
 // beyond the list fails with KindUnavailable, so a test that makes more
 // calls than it scripted fails loudly.
-func NewScripted(replies ...string) *Scripted {
+func New(replies ...string) *Model {
 	replies = append([]string(nil), replies...)
-	return &Scripted{Reply: func(n int, _ workflow.ModelRequest) (string, error) {
+	return &Model{Reply: func(n int, _ workflow.ModelRequest) (string, error) {
 		if n >= len(replies) {
 			return "", workflow.Errorf(workflow.KindUnavailable,
 				"scripted model: no reply left for call %d (%d scripted)", n+1, len(replies))
@@ -89,17 +92,17 @@ func NewScripted(replies ...string) *Scripted {
 
 // Name returns the provider and the model, "scripted/scripted" unless Model
 // is set.
-func (s *Scripted) Name() string { return ProviderScripted + "/" + s.model() }
+func (s *Model) Name() string { return provider + "/" + s.model() }
 
-func (s *Scripted) model() string {
+func (s *Model) model() string {
 	if s.Model == "" {
-		return DefaultModel(ProviderScripted)
+		return provider
 	}
 	return s.Model
 }
 
 // Calls returns a copy of every call received so far, in arrival order.
-func (s *Scripted) Calls() []Call {
+func (s *Model) Calls() []Call {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]Call, len(s.calls))
@@ -112,7 +115,7 @@ func (s *Scripted) Calls() []Call {
 
 // Generate records req and answers it from the script. A context that is
 // already done is honoured first, without asking Reply.
-func (s *Scripted) Generate(ctx context.Context, req workflow.ModelRequest) (workflow.ModelResponse, error) {
+func (s *Model) Generate(ctx context.Context, req workflow.ModelRequest) (workflow.ModelResponse, error) {
 	req.Messages = append([]workflow.PromptMessage(nil), req.Messages...)
 	s.mu.Lock()
 	n := s.n
@@ -127,8 +130,8 @@ func (s *Scripted) Generate(ctx context.Context, req workflow.ModelRequest) (wor
 		resp = workflow.ModelResponse{
 			Text:             text,
 			Model:            s.model(),
-			PromptTokens:     promptTokens(req.Messages, ApproxTokens),
-			CompletionTokens: ApproxTokens(text),
+			PromptTokens:     promptTokens(req.Messages),
+			CompletionTokens: approxTokens(text),
 		}
 	}
 	if !s.Forget {
@@ -142,7 +145,7 @@ func (s *Scripted) Generate(ctx context.Context, req workflow.ModelRequest) (wor
 
 // answer returns the script's reply to call n, or the context's error when
 // it is done before or after the script answered.
-func (s *Scripted) answer(ctx context.Context, n int, req workflow.ModelRequest) (string, error) {
+func (s *Model) answer(ctx context.Context, n int, req workflow.ModelRequest) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
@@ -161,4 +164,27 @@ func (s *Scripted) answer(ctx context.Context, n int, req workflow.ModelRequest)
 		return "", err
 	}
 	return text, nil
+}
+
+// provider is the provider name of a scripted model (LLM_PROVIDER=scripted)
+// and its model's default name.
+const provider = "scripted"
+
+// approxTokens estimates the tokens of text as llm.ApproxTokens does
+// (about four bytes a token) for providers that report none.
+func approxTokens(text string) int {
+	if text == "" {
+		return 0
+	}
+	return (len(text) + 3) / 4
+}
+
+// promptTokens estimates a chat prompt's tokens as llm does: its text plus
+// about 4 tokens a message and 3 for the reply.
+func promptTokens(msgs []workflow.PromptMessage) int {
+	n := 3
+	for _, m := range msgs {
+		n += 4 + approxTokens(m.Content)
+	}
+	return n
 }

@@ -1,9 +1,10 @@
-package actions
+package approval
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/twostep/twostep/actions"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -12,32 +13,32 @@ import (
 // workflow.complete never waits.
 func TestApprovalsPolicy(t *testing.T) {
 	t.Parallel()
-	r := mustNew(t, Config{}, answering("ok"))
-	def, err := NewApprovals(ApprovalsConfig{}, r)
+	r := newRegistry(t, true)
+	def, err := New(Config{}, r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	custom, err := NewApprovals(ApprovalsConfig{Default: ApproveNever, Actions: map[string]string{
-		"document.generate": ApproveAlways, HTTPRequestAction: ApproveWrite}}, r)
+	custom, err := New(Config{Default: Never, Actions: map[string]string{
+		"document.generate": Always, actions.HTTPRequestAction: Write}}, r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		policy *Approvals
+		policy *Policy
 		action string
 		params map[string]any
 		want   bool
 		effect workflow.Effect
 	}{
-		{def, HTTPRequestAction, map[string]any{"method": "GET"}, false, workflow.EffectRead},
-		{def, HTTPRequestAction, map[string]any{"method": "head"}, false, workflow.EffectRead},
-		{def, HTTPRequestAction, map[string]any{"method": "POST"}, true, workflow.EffectWrite},
-		{def, HTTPRequestAction, map[string]any{"method": "DELETE"}, true, workflow.EffectWrite},
+		{def, actions.HTTPRequestAction, map[string]any{"method": "GET"}, false, workflow.EffectRead},
+		{def, actions.HTTPRequestAction, map[string]any{"method": "head"}, false, workflow.EffectRead},
+		{def, actions.HTTPRequestAction, map[string]any{"method": "POST"}, true, workflow.EffectWrite},
+		{def, actions.HTTPRequestAction, map[string]any{"method": "DELETE"}, true, workflow.EffectWrite},
 		{def, "document.generate", map[string]any{}, false, workflow.EffectRead},
 		{def, workflow.CompleteAction, map[string]any{"message": "x"}, false, r.EffectOf(workflow.CompleteAction, nil)},
 		{custom, "document.generate", map[string]any{}, true, workflow.EffectRead},
-		{custom, HTTPRequestAction, map[string]any{"method": "PUT"}, true, workflow.EffectWrite},
-		{custom, HTTPRequestAction, map[string]any{"method": "GET"}, false, workflow.EffectRead},
+		{custom, actions.HTTPRequestAction, map[string]any{"method": "PUT"}, true, workflow.EffectWrite},
+		{custom, actions.HTTPRequestAction, map[string]any{"method": "GET"}, false, workflow.EffectRead},
 		{custom, "ai.process", map[string]any{}, false, r.EffectOf("ai.process", nil)},
 	}
 	for _, tt := range tests {
@@ -52,9 +53,9 @@ func TestApprovalsPolicy(t *testing.T) {
 // start, every problem at once.
 func TestApprovalsConfigIsChecked(t *testing.T) {
 	t.Parallel()
-	r := mustNew(t, Config{}, answering("ok"))
-	_, err := NewApprovals(ApprovalsConfig{Default: "sometimes", Actions: map[string]string{
-		"crm.nope": ApproveAlways, HTTPRequestAction: "maybe"}}, r)
+	r := newRegistry(t, true)
+	_, err := New(Config{Default: "sometimes", Actions: map[string]string{
+		"crm.nope": Always, actions.HTTPRequestAction: "maybe"}}, r)
 	if workflow.KindOf(err) != workflow.KindInvalid {
 		t.Fatalf("err = %v, want KindInvalid", err)
 	}
@@ -69,15 +70,15 @@ func TestApprovalsConfigIsChecked(t *testing.T) {
 // has listed it; once listed, the tool's declared effect and the rule apply.
 func TestApprovalsOfMCPTools(t *testing.T) {
 	t.Parallel()
-	r := mustNew(t, Config{}, nil)
-	p, err := NewApprovals(ApprovalsConfig{Actions: map[string]string{"mcp.crm.lookup": ApproveAlways}}, r, "crm")
+	r := newRegistry(t, false)
+	p, err := New(Config{Actions: map[string]string{"mcp.crm.lookup": Always}}, r, "crm")
 	if err != nil {
 		t.Fatalf("a rule for a not yet listed MCP tool was refused: %v", err)
 	}
-	r.SetExternal("crm", []ExternalAction{
-		echoExternal("mcp.crm.lookup", "", workflow.EffectRead),
-		echoExternal("mcp.crm.delete", "", workflow.EffectWrite),
-		echoExternal("mcp.crm.peek", "", workflow.EffectRead),
+	r.SetExternal("crm", []actions.ExternalAction{
+		echoExternal("mcp.crm.lookup", workflow.EffectRead),
+		echoExternal("mcp.crm.delete", workflow.EffectWrite),
+		echoExternal("mcp.crm.peek", workflow.EffectRead),
 	})
 	for _, tt := range []struct {
 		action string
@@ -95,9 +96,9 @@ func TestApprovalsOfMCPTools(t *testing.T) {
 // never matching.
 func TestApprovalsOfMCPToolsNameAConfiguredServer(t *testing.T) {
 	t.Parallel()
-	r := mustNew(t, Config{}, nil)
-	_, err := NewApprovals(ApprovalsConfig{Actions: map[string]string{
-		"mcp.crn.lookup": ApproveAlways, "mcp.crm": ApproveNever, "mcp..x": ApproveNever, "mcp.crm.ok": ApproveNever,
+	r := newRegistry(t, false)
+	_, err := New(Config{Actions: map[string]string{
+		"mcp.crn.lookup": Always, "mcp.crm": Never, "mcp..x": Never, "mcp.crm.ok": Never,
 	}}, r, "crm")
 	if workflow.KindOf(err) != workflow.KindInvalid {
 		t.Fatalf("err = %v, want KindInvalid", err)

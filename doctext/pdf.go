@@ -1,4 +1,4 @@
-package actions
+package doctext
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package actions
+package doctext
 
 import (
 	"bytes"
@@ -41,12 +41,12 @@ type htmlWriter struct {
 // htmlText returns the visible text of an HTML document: scripts, styles and
 // other non-text elements are dropped, blocks become lines; in Markdown
 // format headings, list items, emphasis and links keep their meaning.
-func htmlText(b []byte, out string) (string, error) {
+func htmlText(b []byte, out Format) (string, error) {
 	doc, err := html.Parse(bytes.NewReader(b))
 	if err != nil {
 		return "", err
 	}
-	w := &htmlWriter{markdown: out == formatMarkdown}
+	w := &htmlWriter{markdown: out == Markdown}
 	w.node(doc)
 	lines := strings.Split(w.b.String(), "\n")
 	for i, l := range lines {

@@ -1,4 +1,4 @@
-package actions
+package approval
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ const maxConstraintBytes = 16 << 10
 // ConstraintFragmentProblems returns one "<field>: message" line per
 // constraint (DESIGN §10.4) that is not a JSON Schema object that compiles
 // (no external reference, at most 16 KiB), sorted by field.
-func (a *Approvals) ConstraintFragmentProblems(constraints map[string]any) []string {
+func (a *Policy) ConstraintFragmentProblems(constraints map[string]any) []string {
 	var lines []string
 	for _, name := range slices.Sorted(maps.Keys(constraints)) {
 		if _, err := compileConstraint(name, constraints[name]); err != nil {
@@ -35,7 +35,7 @@ func (a *Approvals) ConstraintFragmentProblems(constraints map[string]any) []str
 // not judged (the action's schema says whether it is required), nor is a
 // constraint that does not compile (ConstraintFragmentProblems refuses it
 // before it is stored).
-func (a *Approvals) ConstraintProblems(constraints, params map[string]any) []string {
+func (a *Policy) ConstraintProblems(constraints, params map[string]any) []string {
 	norm, err := normalizeParams(params)
 	if err != nil {
 		return []string{"/: parameters cannot be written as JSON: " + err.Error()}
@@ -108,4 +108,28 @@ func fragmentText(frag any) string {
 		return "?"
 	}
 	return string(b)
+}
+
+// noLoader refuses every $ref outside the fragment itself, so a constraint
+// can never make the gateway read a file or fetch a URL.
+type noLoader struct{}
+
+// Load refuses url.
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("external schema references are not allowed (%s)", url)
+}
+
+// normalizeParams returns params as the JSON the model would have sent
+// (numbers float64, objects map[string]any, arrays []any), the form the
+// constraints validate.
+func normalizeParams(params map[string]any) (map[string]any, error) {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }

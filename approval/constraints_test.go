@@ -1,9 +1,11 @@
-package actions
+package approval
 
 import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/twostep/twostep/actions"
 )
 
 // TestIntentRule: the rule intent holds every call of its action (reads
@@ -11,15 +13,15 @@ import (
 // workflow.complete do not.
 func TestIntentRule(t *testing.T) {
 	t.Parallel()
-	r := mustNew(t, Config{}, answering("ok"))
-	a, err := NewApprovals(ApprovalsConfig{Actions: map[string]string{"document.generate": ApproveIntent}}, r)
+	r := newRegistry(t, true)
+	a, err := New(Config{Actions: map[string]string{"document.generate": Intent}}, r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if needed, _ := a.NeedsApproval("document.generate", map[string]any{}); !needed || !a.NeedsIntentApproval("document.generate") {
 		t.Errorf("document.generate under intent: needs approval %v, intent %v; want both", needed, a.NeedsIntentApproval("document.generate"))
 	}
-	if a.NeedsIntentApproval(HTTPRequestAction) || a.NeedsIntentApproval("workflow.complete") {
+	if a.NeedsIntentApproval(actions.HTTPRequestAction) || a.NeedsIntentApproval("workflow.complete") {
 		t.Errorf("an action without the intent rule asks for an intent approval")
 	}
 }
@@ -29,7 +31,7 @@ func TestIntentRule(t *testing.T) {
 // its field.
 func TestConstraintFragmentProblems(t *testing.T) {
 	t.Parallel()
-	a := &Approvals{}
+	a := &Policy{}
 	tests := []struct {
 		name        string
 		constraints map[string]any
@@ -65,7 +67,7 @@ func TestConstraintFragmentProblems(t *testing.T) {
 // not judged.
 func TestConstraintProblems(t *testing.T) {
 	t.Parallel()
-	a := &Approvals{}
+	a := &Policy{}
 	c := map[string]any{"priority": map[string]any{"maximum": 2}, "queue": map[string]any{"enum": []any{"ops"}}}
 	tests := []struct {
 		params map[string]any

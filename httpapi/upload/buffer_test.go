@@ -1,4 +1,4 @@
-package httpapi
+package upload
 
 import (
 	"bufio"
@@ -44,9 +44,9 @@ func TestTinyDocumentsHoldTinyBuffers(t *testing.T) {
 	}
 	b.WriteString("]}")
 	tr := &transcoder{in: bufio.NewReader(strings.NewReader(b.String())), limits: Limits{MaxDocumentBytes: 10 << 20},
-		length: -1, stash: &uploadStash{docs: map[int]*streamedDoc{}}, maxDocs: 20}
-	var shape *shapeError
-	if err := tr.run(); !errors.As(err, &shape) || shape.location != "body.documents" {
+		length: -1, stash: &Stash{docs: map[int]*doc{}}, maxDocs: 20}
+	var shape *ShapeError
+	if err := tr.run(); !errors.As(err, &shape) || shape.Location != "body.documents" {
 		t.Fatalf("run() = %v, want the document limit", err)
 	}
 	total := 0

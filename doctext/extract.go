@@ -1,4 +1,10 @@
-package actions
+// Package doctext extracts the text of a document: plain text, Markdown,
+// CSV, JSON, HTML and PDF, decoded to UTF-8 from the charset the document
+// declares. It is what document.extract and ai.process read, and what the
+// admin economy report counts. Extraction is bounded: a hostile PDF, a
+// ragged CSV or deeply nested JSON cannot make it run long or blow the text
+// up past a fixed multiple of the input.
+package doctext
 
 import (
 	"bytes"
@@ -15,87 +21,91 @@ import (
 	"github.com/twostep/twostep/workflow"
 )
 
-// Document formats document.extract and ai.process understand.
+// Format names a document format; Text and Markdown are also the output
+// formats Extract writes.
+type Format string
+
+// The formats Detect recognises.
 const (
-	formatText     = "text"
-	formatMarkdown = "markdown"
-	formatCSV      = "csv"
-	formatJSON     = "json"
-	formatHTML     = "html"
-	formatPDF      = "pdf"
+	Text     Format = "text"
+	Markdown Format = "markdown"
+	CSV      Format = "csv"
+	JSON     Format = "json"
+	HTML     Format = "html"
+	PDF      Format = "pdf"
 )
 
 // supportedFormats is the sentence an unsupported document's error ends with.
 const supportedFormats = "supported are plain text, Markdown, CSV, JSON, HTML and PDF"
 
-// detectFormat names the format of d from its MIME type, then its file
+// Detect names the format of d from its MIME type, then its file
 // extension, then its first bytes; "" when the format is not supported.
-func detectFormat(d workflow.DocumentContent) string {
+func Detect(d workflow.DocumentContent) Format {
 	mt, _, err := mime.ParseMediaType(d.MimeType)
 	if err != nil {
 		mt = strings.ToLower(strings.TrimSpace(d.MimeType))
 	}
 	switch {
 	case mt == "text/markdown" || mt == "text/x-markdown":
-		return formatMarkdown
+		return Markdown
 	case mt == "text/csv" || mt == "application/csv":
-		return formatCSV
+		return CSV
 	case mt == "application/json" || mt == "text/json" || strings.HasSuffix(mt, "+json"):
-		return formatJSON
+		return JSON
 	case mt == "text/html" || mt == "application/xhtml+xml":
-		return formatHTML
+		return HTML
 	case mt == "application/pdf":
-		return formatPDF
+		return PDF
 	case strings.HasPrefix(mt, "text/"):
-		return formatText
+		return Text
 	case mt != "" && mt != "application/octet-stream":
 		return ""
 	}
 	switch strings.ToLower(path.Ext(d.Name)) {
 	case ".md", ".markdown":
-		return formatMarkdown
+		return Markdown
 	case ".csv":
-		return formatCSV
+		return CSV
 	case ".json":
-		return formatJSON
+		return JSON
 	case ".html", ".htm":
-		return formatHTML
+		return HTML
 	case ".pdf":
-		return formatPDF
+		return PDF
 	case ".txt", ".log", ".text":
-		return formatText
+		return Text
 	}
 	if bytes.HasPrefix(d.Content, []byte("%PDF-")) {
-		return formatPDF
+		return PDF
 	}
 	if utf8.Valid(d.Content) && !bytes.ContainsRune(d.Content, 0) {
-		return formatText
+		return Text
 	}
 	return ""
 }
 
-// DocumentText returns d's plain text as document.extract extracts it (the
+// PlainText returns d's plain text as document.extract extracts it (the
 // admin economy report counts it), or an error naming why it has none.
-func DocumentText(d workflow.DocumentContent) (string, error) { return extractText(d, formatText) }
+func PlainText(d workflow.DocumentContent) (string, error) { return Extract(d, Text) }
 
-// extractText returns the text of d in the output format (formatText or
-// formatMarkdown), or an error that names the document and says why.
-func extractText(d workflow.DocumentContent, out string) (string, error) {
-	format := detectFormat(d)
+// Extract returns the text of d in the output format (Text or Markdown),
+// or a KindInvalid error that names the document and says why it has none.
+func Extract(d workflow.DocumentContent, out Format) (string, error) {
+	format := Detect(d)
 	var (
 		text string
 		err  error
 	)
 	switch format {
-	case formatText, formatMarkdown:
+	case Text, Markdown:
 		text = cleanText(toUTF8(d.Content, d.MimeType))
-	case formatCSV:
+	case CSV:
 		text, err = csvText(cleanText(toUTF8(d.Content, d.MimeType)), out)
-	case formatJSON:
+	case JSON:
 		text, err = jsonText(toUTF8(d.Content, d.MimeType), out)
-	case formatHTML:
+	case HTML:
 		text, err = htmlText(toUTF8(d.Content, d.MimeType), out)
-	case formatPDF:
+	case PDF:
 		text, err = pdfText(d.Content)
 	default:
 		return "", workflow.Errorf(workflow.KindInvalid, "%s: unsupported type %s: %s",
@@ -133,7 +143,7 @@ func cleanText(b []byte) string {
 
 // csvText checks the CSV and returns it as is (text) or as a Markdown table.
 // The delimiter is ';' when the first line has more of them than commas.
-func csvText(s, out string) (string, error) {
+func csvText(s string, out Format) (string, error) {
 	r := csv.NewReader(strings.NewReader(s))
 	first, _, _ := strings.Cut(s, "\n")
 	if strings.Count(first, ";") > strings.Count(first, ",") {
@@ -145,7 +155,7 @@ func csvText(s, out string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if out != formatMarkdown || len(rows) == 0 {
+	if out != Markdown || len(rows) == 0 {
 		return s, nil
 	}
 	width := 0
@@ -176,7 +186,7 @@ func csvText(s, out string) (string, error) {
 
 // jsonText checks the JSON and returns it indented (text) or in a fenced
 // json block (Markdown).
-func jsonText(b []byte, out string) (string, error) {
+func jsonText(b []byte, out Format) (string, error) {
 	b = bytes.TrimSpace(bytes.TrimPrefix(b, []byte("\uFEFF")))
 	var buf bytes.Buffer
 	if indentedSize(b) > expansionBudget(len(b)) {
@@ -189,7 +199,7 @@ func jsonText(b []byte, out string) (string, error) {
 	} else if err := json.Indent(&buf, b, "", "  "); err != nil {
 		return "", fmt.Errorf("not valid JSON: %w", err)
 	}
-	if out == formatMarkdown {
+	if out == Markdown {
 		return "```json\n" + buf.String() + "\n```\n", nil
 	}
 	return buf.String() + "\n", nil
@@ -230,6 +240,11 @@ func indentedSize(b []byte) int {
 		}
 	}
 	return size
+}
+
+// quote quotes s for a message.
+func quote(s string) string {
+	return "\"" + strings.ReplaceAll(s, "\"", "'") + "\""
 }
 
 // orUnknown returns s, or "unknown" when s is empty.

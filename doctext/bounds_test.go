@@ -1,4 +1,4 @@
-package actions
+package doctext
 
 import (
 	"strings"
@@ -16,23 +16,25 @@ func TestExtractOutputIsBounded(t *testing.T) {
 	raggedCSV := strings.Repeat(",", 2000) + "\n" + strings.Repeat("a\n", 2000)
 	deepJSON := strings.Repeat("[", 1000) + strings.Repeat("1,", 5000) + "1" + strings.Repeat("]", 1000)
 	tests := []struct {
-		name, file, mimeType, content, format, want string
+		name, file, mimeType, content string
+		format                        Format
+		want                          string
 	}{
-		{"ragged csv as a table", "rows.csv", "text/csv", raggedCSV, formatMarkdown, raggedCSV},
-		{"deep json indented", "deep.json", "application/json", deepJSON, formatText, deepJSON + "\n"},
-		{"deep json in markdown", "deep.json", "application/json", deepJSON, formatMarkdown, "```json\n" + deepJSON + "\n```\n"},
-		{"small ragged csv still a table", "rows.csv", "text/csv", "a,b,c\nd\n", formatMarkdown,
+		{"ragged csv as a table", "rows.csv", "text/csv", raggedCSV, Markdown, raggedCSV},
+		{"deep json indented", "deep.json", "application/json", deepJSON, Text, deepJSON + "\n"},
+		{"deep json in markdown", "deep.json", "application/json", deepJSON, Markdown, "```json\n" + deepJSON + "\n```\n"},
+		{"small ragged csv still a table", "rows.csv", "text/csv", "a,b,c\nd\n", Markdown,
 			"| a | b | c |\n| --- | --- | --- |\n| d |  |  |\n"},
-		{"nested json still indented", "n.json", "application/json", `{"a":[1,{"b":2}]}`, formatText,
+		{"nested json still indented", "n.json", "application/json", `{"a":[1,{"b":2}]}`, Text,
 			"{\n  \"a\": [\n    1,\n    {\n      \"b\": 2\n    }\n  ]\n}\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			d := workflow.DocumentContent{Document: workflow.Document{Name: tt.file, MimeType: tt.mimeType}, Content: []byte(tt.content)}
-			got, err := extractText(d, tt.format)
+			got, err := Extract(d, tt.format)
 			if err != nil {
-				t.Fatalf("extractText: %v", err)
+				t.Fatalf("Extract: %v", err)
 			}
 			if limit := expansionBudget(len(tt.content)); len(got) > limit {
 				t.Fatalf("%d bytes became %d, more than the budget of %d", len(tt.content), len(got), limit)

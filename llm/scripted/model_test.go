@@ -1,4 +1,4 @@
-package llm
+package scripted
 
 import (
 	"context"
@@ -17,14 +17,14 @@ import (
 
 func TestScriptedRepliesInOrderAndRecords(t *testing.T) {
 	t.Parallel()
-	s := NewScripted("first", "second")
+	s := New("first", "second")
 	ctx := context.Background()
 	for i, want := range []string{"first", "second"} {
 		got, err := s.Generate(ctx, prompt(fmt.Sprintf("call %d", i)))
 		if err != nil || got.Text != want {
 			t.Fatalf("call %d = %+v, %v; want %q", i, got, err, want)
 		}
-		if got.Model != "scripted" || got.PromptTokens == 0 || got.CompletionTokens != ApproxTokens(want) {
+		if got.Model != "scripted" || got.PromptTokens == 0 || got.CompletionTokens != approxTokens(want) {
 			t.Errorf("call %d usage = %+v, want plausible estimates", i, got)
 		}
 	}
@@ -50,7 +50,7 @@ func TestScriptedFuncErrorsAndPrompts(t *testing.T) {
 	t.Parallel()
 	refusal := workflow.Errorf(workflow.KindInvalid, "refused")
 	var seen []int
-	s := &Scripted{Model: "offline", Reply: func(n int, req workflow.ModelRequest) (string, error) {
+	s := &Model{Model: "offline", Reply: func(n int, req workflow.ModelRequest) (string, error) {
 		seen = append(seen, n)
 		last := req.Messages[len(req.Messages)-1].Content
 		if last == "fail" {
@@ -83,7 +83,7 @@ func TestScriptedFuncErrorsAndPrompts(t *testing.T) {
 
 func TestScriptedCallRecordsRequest(t *testing.T) {
 	t.Parallel()
-	s := NewScripted("ok")
+	s := New("ok")
 	req := prompt("hello")
 	req.Stage = workflow.StageTwo
 	req.JSON = true
@@ -111,7 +111,7 @@ func TestScriptedCallRecordsRequest(t *testing.T) {
 
 func TestScriptedForgetKeepsNoCalls(t *testing.T) {
 	t.Parallel()
-	s := &Scripted{Forget: true, Reply: func(n int, _ workflow.ModelRequest) (string, error) { return fmt.Sprint(n), nil }}
+	s := &Model{Forget: true, Reply: func(n int, _ workflow.ModelRequest) (string, error) { return fmt.Sprint(n), nil }}
 	for i := range 3 {
 		got, err := s.Generate(context.Background(), prompt("x"))
 		if err != nil || got.Text != fmt.Sprint(i) {
@@ -125,7 +125,7 @@ func TestScriptedForgetKeepsNoCalls(t *testing.T) {
 
 func TestScriptedBlockUntilCancelled(t *testing.T) {
 	t.Parallel()
-	s := &Scripted{Reply: func(int, workflow.ModelRequest) (string, error) { return "", ErrBlock }}
+	s := &Model{Reply: func(int, workflow.ModelRequest) (string, error) { return "", ErrBlock }}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -157,9 +157,9 @@ func TestScriptedBlockUntilCancelled(t *testing.T) {
 // numbers.
 func TestScriptedCancelledCallIsNumberedNotAnswered(t *testing.T) {
 	t.Parallel()
-	list := NewScripted("first", "second")
+	list := New("first", "second")
 	var asked []int
-	s := &Scripted{Reply: func(n int, req workflow.ModelRequest) (string, error) {
+	s := &Model{Reply: func(n int, req workflow.ModelRequest) (string, error) {
 		asked = append(asked, n)
 		return list.Reply(n, req)
 	}}
@@ -187,7 +187,7 @@ func TestScriptedConcurrentCallers(t *testing.T) {
 	for i := range replies {
 		replies[i] = fmt.Sprintf("r%02d", i)
 	}
-	s := NewScripted(replies...)
+	s := New(replies...)
 	var wg sync.WaitGroup
 	got := make([]string, n)
 	for i := range n {
@@ -208,5 +208,12 @@ func TestScriptedConcurrentCallers(t *testing.T) {
 	}
 	if len(s.Calls()) != n {
 		t.Errorf("Calls() = %d, want %d", len(s.Calls()), n)
+	}
+}
+
+func prompt(text string) workflow.ModelRequest {
+	return workflow.ModelRequest{
+		Messages: []workflow.PromptMessage{{Role: "system", Content: "You answer in JSON."}, {Role: "user", Content: text}},
+		Stage:    workflow.StageOne,
 	}
 }
