@@ -21,7 +21,7 @@ func TestLocalDispatcher(t *testing.T) {
 	dispatchtest.Run(t, func(*testing.T) workflow.Dispatcher { return workflow.NewLocalDispatcher() })
 }
 
-// dispatchEvents counts dispatch events (a workflow.DispatchObserver).
+// dispatchEvents is an Observer that counts dispatch events.
 type dispatchEvents struct {
 	mu sync.Mutex
 	n  map[string]int
@@ -31,6 +31,8 @@ func (o *dispatchEvents) RoundEnded(*workflow.Workflow) {}
 func (o *dispatchEvents) StepFinished(workflow.ModeName, string, workflow.MessageStatus, time.Duration) {
 }
 func (o *dispatchEvents) ModelCalled(workflow.Stage, string, int, int) {}
+func (o *dispatchEvents) ApprovalRequested(string)                     {}
+func (o *dispatchEvents) ApprovalDecided(string, time.Duration)        {}
 func (o *dispatchEvents) Dispatched(event string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()

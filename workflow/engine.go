@@ -116,6 +116,8 @@ type Observer interface {
 	// ModelCalled is called after every model call; outcome is "ok",
 	// "rejected", "error" or "cancelled".
 	ModelCalled(stage Stage, outcome string, promptTokens, completionTokens int)
+	ApprovalObserver
+	DispatchObserver
 }
 
 // Engine runs workflows: it validates and commits requests (Create,
@@ -277,6 +279,9 @@ type noObserver struct{}
 func (noObserver) RoundEnded(*Workflow)                                        {}
 func (noObserver) StepFinished(ModeName, string, MessageStatus, time.Duration) {}
 func (noObserver) ModelCalled(Stage, string, int, int)                         {}
+func (noObserver) ApprovalRequested(string)                                    {}
+func (noObserver) ApprovalDecided(string, time.Duration)                       {}
+func (noObserver) Dispatched(string)                                           {}
 
 // clock returns the configured clock, or UTC wall time.
 func (c EngineConfig) clock() func() time.Time {

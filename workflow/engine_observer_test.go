@@ -30,6 +30,9 @@ func (r *recorder) StepFinished(mode workflow.ModeName, action string, status wo
 func (r *recorder) ModelCalled(stage workflow.Stage, outcome string, pt, ct int) {
 	r.add("model " + string(stage) + " " + outcome)
 }
+func (r *recorder) ApprovalRequested(action string)                 { r.add("approval requested " + action) }
+func (r *recorder) ApprovalDecided(outcome string, _ time.Duration) { r.add("approval " + outcome) }
+func (r *recorder) Dispatched(string)                               {}
 
 func TestObserverSeesModelCallsStepsAndRoundEnd(t *testing.T) {
 	t.Parallel()
