@@ -18,6 +18,7 @@ import (
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // CostTokens is the token count of the cost comparison: a token per 4
@@ -70,7 +71,7 @@ func RunCostWorkload(ctx context.Context, w CostWorkload) (*CostRun, error) {
 	}
 	store := memstore.New()
 	m := &costModel{w: w, store: store, reg: reg, ready: make(chan struct{}), requests: map[string]string{}, lean: map[string]bool{}}
-	e, err := workflow.NewEngine(workflow.EngineConfig{InstanceID: "cost", MaxStepsLimit: max(workflow.DefaultMaxStepsLimit, w.Steps())},
+	e, err := enginetest.NewEngine(workflow.EngineConfig{InstanceID: "cost", MaxStepsLimit: max(workflow.DefaultMaxStepsLimit, w.Steps())},
 		store, m, reg, map[workflow.ModeName]workflow.Mode{workflow.ModeReact: react.New(prompts.NewBuilder(set, prompts.Options{}))})
 	if err != nil {
 		return nil, err

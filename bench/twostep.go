@@ -115,8 +115,8 @@ func (t *Twostep) start(model workflow.Model, modes map[workflow.ModeName]workfl
 
 // Run creates a workflow with the task's prompt and returns when the
 // engine released the round's lease: the last store call of a round run,
-// after its last commit. (Engine.Wait would re-read the workflow after
-// every commit; a client is told the end by an event instead.)
+// after its last commit. (A wait over the change service would re-read the
+// workflow after every commit; a client is told the end by an event instead.)
 func (t *Twostep) Run(ctx context.Context) error {
 	t.before = t.calls.Load()
 	t.log.take() // the log holds this run's calls only, Result taken or not

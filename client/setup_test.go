@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/actions"
+	"github.com/twostep/twostep/changefeed"
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
@@ -75,8 +76,8 @@ func startGateway(delay time.Duration, wrap func(http.Handler) http.Handler) *ga
 	if err != nil {
 		panic(err)
 	}
-	store := memstore.New()
-	engine, err := workflow.NewEngine(workflow.EngineConfig{ShutdownGrace: 50 * time.Millisecond}, store, model, reg,
+	store, changes := memstore.New(), changefeed.New()
+	engine, err := workflow.NewEngine(workflow.EngineConfig{ShutdownGrace: 50 * time.Millisecond, Changes: changes}, store, model, reg,
 		map[workflow.ModeName]workflow.Mode{workflow.ModeReact: react.New(prompts.NewBuilder(set, prompts.Options{}))})
 	if err != nil {
 		panic(err)
@@ -86,7 +87,7 @@ func startGateway(delay time.Duration, wrap func(http.Handler) http.Handler) *ga
 		panic(err)
 	}
 	api, err := httpapi.New(httpapi.Options{Engine: engine, Reads: engine, Store: store, Actions: reg, Auth: auth, Logger: zerolog.Nop(),
-		ModelName: model.Name(), EventPoll: 10 * time.Millisecond})
+		ModelName: model.Name(), EventPoll: 10 * time.Millisecond, Changes: changes})
 	if err != nil {
 		panic(err)
 	}

@@ -27,7 +27,7 @@ const ticket = "test.ticket"
 // answer — run by a scripted model over a registry that counts executions.
 type world struct {
 	store    *memstore.Store
-	engine   *workflow.Engine
+	engine   *enginetest.Engine
 	registry *enginetest.Registry
 	builder  *prompts.Builder
 	executed *atomic.Int64

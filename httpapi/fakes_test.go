@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/twostep/twostep/changefeed"
 	"github.com/twostep/twostep/metrics"
 	"github.com/twostep/twostep/workflow"
 )
@@ -287,6 +288,38 @@ type testEnv struct {
 	store   *fakeStore
 	logs    *syncBuffer
 	metrics *metrics.Metrics
+	changes *watchedChanges
+}
+
+// watchedChanges is a changefeed.Feed that counts the open subscriptions
+// of each workflow, so a test can publish once a request watches.
+type watchedChanges struct {
+	*changefeed.Feed
+	mu   sync.Mutex
+	open map[string]int
+}
+
+func (w *watchedChanges) Subscribe(id string) (<-chan workflow.Change, func()) {
+	ch, cancel := w.Feed.Subscribe(id)
+	w.mu.Lock()
+	w.open[id]++
+	w.mu.Unlock()
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			cancel()
+			w.mu.Lock()
+			w.open[id]--
+			w.mu.Unlock()
+		})
+	}
+}
+
+// watching returns how many subscriptions of id are open.
+func (w *watchedChanges) watching(id string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.open[id]
 }
 
 func newTestEnv(t *testing.T, mod func(*Options)) *testEnv {
@@ -297,14 +330,15 @@ func newTestEnv(t *testing.T, mod func(*Options)) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &testEnv{engine: newFakeEngine(t), store: newFakeStore(), logs: &syncBuffer{}, metrics: metrics.New()}
+	env := &testEnv{engine: newFakeEngine(t), store: newFakeStore(), logs: &syncBuffer{}, metrics: metrics.New(),
+		changes: &watchedChanges{Feed: changefeed.New(), open: map[string]int{}}}
 	opts := Options{
 		Engine: env.engine, Reads: workflow.NewReader(env.store), Store: env.store, Auth: auth, Metrics: env.metrics, ModelName: "scripted/test",
 		Actions: fakeActions{{Name: "document.generate", Description: "Make a document",
 			Parameters: json.RawMessage(`{"type":"object","properties":{"fileName":{"type":"string"}}}`),
 			Effect:     workflow.EffectWrite, Documents: workflow.DocumentsNone}},
 		Logger:    zerolog.New(env.logs),
-		EventPoll: time.Millisecond, Heartbeat: time.Hour,
+		EventPoll: time.Millisecond, Heartbeat: time.Hour, Changes: env.changes,
 	}
 	if mod != nil {
 		mod(&opts)

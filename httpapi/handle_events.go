@@ -94,15 +94,15 @@ func (s *Server) events(ctx context.Context, in *eventsInput, op string, reads s
 
 // stream reads the store until the workflow is no longer running, the
 // client leaves, the workflow disappears or the server shuts down: at once
-// after each commit of it on this instance (Committed), and every poll for
-// commits elsewhere. Reading the workflow before its messages
+// after each commit of it on this instance (a published change), and every
+// poll for commits elsewhere. Reading the workflow before its messages
 // (reads.messages) guarantees that when a terminal status is seen, every
 // message committed with it has been sent.
 func (s *Server) stream(ctx context.Context, reads streamReads, id string, st *eventStream) error {
 	ticker := time.NewTicker(s.poll)
 	defer ticker.Stop()
-	woken, unwatch := s.wakes.watch(id)
-	defer unwatch()
+	changed, cancel := s.changes.Subscribe(id)
+	defer cancel()
 	if err := st.write("retry: 2000\n\n"); err != nil {
 		return err
 	}
@@ -135,7 +135,7 @@ func (s *Server) stream(ctx context.Context, reads streamReads, id string, st *e
 			return ctx.Err()
 		case <-s.closing:
 			return nil
-		case <-woken:
+		case <-changed:
 		case <-ticker.C:
 		}
 	}

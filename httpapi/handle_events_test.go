@@ -235,8 +235,8 @@ func TestEventsApprovalEndsThePausedStream(t *testing.T) {
 }
 
 // TestEventsWokenByALocalCommit: with a poll far longer than the test, a
-// stream still sends what a commit on this instance changed, because
-// Committed wakes it; a commit of another workflow does not.
+// stream still sends what a commit on this instance changed, because the
+// published change wakes it; a change of another workflow does not.
 func TestEventsWokenByALocalCommit(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t, func(o *Options) { o.EventPoll = time.Hour })
@@ -247,14 +247,14 @@ func TestEventsWokenByALocalCommit(t *testing.T) {
 		rec := env.do(t, "GET", "/api/v1/workflows/"+w.ID+"/events", aliceToken, nil)
 		done <- parseSSE(t, rec.Body.String())
 	}()
-	for env.srv.wakes.open.Load() == 0 { // the stream watches
+	for env.changes.watching(w.ID) == 0 { // the stream watches
 		time.Sleep(time.Millisecond)
 	}
-	env.srv.Committed("wf_other")
+	env.changes.Publish(workflow.Change{WorkflowID: "wf_other"})
 	ended := w.Clone()
 	ended.Status, ended.StopReason, ended.Step = workflow.StatusCompleted, workflow.StopCompleted, 1
 	env.store.put(ended, workflow.Message{ID: "m2", Role: workflow.RoleAssistant, Text: "done"})
-	env.srv.Committed(w.ID)
+	env.changes.Publish(workflow.Change{WorkflowID: w.ID})
 	select {
 	case events := <-done:
 		// The first read may come before or after the commit.
@@ -275,7 +275,7 @@ func TestEventsWokenByALocalCommit(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the stream did not end: the commit did not wake it")
 	}
-	if n := env.srv.wakes.open.Load(); n != 0 {
+	if n := env.changes.watching(w.ID); n != 0 {
 		t.Errorf("%d streams still watching after the stream ended", n)
 	}
 }

@@ -39,8 +39,8 @@ type Engine interface {
 
 // Reads is what the user routes read: the caller's own workflows, another
 // user's answering KindNotFound exactly like an unknown id, and through
-// Admin any user's for the admin event stream and the Prefer: wait
-// notifier. *workflow.Engine satisfies it, as does a *workflow.Reader.
+// Admin any user's for the admin event stream and the requests waiting
+// for their round (Prefer: wait). *workflow.Engine satisfies it, as does a *workflow.Reader.
 type Reads interface {
 	Get(ctx context.Context, userID, id string) (*workflow.Workflow, error)
 	List(ctx context.Context, userID string, p workflow.Page) ([]*workflow.Workflow, string, error)
@@ -122,6 +122,10 @@ type Options struct {
 	Webhooks WebhookOptions
 	// Usage serves GET /api/v1/usage (nil: no budgets, 404).
 	Usage UsageReader
+	// Changes is the change-notification service the engine publishes
+	// to: requests waiting for their round (Prefer: wait) and event
+	// streams hear this instance's commits from it at once. Required.
+	Changes workflow.Changes
 }
 
 // Server is the HTTP API. It holds no per-request state and is safe for
@@ -152,11 +156,12 @@ type Server struct {
 	handler http.Handler
 	// inflight counts the request-body bytes held (capInflight).
 	inflight *inflightGate
-	// waits is the shared notifier of requests waiting for their round.
-	waits *notifier
-	// wakes wakes the event streams of a workflow committed here.
-	wakes wakeups
-	oapi  *huma.OpenAPI
+	// changes tells waiting requests and event streams of this
+	// instance's commits.
+	changes workflow.Changes
+	// waitPoll is how often a waiting request reads its workflow.
+	waitPoll time.Duration
+	oapi     *huma.OpenAPI
 
 	// closing is closed by CloseStreams to end every event stream.
 	closing   chan struct{}
@@ -181,6 +186,9 @@ func New(opts Options) (*Server, error) {
 	if opts.Auth == nil {
 		errs = append(errs, errors.New("opts.Auth is required"))
 	}
+	if opts.Changes == nil {
+		errs = append(errs, errors.New("opts.Changes is required"))
+	}
 	limits, err := opts.Limits.withDefaults()
 	if err != nil {
 		errs = append(errs, err)
@@ -192,7 +200,8 @@ func New(opts Options) (*Server, error) {
 		engine: opts.Engine, reads: opts.Reads, store: opts.Store, actions: opts.Actions, auth: opts.Auth,
 		limits: limits, log: opts.Logger, metrics: opts.Metrics, modelName: opts.ModelName, models: opts.Models, modelOK: opts.ModelCheck,
 		deps:    opts.Dependencies,
-		version: opts.Version, admin: opts.Admin, hooks: opts.Webhooks, usage: opts.Usage, waits: newNotifier(opts.Reads),
+		version: opts.Version, admin: opts.Admin, hooks: opts.Webhooks, usage: opts.Usage,
+		changes: opts.Changes, waitPoll: waitPoll,
 		poll: orDefault(opts.EventPoll, 250*time.Millisecond), heartbeat: orDefault(opts.Heartbeat, 15*time.Second),
 		writeWait: orDefault(opts.WriteTimeout, 2*time.Minute), tracing: opts.Tracing.middleware(),
 		idem:    opts.Idempotency,
@@ -213,27 +222,6 @@ func New(opts Options) (*Server, error) {
 // OpenAPI returns the OpenAPI 3.1 document /openapi.json serves, as
 // indented JSON (`gateway openapi` prints it; docs/openapi.json is it).
 func (s *Server) OpenAPI() ([]byte, error) { return json.MarshalIndent(s.oapi, "", "  ") }
-
-// RoundEnded answers at once the requests waiting (Prefer: wait) for w's
-// round, which has just ended on this instance; wire it to the engine's
-// Observer.RoundEnded. Without it, and for rounds that end on another
-// instance or pause for approval, the waiters learn it from the store
-// within waitPoll. It must not modify w.
-func (s *Server) RoundEnded(w *workflow.Workflow) { s.waits.settle(w, nil) }
-
-// RoundEndedWith is RoundEnded with the workflow's messages as the round's
-// run holds them (workflow.RoundMessagesObserver): the waiters answer with
-// the round's messages from msgs instead of reading them from the store.
-// It must not modify w or msgs.
-func (s *Server) RoundEndedWith(w *workflow.Workflow, msgs []workflow.Message) {
-	s.waits.settle(w, msgs)
-}
-
-// Committed makes the open event streams of workflow id read it at once;
-// wire it to the engine's CommitObserver. Without it, and for commits on
-// another instance, the streams see changes at their next poll
-// (Options.EventPoll). It does not block.
-func (s *Server) Committed(id string) { s.wakes.wake(id) }
 
 // Routes returns the HTTP handler serving every route.
 func (s *Server) Routes() http.Handler { return s.handler }

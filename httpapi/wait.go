@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/twostep/twostep/workflow"
@@ -13,7 +12,9 @@ import (
 // MaxWait is the longest Prefer: wait the API honours (DESIGN §9.6).
 const MaxWait = 60 * time.Second
 
-// waitPoll is how often the shared notifier reads the workflows waited on.
+// waitPoll is how often a request waiting for its round (Prefer: wait)
+// reads the workflow: how soon it learns of a round that ended on another
+// instance or paused for approval.
 const waitPoll = 100 * time.Millisecond
 
 // preferWait returns the wait=<seconds> preference of a Prefer header
@@ -47,164 +48,49 @@ func settledFor(w *workflow.Workflow, round int) bool {
 	return settled(w) || w.Round > round
 }
 
-// waiter is a request waiting on a workflow's round.
-type waiter struct {
-	ch    chan settledRound
-	round int
-}
-
-// notifier is the one per-Server watcher of rounds that requests wait on
-// (Prefer: wait): however many requests wait, each waited workflow is read
-// once per waitPoll by one goroutine, which runs only while someone
-// waits. The round may run on any instance; the store is the truth. It
-// reads with the admin's scope: every waiter holds the workflow the engine
-// already returned to its owner, and the notifier answers only with it.
-type notifier struct {
-	reads *workflow.AdminReader
-	poll  time.Duration
-
-	mu      sync.Mutex
-	waiters map[string][]waiter
-	running bool
-	// recent and older are the ids of rounds that ended on this instance
-	// (settle) while nobody waited on them, two generations of at most
-	// recentIDs each: a request that starts waiting just after its round
-	// ended reads the store at once instead of at the next poll.
-	recent, older map[string]struct{}
-}
-
-// recentIDs bounds a generation of notifier.recent.
-const recentIDs = 1024
-
-func newNotifier(reads Reads) *notifier {
-	return &notifier{reads: reads.Admin(), poll: waitPoll, waiters: map[string][]waiter{}}
-}
-
-// settledRound is what a waiter is answered with: the settled workflow
-// (nil: it was deleted) and, when its round ended in a run of this
-// instance, the workflow's messages as the run held them (nil otherwise).
+// settledRound is what a waiting request is answered with: the settled
+// workflow (nil: the wait ended without one) and, when its round ended in
+// a run of this instance, the workflow's messages as the run held them
+// (nil otherwise).
 type settledRound struct {
 	w    *workflow.Workflow
 	msgs []workflow.Message
 }
 
-// wait returns the workflow once its round (number round) has settled, or
-// a nil workflow when ctx ends first.
-func (n *notifier) wait(ctx context.Context, id string, round int) settledRound {
-	ch := make(chan settledRound, 1)
-	n.mu.Lock()
-	n.waiters[id] = append(n.waiters[id], waiter{ch, round})
-	_, ended := n.recent[id]
-	if !ended {
-		_, ended = n.older[id]
-	}
-	if !n.running {
-		n.running = true
-		go n.loop()
-	}
-	n.mu.Unlock()
-	if ended {
-		// The round ended here before this request started waiting.
-		if w, err := n.reads.Get(ctx, id); err == nil && settledFor(w, round) {
-			n.drop(id, ch)
-			return settledRound{w: w}
-		}
-	}
-	select {
-	case r := <-ch:
-		return r
-	case <-ctx.Done():
-		n.drop(id, ch)
-		return settledRound{}
-	}
-}
-
-// drop removes the waiter ch of id.
-func (n *notifier) drop(id string, ch chan settledRound) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	ws := n.waiters[id]
-	for i, w := range ws {
-		if w.ch == ch {
-			n.waiters[id] = append(ws[:i:i], ws[i+1:]...)
-			break
-		}
-	}
-	if len(n.waiters[id]) == 0 {
-		delete(n.waiters, id)
-	}
-}
-
-// settle answers the waiters of w, a workflow whose round just ended on
-// this instance, at once (with msgs, the workflow's messages when the
-// round's run handed them over), or remembers its id for a request that
-// starts waiting in a moment.
-func (n *notifier) settle(w *workflow.Workflow, msgs []workflow.Message) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	ws, ok := n.waiters[w.ID]
-	if !ok {
-		if n.recent == nil || len(n.recent) >= recentIDs {
-			n.older, n.recent = n.recent, make(map[string]struct{}, recentIDs)
-		}
-		n.recent[w.ID] = struct{}{}
-		return
-	}
-	n.answerLocked(w.ID, ws, func(round int) bool { return round <= w.Round }, settledRound{w: w, msgs: msgs})
-}
-
-// answerLocked answers the waiters ws of id whose round done reports
-// settled with r, keeping the others.
-func (n *notifier) answerLocked(id string, ws []waiter, done func(round int) bool, r settledRound) {
-	var left []waiter
-	for _, w := range ws {
-		if done(w.round) {
-			w.ch <- r
-		} else {
-			left = append(left, w)
-		}
-	}
-	if len(left) == 0 {
-		delete(n.waiters, id)
-	} else {
-		n.waiters[id] = left
-	}
-}
-
-// loop reads every waited workflow once per poll and answers the waiters
-// of the settled ones; it ends when nobody waits.
-func (n *notifier) loop() {
-	t := time.NewTicker(n.poll)
-	defer t.Stop()
-	for range t.C {
-		n.mu.Lock()
-		ids := make([]string, 0, len(n.waiters))
-		for id := range n.waiters {
-			ids = append(ids, id)
-		}
-		if len(ids) == 0 {
-			n.running = false
-			n.mu.Unlock()
-			return
-		}
-		n.mu.Unlock()
-		for _, id := range ids {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			w, err := n.reads.Get(ctx, id)
-			cancel()
-			done := func(round int) bool { return settledFor(w, round) }
+// awaitRound returns workflow id once its round (number round) has
+// settled, or a nil workflow when ctx ends first or the workflow is
+// deleted. A round that ends on this instance is heard from the published
+// changes, with the run's messages; anything else (a round on another
+// instance, a pause for approval) is read from the store: once when the
+// request starts waiting (the round may have ended just before), then
+// every s.waitPoll. It reads with the admin's scope: the request holds the
+// workflow the engine already returned to its owner, and is answered only
+// with it.
+func (s *Server) awaitRound(ctx context.Context, id string, round int) settledRound {
+	changed, cancel := s.changes.Subscribe(id)
+	defer cancel()
+	poll := time.NewTicker(s.waitPoll)
+	defer poll.Stop()
+	for read := true; ; {
+		if read {
+			w, err := s.reads.Admin().Get(ctx, id)
 			switch {
 			case workflow.KindOf(err) == workflow.KindNotFound:
-				w = nil // deleted: answer the waiters with what they had
-				done = func(int) bool { return true }
-			case err != nil:
-				continue
+				return settledRound{} // deleted: answer with what the request had
+			case err == nil && settledFor(w, round):
+				return settledRound{w: w}
 			}
-			n.mu.Lock()
-			if ws, ok := n.waiters[id]; ok {
-				n.answerLocked(id, ws, done, settledRound{w: w})
+		}
+		select {
+		case <-ctx.Done():
+			return settledRound{}
+		case c := <-changed:
+			if c.Ended != nil && c.Ended.Round >= round {
+				return settledRound{w: c.Ended, msgs: c.Messages}
 			}
-			n.mu.Unlock()
+			read = false // a step's commit: the poll reads
+		case <-poll.C:
+			read = true
 		}
 	}
 }
@@ -239,13 +125,13 @@ func (s *Server) answerAfter(ctx context.Context, prefer string, w *workflow.Wor
 	defer cancel()
 	done := settledRound{w: w}
 	if !settled(w) {
-		if done = s.waits.wait(wctx, w.ID, w.Round); done.w == nil {
+		if done = s.awaitRound(wctx, w.ID, w.Round); done.w == nil {
 			return out // the deadline: today's answer
 		}
 	}
-	// done.w is the settled workflow in hand (from this request or the
-	// notifier): only its messages are read, unless the round's run on
-	// this instance handed them over.
+	// done.w is the settled workflow in hand (from this request, the store
+	// or the round's end): only its messages are read, unless the round's
+	// run on this instance handed them over.
 	msgs := done.msgs
 	if msgs == nil || !done.w.OwnedBy(UserFrom(ctx)) { // (the read checks the owner)
 		var err error

@@ -35,7 +35,6 @@ func TestPreferWait(t *testing.T) {
 // TestWaitAnswersWhenTheRoundSettlesOrAtTheDeadline: with Prefer: wait, a
 // round that ends in time is answered 200 with its messages and
 // Preference-Applied; one still running at the deadline gets today's 201.
-// Several waiters on one workflow share one reader.
 func TestWaitAnswersWhenTheRoundSettlesOrAtTheDeadline(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t, nil)
@@ -43,7 +42,7 @@ func TestWaitAnswersWhenTheRoundSettlesOrAtTheDeadline(t *testing.T) {
 	env.store.put(running, workflow.Message{ID: "m1", Round: 1, Role: workflow.RoleUser, Text: "hi"})
 	env.engine.CreateFn = func(workflow.NewWorkflow) (*workflow.Workflow, error) { return running.Clone(), nil }
 	env.store.onGet = func(s *fakeStore, id string) {
-		if s.gets == 3 { // the notifier's third read: the round ends
+		if s.gets == 3 { // the third read: the round ends
 			done := s.wfs[id].Clone()
 			done.Status, done.StopReason = workflow.StatusCompleted, workflow.StopCompleted
 			s.putLocked(done, workflow.Message{ID: "m2", Round: 1, Step: 1, Role: workflow.RoleAssistant, Text: "done"})
@@ -80,7 +79,8 @@ func (e *testEnv) serve(r *http.Request) *httptest.ResponseRecorder {
 }
 
 // TestWaitAnswersWithTheRunsMessages: a round that ends in a run of this
-// instance hands the waiters the workflow's messages (RoundEndedWith);
+// instance hands the waiters the workflow's messages (published with its
+// end);
 // the answer is the round's messages among them, not a read of the store
 // (which here holds none of them).
 func TestWaitAnswersWithTheRunsMessages(t *testing.T) {
@@ -92,16 +92,16 @@ func TestWaitAnswersWithTheRunsMessages(t *testing.T) {
 		env.store.put(running)
 		env.engine.CreateFn = func(workflow.NewWorkflow) (*workflow.Workflow, error) { return running.Clone(), nil }
 		go func() {
-			for env.srv.waits.waiting(running.ID) == 0 {
+			for env.changes.watching(running.ID) == 0 {
 				time.Sleep(time.Millisecond)
 			}
 			done := running.Clone()
 			done.Status, done.StopReason = workflow.StatusCompleted, workflow.StopCompleted
-			env.srv.RoundEndedWith(done, []workflow.Message{
+			env.changes.Publish(workflow.Change{WorkflowID: done.ID, Ended: done, Messages: []workflow.Message{
 				{ID: "m1", Seq: 1, Round: 1, Role: workflow.RoleUser, Text: "an earlier round"},
 				{ID: "m2", Seq: 2, Round: 2, Role: workflow.RoleUser, Text: "hi"},
 				{ID: "m3", Seq: 3, Round: 2, Step: 1, Role: workflow.RoleAssistant, Text: "from the run"},
-			})
+			}})
 		}()
 		r, _ := http.NewRequest("POST", "/api/v1/workflows", strings.NewReader(`{"prompt":"hi"}`))
 		r.Header.Set("Content-Type", "application/json")

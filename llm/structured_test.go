@@ -303,7 +303,7 @@ func stage2Schema(t *testing.T, reg *enginetest.Registry, i int) json.RawMessage
 	return out.Output.Schema
 }
 
-func startEngine(t testing.TB, store workflow.Store, model workflow.Model, reg workflow.Registry) *workflow.Engine {
+func startEngine(t testing.TB, store workflow.Store, model workflow.Model, reg workflow.Registry) *enginetest.Engine {
 	t.Helper()
 	set, err := templates.Load("")
 	if err != nil {

@@ -15,10 +15,7 @@ import (
 	"github.com/twostep/twostep/workflow"
 )
 
-var (
-	_ workflow.Observer         = (*Metrics)(nil)
-	_ workflow.ApprovalObserver = (*Metrics)(nil)
-)
+var _ workflow.Observer = (*Metrics)(nil)
 
 // Metrics holds the gateway's Prometheus collectors on a registry of its
 // own (never the global default one): HTTP requests by route and status,

@@ -21,6 +21,7 @@ import (
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/wiring"
 	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 func init() { gin.SetMode(gin.ReleaseMode) } // no route dump in test logs
@@ -74,11 +75,12 @@ func (s *stageScript) reply(_ int, req workflow.ModelRequest) (string, error) {
 // engine with both modes, the real actions registry, the scripted model,
 // the HTTP server with the admin routes — served on a loopback port.
 type adminEnv struct {
-	url    string
-	raw    *memstore.Store // the store under the redaction decorator
-	engine *workflow.Engine
-	model  *scripted.Model
-	script *stageScript
+	url     string
+	raw     *memstore.Store // the store under the redaction decorator
+	engine  *workflow.Engine
+	changes workflow.Changes // the change service the engine publishes to
+	model   *scripted.Model
+	script  *stageScript
 }
 
 func newAdminEnv(t *testing.T) *adminEnv {
@@ -139,7 +141,7 @@ func newAdminEnv(t *testing.T) *adminEnv {
 		cancel()
 		_ = g.Close()
 	})
-	return &adminEnv{url: hs.URL, raw: raw, engine: g.Engine, model: model, script: script}
+	return &adminEnv{url: hs.URL, raw: raw, engine: g.Engine, changes: g.Changes, model: model, script: script}
 }
 
 // call sends a request and returns the status and body; body may be nil.
@@ -203,7 +205,7 @@ func (e *adminEnv) wait(t *testing.T, id string) *workflow.Workflow {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	wf, err := e.engine.Wait(ctx, id)
+	wf, err := enginetest.Await(ctx, e.changes, e.engine.Admin().Get, id)
 	if err != nil {
 		t.Fatalf("Wait(%s): %v", id, err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // benchGateway starts the binary with a fake model and a generous running
@@ -115,7 +116,7 @@ func BenchmarkIdleWorkflowMemory(b *testing.B) {
 		b.Fatal(err)
 	}
 	store := memstore.New()
-	eng, err := workflow.NewEngine(workflow.EngineConfig{MaxRunningPerUser: 1 << 30, Workers: 16}, store, model, reg,
+	eng, err := enginetest.NewEngine(workflow.EngineConfig{MaxRunningPerUser: 1 << 30, Workers: 16}, store, model, reg,
 		map[workflow.ModeName]workflow.Mode{workflow.ModeReact: react.New(prompts.NewBuilder(set, prompts.Options{}))})
 	if err != nil {
 		b.Fatal(err)

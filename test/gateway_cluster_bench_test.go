@@ -27,7 +27,7 @@ import (
 // the instances. Each op is a create answered with Prefer: wait once the
 // round has completed. It also reports the Redis commands the servers
 // processed per workflow (INFO commandstats, every master), which
-// includes the instances' recovery scans and wait notifiers.
+// includes the instances' recovery scans and the waiting requests' reads.
 func BenchmarkOneStepWorkflows(b *testing.B) {
 	b.Run("node", func(b *testing.B) {
 		// A node of its own, so its command count is this benchmark's.

@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // modelServer is an OpenAI-compatible server that counts calls per model
@@ -121,7 +122,7 @@ func TestModelsRouteStagesAndFallBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if wf, err = g.Engine.Wait(ctx, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
+	if wf, err = enginetest.Await(ctx, g.Changes, g.Store.GetWorkflow, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
 		t.Fatalf("round ended %+v, %v", wf, err)
 	}
 	fake.mu.Lock()

@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // TestOfflineModelActs: @act lines in the prompt make the offline model run
@@ -76,7 +77,7 @@ func TestOfflineModelActs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if wf, err = g.Engine.Wait(ctx, wf.ID); err != nil || wf.Status != workflow.StatusAwaitingApproval {
+	if wf, err = enginetest.Await(ctx, g.Changes, g.Store.GetWorkflow, wf.ID); err != nil || wf.Status != workflow.StatusAwaitingApproval {
 		t.Fatalf("round paused? %+v, %v", wf, err)
 	}
 	pa := wf.PendingApproval
@@ -86,7 +87,7 @@ func TestOfflineModelActs(t *testing.T) {
 	if _, err := g.Engine.Decide(ctx, "dev", wf.ID, pa.ID, workflow.Decision{Approve: true}); err != nil {
 		t.Fatal(err)
 	}
-	if wf, err = g.Engine.Wait(ctx, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
+	if wf, err = enginetest.Await(ctx, g.Changes, g.Store.GetWorkflow, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
 		t.Fatalf("round ended %+v, %v", wf, err)
 	}
 	msgs, err := g.Store.Messages(ctx, wf.ID, 0, 0)

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // TestOfflineModelServesRounds wires the gateway with LLM_PROVIDER=scripted
@@ -41,13 +42,13 @@ func TestOfflineModelServesRounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if wf, err = g.Engine.Wait(ctx, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
+	if wf, err = enginetest.Await(ctx, g.Changes, g.Store.GetWorkflow, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
 		t.Fatalf("round 1 ended %+v, %v", wf, err)
 	}
 	if _, err := g.Engine.StartRound(ctx, "dev", wf.ID, workflow.NewRound{Prompt: "thanks"}); err != nil {
 		t.Fatal(err)
 	}
-	if wf, err = g.Engine.Wait(ctx, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
+	if wf, err = enginetest.Await(ctx, g.Changes, g.Store.GetWorkflow, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
 		t.Fatalf("round 2 ended %+v, %v", wf, err)
 	}
 	msgs, err := g.Store.Messages(ctx, wf.ID, 0, 0)
@@ -97,13 +98,13 @@ func TestOfflineModelPlans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if wf, err = g.Engine.Wait(ctx, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
+	if wf, err = enginetest.Await(ctx, g.Changes, g.Store.GetWorkflow, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
 		t.Fatalf("round 1 ended %+v, %v", wf, err)
 	}
 	if _, err := g.Engine.StartRound(ctx, "dev", wf.ID, workflow.NewRound{Prompt: "thanks"}); err != nil {
 		t.Fatal(err)
 	}
-	if wf, err = g.Engine.Wait(ctx, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
+	if wf, err = enginetest.Await(ctx, g.Changes, g.Store.GetWorkflow, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
 		t.Fatalf("round 2 ended %+v, %v", wf, err)
 	}
 	msgs, err := g.Store.Messages(ctx, wf.ID, 0, 0)

@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // TestNoExistenceOracle: on every per-workflow route, another user's
@@ -39,7 +40,7 @@ func TestNoExistenceOracle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Engine.Wait(ctx, wf.ID); err != nil {
+	if _, err := enginetest.Await(ctx, g.Changes, g.Store.GetWorkflow, wf.ID); err != nil {
 		t.Fatal(err)
 	}
 	msgs, err := g.Store.Messages(ctx, wf.ID, 0, 10)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -15,6 +14,7 @@ import (
 	"github.com/twostep/twostep/actions/mcp"
 	"github.com/twostep/twostep/actions/openapi"
 	"github.com/twostep/twostep/approval"
+	"github.com/twostep/twostep/changefeed"
 	"github.com/twostep/twostep/doctext"
 	"github.com/twostep/twostep/experiments"
 	"github.com/twostep/twostep/httpapi"
@@ -63,7 +63,11 @@ type Gateway struct {
 	// Experiments runs the admin's experiments (experiments.go); the
 	// caller runs its Watch and closes it.
 	Experiments *experiments.Runner
-	closeStore  func() error // releases the store's connections
+	// Changes is the change-notification service: the engine publishes
+	// its commits, the API's waiting requests and event streams (and
+	// tests) subscribe.
+	Changes    *changefeed.Feed
+	closeStore func() error // releases the store's connections
 }
 
 // Close releases the store's connections.
@@ -78,7 +82,7 @@ func Wire(ctx context.Context, cfg Config, log zerolog.Logger, model NamedModel)
 // WireTraced is Wire with tracing: tel's spans for the engine and the HTTP
 // requests (nil: none).
 func WireTraced(ctx context.Context, cfg Config, log zerolog.Logger, model NamedModel, tel *telemetry.Telemetry) (*Gateway, error) {
-	g := &Gateway{closeStore: func() error { return nil }, Tel: tel}
+	g := &Gateway{closeStore: func() error { return nil }, Tel: tel, Changes: changefeed.New()}
 	if err := g.openStore(ctx, cfg, log); err != nil {
 		return nil, err
 	}
@@ -198,7 +202,6 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 	redactor := redact.New(append(reg.Secrets(), cfg.Secrets()...)...)
 	g.Registry, g.Store, g.Metrics, g.Redactor = reg, redact.Traces(g.Raw, redactor), metrics.New(), redactor
 
-	observer := &roundObserver{Metrics: g.Metrics}
 	hooks := g.webhooks(cfg, log)
 	budget, usage := g.budgeter(cfg, log)
 	tracer := g.Tel.Tracer(telemetry.Options{Redactor: redactor, RequestModel: requestModel(g.Model)})
@@ -208,7 +211,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 		MaxRunningPerUser: l.MaxRunningPerUser, LeaseTTL: l.LeaseTTL, LoopRepeats: l.loopRepeats(),
 		Dispatcher: g.Dispatcher, RecoverInterval: l.RecoverInterval,
 		Approvals: approvals, ApprovalTimeout: l.ApprovalTimeout, ShutdownGrace: l.ShutdownGrace, Logger: slogFor(log.With().Str("component", "engine").Logger()),
-		Observer: observer, Tracer: tracer, Webhooks: hooks, Budget: budget,
+		Observer: g.Metrics, Changes: g.Changes, Tracer: tracer, Webhooks: hooks, Budget: budget,
 	}, g.Store, g.Model, reg, map[workflow.ModeName]workflow.Mode{
 		workflow.ModeReact: react.New(builder, react.RequireGrounded(grounded)), workflow.ModeActionPlan: plan,
 	})
@@ -251,12 +254,11 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 			CheckURL:  func(u string) error { return webhooks.CheckURL(u, cfg.File.Webhooks.AllowPrivate) },
 			NewSecret: webhooks.NewSecret,
 		},
-		Usage: usage,
+		Usage: usage, Changes: g.Changes,
 	})
 	if err != nil {
 		return fmt.Errorf("httpapi.New: %w", err)
 	}
-	observer.api.Store(g.API)
 	return nil
 }
 
@@ -270,47 +272,6 @@ func dependencies(cfg Config, m *mcp.Manager, o *openapi.Manager) func() map[str
 		out := m.Status()
 		maps.Copy(out, o.Status())
 		return out
-	}
-}
-
-// roundObserver is the engine's Observer: the metrics (every method,
-// the optional approval and dispatch ones included), and the HTTP API told
-// when a round ends, so requests waiting for it (Prefer: wait) are
-// answered at once rather than at the API's next poll of the store.
-type roundObserver struct {
-	*metrics.Metrics
-	api atomic.Pointer[httpapi.Server] // set once the API is built
-}
-
-var (
-	_ workflow.ApprovalObserver = (*roundObserver)(nil)
-	_ workflow.DispatchObserver = (*roundObserver)(nil)
-	_ workflow.CommitObserver   = (*roundObserver)(nil)
-
-	_ workflow.RoundMessagesObserver = (*roundObserver)(nil)
-)
-
-// Committed wakes the event streams of id on this instance.
-func (o *roundObserver) Committed(id string) {
-	if api := o.api.Load(); api != nil {
-		api.Committed(id)
-	}
-}
-
-// RoundEnded counts the round and answers its waiters.
-func (o *roundObserver) RoundEnded(w *workflow.Workflow) {
-	o.Metrics.RoundEnded(w)
-	if api := o.api.Load(); api != nil {
-		api.RoundEnded(w)
-	}
-}
-
-// RoundEndedWith counts the round and answers its waiters with the
-// workflow's messages as the run holds them.
-func (o *roundObserver) RoundEndedWith(w *workflow.Workflow, msgs []workflow.Message) {
-	o.Metrics.RoundEnded(w)
-	if api := o.api.Load(); api != nil {
-		api.RoundEndedWith(w, msgs)
 	}
 }
 

@@ -138,9 +138,9 @@ type Decision struct {
 	Remember *Remember
 }
 
-// ApprovalObserver is the optional part of an Observer that counts
-// approvals: requested, and decided approved, rejected or expired with the
-// time the decision took.
+// ApprovalObserver is the part of an Observer that counts approvals:
+// requested, and decided approved, rejected or expired with the time the
+// decision took.
 type ApprovalObserver interface {
 	ApprovalRequested(action string)
 	ApprovalDecided(outcome string, wait time.Duration)
@@ -239,9 +239,7 @@ func (r *Run) Pause(ctx context.Context, s StepApproval) error {
 	if err := r.commit(ctx, next, nil, nil); err != nil {
 		return err
 	}
-	if o, ok := r.e.observer().(ApprovalObserver); ok {
-		o.ApprovalRequested(s.Action)
-	}
+	r.e.observer().ApprovalRequested(s.Action)
 	r.published()
 	return nil
 }
@@ -563,7 +561,5 @@ func (e *Engine) expire(ctx context.Context, wf *Workflow) (*Workflow, error) {
 }
 
 func (e *Engine) approvalDecided(outcome string, p *PendingApproval) {
-	if o, ok := e.observer().(ApprovalObserver); ok {
-		o.ApprovalDecided(outcome, e.now().Sub(p.RequestedAt))
-	}
+	e.observer().ApprovalDecided(outcome, e.now().Sub(p.RequestedAt))
 }

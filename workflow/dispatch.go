@@ -78,8 +78,8 @@ const (
 	DispatchLeft          = "left"           // an entry was left pending for Reclaim
 )
 
-// DispatchObserver is the optional part of an Observer that counts what
-// the runner does with dispatcher entries (the Dispatch* events).
+// DispatchObserver is the part of an Observer that counts what the runner
+// does with dispatcher entries (the Dispatch* events).
 type DispatchObserver interface {
 	Dispatched(event string)
 }

@@ -21,7 +21,7 @@ func TestLocalDispatcher(t *testing.T) {
 	dispatchtest.Run(t, func(*testing.T) workflow.Dispatcher { return workflow.NewLocalDispatcher() })
 }
 
-// dispatchEvents counts dispatch events (a workflow.DispatchObserver).
+// dispatchEvents is an Observer that counts dispatch events.
 type dispatchEvents struct {
 	mu sync.Mutex
 	n  map[string]int
@@ -31,6 +31,8 @@ func (o *dispatchEvents) RoundEnded(*workflow.Workflow) {}
 func (o *dispatchEvents) StepFinished(workflow.ModeName, string, workflow.MessageStatus, time.Duration) {
 }
 func (o *dispatchEvents) ModelCalled(workflow.Stage, string, int, int) {}
+func (o *dispatchEvents) ApprovalRequested(string)                     {}
+func (o *dispatchEvents) ApprovalDecided(string, time.Duration)        {}
 func (o *dispatchEvents) Dispatched(event string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -48,7 +50,7 @@ func (o *dispatchEvents) counts() map[string]int {
 
 // dispatchEngine is an engine sharing d, whose recovery scan runs only at
 // start (every hour after), so rounds reach it only through d.
-func dispatchEngine(t *testing.T, id string, d workflow.Dispatcher, store workflow.Store, start bool, log *slog.Logger, obs ...workflow.Observer) *workflow.Engine {
+func dispatchEngine(t *testing.T, id string, d workflow.Dispatcher, store workflow.Store, start bool, log *slog.Logger, obs ...workflow.Observer) *enginetest.Engine {
 	t.Helper()
 	model := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
 		return workflow.ModelResponse{Text: "{}"}, nil
@@ -59,7 +61,7 @@ func dispatchEngine(t *testing.T, id string, d workflow.Dispatcher, store workfl
 	if len(obs) > 0 {
 		cfg.Observer = obs[0]
 	}
-	e, err := workflow.NewEngine(cfg, store, model, enginetest.NewRegistry(),
+	e, err := enginetest.NewEngine(cfg, store, model, enginetest.NewRegistry(),
 		map[workflow.ModeName]workflow.Mode{workflow.ModeReact: stubMode{callThenComplete}})
 	if err != nil {
 		t.Fatal(err)
@@ -259,7 +261,7 @@ func handOver(t *testing.T, viaScan bool) {
 		return workflow.ModelResponse{Text: "{}"}, nil
 	})
 	cfg.InstanceID = "staying"
-	staying, err := workflow.NewEngine(cfg, store, answers, enginetest.NewRegistry(), modes)
+	staying, err := enginetest.NewEngine(cfg, store, answers, enginetest.NewRegistry(), modes)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"sync"
 	"time"
 )
 
@@ -92,6 +91,9 @@ type EngineConfig struct {
 	Logger *slog.Logger
 	// Observer receives metrics hooks; nil means none.
 	Observer Observer
+	// Changes hears of every commit this engine makes (Change); nil means
+	// nobody in this process watches.
+	Changes Changes
 	// Budget limits each user's model usage (DESIGN §10.3); nil means
 	// none.
 	Budget Budgeter
@@ -114,6 +116,8 @@ type Observer interface {
 	// ModelCalled is called after every model call; outcome is "ok",
 	// "rejected", "error" or "cancelled".
 	ModelCalled(stage Stage, outcome string, promptTokens, completionTokens int)
+	ApprovalObserver
+	DispatchObserver
 }
 
 // Engine runs workflows: it validates and commits requests (Create,
@@ -144,13 +148,8 @@ type Engine struct {
 	// standing keeps the standing approvals, when the store does.
 	standing StandingStore
 
-	// changed is closed and replaced after every commit this engine makes,
-	// to wake Wait, once changes has handed it out.
-	changedMu sync.Mutex
-	changed   chan struct{}
-	// changedSeen says changes has handed out changed: until then nobody
-	// can wait on it, and a commit neither closes nor replaces it.
-	changedSeen bool
+	// changes hears of every commit (cfg.Changes, or nobody).
+	changes Changes
 }
 
 // NewEngine returns an engine over store, model and registry running the
@@ -179,7 +178,10 @@ func NewEngine(cfg EngineConfig, store Store, model Model, registry Registry, mo
 		modes:    modes,
 		log:      log.With("instance", cfg.InstanceID),
 		now:      cfg.clock(),
-		changed:  make(chan struct{}),
+		changes:  cfg.Changes,
+	}
+	if e.changes == nil {
+		e.changes = noChanges{}
 	}
 	e.approvals = ApprovalIndexOf(store)
 	e.standing = StandingStoreOf(store)
@@ -253,26 +255,15 @@ func (e *Engine) Start(ctx context.Context) { e.runner.start(ctx) }
 // workers until ctx is done.
 func (e *Engine) Shutdown(ctx context.Context) error { return e.runner.shutdown(ctx) }
 
-// notify wakes every Wait after a commit of workflow id, and tells a
-// CommitObserver.
-func (e *Engine) notify(id string) {
-	e.changedMu.Lock()
-	if e.changedSeen {
-		close(e.changed)
-		e.changed = make(chan struct{})
-		e.changedSeen = false
-	}
-	e.changedMu.Unlock()
-	if o, ok := e.cfg.Observer.(CommitObserver); ok {
-		o.Committed(id)
-	}
-}
+// notify publishes a commit of workflow id that ended no round.
+func (e *Engine) notify(id string) { e.changes.Publish(Change{WorkflowID: id}) }
 
-func (e *Engine) changes() <-chan struct{} {
-	e.changedMu.Lock()
-	defer e.changedMu.Unlock()
-	e.changedSeen = true
-	return e.changed
+// roundEnded tells the Observer and the watchers of w that its round has
+// ended (w as it ended), with msgs, the workflow's messages when the
+// round's run holds them (nil otherwise).
+func (e *Engine) roundEnded(w *Workflow, msgs []Message) {
+	e.observer().RoundEnded(w)
+	e.changes.Publish(Change{WorkflowID: w.ID, Ended: w, Messages: msgs})
 }
 
 // observer returns the configured Observer or one that does nothing.
@@ -283,32 +274,14 @@ func (e *Engine) observer() Observer {
 	return noObserver{}
 }
 
-// CommitObserver is the optional part of an Observer that hears of every
-// commit this engine makes (a request's, or a round's phase), by workflow
-// id, right after it: an event stream on this instance can read the
-// change at once instead of at its next poll. Commits made by other
-// instances are not seen; their watchers still poll. Committed must not
-// block.
-type CommitObserver interface {
-	Committed(workflowID string)
-}
-
-// RoundMessagesObserver is an optional Observer told, when a round ends
-// in a run of this process, the workflow's messages as the run holds them
-// (all of them, in seq order; those the round's commits stored, in their
-// stored form) instead of RoundEnded: a request waiting for the round
-// answers with them instead of reading them back. The slice and the
-// messages must not be modified. A round ended by Stop is still told with
-// RoundEnded.
-type RoundMessagesObserver interface {
-	RoundEndedWith(wf *Workflow, msgs []Message)
-}
-
 type noObserver struct{}
 
 func (noObserver) RoundEnded(*Workflow)                                        {}
 func (noObserver) StepFinished(ModeName, string, MessageStatus, time.Duration) {}
 func (noObserver) ModelCalled(Stage, string, int, int)                         {}
+func (noObserver) ApprovalRequested(string)                                    {}
+func (noObserver) ApprovalDecided(string, time.Duration)                       {}
+func (noObserver) Dispatched(string)                                           {}
 
 // clock returns the configured clock, or UTC wall time.
 func (c EngineConfig) clock() func() time.Time {

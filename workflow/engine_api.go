@@ -3,7 +3,6 @@ package workflow
 import (
 	"context"
 	"strings"
-	"time"
 )
 
 // Create validates in (a non-empty prompt and user, a mode this engine
@@ -138,7 +137,7 @@ func (e *Engine) Stop(ctx context.Context, userID, id string) (_ *Workflow, err 
 		return nil, err
 	}
 	e.runner.stop(id, errStopped)
-	e.observer().RoundEnded(stored.Clone())
+	e.roundEnded(stored.Clone(), nil)
 	return stored, nil
 }
 
@@ -191,25 +190,6 @@ func (e *Engine) Delete(ctx context.Context, userID, id string) (err error) {
 		return err
 	}
 	return e.forgetStanding(ctx, userID, id)
-}
-
-// Wait blocks until id's round is no longer running (or ctx is done) and
-// returns the workflow. It works whichever instance runs the round. Meant
-// for tests and demos; it does not check ownership.
-func (e *Engine) Wait(ctx context.Context, id string) (*Workflow, error) {
-	for {
-		changed := e.changes()
-		wf, err := e.store.GetWorkflow(ctx, id)
-		if err != nil || wf.Status != StatusRunning {
-			return wf, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, WrapKind(KindUnavailable, ctx.Err(), "Wait(%q)", id)
-		case <-changed:
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
 }
 
 // commitAndSchedule commits next, a round made running again, under the

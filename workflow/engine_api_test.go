@@ -37,13 +37,13 @@ var blocking = workflow.ModelFunc(func(ctx context.Context, _ workflow.ModelRequ
 	return workflow.ModelResponse{}, ctx.Err()
 })
 
-func newEngine(t testing.TB, cfg workflow.EngineConfig, store workflow.Store, model workflow.Model, step func(context.Context, *workflow.Run) error) *workflow.Engine {
+func newEngine(t testing.TB, cfg workflow.EngineConfig, store workflow.Store, model workflow.Model, step func(context.Context, *workflow.Run) error) *enginetest.Engine {
 	t.Helper()
 	cfg.PollInterval, cfg.RecoverInterval, cfg.LeaseTTL = 10*time.Millisecond, 50*time.Millisecond, time.Second
 	if cfg.ShutdownGrace == 0 { // the cleanup's Shutdown cuts a blocking model call at once
 		cfg.ShutdownGrace = 50 * time.Millisecond
 	}
-	e, err := workflow.NewEngine(cfg, store, model, enginetest.NewRegistry(),
+	e, err := enginetest.NewEngine(cfg, store, model, enginetest.NewRegistry(),
 		map[workflow.ModeName]workflow.Mode{workflow.ModeReact: stubMode{step}})
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +61,7 @@ func newEngine(t testing.TB, cfg workflow.EngineConfig, store workflow.Store, mo
 
 // createAndWait creates a workflow of alice with prompt "p" on e and waits
 // (5 s at most) until its round no longer runs.
-func createAndWait(t testing.TB, e *workflow.Engine) (created, ended *workflow.Workflow) {
+func createAndWait(t testing.TB, e *enginetest.Engine) (created, ended *workflow.Workflow) {
 	t.Helper()
 	created, err := e.Create(context.Background(), workflow.NewWorkflow{UserID: "alice", Prompt: "p"})
 	if err != nil {

@@ -53,7 +53,7 @@ func (e *Engine) queueRound(ctx context.Context, wf *Workflow, in NewRound) (*Wo
 		next, msgs := e.interrupted(ended, nil)
 		stored, err := e.commitAndSchedule(ctx, next, wf.Version, msgs, docs)
 		if err == nil {
-			e.observer().RoundEnded(ended.Clone())
+			e.roundEnded(ended.Clone(), nil)
 		}
 		return stored, err
 	}

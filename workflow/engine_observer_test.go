@@ -30,6 +30,9 @@ func (r *recorder) StepFinished(mode workflow.ModeName, action string, status wo
 func (r *recorder) ModelCalled(stage workflow.Stage, outcome string, pt, ct int) {
 	r.add("model " + string(stage) + " " + outcome)
 }
+func (r *recorder) ApprovalRequested(action string)                 { r.add("approval requested " + action) }
+func (r *recorder) ApprovalDecided(outcome string, _ time.Duration) { r.add("approval " + outcome) }
+func (r *recorder) Dispatched(string)                               {}
 
 func TestObserverSeesModelCallsStepsAndRoundEnd(t *testing.T) {
 	t.Parallel()
@@ -66,81 +69,87 @@ func TestObserverSeesModelCallsStepsAndRoundEnd(t *testing.T) {
 	}
 }
 
-// commitRecorder is a recorder that also hears commits.
-type commitRecorder struct {
-	recorder
-	committed []string
+// publishes is a workflow.Changes that records what the engine publishes.
+type publishes struct {
+	mu      sync.Mutex
+	changes []workflow.Change
+	ended   chan workflow.Change // each change that ended a round, when set
 }
 
-func (r *commitRecorder) Committed(id string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.committed = append(r.committed, id)
+func (p *publishes) Publish(c workflow.Change) {
+	p.mu.Lock()
+	p.changes = append(p.changes, c)
+	p.mu.Unlock()
+	if c.Ended != nil && p.ended != nil {
+		p.ended <- c
+	}
 }
 
-// TestCommitObserverHearsEveryCommit: an Observer that is a CommitObserver
-// hears every commit the engine makes, the request's and each of the
-// round's, by workflow id: as many as the workflow's version counts.
-func TestCommitObserverHearsEveryCommit(t *testing.T) {
+func (p *publishes) Subscribe(string) (<-chan workflow.Change, func()) { return nil, func() {} }
+
+// count returns how many changes were published.
+func (p *publishes) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.changes)
+}
+
+// TestEnginePublishesEveryCommit: the engine publishes every commit it
+// makes, the request's and each of the round's, by workflow id: as many
+// as the workflow's version counts; the last one carries the round's end.
+func TestEnginePublishesEveryCommit(t *testing.T) {
 	t.Parallel()
-	rec := &commitRecorder{}
+	pub := &publishes{}
 	model := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
 		return workflow.ModelResponse{Text: "{}"}, nil
 	})
-	e := newEngine(t, workflow.EngineConfig{Observer: rec}, memstore.New(), model, callThenComplete)
+	e := newEngine(t, workflow.EngineConfig{Changes: pub}, memstore.New(), model, callThenComplete)
 	wf, got := createAndWait(t, e)
-	// Wait may see the last commit in the store before the engine has
-	// told the observer: give it a moment.
+	// The wait may see the last commit in the store before the engine has
+	// published it: give it a moment.
 	deadline := time.Now().Add(5 * time.Second)
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	for int64(len(rec.committed)) < got.Version && time.Now().Before(deadline) {
-		rec.mu.Unlock()
+	for int64(pub.count()) < got.Version && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
-		rec.mu.Lock()
 	}
-	if int64(len(rec.committed)) != got.Version || got.Version < 2 {
-		t.Errorf("heard %d commits %v; the workflow's version is %d", len(rec.committed), rec.committed, got.Version)
+	pub.mu.Lock()
+	defer pub.mu.Unlock()
+	if int64(len(pub.changes)) != got.Version || got.Version < 2 {
+		t.Errorf("published %d commits %+v; the workflow's version is %d", len(pub.changes), pub.changes, got.Version)
 	}
-	for _, id := range rec.committed {
-		if id != wf.ID {
-			t.Errorf("heard a commit of %q, want only %q", id, wf.ID)
+	for i, c := range pub.changes {
+		if c.WorkflowID != wf.ID {
+			t.Errorf("published a commit of %q, want only %q", c.WorkflowID, wf.ID)
+		}
+		if last := i == len(pub.changes)-1; (c.Ended != nil) != last {
+			t.Errorf("change %d of %d: ended = %+v, want a round's end on the last one only", i+1, len(pub.changes), c.Ended)
 		}
 	}
+	if last := pub.changes[len(pub.changes)-1].Ended; last == nil || last.Status != workflow.StatusCompleted || last.Version != got.Version {
+		t.Errorf("the last change ended %+v, want the completed workflow at version %d", last, got.Version)
+	}
 }
 
-// messagesRecorder is a recorder that also takes the messages of a round
-// that ended in a run (workflow.RoundMessagesObserver).
-type messagesRecorder struct {
-	recorder
-	ended chan []workflow.Message
-}
-
-func (r *messagesRecorder) RoundEndedWith(wf *workflow.Workflow, msgs []workflow.Message) {
-	r.RoundEnded(wf)
-	r.ended <- msgs
-}
-
-// TestObserverGetsTheRunsMessages: a RoundMessagesObserver is told the end
-// of a round run here with the workflow's messages as stored (the prompt
-// and what the round added, with their seqs), exactly what a read gives.
-func TestObserverGetsTheRunsMessages(t *testing.T) {
+// TestEnginePublishesTheRunsMessages: the end of a round run here is
+// published with the workflow's messages as stored (the prompt and what
+// the round added, with their seqs), exactly what a read gives.
+func TestEnginePublishesTheRunsMessages(t *testing.T) {
 	t.Parallel()
-	rec := &messagesRecorder{ended: make(chan []workflow.Message, 1)}
+	pub := &publishes{ended: make(chan workflow.Change, 1)}
 	model := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
 		return workflow.ModelResponse{Text: "{}"}, nil
 	})
 	store := memstore.New()
-	e := newEngine(t, workflow.EngineConfig{Observer: rec}, store, model, callThenComplete)
+	e := newEngine(t, workflow.EngineConfig{Changes: pub}, store, model, callThenComplete)
 	wf, err := e.Create(context.Background(), workflow.NewWorkflow{UserID: "alice", Prompt: "p"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []workflow.Message
 	select {
-	case got = <-rec.ended:
+	case c := <-pub.ended:
+		got = c.Messages
 	case <-time.After(5 * time.Second):
-		t.Fatal("the round's end was not told with its messages")
+		t.Fatal("the round's end was not published with its messages")
 	}
 	want, err := store.Messages(context.Background(), wf.ID, 0, 0)
 	if err != nil {
@@ -150,6 +159,6 @@ func TestObserverGetsTheRunsMessages(t *testing.T) {
 		t.Fatalf("the store holds %d messages, want the prompt and the round's", len(want))
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("messages handed over (-stored +handed):\n%s", diff)
+		t.Errorf("messages published (-stored +published):\n%s", diff)
 	}
 }

@@ -132,7 +132,7 @@ func TestOldStateGoesOnWhereItLeftOff(t *testing.T) {
 			}
 			e := newEngine(t, workflow.EngineConfig{}, store, blocking, complete)
 			if tc.act != nil {
-				if err := tc.act(ctx, e, id); err != nil {
+				if err := tc.act(ctx, e.Engine, id); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -494,24 +494,25 @@ func (r *Run) commitOnce(ctx context.Context, next *Workflow, expected int64, ms
 	return nil
 }
 
-// published tells the Observer when the last commit ended the round, then
-// wakes Wait: once Wait has seen a commit, its hooks have run.
+// published tells the Observer when the last commit ended the round,
+// then publishes the commit: once a watcher hears of it, the hooks have
+// run. A round that ends publishes the workflow's messages as the run
+// holds them.
 func (r *Run) published() {
-	if ended := r.ended; ended != nil {
+	var ended *Workflow
+	if ended = r.ended; ended != nil {
 		// The commit ended the round and started a queued one.
 		r.ended = nil
-		if o, ok := r.e.observer().(RoundMessagesObserver); ok {
-			o.RoundEndedWith(ended.Clone(), r.msgs[:len(r.msgs):len(r.msgs)])
-		} else {
-			r.e.observer().RoundEnded(ended.Clone())
-		}
+		ended = ended.Clone()
+		r.e.observer().RoundEnded(ended)
 	}
 	if r.wf.Status != StatusRunning && r.wf.Status != StatusAwaitingApproval {
-		if o, ok := r.e.observer().(RoundMessagesObserver); ok {
-			o.RoundEndedWith(r.wf.Clone(), r.msgs[:len(r.msgs):len(r.msgs)])
-		} else {
-			r.e.observer().RoundEnded(r.wf.Clone())
-		}
+		ended = r.wf.Clone()
+		r.e.observer().RoundEnded(ended)
 	}
-	r.e.notify(r.wf.ID)
+	c := Change{WorkflowID: r.wf.ID}
+	if ended != nil {
+		c.Ended, c.Messages = ended, r.msgs[:len(r.msgs):len(r.msgs)]
+	}
+	r.e.changes.Publish(c)
 }

@@ -398,12 +398,11 @@ func (r *runner) handOff(it *item, interrupted bool) {
 	r.ack(it.deliveries[1:])
 }
 
-// observe reports n dispatch events to the Observer, if it counts them.
+// observe reports n dispatch events to the Observer.
 func (r *runner) observe(event string, n int) {
-	if o, ok := r.e.observer().(DispatchObserver); ok {
-		for range n {
-			o.Dispatched(event)
-		}
+	o := r.e.observer()
+	for range n {
+		o.Dispatched(event)
 	}
 }
 

@@ -46,10 +46,30 @@ func demo(ctx context.Context, getenv func(string) string, stdout, stderr io.Wri
 	}
 	fmt.Fprintf(stdout, "twostep demo: offline, scripted model, real engine and actions, memory store\n")
 	fmt.Fprintf(stdout, "workflow %s: %q with meeting-notes.txt (%d bytes)\n\n", wf.ID, wiring.DemoPrompt, len(wiring.DemoNotes))
-	if wf, err = g.Engine.Wait(runCtx, wf.ID); err != nil {
+	if wf, err = awaitRound(runCtx, g, wf.ID); err != nil {
 		return fmt.Errorf("wait for the demo round: %w", err)
 	}
 	return printRun(runCtx, stdout, g.Store, wf, verbose)
+}
+
+// awaitRound returns workflow id once its round no longer runs. The
+// demo's round runs in this process, so each of its commits is published
+// to g.Changes; the store is read once first, in case the round ended
+// before the subscription.
+func awaitRound(ctx context.Context, g *wiring.Gateway, id string) (*workflow.Workflow, error) {
+	changed, cancel := g.Changes.Subscribe(id)
+	defer cancel()
+	for {
+		wf, err := g.Store.GetWorkflow(ctx, id)
+		if err != nil || wf.Status != workflow.StatusRunning {
+			return wf, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-changed:
+		}
+	}
 }
 
 func orString(s, def string) string {

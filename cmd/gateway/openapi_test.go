@@ -26,6 +26,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/wiring"
+	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 var registerStreamDecoders sync.Once
@@ -172,7 +173,7 @@ func TestOpenAPIDescribesEveryResponse(t *testing.T) {
 		body: `{"prompt":"Summarise the notes","documents":[{"name":"notes.txt","mimeType":"text/plain","content":"` + doc64 + `"}]}`})
 	var wf struct{ ID string }
 	decode(created, &wf)
-	paused, err := g.Engine.Wait(ctx, wf.ID)
+	paused, err := enginetest.Await(ctx, g.Changes, g.Store.GetWorkflow, wf.ID)
 	if err != nil || paused.PendingApproval == nil {
 		t.Fatalf("the extract step did not pause for approval: %+v, %v", paused, err)
 	}
@@ -182,7 +183,7 @@ func TestOpenAPIDescribesEveryResponse(t *testing.T) {
 	do(apiCall{name: "invalid edit", method: "POST", path: decide, token: alice, body: `{"decision":"approve","parameters":{"format":7}}`, status: 422})
 	do(apiCall{name: "bob decides", method: "POST", path: decide, token: bob, body: `{"decision":"approve"}`, status: 404})
 	do(apiCall{name: "approve and remember", method: "POST", path: decide, token: alice, body: `{"decision":"approve","remember":{"scope":"workflow","ttl":"1h"}}`, status: 202})
-	if _, err := g.Engine.Wait(ctx, wf.ID); err != nil {
+	if _, err := enginetest.Await(ctx, g.Changes, g.Store.GetWorkflow, wf.ID); err != nil {
 		t.Fatal(err)
 	}
 	do(apiCall{name: "decide twice", method: "POST", path: decide, token: alice, body: `{"decision":"reject"}`, status: 409})
@@ -282,7 +283,7 @@ func TestOpenAPIDescribesEveryResponse(t *testing.T) {
 
 	round := do(apiCall{name: "new round", method: "POST", path: base + "/rounds", token: alice, body: `{"prompt":"And now in one line"}`, status: 202})
 	if round.Code == 202 {
-		if _, err := g.Engine.Wait(ctx, wf.ID); err != nil {
+		if _, err := enginetest.Await(ctx, g.Changes, g.Store.GetWorkflow, wf.ID); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -29,13 +29,13 @@ func newMode(t testing.TB) *actionplan.Mode {
 
 // startEngine returns a started engine running the action-plan mode over
 // store.
-func startEngine(t testing.TB, cfg workflow.EngineConfig, store workflow.Store, model workflow.Model, reg workflow.Registry) *workflow.Engine {
+func startEngine(t testing.TB, cfg workflow.EngineConfig, store workflow.Store, model workflow.Model, reg workflow.Registry) *enginetest.Engine {
 	t.Helper()
 	return enginetest.StartEngine(t, cfg, store, model, reg, map[workflow.ModeName]workflow.Mode{workflow.ModeActionPlan: newMode(t)})
 }
 
 // startEngineWith is startEngine with the mode configured by opts.
-func startEngineWith(t testing.TB, opts actionplan.Options, cfg workflow.EngineConfig, store workflow.Store, model workflow.Model, reg workflow.Registry) *workflow.Engine {
+func startEngineWith(t testing.TB, opts actionplan.Options, cfg workflow.EngineConfig, store workflow.Store, model workflow.Model, reg workflow.Registry) *enginetest.Engine {
 	t.Helper()
 	mode := actionplan.New(newBuilder(t), opts)
 	return enginetest.StartEngine(t, cfg, store, model, reg, map[workflow.ModeName]workflow.Mode{workflow.ModeActionPlan: mode})
@@ -44,7 +44,7 @@ func startEngineWith(t testing.TB, opts actionplan.Options, cfg workflow.EngineC
 // noReplan turns re-planning off, so a failed step leaves the plan as it is.
 var noReplan = actionplan.Options{MaxReplans: -1}
 
-func create(t testing.TB, e *workflow.Engine, prompt string, maxSteps int) *workflow.Workflow {
+func create(t testing.TB, e *enginetest.Engine, prompt string, maxSteps int) *workflow.Workflow {
 	t.Helper()
 	return enginetest.Create(t, e, workflow.ModeActionPlan, prompt, maxSteps)
 }
@@ -69,7 +69,7 @@ func modelTraces(t testing.TB, s workflow.Store, id string) []workflow.Trace {
 // The harness lives in enginetest; these names keep the tests short.
 func testConfig(instance string) workflow.EngineConfig { return enginetest.Config(instance) }
 
-func wait(t testing.TB, e *workflow.Engine, id string) *workflow.Workflow {
+func wait(t testing.TB, e *enginetest.Engine, id string) *workflow.Workflow {
 	t.Helper()
 	return enginetest.Wait(t, e, id)
 }

@@ -29,6 +29,9 @@ func (o *roundEnds) StepFinished(workflow.ModeName, string, workflow.MessageStat
 	o.steps.Add(1)
 }
 func (o *roundEnds) ModelCalled(workflow.Stage, string, int, int) {}
+func (o *roundEnds) ApprovalRequested(string)                     {}
+func (o *roundEnds) ApprovalDecided(string, time.Duration)        {}
+func (o *roundEnds) Dispatched(string)                            {}
 
 // TestAllocsPerStep counts the heap allocations of whole 10-step React
 // rounds on the memory store (Stage 1 and Stage 2 rendered, called and

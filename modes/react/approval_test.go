@@ -39,7 +39,7 @@ func approvalConfig() workflow.EngineConfig {
 
 // pausedAt starts a round whose first step is echo(text) and waits for it
 // to pause; it returns the engine, the paused workflow and the model.
-func pausedAt(t *testing.T, store workflow.Store, reg *enginetest.Registry, cfg workflow.EngineConfig, after ...[]string) (*workflow.Engine, *workflow.Workflow, *scripted.Model) {
+func pausedAt(t *testing.T, store workflow.Store, reg *enginetest.Registry, cfg workflow.EngineConfig, after ...[]string) (*enginetest.Engine, *workflow.Workflow, *scripted.Model) {
 	t.Helper()
 	model := scripted.New(replies(append([][]string{enginetest.Echoes("hello")}, after...)...)...)
 	e := startEngine(t, cfg, store, model, reg)
@@ -245,7 +245,7 @@ func TestApprovalSurvivesInstances(t *testing.T) {
 	ctx := context.Background()
 
 	cfgA := approvalConfig()
-	a, err := workflow.NewEngine(cfgA, store, model, reg, map[workflow.ModeName]workflow.Mode{workflow.ModeReact: newMode(t)})
+	a, err := enginetest.NewEngine(cfgA, store, model, reg, map[workflow.ModeName]workflow.Mode{workflow.ModeReact: newMode(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

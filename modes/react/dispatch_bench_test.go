@@ -90,6 +90,9 @@ type roundEnded struct{ ch chan string }
 func (o roundEnded) RoundEnded(wf *workflow.Workflow)                                            { o.ch <- wf.ID }
 func (roundEnded) StepFinished(workflow.ModeName, string, workflow.MessageStatus, time.Duration) {}
 func (roundEnded) ModelCalled(workflow.Stage, string, int, int)                                  {}
+func (roundEnded) ApprovalRequested(string)                                                      {}
+func (roundEnded) ApprovalDecided(string, time.Duration)                                         {}
+func (roundEnded) Dispatched(string)                                                             {}
 
 // BenchmarkDispatchOverhead runs 10-step React rounds (instant scripted
 // model) on real Redis, once with the in-process dispatcher and once with

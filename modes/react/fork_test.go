@@ -354,7 +354,7 @@ func TestForkAtStepFour(t *testing.T) {
 // lease released, so nothing but a fork could change its records.
 func runOriginal(t *testing.T, store workflow.Store, model workflow.Model, reg workflow.Registry) *workflow.Workflow {
 	t.Helper()
-	e, err := workflow.NewEngine(testConfig("original"), store, model, reg, map[workflow.ModeName]workflow.Mode{workflow.ModeReact: newMode(t)})
+	e, err := enginetest.NewEngine(testConfig("original"), store, model, reg, map[workflow.ModeName]workflow.Mode{workflow.ModeReact: newMode(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func intentConfig() workflow.EngineConfig {
 // intentPaused starts a workflow whose Stage 1 picks Echo and waits for
 // its intent pause, checking it holds no parameters and that neither
 // Stage 2 nor the action ran.
-func intentPaused(t *testing.T, e *workflow.Engine, store workflow.Store, reg *enginetest.Registry, prompt string) *workflow.Workflow {
+func intentPaused(t *testing.T, e *enginetest.Engine, store workflow.Store, reg *enginetest.Registry, prompt string) *workflow.Workflow {
 	t.Helper()
 	before := len(reg.Calls())
 	wf := wait(t, e, create(t, e, prompt, 5).ID)

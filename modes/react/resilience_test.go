@@ -65,7 +65,7 @@ func stopThenResume(t *testing.T, newShared func(testing.TB) workflow.Store) {
 				// An instance that only serves the HTTP request: not started, so
 				// it cannot run the round itself after the resume.
 				var err error
-				stopper, err = workflow.NewEngine(testConfig("two"), store, scripted.New(), reg,
+				stopper, err = enginetest.NewEngine(testConfig("two"), store, scripted.New(), reg,
 					map[workflow.ModeName]workflow.Mode{workflow.ModeReact: newMode(t)})
 				if err != nil {
 					t.Fatal(err)
@@ -163,7 +163,7 @@ func TestShutdownHandsTheRoundOver(t *testing.T) {
 		}
 		return stopping.Load()
 	})
-	e1, err := workflow.NewEngine(cfg("one"), store, m1, reg, map[workflow.ModeName]workflow.Mode{workflow.ModeReact: newMode(t)})
+	e1, err := enginetest.NewEngine(cfg("one"), store, m1, reg, map[workflow.ModeName]workflow.Mode{workflow.ModeReact: newMode(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

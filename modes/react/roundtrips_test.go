@@ -38,6 +38,9 @@ func (s *stepMarks) StepFinished(workflow.ModeName, string, workflow.MessageStat
 	s.mu.Unlock()
 }
 func (s *stepMarks) ModelCalled(workflow.Stage, string, int, int) {}
+func (s *stepMarks) ApprovalRequested(string)                     {}
+func (s *stepMarks) ApprovalDecided(string, time.Duration)        {}
+func (s *stepMarks) Dispatched(string)                            {}
 
 // TestRoundTripsPerStep counts, with a go-redis hook, the Redis round
 // trips of each step of a 10-step React round (Stage 1, Stage 2, an action

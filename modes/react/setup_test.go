@@ -38,14 +38,14 @@ func newBuilderWith(t testing.TB, opts prompts.Options) *prompts.Builder {
 }
 
 // startEngine returns a started engine running the React mode over store.
-func startEngine(t testing.TB, cfg workflow.EngineConfig, store workflow.Store, model workflow.Model, reg workflow.Registry) *workflow.Engine {
+func startEngine(t testing.TB, cfg workflow.EngineConfig, store workflow.Store, model workflow.Model, reg workflow.Registry) *enginetest.Engine {
 	t.Helper()
 	return enginetest.StartEngine(t, cfg, store, model, reg, map[workflow.ModeName]workflow.Mode{workflow.ModeReact: newMode(t)})
 }
 
 func replies(steps ...[]string) []string { return slices.Concat(steps...) }
 
-func create(t testing.TB, e *workflow.Engine, prompt string, maxSteps int) *workflow.Workflow {
+func create(t testing.TB, e *enginetest.Engine, prompt string, maxSteps int) *workflow.Workflow {
 	t.Helper()
 	return enginetest.Create(t, e, workflow.ModeReact, prompt, maxSteps)
 }
@@ -53,7 +53,7 @@ func create(t testing.TB, e *workflow.Engine, prompt string, maxSteps int) *work
 // The harness lives in enginetest; these names keep the tests short.
 func testConfig(instance string) workflow.EngineConfig { return enginetest.Config(instance) }
 
-func wait(t testing.TB, e *workflow.Engine, id string) *workflow.Workflow {
+func wait(t testing.TB, e *enginetest.Engine, id string) *workflow.Workflow {
 	t.Helper()
 	return enginetest.Wait(t, e, id)
 }

@@ -18,12 +18,13 @@ func Config(instance string) workflow.EngineConfig {
 	}
 }
 
-// StartEngine returns a started engine over store running modes; it is
+// StartEngine returns a started engine over store running modes,
+// publishing to a new changefeed.Feed unless cfg names Changes; it is
 // shut down (and must shut down cleanly within 5 s) when the test ends.
 func StartEngine(t testing.TB, cfg workflow.EngineConfig, store workflow.Store, model workflow.Model,
-	reg workflow.Registry, modes map[workflow.ModeName]workflow.Mode) *workflow.Engine {
+	reg workflow.Registry, modes map[workflow.ModeName]workflow.Mode) *Engine {
 	t.Helper()
-	e, err := workflow.NewEngine(cfg, store, model, reg, modes)
+	e, err := NewEngine(cfg, store, model, reg, modes)
 	if err != nil {
 		t.Fatalf("NewEngine: %v", err)
 	}
@@ -39,7 +40,7 @@ func StartEngine(t testing.TB, cfg workflow.EngineConfig, store workflow.Store, 
 }
 
 // Create creates a workflow of user "alice" with prompt in mode.
-func Create(t testing.TB, e *workflow.Engine, mode workflow.ModeName, prompt string, maxSteps int) *workflow.Workflow {
+func Create(t testing.TB, e *Engine, mode workflow.ModeName, prompt string, maxSteps int) *workflow.Workflow {
 	t.Helper()
 	wf, err := e.Create(context.Background(), workflow.NewWorkflow{UserID: "alice", Prompt: prompt, Mode: mode, MaxSteps: maxSteps})
 	if err != nil {
@@ -49,7 +50,7 @@ func Create(t testing.TB, e *workflow.Engine, mode workflow.ModeName, prompt str
 }
 
 // Wait waits (at most 10 s) until the workflow's round is no longer running.
-func Wait(t testing.TB, e *workflow.Engine, id string) *workflow.Workflow {
+func Wait(t testing.TB, e *Engine, id string) *workflow.Workflow {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -32,6 +32,15 @@ func (s *Steps) StepFinished(_ workflow.ModeName, _ string, _ workflow.MessageSt
 // ModelCalled does nothing.
 func (s *Steps) ModelCalled(workflow.Stage, string, int, int) {}
 
+// ApprovalRequested does nothing.
+func (s *Steps) ApprovalRequested(string) {}
+
+// ApprovalDecided does nothing.
+func (s *Steps) ApprovalDecided(string, time.Duration) {}
+
+// Dispatched does nothing.
+func (s *Steps) Dispatched(string) {}
+
 // Median returns the median recorded step duration (0 when none).
 func (s *Steps) Median() time.Duration {
 	s.mu.Lock()
