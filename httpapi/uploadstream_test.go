@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -34,7 +35,7 @@ func checkSameAsBefore(t *testing.T, raw []byte) {
 	if err != nil {
 		t.Fatalf("transcode(%q): %v", raw, err)
 	}
-	var before, after CreateWorkflowBody
+	var before, after apiv1.CreateWorkflowBody
 	errBefore := json.Unmarshal(raw, &before)
 	errAfter := json.Unmarshal(tr.out.Bytes(), &after)
 	if (errBefore == nil) != (errAfter == nil) {
