@@ -190,7 +190,6 @@ func (a *Admin) listTemplates(ctx context.Context, _ *struct{}) (*body[TemplateL
 // viewTrace is t as the admin API shows it: without the placeholder
 // inputs it was rendered from, its prompt never null.
 func viewTrace(t workflow.Trace) TraceView {
-	t.Inputs = nil // never shown, so never encoded
 	v := wireOf[TraceView](t)
 	v.Prompt = nonNil(v.Prompt)
 	return v

@@ -1,47 +1,151 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"strings"
 
 	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/workflow"
 )
 
-// wireOf converts a domain value to its wire type W through their JSON
-// forms: the domain type's json tags name the fields and W takes the ones
-// it has, so a field added to both needs no code here. It is httpapi's one
-// way from domain to wire; the view functions below only add what JSON
-// cannot carry over (arrays never null, values computed for the API).
-// Numbers inside untyped values keep their digits (json.Number).
+// wireOf converts a domain value to its wire type W field by field: each
+// field of W takes the domain field of the same JSON name, converted the
+// same way (a named string to a string, a struct to its wire struct, a
+// slice item by item; a zero value to a nil pointer, as omitzero leaves it
+// out); a field W has and the domain type lacks stays zero. A domain type
+// with its own JSON encoding (workflow.StageTable) goes through
+// encoding/json. Maps and slices of the same type are shared, not copied:
+// a view is encoded, never changed. It is httpapi's one way from domain to
+// wire, so a field added to both needs no code here; the view functions
+// below only add what the domain form lacks (arrays never null, values
+// computed for the API).
 //
 // Both types are the server's own, so a failure is a bug:
 // TestWireMirrorsDomain converts every mirrored type with every field set.
 func wireOf[W any](v any) W {
 	var w W
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // raw JSON inside (a trace's parsed reply) keeps its bytes
-	err := enc.Encode(v)
-	if err == nil {
-		dec := json.NewDecoder(&buf)
-		dec.UseNumber()
-		err = dec.Decode(&w)
-	}
-	if err != nil {
+	if err := copyWire(reflect.ValueOf(&w).Elem(), reflect.ValueOf(v)); err != nil {
 		panic(fmt.Sprintf("httpapi: converting %T to %T: %v", v, w, err))
 	}
 	return w
+}
+
+var marshalerType = reflect.TypeFor[json.Marshaler]()
+
+// copyWire sets dst from src as wireOf describes.
+func copyWire(dst, src reflect.Value) error {
+	st, dt := src.Type(), dst.Type()
+	switch k := st.Kind(); {
+	case (k == reflect.Pointer || k == reflect.Map || k == reflect.Slice) && src.IsNil():
+		// dst stays nil
+	case st.AssignableTo(dt):
+		dst.Set(src)
+	case k == reflect.Pointer && dt.Kind() == reflect.Pointer:
+		p := reflect.New(dt.Elem())
+		if err := copyWire(p.Elem(), src.Elem()); err != nil {
+			return err
+		}
+		dst.Set(p)
+	case k == reflect.Pointer:
+		return copyWire(dst, src.Elem())
+	case dt.Kind() == reflect.Pointer:
+		if !src.IsZero() {
+			p := reflect.New(dt.Elem())
+			if err := copyWire(p.Elem(), src); err != nil {
+				return err
+			}
+			dst.Set(p)
+		}
+	case st.Implements(marshalerType):
+		data, err := json.Marshal(src.Interface())
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(data, dst.Addr().Interface())
+	case k == reflect.Struct && dt.Kind() == reflect.Struct:
+		return copyStruct(dst, src)
+	case k == reflect.Slice && dt.Kind() == reflect.Slice:
+		s := reflect.MakeSlice(dt, src.Len(), src.Len())
+		for i := range src.Len() {
+			if err := copyWire(s.Index(i), src.Index(i)); err != nil {
+				return fmt.Errorf("[%d]: %w", i, err)
+			}
+		}
+		dst.Set(s)
+	case k == dt.Kind() && st.ConvertibleTo(dt):
+		dst.Set(src.Convert(dt))
+	default:
+		return fmt.Errorf("no conversion from %s to %s", st, dt)
+	}
+	return nil
+}
+
+// copyStruct sets each field of dst from the field of src with the same
+// JSON name; an untagged embedded struct of dst takes its fields from src
+// too.
+func copyStruct(dst, src reflect.Value) error {
+	dt, st := dst.Type(), src.Type()
+	next := 0 // the fields are mostly in the same order: look there first
+	for i := range dt.NumField() {
+		f := dt.Field(i)
+		switch name := jsonName(f); {
+		case !f.IsExported() || name == "-":
+		case f.Anonymous && name == f.Name && f.Type.Kind() == reflect.Struct:
+			if err := copyStruct(dst.Field(i), src); err != nil {
+				return err
+			}
+		default:
+			k := fieldNamed(st, name, next)
+			if k < 0 {
+				continue // computed for the wire
+			}
+			next = k + 1
+			if err := copyWire(dst.Field(i), src.Field(k)); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// fieldNamed is the index of t's exported field whose JSON name is name,
+// looked for from index from on, then before it; -1 for none.
+func fieldNamed(t reflect.Type, name string, from int) int {
+	n := t.NumField()
+	for i := range n {
+		k := (from + i) % n
+		if f := t.Field(k); f.IsExported() && jsonName(f) == name {
+			return k
+		}
+	}
+	return -1
+}
+
+// jsonName is the name encoding/json gives f: its tag's, else its own.
+// It reads the tag without unquoting it (the server's JSON names hold no
+// escapes), which keeps a conversion cheap.
+func jsonName(f reflect.StructField) string {
+	_, tag, ok := strings.Cut(string(f.Tag), `json:"`)
+	if !ok {
+		return f.Name
+	}
+	end := strings.IndexByte(tag, '"')
+	if c := strings.IndexByte(tag[:max(end, 0)], ','); c >= 0 {
+		end = c
+	}
+	if end <= 0 {
+		return f.Name
+	}
+	return tag[:end]
 }
 
 // viewWorkflow is w as the API shows it: without its version, checkpoint
 // and trace context; its stats by stage, queued rounds and the pending
 // approval's lists never null.
 func viewWorkflow(w *workflow.Workflow) apiv1.WorkflowView {
-	shown := *w
-	shown.Checkpoint = nil // never shown, so never encoded
-	v := wireOf[apiv1.WorkflowView](&shown)
+	v := wireOf[apiv1.WorkflowView](w)
 	if v.Stats.ByStage == nil {
 		v.Stats.ByStage = map[string]apiv1.StageStats{}
 	}
@@ -57,15 +161,11 @@ func viewWorkflow(w *workflow.Workflow) apiv1.WorkflowView {
 }
 
 // viewMessage is m as the API shows it: its documents without their
-// owners, its lists never null, its parameters null only when it has none
-// ({} when they are empty).
+// owners, its lists never null.
 func viewMessage(m workflow.Message) apiv1.MessageView {
 	v := wireOf[apiv1.MessageView](m)
 	v.Documents = nonNil(v.Documents)
 	v.Learnings = nonNil(v.Learnings)
-	if m.Parameters != nil && v.Parameters == nil {
-		v.Parameters = map[string]any{}
-	}
 	return v
 }
 
