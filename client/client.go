@@ -22,6 +22,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/twostep/twostep/apiv1"
 )
 
 // Client talks to one gateway as one user (or admin). It is safe for
@@ -150,16 +152,9 @@ type CreateRequest struct {
 	Webhook *Webhook
 }
 
-// Webhook asks for a workflow's round events at URL: the Events given
-// (round.completed, round.failed, round.stopped, round.awaiting_approval),
-// or all of them.
-type Webhook struct {
-	URL    string   `json:"url"`
-	Events []string `json:"events,omitempty"`
-}
-
 // Result is a workflow and, when the request waited and the round
-// settled in time (Waited), the round's messages.
+// settled in time (Waited), the round's messages: apiv1.WorkflowResult
+// with Waited, its workflow embedded as Workflow.
 type Result struct {
 	Workflow
 	Messages []Message `json:"messages"`
@@ -179,10 +174,11 @@ func (r *Result) Answer() string {
 	return ""
 }
 
-// uploadBody is the JSON body of fields and docs, built in one buffer:
-// each document is base64-encoded straight from its reader into the
-// body, so an upload is held once, encoded, not three times.
-func uploadBody(fields map[string]any, docs []Upload) (json.RawMessage, error) {
+// uploadBody is the JSON body of fields (a body without documents) and
+// docs, built in one buffer: each document is base64-encoded straight
+// from its reader into the body, so an upload is held once, encoded, not
+// three times.
+func uploadBody(fields any, docs []Upload) (json.RawMessage, error) {
 	head, err := json.Marshal(fields)
 	if err != nil {
 		return nil, err
@@ -221,17 +217,7 @@ func uploadBody(fields map[string]any, docs []Upload) (json.RawMessage, error) {
 
 // Create starts a workflow and its first round.
 func (c *Client) Create(ctx context.Context, req CreateRequest) (*Result, error) {
-	fields := map[string]any{"prompt": req.Prompt}
-	if req.Mode != "" {
-		fields["mode"] = req.Mode
-	}
-	if req.MaxSteps > 0 {
-		fields["maxSteps"] = req.MaxSteps
-	}
-	if req.Webhook != nil {
-		fields["webhook"] = req.Webhook
-	}
-	body, err := uploadBody(fields, req.Documents)
+	body, err := uploadBody(apiv1.CreateWorkflowBody{Prompt: req.Prompt, Mode: req.Mode, MaxSteps: req.MaxSteps, Webhook: req.Webhook}, req.Documents)
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +227,7 @@ func (c *Client) Create(ctx context.Context, req CreateRequest) (*Result, error)
 // StartRound starts the next round of a workflow with a prompt and
 // documents; wait as for Create.
 func (c *Client) StartRound(ctx context.Context, id, prompt string, wait time.Duration, docs ...Upload) (*Result, error) {
-	body, err := uploadBody(map[string]any{"prompt": prompt}, docs)
+	body, err := uploadBody(apiv1.NewRoundBody{Prompt: prompt}, docs)
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +240,7 @@ func (c *Client) StartRound(ctx context.Context, id, prompt string, wait time.Du
 // at its next safe point, "reject" (or "") fails with 409 as StartRound
 // does. The answer is the workflow with its QueuedRounds.
 func (c *Client) QueueRound(ctx context.Context, id, prompt, onBusy string, docs ...Upload) (*Result, error) {
-	body, err := uploadBody(map[string]any{"prompt": prompt}, docs)
+	body, err := uploadBody(apiv1.NewRoundBody{Prompt: prompt}, docs)
 	if err != nil {
 		return nil, err
 	}
@@ -287,34 +273,22 @@ type Remember struct {
 // Decide approves or rejects the pending approval of a paused round;
 // wait as for Create.
 func (c *Client) Decide(ctx context.Context, id, approvalID string, d Decision, wait time.Duration) (*Result, error) {
-	body := map[string]any{"decision": "reject"}
+	body := apiv1.DecisionBody{Decision: "reject", Comment: d.Comment}
 	if d.Approve {
-		body["decision"] = "approve"
-		if d.Parameters != nil {
-			body["parameters"] = d.Parameters
-		}
-		if d.Constraints != nil {
-			body["constraints"] = d.Constraints
-		}
+		body.Decision, body.Parameters, body.Constraints = "approve", d.Parameters, d.Constraints
 		if r := d.Remember; r != nil {
-			rem := map[string]any{"scope": r.Scope}
+			body.Remember = &apiv1.RememberBody{Scope: r.Scope}
 			if r.TTL > 0 {
-				rem["ttl"] = r.TTL.String()
+				body.Remember.TTL = r.TTL.String()
 			}
-			body["remember"] = rem
 		}
-	}
-	if d.Comment != "" {
-		body["comment"] = d.Comment
 	}
 	return c.waited(ctx, "POST", "/api/v1/workflows/"+url.PathEscape(id)+"/approvals/"+url.PathEscape(approvalID), body, wait)
 }
 
 // StandingApprovals lists the caller's standing approvals.
 func (c *Client) StandingApprovals(ctx context.Context) ([]StandingApproval, error) {
-	var out struct {
-		Approvals []StandingApproval `json:"approvals"`
-	}
+	var out apiv1.StandingApprovalList
 	_, err := c.do(ctx, "GET", "/api/v1/approvals/standing", nil, nil, &out)
 	return out.Approvals, err
 }
@@ -353,12 +327,6 @@ type ListOptions struct {
 	Limit  int
 	Cursor string
 	Status string // e.g. "awaiting_approval"
-}
-
-// Page is one page of the user's workflows, newest first.
-type Page struct {
-	Workflows  []Workflow `json:"workflows"`
-	NextCursor string     `json:"nextCursor"`
 }
 
 // List returns one page of the user's workflows.
@@ -437,9 +405,7 @@ func (c *Client) Delete(ctx context.Context, id string) error {
 
 // Messages returns the workflow's messages with seq > after, in order.
 func (c *Client) Messages(ctx context.Context, id string, after int64) ([]Message, error) {
-	var out struct {
-		Messages []Message `json:"messages"`
-	}
+	var out apiv1.MessageList
 	path := "/api/v1/workflows/" + url.PathEscape(id) + "/messages"
 	if after > 0 {
 		path += "?after=" + strconv.FormatInt(after, 10)
@@ -459,9 +425,7 @@ func (c *Client) Document(ctx context.Context, id, docID string) (io.ReadCloser,
 
 // Actions lists the actions the gateway offers.
 func (c *Client) Actions(ctx context.Context) ([]Action, error) {
-	var out struct {
-		Actions []Action `json:"actions"`
-	}
+	var out apiv1.ActionList
 	_, err := c.do(ctx, "GET", "/api/v1/actions", nil, nil, &out)
 	return out.Actions, err
 }

@@ -23,16 +23,6 @@ var (
 	ErrWebhookSignature = errors.New("client: no webhook-signature matches")
 )
 
-// WebhookEvent is the body of a webhook delivery: the event type, when
-// it happened and the workflow as the API shows it.
-type WebhookEvent struct {
-	Type      string    `json:"type"`
-	Timestamp time.Time `json:"timestamp"`
-	Data      struct {
-		Workflow Workflow `json:"workflow"`
-	} `json:"data"`
-}
-
 // VerifyWebhook checks a delivery the gateway sent, as the Standard
 // Webhooks specification says: one of the space-separated "v1,<base64>"
 // signatures of webhook-signature must equal HMAC-SHA256, keyed with the
@@ -77,24 +67,6 @@ func verifyWebhookAt(secret string, headers http.Header, body []byte, now time.T
 		}
 	}
 	return ErrWebhookSignature
-}
-
-// Usage is the caller's budget and what its current period used
-// (GET /api/v1/usage). USD fields are nil when dollars are not counted;
-// a Limit field is nil when the budget sets no limit on it.
-type Usage struct {
-	Period string `json:"period"`
-	Used   struct {
-		Tokens int64    `json:"tokens"`
-		USD    *float64 `json:"usd,omitempty"`
-	} `json:"used"`
-	Limit struct {
-		Tokens *int64   `json:"tokens,omitempty"`
-		USD    *float64 `json:"usd,omitempty"`
-	} `json:"limit"`
-	ResetsAt time.Time `json:"resetsAt"`
-	// Spent: new work is refused (429) until ResetsAt.
-	Spent bool `json:"spent"`
 }
 
 // Usage returns the caller's budget usage; a *Problem with status 404

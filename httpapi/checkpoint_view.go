@@ -1,25 +1,28 @@
 package httpapi
 
-import "github.com/twostep/twostep/workflow"
+import (
+	"github.com/twostep/twostep/apiv1"
+	"github.com/twostep/twostep/workflow"
+)
 
 // CheckpointState is a step's persisted position as the admin API shows
 // it: workflow.Checkpoint without the checkpoint a rejected approval
 // continues from. Its arrays are never null.
 type CheckpointState struct {
-	Step              int                     `json:"step" doc:"The step the round runs, or goes on with when resumed"`
-	Phase             workflow.Phase          `json:"phase"`
-	Selection         *workflow.Selection     `json:"selection,omitempty" doc:"The Stage 1 selection, once Stage 1 succeeded"`
-	Parameters        map[string]any          `json:"parameters,omitempty" doc:"The Stage 2 parameters, once Stage 2 succeeded"`
-	Failures          int                     `json:"failures" doc:"Failed steps in a row in this round"`
-	Attempt           int                     `json:"attempt,omitempty" doc:"Rejected model calls of the current phase"`
-	Feedback          []string                `json:"feedback,omitempty" doc:"The problems of the last rejected call"`
-	MaxTokens         int                     `json:"maxTokens,omitempty"`
-	Previous          string                  `json:"previous,omitempty"`
-	Plan              []workflow.PlanStep     `json:"plan,omitempty"`
-	PlanIndex         int                     `json:"planIndex,omitempty"`
-	Replans           int                     `json:"replans,omitempty"`
-	CompactionSkipped bool                    `json:"compactionSkipped,omitempty"`
-	Approval          *workflow.ApprovalGrant `json:"approval,omitempty"`
+	Step              int            `json:"step" doc:"The step the round runs, or goes on with when resumed"`
+	Phase             workflow.Phase `json:"phase"`
+	Selection         *Selection     `json:"selection,omitempty" doc:"The Stage 1 selection, once Stage 1 succeeded"`
+	Parameters        map[string]any `json:"parameters,omitempty" doc:"The Stage 2 parameters, once Stage 2 succeeded"`
+	Failures          int            `json:"failures" doc:"Failed steps in a row in this round"`
+	Attempt           int            `json:"attempt,omitempty" doc:"Rejected model calls of the current phase"`
+	Feedback          []string       `json:"feedback,omitempty" doc:"The problems of the last rejected call"`
+	MaxTokens         int            `json:"maxTokens,omitempty"`
+	Previous          string         `json:"previous,omitempty"`
+	Plan              []PlanStep     `json:"plan,omitempty"`
+	PlanIndex         int            `json:"planIndex,omitempty"`
+	Replans           int            `json:"replans,omitempty"`
+	CompactionSkipped bool           `json:"compactionSkipped,omitempty"`
+	Approval          *ApprovalGrant `json:"approval,omitempty"`
 }
 
 // CheckpointView is workflow.Checkpoint as the admin API shows it. The
@@ -32,46 +35,73 @@ type CheckpointView struct {
 	AfterReject *CheckpointState `json:"afterReject,omitempty" doc:"While the step awaits approval: the checkpoint the round continues from if the approval is rejected or expires"`
 }
 
-// viewCheckpoint returns c's view, nil for nil.
+// Selection is a validated Stage 1 reply (workflow.Selection) as the
+// admin API shows it: which action to run and what it needs.
+type Selection struct {
+	Action                 string           `json:"action"`
+	ActionObjective        string           `json:"actionObjective"`
+	Learnings              []string         `json:"learnings"`
+	RequiredInputDocuments []string         `json:"requiredInputDocuments"`
+	RequiredConnection     string           `json:"requiredConnection,omitempty"`
+	ParametersContext      string           `json:"parametersContext"`
+	ParametersSchema       ParametersSchema `json:"parametersSchema"`
+}
+
+// ParametersSchema lists the parameters a selection asks Stage 2 for.
+type ParametersSchema struct {
+	Fields []apiv1.FieldSpec `json:"fields"`
+}
+
+// PlanStep is one step of an action-plan round (workflow.PlanStep).
+type PlanStep struct {
+	Action      string         `json:"action"`
+	Parameters  map[string]any `json:"parameters" nullable:"true"`
+	ResultLabel string         `json:"resultLabel,omitempty"`
+	Documents   []string       `json:"documents,omitempty"`
+	Connection  string         `json:"connection,omitempty"`
+}
+
+// ApprovalGrant is an approval decided "approve", kept in the checkpoint
+// of the step it covers (workflow.ApprovalGrant).
+type ApprovalGrant struct {
+	ID          string         `json:"id"`
+	Parameters  map[string]any `json:"parameters"`
+	Kind        string         `json:"kind,omitempty"`
+	Constraints map[string]any `json:"constraints,omitempty"`
+}
+
+// viewCheckpoint returns c's view, nil for nil. The nested checkpoint's
+// own afterReject has no field in CheckpointState, so the conversion
+// drops it.
 func viewCheckpoint(c *workflow.Checkpoint) *CheckpointView {
 	if c == nil {
 		return nil
 	}
-	v := &CheckpointView{CheckpointState: checkpointState(c)}
-	if c.AfterReject != nil {
-		s := checkpointState(c.AfterReject)
-		v.AfterReject = &s
+	v := wireOf[CheckpointView](c)
+	v.Selection = selectionView(v.Selection)
+	if v.AfterReject != nil {
+		v.AfterReject.Selection = selectionView(v.AfterReject.Selection)
 	}
-	return v
-}
-
-func checkpointState(c *workflow.Checkpoint) CheckpointState {
-	return CheckpointState{
-		Step: c.Step, Phase: c.Phase, Selection: viewSelection(c.Selection), Parameters: c.Parameters,
-		Failures: c.Failures, Attempt: c.Attempt, Feedback: c.Feedback, MaxTokens: c.MaxTokens,
-		Previous: c.Previous, Plan: c.Plan, PlanIndex: c.PlanIndex, Replans: c.Replans,
-		CompactionSkipped: c.CompactionSkipped, Approval: c.Approval,
-	}
-}
-
-// viewSelection returns a copy of s whose arrays are never null, as the
-// OpenAPI document promises; nil for nil.
-func viewSelection(s *workflow.Selection) *workflow.Selection {
-	if s == nil {
-		return nil
-	}
-	v := *s
-	v.Learnings = nonNil(v.Learnings)
-	v.RequiredInputDocuments = nonNil(v.RequiredInputDocuments)
-	v.ParametersSchema.Fields = nonNil(v.ParametersSchema.Fields)
 	return &v
 }
 
-// nonNil returns s, or an empty slice for nil, so it encodes as [] and
-// never as null.
-func nonNil[T any](s []T) []T {
+// viewSelection returns s's view, nil for nil.
+func viewSelection(s *workflow.Selection) *Selection {
 	if s == nil {
-		return []T{}
+		return nil
 	}
-	return s
+	v := wireOf[Selection](s)
+	return selectionView(&v)
+}
+
+// selectionView makes v's arrays never null, as the OpenAPI document
+// promises.
+func selectionView(v *Selection) *Selection {
+	if v == nil {
+		return nil
+	}
+	v.Learnings = nonNil(v.Learnings)
+	v.RequiredInputDocuments = nonNil(v.RequiredInputDocuments)
+	v.ParametersSchema.Fields = nonNil(v.ParametersSchema.Fields)
+	return v
 }

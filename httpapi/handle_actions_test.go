@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -53,7 +54,7 @@ func TestListActionsShowsServersAndScopesPerUser(t *testing.T) {
 	}{{aliceToken, []string{"mcp.files.read@files", "tickets.getTicket@tickets GET /tickets/{ticketId}", "mcp.mine.write@mine"}},
 		{bobToken, []string{"mcp.files.read@files", "tickets.getTicket@tickets GET /tickets/{ticketId}"}}} {
 		rec := env.do(t, "GET", "/api/v1/actions", tt.token, nil)
-		var list ActionList
+		var list apiv1.ActionList
 		if err := json.Unmarshal(rec.Body.Bytes(), &list); err != nil || rec.Code != 200 {
 			t.Fatalf("%d %s", rec.Code, rec.Body)
 		}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"github.com/twostep/twostep/apiv1"
 	"net/http"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -19,5 +20,5 @@ func (a *Admin) listActions(ctx context.Context, _ *struct{}) (*listActionsOutpu
 	if err != nil {
 		return nil, a.fail(ctx, "adminListActions", err)
 	}
-	return &listActionsOutput{Body: ActionList{Actions: views}}, nil
+	return &listActionsOutput{Body: apiv1.ActionList{Actions: views}}, nil
 }

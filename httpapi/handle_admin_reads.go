@@ -9,13 +9,14 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/workflow"
 )
 
 // AdminWorkflowView is a workflow as an admin sees it: the API view plus
 // the checkpoint of its current step (phase, Stage 1 selection, parameters).
 type AdminWorkflowView struct {
-	WorkflowView
+	apiv1.WorkflowView
 	Checkpoint *CheckpointView `json:"checkpoint" doc:"The persisted phase of the step the round runs or would resume from: kept while it runs or awaits approval and after it stopped or failed (resume goes on from it); null once a round completed"`
 	// TraceContext finds the round in the tracing backend (docs/observability.md).
 	TraceContext workflow.TraceContext `json:"traceContext" doc:"W3C traceparents of the request that started the round (origin) and of its last run's round span (round); empty when tracing is off"`
@@ -141,12 +142,12 @@ func (a *Admin) getWorkflow(ctx context.Context, in *WorkflowPath) (*body[AdminW
 	return &body[AdminWorkflowView]{Body: adminView(w)}, nil
 }
 
-func (a *Admin) listMessages(ctx context.Context, in *WorkflowPath) (*body[MessageList], error) {
+func (a *Admin) listMessages(ctx context.Context, in *WorkflowPath) (*body[apiv1.MessageList], error) {
 	_, msgs, err := a.reads.Messages(ctx, in.ID, 0, 0)
 	if err != nil {
 		return nil, a.fail(ctx, "adminListMessages", err)
 	}
-	out := &body[MessageList]{Body: MessageList{Messages: make([]MessageView, len(msgs))}}
+	out := &body[apiv1.MessageList]{Body: apiv1.MessageList{Messages: make([]apiv1.MessageView, len(msgs))}}
 	for i, m := range msgs {
 		out.Body.Messages[i] = viewMessage(m)
 	}
@@ -186,17 +187,10 @@ func (a *Admin) listTemplates(ctx context.Context, _ *struct{}) (*body[TemplateL
 	return out, nil
 }
 
+// viewTrace is t as the admin API shows it: without the placeholder
+// inputs it was rendered from, its prompt never null.
 func viewTrace(t workflow.Trace) TraceView {
-	prompt := t.Prompt
-	if prompt == nil {
-		prompt = []workflow.PromptMessage{}
-	}
-	return TraceView{
-		ID: t.ID, WorkflowID: t.WorkflowID, Round: t.Round, Step: t.Step, Stage: t.Stage, Attempt: t.Attempt,
-		Template: t.Template, Prompt: prompt, Response: t.Response, Parsed: t.Parsed, Error: t.Error,
-		Model: t.Model, PromptTokens: t.PromptTokens, CompletionTokens: t.CompletionTokens,
-		CachedTokens: t.CachedTokens, CacheWriteTokens: t.CacheWriteTokens,
-		LatencyMs: t.LatencyMs, FinishReason: t.FinishReason, Retries: t.Retries, OutputMode: t.OutputMode,
-		Ungrounded: t.Ungrounded, CreatedAt: t.CreatedAt,
-	}
+	v := wireOf[TraceView](t)
+	v.Prompt = nonNil(v.Prompt)
+	return v
 }

@@ -26,8 +26,8 @@ type RenderResult struct {
 	Prompt       []workflow.PromptMessage `json:"prompt"`
 	Placeholders map[string]string        `json:"placeholders"`
 	// Selection and Source say which Stage 1 selection a stage2 render used.
-	Selection *workflow.Selection `json:"selection,omitempty" doc:"The Stage 1 selection Stage 2 was rendered from"`
-	Source    string              `json:"source,omitempty" doc:"Where the selection came from: checkpoint, trace <id>, or message <id> (partial)"`
+	Selection *Selection `json:"selection,omitempty" doc:"The Stage 1 selection Stage 2 was rendered from"`
+	Source    string     `json:"source,omitempty" doc:"Where the selection came from: checkpoint, trace <id>, or message <id> (partial)"`
 }
 
 type renderInput struct {

@@ -9,30 +9,15 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/workflow"
 )
-
-// DecisionBody is the body of POST /api/v1/workflows/{id}/approvals/{approvalId}.
-type DecisionBody struct {
-	Decision   string         `json:"decision" enum:"approve,reject" doc:"approve runs the step; reject records it as rejected and the round goes on"`
-	Parameters map[string]any `json:"parameters,omitempty" doc:"On approve: replaces the step's parameters (validated against the action's schema and the fields Stage 1 asked for)"`
-	Comment    string         `json:"comment,omitempty" maxLength:"2000" doc:"Why; on reject the next Stage 1 sees it"`
-	// Constraints and Remember: DESIGN §10.4, docs/approvals.md.
-	Constraints map[string]map[string]any `json:"constraints,omitempty" maxProperties:"64" doc:"On approving an intent: a JSON Schema fragment per field Stage 2 may fill ({\"priority\": {\"maximum\": 2}}); Stage 2 is shown the narrowed schema and its reply must satisfy it"`
-	Remember    *RememberBody             `json:"remember,omitempty" doc:"On approve: keep the decision standing, so later calls of the action that satisfy the constraints (intent) or repeat the parameters (call) run without a pause"`
-}
-
-// RememberBody asks a decision to stand for later calls (DESIGN §10.4).
-type RememberBody struct {
-	Scope string `json:"scope" enum:"workflow,user" doc:"workflow: later calls in this workflow; user: in every workflow of the user"`
-	TTL   string `json:"ttl,omitempty" maxLength:"32" doc:"How long it stands, a duration such as 30m, 8h or 720h; none: until revoked"`
-}
 
 type decisionInput struct {
 	WorkflowPath
 	ApprovalID string `path:"approvalId" maxLength:"64" doc:"The pending approval's id (apr_...)"`
 	Prefer     string `header:"Prefer" maxLength:"200" doc:"wait=<seconds> (at most 60): answer 200 with the round's messages when the round ends or pauses again within that time"`
-	Body       DecisionBody
+	Body       apiv1.DecisionBody
 }
 
 func (s *Server) registerApprovals(api huma.API) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/client"
 	"github.com/twostep/twostep/workflow"
 )
@@ -55,7 +56,7 @@ func TestEventsStreamUntilRoundEnds(t *testing.T) {
 	for _, e := range events {
 		switch e.event {
 		case "message":
-			var m MessageView
+			var m apiv1.MessageView
 			if err := json.Unmarshal([]byte(e.data), &m); err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +65,7 @@ func TestEventsStreamUntilRoundEnds(t *testing.T) {
 			}
 			msgs = append(msgs, m.ID)
 		case "status":
-			var v WorkflowView
+			var v apiv1.WorkflowView
 			if err := json.Unmarshal([]byte(e.data), &v); err != nil {
 				t.Fatal(err)
 			}
@@ -261,7 +262,7 @@ func TestEventsWokenByALocalCommit(t *testing.T) {
 		var msgs []string
 		for _, e := range events {
 			if e.event == "message" {
-				var m MessageView
+				var m apiv1.MessageView
 				if err := json.Unmarshal([]byte(e.data), &m); err != nil {
 					t.Fatal(err)
 				}

@@ -7,49 +7,18 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/workflow"
 )
 
-// ForkBody is the body of POST /api/v1/workflows/{id}/fork (DESIGN §10.4).
-type ForkBody struct {
-	Round      int            `json:"round" minimum:"1" doc:"The round of the step to fork at"`
-	Step       int            `json:"step" minimum:"1" doc:"The step to fork at: the fork holds every message before it and runs it again"`
-	Selection  *ForkSelection `json:"selection,omitempty" doc:"An edited Stage 1 selection, judged as a live Stage 1 reply in the fork: the step starts at Stage 2 with it"`
-	Parameters map[string]any `json:"parameters,omitempty" doc:"Edited Stage 2 parameters for the selection (this one, or the one the original recorded at that step), judged as a live Stage 2 reply: the step starts at execution with them (approvals still apply)"`
-}
-
-// ForkSelection is an edited Stage 1 selection: the fields of a Stage 1
-// reply (DESIGN §3) but learnings.
-type ForkSelection struct {
-	Action                 string               `json:"action" minLength:"1" doc:"The action to run (method.action)"`
-	ActionObjective        string               `json:"actionObjective,omitempty"`
-	RequiredInputDocuments []string             `json:"requiredInputDocuments,omitempty" doc:"docList:/docItem: references, resolved in the fork"`
-	RequiredConnection     string               `json:"requiredConnection,omitempty" doc:"A connection label of the caller's"`
-	ParametersContext      string               `json:"parametersContext,omitempty" doc:"What Stage 2 reads"`
-	ParametersSchema       ForkParametersSchema `json:"parametersSchema,omitempty"`
-}
-
-// ForkParametersSchema lists the parameters a selection asks Stage 2 for.
-type ForkParametersSchema struct {
-	Fields []ForkField `json:"fields,omitempty"`
-}
-
-// ForkField is one parameter a selection asks Stage 2 to fill.
-type ForkField struct {
-	Name        string `json:"name" minLength:"1"`
-	Type        string `json:"type,omitempty" doc:"string, number, boolean, enum or object; left out for a parameter the action registers, whose type and required flag are the action's"`
-	Required    bool   `json:"required,omitempty"`
-	Description string `json:"description,omitempty"`
-}
-
 type forkInput struct {
 	WorkflowPath
-	Body ForkBody
+	Body apiv1.ForkBody
 }
 
 type forkOutput struct {
 	Location string `header:"Location" doc:"The fork's URL"`
-	Body     WorkflowView
+	Body     apiv1.WorkflowView
 }
 
 func (s *Server) registerFork(api huma.API) {

@@ -9,19 +9,12 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/gin-gonic/gin"
 
+	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/workflow"
 )
 
-// Health is the body of /healthz and /readyz.
-type Health struct {
-	Status string            `json:"status" enum:"ok,degraded,unavailable" doc:"degraded: ready, but a configured model does not answer its probe (see checks.model) an MCP server is unreachable (see checks[\"mcp.<name>\"]) or an openapiActions document cannot be fetched (see checks[\"openapi.<name>\"])"`
-	Checks map[string]string `json:"checks,omitempty" doc:"Each readiness check: ok or what failed"`
-	// Models lists every configured model, provider/model (readyz only).
-	Models []string `json:"models,omitempty" doc:"Every configured model (stage models and fallbacks), provider/model"`
-}
-
 type healthOutput struct {
-	Body Health
+	Body apiv1.Health
 }
 
 func (s *Server) registerHealth(r *gin.Engine, api huma.API) {
@@ -30,7 +23,7 @@ func (s *Server) registerHealth(r *gin.Engine, api huma.API) {
 		OperationID: "healthz", Method: http.MethodGet, Path: "/healthz",
 		Summary: "Liveness: the process serves requests", Tags: []string{"health"}, Security: public,
 	}, func(context.Context, *struct{}) (*healthOutput, error) {
-		return &healthOutput{Body: Health{Status: "ok"}}, nil
+		return &healthOutput{Body: apiv1.Health{Status: "ok"}}, nil
 	})
 	huma.Register(api, huma.Operation{
 		OperationID: "readyz", Method: http.MethodGet, Path: "/readyz",
@@ -92,5 +85,5 @@ func (s *Server) readyz(ctx context.Context, _ *struct{}) (*healthOutput, error)
 			}
 		}
 	}
-	return &healthOutput{Body: Health{Status: status, Checks: checks, Models: models}}, nil
+	return &healthOutput{Body: apiv1.Health{Status: status, Checks: checks, Models: models}}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -68,7 +69,7 @@ func TestReadyzReportsAnUnreachableModel(t *testing.T) {
 		if rec.Code != 200 {
 			t.Fatalf("status %d, want 200: %s", rec.Code, rec.Body)
 		}
-		var h Health
+		var h apiv1.Health
 		if err := json.Unmarshal(rec.Body.Bytes(), &h); err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +90,7 @@ func TestReadyzReportsAnUnreachableMCPServer(t *testing.T) {
 			o.Dependencies = func() map[string]string { return map[string]string{"mcp.files": tt.state} }
 		})
 		rec := env.do(t, "GET", "/readyz", "", nil)
-		var h Health
+		var h apiv1.Health
 		if err := json.Unmarshal(rec.Body.Bytes(), &h); err != nil || rec.Code != 200 {
 			t.Fatalf("readyz %d %s", rec.Code, rec.Body)
 		}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"github.com/twostep/twostep/apiv1"
 	"net/http"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -12,13 +13,8 @@ type listMessagesInput struct {
 	After int64 `query:"after" minimum:"0" doc:"Only messages with a greater seq"`
 }
 
-// MessageList is a workflow's messages in seq order.
-type MessageList struct {
-	Messages []MessageView `json:"messages"`
-}
-
 type listMessagesOutput struct {
-	Body MessageList
+	Body apiv1.MessageList
 }
 
 func (s *Server) registerMessages(api huma.API) {
@@ -34,7 +30,7 @@ func (s *Server) listMessages(ctx context.Context, in *listMessagesInput) (*list
 	if err != nil {
 		return nil, s.fail(ctx, "listMessages", err)
 	}
-	out := &listMessagesOutput{Body: MessageList{Messages: make([]MessageView, len(msgs))}}
+	out := &listMessagesOutput{Body: apiv1.MessageList{Messages: make([]apiv1.MessageView, len(msgs))}}
 	for i, m := range msgs {
 		out.Body.Messages[i] = viewMessage(m)
 	}

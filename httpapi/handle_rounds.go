@@ -7,45 +7,15 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/workflow"
 )
-
-// NewRoundBody is the body of POST /api/v1/workflows/{id}/rounds.
-type NewRoundBody struct {
-	Prompt    string          `json:"prompt" minLength:"1" doc:"The next user prompt"`
-	Documents []DocumentInput `json:"documents,omitempty" doc:"Documents for this round"`
-}
 
 type startRoundInput struct {
 	WorkflowPath
 	Prefer string `header:"Prefer" maxLength:"200" doc:"wait=<seconds> (at most 60): answer 200 with the round's messages when the round ends or pauses within that time"`
 	OnBusy string `query:"onBusy" enum:"reject,enqueue,interrupt" doc:"While a round runs or awaits approval: reject (default) answers 409; enqueue queues this round to run when the rounds before it end (202, see queuedRounds); interrupt queues it first and stops the running round at its next safe point (between phases, never inside an action), so it starts next"`
-	Body   NewRoundBody
-}
-
-// QueuedRoundView is a round waiting for the current one (onBusy=enqueue
-// or interrupt).
-type QueuedRoundView struct {
-	MessageID string         `json:"messageId" doc:"The id its user message will have when it starts"`
-	Round     int            `json:"round" doc:"The round number it will run as"`
-	Title     string         `json:"title" doc:"The first line of its prompt (at most 100 characters)"`
-	Documents []DocumentView `json:"documents"`
-	Interrupt bool           `json:"interrupt" doc:"It stops the running round at its next safe point instead of waiting for it to end"`
-	QueuedAt  time.Time      `json:"queuedAt"`
-}
-
-// viewQueue is w's queued rounds, never nil.
-func viewQueue(w *workflow.Workflow) []QueuedRoundView {
-	out := make([]QueuedRoundView, len(w.QueuedRounds))
-	for i, q := range w.QueuedRounds {
-		docs := make([]DocumentView, len(q.Documents))
-		for j, d := range q.Documents {
-			docs[j] = DocumentView{ID: d.ID, Name: d.Name, MimeType: d.MimeType, Size: d.Size}
-		}
-		out[i] = QueuedRoundView{MessageID: q.MessageID, Round: w.Round + i + 1, Title: workflow.TitleOf(q.Prompt),
-			Documents: docs, Interrupt: q.Interrupt, QueuedAt: q.QueuedAt}
-	}
-	return out
+	Body   apiv1.NewRoundBody
 }
 
 func (s *Server) registerRounds(api huma.API) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -31,7 +32,7 @@ func TestStartRoundOnBusy(t *testing.T) {
 		t.Errorf("engine got onBusy %q, want interrupt", got.OnBusy)
 	}
 	var body struct {
-		QueuedRounds []QueuedRoundView `json:"queuedRounds"`
+		QueuedRounds []apiv1.QueuedRoundView `json:"queuedRounds"`
 	}
 	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 		t.Fatal(err)

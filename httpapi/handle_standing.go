@@ -3,34 +3,14 @@ package httpapi
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/apiv1"
 )
 
-// StandingApprovalView is a standing approval as the API shows it (DESIGN
-// §10.4): of kind intent it carries the approved constraints, of kind call
-// the approved parameters; grantedBy is the person who decided it.
-type StandingApprovalView struct {
-	ID          string                    `json:"id"`
-	Action      string                    `json:"action"`
-	Kind        workflow.ApprovalKind     `json:"kind" enum:"call,intent"`
-	Scope       string                    `json:"scope" enum:"workflow,user"`
-	WorkflowID  string                    `json:"workflowId,omitempty" doc:"Scope workflow: the workflow whose calls it admits"`
-	Constraints map[string]map[string]any `json:"constraints,omitempty" doc:"Kind intent: the JSON Schema fragment each field must satisfy (none: every call)"`
-	Parameters  map[string]any            `json:"parameters,omitempty" doc:"Kind call: the parameters a call must repeat"`
-	GrantedBy   string                    `json:"grantedBy"`
-	GrantedAt   time.Time                 `json:"grantedAt"`
-	ExpiresAt   *time.Time                `json:"expiresAt,omitempty"`
-	Uses        int64                     `json:"uses" doc:"The calls it let run without a pause"`
-}
-
 type standingListOutput struct {
-	Body struct {
-		Approvals []StandingApprovalView `json:"approvals"`
-	}
+	Body apiv1.StandingApprovalList
 }
 
 type standingIDInput struct {
@@ -58,7 +38,7 @@ func (s *Server) listStanding(ctx context.Context, _ *struct{}) (*standingListOu
 		return nil, s.fail(ctx, "listStandingApprovals", err)
 	}
 	out := &standingListOutput{}
-	out.Body.Approvals = make([]StandingApprovalView, 0, len(list))
+	out.Body.Approvals = make([]apiv1.StandingApprovalView, 0, len(list))
 	for _, a := range list {
 		out.Body.Approvals = append(out.Body.Approvals, viewStanding(a))
 	}
@@ -70,36 +50,4 @@ func (s *Server) revokeStanding(ctx context.Context, in *standingIDInput) (*stru
 		return nil, s.fail(ctx, "revokeStandingApproval", err)
 	}
 	return nil, nil
-}
-
-func viewStanding(a workflow.StandingApproval) StandingApprovalView {
-	v := StandingApprovalView{
-		ID: a.ID, Action: a.Action, Kind: a.Kind, Scope: a.Scope, WorkflowID: a.WorkflowID, Parameters: a.Parameters,
-		GrantedBy: a.GrantedBy, GrantedAt: a.GrantedAt, ExpiresAt: a.ExpiresAt, Uses: a.Uses,
-	}
-	if a.Kind == workflow.ApprovalIntent {
-		v.Constraints = map[string]map[string]any{}
-		for k, c := range a.Constraints {
-			frag, _ := c.(map[string]any)
-			v.Constraints[k] = frag
-		}
-	}
-	return v
-}
-
-// viewPending is a pending approval as the API and the approval event show
-// it: a copy whose lists are never null, whose kind is call when it was
-// stored before kinds existed, and whose parameters are null only for an
-// intent (Stage 2 has not filled them; {} for a call with none).
-func viewPending(p *workflow.PendingApproval) *workflow.PendingApproval {
-	c := p.Clone()
-	if c == nil {
-		return nil
-	}
-	c.Kind = c.KindOrCall()
-	c.Documents = nonNil(c.Documents)
-	if c.Parameters == nil && c.Kind == workflow.ApprovalCall {
-		c.Parameters = map[string]any{}
-	}
-	return c
 }

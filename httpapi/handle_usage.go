@@ -7,6 +7,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -27,23 +28,8 @@ type UsageReport struct {
 // budget.
 type UsageReader func(ctx context.Context, userID string) (r UsageReport, ok bool, err error)
 
-// UsageAmounts are tokens and, when counted, US dollars.
-type UsageAmounts struct {
-	Tokens *int64   `json:"tokens,omitempty" doc:"Tokens (absent in a limit without one)"`
-	USD    *float64 `json:"usd,omitempty" doc:"US dollars, when a price table or a dollar limit is configured"`
-}
-
-// UsageView is GET /api/v1/usage's answer.
-type UsageView struct {
-	Period   string       `json:"period" enum:"day,month" doc:"The budget's period (UTC)"`
-	Used     UsageAmounts `json:"used" doc:"What the current period used"`
-	Limit    UsageAmounts `json:"limit" doc:"The budget per period"`
-	ResetsAt time.Time    `json:"resetsAt" doc:"When the current period ends"`
-	Spent    bool         `json:"spent" doc:"The period's budget is spent: new workflows, rounds and resumes answer 429 until resetsAt (a model call was refused for it, or the used tokens or dollars reached it)"`
-}
-
 type usageOutput struct {
-	Body UsageView
+	Body apiv1.UsageView
 }
 
 func (s *Server) registerUsage(api huma.API) {
@@ -66,9 +52,9 @@ func (s *Server) registerUsage(api huma.API) {
 	})
 }
 
-func viewUsage(r UsageReport) UsageView {
-	amounts := func(u workflow.Usage, limit bool) UsageAmounts {
-		var a UsageAmounts
+func viewUsage(r UsageReport) apiv1.UsageView {
+	amounts := func(u workflow.Usage, limit bool) apiv1.UsageAmounts {
+		var a apiv1.UsageAmounts
 		if !limit || u.Tokens > 0 {
 			t := u.Tokens
 			a.Tokens = &t
@@ -79,5 +65,5 @@ func viewUsage(r UsageReport) UsageView {
 		}
 		return a
 	}
-	return UsageView{Period: r.Period, Used: amounts(r.Used, false), Limit: amounts(r.Limit, true), ResetsAt: r.ResetsAt.UTC(), Spent: r.Spent}
+	return apiv1.UsageView{Period: r.Period, Used: amounts(r.Used, false), Limit: amounts(r.Limit, true), ResetsAt: r.ResetsAt.UTC(), Spent: r.Spent}
 }

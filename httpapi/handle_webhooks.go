@@ -7,14 +7,9 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/workflow"
 )
-
-// WebhookInput asks for a workflow's round events (DESIGN §10.3).
-type WebhookInput struct {
-	URL    string   `json:"url" minLength:"1" maxLength:"2048" doc:"Where deliveries are posted (http or https; private and loopback addresses are refused unless the operator allows them)"`
-	Events []string `json:"events,omitempty" maxItems:"4" doc:"The events wanted (round.completed, round.failed, round.stopped, round.awaiting_approval); default all" enum:"round.completed,round.failed,round.stopped,round.awaiting_approval"`
-}
 
 // WebhookOptions enables webhooks on create.
 type WebhookOptions struct {
@@ -26,7 +21,7 @@ type WebhookOptions struct {
 
 // subscription checks in and returns the workflow's subscription, its
 // secret made anew; nil for no webhook.
-func (s *Server) subscription(in *WebhookInput) (*workflow.WebhookSubscription, error) {
+func (s *Server) subscription(in *apiv1.WebhookInput) (*workflow.WebhookSubscription, error) {
 	if in == nil {
 		return nil, nil
 	}
@@ -109,4 +104,4 @@ func (a *Admin) registerWebhooks(api huma.API) {
 
 // ViewWorkflow is the workflow as the API shows it: the data.workflow of
 // a webhook delivery.
-func ViewWorkflow(w *workflow.Workflow) WorkflowView { return viewWorkflow(w) }
+func ViewWorkflow(w *workflow.Workflow) apiv1.WorkflowView { return viewWorkflow(w) }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -15,22 +16,13 @@ type WorkflowPath struct {
 	ID string `path:"id" maxLength:"64" doc:"Workflow id (wf_...)"`
 }
 
-// CreateWorkflowBody is the body of POST /api/v1/workflows.
-type CreateWorkflowBody struct {
-	Prompt    string          `json:"prompt" minLength:"1" doc:"What the user wants done"`
-	Mode      string          `json:"mode,omitempty" enum:"react,actionplan" doc:"How rounds run (default react)"`
-	MaxSteps  int             `json:"maxSteps,omitempty" minimum:"1" maximum:"100" doc:"Step limit per round (default from GATEWAY_MAX_STEPS)"`
-	Documents []DocumentInput `json:"documents,omitempty" doc:"Documents for the first round"`
-	Webhook   *WebhookInput   `json:"webhook,omitempty" doc:"Where to post the workflow's round events (Standard Webhooks); the signing secret is answered once, as webhookSecret"`
-}
-
 type createWorkflowInput struct {
 	Prefer string `header:"Prefer" maxLength:"200" doc:"wait=<seconds> (at most 60): answer 200 with the round's messages when the round ends or pauses within that time"`
-	Body   CreateWorkflowBody
+	Body   apiv1.CreateWorkflowBody
 }
 
 type workflowOutput struct {
-	Body WorkflowView
+	Body apiv1.WorkflowView
 }
 
 type listWorkflowsInput struct {
@@ -39,14 +31,8 @@ type listWorkflowsInput struct {
 	Status string `query:"status" enum:"running,awaiting_approval,completed,failed,stopped" doc:"Only workflows with this status (awaiting_approval: the ones waiting for your decision)"`
 }
 
-// WorkflowList is a page of the user's workflows, newest first.
-type WorkflowList struct {
-	Workflows  []WorkflowView `json:"workflows"`
-	NextCursor string         `json:"nextCursor" doc:"Cursor of the next page; empty on the last page"`
-}
-
 type listWorkflowsOutput struct {
-	Body WorkflowList
+	Body apiv1.WorkflowList
 }
 
 func (s *Server) registerWorkflows(api huma.API) {
@@ -80,7 +66,7 @@ type createdOutput struct {
 	Status            int
 	PreferenceApplied string `header:"Preference-Applied" doc:"wait when the answer waited for the round (Prefer: wait)"`
 	Location          string `header:"Location" doc:"The new workflow's URL path, /api/v1/workflows/{id}; on 201"`
-	Body              WorkflowResult
+	Body              apiv1.WorkflowResult
 }
 
 func (s *Server) createWorkflow(ctx context.Context, in *createWorkflowInput) (*createdOutput, error) {
@@ -128,7 +114,7 @@ func (s *Server) listWorkflows(ctx context.Context, in *listWorkflowsInput) (*li
 		}
 		return nil, s.fail(ctx, "listWorkflows", err)
 	}
-	out := &listWorkflowsOutput{Body: WorkflowList{Workflows: make([]WorkflowView, len(ws)), NextCursor: next}}
+	out := &listWorkflowsOutput{Body: apiv1.WorkflowList{Workflows: make([]apiv1.WorkflowView, len(ws)), NextCursor: next}}
 	for i, w := range ws {
 		out.Body.Workflows[i] = viewWorkflow(w)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -195,7 +196,7 @@ func TestListWorkflowsScopedToUser(t *testing.T) {
 	if rec.Code != 200 {
 		t.Fatalf("status %d: %s", rec.Code, rec.Body)
 	}
-	var got WorkflowList
+	var got apiv1.WorkflowList
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/httpapi/upload"
 	"github.com/twostep/twostep/workflow"
 )
@@ -114,14 +115,6 @@ func (l Limits) Validate() error {
 	return errors.Join(errs...)
 }
 
-// DocumentInput is an uploaded document: a file name, its media type and
-// its bytes in standard base64.
-type DocumentInput struct {
-	Name     string `json:"name" minLength:"1" maxLength:"255" doc:"File name: no path separators, '..' or control characters" example:"notes.txt"`
-	MimeType string `json:"mimeType,omitempty" maxLength:"255" doc:"Media type; derived from the name when omitted" example:"text/plain"`
-	Content  string `json:"content" contentEncoding:"base64" doc:"The bytes, standard base64 (empty for an empty file)"`
-}
-
 // setMaxDocuments writes the document limit into the documents array of
 // the request body schema of POST path as maxItems, so the OpenAPI
 // document states it and huma's validation applies it too (the body
@@ -150,7 +143,7 @@ func (l Limits) checkPrompt(prompt string) error {
 // is reported in one 422 (one error per problem, each naming its
 // document); an oversized document answers 413 at once. A content the
 // body stream already decoded (streamUploads) is taken from stash.
-func (l Limits) decodeDocuments(in []DocumentInput, stash *upload.Stash) ([]workflow.DocumentContent, error) {
+func (l Limits) decodeDocuments(in []apiv1.DocumentInput, stash *upload.Stash) ([]workflow.DocumentContent, error) {
 	if len(in) > l.MaxDocuments {
 		return nil, invalid("body.documents", fmt.Sprintf("%d documents sent; the limit is %d per request (limits.maxDocuments)", len(in), l.MaxDocuments), nil)
 	}

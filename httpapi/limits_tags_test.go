@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -13,7 +14,7 @@ import (
 // this keeps the two from drifting apart.
 func TestMaxStepsTagIsTheEnginesLimit(t *testing.T) {
 	t.Parallel()
-	f, ok := reflect.TypeFor[CreateWorkflowBody]().FieldByName("MaxSteps")
+	f, ok := reflect.TypeFor[apiv1.CreateWorkflowBody]().FieldByName("MaxSteps")
 	if !ok {
 		t.Fatal("CreateWorkflowBody has no MaxSteps field")
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"reflect"
 	"sync"
 	"time"
 
@@ -280,8 +279,6 @@ func (s *Server) humaConfig() huma.Config {
 	}
 	cfg.Security = []map[string][]string{{"bearer": {}}}
 	cfg.Transformers = append(cfg.Transformers, problemFields, boundProblem)
-	// stats.byStage is a workflow.StageTable, which encodes as this map.
-	cfg.Components.Schemas.RegisterTypeAlias(reflect.TypeFor[workflow.StageTable](), reflect.TypeFor[map[workflow.Stage]workflow.StageStats]())
 	return cfg
 }
 

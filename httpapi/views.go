@@ -1,97 +1,224 @@
 package httpapi
 
 import (
-	"time"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
 
+	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/workflow"
 )
 
-// WorkflowView is a workflow as the API shows it (DESIGN §6): the stored
-// form without its version and checkpoint.
-type WorkflowView struct {
-	ID         string              `json:"id"`
-	UserID     string              `json:"userId"`
-	Mode       workflow.ModeName   `json:"mode" enum:"react,actionplan"`
-	Status     workflow.Status     `json:"status" enum:"running,awaiting_approval,completed,failed,stopped"`
-	StopReason workflow.StopReason `json:"stopReason"`
-	Round      int                 `json:"round"`
-	Step       int                 `json:"step"`
-	MaxSteps   int                 `json:"maxSteps"`
-	Title      string              `json:"title" doc:"The first line of the first prompt (at most 100 characters)"`
-	Error      string              `json:"error"`
-	Stats      workflow.Stats      `json:"stats"`
-	CreatedAt  time.Time           `json:"createdAt"`
-	UpdatedAt  time.Time           `json:"updatedAt"`
-	// PendingApproval is the step a paused round waits on.
-	PendingApproval *workflow.PendingApproval `json:"pendingApproval,omitempty" doc:"The step an awaiting_approval round waits on: decide it at approvals/{id}"`
-	// ForkedFrom is set on a workflow made by POST .../fork.
-	ForkedFrom   *workflow.ForkOrigin `json:"forkedFrom,omitempty" doc:"On a fork: the workflow and step it was forked from"`
-	QueuedRounds []QueuedRoundView    `json:"queuedRounds" doc:"Rounds sent with onBusy=enqueue or interrupt that wait for the current round, in the order they will run; empty when none"`
-}
-
-// DocumentView is a document's metadata; its bytes are at
-// /api/v1/workflows/{id}/documents/{docId}.
-type DocumentView struct {
-	ID       string `json:"id"`
-	Name     string `json:"name"`
-	MimeType string `json:"mimeType"`
-	Size     int64  `json:"size"`
-}
-
-// MessageView is a message as the API shows it (DESIGN §6).
-type MessageView struct {
-	ID              string                 `json:"id"`
-	Seq             int64                  `json:"seq"`
-	Round           int                    `json:"round"`
-	Step            int                    `json:"step"`
-	Role            workflow.Role          `json:"role" enum:"user,action,assistant,summary"`
-	Text            string                 `json:"text"`
-	Action          string                 `json:"action"`
-	ActionObjective string                 `json:"actionObjective"`
-	Parameters      map[string]any         `json:"parameters" nullable:"true" doc:"The business parameters of an action message; null on other messages"`
-	Status          workflow.MessageStatus `json:"status"`
-	DocumentsLabel  string                 `json:"documentsLabel"`
-	Documents       []DocumentView         `json:"documents"`
-	Summary         string                 `json:"summary"`
-	Findings        string                 `json:"findings"`
-	Learnings       []string               `json:"learnings"`
-	// CompactedThrough is set on a summary message only.
-	CompactedThrough int64 `json:"compactedThrough,omitempty" doc:"On a summary message (a history compaction): the seq of the newest message its text summarises"`
-	// ApprovedBy is set on the action message of a call a standing
-	// approval let run (docs/approvals.md).
-	ApprovedBy *workflow.ApprovedBy `json:"approvedBy,omitempty" doc:"The standing approval that let this call run without a pause, and who granted it"`
-	CreatedAt  time.Time            `json:"createdAt"`
-}
-
-func viewWorkflow(w *workflow.Workflow) WorkflowView {
-	return WorkflowView{
-		ID: w.ID, UserID: w.UserID, Mode: w.Mode, Status: w.Status, StopReason: w.StopReason,
-		Round: w.Round, Step: w.Step, MaxSteps: w.MaxSteps, Title: w.Title, Error: w.Error, Stats: w.Stats.Public(),
-		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt, PendingApproval: viewPending(w.PendingApproval),
-		ForkedFrom: forkedFrom(w.ForkedFrom), QueuedRounds: viewQueue(w),
+// wireOf converts a domain value to its wire type W field by field: each
+// field of W takes the domain field of the same JSON name, converted the
+// same way (a named string to a string, a struct to its wire struct, a
+// slice item by item; a zero value to a nil pointer, as omitzero leaves it
+// out); a field W has and the domain type lacks stays zero. A domain type
+// with its own JSON encoding (workflow.StageTable) goes through
+// encoding/json. Maps and slices of the same type are shared, not copied:
+// a view is encoded, never changed. It is httpapi's one way from domain to
+// wire, so a field added to both needs no code here; the view functions
+// below only add what the domain form lacks (arrays never null, values
+// computed for the API).
+//
+// Both types are the server's own, so a failure is a bug:
+// TestWireMirrorsDomain converts every mirrored type with every field set.
+func wireOf[W any](v any) W {
+	var w W
+	if err := copyWire(reflect.ValueOf(&w).Elem(), reflect.ValueOf(v)); err != nil {
+		panic(fmt.Sprintf("httpapi: converting %T to %T: %v", v, w, err))
 	}
+	return w
 }
 
-func forkedFrom(o workflow.ForkOrigin) *workflow.ForkOrigin {
-	if o == (workflow.ForkOrigin{}) {
+var marshalerType = reflect.TypeFor[json.Marshaler]()
+
+// copyWire sets dst from src as wireOf describes.
+func copyWire(dst, src reflect.Value) error {
+	st, dt := src.Type(), dst.Type()
+	switch k := st.Kind(); {
+	case (k == reflect.Pointer || k == reflect.Map || k == reflect.Slice) && src.IsNil():
+		// dst stays nil
+	case st.AssignableTo(dt):
+		dst.Set(src)
+	case k == reflect.Pointer && dt.Kind() == reflect.Pointer:
+		p := reflect.New(dt.Elem())
+		if err := copyWire(p.Elem(), src.Elem()); err != nil {
+			return err
+		}
+		dst.Set(p)
+	case k == reflect.Pointer:
+		return copyWire(dst, src.Elem())
+	case dt.Kind() == reflect.Pointer:
+		if !src.IsZero() {
+			p := reflect.New(dt.Elem())
+			if err := copyWire(p.Elem(), src); err != nil {
+				return err
+			}
+			dst.Set(p)
+		}
+	case st.Implements(marshalerType):
+		data, err := json.Marshal(src.Interface())
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(data, dst.Addr().Interface())
+	case k == reflect.Struct && dt.Kind() == reflect.Struct:
+		return copyStruct(dst, src)
+	case k == reflect.Slice && dt.Kind() == reflect.Slice:
+		s := reflect.MakeSlice(dt, src.Len(), src.Len())
+		for i := range src.Len() {
+			if err := copyWire(s.Index(i), src.Index(i)); err != nil {
+				return fmt.Errorf("[%d]: %w", i, err)
+			}
+		}
+		dst.Set(s)
+	case k == dt.Kind() && st.ConvertibleTo(dt):
+		dst.Set(src.Convert(dt))
+	default:
+		return fmt.Errorf("no conversion from %s to %s", st, dt)
+	}
+	return nil
+}
+
+// copyStruct sets each field of dst from the field of src with the same
+// JSON name; an untagged embedded struct of dst takes its fields from src
+// too.
+func copyStruct(dst, src reflect.Value) error {
+	dt, st := dst.Type(), src.Type()
+	next := 0 // the fields are mostly in the same order: look there first
+	for i := range dt.NumField() {
+		f := dt.Field(i)
+		switch name := jsonName(f); {
+		case !f.IsExported() || name == "-":
+		case f.Anonymous && name == f.Name && f.Type.Kind() == reflect.Struct:
+			if err := copyStruct(dst.Field(i), src); err != nil {
+				return err
+			}
+		default:
+			k := fieldNamed(st, name, next)
+			if k < 0 {
+				continue // computed for the wire
+			}
+			next = k + 1
+			if err := copyWire(dst.Field(i), src.Field(k)); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// fieldNamed is the index of t's exported field whose JSON name is name,
+// looked for from index from on, then before it; -1 for none.
+func fieldNamed(t reflect.Type, name string, from int) int {
+	n := t.NumField()
+	for i := range n {
+		k := (from + i) % n
+		if f := t.Field(k); f.IsExported() && jsonName(f) == name {
+			return k
+		}
+	}
+	return -1
+}
+
+// jsonName is the name encoding/json gives f: its tag's, else its own.
+// It reads the tag without unquoting it (the server's JSON names hold no
+// escapes), which keeps a conversion cheap.
+func jsonName(f reflect.StructField) string {
+	_, tag, ok := strings.Cut(string(f.Tag), `json:"`)
+	if !ok {
+		return f.Name
+	}
+	end := strings.IndexByte(tag, '"')
+	if c := strings.IndexByte(tag[:max(end, 0)], ','); c >= 0 {
+		end = c
+	}
+	if end <= 0 {
+		return f.Name
+	}
+	return tag[:end]
+}
+
+// viewWorkflow is w as the API shows it: without its version, checkpoint
+// and trace context; its stats by stage, queued rounds and the pending
+// approval's lists never null.
+func viewWorkflow(w *workflow.Workflow) apiv1.WorkflowView {
+	v := wireOf[apiv1.WorkflowView](w)
+	if v.Stats.ByStage == nil {
+		v.Stats.ByStage = map[string]apiv1.StageStats{}
+	}
+	v.PendingApproval = pendingView(v.PendingApproval)
+	v.QueuedRounds = nonNil(v.QueuedRounds)
+	for i := range v.QueuedRounds {
+		q := &v.QueuedRounds[i]
+		q.Round = w.Round + i + 1
+		q.Title = workflow.TitleOf(w.QueuedRounds[i].Prompt)
+		q.Documents = nonNil(q.Documents)
+	}
+	return v
+}
+
+// viewMessage is m as the API shows it: its documents without their
+// owners, its lists never null.
+func viewMessage(m workflow.Message) apiv1.MessageView {
+	v := wireOf[apiv1.MessageView](m)
+	v.Documents = nonNil(v.Documents)
+	v.Learnings = nonNil(v.Learnings)
+	return v
+}
+
+// viewPending is a pending approval as the API and the approval event show
+// it (pendingView); nil for nil.
+func viewPending(p *workflow.PendingApproval) *apiv1.PendingApproval {
+	if p == nil {
 		return nil
 	}
-	return &o
+	v := wireOf[apiv1.PendingApproval](p)
+	return pendingView(&v)
 }
 
-func viewMessage(m workflow.Message) MessageView {
-	docs := make([]DocumentView, len(m.Documents))
-	for i, d := range m.Documents {
-		docs[i] = DocumentView{ID: d.ID, Name: d.Name, MimeType: d.MimeType, Size: d.Size}
+// pendingView completes a converted pending approval: its lists are never
+// null, its kind is call when it was stored before kinds existed, and its
+// parameters are null only for an intent (Stage 2 has not filled them; {}
+// for a call with none). Nil stays nil.
+func pendingView(v *apiv1.PendingApproval) *apiv1.PendingApproval {
+	if v == nil {
+		return nil
 	}
-	learnings := m.Learnings
-	if learnings == nil {
-		learnings = []string{}
+	if v.Kind == "" {
+		v.Kind = string(workflow.ApprovalCall)
 	}
-	return MessageView{
-		ID: m.ID, Seq: m.Seq, Round: m.Round, Step: m.Step, Role: m.Role, Text: m.Text,
-		Action: m.Action, ActionObjective: m.ActionObjective, Parameters: m.Parameters,
-		Status: m.Status, DocumentsLabel: m.DocumentsLabel, Documents: docs, Summary: m.Summary,
-		Findings: m.Findings, Learnings: learnings, CompactedThrough: m.CompactedThrough, ApprovedBy: m.ApprovedBy, CreatedAt: m.CreatedAt,
+	v.Documents = nonNil(v.Documents)
+	if v.Parameters == nil && v.Kind == string(workflow.ApprovalCall) {
+		v.Parameters = map[string]any{}
 	}
+	return v
+}
+
+// viewStanding is a standing approval as the API shows it: of kind intent
+// with its constraints (a fragment that is no JSON object shows as null),
+// of kind call without.
+func viewStanding(a workflow.StandingApproval) apiv1.StandingApprovalView {
+	constraints := a.Constraints
+	a.Constraints = nil // map[string]any here, one object per field there
+	v := wireOf[apiv1.StandingApprovalView](a)
+	if a.Kind == workflow.ApprovalIntent {
+		v.Constraints = make(map[string]map[string]any, len(constraints))
+		for k, c := range constraints {
+			frag, _ := c.(map[string]any)
+			v.Constraints[k] = frag
+		}
+	}
+	return v
+}
+
+// nonNil returns s, or an empty slice for nil, so it encodes as [] and
+// never as null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }

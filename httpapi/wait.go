@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -95,28 +96,18 @@ func (s *Server) awaitRound(ctx context.Context, id string, round int) settledRo
 	}
 }
 
-// WorkflowResult is a workflow and, when the request waited for its round
-// (Prefer: wait) and the round settled in time, the round's messages.
-type WorkflowResult struct {
-	WorkflowView
-	Messages []MessageView `json:"messages,omitempty" doc:"With Prefer: wait, when the round ended or paused in time: the round's messages in seq order"`
-	// WebhookSecret is answered once, by the create that asked for a
-	// webhook.
-	WebhookSecret string `json:"webhookSecret,omitempty" doc:"The create's answer only, when it asked for a webhook: the secret (whsec_...) its deliveries are signed with; it is never shown again"`
-}
-
 // waitedOutput is the answer of a request that may wait for its round.
 type waitedOutput struct {
 	Status            int
 	PreferenceApplied string `header:"Preference-Applied" doc:"wait when the answer waited for the round (Prefer: wait)"`
-	Body              WorkflowResult
+	Body              apiv1.WorkflowResult
 }
 
 // answerAfter answers w with status, or, when the request asked to wait
 // (Prefer: wait=N) and the round settles within N seconds, 200 with the
 // settled workflow and the round's messages.
 func (s *Server) answerAfter(ctx context.Context, prefer string, w *workflow.Workflow, status int) *waitedOutput {
-	out := &waitedOutput{Status: status, Body: WorkflowResult{WorkflowView: viewWorkflow(w)}}
+	out := &waitedOutput{Status: status, Body: apiv1.WorkflowResult{WorkflowView: viewWorkflow(w)}}
 	d, ok := preferWait(prefer)
 	if !ok {
 		return out
@@ -140,7 +131,7 @@ func (s *Server) answerAfter(ctx context.Context, prefer string, w *workflow.Wor
 		}
 	}
 	out.Status, out.PreferenceApplied = 200, "wait"
-	out.Body = WorkflowResult{WorkflowView: viewWorkflow(done.w)}
+	out.Body = apiv1.WorkflowResult{WorkflowView: viewWorkflow(done.w)}
 	// The round waited on: done.w may be at the next one already, when a
 	// queued round started as this one ended.
 	for _, m := range msgs {

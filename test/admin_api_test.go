@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
@@ -197,7 +198,7 @@ func TestAdminRenderPlanMatchesTrace(t *testing.T) {
 	t.Parallel()
 	env := newAdminEnv(t)
 	env.script.blockWhenEmpty(workflow.StagePlan)
-	var wf httpapi.WorkflowView
+	var wf apiv1.WorkflowView
 	env.must(t, http.StatusCreated, "POST", "/api/v1/workflows", adminAliceToken,
 		map[string]any{"prompt": "Extract the text of the invoice document", "mode": "actionplan"}, &wf)
 	env.waitCalls(t, 1)

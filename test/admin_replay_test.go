@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/redact"
@@ -150,13 +151,13 @@ func TestAdminReads(t *testing.T) {
 	if diff := cmp.Diff(traces[1], tr); diff != "" {
 		t.Errorf("trace by id (-list +get):\n%s", diff)
 	}
-	var msgs httpapi.MessageList
+	var msgs apiv1.MessageList
 	env.must(t, http.StatusOK, "GET", "/admin/v1/workflows/"+first+"/messages", adminRootToken, nil, &msgs)
-	roles := []workflow.Role{}
+	roles := []string{}
 	for _, m := range msgs.Messages {
 		roles = append(roles, m.Role)
 	}
-	if diff := cmp.Diff([]workflow.Role{"user", "action", "assistant"}, roles); diff != "" {
+	if diff := cmp.Diff([]string{"user", "action", "assistant"}, roles); diff != "" {
 		t.Errorf("message roles (-want +got):\n%s", diff)
 	}
 	var tpl httpapi.TemplateList

@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/actions"
+	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/llm/scripted"
@@ -194,7 +195,7 @@ func (e *adminEnv) must(t *testing.T, want int, method, path, token string, body
 // create starts a workflow for alice over HTTP.
 func (e *adminEnv) create(t *testing.T, prompt string) string {
 	t.Helper()
-	var wf httpapi.WorkflowView
+	var wf apiv1.WorkflowView
 	e.must(t, http.StatusCreated, "POST", "/api/v1/workflows", adminAliceToken,
 		map[string]any{"prompt": prompt, "maxSteps": 5}, &wf)
 	return wf.ID

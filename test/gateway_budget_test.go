@@ -77,7 +77,7 @@ budgets:
 		t.Errorf("usage %+v, want day, limit %d, used %d (the workflow's tokens, within the budget), spent", u, aliceBudget, spent)
 	}
 	cu, err := b.client(t, gwAlice).Usage(context.Background())
-	if err != nil || cu.Used.Tokens != u.Used.Tokens || !cu.Spent || cu.Limit.Tokens == nil || *cu.Limit.Tokens != aliceBudget || cu.Used.USD != nil {
+	if err != nil || cu.Used.Tokens == nil || *cu.Used.Tokens != u.Used.Tokens || !cu.Spent || cu.Limit.Tokens == nil || *cu.Limit.Tokens != aliceBudget || cu.Used.USD != nil {
 		t.Errorf("client.Usage = %+v, %v; want the same figures, no dollars", cu, err)
 	}
 	midnight := time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)

@@ -68,7 +68,7 @@ type PendingApproval struct {
 	Step            int            `json:"step"`
 	Action          string         `json:"action"`
 	ActionObjective string         `json:"actionObjective"`
-	Parameters      map[string]any `json:"parameters" nullable:"true" doc:"The call's parameters; null for kind intent (Stage 2 has not run)"`
+	Parameters      map[string]any `json:"parameters"`
 	Documents       []string       `json:"documents"`
 	Connection      string         `json:"connection"`
 	Effect          Effect         `json:"effect"`
@@ -76,7 +76,7 @@ type PendingApproval struct {
 	ExpiresAt       time.Time      `json:"expiresAt"`
 	// Kind is ApprovalCall or ApprovalIntent ("" in a record stored before
 	// kinds existed: read it as ApprovalCall, see KindOrCall).
-	Kind ApprovalKind `json:"kind,omitempty" enum:"call,intent" required:"true" doc:"call: approve the filled call; intent: approve Stage 1's decision before Stage 2 (docs/approvals.md)"`
+	Kind ApprovalKind `json:"kind,omitempty"`
 	// ParametersContext and Fields, of kind intent, are what Stage 2 will
 	// be given: Stage 1's parametersContext and the fields it asked for.
 	ParametersContext string      `json:"parametersContext,omitempty"`

@@ -64,7 +64,7 @@ type Selection struct {
 // fields were taken out of the parameters.
 type PlanStep struct {
 	Action      string         `json:"action"`
-	Parameters  map[string]any `json:"parameters" nullable:"true"`
+	Parameters  map[string]any `json:"parameters"`
 	ResultLabel string         `json:"resultLabel,omitempty"`
 	Documents   []string       `json:"documents,omitempty"`
 	Connection  string         `json:"connection,omitempty"`
@@ -80,7 +80,7 @@ type Checkpoint struct {
 	// keeps the current step, CommitStep and Pause name the next); a mode
 	// never does. Zero only in a checkpoint stored before the field existed
 	// (see upgradeCheckpoint).
-	Step  int   `json:"step" doc:"The step the round runs, or goes on with when resumed"`
+	Step  int   `json:"step"`
 	Phase Phase `json:"phase"`
 	// Selection is set once Stage 1 has succeeded.
 	Selection *Selection `json:"selection,omitempty"`

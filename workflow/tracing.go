@@ -85,8 +85,8 @@ type SpanStart struct {
 // the round, Round by each run of it, so the next run (on any instance)
 // links to it.
 type TraceContext struct {
-	Origin string `json:"origin,omitempty" required:"false"`
-	Round  string `json:"round,omitempty" required:"false"`
+	Origin string `json:"origin,omitempty"`
+	Round  string `json:"round,omitempty"`
 }
 
 // noSpan is the span of an engine without a tracer.

@@ -61,7 +61,7 @@ type Stats struct {
 	// ByStage splits llmCalls and tokens by the stage that made the
 	// calls (stage1, stage2, plan, repair, compact, action); the sums over
 	// its entries equal the totals above for calls counted since it exists.
-	ByStage StageTable `json:"byStage" doc:"Model calls and tokens by stage (stage1, stage2, plan, repair, compact, action); summed they equal llmCalls and the token totals"`
+	ByStage StageTable `json:"byStage"`
 }
 
 // Workflow is one conversation-like job of one user. Its JSON form is the
