@@ -49,12 +49,10 @@ func (s *Store) ClaimRoundLoad(ctx context.Context, workflowID, owner string, tt
 	}
 	// Stored workflows and messages are never changed, only replaced or
 	// appended to: copying them outside the lock is safe.
-	c := workflow.RoundClaim{Fence: fence, Workflow: copyWorkflow(state), Expired: expired}
+	c := workflow.RoundClaim{Fence: fence, Workflow: copyOf(state), Expired: expired}
 	if c.Workflow.Status == workflow.StatusRunning {
-		c.Messages = make([]workflow.Message, len(msgs))
-		for i, m := range msgs {
-			c.Messages[i] = copyMessage(*m)
-			c.Messages[i].Seq = int64(i) + 1
+		if c.Messages, err = decodeMessages(msgs, 1); err != nil {
+			return workflow.RoundClaim{}, err
 		}
 	}
 	return c, nil

@@ -59,7 +59,7 @@ func (s *Store) list(p workflow.Page, keep func(*record) bool) ([]*workflow.Work
 	}
 	out := make([]*workflow.Workflow, 0, len(all))
 	for _, e := range all {
-		out = append(out, copyWorkflow(e.state))
+		out = append(out, copyOf(e.state))
 	}
 	return out, next, nil
 }
@@ -90,7 +90,7 @@ func (s *Store) Messages(ctx context.Context, workflowID string, afterSeq int64,
 	}
 	s.mu.RLock()
 	rec, ok := s.live(workflowID)
-	var msgs []*workflow.Message
+	var msgs [][]byte
 	if ok {
 		msgs = rec.msgs[:len(rec.msgs):len(rec.msgs)]
 	}
@@ -103,12 +103,7 @@ func (s *Store) Messages(ctx context.Context, workflowID string, afterSeq int64,
 	if limit > 0 && len(msgs) > limit {
 		msgs = msgs[:limit]
 	}
-	out := make([]workflow.Message, len(msgs))
-	for i, m := range msgs {
-		out[i] = copyMessage(*m)
-		out[i].Seq = start + int64(i) + 1
-	}
-	return out, nil
+	return decodeMessages(msgs, start+1)
 }
 
 // DocumentContent returns a copy of a document of the workflow with its

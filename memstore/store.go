@@ -2,11 +2,12 @@
 // persistence. It backs the gateway when no Redis is configured and the
 // tests of packages that need a real store.
 //
-// Every value crosses the store boundary as a deep copy (workflows, messages
-// and traces are kept as Go values in the form their JSON round trip would
-// give, see clone.go; document bytes are copied), so a caller never shares
-// memory with the store or with another caller. All
-// methods are safe for concurrent use; Commit is atomic under one mutex.
+// Every value crosses the store boundary as a copy (workflows and traces
+// are kept as deep copies, see deepcopy.go; messages as their JSON
+// encoding, decoded on every read, see msgrecord.go; document bytes are
+// copied), so a caller never shares memory with the store or with another
+// caller. All methods are safe for concurrent use; Commit is atomic under
+// one mutex.
 package memstore
 
 import (
@@ -16,7 +17,6 @@ import (
 	"time"
 
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/jsonform"
 )
 
 // DefaultTraceCap is the number of newest traces kept per workflow when no
@@ -64,14 +64,14 @@ type record struct {
 	userID  string
 	status  workflow.Status
 	version int64
-	state   *workflow.Workflow // stored form (storeWorkflow), Version included
-	// msgs are the stored form of each message (jsonform.Message), seq
-	// index+1; traces the kept traces, oldest first, at most traceCap.
-	// Both point into the record's slabs. A stored message or trace is
-	// never changed, and a list is only appended to or replaced, so a
-	// reader may copy from a list outside the lock.
-	msgs      []*workflow.Message
-	msgSlab   slab[workflow.Message]
+	state   *workflow.Workflow // the store's own (deepcopy.go), Version included
+	// msgs are the records of the messages (msgrecord.go), seq
+	// index+1; traces the kept
+	// traces, oldest first, at most traceCap, pointing into the record's
+	// slab. A stored message or trace is never changed, and a list is
+	// only appended to or replaced, so a reader may copy from a list
+	// outside the lock.
+	msgs      [][]byte
 	docs      map[string]storedDoc
 	traces    []*storedTrace
 	traceSlab slab[storedTrace]
@@ -97,7 +97,7 @@ func copyContent(b []byte) []byte {
 
 type storedTrace struct {
 	id string
-	t  workflow.Trace // stored form (storeTrace)
+	t  workflow.Trace // the store's own (deepcopy.go)
 }
 
 // lease is the holder of a workflow's running round (see ClaimRound).
@@ -173,17 +173,15 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	if err := c.Validate(); err != nil {
 		return nil, nil, err
 	}
-	wf, err := storeWorkflow(c.Workflow, c.Handover)
-	if err != nil {
-		return nil, nil, workflow.WrapKind(workflow.KindInvalid, err, "workflow %s cannot be encoded", c.Workflow.ID)
+	wf := c.Workflow // handed over: the store's own from here on
+	if !c.Handover {
+		wf = copyOf(wf)
 	}
-	var mbuf [2]workflow.Message
-	encoded, err := encodeMessages(mbuf[:0], wf.ID, c.Messages)
+	stored, err := encodeMessages(wf.ID, c.Messages)
 	if err != nil {
 		return nil, nil, err
 	}
-	var buf [4]storedTrace
-	traces, err := encodeTraces(buf[:0], c.Traces)
+	traces, err := storeTraces(c.Traces)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -205,22 +203,18 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	if err := s.checkNewTraces(traces); err != nil {
 		return nil, nil, err
 	}
-	base := int64(len(rec.msgs))
-	msgs := make([]workflow.Message, len(encoded))
-	for i, m := range encoded {
-		msgs[i] = copyMessage(m)
-		msgs[i].Seq = base + int64(i) + 1
+	msgs, err := decodeMessages(stored, int64(len(rec.msgs))+1)
+	if err != nil {
+		return nil, nil, err
 	}
-	for i := range encoded {
-		rec.msgs = append(rec.msgs, rec.msgSlab.keep(&encoded[i]))
-	}
+	rec.msgs = append(rec.msgs, stored...)
 	for _, d := range c.Documents {
 		meta := d.Document
 		meta.WorkflowID = wf.ID
 		meta.Size = int64(len(d.Content))
 		rec.docs[d.ID] = storedDoc{meta: meta, content: copyContent(d.Content)}
 	}
-	// Set only now: with Handover wf may be c.Workflow itself, which a
+	// Set only now: with Handover wf is c.Workflow itself, which a
 	// refused commit leaves unchanged.
 	wf.Version = c.ExpectedVersion + 1
 	s.enqueueHooks(c)
@@ -238,10 +232,8 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	s.indexRunning(wf.ID, rec)
 	s.indexApproval(wf.ID, rec)
 	s.sweepIfDue()
-	// The caller's workflow as it gave it (not the stored form), handed
-	// back rather than copied, which the Store contract allows (the store
-	// keeps wf: a copy of its own, or with Handover the caller's workflow
-	// itself when it was in stored form); redisstore does the same.
+	// The caller's workflow, handed back rather than copied, which the
+	// Store contract allows; redisstore does the same.
 	c.Workflow.Version = wf.Version
 	return c.Workflow, msgs, nil
 }
@@ -333,26 +325,6 @@ func (s *Store) checkGuards(c workflow.Commit, rec *record, wf *workflow.Workflo
 	return nil
 }
 
-// encodeMessages appends the messages as the store keeps them (stored
-// form, with the workflow id set and no seq) to dst: a caller passes a
-// small array of its stack, as the stored messages are only copied into
-// the record's slab. wfID is in stored form already.
-func encodeMessages(dst []workflow.Message, wfID string, in []workflow.Message) ([]workflow.Message, error) {
-	for _, m := range in {
-		m.Seq = 0
-		stored, err := jsonform.Message(m) // its own copy of Documents
-		if err != nil {
-			return nil, workflow.WrapKind(workflow.KindInvalid, err, "message %s cannot be encoded", m.ID)
-		}
-		stored.WorkflowID = wfID
-		for j := range stored.Documents {
-			stored.Documents[j].WorkflowID = wfID
-		}
-		dst = append(dst, stored)
-	}
-	return dst, nil
-}
-
 // GetWorkflow returns a copy of the workflow, or KindNotFound.
 func (s *Store) GetWorkflow(ctx context.Context, id string) (_ *workflow.Workflow, err error) {
 	defer workflow.Wrap(&err, "memstore.GetWorkflow(%q)", id)
@@ -371,7 +343,7 @@ func (s *Store) GetWorkflow(ctx context.Context, id string) (_ *workflow.Workflo
 	}
 	// A stored workflow is never changed, only replaced: copying it
 	// outside the lock is safe.
-	return copyWorkflow(state), nil
+	return copyOf(state), nil
 }
 
 // Ping reports whether the store serves requests: always, unless ctx is

@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/twostep/twostep/workflow"
 )
@@ -17,7 +18,7 @@ func (s *Store) AppendTrace(ctx context.Context, t workflow.Trace) (err error) {
 	if err := checkID(ctx, "trace workflow id", t.WorkflowID); err != nil {
 		return err
 	}
-	encoded, err := encodeTraces(nil, []workflow.Trace{t})
+	stored, err := storeTraces([]workflow.Trace{t})
 	if err != nil {
 		return err
 	}
@@ -27,25 +28,33 @@ func (s *Store) AppendTrace(ctx context.Context, t workflow.Trace) (err error) {
 	if !ok {
 		return workflow.Errorf(workflow.KindNotFound, "workflow %s not found", t.WorkflowID)
 	}
-	if err := s.checkNewTraces(encoded); err != nil {
+	if err := s.checkNewTraces(stored); err != nil {
 		return err
 	}
-	s.appendTraces(t.WorkflowID, rec, encoded)
+	s.appendTraces(t.WorkflowID, rec, stored)
 	return nil
 }
 
-// encodeTraces appends the stored form of ts to dst: a caller passes a
-// small array of its stack, as the stored traces are only copied into the
-// record's slab (no allocation for the few traces of a commit).
-func encodeTraces(dst []storedTrace, ts []workflow.Trace) ([]storedTrace, error) {
-	for _, t := range ts {
-		stored, err := storeTrace(t)
-		if err != nil {
-			return nil, workflow.WrapKind(workflow.KindInvalid, err, "trace %s cannot be encoded", t.ID)
-		}
-		dst = append(dst, storedTrace{id: t.ID, t: stored})
+// storeTraces returns copies of ts, to be copied into the record's slab,
+// or KindInvalid for a trace the Redis store could not encode either: its
+// parsed outcome not JSON, or its time outside years 0–9999 (the only
+// values of a Trace json.Marshal refuses).
+func storeTraces(ts []workflow.Trace) ([]storedTrace, error) {
+	if len(ts) == 0 {
+		return nil, nil
 	}
-	return dst, nil
+	stored := make([]storedTrace, len(ts))
+	for i, t := range ts {
+		if len(t.Parsed) > 0 && !json.Valid(t.Parsed) {
+			return nil, workflow.Errorf(workflow.KindInvalid, "trace %s cannot be encoded: its parsed outcome is not JSON", t.ID)
+		}
+		if y := t.CreatedAt.Year(); y < 0 || y > 9999 {
+			return nil, workflow.Errorf(workflow.KindInvalid, "trace %s cannot be encoded: its time %v is outside years 0-9999", t.ID, t.CreatedAt)
+		}
+		stored[i] = storedTrace{id: t.ID, t: t}
+		own(&stored[i].t)
+	}
+	return stored, nil
 }
 
 // checkNewTraces returns KindConflict when a trace of ts is stored already.
@@ -94,7 +103,8 @@ func (s *Store) Traces(ctx context.Context, workflowID string) (_ []workflow.Tra
 	}
 	out := make([]workflow.Trace, len(kept))
 	for i, st := range kept {
-		out[i] = copyTrace(st.t)
+		out[i] = st.t
+		own(&out[i])
 	}
 	return out, nil
 }
@@ -118,7 +128,8 @@ func (s *Store) GetTrace(ctx context.Context, traceID string) (_ workflow.Trace,
 	}
 	var t workflow.Trace
 	if found != nil {
-		t = copyTrace(*found)
+		t = *found
+		own(&t)
 	}
 	s.mu.RUnlock()
 	if found == nil {

@@ -2,6 +2,7 @@ package modes
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -9,7 +10,6 @@ import (
 	"github.com/twostep/twostep/messages"
 	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/jsonform"
 )
 
 // StepCall is one step to execute, whichever mode chose it.
@@ -187,7 +187,7 @@ func publicError(err error) error {
 // parameters as parsed (their json.Marshal bytes; none when they cannot be
 // encoded), an excerpt of the result, the error, the latency.
 func traceAction(ctx context.Context, run *workflow.Run, call StepCall, res workflow.ActionResult, err error, d time.Duration) {
-	params, perr := jsonform.MarshalParams(call.Parameters)
+	params, perr := json.Marshal(call.Parameters)
 	if perr != nil {
 		params = nil
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/kaptinlin/jsonrepair"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/jsonform"
 )
 
 // MaxReplyBytes caps a model reply before any parsing work (64 KiB).
@@ -132,10 +131,8 @@ func repairReason(err error) string {
 // compact returns s without the whitespace between its tokens, or
 // KindInvalid when it is not valid JSON.
 func compact(s string) (json.RawMessage, error) {
-	if out, ok := jsonform.AppendCompact(make([]byte, 0, len(s)), s); ok {
-		return out, nil
-	}
 	var b bytes.Buffer
+	b.Grow(len(s))
 	if err := json.Compact(&b, []byte(s)); err != nil {
 		return nil, workflow.WrapKind(workflow.KindInvalid, err, "the reply is not valid JSON")
 	}
