@@ -29,11 +29,11 @@ func LoopLimit(configured int) int {
 }
 
 // Fingerprint identifies what an action step did and what it got back:
-// the action, its parameters (canonical JSON: keys sorted), its status,
-// its result text and the names, types and sizes of the documents it
-// produced. Two steps with the same fingerprint repeated each other.
+// the action, its parameters (canonicalParams), its status, its result
+// text and the names, types and sizes of the documents it produced. Two
+// steps with the same fingerprint repeated each other.
 func Fingerprint(m Message) string {
-	params, _ := json.Marshal(m.Parameters)
+	params := canonicalParams(m.Parameters)
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", m.Action, params, m.Status, m.Text)
 	for _, d := range m.Documents {
@@ -100,12 +100,39 @@ func repeated(newest, m *Message, nNUL bool, params *[]byte) bool {
 		return Fingerprint(*m) == Fingerprint(*newest)
 	case same:
 		if *params == nil {
-			*params, _ = json.Marshal(newest.Parameters)
+			*params = canonicalParams(newest.Parameters)
 		}
-		p, _ := json.Marshal(m.Parameters)
-		return bytes.Equal(p, *params)
+		return bytes.Equal(canonicalParams(m.Parameters), *params)
 	}
 	return false
+}
+
+// canonicalParams is the form in which two steps' parameters are compared:
+// their JSON after a JSON round trip (keys sorted), with no parameters at
+// all, nil or empty, as "{}". So a step about to be committed matches the
+// steps a store read back, which went through a round trip: it drops an
+// empty map (the field is omitempty, so it reads back nil), makes every
+// number a float64 and replaces invalid UTF-8 with U+FFFD (which the
+// first encoding writes as an escape, the second as itself). It is never
+// nil.
+func canonicalParams(p map[string]any) []byte {
+	if len(p) == 0 {
+		return []byte("{}")
+	}
+	b, err := json.Marshal(p)
+	var v any
+	if err == nil {
+		err = json.Unmarshal(b, &v)
+	}
+	if err == nil {
+		b, err = json.Marshal(v)
+	}
+	if err != nil {
+		// Not encodable (no store keeps such a message): the error text
+		// keeps it apart from every encodable value.
+		return []byte("!" + err.Error())
+	}
+	return b
 }
 
 // sameOutcome compares what Fingerprint hashes after the action and the

@@ -50,3 +50,49 @@ func TestRepeats(t *testing.T) {
 		t.Errorf("LoopLimit = %d, %d, %d", LoopLimit(0), LoopLimit(-1), LoopLimit(5))
 	}
 }
+
+// TestRepeatsAfterAJSONRoundTrip: a store reads messages back in the form
+// a JSON round trip gives them (an empty parameter map omitted, so nil;
+// numbers float64; invalid UTF-8 as U+FFFD), while the step about to be
+// committed holds its parameters as built. Both forms are the same
+// parameters: a repeated parameterless action, or one whose parameters
+// only changed form, is a repeat, in the engine's check (committed
+// messages, then the pending one) as in Repeats and Fingerprint.
+func TestRepeatsAfterAJSONRoundTrip(t *testing.T) {
+	t.Parallel()
+	act := func(step int, params map[string]any) Message {
+		return Message{Round: 1, Step: step, Role: RoleAction, Action: "crm.ping", Parameters: params,
+			Status: MessageSuccess, Text: "pong"}
+	}
+	tests := []struct {
+		name           string
+		pending, saved map[string]any
+	}{
+		{"no parameters", map[string]any{}, nil},
+		{"numbers and text", map[string]any{"id": 7, "q": "caf\xe9", "ids": []int{1, 2}},
+			map[string]any{"id": 7.0, "q": "caf\uFFFD", "ids": []any{1.0, 2.0}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			committed := []Message{act(1, tc.saved), act(2, tc.saved)}
+			pending := []Message{act(3, tc.pending)}
+			if _, earlier, _ := repeats(committed, pending, 1); len(earlier) != 2 {
+				t.Errorf("the pending step repeats steps %v, want [1 2]", earlier)
+			}
+			if got := loopEndOf(committed, pending, 1, 2); got == "" {
+				t.Error("two repeats with limit 2 do not end the round")
+			}
+			if Fingerprint(pending[0]) != Fingerprint(committed[0]) {
+				t.Error("the fingerprints differ")
+			}
+			var x loopIndex
+			if _, earlier, _ := x.repeats(committed, pending, 1); len(earlier) != 2 {
+				t.Errorf("the loop index finds steps %v, want [1 2]", earlier)
+			}
+		})
+	}
+	other := act(3, map[string]any{"id": 8})
+	if _, earlier, _ := repeats([]Message{act(1, nil)}, []Message{other}, 1); len(earlier) != 0 {
+		t.Errorf("different parameters repeat steps %v", earlier)
+	}
+}

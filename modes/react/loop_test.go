@@ -120,3 +120,31 @@ func golden(t *testing.T, name, got string) {
 		t.Errorf("%s mismatch (-want +got):\n%s", name, diff)
 	}
 }
+
+// TestRepeatedParameterlessActionIsALoop: an action with no parameters
+// called again and again is a loop on every store, although its pending
+// message holds an empty parameter map and the messages a store reads
+// back may hold none (Redis's JSON round trip omits the empty map).
+func TestRepeatedParameterlessActionIsALoop(t *testing.T) {
+	t.Parallel()
+	ping := []string{enginetest.Select(enginetest.Remote, "ping the CRM", nil, "crm")}
+	for name, newStore := range forkStores(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			store, reg := newStore(t).store, enginetest.NewRegistry()
+			model := scripted.New(replies(ping, ping, ping, ping, ping, enginetest.Completes("never reached"))...)
+			e := startEngine(t, testConfig("a"), store, model, reg)
+			wf := wait(t, e, create(t, e, "ping until told", 10).ID)
+			if wf.Status != workflow.StatusCompleted || wf.StopReason != workflow.StopLoop || wf.Step != 4 {
+				t.Fatalf("ended %s/%s at step %d (%q), want completed/loop at step 4", wf.Status, wf.StopReason, wf.Step, wf.Error)
+			}
+			if n := len(reg.Calls()); n != 4 {
+				t.Errorf("%s ran %d times, want 4 (the original and three repeats)", enginetest.Remote, n)
+			}
+			msgs := messages(t, store, wf.ID)
+			if last := msgs[len(msgs)-1]; !strings.Contains(last.Text, "step 4 called "+enginetest.Remote+" with the same parameters as steps 1, 2 and 3") {
+				t.Errorf("closing message = %q", last.Text)
+			}
+		})
+	}
+}

@@ -150,24 +150,35 @@ func TestRoundEndings(t *testing.T) {
 		reason    workflow.StopReason
 		wantCalls int
 		wantLast  workflow.Role
+		noLoops   bool // loop detection off (EngineConfig.LoopRepeats -1)
 	}{
 		{"max steps soft finish", 2, replies(enginetest.Echoes("a"), enginetest.Echoes("b"), enginetest.Completes("never")),
-			workflow.StatusCompleted, workflow.StopMaxSteps, 4, workflow.RoleAssistant},
+			workflow.StatusCompleted, workflow.StopMaxSteps, 4, workflow.RoleAssistant, false},
 		{"breaker after three failures", 10, replies(broken, broken, broken, enginetest.Completes("never")),
-			workflow.StatusFailed, workflow.StopFailures, 3, workflow.RoleAction},
+			workflow.StatusFailed, workflow.StopFailures, 3, workflow.RoleAction, false},
+		// Four failures in all, never three in a row: had the success at
+		// step 3 not reset the count, the third failure (step 4) would
+		// trip the breaker.
+		// Steps 1, 2, 4 and 5 are the same parameterless call failing the
+		// same way, which loop detection would end at step 5 (its third
+		// repeat); it is off, so the breaker alone is tested.
 		{"a success resets the breaker", 10, replies(broken, broken, enginetest.Echoes("ok"), broken, broken, enginetest.Completes("fine")),
-			workflow.StatusCompleted, workflow.StopCompleted, 8, workflow.RoleAssistant},
+			workflow.StatusCompleted, workflow.StopCompleted, 8, workflow.RoleAssistant, true},
 		{"complete on the last allowed step", 2, replies(enginetest.Echoes("a"), enginetest.Completes("just in time")),
-			workflow.StatusCompleted, workflow.StopCompleted, 4, workflow.RoleAssistant},
+			workflow.StatusCompleted, workflow.StopCompleted, 4, workflow.RoleAssistant, false},
 		{"model outage", 10, replies(enginetest.Echoes("a"), enginetest.Echoes("b")[:1]),
-			workflow.StatusFailed, workflow.StopLLMError, 4, workflow.RoleAction},
+			workflow.StatusFailed, workflow.StopLLMError, 4, workflow.RoleAction, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			store := newStore()
 			model := scripted.New(tc.replies...)
-			e := startEngine(t, testConfig("a"), store, model, enginetest.NewRegistry())
+			cfg := testConfig("a")
+			if tc.noLoops {
+				cfg.LoopRepeats = -1
+			}
+			e := startEngine(t, cfg, store, model, enginetest.NewRegistry())
 			wf := wait(t, e, create(t, e, "go", tc.maxSteps).ID)
 			if wf.Status != tc.status || wf.StopReason != tc.reason {
 				t.Errorf("ended %s/%s (%q), want %s/%s", wf.Status, wf.StopReason, wf.Error, tc.status, tc.reason)
