@@ -11,21 +11,6 @@ import (
 	"github.com/twostep/twostep/workflow"
 )
 
-// roundTrip is v through json.Marshal and json.Unmarshal, the form the
-// store gives messages back in, as the Redis store does.
-func roundTrip[T any](t *testing.T, v T) T {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatalf("Marshal: %v", err)
-	}
-	var out T
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatalf("Unmarshal: %v", err)
-	}
-	return out
-}
-
 var (
 	local  = time.Date(2026, 3, 4, 5, 6, 7, 890, time.Local)
 	paris  = time.Date(2026, 3, 4, 5, 6, 7, 8, time.FixedZone("CET", 3600))
@@ -166,9 +151,8 @@ func addresses(path string, v reflect.Value, visit func(path string, p uintptr))
 }
 
 // TestReadsGiveWhatWasCommitted: every read gives back what the commit
-// was given, with the version, seq and workflow ids the store sets: the
-// workflow and the trace as they were, the message as its JSON round trip
-// (msgrecord.go).
+// was given, as it was, with the version, seq and workflow ids the store
+// sets.
 func TestReadsGiveWhatWasCommitted(t *testing.T) {
 	ctx := t.Context()
 	s := New()
@@ -181,7 +165,6 @@ func TestReadsGiveWhatWasCommitted(t *testing.T) {
 	for i := range wantM.Documents {
 		wantM.Documents[i].WorkflowID = wf.ID
 	}
-	wantM = roundTrip(t, wantM)
 
 	_, msgs, err := s.Commit(ctx, workflow.Commit{Workflow: wf, Messages: []workflow.Message{m}, Traces: []workflow.Trace{tr}})
 	if err != nil {
@@ -236,6 +219,7 @@ func TestStoreRefusesWhatRedisRefuses(t *testing.T) {
 	for name, c := range map[string]workflow.Commit{
 		"NaN message parameter": {Workflow: wf(), Messages: []workflow.Message{{ID: "m", Parameters: map[string]any{"x": []any{math.NaN()}}}}},
 		"channel in a message":  {Workflow: wf(), Messages: []workflow.Message{{ID: "m", Parameters: map[string]any{"x": make(chan int)}}}},
+		"message in year 10000": {Workflow: wf(), Messages: []workflow.Message{{ID: "m", CreatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}}},
 		"invalid parsed JSON":   {Workflow: wf(), Traces: []workflow.Trace{{ID: "tr", WorkflowID: "wf_1", Parsed: json.RawMessage(`{"a":`)}}},
 		"trace in year 10000":   {Workflow: wf(), Traces: []workflow.Trace{{ID: "tr", WorkflowID: "wf_1", CreatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}}},
 	} {

@@ -51,9 +51,7 @@ func (s *Store) ClaimRoundLoad(ctx context.Context, workflowID, owner string, tt
 	// appended to: copying them outside the lock is safe.
 	c := workflow.RoundClaim{Fence: fence, Workflow: copyOf(state), Expired: expired}
 	if c.Workflow.Status == workflow.StatusRunning {
-		if c.Messages, err = decodeMessages(msgs, 1); err != nil {
-			return workflow.RoundClaim{}, err
-		}
+		c.Messages = copyMessages(msgs)
 	}
 	return c, nil
 }

@@ -90,7 +90,7 @@ func (s *Store) Messages(ctx context.Context, workflowID string, afterSeq int64,
 	}
 	s.mu.RLock()
 	rec, ok := s.live(workflowID)
-	var msgs [][]byte
+	var msgs []*workflow.Message
 	if ok {
 		msgs = rec.msgs[:len(rec.msgs):len(rec.msgs)]
 	}
@@ -103,7 +103,7 @@ func (s *Store) Messages(ctx context.Context, workflowID string, afterSeq int64,
 	if limit > 0 && len(msgs) > limit {
 		msgs = msgs[:limit]
 	}
-	return decodeMessages(msgs, start+1)
+	return copyMessages(msgs), nil
 }
 
 // DocumentContent returns a copy of a document of the workflow with its

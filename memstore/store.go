@@ -2,11 +2,10 @@
 // persistence. It backs the gateway when no Redis is configured and the
 // tests of packages that need a real store.
 //
-// Every value crosses the store boundary as a copy (workflows and traces
-// are kept as deep copies, see deepcopy.go; messages as their JSON
-// encoding, decoded on every read, see msgrecord.go; document bytes are
-// copied), so a caller never shares memory with the store or with another
-// caller. All methods are safe for concurrent use; Commit is atomic under
+// Every value crosses the store boundary as a copy (workflows, messages
+// and traces are kept as deep copies made by one function, see
+// deepcopy.go; document bytes are copied), so a caller never shares memory
+// with the store or with another caller. All methods are safe for concurrent use; Commit is atomic under
 // one mutex.
 package memstore
 
@@ -65,13 +64,13 @@ type record struct {
 	status  workflow.Status
 	version int64
 	state   *workflow.Workflow // the store's own (deepcopy.go), Version included
-	// msgs are the records of the messages (msgrecord.go), seq
-	// index+1; traces the kept
-	// traces, oldest first, at most traceCap, pointing into the record's
-	// slab. A stored message or trace is never changed, and a list is
-	// only appended to or replaced, so a reader may copy from a list
-	// outside the lock.
-	msgs      [][]byte
+	// msgs are the messages (messages.go), seq index+1, and traces the
+	// kept traces, oldest first, at most traceCap, each pointing into
+	// the record's slab of its kind. A stored message or trace is never
+	// changed, and a list is only appended to or replaced, so a reader
+	// may copy from a list outside the lock.
+	msgs      []*workflow.Message
+	msgSlab   slab[workflow.Message]
 	docs      map[string]storedDoc
 	traces    []*storedTrace
 	traceSlab slab[storedTrace]
@@ -177,7 +176,7 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	if !c.Handover {
 		wf = copyOf(wf)
 	}
-	stored, err := encodeMessages(wf.ID, c.Messages)
+	stored, err := storeMessages(wf.ID, c.Messages)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -203,11 +202,13 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	if err := s.checkNewTraces(traces); err != nil {
 		return nil, nil, err
 	}
-	msgs, err := decodeMessages(stored, int64(len(rec.msgs))+1)
-	if err != nil {
-		return nil, nil, err
+	msgs := make([]workflow.Message, len(stored))
+	for i := range stored {
+		stored[i].Seq = int64(len(rec.msgs)) + 1
+		rec.msgs = append(rec.msgs, rec.msgSlab.keep(&stored[i]))
+		msgs[i] = stored[i]
+		own(&msgs[i])
 	}
-	rec.msgs = append(rec.msgs, stored...)
 	for _, d := range c.Documents {
 		meta := d.Document
 		meta.WorkflowID = wf.ID
