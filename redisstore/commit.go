@@ -216,8 +216,9 @@ func (s *Store) claimID(ctx context.Context, id, userID string) error {
 // commitArgs returns the commit script's call (see scriptCall): head (the
 // call's start up to its keys, see commitCalls) and the script arguments
 // (see commitScript), the records encoded (record.go), and the messages
-// as stored, decoded from their records as a read decodes them, for
-// Commit's result.
+// as committed (their own copies, with the workflow id set), for Commit's
+// result: the same JSON a read gives, which is all the engine relies on
+// (memstore answers the same way).
 func commitArgs(wf *workflow.Workflow, c workflow.Commit, o Options, head *commitHead) (args []any, msgs []workflow.Message, err error) {
 	args = make([]any, 0, len(head.start)+14+len(c.Messages)+2*len(c.Traces)+3*len(c.Documents)+3*len(c.Webhooks))
 	args = append(args, head.start...)
@@ -243,9 +244,8 @@ func commitArgs(wf *workflow.Workflow, c workflow.Commit, o Options, head *commi
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := decodeMessage(rec, 0, &msgs[i]); err != nil {
-			return nil, nil, err
-		}
+		m.Parameters = workflow.CloneParams(m.Parameters)
+		msgs[i] = m
 		args = append(args, rec)
 	}
 	for i := range c.Traces {

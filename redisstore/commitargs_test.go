@@ -13,7 +13,7 @@ import (
 // TestCommitArgsAreRecords holds the script arguments commitArgs sends
 // in their places (see commitScript) and each value's record as
 // json.Marshal writes it, with the current layout, and the messages it
-// returns as a read of their records gives them.
+// returns: the committed ones, their own copies, whose JSON is the read's.
 func TestCommitArgsAreRecords(t *testing.T) {
 	wf := &workflow.Workflow{ID: "wf1", UserID: "u1", Status: workflow.StatusRunning, Version: 3, Title: "<b>title</b> & \xff"}
 	// A message with every kind of value Marshal treats specially: invalid
@@ -54,12 +54,30 @@ func TestCommitArgsAreRecords(t *testing.T) {
 	if err := decodeMessage(args[13].([]byte), 0, &read); err != nil {
 		t.Fatal(err)
 	}
-	if len(msgs) != 2 || !reflect.DeepEqual(msgs[0], read) || !reflect.DeepEqual(msgs[1], read) {
-		t.Errorf("commitArgs messages = %+v, want twice the read %+v", msgs, read)
+	if len(msgs) != 2 || !sameJSON(t, want(msgs[0]), want(read)) || !sameJSON(t, want(msgs[1]), want(read)) || msgs[0].Text != m.Text {
+		t.Errorf("commitArgs messages encode as %s, %s; want the read %s", want(msgs[0]), want(msgs[1]), want(read))
+	}
+	msgs[0].Parameters["n"] = 0.0
+	if m.Parameters["n"] != 2.5 || msgs[1].Parameters["n"] != 2.5 {
+		t.Errorf("commitArgs messages share their parameters with the commit or each other")
 	}
 	if read.Text != "<text> & \ufffd" || read.Parameters["int"] != 7.0 || !read.CreatedAt.Equal(m.CreatedAt) {
 		t.Errorf("read message = %+v: not the JSON round trip of %+v", read, m)
 	}
+}
+
+// sameJSON reports whether JSON texts a and b hold the same value (an
+// invalid byte is "\ufffd" in one and U+FFFD itself in the other).
+func sameJSON(t *testing.T, a, b string) bool {
+	t.Helper()
+	var va, vb any
+	if err := json.Unmarshal([]byte(a), &va); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(b), &vb); err != nil {
+		t.Fatal(err)
+	}
+	return reflect.DeepEqual(va, vb)
 }
 
 // TestKeysAreConcatenations holds the keys built in one allocation equal
