@@ -15,129 +15,6 @@ import (
 // EngineConfig.ApprovalTimeout is 0 (DESIGN §9.1).
 const DefaultApprovalTimeout = 24 * time.Hour
 
-// MessageRejected is the status of the action message of a step whose
-// approval was refused (or expired): the action did not run.
-const MessageRejected MessageStatus = "rejected"
-
-// ApprovalPolicy decides which calls need a person's approval before they
-// run (approval.Policy implements it from the YAML approvals section).
-type ApprovalPolicy interface {
-	// NeedsApproval reports whether this call of the action must wait for
-	// a decision, and the call's effect.
-	NeedsApproval(action string, params map[string]any) (bool, Effect)
-}
-
-// ApprovalKind says what a pending approval asks a person to judge
-// (DESIGN §10.4).
-type ApprovalKind string
-
-const (
-	// ApprovalCall is the approval of a filled call: the action with its
-	// parameters (DESIGN §9.1). A pending approval stored without a kind
-	// is one.
-	ApprovalCall ApprovalKind = "call"
-	// ApprovalIntent is the approval of Stage 1's decision before Stage 2
-	// fills any parameter: the action, objective, references, connection,
-	// parametersContext and the fields asked. The decision may narrow
-	// what Stage 2 may fill with constraints.
-	ApprovalIntent ApprovalKind = "intent"
-)
-
-// IntentPolicy is the optional part of an ApprovalPolicy that holds calls
-// for an intent approval and judges the constraints a decision adds
-// (approval.Policy implements it from the rule value intent).
-type IntentPolicy interface {
-	// NeedsIntentApproval reports whether calls of action wait for an
-	// intent approval (after Stage 1, before Stage 2).
-	NeedsIntentApproval(action string) bool
-	// ConstraintFragmentProblems returns one "constraints.<field>:
-	// message" line per fragment that is not a JSON Schema that compiles.
-	ConstraintFragmentProblems(constraints map[string]any) []string
-	// ConstraintProblems returns one "/<field>: message" line per value of
-	// params its field's constraint rejects (nil when all satisfy them).
-	ConstraintProblems(constraints, params map[string]any) []string
-}
-
-// PendingApproval is the step a paused round waits on (DESIGN §9.1). It
-// names document references and the connection label, never a secret. Of
-// kind intent it has no parameters (Stage 2 has not run) but the context
-// and the fields Stage 2 will be given.
-type PendingApproval struct {
-	ID              string         `json:"id"`
-	Round           int            `json:"round"`
-	Step            int            `json:"step"`
-	Action          string         `json:"action"`
-	ActionObjective string         `json:"actionObjective"`
-	Parameters      map[string]any `json:"parameters"`
-	Documents       []string       `json:"documents"`
-	Connection      string         `json:"connection"`
-	Effect          Effect         `json:"effect"`
-	RequestedAt     time.Time      `json:"requestedAt"`
-	ExpiresAt       time.Time      `json:"expiresAt"`
-	// Kind is ApprovalCall or ApprovalIntent ("" in a record stored before
-	// kinds existed: read it as ApprovalCall, see KindOrCall).
-	Kind ApprovalKind `json:"kind,omitempty"`
-	// ParametersContext and Fields, of kind intent, are what Stage 2 will
-	// be given: Stage 1's parametersContext and the fields it asked for.
-	ParametersContext string      `json:"parametersContext,omitempty"`
-	Fields            []FieldSpec `json:"fields,omitempty"`
-}
-
-// KindOrCall is the approval's kind, ApprovalCall for one stored before
-// kinds existed.
-func (p *PendingApproval) KindOrCall() ApprovalKind {
-	if p.Kind == "" {
-		return ApprovalCall
-	}
-	return p.Kind
-}
-
-// Clone returns a copy whose parameters and documents are its own.
-func (p *PendingApproval) Clone() *PendingApproval {
-	if p == nil {
-		return nil
-	}
-	c := *p
-	c.Parameters = maps.Clone(p.Parameters)
-	c.Documents = slices.Clone(p.Documents)
-	c.Fields = slices.Clone(p.Fields)
-	return &c
-}
-
-// ApprovalGrant is an approval decided "approve", kept in the checkpoint of
-// the step it covers until the step commits: the step executes with
-// Parameters (the approved, possibly edited ones) and does not pause again.
-//
-// Of kind intent (granted before Stage 2) Parameters is nil and Stage 2
-// fills them within Constraints; the step then executes without a pause.
-type ApprovalGrant struct {
-	ID         string         `json:"id"`
-	Parameters map[string]any `json:"parameters"`
-	Kind       ApprovalKind   `json:"kind,omitempty"`
-	// Constraints are the JSON Schema fragments, by field, a decision on an
-	// intent approval narrowed Stage 2's parameters with.
-	Constraints map[string]any `json:"constraints,omitempty"`
-	// ApprovedBy is set on a grant a standing approval gave (never
-	// stored: the step executes at once).
-	ApprovedBy *ApprovedBy `json:"-"`
-}
-
-// Decision is a person's answer to a pending approval.
-type Decision struct {
-	Approve bool
-	// Parameters, on approve, replace the step's parameters (validated
-	// against the action's schema and the fields Stage 1 asked for).
-	Parameters map[string]any
-	// Comment says why; on reject the next Stage 1 sees it.
-	Comment string
-	// Constraints, on approving an intent, narrow what Stage 2 may fill:
-	// a JSON Schema fragment per field asked or required (DESIGN §10.4).
-	Constraints map[string]any
-	// Remember, on approve, keeps the decision standing for later calls
-	// of the action (DESIGN §10.4).
-	Remember *Remember
-}
-
 // ApprovalObserver is the part of an Observer that counts approvals:
 // requested, and decided approved, rejected or expired with the time the
 // decision took.
@@ -146,32 +23,10 @@ type ApprovalObserver interface {
 	ApprovalDecided(outcome string, wait time.Duration)
 }
 
-// StepApproval is what a mode asks for when a step's call needs approval:
-// the call as it would run, and the checkpoint the round continues from
-// when the approval is rejected (the step after this one).
-type StepApproval struct {
-	// Kind is the approval's kind; "" lets Pause decide (ApprovalIntent
-	// for a planned step under an intent rule, else ApprovalCall).
-	Kind       ApprovalKind
-	Action     string
-	Objective  string
-	Parameters map[string]any
-	Documents  []string
-	Connection string
-	// Next is the checkpoint after the step (nil: a fresh select).
-	Next *Checkpoint
-	// At, when set, is the checkpoint the step resumes from once approved
-	// (an intent pause: the Stage 2 phase); nil keeps the current one.
-	At *Checkpoint
-	// Selection, for an intent pause, is Stage 1's decision, whose
-	// parametersContext and fields the reviewer sees.
-	Selection *Selection
-}
-
 // Approval returns the grant covering the current step when one was
 // decided "approve", and whether the step's call needs an approval at all
 // (false when no policy is configured or the policy lets it run).
-func (r *Run) Approval(action string, params map[string]any) (grant *ApprovalGrant, needed bool) {
+func (r *roundRun) Approval(action string, params map[string]any) (grant *ApprovalGrant, needed bool) {
 	cp := r.wf.Checkpoint
 	if cp != nil && cp.Approval != nil {
 		return cp.Approval, true
@@ -188,7 +43,7 @@ func (r *Run) Approval(action string, params map[string]any) (grant *ApprovalGra
 // checkpoint kept (or s.At, for an intent pause) with where to go on after
 // a rejection, the step not advanced. The run ends after it and its lease
 // is released: no worker holds a paused round.
-func (r *Run) Pause(ctx context.Context, s StepApproval) error {
+func (r *roundRun) Pause(ctx context.Context, s StepApproval) error {
 	now := r.e.now()
 	effect := EffectWrite
 	if r.e.cfg.Approvals != nil {
@@ -246,14 +101,14 @@ func (r *Run) Pause(ctx context.Context, s StepApproval) error {
 
 // NeedsIntent reports whether calls of action wait for an intent approval
 // (the policy's rule for it is intent).
-func (r *Run) NeedsIntent(action string) bool {
+func (r *roundRun) NeedsIntent(action string) bool {
 	ip, ok := r.e.cfg.Approvals.(IntentPolicy)
 	return ok && action != CompleteAction && ip.NeedsIntentApproval(action)
 }
 
 // IntentConstraints returns the constraints of the intent approval granted
 // for the current step (nil when none narrows it).
-func (r *Run) IntentConstraints() map[string]any {
+func (r *roundRun) IntentConstraints() map[string]any {
 	if cp := r.wf.Checkpoint; cp != nil && cp.Approval != nil && cp.Approval.Kind == ApprovalIntent {
 		return cp.Approval.Constraints
 	}
@@ -262,7 +117,7 @@ func (r *Run) IntentConstraints() map[string]any {
 
 // ConstraintProblems returns one "/<field>: message" line per value of
 // params the current step's intent constraints reject.
-func (r *Run) ConstraintProblems(params map[string]any) []string {
+func (r *roundRun) ConstraintProblems(params map[string]any) []string {
 	return r.e.constraintProblems(r.IntentConstraints(), params)
 }
 
@@ -281,7 +136,7 @@ func (e *Engine) constraintProblems(constraints, params map[string]any) []string
 // StandingGrant returns the grant of a standing approval that lets this
 // call run without a pause, its use counted, or nil when none does (read
 // from the store at every call, so a revocation applies at once).
-func (r *Run) StandingGrant(ctx context.Context, action string, params map[string]any) (*ApprovalGrant, error) {
+func (r *roundRun) StandingGrant(ctx context.Context, action string, params map[string]any) (*ApprovalGrant, error) {
 	return r.matchStanding(ctx, action, params)
 }
 
@@ -388,7 +243,7 @@ func (e *Engine) grantOf(wf *Workflow, d Decision) (*ApprovalGrant, error) {
 		return nil, &Error{Kind: KindInvalid, Message: "the constraints are invalid: " + strings.Join(problems, "; "),
 			Err: &ParameterProblems{Body: "constraints", Lines: problems}}
 	}
-	grant.Constraints = cloneJSON(d.Constraints)
+	grant.Constraints = CloneJSON(d.Constraints)
 	return grant, nil
 }
 
@@ -459,7 +314,7 @@ func (e *Engine) remember(ctx context.Context, userID string, wf *Workflow, g *A
 		s.ExpiresAt = &t
 	}
 	if g.Kind == ApprovalIntent {
-		s.Constraints = cloneJSON(g.Constraints)
+		s.Constraints = CloneJSON(g.Constraints)
 		if s.Constraints == nil {
 			s.Constraints = map[string]any{}
 		}
@@ -485,16 +340,6 @@ type ParameterProblems struct {
 }
 
 func (p *ParameterProblems) Error() string { return strings.Join(p.Lines, "; ") }
-
-// AskedFieldsChecker is implemented by a Mode whose model fills only the
-// parameters a step asked for (React's Stage 2). CheckAskedFields returns
-// one problem line per key of params outside the fields that may be filled
-// for action after asked was asked for (nil: every key is allowed), by
-// the very rule the mode applies to its model's reply
-// (prompts.CheckAskedFields), which workflow cannot import (DESIGN §2).
-type AskedFieldsChecker interface {
-	CheckAskedFields(params map[string]any, action ActionSpec, asked []FieldSpec) []string
-}
 
 // checkEdit judges a person's edited parameters as the step's own model
 // reply is judged (prompts.ParseStage2), with the same lines in the same

@@ -25,7 +25,7 @@ func TestRecordActionCallsTracesAndCountsWithTheStep(t *testing.T) {
 	rec := &recorder{}
 	store := memstore.New()
 	var beforeCommit workflow.Stats
-	step := func(ctx context.Context, run *workflow.Run) error {
+	step := func(ctx context.Context, run workflow.Run) error {
 		if _, err := run.Generate(ctx, workflow.ModelCall{Stage: workflow.StageOne, Attempt: 1}); err != nil {
 			return err
 		}

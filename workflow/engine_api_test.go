@@ -12,16 +12,16 @@ import (
 
 // stubMode is a hand-written Mode: Step runs stepFunc.
 type stubMode struct {
-	stepFunc func(ctx context.Context, run *workflow.Run) error
+	stepFunc func(ctx context.Context, run workflow.Run) error
 }
 
-func (m stubMode) Step(ctx context.Context, run *workflow.Run) error { return m.stepFunc(ctx, run) }
-func (m stubMode) Closing(run *workflow.Run) workflow.Message {
+func (m stubMode) Step(ctx context.Context, run workflow.Run) error { return m.stepFunc(ctx, run) }
+func (m stubMode) Closing(run workflow.Run) workflow.Message {
 	return workflow.Message{Text: "closing"}
 }
 
 // callThenComplete makes one model call per step and completes the round.
-func callThenComplete(ctx context.Context, run *workflow.Run) error {
+func callThenComplete(ctx context.Context, run workflow.Run) error {
 	if _, err := run.Generate(ctx, workflow.ModelCall{Stage: workflow.StageOne, Attempt: 1}); err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ var blocking = workflow.ModelFunc(func(ctx context.Context, _ workflow.ModelRequ
 	return workflow.ModelResponse{}, ctx.Err()
 })
 
-func newEngine(t testing.TB, cfg workflow.EngineConfig, store workflow.Store, model workflow.Model, step func(context.Context, *workflow.Run) error) *enginetest.Engine {
+func newEngine(t testing.TB, cfg workflow.EngineConfig, store workflow.Store, model workflow.Model, step func(context.Context, workflow.Run) error) *enginetest.Engine {
 	t.Helper()
 	cfg.PollInterval, cfg.RecoverInterval, cfg.LeaseTTL = 10*time.Millisecond, 50*time.Millisecond, time.Second
 	if cfg.ShutdownGrace == 0 { // the cleanup's Shutdown cuts a blocking model call at once
@@ -221,7 +221,7 @@ func TestRunningLimitPerUser(t *testing.T) {
 func TestModeWithoutProgressFailsTheRound(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, workflow.EngineConfig{}, memstore.New(), blocking,
-		func(context.Context, *workflow.Run) error { return nil })
+		func(context.Context, workflow.Run) error { return nil })
 	wf, err := e.Create(context.Background(), workflow.NewWorkflow{UserID: "alice", Prompt: "p"})
 	if err != nil {
 		t.Fatal(err)
@@ -239,7 +239,7 @@ func TestModeWithoutProgressFailsTheRound(t *testing.T) {
 func TestPanickingModeFailsTheRound(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, workflow.EngineConfig{}, memstore.New(), blocking,
-		func(context.Context, *workflow.Run) error { panic("bug") })
+		func(context.Context, workflow.Run) error { panic("bug") })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for range 2 { // the worker survives the first panic
@@ -265,7 +265,7 @@ func TestHandedOverStateChangesOnlyByCommits(t *testing.T) {
 	model := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
 		return workflow.ModelResponse{Text: "{}"}, nil
 	})
-	e := newEngine(t, workflow.EngineConfig{}, store, model, func(ctx context.Context, run *workflow.Run) error {
+	e := newEngine(t, workflow.EngineConfig{}, store, model, func(ctx context.Context, run workflow.Run) error {
 		if run.Workflow().Checkpoint.Phase == workflow.PhaseSelect {
 			if _, err := run.Generate(ctx, workflow.ModelCall{Stage: workflow.StageOne, Attempt: 1}); err != nil {
 				return err

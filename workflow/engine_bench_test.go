@@ -12,7 +12,7 @@ import (
 
 // fourPhases is a mode step without prompts: the engine's own work for a
 // React step (two traced model calls, two checkpoints, the step commit).
-func fourPhases(ctx context.Context, run *workflow.Run) error {
+func fourPhases(ctx context.Context, run workflow.Run) error {
 	switch run.Workflow().Checkpoint.Phase {
 	case workflow.PhaseSelect:
 		if _, err := run.Generate(ctx, workflow.ModelCall{Stage: workflow.StageOne, Attempt: 1}); err != nil {

@@ -29,7 +29,7 @@ func TestBudgetStopsTheRound(t *testing.T) {
 		calls.Add(1)
 		return workflow.ModelResponse{Text: "ok", Model: "m", PromptTokens: 110, CompletionTokens: 40}, nil
 	})
-	step := func(ctx context.Context, run *workflow.Run) error {
+	step := func(ctx context.Context, run workflow.Run) error {
 		wf := run.Workflow()
 		if _, err := run.Generate(ctx, workflow.ModelCall{Stage: workflow.StageOne, Attempt: 1, MaxTokens: 100,
 			Prompt: []workflow.PromptMessage{{Role: "user", Content: strings.Repeat("x", 400)}}}); err != nil {
@@ -105,7 +105,7 @@ func TestBudgetStopKeepsQueuedRounds(t *testing.T) {
 	})
 	// Each step makes one call reserving 204 tokens and using 150; the
 	// third step ends the round: a 500-token budget holds two calls a day.
-	step := func(ctx context.Context, run *workflow.Run) error {
+	step := func(ctx context.Context, run workflow.Run) error {
 		wf := run.Workflow()
 		if _, err := run.Generate(ctx, workflow.ModelCall{Stage: workflow.StageOne, Attempt: 1, MaxTokens: 100,
 			Prompt: []workflow.PromptMessage{{Role: "user", Content: strings.Repeat("x", 400)}}}); err != nil {

@@ -48,7 +48,7 @@ func (e *Engine) queueRound(ctx context.Context, wf *Workflow, in NewRound) (*Wo
 	}
 	if q.Interrupt && wf.Status == StatusAwaitingApproval {
 		ended := wf.Clone()
-		insertQueued(ended, q)
+		InsertQueued(ended, q)
 		ended.PendingApproval = nil
 		next, msgs := e.interrupted(ended, nil)
 		stored, err := e.commitAndSchedule(ctx, next, wf.Version, msgs, docs)
@@ -58,7 +58,7 @@ func (e *Engine) queueRound(ctx context.Context, wf *Workflow, in NewRound) (*Wo
 		return stored, err
 	}
 	next := wf.Clone()
-	insertQueued(next, q)
+	InsertQueued(next, q)
 	next.QueueEdits++
 	next.UpdatedAt = e.now()
 	stored, _, err := e.store.Commit(ctx, Commit{Workflow: next, ExpectedVersion: wf.Version, Documents: docs})
@@ -100,7 +100,7 @@ func (e *Engine) startQueued(ended *Workflow, msgs []Message) (*Workflow, []Mess
 	}
 	q := ended.QueuedRounds[0]
 	next := ended.Clone()
-	next.QueuedRounds = cloneQueue(ended.QueuedRounds[1:])
+	next.QueuedRounds = CloneQueue(ended.QueuedRounds[1:])
 	round := ended.Round + 1
 	startRound(next, round)
 	next.PendingApproval = nil
@@ -203,7 +203,7 @@ func (s *interruptSignal) clear() {
 // stored one (the commit takes over the edits that raced it); when it
 // holds no interrupting round after all, the state is committed as it is
 // and the round goes on.
-func (r *Run) endInterrupted(ctx context.Context) error {
+func (r *roundRun) endInterrupted(ctx context.Context) error {
 	r.intr.clear()
 	shape := func(b *Workflow, msgs []Message) (*Workflow, []Message) {
 		if b.Interrupting() {
@@ -219,6 +219,6 @@ func (r *Run) endInterrupted(ctx context.Context) error {
 }
 
 // interruptRequested reports whether an interrupting round waits.
-func (r *Run) interruptRequested() bool {
+func (r *roundRun) interruptRequested() bool {
 	return r.wf.Interrupting() || r.intr.isRequested()
 }

@@ -16,7 +16,7 @@ import (
 // selectThenComplete commits the select phase after one model call, then
 // completes the round with an answer naming the round: every phase of a
 // step is its own commit, as in the react mode.
-func selectThenComplete(ctx context.Context, run *workflow.Run) error {
+func selectThenComplete(ctx context.Context, run workflow.Run) error {
 	wf := run.Workflow()
 	if wf.Checkpoint.Phase == workflow.PhaseSelect {
 		if _, err := run.Generate(ctx, workflow.ModelCall{Stage: workflow.StageOne, Attempt: 1}); err != nil {
@@ -196,7 +196,7 @@ func TestStopDiscardsQueuedRounds(t *testing.T) {
 // by an interrupting round (its approval cancelled), which starts.
 func TestInterruptAPausedRound(t *testing.T) {
 	t.Parallel()
-	step := func(ctx context.Context, run *workflow.Run) error {
+	step := func(ctx context.Context, run workflow.Run) error {
 		if run.Workflow().Round == 1 {
 			return run.Pause(ctx, workflow.StepApproval{Action: "document.generate", Objective: "o"})
 		}
@@ -238,7 +238,7 @@ func TestInterruptAPausedRound(t *testing.T) {
 // paused round starts once the approved round ends.
 func TestEnqueueWhilePausedRunsAfterTheDecision(t *testing.T) {
 	t.Parallel()
-	step := func(ctx context.Context, run *workflow.Run) error {
+	step := func(ctx context.Context, run workflow.Run) error {
 		wf := run.Workflow()
 		if wf.Round == 1 && wf.Checkpoint.Approval == nil {
 			return run.Pause(ctx, workflow.StepApproval{Action: "document.generate", Objective: "o"})

@@ -19,7 +19,7 @@ func TestResumePastTheLastStepEndsAtTheLimit(t *testing.T) {
 	t.Parallel()
 	const maxSteps = workflow.MaxFailuresInARow // the breaker trips at the last step
 	steps := make(chan int, 2*maxSteps)
-	failing := func(ctx context.Context, run *workflow.Run) error {
+	failing := func(ctx context.Context, run workflow.Run) error {
 		wf := run.Workflow()
 		steps <- wf.Step
 		return run.CommitStep(ctx, workflow.StepResult{
@@ -78,7 +78,7 @@ func TestRejectingTheLastStepEndsAtTheLimit(t *testing.T) {
 	t.Parallel()
 	const maxSteps = 2
 	steps := make(chan int, 2*maxSteps)
-	pauseAtLast := func(ctx context.Context, run *workflow.Run) error {
+	pauseAtLast := func(ctx context.Context, run workflow.Run) error {
 		wf := run.Workflow()
 		steps <- wf.Step
 		if wf.Step == maxSteps {

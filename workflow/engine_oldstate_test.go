@@ -107,7 +107,7 @@ func TestOldStateGoesOnWhereItLeftOff(t *testing.T) {
 			t.Parallel()
 			var mu sync.Mutex
 			var ran []string
-			complete := func(ctx context.Context, run *workflow.Run) error {
+			complete := func(ctx context.Context, run workflow.Run) error {
 				wf := run.Workflow()
 				mu.Lock()
 				ran = append(ran, fmt.Sprintf("%d/%s", wf.Step, wf.Checkpoint.Phase))

@@ -18,7 +18,7 @@ func TestResumeAfterAnErrorMidStepKeepsTheStep(t *testing.T) {
 	t.Parallel()
 	var broken atomic.Bool
 	broken.Store(true)
-	step := func(ctx context.Context, run *workflow.Run) error {
+	step := func(ctx context.Context, run workflow.Run) error {
 		cp := run.Workflow().Checkpoint
 		switch {
 		case cp.Phase == workflow.PhaseSelect:

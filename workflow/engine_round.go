@@ -34,7 +34,7 @@ func (e *Engine) runRound(ctx context.Context, wf *Workflow, msgs []Message, fen
 	if wf.Checkpoint == nil {
 		wf.Checkpoint = &Checkpoint{Step: wf.Step, Phase: PhaseSelect}
 	}
-	run := &Run{e: e, mode: mode, wf: wf, msgs: msgs, fence: fence, lease: lease, intr: intr, stepStart: time.Now()}
+	run := &roundRun{e: e, mode: mode, wf: wf, msgs: msgs, fence: fence, lease: lease, intr: intr, stepStart: time.Now()}
 	ctx, spans := e.startRoundSpan(ctx, run)
 	defer func() {
 		if p := recover(); p != nil { // a bug in a mode fails its round, not the process
@@ -98,7 +98,7 @@ func (e *Engine) runRound(ctx context.Context, wf *Workflow, msgs []Message, fen
 // step after. A round that goes on moves Step to its checkpoint's. settle
 // returns the messages to append. This is the one place both modes' rounds
 // end by rule.
-func (r *Run) settle(next *Workflow, end *RoundEnd, pending []Message) []Message {
+func (r *roundRun) settle(next *Workflow, end *RoundEnd, pending []Message) []Message {
 	var loopText string
 	if end == nil && len(pending) > 0 {
 		loopText = r.loopEnd(next, pending)
@@ -123,7 +123,7 @@ func (r *Run) settle(next *Workflow, end *RoundEnd, pending []Message) []Message
 		view := *r
 		view.wf = next
 		view.msgs = append(r.msgs[:len(r.msgs):len(r.msgs)], pending...)
-		view.loops = loopIndex{} // its own: the run's indexes only the run's messages
+		view.loops = LoopIndex{} // its own: the run's indexes only the run's messages
 		closing := r.mode.Closing(&view)
 		if closing.ID == "" {
 			closing.ID = NewID(PrefixMessage)
@@ -142,19 +142,19 @@ func (r *Run) settle(next *Workflow, end *RoundEnd, pending []Message) []Message
 
 // loopEnd is the closing text when the step committing pending repeated
 // an earlier step of the round LoopRepeats times, else "".
-func (r *Run) loopEnd(next *Workflow, pending []Message) string {
+func (r *roundRun) loopEnd(next *Workflow, pending []Message) string {
 	limit := LoopLimit(r.e.cfg.LoopRepeats)
 	if limit <= 0 {
 		return ""
 	}
-	newest, earlier, ok := r.loops.repeats(r.msgs, pending, next.Round)
-	return StepRepeats{newest, earlier, ok}.loopEnd(limit)
+	newest, earlier, ok := r.loops.Repeats(r.msgs, pending, next.Round)
+	return StepRepeats{newest, earlier, ok}.LoopEnd(limit)
 }
 
 // endAtLimit ends a round whose position is past its last allowed step:
 // Resume after the failure breaker ended the round at the last step, or a
 // rejected approval of the last step. No step of the mode runs.
-func (r *Run) endAtLimit(ctx context.Context) error {
+func (r *roundRun) endAtLimit(ctx context.Context) error {
 	next := r.wf.Clone()
 	msgs := r.settle(next, nil, nil)
 	if err := r.commit(ctx, next, msgs, nil); err != nil {
@@ -169,7 +169,7 @@ func (r *Run) endAtLimit(ctx context.Context) error {
 // (the round stays running for recovery); a model error ends the round
 // with stop reason llm_error; anything else with stop reason failures. The
 // checkpoint is kept, so Resume continues from it.
-func (e *Engine) failRound(ctx context.Context, run *Run, err error) {
+func (e *Engine) failRound(ctx context.Context, run *roundRun, err error) {
 	id := run.wf.ID
 	switch {
 	case ctx.Err() != nil:

@@ -26,11 +26,11 @@ type modelError struct{ err error }
 func (m *modelError) Error() string { return "model call failed: " + m.err.Error() }
 func (m *modelError) Unwrap() error { return m.err }
 
-// Run is a mode's handle on the round it runs. It is used by one goroutine
-// at a time (the one running the round) and exposes the workflow, its
-// messages, the registry, a traced model call and the two persisted
-// transitions of a step: Checkpoint and CommitStep.
-type Run struct {
+var _ Run = (*roundRun)(nil)
+
+// roundRun is the engine's Run: a mode's handle on the round it runs,
+// used by one goroutine at a time (the one running the round).
+type roundRun struct {
 	e    *Engine
 	mode Mode
 	// wf is the last committed state: the store may keep the same value
@@ -58,7 +58,7 @@ type Run struct {
 	// context (one allocation per run instead of one per store write).
 	detachedOf, detached context.Context
 	// loops indexes the round's action messages for loop detection.
-	loops loopIndex
+	loops LoopIndex
 	// intr is the interrupt request of a round queued to replace this
 	// one (nil: none can come); ended is the round the last commit ended
 	// when it started a queued one, for published.
@@ -74,7 +74,7 @@ type countedCall struct {
 
 // detach returns context.WithoutCancel(ctx), the one made for the last
 // context when ctx is that context.
-func (r *Run) detach(ctx context.Context) context.Context {
+func (r *roundRun) detach(ctx context.Context) context.Context {
 	// Contexts are compared only when their type is comparable (two
 	// values of the same uncomparable type would panic).
 	if r.detached != nil && reflect.TypeOf(ctx).Comparable() && ctx == r.detachedOf {
@@ -87,28 +87,28 @@ func (r *Run) detach(ctx context.Context) context.Context {
 // Workflow returns the current state. Read it, never change it, nor
 // anything it reaches (use Checkpoint and CommitStep): after a commit the
 // store may hold the same value as its own (Commit.Handover).
-func (r *Run) Workflow() *Workflow { return r.wf }
+func (r *roundRun) Workflow() *Workflow { return r.wf }
 
 // Messages returns every message of the workflow in seq order, including
 // those committed by this run. Read-only.
-func (r *Run) Messages() []Message { return r.msgs }
+func (r *roundRun) Messages() []Message { return r.msgs }
 
 // Repeats is Repeats(r.Messages(), r.Workflow().Round), from the run's
 // index of the round's action steps instead of a pass over all of them.
-func (r *Run) Repeats() StepRepeats {
-	newest, earlier, ok := r.loops.repeats(r.msgs, nil, r.wf.Round)
+func (r *roundRun) Repeats() StepRepeats {
+	newest, earlier, ok := r.loops.Repeats(r.msgs, nil, r.wf.Round)
 	return StepRepeats{newest, earlier, ok}
 }
 
 // Fence returns the fencing token of the lease this run holds: strictly
 // increasing per workflow, so a service can refuse a request carrying a
 // token older than one it has seen.
-func (r *Run) Fence() int64 { return r.fence }
+func (r *roundRun) Fence() int64 { return r.fence }
 
 // Registry returns the action registry as the workflow's user sees it: a
 // registry that implements UserScoped shows only the actions that user may
 // run (a per-user MCP server's tools are absent for everyone else).
-func (r *Run) Registry() Registry {
+func (r *roundRun) Registry() Registry {
 	return UserRegistry(r.e.registry, r.wf.UserID)
 }
 
@@ -123,7 +123,7 @@ func UserRegistry(reg Registry, userID string) Registry {
 
 // Connections returns the connections the workflow's user owns (public
 // descriptions only), read once per run.
-func (r *Run) Connections() []Connection {
+func (r *roundRun) Connections() []Connection {
 	if r.conns == nil {
 		r.conns = UserConnections(r.e.registry, r.wf.UserID)
 	}
@@ -140,12 +140,12 @@ func UserConnections(reg Registry, userID string) []Connection {
 }
 
 // DocumentContent returns a document of this workflow with its bytes.
-func (r *Run) DocumentContent(ctx context.Context, documentID string) (DocumentContent, error) {
+func (r *roundRun) DocumentContent(ctx context.Context, documentID string) (DocumentContent, error) {
 	return r.e.store.DocumentContent(ctx, r.wf.ID, documentID)
 }
 
 // IdempotencyKey returns "{workflowId}:{round}:{step}" for the current step.
-func (r *Run) IdempotencyKey() string {
+func (r *roundRun) IdempotencyKey() string {
 	return StepKey(r.wf.ID, r.wf.Round, r.wf.Step)
 }
 
@@ -161,7 +161,7 @@ func (r *Run) IdempotencyKey() string {
 // that could pass the user's budget (a *BudgetError, which stops the
 // round with stop reason budget); the reservation is settled to what the
 // call used.
-func (r *Run) Generate(ctx context.Context, call ModelCall) (resp ModelResponse, err error) {
+func (r *roundRun) Generate(ctx context.Context, call ModelCall) (resp ModelResponse, err error) {
 	if err := r.lease.check(ctx); err != nil {
 		// The run is over (its lease ended, or it was stopped or cut):
 		// no call is made, so none is traced.
@@ -184,7 +184,7 @@ func (r *Run) Generate(ctx context.Context, call ModelCall) (resp ModelResponse,
 		Stage: call.Stage, Attempt: call.Attempt, Prompt: call.Prompt, MaxTokens: call.MaxTokens, JSON: call.JSON,
 	})
 	callCtx := r.intr.begin(ctx)
-	resp, err = r.e.model.Generate(callCtx, call.request())
+	resp, err = r.e.model.Generate(callCtx, call.Request())
 	interrupted := err != nil && ctx.Err() == nil && errors.Is(context.Cause(callCtx), errInterrupted)
 	r.intr.end()
 	mode := resp.OutputMode
@@ -193,7 +193,7 @@ func (r *Run) Generate(ctx context.Context, call ModelCall) (resp ModelResponse,
 	}
 	end := time.Now()
 	t := Trace{
-		ID: newIDAt(PrefixTrace, end), WorkflowID: r.wf.ID, Round: r.wf.Round, Step: r.wf.Step,
+		ID: NewIDAt(PrefixTrace, end), WorkflowID: r.wf.ID, Round: r.wf.Round, Step: r.wf.Step,
 		Stage: call.Stage, Attempt: call.Attempt, Template: call.Template, Inputs: call.Inputs, Prompt: call.Prompt,
 		Response: resp.Text, Model: resp.Model, PromptTokens: resp.PromptTokens,
 		CompletionTokens: resp.CompletionTokens, CachedTokens: resp.CachedTokens, CacheWriteTokens: resp.CacheWriteTokens,
@@ -245,7 +245,7 @@ func (r *Run) Generate(ctx context.Context, call ModelCall) (resp ModelResponse,
 // action made the calls, so they are counted in the same atomic commit as
 // its action message — a crash before that commit re-runs the step and its
 // calls are counted once.
-func (r *Run) RecordActionCalls(ctx context.Context, calls []ActionModelCall) {
+func (r *roundRun) RecordActionCalls(ctx context.Context, calls []ActionModelCall) {
 	for i, c := range calls {
 		if b := r.e.cfg.Budget; b != nil { // made already: counted, not reserved
 			b.Settle(r.detach(ctx), BudgetReservation{UserID: r.wf.UserID},
@@ -282,7 +282,7 @@ func (r *Run) RecordActionCalls(ctx context.Context, calls []ActionModelCall) {
 // repeats the call and traces it. A failure to store a trace is logged,
 // never fatal (traces are diagnostics): a commit the store refuses as
 // invalid is made again without its traces.
-func (r *Run) RecordTrace(t Trace) {
+func (r *roundRun) RecordTrace(t Trace) {
 	if t.ID == "" {
 		t.ID = NewID(PrefixTrace)
 	}
@@ -297,7 +297,7 @@ func (r *Run) RecordTrace(t Trace) {
 // while the store is unavailable (see retryStore). A trace the store
 // already has (a commit that was applied though its reply was lost) counts
 // as stored.
-func (r *Run) flushTraces(ctx context.Context) {
+func (r *roundRun) flushTraces(ctx context.Context) {
 	for _, t := range r.traces {
 		err := r.e.retryStore(ctx, r.detach(ctx), "trace", r.wf.ID, func(ctx context.Context) error { return r.e.store.AppendTrace(ctx, t) })
 		if err != nil && KindOf(err) != KindConflict {
@@ -313,12 +313,12 @@ func (r *Run) flushTraces(ctx context.Context) {
 // cp and what it reaches (its selection, slices and maps) are handed over
 // with the commit (Commit.Handover): the mode must not change them, nor
 // reuse their memory, afterwards.
-func (r *Run) Checkpoint(ctx context.Context, cp Checkpoint) error {
+func (r *roundRun) Checkpoint(ctx context.Context, cp Checkpoint) error {
 	cp.Step = r.wf.Step
 	if r.wf.Checkpoint != nil {
 		cp.Failures = r.wf.Checkpoint.Failures
 	}
-	next := r.wf.withCheckpoint(&cp)
+	next := r.wf.WithCheckpoint(&cp)
 	if err := r.commit(ctx, next, nil, nil); err != nil {
 		return err
 	}
@@ -332,7 +332,7 @@ func (r *Run) Checkpoint(ctx context.Context, cp Checkpoint) error {
 // step, which then goes on from the same phase. Until it is committed the
 // compaction has not happened, so a crash before it repeats the
 // compaction call and nothing else.
-func (r *Run) AppendSummary(ctx context.Context, msg Message) error {
+func (r *roundRun) AppendSummary(ctx context.Context, msg Message) error {
 	if msg.Role != RoleSummary || msg.ID == "" {
 		return Errorf(KindInternal, "AppendSummary: a summary message with an id is required, got role %q", msg.Role)
 	}
@@ -347,7 +347,7 @@ func (r *Run) AppendSummary(ctx context.Context, msg Message) error {
 // documents atomically with the new state, after applying the round-ending
 // rules (End, the failure breaker, maxSteps — see settle). After it the
 // round either continues with the next step or has ended.
-func (r *Run) CommitStep(ctx context.Context, res StepResult) error {
+func (r *roundRun) CommitStep(ctx context.Context, res StepResult) error {
 	failures := 0
 	if r.wf.Checkpoint != nil {
 		failures = r.wf.Checkpoint.Failures
@@ -364,7 +364,7 @@ func (r *Run) CommitStep(ctx context.Context, res StepResult) error {
 		cp = *res.Next
 	}
 	cp.Step, cp.Failures = r.wf.Step+1, failures
-	next := r.wf.withCheckpoint(&cp)
+	next := r.wf.WithCheckpoint(&cp)
 	if res.Executed {
 		next.Stats.Actions++
 	}
@@ -392,7 +392,7 @@ func (r *Run) CommitStep(ctx context.Context, res StepResult) error {
 // phase kept in memory (see retryStore). A conflict
 // means someone else changed the workflow (a Stop, a Delete, another
 // instance): the run must end without writing, so it returns errRoundLost.
-func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs []DocumentContent) error {
+func (r *roundRun) commit(ctx context.Context, next *Workflow, msgs []Message, docs []DocumentContent) error {
 	return r.commitShaped(ctx, next, msgs, docs, nil)
 }
 
@@ -402,9 +402,9 @@ func (r *Run) commit(ctx context.Context, next *Workflow, msgs []Message, docs [
 // requests queued rounds meanwhile (queueEditsOnly) is made again on the
 // stored queue, so queueing never costs a run its round; any other
 // refusal is errRoundLost.
-func (r *Run) commitShaped(ctx context.Context, next *Workflow, msgs []Message, docs []DocumentContent, shape func(*Workflow, []Message) (*Workflow, []Message)) error {
+func (r *roundRun) commitShaped(ctx context.Context, next *Workflow, msgs []Message, docs []DocumentContent, shape func(*Workflow, []Message) (*Workflow, []Message)) error {
 	for _, k := range r.counted {
-		next.Stats.countCall(k.stage, k.promptTokens, k.completionTokens, k.cachedTokens)
+		next.Stats.CountCall(k.stage, k.promptTokens, k.completionTokens, k.cachedTokens)
 	}
 	next.UpdatedAt = r.e.now()
 	for i := range msgs {
@@ -440,7 +440,7 @@ func (r *Run) commitShaped(ctx context.Context, next *Workflow, msgs []Message, 
 			return err
 		}
 		base = base.Clone()
-		base.QueuedRounds, base.QueueEdits = cloneQueue(stored.QueuedRounds), stored.QueueEdits
+		base.QueuedRounds, base.QueueEdits = CloneQueue(stored.QueuedRounds), stored.QueueEdits
 		expected = stored.Version
 	}
 }
@@ -448,7 +448,7 @@ func (r *Run) commitShaped(ctx context.Context, next *Workflow, msgs []Message, 
 // commitOnce stores next at expected version with msgs, docs and the
 // traces recorded since the last commit (see commit); ended is the round
 // next ends when it starts a queued one (its webhook event), else nil.
-func (r *Run) commitOnce(ctx context.Context, next *Workflow, expected int64, msgs []Message, docs []DocumentContent, ended *Workflow) error {
+func (r *roundRun) commitOnce(ctx context.Context, next *Workflow, expected int64, msgs []Message, docs []DocumentContent, ended *Workflow) error {
 	c := Commit{
 		Workflow: next, ExpectedVersion: expected, Messages: msgs, Documents: docs, Traces: r.traces, Fence: r.fence,
 		Handover: true, // next is the run's from here on, and never changed
@@ -498,7 +498,7 @@ func (r *Run) commitOnce(ctx context.Context, next *Workflow, expected int64, ms
 // then publishes the commit: once a watcher hears of it, the hooks have
 // run. A round that ends publishes the workflow's messages as the run
 // holds them.
-func (r *Run) published() {
+func (r *roundRun) published() {
 	var ended *Workflow
 	if ended = r.ended; ended != nil {
 		// The commit ended the round and started a queued one.

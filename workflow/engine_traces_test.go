@@ -44,7 +44,7 @@ func (s *traceWrites) AppendTrace(ctx context.Context, t workflow.Trace) error {
 func TestTracesRideThePhaseCommit(t *testing.T) {
 	t.Parallel()
 	store := &traceWrites{Store: memstore.New()}
-	step := func(ctx context.Context, run *workflow.Run) error {
+	step := func(ctx context.Context, run workflow.Run) error {
 		if run.Workflow().Checkpoint.Phase == workflow.PhaseSelect {
 			for attempt := 1; attempt <= 2; attempt++ {
 				if _, err := run.Generate(ctx, workflow.ModelCall{Stage: workflow.StageOne, Attempt: attempt}); err != nil {
@@ -95,7 +95,7 @@ func TestTraceWithoutACommitIsStoredWhenTheRunEnds(t *testing.T) {
 	store := &outageStore{Store: memstore.New()}
 	store.tracesDown.Store(2)
 	var runs atomic.Int32
-	step := func(ctx context.Context, run *workflow.Run) error {
+	step := func(ctx context.Context, run workflow.Run) error {
 		if runs.Add(1) == 1 {
 			if _, err := run.Generate(ctx, workflow.ModelCall{Stage: workflow.StageOne, Attempt: 1, Template: "left"}); err != nil {
 				return err
@@ -135,7 +135,7 @@ func TestTraceWithoutACommitIsStoredWhenTheRunEnds(t *testing.T) {
 func TestUnstorableTraceDoesNotFailThePhase(t *testing.T) {
 	t.Parallel()
 	store := &traceWrites{Store: memstore.New()}
-	step := func(ctx context.Context, run *workflow.Run) error {
+	step := func(ctx context.Context, run workflow.Run) error {
 		_, err := run.Generate(ctx, workflow.ModelCall{Stage: workflow.StageOne, Attempt: 1,
 			Check: func(string) (json.RawMessage, string) { return json.RawMessage("{not json"), "" }})
 		if err != nil {
@@ -172,7 +172,7 @@ func TestUnstorableTraceDoesNotFailThePhase(t *testing.T) {
 func TestCachedTokensReachTracesAndStats(t *testing.T) {
 	t.Parallel()
 	store := memstore.New()
-	step := func(ctx context.Context, run *workflow.Run) error {
+	step := func(ctx context.Context, run workflow.Run) error {
 		if _, err := run.Generate(ctx, workflow.ModelCall{Stage: workflow.StageOne, Attempt: 1}); err != nil {
 			return err
 		}

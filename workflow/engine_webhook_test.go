@@ -19,7 +19,7 @@ import (
 // workflow as that commit stored it.
 func TestRoundEventsEnterTheOutbox(t *testing.T) {
 	t.Parallel()
-	pause := func(ctx context.Context, run *workflow.Run) error {
+	pause := func(ctx context.Context, run workflow.Run) error {
 		return run.Pause(ctx, workflow.StepApproval{Action: "test.echo", Objective: "o", Parameters: map[string]any{"text": "x"}})
 	}
 	store := memstore.New()

@@ -102,7 +102,7 @@ func TestRunCallsNoModelPastItsLease(t *testing.T) {
 		}
 		return workflow.ModelResponse{Text: "{}"}, nil
 	})
-	twoCalls := func(ctx context.Context, run *workflow.Run) error {
+	twoCalls := func(ctx context.Context, run workflow.Run) error {
 		for range 2 {
 			if _, err := run.Generate(ctx, workflow.ModelCall{Stage: workflow.StageOne, Attempt: 1}); err != nil {
 				return err

@@ -7,14 +7,6 @@ import (
 	"strings"
 )
 
-// ForkOrigin names where a forked workflow came from: the original
-// workflow and the step of it the fork starts at.
-type ForkOrigin struct {
-	WorkflowID string `json:"workflowId"`
-	Round      int    `json:"round"`
-	Step       int    `json:"step"`
-}
-
 // ForkRequest asks Engine.Fork for a new workflow that goes on from step
 // Step of round Round of an existing one.
 type ForkRequest struct {
@@ -26,25 +18,6 @@ type ForkRequest struct {
 	// or for the selection the original recorded at that step: the fork's
 	// step starts at execution with them (approvals still apply).
 	Parameters map[string]any
-}
-
-// StepEditChecker is implemented by a Mode that judges a person's edited
-// Stage 1 selection and Stage 2 parameters by the very rules it applies
-// to its model's replies (React: prompts.ParseStage1 and ParseStage2),
-// which workflow cannot import (DESIGN §2). Only such a mode's workflows
-// can be forked.
-type StepEditChecker interface {
-	// CheckSelection judges reply, a Stage 1 reply's JSON object, as that
-	// stage judges its model's reply, document references resolved in
-	// msgs and the connection among conns. It returns the selection as
-	// the mode accepts it, and one line per problem (none: accepted).
-	CheckSelection(reply json.RawMessage, reg Registry, msgs []Message, conns []Connection) (Selection, []string)
-	// CheckParameters judges params as Stage 2's reply for sel and
-	// returns one line per problem (none: accepted).
-	CheckParameters(params map[string]any, sel Selection, reg Registry) []string
-	// Selected is the checkpoint (phase, selection, parameters) an
-	// accepted selection leads to, as after the mode's live Stage 1 call.
-	Selected(reg Registry, sel Selection) Checkpoint
 }
 
 // ForkProblems carries the lines of an edited selection or edited

@@ -35,7 +35,7 @@ func TestGenerateRecordsOutputModeAndMapsNativeReplies(t *testing.T) {
 				return workflow.ModelResponse{Text: "{}", OutputMode: tt.mode}, nil
 			})
 			var checked string
-			step := func(ctx context.Context, run *workflow.Run) error {
+			step := func(ctx context.Context, run workflow.Run) error {
 				_, err := run.Generate(ctx, workflow.ModelCall{
 					Stage: workflow.StageOne, Attempt: 1, JSON: true, Output: schema,
 					FromNative: func(reply string) string { return "mapped:" + reply },

@@ -66,7 +66,7 @@ type uncomparableCtx struct {
 
 func TestRunDetachKeepsOnePerContext(t *testing.T) {
 	type key struct{}
-	r := &Run{}
+	r := &roundRun{}
 	parent, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
 	d := r.detach(parent)
 	if r.detach(parent) != d {

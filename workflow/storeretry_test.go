@@ -82,7 +82,7 @@ func TestStoreOutageInsideAStepLeavesTheRoundRunning(t *testing.T) {
 	t.Parallel()
 	var down atomic.Int32
 	down.Store(3)
-	step := func(ctx context.Context, run *workflow.Run) error {
+	step := func(ctx context.Context, run workflow.Run) error {
 		if down.Add(-1) >= 0 {
 			return workflow.Errorf(workflow.KindUnavailable, "redis is unavailable")
 		}

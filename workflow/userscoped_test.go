@@ -31,7 +31,7 @@ func TestRunRegistryIsTheUsersView(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	seen := map[string]bool{} // user → saw mcp.own.tool
-	step := func(ctx context.Context, run *workflow.Run) error {
+	step := func(ctx context.Context, run workflow.Run) error {
 		_, ok := run.Registry().Action("mcp.own.tool")
 		mu.Lock()
 		seen[run.Workflow().UserID] = ok

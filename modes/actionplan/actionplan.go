@@ -97,7 +97,7 @@ func (m *Mode) Offered(prompt string, all []workflow.ActionSpec) []workflow.Acti
 // plan), else the next plan step (phase execute). After the last plan step
 // it ends the round with an assistant message listing what was done (no
 // model call); a workflow.complete step ends it with that step's message.
-func (m *Mode) Step(ctx context.Context, run *workflow.Run) error {
+func (m *Mode) Step(ctx context.Context, run workflow.Run) error {
 	cp := run.Workflow().Checkpoint
 	phase := workflow.PhaseSelect
 	if cp != nil {
@@ -120,12 +120,12 @@ func (m *Mode) Step(ctx context.Context, run *workflow.Run) error {
 
 // Closing returns the max-steps closing message (no model call), the same
 // as React mode's.
-func (m *Mode) Closing(run *workflow.Run) workflow.Message { return modes.Closing(run) }
+func (m *Mode) Closing(run workflow.Run) workflow.Message { return modes.Closing(run) }
 
 // execute runs plan step cp.PlanIndex through the shared executor and
 // saves the index of the step after it; past the last step it ends the
 // round.
-func (m *Mode) execute(ctx context.Context, run *workflow.Run, cp *workflow.Checkpoint) error {
+func (m *Mode) execute(ctx context.Context, run workflow.Run, cp *workflow.Checkpoint) error {
 	i := cp.PlanIndex
 	if i >= len(cp.Plan) {
 		return finish(ctx, run)

@@ -17,7 +17,7 @@ import (
 // reply that holds no plan, or whose every step is invalid, keeps the
 // remaining steps as planned (the trace says why); a valid empty plan ends
 // the round after the steps run. Model errors are returned unchanged.
-func (m *Mode) replan(ctx context.Context, run *workflow.Run, cp *workflow.Checkpoint) error {
+func (m *Mode) replan(ctx context.Context, run workflow.Run, cp *workflow.Checkpoint) error {
 	wf := run.Workflow()
 	msgs := run.Messages()
 	offered := m.Offered(placeholders.UserPromptText(msgs, wf.Round), run.Registry().Actions())

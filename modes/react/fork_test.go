@@ -468,8 +468,8 @@ func (tracelessStore) Traces(context.Context, string) ([]workflow.Trace, error) 
 // planOnly stands for the action-plan mode, which is no StepEditChecker.
 type planOnly struct{}
 
-func (planOnly) Step(context.Context, *workflow.Run) error { return errors.New("not run") }
-func (planOnly) Closing(*workflow.Run) workflow.Message    { return workflow.Message{} }
+func (planOnly) Step(context.Context, workflow.Run) error { return errors.New("not run") }
+func (planOnly) Closing(workflow.Run) workflow.Message    { return workflow.Message{} }
 
 // A fork whose edited selection is workflow.complete with its message
 // ends the round with that answer at the fork's step, making no model
