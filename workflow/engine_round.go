@@ -148,7 +148,7 @@ func (r *roundRun) loopEnd(next *Workflow, pending []Message) string {
 		return ""
 	}
 	newest, earlier, ok := r.loops.Repeats(r.msgs, pending, next.Round)
-	return StepRepeats{newest, earlier, ok}.LoopEnd(limit)
+	return StepRepeats{Newest: newest, Earlier: earlier, Found: ok}.LoopEnd(limit)
 }
 
 // endAtLimit ends a round whose position is past its last allowed step:

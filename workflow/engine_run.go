@@ -97,7 +97,7 @@ func (r *roundRun) Messages() []Message { return r.msgs }
 // index of the round's action steps instead of a pass over all of them.
 func (r *roundRun) Repeats() StepRepeats {
 	newest, earlier, ok := r.loops.Repeats(r.msgs, nil, r.wf.Round)
-	return StepRepeats{newest, earlier, ok}
+	return StepRepeats{Newest: newest, Earlier: earlier, Found: ok}
 }
 
 // Fence returns the fencing token of the lease this run holds: strictly
