@@ -112,15 +112,6 @@ func (r *roundRun) Registry() Registry {
 	return UserRegistry(r.e.registry, r.wf.UserID)
 }
 
-// UserRegistry returns reg as userID sees it: a registry that implements
-// UserScoped shows only the actions that user may run.
-func UserRegistry(reg Registry, userID string) Registry {
-	if s, ok := reg.(UserScoped); ok {
-		return s.ForUser(userID)
-	}
-	return reg
-}
-
 // Connections returns the connections the workflow's user owns (public
 // descriptions only), read once per run.
 func (r *roundRun) Connections() []Connection {
@@ -128,15 +119,6 @@ func (r *roundRun) Connections() []Connection {
 		r.conns = UserConnections(r.e.registry, r.wf.UserID)
 	}
 	return r.conns
-}
-
-// UserConnections returns the connections userID owns in reg (public
-// descriptions only), never nil: what Run.Connections gives a mode.
-func UserConnections(reg Registry, userID string) []Connection {
-	if c := reg.Connections(userID); c != nil {
-		return c
-	}
-	return []Connection{}
 }
 
 // DocumentContent returns a document of this workflow with its bytes.
