@@ -104,22 +104,19 @@ type Checkpoint struct {
 	// planning reply that held no plan), so a restarted engine makes that
 	// call without repeating the one that produced it.
 	Previous string `json:"previous,omitempty"`
-	// Plan and PlanIndex are used by the action-plan mode.
-	Plan      []PlanStep `json:"plan,omitempty"`
-	PlanIndex int        `json:"planIndex,omitempty"`
-	// Replans counts the re-planning calls of this round whose plan was
-	// saved (action-plan mode), so the per-round limit survives a restart.
-	Replans int `json:"replans,omitempty"`
-	// CompactionSkipped says this step's history compaction was tried and
-	// its reply rejected: Stage 1 falls back to dropping the oldest
-	// entries instead of asking again (React mode).
-	CompactionSkipped bool `json:"compactionSkipped,omitempty"`
 	// Approval is the approval decided "approve" for this step's call: the
 	// step executes with its parameters and does not pause again.
 	Approval *ApprovalGrant `json:"approval,omitempty"`
 	// AfterReject, while the step awaits approval, is the checkpoint the
 	// round continues from if the approval is rejected or expires.
 	AfterReject *Checkpoint `json:"afterReject,omitempty"`
+	// Mode is the mode's own part of the checkpoint (react's skipped
+	// compaction, actionplan's plan and its progress), opaque to the
+	// engine and the stores: a JSON object, nil when empty, that only its
+	// mode reads and writes (see ModeState). Stored, its members sit
+	// beside the common ones, where they were when they were fields of
+	// Checkpoint, so the records of every version decode alike.
+	Mode ModeState `json:"-"`
 }
 
 // Clone returns a deep copy of the checkpoint's containers (parameter values
@@ -145,13 +142,6 @@ func (c *Checkpoint) Clone() *Checkpoint {
 		d.Approval = &g
 	}
 	d.AfterReject = c.AfterReject.Clone()
-	if c.Plan != nil {
-		d.Plan = make([]PlanStep, len(c.Plan))
-		for i, p := range c.Plan {
-			p.Parameters = maps.Clone(p.Parameters)
-			p.Documents = append([]string(nil), p.Documents...)
-			d.Plan[i] = p
-		}
-	}
+	// d.Mode is shared: a ModeState is never changed in place.
 	return &d
 }

@@ -90,7 +90,11 @@ func (m *Mode) planned(ctx context.Context, run workflow.Run, out planned) error
 	if len(out.plan.Steps) == 0 {
 		return unavailable(ctx, run, noValidStep(out.plan), out.reply)
 	}
-	return run.Checkpoint(ctx, workflow.Checkpoint{Phase: workflow.PhaseExecute, Plan: out.plan.Steps})
+	next, err := checkpoint(workflow.PhaseExecute, state{Plan: out.plan.Steps})
+	if err != nil {
+		return err
+	}
+	return run.Checkpoint(ctx, *next)
 }
 
 // PlanPrompt renders the planning prompt exactly as Step sends it for a

@@ -123,3 +123,25 @@ func planJSON(steps ...step) string {
 }
 
 func newStore() *memstore.Store { return memstore.New() }
+
+// storedPlan is the action-plan mode's part of a checkpoint, read as it
+// is stored (the member names a stored checkpoint has kept since they
+// were fields of workflow.Checkpoint).
+type storedPlan struct {
+	Plan      []workflow.PlanStep `json:"plan"`
+	PlanIndex int                 `json:"planIndex"`
+	Replans   int                 `json:"replans"`
+}
+
+// planOf reads the mode's part of cp (zero for nil).
+func planOf(t *testing.T, cp *workflow.Checkpoint) storedPlan {
+	t.Helper()
+	var s storedPlan
+	if cp == nil {
+		return s
+	}
+	if err := cp.Mode.Decode(&s); err != nil {
+		t.Fatalf("checkpoint's mode state %s: %v", cp.Mode, err)
+	}
+	return s
+}

@@ -53,7 +53,11 @@ func (m *Mode) compact(ctx context.Context, run workflow.Run) (ok bool, err erro
 	case err != nil && ctx.Err() != nil:
 		return true, err
 	case err != nil || resp.Truncated || problem != "":
-		return true, run.Checkpoint(ctx, workflow.Checkpoint{Phase: workflow.PhaseSelect, CompactionSkipped: true})
+		next, err := compactionSkippedCheckpoint()
+		if err != nil {
+			return true, err
+		}
+		return true, run.Checkpoint(ctx, next)
 	}
 	return true, run.AppendSummary(ctx, messages.NewSummary(messages.SummaryInput{
 		WorkflowID: wf.ID, Round: wf.Round, Step: wf.Step, Text: summary, Entries: entries,

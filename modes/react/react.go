@@ -111,7 +111,11 @@ func (m *Mode) selectAction(ctx context.Context, run workflow.Run, cp *workflow.
 	if attempt > 1+MaxRetries {
 		return modes.Fail(ctx, run, modes.Failure{Reason: rejected("Stage 1", attempt-1, problems)})
 	}
-	if attempt == 1 && (cp == nil || !cp.CompactionSkipped) {
+	st, err := stateOf(cp)
+	if err != nil {
+		return err
+	}
+	if attempt == 1 && !st.CompactionSkipped {
 		if done, err := m.compact(ctx, run); done || err != nil {
 			return err
 		}
