@@ -217,7 +217,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 		workflow.ModeReact: react.New(builder, react.RequireGrounded(grounded)), workflow.ModeActionPlan: plan,
 	})
 	if err != nil {
-		return fmt.Errorf("workflow.NewEngine: %w", err)
+		return fmt.Errorf("engine.New: %w", err)
 	}
 	if err := g.buildExperiments(cfg, log, reg, builder, redactor); err != nil {
 		return err
