@@ -12,6 +12,7 @@ import (
 
 	"github.com/twostep/twostep/actions"
 	"github.com/twostep/twostep/economy"
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/modes/react"
 	"github.com/twostep/twostep/placeholders"
@@ -71,7 +72,7 @@ func RunCostWorkload(ctx context.Context, w CostWorkload) (*CostRun, error) {
 	}
 	store := memstore.New()
 	m := &costModel{w: w, store: store, reg: reg, ready: make(chan struct{}), requests: map[string]string{}, lean: map[string]bool{}}
-	e, err := enginetest.NewEngine(workflow.EngineConfig{InstanceID: "cost", MaxStepsLimit: max(workflow.DefaultMaxStepsLimit, w.Steps())},
+	e, err := enginetest.NewEngine(engine.Config{InstanceID: "cost", MaxStepsLimit: max(engine.DefaultMaxStepsLimit, w.Steps())},
 		store, m, reg, map[workflow.ModeName]workflow.Mode{workflow.ModeReact: react.New(prompts.NewBuilder(set, prompts.Options{}))})
 	if err != nil {
 		return nil, err
@@ -82,7 +83,7 @@ func RunCostWorkload(ctx context.Context, w CostWorkload) (*CostRun, error) {
 		defer cancel()
 		_ = e.Shutdown(sctx) // a failed shutdown leaves nothing this process needs
 	}()
-	wf, err := e.Create(ctx, workflow.NewWorkflow{UserID: twostepUser, Prompt: w.Prompt, Mode: workflow.ModeReact,
+	wf, err := e.Create(ctx, engine.NewWorkflow{UserID: twostepUser, Prompt: w.Prompt, Mode: workflow.ModeReact,
 		MaxSteps: w.Steps(), Documents: w.Uploads})
 	if err != nil {
 		return nil, err

@@ -39,7 +39,7 @@ var _ workflow.Mode = engineOnly{}
 // Step runs the next phase of a step: select, parameterize, execute. The
 // last step (the task's final answer) completes the round instead of
 // executing.
-func (m engineOnly) Step(ctx context.Context, run *workflow.Run) error {
+func (m engineOnly) Step(ctx context.Context, run workflow.Run) error {
 	wf := run.Workflow()
 	final := wf.Step >= m.final
 	action := EchoAction
@@ -71,4 +71,4 @@ func (m engineOnly) Step(ctx context.Context, run *workflow.Run) error {
 }
 
 // Closing is never reached: the last step completes the round.
-func (engineOnly) Closing(run *workflow.Run) workflow.Message { return modes.Closing(run) }
+func (engineOnly) Closing(run workflow.Run) workflow.Message { return modes.Closing(run) }

@@ -78,7 +78,7 @@ func labelSteps(t *Twostep) {
 
 type stepLabels struct{ workflow.Mode }
 
-func (m stepLabels) Step(ctx context.Context, run *workflow.Run) (err error) {
+func (m stepLabels) Step(ctx context.Context, run workflow.Run) (err error) {
 	d := (run.Workflow().Step - 1) / 10
 	pprof.Do(ctx, pprof.Labels("steps", fmt.Sprintf("%03d-%03d", 10*d+1, 10*d+10)), func(ctx context.Context) {
 		err = m.Mode.Step(ctx, run)

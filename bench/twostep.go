@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/modes/react"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/redact"
@@ -26,7 +27,7 @@ const twostepUser = "bench"
 // and the action), every trace redacted; the final answer is a step of its
 // own (two calls, two commits, two traces).
 type Twostep struct {
-	engine *workflow.Engine
+	engine *engine.Engine
 	store  *releases
 	log    *echoLog
 	task   Task
@@ -105,8 +106,8 @@ func (t *Twostep) start(model workflow.Model, modes map[workflow.ModeName]workfl
 			modes[name] = t.wrap(m)
 		}
 	}
-	cfg := workflow.EngineConfig{InstanceID: "bench", MaxStepsLimit: max(workflow.DefaultMaxStepsLimit, t.task.Steps())}
-	if t.engine, err = workflow.NewEngine(cfg, t.store, model, reg, modes); err != nil {
+	cfg := engine.Config{InstanceID: "bench", MaxStepsLimit: max(engine.DefaultMaxStepsLimit, t.task.Steps())}
+	if t.engine, err = engine.New(cfg, t.store, model, reg, modes); err != nil {
 		return err
 	}
 	t.engine.Start(context.Background())
@@ -120,7 +121,7 @@ func (t *Twostep) start(model workflow.Model, modes map[workflow.ModeName]workfl
 func (t *Twostep) Run(ctx context.Context) error {
 	t.before = t.calls.Load()
 	t.log.take() // the log holds this run's calls only, Result taken or not
-	wf, err := t.engine.Create(ctx, workflow.NewWorkflow{
+	wf, err := t.engine.Create(ctx, engine.NewWorkflow{
 		UserID: twostepUser, Prompt: Prompt, Mode: workflow.ModeReact, MaxSteps: t.task.Steps(),
 	})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/twostep/twostep/actions"
 	"github.com/twostep/twostep/changefeed"
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
@@ -35,7 +36,7 @@ const (
 // "The answer is 42.", each call taking delay.
 type gateway struct {
 	url    string
-	engine *workflow.Engine
+	engine *engine.Engine
 	close  func()
 }
 
@@ -77,7 +78,7 @@ func startGateway(delay time.Duration, wrap func(http.Handler) http.Handler) *ga
 		panic(err)
 	}
 	store, changes := memstore.New(), changefeed.New()
-	engine, err := workflow.NewEngine(workflow.EngineConfig{ShutdownGrace: 50 * time.Millisecond, Changes: changes}, store, model, reg,
+	eng, err := engine.New(engine.Config{ShutdownGrace: 50 * time.Millisecond, Changes: changes}, store, model, reg,
 		map[workflow.ModeName]workflow.Mode{workflow.ModeReact: react.New(prompts.NewBuilder(set, prompts.Options{}))})
 	if err != nil {
 		panic(err)
@@ -86,21 +87,21 @@ func startGateway(delay time.Duration, wrap func(http.Handler) http.Handler) *ga
 	if err != nil {
 		panic(err)
 	}
-	api, err := httpapi.New(httpapi.Options{Engine: engine, Reads: engine, Store: store, Actions: reg, Auth: auth, Logger: zerolog.Nop(),
+	api, err := httpapi.New(httpapi.Options{Engine: eng, Reads: eng, Store: store, Actions: reg, Auth: auth, Logger: zerolog.Nop(),
 		ModelName: model.Name(), EventPoll: 10 * time.Millisecond, Changes: changes})
 	if err != nil {
 		panic(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	engine.Start(ctx)
+	eng.Start(ctx)
 	h := api.Routes()
 	if wrap != nil {
 		h = wrap(h)
 	}
 	srv := httptest.NewServer(h)
-	return &gateway{url: srv.URL, engine: engine, close: func() {
+	return &gateway{url: srv.URL, engine: eng, close: func() {
 		srv.Close()
-		_ = engine.Shutdown(context.Background())
+		_ = eng.Shutdown(context.Background())
 		cancel()
 	}}
 }

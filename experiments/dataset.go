@@ -9,7 +9,7 @@ import (
 )
 
 // Reads is what experiments and datasets read: any user's workflows, their
-// messages and traces. *workflow.AdminReader (Engine.Admin) is one. It is
+// messages and traces. *engine.AdminReader (Engine.Admin) is one. It is
 // only read.
 type Reads interface {
 	Get(ctx context.Context, id string) (*workflow.Workflow, error)

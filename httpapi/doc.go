@@ -12,7 +12,7 @@
 //     (problem.go), internal details are logged, never answered;
 //   - every /api route is scoped to the token's user: another user's
 //     workflow, message or document answers 404, exactly like a missing one
-//     (the engine's reads, workflow.Reader, check it in one place; the
+//     (the engine's reads, engine.Reader, check it in one place; the
 //     admin routes read through its explicit admin scope, never a Store);
 //   - malformed input is rejected before the engine or the store is called,
 //     so a rejected request writes nothing.

@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/changefeed"
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/metrics"
 	"github.com/twostep/twostep/workflow"
 )
@@ -25,14 +26,14 @@ type fakeEngine struct {
 	t          *testing.T
 	mu         sync.Mutex
 	calls      []string
-	CreateFn   func(workflow.NewWorkflow) (*workflow.Workflow, error)
-	StartFn    func(userID, id string, in workflow.NewRound) (*workflow.Workflow, error)
+	CreateFn   func(engine.NewWorkflow) (*workflow.Workflow, error)
+	StartFn    func(userID, id string, in engine.NewRound) (*workflow.Workflow, error)
 	StopFn     func(userID, id string) (*workflow.Workflow, error)
 	ResumeFn   func(userID, id string) (*workflow.Workflow, error)
 	GetFn      func(userID, id string) (*workflow.Workflow, error)
 	DeleteFn   func(userID, id string) error
 	DecideFn   func(userID, id, approvalID string, d workflow.Decision) (*workflow.Workflow, error)
-	ForkFn     func(userID, id string, req workflow.ForkRequest) (*workflow.Workflow, error)
+	ForkFn     func(userID, id string, req engine.ForkRequest) (*workflow.Workflow, error)
 	unexpected func(string)
 }
 
@@ -52,7 +53,7 @@ func (f *fakeEngine) Calls() []string {
 	return append([]string(nil), f.calls...)
 }
 
-func (f *fakeEngine) Create(_ context.Context, in workflow.NewWorkflow) (*workflow.Workflow, error) {
+func (f *fakeEngine) Create(_ context.Context, in engine.NewWorkflow) (*workflow.Workflow, error) {
 	f.record("Create")
 	if f.CreateFn == nil {
 		f.unexpected("Create")
@@ -61,7 +62,7 @@ func (f *fakeEngine) Create(_ context.Context, in workflow.NewWorkflow) (*workfl
 	return f.CreateFn(in)
 }
 
-func (f *fakeEngine) StartRound(_ context.Context, userID, id string, in workflow.NewRound) (*workflow.Workflow, error) {
+func (f *fakeEngine) StartRound(_ context.Context, userID, id string, in engine.NewRound) (*workflow.Workflow, error) {
 	f.record("StartRound")
 	if f.StartFn == nil {
 		f.unexpected("StartRound")
@@ -125,7 +126,7 @@ func (f *fakeEngine) RevokeStanding(context.Context, string, string) error {
 	return workflow.Errorf(workflow.KindNotFound, "no standing approval")
 }
 
-func (f *fakeEngine) Fork(_ context.Context, userID, id string, req workflow.ForkRequest) (*workflow.Workflow, error) {
+func (f *fakeEngine) Fork(_ context.Context, userID, id string, req engine.ForkRequest) (*workflow.Workflow, error) {
 	f.record("Fork")
 	if f.ForkFn == nil {
 		f.unexpected("Fork")
@@ -333,7 +334,7 @@ func newTestEnv(t *testing.T, mod func(*Options)) *testEnv {
 	env := &testEnv{engine: newFakeEngine(t), store: newFakeStore(), logs: &syncBuffer{}, metrics: metrics.New(),
 		changes: &watchedChanges{Feed: changefeed.New(), open: map[string]int{}}}
 	opts := Options{
-		Engine: env.engine, Reads: workflow.NewReader(env.store), Store: env.store, Auth: auth, Metrics: env.metrics, ModelName: "scripted/test",
+		Engine: env.engine, Reads: engine.NewReader(env.store), Store: env.store, Auth: auth, Metrics: env.metrics, ModelName: "scripted/test",
 		Actions: fakeActions{{Name: "document.generate", Description: "Make a document",
 			Parameters: json.RawMessage(`{"type":"object","properties":{"fileName":{"type":"string"}}}`),
 			Effect:     workflow.EffectWrite, Documents: workflow.DocumentsNone}},

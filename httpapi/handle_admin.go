@@ -32,7 +32,7 @@ func (s *Server) registerAdmin(api huma.API) {
 type PlanActionsFunc func(prompt string, all []workflow.ActionSpec) []workflow.ActionSpec
 
 // AdminReads is what the admin routes read: any user's workflows, their
-// messages, documents and traces. They never write. *workflow.AdminReader
+// messages, documents and traces. They never write. *engine.AdminReader
 // (Engine.Admin) satisfies it.
 type AdminReads interface {
 	Get(ctx context.Context, id string) (*workflow.Workflow, error)

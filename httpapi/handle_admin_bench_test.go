@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/prompts"
@@ -56,7 +57,7 @@ func benchAdminServer(b *testing.B, store workflow.Store) *Server {
 	if err != nil {
 		b.Fatal(err)
 	}
-	admin, err := NewAdmin(AdminOptions{Reads: workflow.NewReader(store).Admin(), Model: scripted.New(), Registry: enginetest.NewRegistry(),
+	admin, err := NewAdmin(AdminOptions{Reads: engine.NewReader(store).Admin(), Model: scripted.New(), Registry: enginetest.NewRegistry(),
 		Prompts: prompts.NewBuilder(set, prompts.Options{})})
 	if err != nil {
 		b.Fatal(err)
@@ -65,7 +66,7 @@ func benchAdminServer(b *testing.B, store workflow.Store) *Server {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := New(Options{Engine: &fakeEngine{unexpected: func(string) {}}, Reads: workflow.NewReader(store), Store: store, Actions: fakeActions{},
+	srv, err := New(Options{Engine: &fakeEngine{unexpected: func(string) {}}, Reads: engine.NewReader(store), Store: store, Actions: fakeActions{},
 		Auth: auth, Logger: zerolog.Nop(), Admin: admin.Register})
 	if err != nil {
 		b.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/prompts"
@@ -39,7 +40,7 @@ func newAdminFixture(t *testing.T, store workflow.Store, opts ...func(*AdminOpti
 	}
 	f := &adminFixture{store: store, builder: prompts.NewBuilder(set, prompts.Options{}), reg: enginetest.NewRegistry(),
 		model: scripted.New()}
-	o := AdminOptions{Reads: workflow.NewReader(store).Admin(), Model: f.model, Registry: f.reg, Prompts: f.builder}
+	o := AdminOptions{Reads: engine.NewReader(store).Admin(), Model: f.model, Registry: f.reg, Prompts: f.builder}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -397,7 +398,7 @@ func TestAdminReplayActionTraces(t *testing.T) {
 	store := memstore.New()
 	f := newAdminFixture(t, store)
 	f.model = scripted.New("a fresh summary")
-	admin, err := NewAdmin(AdminOptions{Reads: workflow.NewReader(store).Admin(), Model: f.model, Registry: f.reg, Prompts: f.builder})
+	admin, err := NewAdmin(AdminOptions{Reads: engine.NewReader(store).Admin(), Model: f.model, Registry: f.reg, Prompts: f.builder})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,7 +450,7 @@ func TestAdminReplayNativeStage2(t *testing.T) {
 		return workflow.ModelResponse{Text: `{"schema":"parameters_v1","parameters":{"text":"hi","message":null}}`,
 			Model: "fake/native", OutputMode: workflow.OutputTool, PromptTokens: 1}, nil
 	})
-	admin, err := NewAdmin(AdminOptions{Reads: workflow.NewReader(store).Admin(), Model: model, Registry: f.reg, Prompts: f.builder})
+	admin, err := NewAdmin(AdminOptions{Reads: engine.NewReader(store).Admin(), Model: model, Registry: f.reg, Prompts: f.builder})
 	if err != nil {
 		t.Fatal(err)
 	}

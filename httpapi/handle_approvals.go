@@ -10,6 +10,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/twostep/twostep/apiv1"
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -60,7 +61,7 @@ func (s *Server) decideApproval(ctx context.Context, in *decisionInput) (*waited
 		}
 	}
 	w, err := s.engine.Decide(ctx, UserFrom(ctx), in.ID, in.ApprovalID, d)
-	var pp *workflow.ParameterProblems
+	var pp *engine.ParameterProblems
 	if errors.As(err, &pp) {
 		details := make([]error, 0, len(pp.Lines))
 		for _, line := range pp.Lines {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -22,7 +23,7 @@ func TestInvalidEditNamesEachParameter(t *testing.T) {
 		"/: missing property \"title\"",
 	}
 	env.engine.DecideFn = func(string, string, string, workflow.Decision) (*workflow.Workflow, error) {
-		return nil, &workflow.Error{Kind: workflow.KindInvalid, Message: "invalid", Err: &workflow.ParameterProblems{Lines: lines}}
+		return nil, &workflow.Error{Kind: workflow.KindInvalid, Message: "invalid", Err: &engine.ParameterProblems{Lines: lines}}
 	}
 	rec := env.do(t, "POST", "/api/v1/workflows/wf_01ARZ3NDEKTSV4RRFFQ69G5FAV/approvals/apr_1", aliceToken,
 		map[string]any{"decision": "approve", "parameters": map[string]any{"format": "md"}})

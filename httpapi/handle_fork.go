@@ -8,6 +8,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/twostep/twostep/apiv1"
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -38,7 +39,7 @@ func (s *Server) forkWorkflow(ctx context.Context, in *forkInput) (*forkOutput, 
 	if err := checkWorkflowID(in.ID); err != nil {
 		return nil, s.fail(ctx, "forkWorkflow", err)
 	}
-	req := workflow.ForkRequest{Round: in.Body.Round, Step: in.Body.Step, Parameters: in.Body.Parameters}
+	req := engine.ForkRequest{Round: in.Body.Round, Step: in.Body.Step, Parameters: in.Body.Parameters}
 	if sel := in.Body.Selection; sel != nil {
 		fields := make([]workflow.FieldSpec, len(sel.ParametersSchema.Fields))
 		for i, f := range sel.ParametersSchema.Fields {
@@ -51,7 +52,7 @@ func (s *Server) forkWorkflow(ctx context.Context, in *forkInput) (*forkOutput, 
 		}
 	}
 	w, err := s.engine.Fork(ctx, UserFrom(ctx), in.ID, req)
-	var fp *workflow.ForkProblems
+	var fp *engine.ForkProblems
 	if errors.As(err, &fp) {
 		details := make([]error, len(fp.Lines))
 		for i, line := range fp.Lines {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -17,8 +18,8 @@ const forkPath = "/api/v1/workflows/wf_01ARZ3NDEKTSV4RRFFQ69G5FAV/fork"
 func TestForkAnswersTheNewWorkflow(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t, nil)
-	var got workflow.ForkRequest
-	env.engine.ForkFn = func(userID, id string, req workflow.ForkRequest) (*workflow.Workflow, error) {
+	var got engine.ForkRequest
+	env.engine.ForkFn = func(userID, id string, req engine.ForkRequest) (*workflow.Workflow, error) {
 		if userID != "alice" || id != "wf_01ARZ3NDEKTSV4RRFFQ69G5FAV" {
 			t.Errorf("Fork(%q, %q)", userID, id)
 		}
@@ -36,7 +37,7 @@ func TestForkAnswersTheNewWorkflow(t *testing.T) {
 	if rec.Code != 201 || rec.Header().Get("Location") != "/api/v1/workflows/wf_fork" {
 		t.Fatalf("status %d, Location %q: %s", rec.Code, rec.Header().Get("Location"), rec.Body)
 	}
-	want := workflow.ForkRequest{Round: 1, Step: 4, Parameters: map[string]any{"title": "t"}, Selection: &workflow.Selection{
+	want := engine.ForkRequest{Round: 1, Step: 4, Parameters: map[string]any{"title": "t"}, Selection: &workflow.Selection{
 		Action: "crm.create", ActionObjective: "o", RequiredInputDocuments: []string{"docList:x"}, RequiredConnection: "crm",
 		ParametersContext: "c", ParametersSchema: workflow.ParametersSchema{Fields: []workflow.FieldSpec{{Name: "title", Type: "string", Required: true, Description: "d"}}},
 	}}
@@ -68,10 +69,10 @@ func TestForkRefusals(t *testing.T) {
 		locations []string
 	}{
 		{"refused selection", map[string]any{"round": 1, "step": 4, "selection": map[string]any{"action": "x.y"}},
-			&workflow.Error{Kind: workflow.KindInvalid, Message: "m", Err: &workflow.ForkProblems{Field: "selection", Lines: []string{"a", "b"}}},
+			&workflow.Error{Kind: workflow.KindInvalid, Message: "m", Err: &engine.ForkProblems{Field: "selection", Lines: []string{"a", "b"}}},
 			422, []string{"body.selection", "body.selection"}},
 		{"refused parameters", map[string]any{"round": 1, "step": 4, "parameters": map[string]any{"k": 1}},
-			&workflow.Error{Kind: workflow.KindInvalid, Message: "m", Err: &workflow.ForkProblems{Field: "parameters", Lines: []string{"/k: want string"}}},
+			&workflow.Error{Kind: workflow.KindInvalid, Message: "m", Err: &engine.ForkProblems{Field: "parameters", Lines: []string{"/k: want string"}}},
 			422, []string{"body.parameters"}},
 		{"a step never reached", map[string]any{"round": 1, "step": 40}, workflow.Errorf(workflow.KindInvalid, "round 1 has no step 40"), 422, nil},
 		{"another user's workflow", map[string]any{"round": 1, "step": 4}, workflow.NoWorkflow("wf_01ARZ3NDEKTSV4RRFFQ69G5FAV"), 404, nil},
@@ -82,7 +83,7 @@ func TestForkRefusals(t *testing.T) {
 			t.Parallel()
 			env := newTestEnv(t, nil)
 			if tc.err != nil {
-				env.engine.ForkFn = func(string, string, workflow.ForkRequest) (*workflow.Workflow, error) { return nil, tc.err }
+				env.engine.ForkFn = func(string, string, engine.ForkRequest) (*workflow.Workflow, error) { return nil, tc.err }
 			}
 			rec := env.do(t, "POST", forkPath, aliceToken, tc.body)
 			if rec.Code != tc.code {
@@ -114,8 +115,8 @@ func TestForkRefusals(t *testing.T) {
 func TestForkSelectionFieldByName(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t, nil)
-	var got workflow.ForkRequest
-	env.engine.ForkFn = func(userID, id string, req workflow.ForkRequest) (*workflow.Workflow, error) {
+	var got engine.ForkRequest
+	env.engine.ForkFn = func(userID, id string, req engine.ForkRequest) (*workflow.Workflow, error) {
 		got = req
 		return &workflow.Workflow{ID: "wf_fork", UserID: userID, Mode: workflow.ModeReact, Status: workflow.StatusRunning, Round: 1, Step: 2}, nil
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twostep/twostep/apiv1"
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -165,7 +166,7 @@ func TestRoundsStopResumeStatuses(t *testing.T) {
 		w.ID = gotID
 		return w, nil
 	}
-	env.engine.StartFn = func(user, gotID string, in workflow.NewRound) (*workflow.Workflow, error) {
+	env.engine.StartFn = func(user, gotID string, in engine.NewRound) (*workflow.Workflow, error) {
 		if in.Prompt == "busy" {
 			return nil, workflow.Errorf(workflow.KindConflict, "a round is running; stop it or wait")
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/twostep/twostep/apiv1"
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -50,7 +51,7 @@ func (s *Server) startRound(ctx context.Context, in *startRoundInput) (*waitedOu
 	if err != nil {
 		return nil, err
 	}
-	w, err := s.engine.StartRound(ctx, UserFrom(ctx), in.ID, workflow.NewRound{Prompt: in.Body.Prompt, Documents: docs, OnBusy: workflow.OnBusy(in.OnBusy)})
+	w, err := s.engine.StartRound(ctx, UserFrom(ctx), in.ID, engine.NewRound{Prompt: in.Body.Prompt, Documents: docs, OnBusy: workflow.OnBusy(in.OnBusy)})
 	if err != nil {
 		return nil, s.fail(ctx, "startRound", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/twostep/twostep/apiv1"
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -15,8 +16,8 @@ import (
 func TestStartRoundOnBusy(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t, nil)
-	var got workflow.NewRound
-	env.engine.StartFn = func(userID, id string, in workflow.NewRound) (*workflow.Workflow, error) {
+	var got engine.NewRound
+	env.engine.StartFn = func(userID, id string, in engine.NewRound) (*workflow.Workflow, error) {
 		got = in
 		w := testWorkflow(userID, workflow.StatusRunning)
 		w.QueuedRounds = []workflow.QueuedRound{{MessageID: "msg_1", Prompt: "next\nmore", Interrupt: true, QueuedAt: time.Unix(0, 0).UTC(),

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -18,7 +19,7 @@ func TestBudgetSpentIs429WithRetryAfter(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t, nil)
 	resets := time.Now().Add(90 * time.Minute)
-	env.engine.CreateFn = func(workflow.NewWorkflow) (*workflow.Workflow, error) {
+	env.engine.CreateFn = func(engine.NewWorkflow) (*workflow.Workflow, error) {
 		return nil, &workflow.BudgetError{What: "the daily budget of 10 tokens", ResetsAt: resets}
 	}
 	rec := env.do(t, "POST", "/api/v1/workflows", aliceToken, map[string]any{"prompt": "go"})

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -40,8 +41,8 @@ func TestCreateWithWebhook(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newTestEnv(t, func(o *Options) { o.Webhooks = tc.hooks })
-			var got workflow.NewWorkflow
-			env.engine.CreateFn = func(in workflow.NewWorkflow) (*workflow.Workflow, error) {
+			var got engine.NewWorkflow
+			env.engine.CreateFn = func(in engine.NewWorkflow) (*workflow.Workflow, error) {
 				got = in
 				return testWorkflow(in.UserID, workflow.StatusRunning), nil
 			}

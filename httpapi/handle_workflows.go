@@ -8,6 +8,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/twostep/twostep/apiv1"
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -81,7 +82,7 @@ func (s *Server) createWorkflow(ctx context.Context, in *createWorkflowInput) (*
 	if err != nil {
 		return nil, err
 	}
-	w, err := s.engine.Create(ctx, workflow.NewWorkflow{
+	w, err := s.engine.Create(ctx, engine.NewWorkflow{
 		UserID: UserFrom(ctx), Prompt: in.Body.Prompt, Mode: workflow.ModeName(in.Body.Mode),
 		MaxSteps: in.Body.MaxSteps, Documents: docs, Webhook: sub,
 	})

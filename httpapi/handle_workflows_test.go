@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/twostep/twostep/apiv1"
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -16,8 +17,8 @@ func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) 
 func TestCreateWorkflow(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t, nil)
-	var got workflow.NewWorkflow
-	env.engine.CreateFn = func(in workflow.NewWorkflow) (*workflow.Workflow, error) {
+	var got engine.NewWorkflow
+	env.engine.CreateFn = func(in engine.NewWorkflow) (*workflow.Workflow, error) {
 		got = in
 		w := testWorkflow(in.UserID, workflow.StatusRunning)
 		w.MaxSteps = in.MaxSteps
@@ -61,8 +62,8 @@ func TestCreateWorkflow(t *testing.T) {
 func TestCreateAcceptsEmptyDocument(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t, nil)
-	var got workflow.NewWorkflow
-	env.engine.CreateFn = func(in workflow.NewWorkflow) (*workflow.Workflow, error) {
+	var got engine.NewWorkflow
+	env.engine.CreateFn = func(in engine.NewWorkflow) (*workflow.Workflow, error) {
 		got = in
 		return testWorkflow(in.UserID, workflow.StatusRunning), nil
 	}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/workflow"
 )
@@ -24,7 +25,7 @@ func newIdemEnv(t *testing.T) *idemEnv {
 	t.Helper()
 	env := &idemEnv{}
 	env.testEnv = newTestEnv(t, func(o *Options) { o.Idempotency = memstore.New() })
-	env.engine.CreateFn = func(in workflow.NewWorkflow) (*workflow.Workflow, error) {
+	env.engine.CreateFn = func(in engine.NewWorkflow) (*workflow.Workflow, error) {
 		env.creates.Add(1)
 		return testWorkflow(in.UserID, workflow.StatusRunning), nil
 	}
@@ -153,7 +154,7 @@ func TestIdempotencyDuplicateWaitsForTheFirst(t *testing.T) {
 	t.Parallel()
 	env := newIdemEnv(t)
 	entered, release := make(chan struct{}), make(chan struct{})
-	env.engine.CreateFn = func(in workflow.NewWorkflow) (*workflow.Workflow, error) {
+	env.engine.CreateFn = func(in engine.NewWorkflow) (*workflow.Workflow, error) {
 		env.creates.Add(1)
 		close(entered)
 		<-release

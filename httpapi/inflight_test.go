@@ -11,6 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -74,7 +75,7 @@ func TestInflightShares(t *testing.T) {
 	})
 	release := make(chan struct{})
 	entered := make(chan struct{}, 3)
-	env.engine.CreateFn = func(in workflow.NewWorkflow) (*workflow.Workflow, error) {
+	env.engine.CreateFn = func(in engine.NewWorkflow) (*workflow.Workflow, error) {
 		entered <- struct{}{}
 		<-release
 		return testWorkflow(in.UserID, workflow.StatusRunning), nil

@@ -6,11 +6,11 @@ import (
 	"testing"
 
 	"github.com/twostep/twostep/apiv1"
-	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/engine"
 )
 
 // The OpenAPI bound of maxSteps is a struct tag, which cannot name the
-// engine's constant (workflow.DefaultMaxStepsLimit, the limit's one home):
+// engine's constant (engine.DefaultMaxStepsLimit, the limit's one home):
 // this keeps the two from drifting apart.
 func TestMaxStepsTagIsTheEnginesLimit(t *testing.T) {
 	t.Parallel()
@@ -18,7 +18,7 @@ func TestMaxStepsTagIsTheEnginesLimit(t *testing.T) {
 	if !ok {
 		t.Fatal("CreateWorkflowBody has no MaxSteps field")
 	}
-	if got := f.Tag.Get("maximum"); got != strconv.Itoa(workflow.DefaultMaxStepsLimit) {
-		t.Errorf("maxSteps maximum tag = %q, want %d (workflow.DefaultMaxStepsLimit)", got, workflow.DefaultMaxStepsLimit)
+	if got := f.Tag.Get("maximum"); got != strconv.Itoa(engine.DefaultMaxStepsLimit) {
+		t.Errorf("maxSteps maximum tag = %q, want %d (workflow.DefaultMaxStepsLimit)", got, engine.DefaultMaxStepsLimit)
 	}
 }

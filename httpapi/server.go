@@ -14,16 +14,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/metrics"
 	"github.com/twostep/twostep/workflow"
 )
 
-// Engine is the part of *workflow.Engine the HTTP layer drives. Every method
+// Engine is the part of *engine.Engine the HTTP layer drives. Every method
 // scopes its work to userID and answers another user's workflow with an error
 // of kind KindNotFound.
 type Engine interface {
-	Create(ctx context.Context, in workflow.NewWorkflow) (*workflow.Workflow, error)
-	StartRound(ctx context.Context, userID, id string, in workflow.NewRound) (*workflow.Workflow, error)
+	Create(ctx context.Context, in engine.NewWorkflow) (*workflow.Workflow, error)
+	StartRound(ctx context.Context, userID, id string, in engine.NewRound) (*workflow.Workflow, error)
 	Stop(ctx context.Context, userID, id string) (*workflow.Workflow, error)
 	Resume(ctx context.Context, userID, id string) (*workflow.Workflow, error)
 	Get(ctx context.Context, userID, id string) (*workflow.Workflow, error)
@@ -33,20 +34,20 @@ type Engine interface {
 	// one (another user's is KindNotFound).
 	Standing(ctx context.Context, userID string) ([]workflow.StandingApproval, error)
 	RevokeStanding(ctx context.Context, userID, id string) error
-	Fork(ctx context.Context, userID, id string, req workflow.ForkRequest) (*workflow.Workflow, error)
+	Fork(ctx context.Context, userID, id string, req engine.ForkRequest) (*workflow.Workflow, error)
 }
 
 // Reads is what the user routes read: the caller's own workflows, another
 // user's answering KindNotFound exactly like an unknown id, and through
 // Admin any user's for the admin event stream and the requests waiting
-// for their round (Prefer: wait). *workflow.Engine satisfies it, as does a *workflow.Reader.
+// for their round (Prefer: wait). *engine.Engine satisfies it, as does a *engine.Reader.
 type Reads interface {
 	Get(ctx context.Context, userID, id string) (*workflow.Workflow, error)
 	List(ctx context.Context, userID string, p workflow.Page) ([]*workflow.Workflow, string, error)
 	Messages(ctx context.Context, userID, id string, after int64, limit int) (*workflow.Workflow, []workflow.Message, error)
 	MessagesOf(ctx context.Context, userID string, wf *workflow.Workflow, after int64, limit int) ([]workflow.Message, error)
 	Document(ctx context.Context, userID, wfID, docID string) (workflow.DocumentContent, error)
-	Admin() *workflow.AdminReader
+	Admin() *engine.AdminReader
 }
 
 // ActionLister lists the registered actions for GET /api/v1/actions;

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -17,8 +18,8 @@ import (
 func TestUploadStreamOverHTTP(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t, func(o *Options) { o.Limits.MaxBodyBytes = 4096 })
-	var got workflow.NewWorkflow
-	env.engine.CreateFn = func(in workflow.NewWorkflow) (*workflow.Workflow, error) {
+	var got engine.NewWorkflow
+	env.engine.CreateFn = func(in engine.NewWorkflow) (*workflow.Workflow, error) {
 		got = in
 		return testWorkflow(in.UserID, workflow.StatusRunning), nil
 	}
@@ -45,8 +46,8 @@ func TestUploadStreamOnNewRounds(t *testing.T) {
 	env := newTestEnv(t, func(o *Options) { o.Limits.MaxDocumentBytes = 16 })
 	w := testWorkflow("alice", workflow.StatusCompleted)
 	env.store.put(w)
-	var got workflow.NewRound
-	env.engine.StartFn = func(_, _ string, in workflow.NewRound) (*workflow.Workflow, error) {
+	var got engine.NewRound
+	env.engine.StartFn = func(_, _ string, in engine.NewRound) (*workflow.Workflow, error) {
 		got = in
 		return testWorkflow("alice", workflow.StatusRunning), nil
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/httpapi/upload"
 	"github.com/twostep/twostep/workflow"
 )
@@ -22,10 +23,10 @@ func TestLargestValidUploadsAccepted(t *testing.T) {
 		o.Limits.MaxDocuments = maxDocs
 		o.Webhooks = WebhookOptions{CheckURL: func(string) error { return nil }, NewSecret: func() string { return "whsec_dGVzdHNlY3JldA==" }}
 	})
-	env.engine.CreateFn = func(in workflow.NewWorkflow) (*workflow.Workflow, error) {
+	env.engine.CreateFn = func(in engine.NewWorkflow) (*workflow.Workflow, error) {
 		return testWorkflow(in.UserID, workflow.StatusRunning), nil
 	}
-	env.engine.StartFn = func(userID, id string, in workflow.NewRound) (*workflow.Workflow, error) {
+	env.engine.StartFn = func(userID, id string, in engine.NewRound) (*workflow.Workflow, error) {
 		return testWorkflow(userID, workflow.StatusRunning), nil
 	}
 	docs := make([]map[string]any, maxDocs)

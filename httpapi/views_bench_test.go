@@ -33,9 +33,17 @@ func largeWorkflow() *workflow.Workflow {
 		ForkedFrom: workflow.ForkOrigin{WorkflowID: "wf_00", Round: 1, Step: 2},
 		Checkpoint: &workflow.Checkpoint{Step: 12, Phase: workflow.PhaseExecute, Parameters: params},
 	}
-	for i := range 50 {
-		w.Checkpoint.Plan = append(w.Checkpoint.Plan, workflow.PlanStep{Action: "ai.process", Parameters: params, ResultLabel: fmt.Sprint("r", i)})
+	var plan struct {
+		Plan []workflow.PlanStep `json:"plan"`
 	}
+	for i := range 50 {
+		plan.Plan = append(plan.Plan, workflow.PlanStep{Action: "ai.process", Parameters: params, ResultLabel: fmt.Sprint("r", i)})
+	}
+	mode, err := workflow.NewModeState(plan)
+	if err != nil {
+		panic(err)
+	}
+	w.Checkpoint.Mode = mode
 	for i := range 10 {
 		q := workflow.QueuedRound{MessageID: fmt.Sprint("msg_q", i), Prompt: strings.Repeat("next prompt ", 170), QueuedAt: now}
 		for j := range 3 {

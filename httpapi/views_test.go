@@ -41,8 +41,14 @@ func mirrors() []mirror {
 			return a
 		}, view: func(v any) any { return viewStanding(v.(workflow.StandingApproval)) }, internal: []string{"userId"}},
 		{name: "Checkpoint", domain: func() any {
+			// the modes' own members, stored beside the common ones, show
+			// in the view as they did while they were Checkpoint's fields
+			mode := workflow.ModeState(`{"plan":[{"action":"a","parameters":{"k":"v"},"resultLabel":"r","documents":["d"],"connection":"c"}],` +
+				`"planIndex":1,"replans":2,"compactionSkipped":true}`)
 			c := filled[workflow.Checkpoint]()
+			c.Mode = mode
 			after := filled[workflow.Checkpoint]()
+			after.Mode = mode
 			after.AfterReject = &workflow.Checkpoint{Step: 9} // one level is all the view shows
 			c.AfterReject = &after
 			return &c

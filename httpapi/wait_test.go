@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -40,7 +41,7 @@ func TestWaitAnswersWhenTheRoundSettlesOrAtTheDeadline(t *testing.T) {
 	env := newTestEnv(t, nil)
 	running := testWorkflow("alice", workflow.StatusRunning)
 	env.store.put(running, workflow.Message{ID: "m1", Round: 1, Role: workflow.RoleUser, Text: "hi"})
-	env.engine.CreateFn = func(workflow.NewWorkflow) (*workflow.Workflow, error) { return running.Clone(), nil }
+	env.engine.CreateFn = func(engine.NewWorkflow) (*workflow.Workflow, error) { return running.Clone(), nil }
 	env.store.onGet = func(s *fakeStore, id string) {
 		if s.gets == 3 { // the third read: the round ends
 			done := s.wfs[id].Clone()
@@ -64,7 +65,7 @@ func TestWaitAnswersWhenTheRoundSettlesOrAtTheDeadline(t *testing.T) {
 	still := testWorkflow("alice", workflow.StatusRunning)
 	env.store.put(still)
 	env.store.onGet = nil
-	env.engine.CreateFn = func(workflow.NewWorkflow) (*workflow.Workflow, error) { return still.Clone(), nil }
+	env.engine.CreateFn = func(engine.NewWorkflow) (*workflow.Workflow, error) { return still.Clone(), nil }
 	rec = env.serve(req("wait=1"))
 	if rec.Code != http.StatusCreated || rec.Header().Get("Preference-Applied") != "" || strings.Contains(rec.Body.String(), `"messages"`) {
 		t.Errorf("create at the deadline: %d %q %s, want today's 201 without messages", rec.Code, rec.Header().Get("Preference-Applied"), rec.Body)
@@ -90,7 +91,7 @@ func TestWaitAnswersWithTheRunsMessages(t *testing.T) {
 		running := testWorkflow(owner, workflow.StatusRunning)
 		running.Round = 2
 		env.store.put(running)
-		env.engine.CreateFn = func(workflow.NewWorkflow) (*workflow.Workflow, error) { return running.Clone(), nil }
+		env.engine.CreateFn = func(engine.NewWorkflow) (*workflow.Workflow, error) { return running.Clone(), nil }
 		go func() {
 			for env.changes.watching(running.ID) == 0 {
 				time.Sleep(time.Millisecond)
@@ -130,7 +131,7 @@ func TestWaitAnswersWhenAQueuedRoundFollows(t *testing.T) {
 	env := newTestEnv(t, nil)
 	running := testWorkflow("alice", workflow.StatusRunning)
 	env.store.put(running, workflow.Message{ID: "m1", Round: 1, Role: workflow.RoleUser, Text: "hi"})
-	env.engine.CreateFn = func(workflow.NewWorkflow) (*workflow.Workflow, error) { return running.Clone(), nil }
+	env.engine.CreateFn = func(engine.NewWorkflow) (*workflow.Workflow, error) { return running.Clone(), nil }
 	env.store.onGet = func(s *fakeStore, id string) {
 		if s.gets == 3 { // the round ends; the queued round 2 starts
 			next := s.wfs[id].Clone()

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/workflow"
@@ -89,7 +90,7 @@ func BenchmarkStageRequestSize(b *testing.B) {
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
-				wf, err := e.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "run ten steps", MaxSteps: 10})
+				wf, err := e.Create(ctx, engine.NewWorkflow{UserID: "alice", Prompt: "run ten steps", MaxSteps: 10})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -31,11 +31,10 @@ func fullCheckpoint() *workflow.Checkpoint {
 			ParametersSchema: workflow.ParametersSchema{Fields: []workflow.FieldSpec{{Name: "n", Type: "string", Required: true, Description: "d"}}},
 		},
 		Parameters: params, Failures: 1, Attempt: 2, Feedback: []string{"f"}, MaxTokens: 3, Previous: "prev",
-		Plan:      []workflow.PlanStep{{Action: "a", Parameters: map[string]any{}, ResultLabel: "r", Documents: []string{"x"}, Connection: "c"}, {Action: "b", Documents: []string{}}},
-		PlanIndex: 1, Replans: 1, CompactionSkipped: true,
+		Mode: workflow.ModeState(`{"plan":[{"action":"a","parameters":{},"resultLabel":"r","documents":["x"],"connection":"c"},{"action":"b","parameters":null}],"planIndex":1,"replans":1,"compactionSkipped":true}`),
 		Approval: &workflow.ApprovalGrant{ID: "g", Parameters: map[string]any{"k": 1}, Kind: workflow.ApprovalIntent,
 			Constraints: map[string]any{"k": map[string]any{"maximum": 2}}, ApprovedBy: &workflow.ApprovedBy{StandingApprovalID: "s", GrantedBy: "u"}},
-		AfterReject: &workflow.Checkpoint{Phase: workflow.PhaseSelect, Parameters: map[string]any{}, Feedback: []string{}, Plan: []workflow.PlanStep{}},
+		AfterReject: &workflow.Checkpoint{Phase: workflow.PhaseSelect, Parameters: map[string]any{}, Feedback: []string{}},
 	}
 }
 

@@ -1,5 +1,5 @@
 // Package metrics holds the gateway's Prometheus collectors: it is the
-// engine's workflow.Observer (rounds, steps, model calls and tokens,
+// engine.Observer (rounds, steps, model calls and tokens,
 // approvals, dispatch) and counts the HTTP requests httpapi reports to it;
 // httpapi serves them at /metrics. Nothing here knows HTTP routing.
 package metrics
@@ -12,15 +12,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/workflow"
 )
 
-var _ workflow.Observer = (*Metrics)(nil)
+var _ engine.Observer = (*Metrics)(nil)
 
 // Metrics holds the gateway's Prometheus collectors on a registry of its
 // own (never the global default one): HTTP requests by route and status,
 // rounds by outcome, model calls by stage and outcome, tokens, and the step
-// duration histogram. It is the engine's workflow.Observer and is safe for
+// duration histogram. It is the engine.Observer and is safe for
 // concurrent use.
 type Metrics struct {
 	registry   *prometheus.Registry

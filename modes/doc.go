@@ -4,7 +4,7 @@
 // with its idempotency key, the action message), the record of a failed
 // step and the max-steps closing message.
 //
-// The engine (workflow.Engine) owns the loop, persistence and the
+// The engine (engine.Engine) owns the loop, persistence and the
 // round-ending rules; a mode decides phases and hands each finished step to
 // workflow.Run.CommitStep through the helpers here, so both modes record
 // steps identically.

@@ -57,7 +57,7 @@ type StepCall struct {
 // parameters are Stage 2's). A held call that a standing approval admits
 // (DESIGN §10.4) runs without a pause, its action message naming that
 // approval and who granted it (ApprovedBy).
-func Execute(ctx context.Context, run *workflow.Run, call StepCall, next *workflow.Checkpoint) error {
+func Execute(ctx context.Context, run workflow.Run, call StepCall, next *workflow.Checkpoint) error {
 	grant, needed := run.Approval(call.Action, call.Parameters)
 	if grant != nil && grant.Parameters != nil {
 		call.Parameters = grant.Parameters // an intent grant has none: Stage 2 filled them
@@ -133,7 +133,7 @@ func execute(ctx context.Context, reg workflow.Registry, in workflow.ActionCall)
 
 // resolve turns call into an ActionCall: documents with their bytes, the
 // connection's public description, the idempotency key.
-func resolve(ctx context.Context, run *workflow.Run, call StepCall) (workflow.ActionCall, error) {
+func resolve(ctx context.Context, run workflow.Run, call StepCall) (workflow.ActionCall, error) {
 	wf := run.Workflow()
 	spec, ok := run.Registry().Action(call.Action)
 	if !ok {
@@ -186,7 +186,7 @@ func publicError(err error) error {
 // traceAction records the action's execution as a trace of stage action:
 // parameters as parsed (their json.Marshal bytes; none when they cannot be
 // encoded), an excerpt of the result, the error, the latency.
-func traceAction(ctx context.Context, run *workflow.Run, call StepCall, res workflow.ActionResult, err error, d time.Duration) {
+func traceAction(ctx context.Context, run workflow.Run, call StepCall, res workflow.ActionResult, err error, d time.Duration) {
 	params, perr := json.Marshal(call.Parameters)
 	if perr != nil {
 		params = nil

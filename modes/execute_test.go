@@ -16,11 +16,11 @@ import (
 // echoOnce executes its call as every step, with no model call.
 type echoOnce struct{ call modes.StepCall }
 
-func (m echoOnce) Step(ctx context.Context, run *workflow.Run) error {
+func (m echoOnce) Step(ctx context.Context, run workflow.Run) error {
 	return modes.Execute(ctx, run, m.call, nil)
 }
 
-func (echoOnce) Closing(run *workflow.Run) workflow.Message { return modes.Closing(run) }
+func (echoOnce) Closing(run workflow.Run) workflow.Message { return modes.Closing(run) }
 
 // TestExecuteTracesTheParameters checks the action's trace: its parsed
 // JSON is the parameters as json.Marshal writes them (HTML characters and

@@ -23,7 +23,7 @@ type Failure struct {
 // Fail commits the current step as a failed action message (status error);
 // it counts toward the failure breaker and the round goes on unless a
 // round-ending rule applies.
-func Fail(ctx context.Context, run *workflow.Run, f Failure) error {
+func Fail(ctx context.Context, run workflow.Run, f Failure) error {
 	wf := run.Workflow()
 	msg := messages.NewFailedStep(messages.FailedStepInput{
 		WorkflowID: wf.ID, Round: wf.Round, Step: wf.Step, Action: f.Action,
@@ -37,7 +37,7 @@ func Fail(ctx context.Context, run *workflow.Run, f Failure) error {
 // Complete commits the current step as the end of the round: an assistant
 // message with text (and no action message), status completed, stop reason
 // completed.
-func Complete(ctx context.Context, run *workflow.Run, text string, learnings []string) error {
+func Complete(ctx context.Context, run workflow.Run, text string, learnings []string) error {
 	wf := run.Workflow()
 	msg := messages.NewAssistant(messages.AssistantInput{
 		WorkflowID: wf.ID, Round: wf.Round, Step: wf.Step, Text: text, Learnings: learnings,
@@ -51,7 +51,7 @@ func Complete(ctx context.Context, run *workflow.Run, text string, learnings []s
 // Closing returns the assistant message that ends a round at maxSteps,
 // listing what the round did; it makes no model call. Both modes' Closing
 // methods return it.
-func Closing(run *workflow.Run) workflow.Message {
+func Closing(run workflow.Run) workflow.Message {
 	wf := run.Workflow()
 	return messages.NewMaxSteps(messages.MaxStepsInput{
 		WorkflowID: wf.ID, Round: wf.Round, Step: wf.Step, MaxSteps: wf.MaxSteps, Messages: run.Messages(),

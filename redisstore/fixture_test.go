@@ -61,7 +61,7 @@ func fixtureWorkflowA() *workflow.Workflow {
 			Parameters: map[string]any{"length": 3.0, "tone": "plain", "tags": []any{"a", 1.5, true, nil},
 				"nested": map[string]any{"k": "v"}},
 			Failures: 1, Attempt: 2, Feedback: []string{"length must be a number"}, MaxTokens: 2048,
-			Previous: "stage2 said: {\"length\": \"three\"}", CompactionSkipped: true,
+			Previous: "stage2 said: {\"length\": \"three\"}", Mode: fixtureMode(fixtureModeMembers{CompactionSkipped: true}),
 			Approval: &workflow.ApprovalGrant{ID: "apr_1", Parameters: map[string]any{"length": 3.0},
 				Kind: workflow.ApprovalCall, Constraints: map[string]any{"length": map[string]any{"max": 5.0}}},
 			AfterReject: &workflow.Checkpoint{Step: 3, Phase: workflow.PhaseSelect, Failures: 1,
@@ -129,12 +129,11 @@ func fixtureWorkflowB() *workflow.Workflow {
 		Round: 1, Step: 2, MaxSteps: 5, Error: "previous step failed: timeout",
 		CreatedAt: fixtureTime(10), UpdatedAt: fixtureTime(11), Version: 1,
 		Checkpoint: &workflow.Checkpoint{Step: 2, Phase: workflow.PhasePlan, Failures: 0,
-			Plan: []workflow.PlanStep{
+			Mode: fixtureMode(fixtureModeMembers{Plan: []workflow.PlanStep{
 				{Action: "document.extract", Parameters: map[string]any{"pages": []any{1.0, 2.0}}, ResultLabel: "pages",
 					Documents: []string{"docList:pages"}, Connection: "erp-test"},
 				{Action: "mail.send", Parameters: nil},
-			},
-			PlanIndex: 1, Replans: 2},
+			}, PlanIndex: 1, Replans: 2})},
 		PendingApproval: &workflow.PendingApproval{ID: "apr_b", Round: 1, Step: 2, Action: "mail.send",
 			ActionObjective: "Mail the pages", Parameters: map[string]any{"to": "dave@example.com"},
 			Documents: []string{"docList:pages"}, Connection: "erp-test", Effect: workflow.EffectWrite,
@@ -197,4 +196,23 @@ func fixtureCommits() (commits []workflow.Commit, appended workflow.Trace) {
 			Webhooks: []workflow.WebhookDelivery{fixtureDelivery()}},
 		{Workflow: b},
 	}, traces[2]
+}
+
+// fixtureModeMembers are the members of the modes' checkpoint states
+// (actionplan's, then React's) as those modes write them: the fixture's
+// records hold them where Checkpoint's fields of the same names were.
+type fixtureModeMembers struct {
+	Plan              []workflow.PlanStep `json:"plan,omitempty"`
+	PlanIndex         int                 `json:"planIndex,omitempty"`
+	Replans           int                 `json:"replans,omitempty"`
+	CompactionSkipped bool                `json:"compactionSkipped,omitempty"`
+}
+
+// fixtureMode is m as a checkpoint's mode state.
+func fixtureMode(m fixtureModeMembers) workflow.ModeState {
+	s, err := workflow.NewModeState(m)
+	if err != nil {
+		panic(err)
+	}
+	return s
 }

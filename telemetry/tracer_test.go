@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/twostep/twostep/actions"
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/modes/react"
@@ -51,7 +52,7 @@ func traced(t *testing.T, capture bool, replies ...string) (spans tracetest.Span
 		map[workflow.ModeName]workflow.Mode{workflow.ModeReact: react.New(prompts.NewBuilder(set, prompts.Options{}))})
 
 	ctx, req := tp.Tracer("caller").Start(context.Background(), "POST /api/v1/workflows")
-	created, err := e.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "echo alpha; the key is " + secret, MaxSteps: 5})
+	created, err := e.Create(ctx, engine.NewWorkflow{UserID: "alice", Prompt: "echo alpha; the key is " + secret, MaxSteps: 5})
 	req.End()
 	if err != nil {
 		t.Fatal(err)
@@ -276,13 +277,13 @@ func TestResumedRoundLinksToPreviousRun(t *testing.T) {
 		}
 		return "", scripted.ErrBlock
 	}}
-	a, err := workflow.NewEngine(cfgA, store, blocking, reg, modes)
+	a, err := engine.New(cfgA, store, blocking, reg, modes)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a.Start(context.Background())
 	ctx, req := tp.Tracer("caller").Start(context.Background(), "POST /api/v1/workflows")
-	wf, err := a.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "echo alpha", MaxSteps: 5})
+	wf, err := a.Create(ctx, engine.NewWorkflow{UserID: "alice", Prompt: "echo alpha", MaxSteps: 5})
 	req.End()
 	if err != nil {
 		t.Fatal(err)

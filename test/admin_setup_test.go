@@ -16,6 +16,7 @@ import (
 
 	"github.com/twostep/twostep/actions"
 	"github.com/twostep/twostep/apiv1"
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/llm/scripted"
@@ -78,7 +79,7 @@ func (s *stageScript) reply(_ int, req workflow.ModelRequest) (string, error) {
 type adminEnv struct {
 	url     string
 	raw     *memstore.Store // the store under the redaction decorator
-	engine  *workflow.Engine
+	engine  *engine.Engine
 	changes workflow.Changes // the change service the engine publishes to
 	model   *scripted.Model
 	script  *stageScript

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/twostep/twostep/actions"
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/modes/react"
@@ -116,7 +117,7 @@ func BenchmarkIdleWorkflowMemory(b *testing.B) {
 		b.Fatal(err)
 	}
 	store := memstore.New()
-	eng, err := enginetest.NewEngine(workflow.EngineConfig{MaxRunningPerUser: 1 << 30, Workers: 16}, store, model, reg,
+	eng, err := enginetest.NewEngine(engine.Config{MaxRunningPerUser: 1 << 30, Workers: 16}, store, model, reg,
 		map[workflow.ModeName]workflow.Mode{workflow.ModeReact: react.New(prompts.NewBuilder(set, prompts.Options{}))})
 	if err != nil {
 		b.Fatal(err)
@@ -134,7 +135,7 @@ func BenchmarkIdleWorkflowMemory(b *testing.B) {
 	for b.Loop() {
 		ids := make([]string, 0, perRound)
 		for i := range perRound {
-			wf, err := eng.Create(ctx, workflow.NewWorkflow{UserID: fmt.Sprintf("u%d", i%50), Prompt: "summarise the quarter for the board"})
+			wf, err := eng.Create(ctx, engine.NewWorkflow{UserID: fmt.Sprintf("u%d", i%50), Prompt: "summarise the quarter for the board"})
 			if err != nil {
 				b.Fatal(err)
 			}

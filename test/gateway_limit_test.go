@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -75,17 +76,17 @@ func testRunningLimitAcrossInstances(t *testing.T, url string) {
 			gws[0].send(t, "DELETE", "/api/v1/workflows/"+id, token, nil)
 		}
 	})
-	if counts[http.StatusCreated] != workflow.DefaultMaxRunningPerUser || counts[http.StatusTooManyRequests] != n-workflow.DefaultMaxRunningPerUser {
+	if counts[http.StatusCreated] != engine.DefaultMaxRunningPerUser || counts[http.StatusTooManyRequests] != n-engine.DefaultMaxRunningPerUser {
 		t.Fatalf("answers to %d concurrent creates over 2 instances: %v; want %d × 201, the rest 429",
-			n, counts, workflow.DefaultMaxRunningPerUser)
+			n, counts, engine.DefaultMaxRunningPerUser)
 	}
 	// The accepted rounds are still running (blocked in the model), so
 	// the limit held while they ran, not because they had ended.
-	model.waitBlocked(t, workflow.DefaultMaxRunningPerUser)
+	model.waitBlocked(t, engine.DefaultMaxRunningPerUser)
 	model.mu.Lock()
 	blocked := model.blocked
 	model.mu.Unlock()
-	if blocked != workflow.DefaultMaxRunningPerUser {
-		t.Errorf("%d rounds reached the model, want %d", blocked, workflow.DefaultMaxRunningPerUser)
+	if blocked != engine.DefaultMaxRunningPerUser {
+		t.Errorf("%d rounds reached the model, want %d", blocked, engine.DefaultMaxRunningPerUser)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/twostep/twostep/actions/mcp"
 	"github.com/twostep/twostep/actions/openapi"
 	"github.com/twostep/twostep/approval"
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/modes/react"
@@ -280,8 +281,8 @@ func (c *Config) problems() []string {
 	if c.JWTJWKS != "" && (c.JWTIssuer == "" || c.JWTAudience == "") {
 		add("GATEWAY_JWT_JWKS needs GATEWAY_JWT_ISSUER and GATEWAY_JWT_AUDIENCE: a token from any issuer or for any audience must not be accepted")
 	}
-	if c.MaxSteps < 1 || c.MaxSteps > workflow.DefaultMaxStepsLimit {
-		add("GATEWAY_MAX_STEPS must be between 1 and %d, not %d", workflow.DefaultMaxStepsLimit, c.MaxSteps)
+	if c.MaxSteps < 1 || c.MaxSteps > engine.DefaultMaxStepsLimit {
+		add("GATEWAY_MAX_STEPS must be between 1 and %d, not %d", engine.DefaultMaxStepsLimit, c.MaxSteps)
 	}
 	if !oneOf(strings.ToLower(c.LogFormat), "json", "console") {
 		add("LOG_FORMAT must be json or console, not %q", c.LogFormat)

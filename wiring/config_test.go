@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/engine"
 )
 
 func envOf(m map[string]string) func(string) string {
@@ -265,7 +265,7 @@ func TestConfigProviderSelectionAndWarnings(t *testing.T) {
 func TestMaxStepsDefaultIsTheEngines(t *testing.T) {
 	t.Parallel()
 	f, _ := reflect.TypeFor[Config]().FieldByName("MaxSteps")
-	if got := f.Tag.Get("envDefault"); got != strconv.Itoa(workflow.DefaultMaxSteps) {
-		t.Errorf("GATEWAY_MAX_STEPS default = %q, want %d (workflow.DefaultMaxSteps)", got, workflow.DefaultMaxSteps)
+	if got := f.Tag.Get("envDefault"); got != strconv.Itoa(engine.DefaultMaxSteps) {
+		t.Errorf("GATEWAY_MAX_STEPS default = %q, want %d (workflow.DefaultMaxSteps)", got, engine.DefaultMaxSteps)
 	}
 }

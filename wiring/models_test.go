@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/rs/zerolog"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -118,7 +119,7 @@ func TestModelsRouteStagesAndFallBack(t *testing.T) {
 	defer g.closeStore()
 	g.Engine.Start(ctx)
 	defer g.Engine.Shutdown(context.Background())
-	wf, err := g.Engine.Create(ctx, workflow.NewWorkflow{UserID: "dev", Prompt: "hi"})
+	wf, err := g.Engine.Create(ctx, engine.NewWorkflow{UserID: "dev", Prompt: "hi"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -73,7 +74,7 @@ func TestOfflineModelActs(t *testing.T) {
 	prompt := "Open a ticket, then read it back.\n" +
 		`@act tickets.create {"title": "Printer on fire", "urgent": true}` + "\n" +
 		`@act tickets.lookup {"id": "T-1"}`
-	wf, err := g.Engine.Create(ctx, workflow.NewWorkflow{UserID: "dev", Prompt: prompt})
+	wf, err := g.Engine.Create(ctx, engine.NewWorkflow{UserID: "dev", Prompt: prompt})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -36,7 +37,7 @@ func TestOfflineModelServesRounds(t *testing.T) {
 	g.Engine.Start(ctx)
 	defer g.Engine.Shutdown(context.Background())
 
-	wf, err := g.Engine.Create(ctx, workflow.NewWorkflow{UserID: "dev", Prompt: "read this", Documents: []workflow.DocumentContent{{
+	wf, err := g.Engine.Create(ctx, engine.NewWorkflow{UserID: "dev", Prompt: "read this", Documents: []workflow.DocumentContent{{
 		Document: workflow.Document{Name: "a.txt", MimeType: "text/plain", Size: 5}, Content: []byte("hello"),
 	}}})
 	if err != nil {
@@ -45,7 +46,7 @@ func TestOfflineModelServesRounds(t *testing.T) {
 	if wf, err = enginetest.Await(ctx, g.Changes, g.Store.GetWorkflow, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
 		t.Fatalf("round 1 ended %+v, %v", wf, err)
 	}
-	if _, err := g.Engine.StartRound(ctx, "dev", wf.ID, workflow.NewRound{Prompt: "thanks"}); err != nil {
+	if _, err := g.Engine.StartRound(ctx, "dev", wf.ID, engine.NewRound{Prompt: "thanks"}); err != nil {
 		t.Fatal(err)
 	}
 	if wf, err = enginetest.Await(ctx, g.Changes, g.Store.GetWorkflow, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
@@ -93,7 +94,7 @@ func TestOfflineModelPlans(t *testing.T) {
 	g.Engine.Start(ctx)
 	defer g.Engine.Shutdown(context.Background())
 
-	wf, err := g.Engine.Create(ctx, workflow.NewWorkflow{UserID: "dev", Prompt: "read this", Mode: workflow.ModeActionPlan,
+	wf, err := g.Engine.Create(ctx, engine.NewWorkflow{UserID: "dev", Prompt: "read this", Mode: workflow.ModeActionPlan,
 		Documents: []workflow.DocumentContent{{Document: workflow.Document{Name: "a.txt", MimeType: "text/plain", Size: 5}, Content: []byte("hello")}}})
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +102,7 @@ func TestOfflineModelPlans(t *testing.T) {
 	if wf, err = enginetest.Await(ctx, g.Changes, g.Store.GetWorkflow, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {
 		t.Fatalf("round 1 ended %+v, %v", wf, err)
 	}
-	if _, err := g.Engine.StartRound(ctx, "dev", wf.ID, workflow.NewRound{Prompt: "thanks"}); err != nil {
+	if _, err := g.Engine.StartRound(ctx, "dev", wf.ID, engine.NewRound{Prompt: "thanks"}); err != nil {
 		t.Fatal(err)
 	}
 	if wf, err = enginetest.Await(ctx, g.Changes, g.Store.GetWorkflow, wf.ID); err != nil || wf.Status != workflow.StatusCompleted {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -35,7 +36,7 @@ func TestNoExistenceOracle(t *testing.T) {
 	defer g.closeStore()
 	g.Engine.Start(ctx)
 	defer g.Engine.Shutdown(context.Background())
-	wf, err := g.Engine.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "hello", Documents: []workflow.DocumentContent{
+	wf, err := g.Engine.Create(ctx, engine.NewWorkflow{UserID: "alice", Prompt: "hello", Documents: []workflow.DocumentContent{
 		{Document: workflow.Document{Name: "a.txt", MimeType: "text/plain", Size: 1}, Content: []byte("a")}}})
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/twostep/twostep/approval"
 	"github.com/twostep/twostep/changefeed"
 	"github.com/twostep/twostep/doctext"
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/experiments"
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm"
@@ -47,7 +48,7 @@ type Gateway struct {
 	Dispatcher workflow.Dispatcher
 	Model      NamedModel
 	Registry   *actions.Registry
-	Engine     *workflow.Engine
+	Engine     *engine.Engine
 	API        *httpapi.Server
 	Metrics    *metrics.Metrics
 	Redactor   *redact.Redactor // every configured secret, in every form
@@ -206,8 +207,8 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 	budget, usage := g.budgeter(cfg, log)
 	tracer := g.Tel.Tracer(telemetry.Options{Redactor: redactor, RequestModel: requestModel(g.Model)})
 	actionModel.Tracer = tracer
-	g.Engine, err = workflow.NewEngine(workflow.EngineConfig{
-		DefaultMaxSteps: cfg.MaxSteps, MaxStepsLimit: workflow.DefaultMaxStepsLimit, Workers: l.Workers,
+	g.Engine, err = engine.New(engine.Config{
+		DefaultMaxSteps: cfg.MaxSteps, MaxStepsLimit: engine.DefaultMaxStepsLimit, Workers: l.Workers,
 		MaxRunningPerUser: l.MaxRunningPerUser, LeaseTTL: l.LeaseTTL, LoopRepeats: l.loopRepeats(),
 		Dispatcher: g.Dispatcher, RecoverInterval: l.RecoverInterval,
 		Approvals: approvals, ApprovalTimeout: l.ApprovalTimeout, ShutdownGrace: l.ShutdownGrace, Logger: slogFor(log.With().Str("component", "engine").Logger()),
@@ -216,7 +217,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 		workflow.ModeReact: react.New(builder, react.RequireGrounded(grounded)), workflow.ModeActionPlan: plan,
 	})
 	if err != nil {
-		return fmt.Errorf("workflow.NewEngine: %w", err)
+		return fmt.Errorf("engine.New: %w", err)
 	}
 	if err := g.buildExperiments(cfg, log, reg, builder, redactor); err != nil {
 		return err

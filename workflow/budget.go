@@ -58,52 +58,6 @@ type Budgeter interface {
 	Settle(ctx context.Context, r BudgetReservation, used ModelUsage)
 }
 
-// DefaultReservedOutput is the output a model call reserves when it sets
-// no MaxTokens.
-const DefaultReservedOutput = 4096
-
-// estimateTokens is what a call may use at most, as far as the engine can
-// tell before it: the prompt (about four characters a token, rounded up,
-// plus a few tokens a message) and its whole output allowance.
-func estimateTokens(call ModelCall) int64 {
-	n := 0
-	for _, m := range call.Prompt {
-		n += (len(m.Content)+3)/4 + 4
-	}
-	out := call.MaxTokens
-	if out <= 0 {
-		out = DefaultReservedOutput
-	}
-	return int64(n + out)
-}
-
-// checkBudget is Budgeter.Check when the engine has one.
-func (e *Engine) checkBudget(ctx context.Context, userID string) error {
-	if e.cfg.Budget == nil {
-		return nil
-	}
-	return e.cfg.Budget.Check(ctx, userID)
-}
-
-// budgetStop ends run's round because its user's budget is spent: status
-// stopped, stop reason budget, and an assistant message saying so (Resume
-// goes on once the budget resets). Rounds queued behind it stay queued,
-// not started: each would only be refused in turn; they start once a
-// round resumed or started after the reset ends.
-func (e *Engine) budgetStop(ctx context.Context, run *Run, be *BudgetError) {
-	next := run.wf.Clone()
-	next.Status, next.StopReason, next.Error = StatusStopped, StopBudget, be.Error()
-	msg := Message{ID: NewID(PrefixMessage), Role: RoleAssistant, Round: next.Round, Step: next.Step,
-		Text: "I stopped here: " + be.Error() + ". Resume the workflow after that to go on."}
-	keepQueue := func(w *Workflow, m []Message) (*Workflow, []Message) { return w, m }
-	if err := run.commitShaped(ctx, next, []Message{msg}, nil, keepQueue); err != nil {
-		e.log.Error("recording the budget stop failed", "workflow", next.ID, "err", err)
-		return
-	}
-	e.log.Info("round stopped: budget spent", "workflow", next.ID, "user", next.UserID)
-	run.published()
-}
-
 // Usage is what a user's model calls used in one budget period: tokens
 // and micro-dollars (millionths of a US dollar) of settled calls, and the
 // tokens Reserved by calls still under way (held apart: they never mark

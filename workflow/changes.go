@@ -38,11 +38,3 @@ type Changes interface {
 	// none of its own.
 	Subscribe(workflowID string) (changes <-chan Change, cancel func())
 }
-
-// noChanges is the Changes of an engine configured without one: commits
-// are published nowhere.
-type noChanges struct{}
-
-func (noChanges) Publish(Change) {}
-
-func (noChanges) Subscribe(string) (<-chan Change, func()) { return nil, func() {} }

@@ -104,22 +104,19 @@ type Checkpoint struct {
 	// planning reply that held no plan), so a restarted engine makes that
 	// call without repeating the one that produced it.
 	Previous string `json:"previous,omitempty"`
-	// Plan and PlanIndex are used by the action-plan mode.
-	Plan      []PlanStep `json:"plan,omitempty"`
-	PlanIndex int        `json:"planIndex,omitempty"`
-	// Replans counts the re-planning calls of this round whose plan was
-	// saved (action-plan mode), so the per-round limit survives a restart.
-	Replans int `json:"replans,omitempty"`
-	// CompactionSkipped says this step's history compaction was tried and
-	// its reply rejected: Stage 1 falls back to dropping the oldest
-	// entries instead of asking again (React mode).
-	CompactionSkipped bool `json:"compactionSkipped,omitempty"`
 	// Approval is the approval decided "approve" for this step's call: the
 	// step executes with its parameters and does not pause again.
 	Approval *ApprovalGrant `json:"approval,omitempty"`
 	// AfterReject, while the step awaits approval, is the checkpoint the
 	// round continues from if the approval is rejected or expires.
 	AfterReject *Checkpoint `json:"afterReject,omitempty"`
+	// Mode is the mode's own part of the checkpoint (react's skipped
+	// compaction, actionplan's plan and its progress), opaque to the
+	// engine and the stores: a JSON object, nil when empty, that only its
+	// mode reads and writes (see ModeState). Stored, its members sit
+	// beside the common ones, where they were when they were fields of
+	// Checkpoint, so the records of every version decode alike.
+	Mode ModeState `json:"-"`
 }
 
 // Clone returns a deep copy of the checkpoint's containers (parameter values
@@ -141,37 +138,10 @@ func (c *Checkpoint) Clone() *Checkpoint {
 	if c.Approval != nil {
 		g := *c.Approval
 		g.Parameters = maps.Clone(c.Approval.Parameters)
-		g.Constraints = cloneJSON(c.Approval.Constraints)
+		g.Constraints = CloneJSON(c.Approval.Constraints)
 		d.Approval = &g
 	}
 	d.AfterReject = c.AfterReject.Clone()
-	if c.Plan != nil {
-		d.Plan = make([]PlanStep, len(c.Plan))
-		for i, p := range c.Plan {
-			p.Parameters = maps.Clone(p.Parameters)
-			p.Documents = append([]string(nil), p.Documents...)
-			d.Plan[i] = p
-		}
-	}
+	// d.Mode is shared: a ModeState is never changed in place.
 	return &d
-}
-
-// upgradeCheckpoint gives the checkpoint of wf, when it was stored before
-// checkpoints named their step (Step 0), the step that version derived:
-// the workflow's Step, or the step after it when the failure breaker had
-// ended the round after committing that step; and to a pending approval's
-// AfterReject, the step after the checkpoint's. A checkpoint with its step
-// is left as it is.
-func upgradeCheckpoint(wf *Workflow) {
-	cp := wf.Checkpoint
-	if cp == nil || cp.Step != 0 {
-		return
-	}
-	cp.Step = wf.Step
-	if wf.Status == StatusFailed && wf.StopReason == StopFailures && cp.Failures >= MaxFailuresInARow {
-		cp.Step++
-	}
-	if cp.AfterReject != nil && cp.AfterReject.Step == 0 {
-		cp.AfterReject.Step = cp.Step + 1
-	}
 }

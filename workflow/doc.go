@@ -1,10 +1,14 @@
-// Package workflow is the centre of twostep: the domain types (workflows,
-// messages, documents, connections, traces), their status enums and error
-// kinds, the interfaces the engine consumes (Store, Model, Registry, Mode),
-// and the engine and local runner that drive rounds of steps.
+// Package workflow is the centre of twostep, its domain: the types
+// (workflows, messages, documents, connections, checkpoints, traces,
+// approvals), their status enums and error kinds, references and the
+// rules of a step's inputs, loop detection, and the contracts the engine
+// consumes — Store, Model, Registry, Mode and the Run a mode is handed,
+// Dispatcher, Tracer, Budgeter, the approval policy.
 //
-// It imports only the standard library and small pure libraries. Adapters
-// (redisstore, memstore, llm, actions, httpapi) convert at their own edge:
-// for example redisstore turns redis.Nil into ErrNotFound, and httpapi maps
-// error kinds to HTTP status codes in one table.
+// It imports only the standard library (and a ULID generator), nothing of
+// the project. The engine that runs rounds lives beside it in package
+// engine; adapters (redisstore, memstore, llm, actions, httpapi) convert
+// at their own edge: for example redisstore turns redis.Nil into
+// ErrNotFound, and httpapi maps error kinds to HTTP status codes in one
+// table.
 package workflow

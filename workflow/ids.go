@@ -24,10 +24,10 @@ const (
 
 // NewID returns a new sortable id with the given prefix. It is safe for
 // concurrent use; the ids one process makes strictly increase.
-func NewID(prefix string) string { return newIDAt(prefix, time.Now()) }
+func NewID(prefix string) string { return NewIDAt(prefix, time.Now()) }
 
-// newIDAt is NewID for a caller that has just read the clock.
-func newIDAt(prefix string, now time.Time) string {
+// NewIDAt is NewID for a caller that has just read the clock.
+func NewIDAt(prefix string, now time.Time) string {
 	// prefix + strings.ToLower(ulid.Make().String()) in one allocation:
 	// ids are made several times per step.
 	var buf [32]byte

@@ -219,11 +219,12 @@ func loopEndOf(head, tail []Message, round, limit int) string {
 		return ""
 	}
 	newest, earlier, ok := repeats(head, tail, round)
-	return StepRepeats{newest, earlier, ok}.loopEnd(limit)
+	return StepRepeats{newest, earlier, ok}.LoopEnd(limit)
 }
 
-// loopEnd is the package's loopEnd for what repeats found.
-func (s StepRepeats) loopEnd(limit int) string {
+// LoopEnd is the closing text of a round that loopEnd gives for what
+// Repeats found ("" when nothing repeats often enough).
+func (s StepRepeats) LoopEnd(limit int) string {
 	if limit <= 0 || !s.Found || len(s.Earlier) < limit {
 		return ""
 	}

@@ -87,25 +87,25 @@ func TestRepeatsMatchesFingerprints(t *testing.T) {
 			}
 			// The Run's index, grown as a run's messages grow (asked at
 			// every length, sometimes about the other round first).
-			var x loopIndex
+			var x LoopIndex
 			for h := range split {
-				x.repeats(msgs[:h], nil, round)
+				x.Repeats(msgs[:h], nil, round)
 				if rng.IntN(8) == 0 {
-					x.repeats(msgs[:h], nil, 3-round)
+					x.Repeats(msgs[:h], nil, 3-round)
 				}
 			}
-			newest, got, ok = x.repeats(msgs[:split], msgs[split:], round)
+			newest, got, ok = x.Repeats(msgs[:split], msgs[split:], round)
 			if ok != wantOK || newest.Step != wantNewest.Step || !slices.Equal(got, want) {
 				t.Fatalf("trial %d, split %d: the index's repeats = step %d, %v, %v; fingerprints give step %d, %v, %v\n%s",
 					trial, split, newest.Step, got, ok, wantNewest.Step, want, wantOK, fmt.Sprintf("%+v", msgs))
 			}
 		}
 		// Asked about a shorter list than it indexed, the index starts again.
-		var x loopIndex
-		x.repeats(msgs, nil, round)
+		var x LoopIndex
+		x.Repeats(msgs, nil, round)
 		for h := n; h >= 0; h-- {
 			wn, w, wok := naiveRepeats(msgs[:h], round)
-			if gn, g, gok := x.repeats(msgs[:h], nil, round); gok != wok || gn.Step != wn.Step || !slices.Equal(g, w) {
+			if gn, g, gok := x.Repeats(msgs[:h], nil, round); gok != wok || gn.Step != wn.Step || !slices.Equal(g, w) {
 				t.Fatalf("trial %d, prefix %d after the whole list: the index's repeats = step %d, %v; want step %d, %v",
 					trial, h, gn.Step, g, wn.Step, w)
 			}
@@ -152,9 +152,9 @@ func BenchmarkRepeats(b *testing.B) {
 		}
 	})
 	b.Run("index", func(b *testing.B) {
-		var x loopIndex
+		var x LoopIndex
 		for b.Loop() {
-			x.repeats(msgs, nil, 1)
+			x.Repeats(msgs, nil, 1)
 		}
 	})
 }

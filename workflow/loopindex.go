@@ -1,6 +1,6 @@
 package workflow
 
-// loopIndex gives a Run repeats' answers without comparing the round's
+// LoopIndex gives a Run the answers of Repeats without comparing the round's
 // newest action step with every earlier one, which made loop detection
 // O(steps) per step, twice (the engine after each step, Stage 1 before
 // each render): 100 steps into a round it was the engine's largest cost
@@ -13,7 +13,7 @@ package workflow
 // are kept aside and always compared, and a newest message holding one
 // takes the full scan. The answers are repeats' exactly
 // (TestRepeatsMatchesFingerprints holds both to the fingerprints).
-type loopIndex struct {
+type LoopIndex struct {
 	round int
 	// indexed is how many of the run's messages are indexed; last is the
 	// index of the newest action message of the round among them (-1:
@@ -41,9 +41,9 @@ func keyOf(m *Message) outcomeKey {
 // update indexes the messages of msgs not indexed yet. msgs is the run's
 // list, which only grows while the round runs; a shorter list or another
 // round starts the index again.
-func (x *loopIndex) update(msgs []Message, round int) {
+func (x *LoopIndex) update(msgs []Message, round int) {
 	if x.by == nil || x.round != round || x.indexed > len(msgs) {
-		*x = loopIndex{round: round, last: -1, by: make(map[outcomeKey][]int)}
+		*x = LoopIndex{round: round, last: -1, by: make(map[outcomeKey][]int)}
 	}
 	for i := x.indexed; i < len(msgs); i++ {
 		m := &msgs[i]
@@ -61,8 +61,9 @@ func (x *loopIndex) update(msgs []Message, round int) {
 	x.indexed = len(msgs)
 }
 
-// repeats is repeats(head, tail, round) for head the run's messages.
-func (x *loopIndex) repeats(head, tail []Message, round int) (newest Message, earlier []int, ok bool) {
+// Repeats is the package function Repeats over head then tail, for head
+// the run's messages (indexed incrementally: head only ever grows).
+func (x *LoopIndex) Repeats(head, tail []Message, round int) (newest Message, earlier []int, ok bool) {
 	x.update(head, round)
 	var n *Message
 	ti := len(tail) - 1

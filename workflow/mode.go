@@ -22,10 +22,10 @@ import (
 // them); a rejected model reply is not an error.
 type Mode interface {
 	// Step runs the next phase of the current step.
-	Step(ctx context.Context, run *Run) error
+	Step(ctx context.Context, run Run) error
 	// Closing builds the assistant message that ends a round at maxSteps.
 	// It lists what the round did and makes no model call.
-	Closing(run *Run) Message
+	Closing(run Run) Message
 }
 
 // StepResult is how a mode hands a finished step to Run.CommitStep. The

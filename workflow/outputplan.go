@@ -22,14 +22,8 @@ func PlannedOutput(m Model, req ModelRequest) OutputMode {
 	return OutputText
 }
 
-// PlannedOutput returns the output mode the engine's model plans for call
-// (see the package function PlannedOutput).
-func (r *Run) PlannedOutput(call ModelCall) OutputMode {
-	return PlannedOutput(r.e.model, call.request())
-}
-
-// request is the ModelRequest Generate sends for call.
-func (call ModelCall) request() ModelRequest {
+// Request is the ModelRequest Run.Generate sends for the call.
+func (call ModelCall) Request() ModelRequest {
 	return ModelRequest{
 		Messages: call.Prompt, JSON: call.JSON, MaxTokens: call.MaxTokens, Stage: call.Stage, Output: call.Output,
 		CacheKey: call.CacheKey, CachePrefix: call.CachePrefix, Facts: call.Facts,

@@ -45,8 +45,8 @@ type QueuedRound struct {
 	QueuedAt  time.Time `json:"queuedAt"`
 }
 
-// cloneQueue returns a deep copy of q (nil for empty).
-func cloneQueue(q []QueuedRound) []QueuedRound {
+// CloneQueue returns a deep copy of q (nil for empty).
+func CloneQueue(q []QueuedRound) []QueuedRound {
 	if len(q) == 0 {
 		return nil
 	}
@@ -63,9 +63,9 @@ func (w *Workflow) Interrupting() bool {
 	return len(w.QueuedRounds) > 0 && w.QueuedRounds[0].Interrupt
 }
 
-// insertQueued adds q to w's queue: an interrupting round after the
+// InsertQueued adds q to w's queue: an interrupting round after the
 // interrupting ones already at its head, any other at the end.
-func insertQueued(w *Workflow, q QueuedRound) {
+func InsertQueued(w *Workflow, q QueuedRound) {
 	i := len(w.QueuedRounds)
 	if q.Interrupt {
 		i = 0
@@ -73,5 +73,5 @@ func insertQueued(w *Workflow, q QueuedRound) {
 			i++
 		}
 	}
-	w.QueuedRounds = slices.Insert(cloneQueue(w.QueuedRounds), i, q)
+	w.QueuedRounds = slices.Insert(CloneQueue(w.QueuedRounds), i, q)
 }

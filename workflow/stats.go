@@ -218,12 +218,12 @@ func (t *StageTable) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// countCall adds one model call of stage to the totals and to ByStage.
+// CountCall adds one model call of stage to the totals and to ByStage.
 // The engine calls it on the run's own state, so the call is persisted by
 // the same atomic commit (Checkpoint or CommitStep) as the phase it
 // belongs to: a crash before that commit repeats the call and counts it
 // once.
-func (s *Stats) countCall(stage Stage, promptTokens, completionTokens, cachedTokens int) {
+func (s *Stats) CountCall(stage Stage, promptTokens, completionTokens, cachedTokens int) {
 	s.LLMCalls++
 	s.PromptTokens += promptTokens
 	s.CompletionTokens += completionTokens

@@ -142,8 +142,8 @@ func TestStageTableCopiesShareNothing(t *testing.T) {
 		c := w.Clone()
 		shallow := *w
 		for _, s := range []Stage{StageOne, StagePlan, "later", "new"} {
-			c.Stats.countCall(s, 10, 1, 0)
-			shallow.Stats.countCall(s, 10, 1, 0)
+			c.Stats.CountCall(s, 10, 1, 0)
+			shallow.Stats.CountCall(s, 10, 1, 0)
 		}
 		if got := w.Stats.ByStage.Map(); !cmp.Equal(got, m) || (got == nil) != (m == nil) {
 			t.Errorf("%s: the original became %#v after its copies counted calls", name, got)
@@ -182,9 +182,9 @@ func TestStageTableReads(t *testing.T) {
 		t.Error("the null table equals the empty one")
 	}
 	var s Stats
-	s.countCall(StageOne, 3, 4, 2)
-	s.countCall(StageOne, 1, 1, 0)
-	s.countCall("later", 1, 0, 0)
+	s.CountCall(StageOne, 3, 4, 2)
+	s.CountCall(StageOne, 1, 1, 0)
+	s.CountCall("later", 1, 0, 0)
 	want := map[Stage]StageStats{StageOne: {Calls: 2, PromptTokens: 4, CompletionTokens: 5, CachedTokens: 2}, "later": {Calls: 1, PromptTokens: 1}}
 	if !cmp.Equal(s.ByStage.Map(), want) || s.LLMCalls != 3 || s.PromptTokens != 5 || s.CompletionTokens != 5 {
 		t.Errorf("counted %+v, byStage %v", s, s.ByStage.Map())

@@ -173,6 +173,9 @@ type RoundLoader interface {
 	ClaimRoundLoad(ctx context.Context, workflowID, owner string, ttl time.Duration) (RoundClaim, error)
 }
 
+// releaseTimeout bounds the release of a lease after a failed read.
+const releaseTimeout = 10 * time.Second
+
 // ClaimRoundLoad claims workflowID's round for owner as s.ClaimRound does
 // and, when owner now holds the lease, returns the workflow and, when it
 // is running, all its messages: in one step when s is a RoundLoader, else
@@ -194,7 +197,7 @@ func ClaimRoundLoad(ctx context.Context, s Store, workflowID, owner string, ttl 
 		c.Messages, err = s.Messages(ctx, workflowID, 0, 0)
 	}
 	if err != nil {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 		defer cancel()
 		_ = s.ReleaseRound(rctx, workflowID, owner)
 		return RoundClaim{}, err

@@ -138,18 +138,18 @@ func (w *Workflow) Clone() *Workflow {
 	c := *w
 	c.Checkpoint = w.Checkpoint.Clone()
 	c.PendingApproval = w.PendingApproval.Clone()
-	c.QueuedRounds = cloneQueue(w.QueuedRounds)
+	c.QueuedRounds = CloneQueue(w.QueuedRounds)
 	return &c
 }
 
-// withCheckpoint returns a copy of w with cp as its checkpoint, for the
+// WithCheckpoint returns a copy of w with cp as its checkpoint, for the
 // run's commit that replaces the checkpoint: the old checkpoint is dropped
 // rather than copied and cp is used as it is.
-func (w *Workflow) withCheckpoint(cp *Checkpoint) *Workflow {
+func (w *Workflow) WithCheckpoint(cp *Checkpoint) *Workflow {
 	c := *w
 	c.Checkpoint = cp
 	c.PendingApproval = w.PendingApproval.Clone()
-	c.QueuedRounds = cloneQueue(w.QueuedRounds)
+	c.QueuedRounds = CloneQueue(w.QueuedRounds)
 	return &c
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/wiring"
 	"github.com/twostep/twostep/workflow"
@@ -34,7 +35,7 @@ func demo(ctx context.Context, getenv func(string) string, stdout, stderr io.Wri
 		_ = g.Engine.Shutdown(sctx)
 	}()
 
-	wf, err := g.Engine.Create(runCtx, workflow.NewWorkflow{
+	wf, err := g.Engine.Create(runCtx, engine.NewWorkflow{
 		UserID: "demo", Prompt: wiring.DemoPrompt,
 		Documents: []workflow.DocumentContent{{
 			Document: workflow.Document{Name: "meeting-notes.txt", MimeType: "text/plain", Size: int64(len(wiring.DemoNotes))},

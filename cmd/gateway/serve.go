@@ -12,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/telemetry"
 	"github.com/twostep/twostep/wiring"
@@ -149,7 +150,7 @@ func grace(cfg wiring.Config) time.Duration {
 	if g := cfg.File.Limits.ShutdownGrace; g > 0 {
 		return g
 	}
-	return workflow.DefaultShutdownGrace
+	return engine.DefaultShutdownGrace
 }
 
 func shutdown(srv *http.Server, g *wiring.Gateway, serveErr <-chan error, log zerolog.Logger, drain time.Duration) error {

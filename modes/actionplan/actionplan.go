@@ -11,7 +11,7 @@
 //
 // A planning reply that holds no plan is saved (workflow.Checkpoint.Previous,
 // phase plan, attempt 1) before the repair call, and the validated plan is
-// saved in the checkpoint (workflow.Checkpoint.Plan and PlanIndex) before
+// saved in the checkpoint (its state in workflow.Checkpoint.Mode: the plan and the index of the next step) before
 // any step runs, so a restarted engine continues the
 // plan where it stopped without a new planning call. A reply that holds no
 // plan gets one repair call; when that fails too, or when no step of the
@@ -23,7 +23,7 @@
 // sees the plan so far, the failure and the history; its validated plan
 // replaces the steps not run yet. At most Options.MaxReplans such calls are
 // made per round; the count is saved in the checkpoint with the new plan
-// (workflow.Checkpoint.Replans), so a restart never repeats a saved
+// (the state's Replans), so a restart never repeats a saved
 // re-planning call. A re-planning reply that holds no usable step keeps the
 // remaining steps as they were.
 //
@@ -97,22 +97,26 @@ func (m *Mode) Offered(prompt string, all []workflow.ActionSpec) []workflow.Acti
 // plan), else the next plan step (phase execute). After the last plan step
 // it ends the round with an assistant message listing what was done (no
 // model call); a workflow.complete step ends it with that step's message.
-func (m *Mode) Step(ctx context.Context, run *workflow.Run) error {
+func (m *Mode) Step(ctx context.Context, run workflow.Run) error {
 	cp := run.Workflow().Checkpoint
 	phase := workflow.PhaseSelect
 	if cp != nil {
 		phase = cp.Phase
 	}
+	st, err := stateOf(cp)
+	if err != nil {
+		return err
+	}
 	switch phase {
 	case workflow.PhaseSelect, workflow.PhasePlan, "":
 		return m.plan(ctx, run)
 	case workflow.PhaseExecute:
-		if len(cp.Plan) > 0 {
-			return m.execute(ctx, run, cp)
+		if len(st.Plan) > 0 {
+			return m.execute(ctx, run, st)
 		}
 	case workflow.PhaseReplan:
-		if len(cp.Plan) > 0 {
-			return m.replan(ctx, run, cp)
+		if len(st.Plan) > 0 {
+			return m.replan(ctx, run, st)
 		}
 	}
 	return workflow.Errorf(workflow.KindInternal, "actionplan: cannot run phase %q of step %d", phase, run.Workflow().Step)
@@ -120,32 +124,38 @@ func (m *Mode) Step(ctx context.Context, run *workflow.Run) error {
 
 // Closing returns the max-steps closing message (no model call), the same
 // as React mode's.
-func (m *Mode) Closing(run *workflow.Run) workflow.Message { return modes.Closing(run) }
+func (m *Mode) Closing(run workflow.Run) workflow.Message { return modes.Closing(run) }
 
-// execute runs plan step cp.PlanIndex through the shared executor and
+// execute runs plan step st.PlanIndex through the shared executor and
 // saves the index of the step after it; past the last step it ends the
 // round.
-func (m *Mode) execute(ctx context.Context, run *workflow.Run, cp *workflow.Checkpoint) error {
-	i := cp.PlanIndex
-	if i >= len(cp.Plan) {
+func (m *Mode) execute(ctx context.Context, run workflow.Run, st state) error {
+	i := st.PlanIndex
+	if i >= len(st.Plan) {
 		return finish(ctx, run)
 	}
-	step := cp.Plan[i]
+	step := st.Plan[i]
 	if step.Action == workflow.CompleteAction {
 		text, _ := step.Parameters["message"].(string)
 		return modes.Complete(ctx, run, text, nil)
 	}
-	next := &workflow.Checkpoint{Phase: workflow.PhaseExecute, Plan: cp.Plan, PlanIndex: i + 1, Replans: cp.Replans}
+	after := state{Plan: st.Plan, PlanIndex: i + 1, Replans: st.Replans}
+	next, err := checkpoint(workflow.PhaseExecute, after)
+	if err != nil {
+		return err
+	}
 	call := modes.StepCall{
 		Action:     step.Action,
-		Objective:  fmt.Sprintf("plan step %d of %d", i+1, len(cp.Plan)),
+		Objective:  fmt.Sprintf("plan step %d of %d", i+1, len(st.Plan)),
 		Parameters: step.Parameters,
 		Documents:  step.Documents,
 		Connection: step.Connection,
 		Label:      step.ResultLabel,
 	}
-	if cp.Replans < m.maxReplans {
-		call.OnFailure = &workflow.Checkpoint{Phase: workflow.PhaseReplan, Plan: cp.Plan, PlanIndex: i + 1, Replans: cp.Replans}
+	if st.Replans < m.maxReplans {
+		if call.OnFailure, err = checkpoint(workflow.PhaseReplan, after); err != nil {
+			return err
+		}
 	}
 	return modes.Execute(ctx, run, call, next)
 }

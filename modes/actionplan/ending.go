@@ -17,7 +17,7 @@ const maxExcerpt = 2000
 // finish ends a round whose plan ran to its end without workflow.complete:
 // an assistant message listing what was done (no model call), status
 // completed, stop reason completed.
-func finish(ctx context.Context, run *workflow.Run) error {
+func finish(ctx context.Context, run workflow.Run) error {
 	wf := run.Workflow()
 	msg := messages.NewAssistant(messages.AssistantInput{
 		WorkflowID: wf.ID, Round: wf.Round, Step: wf.Step, Text: doneText(run.Messages(), wf.Round),
@@ -67,7 +67,7 @@ func doneText(msgs []workflow.Message, round int) string {
 // message saying the plan was unavailable, why, and a short excerpt of
 // the model's reply; status failed (Resume plans again), stop reason
 // plan_unavailable.
-func unavailable(ctx context.Context, run *workflow.Run, why, reply string) error {
+func unavailable(ctx context.Context, run workflow.Run, why, reply string) error {
 	wf := run.Workflow()
 	text := fmt.Sprintf("The plan for this round was unavailable: %s. Nothing was run.\n\nThe model replied: %s",
 		why, replyExcerpt(reply))

@@ -39,7 +39,7 @@ type planned struct {
 // the finished planning call. A usable plan is saved with phase execute;
 // otherwise the round ends as plan_unavailable. Model errors are returned
 // unchanged.
-func (m *Mode) plan(ctx context.Context, run *workflow.Run) error {
+func (m *Mode) plan(ctx context.Context, run workflow.Run) error {
 	wf := run.Workflow()
 	rendered, offered, err := m.planPrompt(wf, run.Messages(), run.Registry().Actions(), run.Connections())
 	if err != nil {
@@ -67,7 +67,7 @@ func (m *Mode) plan(ctx context.Context, run *workflow.Run) error {
 
 // repair makes the repair call for previous, the planning reply that held
 // no plan for the reasons in problems.
-func (m *Mode) repair(ctx context.Context, run *workflow.Run, env Env, offered []workflow.ActionSpec, previous string, problems []string) error {
+func (m *Mode) repair(ctx context.Context, run workflow.Run, env Env, offered []workflow.ActionSpec, previous string, problems []string) error {
 	rendered, err := m.prompts.Repair(prompts.RepairInput{
 		Previous: previous, Actions: offered, Feedback: prompts.Feedback(problems),
 	})
@@ -86,11 +86,15 @@ func (m *Mode) repair(ctx context.Context, run *workflow.Run, env Env, offered [
 
 // planned saves a usable plan with phase execute, or ends the round as
 // plan_unavailable when no step of it is valid.
-func (m *Mode) planned(ctx context.Context, run *workflow.Run, out planned) error {
+func (m *Mode) planned(ctx context.Context, run workflow.Run, out planned) error {
 	if len(out.plan.Steps) == 0 {
 		return unavailable(ctx, run, noValidStep(out.plan), out.reply)
 	}
-	return run.Checkpoint(ctx, workflow.Checkpoint{Phase: workflow.PhaseExecute, Plan: out.plan.Steps})
+	next, err := checkpoint(workflow.PhaseExecute, state{Plan: out.plan.Steps})
+	if err != nil {
+		return err
+	}
+	return run.Checkpoint(ctx, *next)
 }
 
 // PlanPrompt renders the planning prompt exactly as Step sends it for a
@@ -121,7 +125,7 @@ func (m *Mode) planPrompt(wf *workflow.Workflow, msgs []workflow.Message, action
 // call makes one planning model call; the reply is parsed and validated
 // inside the call's Check, so its trace records the validated plan
 // (Parsed) and every dropped step's reason (Error).
-func call(ctx context.Context, run *workflow.Run, stage workflow.Stage, attempt int, r prompts.Rendered, env Env) (planned, error) {
+func call(ctx context.Context, run workflow.Run, stage workflow.Stage, attempt int, r prompts.Rendered, env Env) (planned, error) {
 	var out planned
 	resp, err := run.Generate(ctx, workflow.ModelCall{
 		Stage: stage, Attempt: attempt, Template: r.Template, Prompt: r.Messages,

@@ -184,7 +184,7 @@ func TestCrashAfterReplanResumesWithoutRepeating(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cp := mid.Checkpoint; cp == nil || cp.Phase != workflow.PhaseExecute || cp.Replans != 1 || cp.PlanIndex != 1 || len(cp.Plan) != 3 {
+	if cp, st := mid.Checkpoint, planOf(t, mid.Checkpoint); cp == nil || cp.Phase != workflow.PhaseExecute || st.Replans != 1 || st.PlanIndex != 1 || len(st.Plan) != 3 {
 		t.Fatalf("saved checkpoint = %+v, want the re-planned plan (3 steps, index 1, 1 re-plan)", mid.Checkpoint)
 	}
 	second := scripted.New() // any model call fails the round

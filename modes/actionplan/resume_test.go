@@ -44,7 +44,7 @@ func TestCrashAfterPlanningResumesWithoutReplanning(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cp := mid.Checkpoint; cp == nil || cp.Phase != workflow.PhaseExecute || len(cp.Plan) != 3 || cp.PlanIndex != n-1 {
+			if cp, st := mid.Checkpoint, planOf(t, mid.Checkpoint); cp == nil || cp.Phase != workflow.PhaseExecute || len(st.Plan) != 3 || st.PlanIndex != n-1 {
 				t.Fatalf("saved checkpoint = %+v, want phase execute with the 3-step plan at index %d", cp, n-1)
 			}
 			second := scripted.New() // any model call fails the round
@@ -80,7 +80,7 @@ func TestResumeAfterBreakerContinuesThePlan(t *testing.T) {
 	if wf.Status != workflow.StatusFailed || wf.StopReason != workflow.StopFailures {
 		t.Fatalf("ended %s/%s, want failed/failures", wf.Status, wf.StopReason)
 	}
-	if cp := wf.Checkpoint; cp == nil || cp.PlanIndex != 3 {
+	if cp := wf.Checkpoint; cp == nil || planOf(t, cp).PlanIndex != 3 {
 		t.Fatalf("checkpoint = %+v, want the plan saved at index 3", wf.Checkpoint)
 	}
 	if _, err := e.Resume(context.Background(), "alice", wf.ID); err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/modes/actionplan"
 	"github.com/twostep/twostep/workflow"
@@ -332,7 +333,7 @@ func TestSecondRoundPlansAgain(t *testing.T) {
 	model := scripted.New(planJSON(echo("one", "")), planJSON(complete("second answer")))
 	e := startEngine(t, testConfig("a"), store, model, reg)
 	wf := wait(t, e, create(t, e, "first", 5).ID)
-	if _, err := e.StartRound(context.Background(), "alice", wf.ID, workflow.NewRound{Prompt: "second"}); err != nil {
+	if _, err := e.StartRound(context.Background(), "alice", wf.ID, engine.NewRound{Prompt: "second"}); err != nil {
 		t.Fatalf("StartRound: %v", err)
 	}
 	wf = wait(t, e, wf.ID)

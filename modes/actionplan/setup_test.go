@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/modes/actionplan"
@@ -29,13 +30,13 @@ func newMode(t testing.TB) *actionplan.Mode {
 
 // startEngine returns a started engine running the action-plan mode over
 // store.
-func startEngine(t testing.TB, cfg workflow.EngineConfig, store workflow.Store, model workflow.Model, reg workflow.Registry) *enginetest.Engine {
+func startEngine(t testing.TB, cfg engine.Config, store workflow.Store, model workflow.Model, reg workflow.Registry) *enginetest.Engine {
 	t.Helper()
 	return enginetest.StartEngine(t, cfg, store, model, reg, map[workflow.ModeName]workflow.Mode{workflow.ModeActionPlan: newMode(t)})
 }
 
 // startEngineWith is startEngine with the mode configured by opts.
-func startEngineWith(t testing.TB, opts actionplan.Options, cfg workflow.EngineConfig, store workflow.Store, model workflow.Model, reg workflow.Registry) *enginetest.Engine {
+func startEngineWith(t testing.TB, opts actionplan.Options, cfg engine.Config, store workflow.Store, model workflow.Model, reg workflow.Registry) *enginetest.Engine {
 	t.Helper()
 	mode := actionplan.New(newBuilder(t), opts)
 	return enginetest.StartEngine(t, cfg, store, model, reg, map[workflow.ModeName]workflow.Mode{workflow.ModeActionPlan: mode})
@@ -67,7 +68,7 @@ func modelTraces(t testing.TB, s workflow.Store, id string) []workflow.Trace {
 }
 
 // The harness lives in enginetest; these names keep the tests short.
-func testConfig(instance string) workflow.EngineConfig { return enginetest.Config(instance) }
+func testConfig(instance string) engine.Config { return enginetest.Config(instance) }
 
 func wait(t testing.TB, e *enginetest.Engine, id string) *workflow.Workflow {
 	t.Helper()
@@ -122,3 +123,25 @@ func planJSON(steps ...step) string {
 }
 
 func newStore() *memstore.Store { return memstore.New() }
+
+// storedPlan is the action-plan mode's part of a checkpoint, read as it
+// is stored (the member names a stored checkpoint has kept since they
+// were fields of workflow.Checkpoint).
+type storedPlan struct {
+	Plan      []workflow.PlanStep `json:"plan"`
+	PlanIndex int                 `json:"planIndex"`
+	Replans   int                 `json:"replans"`
+}
+
+// planOf reads the mode's part of cp (zero for nil).
+func planOf(t *testing.T, cp *workflow.Checkpoint) storedPlan {
+	t.Helper()
+	var s storedPlan
+	if cp == nil {
+		return s
+	}
+	if err := cp.Mode.Decode(&s); err != nil {
+		t.Fatalf("checkpoint's mode state %s: %v", cp.Mode, err)
+	}
+	return s
+}

@@ -12,7 +12,7 @@ import (
 
 // MaxPlanSteps bounds how many steps of a plan are looked at: steps beyond
 // it are ignored without validation (a round never runs more than
-// workflow.DefaultMaxStepsLimit steps), so a reply full of tiny steps
+// engine.DefaultMaxStepsLimit steps), so a reply full of tiny steps
 // cannot make validation or the trace large.
 const MaxPlanSteps = 200
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -62,7 +63,7 @@ func TestAllocsPerStep(t *testing.T) {
 	e := startEngine(t, cfg, newStore(), model, enginetest.NewRegistry())
 	ctx := context.Background()
 	round := func() {
-		if _, err := e.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "run ten steps", MaxSteps: 10}); err != nil {
+		if _, err := e.Create(ctx, engine.NewWorkflow{UserID: "alice", Prompt: "run ten steps", MaxSteps: 10}); err != nil {
 			t.Fatal(err)
 		}
 		select {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
@@ -77,7 +78,7 @@ func TestExpiryRacingADecisionAppliesOnce(t *testing.T) {
 				late := testConfig("b")
 				late.Approvals = echoNeedsApproval{}
 				late.Now = func() time.Time { return time.Now().Add(2 * time.Hour) }
-				other, err := workflow.NewEngine(late, store, scripted.New(), reg, map[workflow.ModeName]workflow.Mode{workflow.ModeReact: newMode(t)})
+				other, err := engine.New(late, store, scripted.New(), reg, map[workflow.ModeName]workflow.Mode{workflow.ModeReact: newMode(t)})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -156,7 +157,7 @@ func TestExpiryPagesPastUsersAtTheirLimit(t *testing.T) {
 			cfg := approvalConfig()
 			cfg.MaxRunningPerUser = 1
 			cfg.Now = func() time.Time { return base.Add(time.Hour) }
-			e, err := workflow.NewEngine(cfg, store, scripted.New(), enginetest.NewRegistry(), map[workflow.ModeName]workflow.Mode{workflow.ModeReact: newMode(t)})
+			e, err := engine.New(cfg, store, scripted.New(), enginetest.NewRegistry(), map[workflow.ModeName]workflow.Mode{workflow.ModeReact: newMode(t)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/workflow"
@@ -31,7 +32,7 @@ func approvalStores(t *testing.T) map[string]func(testing.TB) workflow.Store {
 	return stores
 }
 
-func approvalConfig() workflow.EngineConfig {
+func approvalConfig() engine.Config {
 	cfg := testConfig("a")
 	cfg.Approvals = echoNeedsApproval{}
 	return cfg
@@ -39,7 +40,7 @@ func approvalConfig() workflow.EngineConfig {
 
 // pausedAt starts a round whose first step is echo(text) and waits for it
 // to pause; it returns the engine, the paused workflow and the model.
-func pausedAt(t *testing.T, store workflow.Store, reg *enginetest.Registry, cfg workflow.EngineConfig, after ...[]string) (*enginetest.Engine, *workflow.Workflow, *scripted.Model) {
+func pausedAt(t *testing.T, store workflow.Store, reg *enginetest.Registry, cfg engine.Config, after ...[]string) (*enginetest.Engine, *workflow.Workflow, *scripted.Model) {
 	t.Helper()
 	model := scripted.New(replies(append([][]string{enginetest.Echoes("hello")}, after...)...)...)
 	e := startEngine(t, cfg, store, model, reg)
@@ -67,7 +68,7 @@ func TestApprovalPausesThenApproveRuns(t *testing.T) {
 			p := wf.PendingApproval
 			if p.Action != enginetest.Echo || p.Parameters["text"] != "hello" || p.Effect != workflow.EffectWrite ||
 				p.Round != 1 || p.Step != 1 || !strings.HasPrefix(p.ID, workflow.PrefixApproval) ||
-				p.ExpiresAt.Sub(p.RequestedAt) != workflow.DefaultApprovalTimeout {
+				p.ExpiresAt.Sub(p.RequestedAt) != engine.DefaultApprovalTimeout {
 				t.Errorf("pending approval = %+v", p)
 			}
 			if _, err := e.Decide(context.Background(), "bob", wf.ID, p.ID, workflow.Decision{Approve: true}); workflow.KindOf(err) != workflow.KindNotFound {
@@ -228,7 +229,7 @@ func TestPausedRoundsDoNotCountAgainstTheLimit(t *testing.T) {
 	cfg := approvalConfig()
 	cfg.MaxRunningPerUser = 1
 	e, _, _ := pausedAt(t, store, reg, cfg)
-	if _, err := e.Create(context.Background(), workflow.NewWorkflow{UserID: "alice", Prompt: "another"}); err != nil {
+	if _, err := e.Create(context.Background(), engine.NewWorkflow{UserID: "alice", Prompt: "another"}); err != nil {
 		t.Errorf("a second round with one paused: %v", err)
 	}
 }
@@ -256,7 +257,7 @@ func TestApprovalSurvivesInstances(t *testing.T) {
 	}
 	// The deciding instance commits the decision and stops before running
 	// the step (not started: its runner never picks the round up).
-	decider, err := workflow.NewEngine(testConfig("decider"), store, model, reg, map[workflow.ModeName]workflow.Mode{workflow.ModeReact: newMode(t)})
+	decider, err := engine.New(testConfig("decider"), store, model, reg, map[workflow.ModeName]workflow.Mode{workflow.ModeReact: newMode(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

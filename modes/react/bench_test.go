@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
@@ -75,7 +76,7 @@ func benchSteps(b *testing.B, store workflow.Store, reg workflow.Registry) {
 	b.ResetTimer()
 	cpu := enginetest.CPUTime()
 	for b.Loop() {
-		wf, err := e.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "run ten steps", MaxSteps: 10})
+		wf, err := e.Create(ctx, engine.NewWorkflow{UserID: "alice", Prompt: "run ten steps", MaxSteps: 10})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -98,7 +99,7 @@ func TestStage2PromptIsSmall(t *testing.T) {
 	t.Parallel()
 	model := scripted.New(tenSteps()...)
 	e := startEngine(t, testConfig("a"), newStore(), model, enginetest.NewRegistry())
-	wf, err := e.Create(context.Background(), workflow.NewWorkflow{
+	wf, err := e.Create(context.Background(), engine.NewWorkflow{
 		UserID: "alice", Prompt: "Summarise the attached quarterly report and echo the key figures, step by step.", MaxSteps: 10,
 		Documents: []workflow.DocumentContent{{Document: workflow.Document{Name: "report.txt", MimeType: "text/plain"}, Content: []byte("revenue 10, costs 7")}},
 	})

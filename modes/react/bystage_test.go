@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
@@ -31,7 +32,7 @@ func TestByStageMatchesTraces(t *testing.T) {
 			model := scripted.New(replies(first, enginetest.Echoes("b"), enginetest.Completes("again"))...)
 			e := startEngine(t, testConfig("a"), store, model, enginetest.NewRegistry())
 			wf := wait(t, e, create(t, e, "echo a", 5).ID)
-			if _, err := e.StartRound(context.Background(), "alice", wf.ID, workflow.NewRound{Prompt: "echo b"}); err != nil {
+			if _, err := e.StartRound(context.Background(), "alice", wf.ID, engine.NewRound{Prompt: "echo b"}); err != nil {
 				t.Fatal(err)
 			}
 			wf = wait(t, e, wf.ID)

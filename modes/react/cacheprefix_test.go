@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
@@ -43,7 +44,7 @@ func TestStage1PrefixIsStable(t *testing.T) {
 	)...)
 	e := startEngine(t, testConfig("a"), store, model, enginetest.NewRegistry())
 	wf := wait(t, e, create(t, e, "echo twice", 10).ID)
-	if _, err := e.StartRound(context.Background(), "alice", wf.ID, workflow.NewRound{Prompt: "and once more"}); err != nil {
+	if _, err := e.StartRound(context.Background(), "alice", wf.ID, engine.NewRound{Prompt: "and once more"}); err != nil {
 		t.Fatal(err)
 	}
 	if wf = wait(t, e, wf.ID); wf.Status != workflow.StatusCompleted || wf.Round != 2 {

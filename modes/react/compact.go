@@ -25,7 +25,7 @@ func compactMaxTokens(limit int) int { return limit/2 + 256 }
 // CompactionSkipped: compaction only saves prompt space, so this step's
 // Stage 1 drops the oldest entries instead of failing the round, and the
 // next step tries again. A cancelled call is returned unchanged.
-func (m *Mode) compact(ctx context.Context, run *workflow.Run) (ok bool, err error) {
+func (m *Mode) compact(ctx context.Context, run workflow.Run) (ok bool, err error) {
 	entries, prev := m.prompts.Compaction(run.Messages())
 	if len(entries) == 0 {
 		return false, nil
@@ -53,7 +53,11 @@ func (m *Mode) compact(ctx context.Context, run *workflow.Run) (ok bool, err err
 	case err != nil && ctx.Err() != nil:
 		return true, err
 	case err != nil || resp.Truncated || problem != "":
-		return true, run.Checkpoint(ctx, workflow.Checkpoint{Phase: workflow.PhaseSelect, CompactionSkipped: true})
+		next, err := compactionSkippedCheckpoint()
+		if err != nil {
+			return true, err
+		}
+		return true, run.Checkpoint(ctx, next)
 	}
 	return true, run.AppendSummary(ctx, messages.NewSummary(messages.SummaryInput{
 		WorkflowID: wf.ID, Round: wf.Round, Step: wf.Step, Text: summary, Entries: entries,

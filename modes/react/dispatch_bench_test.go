@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/redisstore"
 	"github.com/twostep/twostep/workflow"
@@ -166,7 +167,7 @@ func benchDispatch(b *testing.B, url string, useRedis bool, steps int) {
 	dispatchRT.n.Store(0)
 	b.ResetTimer()
 	for b.Loop() {
-		wf, err := e.Create(ctx, workflow.NewWorkflow{UserID: "alice", Prompt: "run the steps", MaxSteps: 10})
+		wf, err := e.Create(ctx, engine.NewWorkflow{UserID: "alice", Prompt: "run the steps", MaxSteps: 10})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/prompts"
@@ -79,7 +80,7 @@ func TestEditedParametersAreJudgedAsAStage2Reply(t *testing.T) {
 
 			_, err := e.Decide(context.Background(), "alice", wf.ID, wf.PendingApproval.ID, workflow.Decision{Approve: true, Parameters: tc.params})
 			var edit []string
-			if pp := (*workflow.ParameterProblems)(nil); errors.As(err, &pp) {
+			if pp := (*engine.ParameterProblems)(nil); errors.As(err, &pp) {
 				edit = pp.Lines
 			} else if err != nil {
 				t.Fatalf("Decide: %v, want accepted or invalid parameters", err)

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/redisstore"
 	"github.com/twostep/twostep/workflow"
@@ -224,7 +225,7 @@ func TestForkAtStepFour(t *testing.T) {
 	}
 	cases := []struct {
 		name    string
-		req     workflow.ForkRequest
+		req     engine.ForkRequest
 		replies []string
 		// stages are the fork's model calls; step4 its step 4's record.
 		stages []workflow.Stage
@@ -233,7 +234,7 @@ func TestForkAtStepFour(t *testing.T) {
 	}{
 		{
 			name:    "another action",
-			req:     workflow.ForkRequest{Round: 1, Step: 4, Selection: remote},
+			req:     engine.ForkRequest{Round: 1, Step: 4, Selection: remote},
 			replies: replies([]string{enginetest.Params(map[string]any{"text": "to crm"})}, enginetest.Completes("forked")),
 			stages:  []workflow.Stage{workflow.StageTwo, workflow.StageOne, workflow.StageTwo},
 			step4:   shape{1, 4, workflow.RoleAction, enginetest.Remote, workflow.MessageSuccess},
@@ -241,7 +242,7 @@ func TestForkAtStepFour(t *testing.T) {
 		},
 		{
 			name:    "another action with its parameters",
-			req:     workflow.ForkRequest{Round: 1, Step: 4, Selection: remote, Parameters: map[string]any{"text": "given"}},
+			req:     engine.ForkRequest{Round: 1, Step: 4, Selection: remote, Parameters: map[string]any{"text": "given"}},
 			replies: enginetest.Completes("forked"),
 			stages:  []workflow.Stage{workflow.StageOne, workflow.StageTwo},
 			step4:   shape{1, 4, workflow.RoleAction, enginetest.Remote, workflow.MessageSuccess},
@@ -249,7 +250,7 @@ func TestForkAtStepFour(t *testing.T) {
 		},
 		{
 			name: "another action with nothing to fill",
-			req: workflow.ForkRequest{Round: 1, Step: 4, Selection: &workflow.Selection{
+			req: engine.ForkRequest{Round: 1, Step: 4, Selection: &workflow.Selection{
 				Action: enginetest.Remote, ActionObjective: "call the CRM", RequiredConnection: "crm", ParametersContext: "none"}},
 			replies: enginetest.Completes("forked"),
 			stages:  []workflow.Stage{workflow.StageOne, workflow.StageTwo},
@@ -257,7 +258,7 @@ func TestForkAtStepFour(t *testing.T) {
 		},
 		{
 			name:    "edited parameters of the recorded selection",
-			req:     workflow.ForkRequest{Round: 1, Step: 4, Parameters: map[string]any{"text": "edited"}},
+			req:     engine.ForkRequest{Round: 1, Step: 4, Parameters: map[string]any{"text": "edited"}},
 			replies: enginetest.Completes("forked"),
 			stages:  []workflow.Stage{workflow.StageOne, workflow.StageTwo},
 			step4:   shape{1, 4, workflow.RoleAction, enginetest.Echo, workflow.MessageSuccess},
@@ -265,7 +266,7 @@ func TestForkAtStepFour(t *testing.T) {
 		},
 		{
 			name:    "the step again",
-			req:     workflow.ForkRequest{Round: 1, Step: 4},
+			req:     engine.ForkRequest{Round: 1, Step: 4},
 			replies: replies(enginetest.Echoes("again"), enginetest.Completes("forked")),
 			stages:  []workflow.Stage{workflow.StageOne, workflow.StageTwo, workflow.StageOne, workflow.StageTwo},
 			step4:   shape{1, 4, workflow.RoleAction, enginetest.Echo, workflow.MessageSuccess},
@@ -387,29 +388,29 @@ func TestForkRefused(t *testing.T) {
 	}
 	cases := []struct {
 		name, user string
-		req        workflow.ForkRequest
+		req        engine.ForkRequest
 		kind       workflow.Kind
 		field      string // the *ForkProblems field, when one is wanted
 	}{
-		{"a later step's document", "alice", workflow.ForkRequest{Round: 1, Step: 4, Selection: sel(func(s *workflow.Selection) {
+		{"a later step's document", "alice", engine.ForkRequest{Round: 1, Step: 4, Selection: sel(func(s *workflow.Selection) {
 			s.RequiredInputDocuments = []string{"docList:round1_step5_test_echo"}
 		})}, workflow.KindInvalid, "selection"},
-		{"an unknown action", "alice", workflow.ForkRequest{Round: 1, Step: 4, Selection: sel(func(s *workflow.Selection) { s.Action = "nope.nothing" })},
+		{"an unknown action", "alice", engine.ForkRequest{Round: 1, Step: 4, Selection: sel(func(s *workflow.Selection) { s.Action = "nope.nothing" })},
 			workflow.KindInvalid, "selection"},
-		{"a forbidden field", "alice", workflow.ForkRequest{Round: 1, Step: 4, Selection: sel(func(s *workflow.Selection) {
+		{"a forbidden field", "alice", engine.ForkRequest{Round: 1, Step: 4, Selection: sel(func(s *workflow.Selection) {
 			s.ParametersSchema.Fields = append(s.ParametersSchema.Fields, workflow.FieldSpec{Name: "documentList", Type: "string"})
 		})}, workflow.KindInvalid, "selection"},
-		{"a connection the user does not own", "alice", workflow.ForkRequest{Round: 1, Step: 4, Selection: sel(func(s *workflow.Selection) {
+		{"a connection the user does not own", "alice", engine.ForkRequest{Round: 1, Step: 4, Selection: sel(func(s *workflow.Selection) {
 			s.Action, s.RequiredConnection = enginetest.Remote, "erp"
 		})}, workflow.KindInvalid, "selection"},
-		{"a parameter not asked for", "alice", workflow.ForkRequest{Round: 1, Step: 4, Parameters: map[string]any{"text": "x", "message": "y"}},
+		{"a parameter not asked for", "alice", engine.ForkRequest{Round: 1, Step: 4, Parameters: map[string]any{"text": "x", "message": "y"}},
 			workflow.KindInvalid, "parameters"},
-		{"a parameter of the wrong type", "alice", workflow.ForkRequest{Round: 1, Step: 4, Selection: sel(func(*workflow.Selection) {}), Parameters: map[string]any{"text": 3}},
+		{"a parameter of the wrong type", "alice", engine.ForkRequest{Round: 1, Step: 4, Selection: sel(func(*workflow.Selection) {}), Parameters: map[string]any{"text": 3}},
 			workflow.KindInvalid, "parameters"},
-		{"a step never reached", "alice", workflow.ForkRequest{Round: 1, Step: 11}, workflow.KindInvalid, ""},
-		{"a round never started", "alice", workflow.ForkRequest{Round: 2, Step: 1}, workflow.KindInvalid, ""},
-		{"step zero", "alice", workflow.ForkRequest{Round: 1, Step: 0}, workflow.KindInvalid, ""},
-		{"another user's workflow", "bob", workflow.ForkRequest{Round: 1, Step: 4}, workflow.KindNotFound, ""},
+		{"a step never reached", "alice", engine.ForkRequest{Round: 1, Step: 11}, workflow.KindInvalid, ""},
+		{"a round never started", "alice", engine.ForkRequest{Round: 2, Step: 1}, workflow.KindInvalid, ""},
+		{"step zero", "alice", engine.ForkRequest{Round: 1, Step: 0}, workflow.KindInvalid, ""},
+		{"another user's workflow", "bob", engine.ForkRequest{Round: 1, Step: 4}, workflow.KindNotFound, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -417,7 +418,7 @@ func TestForkRefused(t *testing.T) {
 			if workflow.KindOf(err) != tc.kind {
 				t.Fatalf("Fork: %v (kind %s), want kind %s", err, workflow.KindOf(err), tc.kind)
 			}
-			var fp *workflow.ForkProblems
+			var fp *engine.ForkProblems
 			if errors.As(err, &fp) != (tc.field != "") || fp != nil && (fp.Field != tc.field || len(fp.Lines) == 0) {
 				t.Errorf("Fork: %v; problems %+v, want field %q", err, fp, tc.field)
 			}
@@ -444,7 +445,7 @@ func TestForkNeedsTheReactSelection(t *testing.T) {
 	// Without traces the recorded selection of a finished step is gone.
 	bare := &tracelessStore{Store: store}
 	e2 := startEngine(t, testConfig("fork2"), bare, model, enginetest.NewRegistry())
-	_, err := e2.Fork(context.Background(), "alice", orig.ID, workflow.ForkRequest{Round: 1, Step: 4, Parameters: map[string]any{"text": "x"}})
+	_, err := e2.Fork(context.Background(), "alice", orig.ID, engine.ForkRequest{Round: 1, Step: 4, Parameters: map[string]any{"text": "x"}})
 	if workflow.KindOf(err) != workflow.KindInvalid {
 		t.Errorf("parameters without a recorded selection: %v, want KindInvalid", err)
 	}
@@ -455,7 +456,7 @@ func TestForkNeedsTheReactSelection(t *testing.T) {
 	if _, _, err := store.Commit(context.Background(), workflow.Commit{Workflow: wf}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ap.Fork(context.Background(), "alice", wf.ID, workflow.ForkRequest{Round: 1, Step: 1}); workflow.KindOf(err) != workflow.KindInvalid {
+	if _, err := ap.Fork(context.Background(), "alice", wf.ID, engine.ForkRequest{Round: 1, Step: 1}); workflow.KindOf(err) != workflow.KindInvalid {
 		t.Errorf("an action-plan workflow: %v, want KindInvalid", err)
 	}
 }
@@ -468,8 +469,8 @@ func (tracelessStore) Traces(context.Context, string) ([]workflow.Trace, error) 
 // planOnly stands for the action-plan mode, which is no StepEditChecker.
 type planOnly struct{}
 
-func (planOnly) Step(context.Context, *workflow.Run) error { return errors.New("not run") }
-func (planOnly) Closing(*workflow.Run) workflow.Message    { return workflow.Message{} }
+func (planOnly) Step(context.Context, workflow.Run) error { return errors.New("not run") }
+func (planOnly) Closing(workflow.Run) workflow.Message    { return workflow.Message{} }
 
 // A fork whose edited selection is workflow.complete with its message
 // ends the round with that answer at the fork's step, making no model
@@ -481,7 +482,7 @@ func TestForkEndsWithEditedAnswer(t *testing.T) {
 	e := startEngine(t, testConfig("fork"), store, model, enginetest.NewRegistry())
 	orig := wait(t, e, create(t, e, "ten steps", 10).ID)
 	calls := len(model.Calls())
-	fork, err := e.Fork(context.Background(), "alice", orig.ID, workflow.ForkRequest{Round: 1, Step: 4,
+	fork, err := e.Fork(context.Background(), "alice", orig.ID, engine.ForkRequest{Round: 1, Step: 4,
 		Selection: &workflow.Selection{Action: workflow.CompleteAction, ActionObjective: "answer", ParametersContext: "c",
 			ParametersSchema: workflow.ParametersSchema{Fields: []workflow.FieldSpec{{Name: "message", Type: "string", Required: true}}}},
 		Parameters: map[string]any{"message": "stopping here"}})
@@ -509,7 +510,7 @@ func TestForkPausedStepKeepsApprovals(t *testing.T) {
 	_, orig, model := pausedAt(t, store, reg, approvalConfig(), enginetest.Completes("forked"))
 	before := snapshot(t, store, orig.ID)
 	e := startEngine(t, approvalConfig(), &tracelessStore{Store: store}, model, reg)
-	fork, err := e.Fork(context.Background(), "alice", orig.ID, workflow.ForkRequest{Round: 1, Step: 1, Parameters: map[string]any{"text": "edited"}})
+	fork, err := e.Fork(context.Background(), "alice", orig.ID, engine.ForkRequest{Round: 1, Step: 1, Parameters: map[string]any{"text": "edited"}})
 	if err != nil {
 		t.Fatalf("Fork: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
@@ -21,7 +22,7 @@ func TestHistoryNewestFirstAcrossRounds(t *testing.T) {
 		enginetest.Echoes("R2BETA"), enginetest.Completes("R2DONE"))...)
 	e := startEngine(t, testConfig("a"), store, model, enginetest.NewRegistry())
 	wf := wait(t, e, create(t, e, "ROUND1PROMPT", 5).ID)
-	if _, err := e.StartRound(context.Background(), "alice", wf.ID, workflow.NewRound{Prompt: "ROUND2PROMPT"}); err != nil {
+	if _, err := e.StartRound(context.Background(), "alice", wf.ID, engine.NewRound{Prompt: "ROUND2PROMPT"}); err != nil {
 		t.Fatalf("StartRound: %v", err)
 	}
 	wf = wait(t, e, wf.ID)
@@ -90,7 +91,7 @@ func TestReferencesResolvedAtExecute(t *testing.T) {
 		return script.Reply(n, req)
 	}}
 	e := startEngine(t, testConfig("a"), store, model, reg)
-	wf, err := e.Create(context.Background(), workflow.NewWorkflow{
+	wf, err := e.Create(context.Background(), engine.NewWorkflow{
 		UserID: "alice", Prompt: "use the file", MaxSteps: 5,
 		Documents: []workflow.DocumentContent{{Document: workflow.Document{Name: "in.txt", MimeType: "text/plain"}, Content: []byte("INPUT BYTES")}},
 	})

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/twostep/twostep/approval"
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/prompts"
@@ -30,7 +31,7 @@ func (p echoIntent) ConstraintProblems(c, params map[string]any) []string {
 	return p.checker.ConstraintProblems(c, params)
 }
 
-func intentConfig() workflow.EngineConfig {
+func intentConfig() engine.Config {
 	cfg := testConfig("a")
 	cfg.Approvals = echoIntent{checker: &approval.Policy{}}
 	return cfg
@@ -94,7 +95,7 @@ func TestIntentApprovalConstrainsStage2(t *testing.T) {
 					t.Errorf("decision %+v = %v, want invalid", bad, err)
 				}
 			}
-			var pp *workflow.ParameterProblems
+			var pp *engine.ParameterProblems
 			_, err := e.Decide(ctx, "alice", wf.ID, id, workflow.Decision{Approve: true, Constraints: map[string]any{"other": map[string]any{}}})
 			if !errors.As(err, &pp) || pp.Body != "constraints" || len(pp.Lines) != 1 || !strings.HasPrefix(pp.Lines[0], "other: ") {
 				t.Errorf("a constraint on another field = %v, want one constraints line naming it", err)

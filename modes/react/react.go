@@ -62,7 +62,7 @@ func New(b *prompts.Builder, opts ...Option) *Mode {
 // round; skipped when the step has no parameter to fill), or the action
 // (execute). Every model call it makes is followed
 // by one persisted transition.
-func (m *Mode) Step(ctx context.Context, run *workflow.Run) error {
+func (m *Mode) Step(ctx context.Context, run workflow.Run) error {
 	cp := run.Workflow().Checkpoint
 	phase := workflow.PhaseSelect
 	if cp != nil {
@@ -91,7 +91,7 @@ func (m *Mode) Step(ctx context.Context, run *workflow.Run) error {
 }
 
 // Closing returns the max-steps closing message (no model call).
-func (m *Mode) Closing(run *workflow.Run) workflow.Message { return modes.Closing(run) }
+func (m *Mode) Closing(run workflow.Run) workflow.Message { return modes.Closing(run) }
 
 // CheckAskedFields is prompts.CheckAskedFields, the one rule for the
 // parameters Stage 2 may fill: the engine judges a person's edited
@@ -106,12 +106,16 @@ func (m *Mode) CheckAskedFields(params map[string]any, action workflow.ActionSpe
 // selection with phase parameterize; a rejected one persists the attempt
 // and its problems (phase select, retried by the next Step with them as
 // feedback) until the retries are spent, then the step fails.
-func (m *Mode) selectAction(ctx context.Context, run *workflow.Run, cp *workflow.Checkpoint) error {
+func (m *Mode) selectAction(ctx context.Context, run workflow.Run, cp *workflow.Checkpoint) error {
 	attempt, problems := nextAttempt(cp)
 	if attempt > 1+MaxRetries {
 		return modes.Fail(ctx, run, modes.Failure{Reason: rejected("Stage 1", attempt-1, problems)})
 	}
-	if attempt == 1 && (cp == nil || !cp.CompactionSkipped) {
+	st, err := stateOf(cp)
+	if err != nil {
+		return err
+	}
+	if attempt == 1 && !st.CompactionSkipped {
 		if done, err := m.compact(ctx, run); done || err != nil {
 			return err
 		}
@@ -158,7 +162,7 @@ func (m *Mode) selectAction(ctx context.Context, run *workflow.Run, cp *workflow
 // pauseForIntent pauses the step for an intent approval of sel when its
 // action needs one (needsIntentPause), the step resuming from next once
 // approved, and reports whether it paused.
-func pauseForIntent(ctx context.Context, run *workflow.Run, sel workflow.Selection, next workflow.Checkpoint) (bool, error) {
+func pauseForIntent(ctx context.Context, run workflow.Run, sel workflow.Selection, next workflow.Checkpoint) (bool, error) {
 	pause, err := needsIntentPause(ctx, run, sel.Action)
 	if err != nil || !pause {
 		return false, err
@@ -174,7 +178,7 @@ func pauseForIntent(ctx context.Context, run *workflow.Run, sel workflow.Selecti
 // standing intent approval covers it (one that does lets Stage 2 run; the
 // filled call then runs if it satisfies the standing constraints, and
 // pauses for a call approval otherwise).
-func needsIntentPause(ctx context.Context, run *workflow.Run, action string) (bool, error) {
+func needsIntentPause(ctx context.Context, run workflow.Run, action string) (bool, error) {
 	if !run.NeedsIntent(action) {
 		return false, nil
 	}
@@ -195,7 +199,7 @@ func (m *Mode) nothingToFill(reg workflow.Registry, sel workflow.Selection) bool
 }
 
 // stage1Prompt renders the Stage 1 prompt with every registered action.
-func (m *Mode) stage1Prompt(run *workflow.Run, problems []string, out templates.Output) (prompts.Rendered, error) {
+func (m *Mode) stage1Prompt(run workflow.Run, problems []string, out templates.Output) (prompts.Rendered, error) {
 	repeats := run.Repeats()
 	return m.prompts.Stage1(prompts.Stage1Input{
 		Workflow: run.Workflow(), Messages: run.Messages(), Actions: run.Registry().Actions(),
@@ -205,7 +209,7 @@ func (m *Mode) stage1Prompt(run *workflow.Run, problems []string, out templates.
 
 // cacheKey is the prompt cache key of the workflow's calls of stage
 // (DESIGN §10.1): "<workflowId>:<stage>".
-func cacheKey(run *workflow.Run, stage workflow.Stage) string {
+func cacheKey(run workflow.Run, stage workflow.Stage) string {
 	return run.Workflow().ID + ":" + string(stage)
 }
 
@@ -224,7 +228,7 @@ func templateOutput(mode workflow.OutputMode) templates.Output {
 // with the assistant message; a rejected reply persists the attempt and
 // its problems (phase parameterize) until the retries are spent, then the
 // step fails.
-func (m *Mode) parameterize(ctx context.Context, run *workflow.Run, cp *workflow.Checkpoint) error {
+func (m *Mode) parameterize(ctx context.Context, run workflow.Run, cp *workflow.Checkpoint) error {
 	sel := *cp.Selection
 	reg := run.Registry()
 	fail := modes.Failure{Action: sel.Action, Objective: sel.ActionObjective, Learnings: sel.Learnings}
@@ -342,7 +346,7 @@ func rejected(stage string, n int, problems []string) string {
 // parameterized persists accepted parameters with phase execute, keeping
 // the intent approval granted for the step (grant, nil when none) so the
 // step executes without a second pause.
-func (m *Mode) parameterized(ctx context.Context, run *workflow.Run, sel workflow.Selection, params map[string]any, grant *workflow.ApprovalGrant) error {
+func (m *Mode) parameterized(ctx context.Context, run workflow.Run, sel workflow.Selection, params map[string]any, grant *workflow.ApprovalGrant) error {
 	if sel.Action == workflow.CompleteAction {
 		text, _ := params["message"].(string)
 		return modes.Complete(ctx, run, text, sel.Learnings)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/workflow"
@@ -378,7 +379,7 @@ func TestStage1PromptMatchesTheBuilder(t *testing.T) {
 			reg.Specs[i].Parameters = json.RawMessage(`{"type":"object","required":["why"],"properties":{"why":{"type":"string"}}}`)
 		}
 	}
-	if _, err := e.StartRound(context.Background(), "alice", wf.ID, workflow.NewRound{Prompt: "again"}); err != nil {
+	if _, err := e.StartRound(context.Background(), "alice", wf.ID, engine.NewRound{Prompt: "again"}); err != nil {
 		t.Fatalf("StartRound: %v", err)
 	}
 	wf = wait(t, e, wf.ID)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
@@ -144,7 +145,7 @@ func TestModelOutageThenResumeFromCheckpoint(t *testing.T) {
 // expire within the test).
 func TestShutdownHandsTheRoundOver(t *testing.T) {
 	t.Parallel()
-	cfg := func(id string) workflow.EngineConfig {
+	cfg := func(id string) engine.Config {
 		c := testConfig(id)
 		c.LeaseTTL = time.Minute
 		c.ShutdownGrace = 50 * time.Millisecond // the blocked model call outlasts it

@@ -10,6 +10,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/redisstore"
 	"github.com/twostep/twostep/workflow"
@@ -113,7 +114,7 @@ func roundTripsPerStep(t *testing.T, client redis.UniversalClient) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	wf, err := e.Create(context.Background(), workflow.NewWorkflow{UserID: "alice", Prompt: "run ten steps", MaxSteps: 10})
+	wf, err := e.Create(context.Background(), engine.NewWorkflow{UserID: "alice", Prompt: "run ten steps", MaxSteps: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

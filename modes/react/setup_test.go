@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/modes/react"
@@ -38,7 +39,7 @@ func newBuilderWith(t testing.TB, opts prompts.Options) *prompts.Builder {
 }
 
 // startEngine returns a started engine running the React mode over store.
-func startEngine(t testing.TB, cfg workflow.EngineConfig, store workflow.Store, model workflow.Model, reg workflow.Registry) *enginetest.Engine {
+func startEngine(t testing.TB, cfg engine.Config, store workflow.Store, model workflow.Model, reg workflow.Registry) *enginetest.Engine {
 	t.Helper()
 	return enginetest.StartEngine(t, cfg, store, model, reg, map[workflow.ModeName]workflow.Mode{workflow.ModeReact: newMode(t)})
 }
@@ -51,7 +52,7 @@ func create(t testing.TB, e *enginetest.Engine, prompt string, maxSteps int) *wo
 }
 
 // The harness lives in enginetest; these names keep the tests short.
-func testConfig(instance string) workflow.EngineConfig { return enginetest.Config(instance) }
+func testConfig(instance string) engine.Config { return enginetest.Config(instance) }
 
 func wait(t testing.TB, e *enginetest.Engine, id string) *workflow.Workflow {
 	t.Helper()

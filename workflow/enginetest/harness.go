@@ -5,14 +5,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
 )
 
 // Config is an engine configuration with short lease, recovery and poll
 // intervals, so lease and takeover behaviour shows within a test.
-func Config(instance string) workflow.EngineConfig {
-	return workflow.EngineConfig{
+func Config(instance string) engine.Config {
+	return engine.Config{
 		InstanceID: instance, LeaseTTL: 300 * time.Millisecond,
 		RecoverInterval: 20 * time.Millisecond, ReclaimInterval: 20 * time.Millisecond, PollInterval: 10 * time.Millisecond,
 	}
@@ -21,7 +22,7 @@ func Config(instance string) workflow.EngineConfig {
 // StartEngine returns a started engine over store running modes,
 // publishing to a new changefeed.Feed unless cfg names Changes; it is
 // shut down (and must shut down cleanly within 5 s) when the test ends.
-func StartEngine(t testing.TB, cfg workflow.EngineConfig, store workflow.Store, model workflow.Model,
+func StartEngine(t testing.TB, cfg engine.Config, store workflow.Store, model workflow.Model,
 	reg workflow.Registry, modes map[workflow.ModeName]workflow.Mode) *Engine {
 	t.Helper()
 	e, err := NewEngine(cfg, store, model, reg, modes)
@@ -42,7 +43,7 @@ func StartEngine(t testing.TB, cfg workflow.EngineConfig, store workflow.Store, 
 // Create creates a workflow of user "alice" with prompt in mode.
 func Create(t testing.TB, e *Engine, mode workflow.ModeName, prompt string, maxSteps int) *workflow.Workflow {
 	t.Helper()
-	wf, err := e.Create(context.Background(), workflow.NewWorkflow{UserID: "alice", Prompt: prompt, Mode: mode, MaxSteps: maxSteps})
+	wf, err := e.Create(context.Background(), engine.NewWorkflow{UserID: "alice", Prompt: prompt, Mode: mode, MaxSteps: maxSteps})
 	if err != nil {
 		t.Fatalf("Create: %v", err)
 	}

@@ -6,10 +6,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/workflow"
 )
 
-// Steps is a workflow.Observer that records every step's duration, for
+// Steps is a engine.Observer that records every step's duration, for
 // benchmarks that must report a figure robust to a loaded machine (the
 // median) beside wall-clock time.
 type Steps struct {
@@ -17,7 +18,7 @@ type Steps struct {
 	durations []time.Duration
 }
 
-var _ workflow.Observer = (*Steps)(nil)
+var _ engine.Observer = (*Steps)(nil)
 
 // RoundEnded does nothing.
 func (s *Steps) RoundEnded(*workflow.Workflow) {}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/twostep/twostep/changefeed"
+	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -38,18 +39,18 @@ func Await(ctx context.Context, changes workflow.Changes, get func(context.Conte
 // Engine is an engine with the change service it publishes to, so a test
 // can wait for its rounds.
 type Engine struct {
-	*workflow.Engine
+	*engine.Engine
 	Changes workflow.Changes
 }
 
-// NewEngine is workflow.NewEngine publishing to a new changefeed.Feed
+// NewEngine is engine.New publishing to a new changefeed.Feed
 // (cfg.Changes, unless the caller set one).
-func NewEngine(cfg workflow.EngineConfig, store workflow.Store, model workflow.Model,
+func NewEngine(cfg engine.Config, store workflow.Store, model workflow.Model,
 	reg workflow.Registry, modes map[workflow.ModeName]workflow.Mode) (*Engine, error) {
 	if cfg.Changes == nil {
 		cfg.Changes = changefeed.New()
 	}
-	e, err := workflow.NewEngine(cfg, store, model, reg, modes)
+	e, err := engine.New(cfg, store, model, reg, modes)
 	if err != nil {
 		return nil, err
 	}

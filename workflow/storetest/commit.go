@@ -141,8 +141,8 @@ func testCheckpointRoundTrip(t *testing.T, f Fixture) {
 		Failures:   1,
 		Attempt:    2,
 		Feedback:   []string{"/fields: missing property", "Stage 1 named \"x\""},
-		Plan:       []workflow.PlanStep{{Action: "ai.process", Parameters: map[string]any{"q": "x"}, ResultLabel: "r", Documents: []string{"docList:l"}}},
-		PlanIndex:  1,
+		// a mode's own state, as actionplan stores its plan
+		Mode: workflow.ModeState(`{"plan":[{"action":"ai.process","parameters":{"q":"x"},"resultLabel":"r","documents":["docList:l"]}],"planIndex":1}`),
 	}
 	got, _, _ := create(t, f.Store, wf)
 	read, err := f.Store.GetWorkflow(ctx, wf.ID)
