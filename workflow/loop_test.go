@@ -85,8 +85,8 @@ func TestRepeatsAfterAJSONRoundTrip(t *testing.T) {
 			if Fingerprint(pending[0]) != Fingerprint(committed[0]) {
 				t.Error("the fingerprints differ")
 			}
-			var x loopIndex
-			if _, earlier, _ := x.repeats(committed, pending, 1); len(earlier) != 2 {
+			var x LoopIndex
+			if _, earlier, _ := x.Repeats(committed, pending, 1); len(earlier) != 2 {
 				t.Errorf("the loop index finds steps %v, want [1 2]", earlier)
 			}
 		})
