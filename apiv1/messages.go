@@ -26,6 +26,7 @@ type MessageView struct {
 	// ApprovedBy is set on the action message of a call a standing
 	// approval let run (docs/approvals.md).
 	ApprovedBy *ApprovedBy `json:"approvedBy,omitempty" doc:"The standing approval that let this call run without a pause, and who granted it"`
+	DurationMs int64       `json:"durationMs,omitempty" doc:"On an action message, how long the action ran, in milliseconds"`
 	CreatedAt  time.Time   `json:"createdAt"`
 }
 

@@ -104,6 +104,7 @@ func Execute(ctx context.Context, run workflow.Run, call StepCall, next *workflo
 		Objective: call.Objective, Learnings: call.Learnings, Parameters: call.Parameters,
 		Result: res, Err: publicError(aerr), Label: call.Label,
 	})
+	msg.DurationMs = d.Milliseconds()
 	if grant != nil {
 		msg.ApprovedBy = grant.ApprovedBy
 	}

@@ -50,7 +50,10 @@ type Message struct {
 	// ApprovedBy, on the action message of a call a standing approval let
 	// run without a pause, names that approval and who granted it.
 	ApprovedBy *ApprovedBy `json:"approvedBy,omitempty"`
-	CreatedAt  time.Time   `json:"createdAt"`
+	// DurationMs, on an action message, is how long the action ran, in
+	// milliseconds (0 on other messages and on steps that ran nothing).
+	DurationMs int64     `json:"durationMs,omitempty"`
+	CreatedAt  time.Time `json:"createdAt"`
 }
 
 // Document is the metadata of bytes attached to a message. The content is
