@@ -76,6 +76,20 @@ func longRound(b *Builder, steps int) (*workflow.Workflow, []workflow.Message) {
 	return wf, msgs
 }
 
+// compactionDue returns the shortest long round of at least from steps
+// whose next step starts with a compaction (where one falls depends on the
+// history budget's default and the entries' length).
+func compactionDue(b *testing.B, bld *Builder, from int) (*workflow.Workflow, []workflow.Message) {
+	for steps := from; steps < from+200; steps++ {
+		wf, msgs := longRound(bld, steps)
+		if entries, _ := bld.Compaction(msgs); len(entries) > 0 {
+			return wf, msgs
+		}
+	}
+	b.Fatalf("no compaction due in the %d steps after step %d", 200, from)
+	return nil, nil
+}
+
 // BenchmarkStage1LongRound is the prompt side of a React step's Stage 1
 // (the compaction check, then the render) at step 2 and at step 100 of a
 // long round of small steps under the default history budget: the growth
@@ -153,12 +167,13 @@ func TestStage1PiecesMatchValues(t *testing.T) {
 }
 
 // BenchmarkCompactLongRound is the prompt side of the compaction call
-// made before step 91's Stage 1 in a long round of small steps (the
-// bench module's long-round task; its third compaction): choosing the entries, rendering the
-// compact prompt and reading the summary reply.
+// due first after step 90 of a long round of small steps (the bench
+// module's long-round task): choosing the entries, rendering the compact
+// prompt and reading the summary reply. It failed since the history budget
+// became 2,000 characters, which moved the compactions off step 91.
 func BenchmarkCompactLongRound(b *testing.B) {
 	bld := newBuilder(b, 0)
-	wf, msgs := longRound(bld, 90) // its third compaction is due at step 91
+	wf, msgs := compactionDue(b, bld, 90)
 	reply := "Earlier steps echoed their inputs in order; all succeeded."
 	b.ReportAllocs()
 	start := processCPU()
@@ -166,7 +181,7 @@ func BenchmarkCompactLongRound(b *testing.B) {
 	for b.Loop() {
 		entries, prev := bld.Compaction(msgs)
 		if len(entries) == 0 {
-			b.Fatal("no compaction due at step 91")
+			b.Fatalf("no compaction due at step %d", wf.Step)
 		}
 		r, err := bld.Compact(CompactInput{Workflow: wf, Messages: msgs, Entries: entries, Previous: prev})
 		if err != nil {
