@@ -363,3 +363,27 @@ func TestCommitHandover(t *testing.T) {
 		t.Fatalf("a commit without Handover kept %p (given %p) at version %d", kept, &next, kept.Version)
 	}
 }
+
+// A commit with Handover keeps its traces as given (TestNoSharedMemory
+// holds that one without it copies them); a read still hands out a copy.
+func TestCommitHandoverKeepsTraces(t *testing.T) {
+	ctx := t.Context()
+	s := New()
+	wf := &workflow.Workflow{ID: "wf_tr", UserID: "u", Status: workflow.StatusRunning}
+	tr := workflow.Trace{ID: "tr", WorkflowID: wf.ID, Prompt: []workflow.PromptMessage{{Role: "user", Content: "p"}}}
+	if _, _, err := s.Commit(ctx, workflow.Commit{Workflow: wf, Traces: []workflow.Trace{tr}, Handover: true}); err != nil {
+		t.Fatal(err)
+	}
+	stored := s.wfs[wf.ID].traces
+	if len(stored) != 1 || &stored[0].t.Prompt[0] != &tr.Prompt[0] {
+		t.Fatalf("the handed-over trace was copied: stored %+v", stored)
+	}
+	read, err := s.GetTrace(ctx, tr.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read.Prompt[0].Content = "changed"
+	if tr.Prompt[0].Content != "p" {
+		t.Errorf("a read shares the stored trace's prompt")
+	}
+}

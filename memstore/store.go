@@ -180,7 +180,7 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	if err != nil {
 		return nil, nil, err
 	}
-	traces, err := storeTraces(c.Traces)
+	traces, err := storeTraces(c.Traces, c.Handover)
 	if err != nil {
 		return nil, nil, err
 	}

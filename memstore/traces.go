@@ -18,7 +18,7 @@ func (s *Store) AppendTrace(ctx context.Context, t workflow.Trace) (err error) {
 	if err := checkID(ctx, "trace workflow id", t.WorkflowID); err != nil {
 		return err
 	}
-	stored, err := storeTraces([]workflow.Trace{t})
+	stored, err := storeTraces([]workflow.Trace{t}, false)
 	if err != nil {
 		return err
 	}
@@ -35,11 +35,12 @@ func (s *Store) AppendTrace(ctx context.Context, t workflow.Trace) (err error) {
 	return nil
 }
 
-// storeTraces returns copies of ts, to be copied into the record's slab,
-// or KindInvalid for a trace the Redis store could not encode either: its
-// parsed outcome not JSON, or its time outside years 0–9999 (the only
-// values of a Trace json.Marshal refuses).
-func storeTraces(ts []workflow.Trace) ([]storedTrace, error) {
+// storeTraces returns ts to be copied into the record's slab, deep copies
+// unless they are handed over (workflow.Commit.Handover), or KindInvalid
+// for a trace the Redis store could not encode either: its parsed outcome
+// not JSON, or its time outside years 0–9999 (the only values of a Trace
+// json.Marshal refuses).
+func storeTraces(ts []workflow.Trace, handover bool) ([]storedTrace, error) {
 	if len(ts) == 0 {
 		return nil, nil
 	}
@@ -52,7 +53,9 @@ func storeTraces(ts []workflow.Trace) ([]storedTrace, error) {
 			return nil, workflow.Errorf(workflow.KindInvalid, "trace %s cannot be encoded: its time %v is outside years 0-9999", t.ID, t.CreatedAt)
 		}
 		stored[i] = storedTrace{id: t.ID, t: t}
-		own(&stored[i].t)
+		if !handover {
+			own(&stored[i].t)
+		}
 	}
 	return stored, nil
 }

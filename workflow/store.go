@@ -37,13 +37,14 @@ type Commit struct {
 	// equals it, so a holder whose lease was taken over cannot write. Zero
 	// leaves the fence unchecked (API commits).
 	Fence int64
-	// Handover says the caller hands Workflow over for good: neither it
-	// nor anyone else will change it, or anything it reaches (its
-	// checkpoint, pending approval, their slices and maps), after the
-	// call, whatever the outcome. A store may then keep it as its own
-	// stored state instead of a copy (the memory store does when it is in
-	// stored form already). The engine's run commits set it: a run goes
-	// on with the committed workflow and replaces it, never changes it.
+	// Handover says the caller hands Workflow and Traces over for good:
+	// neither they nor anything they reach (the checkpoint, the pending
+	// approval, a trace's prompt, inputs and parsed outcome, their slices
+	// and maps) will be changed by anyone after the call, whatever the
+	// outcome. A store may then keep them as its own stored values instead
+	// of copies (the memory store does). The engine's run commits set it:
+	// a run goes on with the committed workflow and replaces it, never
+	// changes it, and makes each trace once.
 	Handover bool
 	// RunningLimit, when positive, bounds the user's running workflows: a
 	// commit that makes the workflow StatusRunning while its stored status
