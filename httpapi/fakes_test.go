@@ -263,9 +263,6 @@ func (s *fakeStore) Ping(ctx context.Context) error {
 	return s.pingErr
 }
 func (s *fakeStore) Running(context.Context) ([]string, error) { return nil, nil }
-func (s *fakeStore) RunningFor(context.Context, string) ([]string, error) {
-	return nil, nil
-}
 func (s *fakeStore) ClaimRound(context.Context, string, string, time.Duration) (int64, error) {
 	return 1, nil
 }

@@ -1,12 +1,12 @@
 package memstore_test
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/twostep/twostep/memstore"
-	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/storetest"
 )
 
@@ -38,6 +38,9 @@ func TestConformance(t *testing.T) {
 			TraceCap: 5,
 			KeysLeft: func(t *testing.T, id string) int { return memstore.EntriesOf(s, id) },
 			Advance:  clock.Advance,
+			RunningFor: func(ctx context.Context, user string) ([]string, error) {
+				return memstore.RunningFor(s, ctx, user)
+			},
 		}
 	})
 }
@@ -46,5 +49,13 @@ func TestConformance(t *testing.T) {
 // as the gateway builds it (default trace cap, wall clock).
 func TestConformanceDefaults(t *testing.T) {
 	t.Parallel()
-	storetest.Run(t, func(t *testing.T) workflow.Store { return memstore.New() })
+	storetest.RunFixture(t, func(t *testing.T) storetest.Fixture {
+		s := memstore.New()
+		return storetest.Fixture{
+			Store: s,
+			RunningFor: func(ctx context.Context, user string) ([]string, error) {
+				return memstore.RunningFor(s, ctx, user)
+			},
+		}
+	})
 }

@@ -24,28 +24,6 @@ func (s *Store) Running(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
-// RunningFor returns the ids of userID's workflows whose stored status is
-// StatusRunning, from a per-user index that Commit and DeleteWorkflow keep
-// under the same lock as the records: it is exact, and costs the user's
-// running workflows, not the store's.
-func (s *Store) RunningFor(ctx context.Context, userID string) (_ []string, err error) {
-	defer workflow.Wrap(&err, "memstore.RunningFor(%q)", userID)
-	if err := checkID(ctx, "user id", userID); err != nil {
-		return nil, err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	set := s.running[userID]
-	if len(set) == 0 {
-		return nil, nil
-	}
-	ids := make([]string, 0, len(set))
-	for id := range set {
-		ids = append(ids, id)
-	}
-	return ids, nil
-}
-
 // indexRunning puts the workflow id in, or takes it out of, its user's
 // running index after a commit stored rec. The caller holds s.mu for
 // writing.

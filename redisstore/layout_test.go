@@ -114,7 +114,7 @@ func TestRetention(t *testing.T) {
 	if keys := mr.Keys(); len(keys) != 0 {
 		t.Errorf("keys after expiry and a recovery scan = %v, want none", keys)
 	}
-	mine, err := s.RunningFor(ctx, "bench")
+	mine, err := redisstore.RunningFor(s, ctx, "bench")
 	if err != nil || len(mine) != 0 {
 		t.Errorf("RunningFor after expiry = %v, %v; want none", mine, err)
 	}
@@ -180,7 +180,7 @@ func TestStaleIndexEntries(t *testing.T) {
 	if want := slices.Sorted(slices.Values([]string{st.cur.ID, foreign.ID})); err != nil || !slices.Equal(running, want) {
 		t.Errorf("Running = %v, %v; want %v", running, err, want)
 	}
-	mine, err := s.RunningFor(ctx, "bench")
+	mine, err := redisstore.RunningFor(s, ctx, "bench")
 	if err != nil || !slices.Equal(mine, []string{st.cur.ID}) {
 		t.Errorf("RunningFor(bench) = %v, %v; want [%s]", mine, err, st.cur.ID)
 	}

@@ -27,11 +27,13 @@ func TestConformanceMiniredis(t *testing.T) {
 		client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 		t.Cleanup(func() { _ = client.Close() })
 		opts := redisstore.Options{KeyPrefix: "ts", TraceCap: testTraceCap}
+		s := redisstore.New(client, opts)
 		return storetest.Fixture{
-			Store:    redisstore.New(client, opts),
-			TraceCap: testTraceCap,
-			KeysLeft: func(t *testing.T, id string) int { return keysLeft(t, client, opts.KeyPrefix, id) },
-			Advance:  mr.FastForward,
+			Store:      s,
+			TraceCap:   testTraceCap,
+			KeysLeft:   func(t *testing.T, id string) int { return keysLeft(t, client, opts.KeyPrefix, id) },
+			RunningFor: runningFor(s),
+			Advance:    mr.FastForward,
 		}
 	})
 }
@@ -42,10 +44,12 @@ func TestConformanceRedis(t *testing.T) {
 	storetest.RunFixture(t, func(t *testing.T) storetest.Fixture {
 		client := realClient(t, url)
 		opts := redisstore.Options{KeyPrefix: uniquePrefix(t, client), TraceCap: testTraceCap}
+		s := redisstore.New(client, opts)
 		return storetest.Fixture{
-			Store:    redisstore.New(client, opts),
-			TraceCap: testTraceCap,
-			KeysLeft: func(t *testing.T, id string) int { return keysLeft(t, client, opts.KeyPrefix, id) },
+			Store:      s,
+			TraceCap:   testTraceCap,
+			KeysLeft:   func(t *testing.T, id string) int { return keysLeft(t, client, opts.KeyPrefix, id) },
+			RunningFor: runningFor(s),
 		}
 	})
 }
@@ -69,9 +73,10 @@ func TestConformanceCluster(t *testing.T) {
 			t.Fatal("Open did not detect the Redis Cluster")
 		}
 		return storetest.Fixture{
-			Store:    s,
-			TraceCap: testTraceCap,
-			KeysLeft: func(t *testing.T, id string) int { return keysLeft(t, probe, prefix, id) },
+			Store:      s,
+			TraceCap:   testTraceCap,
+			KeysLeft:   func(t *testing.T, id string) int { return keysLeft(t, probe, prefix, id) },
+			RunningFor: runningFor(s),
 		}
 	})
 }
@@ -91,10 +96,12 @@ func TestConformanceWaitReplicas(t *testing.T) {
 			client := realClient(t, url)
 			o := opts
 			o.KeyPrefix = uniquePrefix(t, client)
+			s := redisstore.New(client, o)
 			return storetest.Fixture{
-				Store:    redisstore.New(client, o),
-				TraceCap: testTraceCap,
-				KeysLeft: func(t *testing.T, id string) int { return keysLeft(t, client, o.KeyPrefix, id) },
+				Store:      s,
+				TraceCap:   testTraceCap,
+				KeysLeft:   func(t *testing.T, id string) int { return keysLeft(t, client, o.KeyPrefix, id) },
+				RunningFor: runningFor(s),
 			}
 		})
 	})
@@ -105,10 +112,12 @@ func TestConformanceWaitReplicas(t *testing.T) {
 			client := clusterClient(t, url)
 			o := opts
 			o.KeyPrefix = uniquePrefix(t, client)
+			s := redisstore.New(client, o)
 			return storetest.Fixture{
-				Store:    redisstore.New(client, o),
-				TraceCap: testTraceCap,
-				KeysLeft: func(t *testing.T, id string) int { return keysLeft(t, client, o.KeyPrefix, id) },
+				Store:      s,
+				TraceCap:   testTraceCap,
+				KeysLeft:   func(t *testing.T, id string) int { return keysLeft(t, client, o.KeyPrefix, id) },
+				RunningFor: runningFor(s),
 			}
 		})
 	})
@@ -331,5 +340,12 @@ func TestOpenNeverEchoesThePassword(t *testing.T) {
 		if !strings.Contains(err.Error(), "malformed") {
 			t.Errorf("the error does not say the URL is malformed: %v", err)
 		}
+	}
+}
+
+// runningFor reads s's per-user running index for the conformance suite.
+func runningFor(s *redisstore.Store) func(ctx context.Context, userID string) ([]string, error) {
+	return func(ctx context.Context, userID string) ([]string, error) {
+		return redisstore.RunningFor(s, ctx, userID)
 	}
 }

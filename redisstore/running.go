@@ -42,29 +42,6 @@ func (s *Store) Running(ctx context.Context) (_ []string, err error) {
 	})
 }
 
-// RunningFor returns the ids of userID's workflows whose stored status is
-// StatusRunning. It reads only userID's running set (one SMEMBERS) and
-// checks those entries against their workflows' state (one pipeline, in
-// the user's slot), so its cost follows the user's running workflows, not
-// everyone's. An entry counts only when its workflow exists, is running
-// and belongs to userID.
-func (s *Store) RunningFor(ctx context.Context, userID string) (_ []string, err error) {
-	defer workflow.Wrap(&err, "redisstore.RunningFor(%q)", userID)
-	if err := checkID(ctx, "user id", userID); err != nil {
-		return nil, err
-	}
-	ids, err := s.rdb.SMembers(ctx, s.keys.user(userID).running).Result()
-	if err != nil {
-		return nil, redisErr(err)
-	}
-	users := make([]string, len(ids))
-	for i := range users {
-		users[i] = userID
-	}
-	key := s.keys.user(userID).running
-	return s.runningOf(ctx, ids, users, func(p redis.Pipeliner, e listed) { p.SRem(ctx, key, e.id) })
-}
-
 // runningOf returns the ids (each of the user at the same index of users)
 // whose workflow is stored with status running and belongs to that user.
 // Entries whose workflow is gone for good are removed with unlist (see

@@ -19,9 +19,11 @@ const (
 	benchOwnRunning = 3
 )
 
-// BenchmarkRunningLimit measures what the engine's per-user running check
-// costs with 1,000 other users' rounds running: RunningFor against the path
-// it replaced (Running, then GetWorkflow of every id to find its owner).
+// BenchmarkRunningLimit measures reading one user's running rounds with
+// 1,000 other users' rounds running: through the user's running set (the
+// set Commit.RunningLimit counts, read by the test accessor RunningFor)
+// against the path it replaced (Running, then GetWorkflow of every id to
+// find its owner).
 // Both report the count they found and their round trips per check.
 func BenchmarkRunningLimit(b *testing.B) {
 	paths := []struct {
@@ -29,7 +31,7 @@ func BenchmarkRunningLimit(b *testing.B) {
 		count func(context.Context, *redisstore.Store) (int, error)
 	}{
 		{"RunningFor", func(ctx context.Context, s *redisstore.Store) (int, error) {
-			ids, err := s.RunningFor(ctx, "me")
+			ids, err := redisstore.RunningFor(s, ctx, "me")
 			return len(ids), err
 		}},
 		{"Running+GetWorkflow", countByReadingAll},

@@ -77,7 +77,7 @@ func TestCommitEndingARoundSucceedsWhenTheRunningSetsLag(t *testing.T) {
 		t.Errorf("Commit returned %s at version %d, want stopped at %d", got.Status, got.Version, stored.Version+1)
 	}
 	hook.armed.Store(false)
-	if ids, err := s.RunningFor(ctx, "alice"); err != nil || len(ids) != 0 {
+	if ids, err := redisstore.RunningFor(s, ctx, "alice"); err != nil || len(ids) != 0 {
 		t.Errorf("RunningFor = %v, %v; want none (the stale entry is skipped)", ids, err)
 	}
 	if ids, err := s.Running(ctx); err != nil || len(ids) != 0 {
@@ -114,7 +114,7 @@ func TestDeleteSucceedsWhenTheIndexCleanupFails(t *testing.T) {
 	if list, _, err := s.ListWorkflows(ctx, "alice", workflow.Page{}); err != nil || len(list) != 0 {
 		t.Errorf("ListWorkflows = %d workflows, %v; want none (stale entries skipped)", len(list), err)
 	}
-	if ids, err := s.RunningFor(ctx, "alice"); err != nil || len(ids) != 0 {
+	if ids, err := redisstore.RunningFor(s, ctx, "alice"); err != nil || len(ids) != 0 {
 		t.Errorf("RunningFor = %v, %v; want none", ids, err)
 	}
 }

@@ -121,12 +121,6 @@ type Store interface {
 	// Running returns the ids of every workflow whose stored status is
 	// StatusRunning, in any order. Commit keeps this set up to date.
 	Running(ctx context.Context) ([]string, error)
-	// RunningFor returns the ids of userID's workflows whose stored status
-	// is StatusRunning, in any order: the subset of Running that belongs to
-	// userID. Its cost grows with userID's running workflows, not with the
-	// store's, so the engine can enforce a per-user limit on every create.
-	// Commit and DeleteWorkflow keep it up to date.
-	RunningFor(ctx context.Context, userID string) ([]string, error)
 	// ClaimRound takes, or renews, the lease on workflowID's running round
 	// for owner until ttl passes. It returns the lease's fencing token (> 0)
 	// when owner now holds the lease, and 0 when another owner holds an

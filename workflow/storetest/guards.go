@@ -100,7 +100,7 @@ func testRunningLimit(t *testing.T, f Fixture) {
 	if got, err := f.Store.GetWorkflow(ctx, done.ID); err != nil || got.Version != done.Version || got.Status != workflow.StatusCompleted {
 		t.Errorf("the refused new round wrote: %+v, %v", got, err)
 	}
-	ids, err := f.Store.RunningFor(ctx, "alice")
+	ids, err := f.RunningFor(ctx, "alice")
 	must(t, "RunningFor", err)
 	if len(ids) != limit {
 		t.Fatalf("alice has %d running workflows, want %d", len(ids), limit)

@@ -26,7 +26,7 @@ func testRunningFor(t *testing.T, f Fixture) {
 	ctx := context.Background()
 	runningFor := func(user string) []string {
 		t.Helper()
-		ids, err := f.Store.RunningFor(ctx, user)
+		ids, err := f.RunningFor(ctx, user)
 		must(t, "RunningFor("+user+")", err)
 		slices.Sort(ids)
 		return ids

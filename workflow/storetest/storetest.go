@@ -41,12 +41,13 @@ type Fixture struct {
 	// Advance moves the store's clock forward by d so that leases expire.
 	// nil means the suite sleeps for d.
 	Advance func(d time.Duration)
-}
-
-// Run runs the suite against stores made by newStore, which must return a
-// new, empty store for each call. Stores with test hooks use RunFixture.
-func Run(t *testing.T, newStore func(t *testing.T) workflow.Store) {
-	RunFixture(t, func(t *testing.T) Fixture { return Fixture{Store: newStore(t)} })
+	// RunningFor returns the ids of userID's workflows in the store's
+	// per-user running index, the set Commit.RunningLimit counts, in any
+	// order; an empty userID is KindInvalid. workflow.Store does not
+	// export that index, so each store's tests read it through a test-only
+	// accessor. It is required: the suite checks the index against Running
+	// through every commit and delete.
+	RunningFor func(ctx context.Context, userID string) ([]string, error)
 }
 
 // RunFixture runs the suite with a fresh fixture for every test.
@@ -106,6 +107,9 @@ func RunFixture(t *testing.T, newFixture func(t *testing.T) Fixture) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
+			if f.RunningFor == nil {
+				t.Fatal("storetest: the fixture has no RunningFor")
+			}
 			if f.TraceCap == 0 {
 				f.TraceCap = 500
 			}

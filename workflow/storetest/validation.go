@@ -62,7 +62,7 @@ func testInvalidInput(t *testing.T, f Fixture) {
 		}},
 		{"GetWorkflow empty id", func() error { _, err := s.GetWorkflow(ctx, ""); return err }},
 		{"ListWorkflows empty user", func() error { _, _, err := s.ListWorkflows(ctx, "", workflow.Page{}); return err }},
-		{"RunningFor empty user", func() error { _, err := s.RunningFor(ctx, ""); return err }},
+		{"RunningFor empty user", func() error { _, err := f.RunningFor(ctx, ""); return err }},
 		{"ListWorkflows malformed cursor", func() error {
 			_, _, err := s.ListWorkflows(ctx, "alice", workflow.Page{Cursor: "not a cursor!"})
 			return err
