@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 
+	"github.com/twostep/twostep/templates/notices"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -42,7 +43,7 @@ func (e *Engine) budgetStop(ctx context.Context, run *roundRun, be *workflow.Bud
 	next := run.wf.Clone()
 	next.Status, next.StopReason, next.Error = workflow.StatusStopped, workflow.StopBudget, be.Error()
 	msg := workflow.Message{ID: workflow.NewID(workflow.PrefixMessage), Role: workflow.RoleAssistant, Round: next.Round, Step: next.Step,
-		Text: "I stopped here: " + be.Error() + ". Resume the workflow after that to go on."}
+		Text: notices.BudgetStop(be.Error())}
 	keepQueue := func(w *workflow.Workflow, m []workflow.Message) (*workflow.Workflow, []workflow.Message) { return w, m }
 	if err := run.commitShaped(ctx, next, []workflow.Message{msg}, nil, keepQueue); err != nil {
 		e.log.Error("recording the budget stop failed", "workflow", next.ID, "err", err)

@@ -3,9 +3,9 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 
+	"github.com/twostep/twostep/templates/notices"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -84,7 +84,7 @@ func (e *Engine) interrupted(ended *workflow.Workflow, msgs []workflow.Message) 
 	}
 	closing := workflow.Message{
 		ID: workflow.NewID(workflow.PrefixMessage), WorkflowID: ended.ID, Role: workflow.RoleAssistant, Round: ended.Round, Step: ended.Step,
-		Text:      fmt.Sprintf("Round %d was interrupted at step %d by a new request; the next round takes over from here.", ended.Round, ended.Step),
+		Text:      notices.Interrupted(ended.Round, ended.Step),
 		Documents: []workflow.Document{}, CreatedAt: e.now(),
 	}
 	return e.startQueued(ended, append(msgs[:len(msgs):len(msgs)], closing))

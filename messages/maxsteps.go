@@ -1,10 +1,9 @@
 package messages
 
 import (
-	"fmt"
-	"strings"
 	"time"
 
+	"github.com/twostep/twostep/templates/notices"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -25,30 +24,26 @@ type MaxStepsInput struct {
 // reached and lists, in step order, each action message of the round with
 // its status and summary, and the documents the round produced.
 func NewMaxSteps(in MaxStepsInput) workflow.Message {
-	var b strings.Builder
-	fmt.Fprintf(&b, "I stopped because this round reached its limit of %d steps before the request was completed.", in.MaxSteps)
-	var done []*workflow.Message
+	var done []notices.Done
 	for i := range in.Messages {
 		m := &in.Messages[i]
 		if m.Round == in.Round && m.Role == workflow.RoleAction {
-			done = append(done, m)
+			done = append(done, DoneStep(m, orUnknown(m.Action)))
 		}
 	}
-	if len(done) == 0 {
-		b.WriteString("\nNo step was completed in this round.")
-	} else {
-		b.WriteString("\n\nWhat was done in this round:")
-		for _, m := range done {
-			fmt.Fprintf(&b, "\n%d. %s (%s): %s", m.Step, orUnknown(m.Action), orStatus(m.Status), m.Summary)
-			for _, d := range m.Documents {
-				fmt.Fprintf(&b, "\n   - document %s (docItem:%s:%s)", d.Name, d.ID, d.Name)
-			}
-		}
-	}
-	b.WriteString("\n\nStart another round to continue from here.")
 	return NewAssistant(AssistantInput{
-		WorkflowID: in.WorkflowID, Round: in.Round, Step: in.Step, Text: b.String(), Now: in.Now,
+		WorkflowID: in.WorkflowID, Round: in.Round, Step: in.Step, Text: notices.MaxSteps(in.MaxSteps, done), Now: in.Now,
 	})
+}
+
+// DoneStep is action message m as a closing message lists it, under the
+// action name given (a step's status defaults to success).
+func DoneStep(m *workflow.Message, action string) notices.Done {
+	d := notices.Done{Step: m.Step, Action: action, Status: string(orStatus(m.Status)), Summary: m.Summary}
+	for _, doc := range m.Documents {
+		d.Documents = append(d.Documents, notices.Doc{ID: doc.ID, Name: doc.Name})
+	}
+	return d
 }
 
 func orUnknown(action string) string {

@@ -236,3 +236,19 @@ func TestFormatSizeMatchesSprintf(t *testing.T) {
 
 // formatSize renders n as the placeholders do.
 func formatSize(n int64) string { return string(appendSize(nil, n)) }
+
+// BenchmarkDocumentsIndex renders the documents index of a 1,000-message
+// history (every fifth message carries documents, one or two), as every
+// Stage 1 call does: one allocation, the index itself.
+func BenchmarkDocumentsIndex(b *testing.B) {
+	msgs := historyMessages(1000)
+	for i := range msgs {
+		if i%10 == 5 && len(msgs[i].Documents) > 0 {
+			msgs[i].Documents = append(msgs[i].Documents, msgs[i].Documents[0])
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = DocumentsIndex(msgs)
+	}
+}

@@ -2,10 +2,9 @@ package actionplan
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/twostep/twostep/messages"
+	"github.com/twostep/twostep/templates/notices"
 	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
@@ -32,35 +31,19 @@ func finish(ctx context.Context, run workflow.Run) error {
 // status and summary and the documents it produced, with their references.
 func doneText(msgs []workflow.Message, round int) string {
 	var (
-		b      strings.Builder
-		done   []*workflow.Message
+		done   []notices.Done
 		failed int
 	)
 	for i := range msgs {
 		m := &msgs[i]
 		if m.Round == round && m.Role == workflow.RoleAction {
-			done = append(done, m)
+			done = append(done, messages.DoneStep(m, m.Action))
 			if m.Status == workflow.MessageError {
 				failed++
 			}
 		}
 	}
-	fmt.Fprintf(&b, "I carried out the plan for this round: %s", workflow.Count(len(done), "step", ""))
-	if failed > 0 {
-		fmt.Fprintf(&b, ", %d of them failed", failed)
-	}
-	b.WriteString(".")
-	for _, m := range done {
-		status := m.Status
-		if status == "" {
-			status = workflow.MessageSuccess
-		}
-		fmt.Fprintf(&b, "\n%d. %s (%s): %s", m.Step, m.Action, status, m.Summary)
-		for _, d := range m.Documents {
-			fmt.Fprintf(&b, "\n   - document %s (docItem:%s:%s)", d.Name, d.ID, d.Name)
-		}
-	}
-	return b.String()
+	return notices.PlanDone(done, failed)
 }
 
 // unavailable ends the round without running anything: one assistant
@@ -69,8 +52,7 @@ func doneText(msgs []workflow.Message, round int) string {
 // plan_unavailable.
 func unavailable(ctx context.Context, run workflow.Run, why, reply string) error {
 	wf := run.Workflow()
-	text := fmt.Sprintf("The plan for this round was unavailable: %s. Nothing was run.\n\nThe model replied: %s",
-		why, replyExcerpt(reply))
+	text := notices.PlanUnavailable(why, textclip.Clip(textclip.OneLine(reply), maxExcerpt))
 	msg := messages.NewAssistant(messages.AssistantInput{WorkflowID: wf.ID, Round: wf.Round, Step: wf.Step, Text: text})
 	return run.CommitStep(ctx, workflow.StepResult{
 		Messages: []workflow.Message{msg}, Failed: true,
@@ -79,13 +61,4 @@ func unavailable(ctx context.Context, run workflow.Run, why, reply string) error
 			Error: textclip.Clip(textclip.OneLine("the model gave no usable plan: "+why), 500),
 		},
 	})
-}
-
-// replyExcerpt is reply on one line, quoted, cut to maxExcerpt bytes.
-func replyExcerpt(reply string) string {
-	s := textclip.Clip(textclip.OneLine(reply), maxExcerpt)
-	if s == "" {
-		return "(an empty reply)"
-	}
-	return fmt.Sprintf("%q", s)
 }

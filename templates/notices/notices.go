@@ -1,7 +1,9 @@
 // Package notices holds the short texts twostep writes to the model (and,
 // for a round it ends, to the user) beside the stage prompts: the
 // validation feedback of a retry, the rejection of a reply cut at the
-// token limit, the loop warning and the loop's closing message. Each is a
+// token limit, the loop warning, and the closing messages of a round
+// ended by a loop, its step limit, the end of its action plan, an
+// unusable plan, an interrupting round or a spent budget. Each is a
 // template file (*.tmpl, embedded in the binary) that reads like the text
 // the model sees, rendered with text/template and missingkey=error.
 //

@@ -14,6 +14,19 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // (go test -update rewrites them): the texts the model and the user read.
 func TestGolden(t *testing.T) {
 	t.Parallel()
+	// The steps of the closing messages' goldens (written from the Go
+	// code these templates replaced): a summary with characters an HTML
+	// template would escape, a step with two documents, one that failed.
+	done := []Done{
+		{Step: 1, Action: "crm.lookup", Status: "success", Summary: `found 3 customers <Acme & "Co">`,
+			Documents: []Doc{{ID: "doc_1", Name: "customers.json"}, {ID: "doc_2", Name: "notes.md"}}},
+		{Step: 2, Action: "", Status: "success", Summary: "no action taken"},
+		{Step: 3, Action: "http.request", Status: "error", Summary: "timeout after 30s"},
+	}
+	maxStepsDone := append([]Done(nil), done...)
+	maxStepsDone[1].Action = "no action"
+	allOK := append([]Done(nil), done...)
+	allOK[2].Status = "success"
 	cases := []struct {
 		golden string
 		got    string
@@ -26,13 +39,26 @@ func TestGolden(t *testing.T) {
 		{"feedback", Feedback([]string{`"action" is missing`, "two\nlines", `"x": <not escaped> & "quoted"`})},
 		{"more_problems_one", MoreProblems(1)},
 		{"more_problems_many", MoreProblems(7)},
+		{"done_list", DoneList(done)},
+		{"max_steps_done", MaxSteps(3, maxStepsDone)},
+		{"max_steps_none", MaxSteps(1, nil)},
+		{"plan_done_failed", PlanDone(done, 1)},
+		{"plan_done_ok", PlanDone(allOK, 0)},
+		{"plan_done_one", PlanDone(done[:1], 0)},
+		{"plan_done_none", PlanDone(nil, 0)},
+		{"plan_unavailable_reply", PlanUnavailable("the reply was not valid JSON", `Sure! Here is the "plan": [1, 2`)},
+		{"plan_unavailable_empty", PlanUnavailable("the reply was empty", "")},
+		{"interrupted", Interrupted(4, 7)},
+		{"budget_stop", BudgetStop("the daily token budget of user u_1 is spent (120000 of 100000 tokens); it resets at 2026-05-02T00:00:00Z")},
 	}
 	covered := map[string]bool{}
 	for _, tc := range cases {
-		name, _, _ := strings.Cut(tc.golden, "_one")
-		name, _, _ = strings.Cut(name, "_many")
-		name, _, _ = strings.Cut(name, "_two")
-		covered[name+".tmpl"] = true
+		for _, tmpl := range set.Templates() {
+			name := strings.TrimSuffix(tmpl.Name(), ".tmpl")
+			if tc.golden == name || strings.HasPrefix(tc.golden, name+"_") {
+				covered[tmpl.Name()] = true
+			}
+		}
 		t.Run(tc.golden, func(t *testing.T) {
 			path := filepath.Join("testdata", tc.golden+".golden")
 			if *update {
