@@ -77,8 +77,13 @@ func New(ctx context.Context, cfg Config) (*Model, error) {
 // Name returns "provider/model", for traces and logs.
 func (m *Model) Name() string { return m.provider + "/" + m.model }
 
-// Close releases the provider client's resources.
+// Close cancels the readiness probe in flight, if any, and waits for it to
+// end, then releases the provider client's resources. Calls in flight are
+// not waited for: their callers own them.
 func (m *Model) Close() error {
+	if m.probe != nil {
+		m.probe.close()
+	}
 	if m.client.close != nil {
 		return m.client.close()
 	}

@@ -33,7 +33,14 @@ type prober struct {
 	http            *http.Client
 	redact          func(error) error
 
+	// life is cancelled by close: it ends the probe in flight, whose
+	// goroutine close then waits for through refreshes.
+	life      context.Context
+	cancel    context.CancelFunc
+	refreshes sync.WaitGroup
+
 	mu      sync.Mutex
+	closed  bool          // set by close: no probe starts after it
 	checked time.Time     // when last was fetched; zero before the first probe
 	last    error         // the last probe's result
 	running chan struct{} // closed when the probe in flight ends; nil if none
@@ -42,6 +49,7 @@ type prober struct {
 
 func newProber(cfg Config, redact func(error) error) *prober {
 	p := &prober{provider: cfg.Provider, model: cfg.Model, header: http.Header{}, redact: redact, now: time.Now}
+	p.life, p.cancel = context.WithCancel(context.Background())
 	p.http = &http.Client{Timeout: probeTimeout}
 	if cfg.HTTPClient != nil {
 		*p.http = *cfg.HTTPClient
@@ -72,7 +80,8 @@ func newProber(cfg Config, redact func(error) error) *prober {
 // probe refreshes it, so a readiness check never waits on the provider
 // except for the very first probe (bounded by ctx and probeTimeout). The
 // error is a *workflow.Error of KindUnavailable whose message is safe to
-// show (no key, no URL credentials).
+// show (no key, no URL credentials). After Close it reports the model
+// closed and asks the provider nothing.
 func (m *Model) Probe(ctx context.Context) error {
 	if m.probe == nil {
 		return nil
@@ -82,8 +91,13 @@ func (m *Model) Probe(ctx context.Context) error {
 
 func (p *prober) check(ctx context.Context) error {
 	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return p.fail("the model is closed")
+	}
 	if (p.checked.IsZero() || p.now().Sub(p.checked) >= ProbeTTL) && p.running == nil {
 		p.running = make(chan struct{})
+		p.refreshes.Add(1)
 		go p.refresh(p.running)
 	}
 	if !p.checked.IsZero() {
@@ -98,20 +112,36 @@ func (p *prober) check(ctx context.Context) error {
 		defer p.mu.Unlock()
 		return p.last
 	case <-ctx.Done():
-		return workflow.Errorf(workflow.KindUnavailable, "%s/%s: the first probe has not answered yet", p.provider, p.model)
+		return p.fail("the first probe has not answered yet")
 	}
 }
 
 // refresh runs one probe with its own deadline (not a caller's, which may
-// be shorter) and publishes the result.
+// be shorter, but ended by close) and publishes the result.
 func (p *prober) refresh(done chan struct{}) {
-	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer p.refreshes.Done()
+	ctx, cancel := context.WithTimeout(p.life, probeTimeout)
 	defer cancel()
 	err := p.fetch(ctx)
 	p.mu.Lock()
 	p.last, p.checked, p.running = err, p.now(), nil
 	p.mu.Unlock()
 	close(done)
+}
+
+// close cancels the probe in flight, if any, and returns once its
+// goroutine has ended; no probe starts after it. It is idempotent.
+func (p *prober) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.cancel()
+	p.refreshes.Wait()
+}
+
+// fail is a probe failure: unavailable, naming the provider and model.
+func (p *prober) fail(format string, args ...any) error {
+	return workflow.Errorf(workflow.KindUnavailable, "%s/%s: %s", p.provider, p.model, fmt.Sprintf(format, args...))
 }
 
 // wait blocks until no probe is in flight (for tests).
@@ -125,9 +155,7 @@ func (p *prober) wait() {
 }
 
 func (p *prober) fetch(ctx context.Context) error {
-	fail := func(format string, args ...any) error {
-		return workflow.Errorf(workflow.KindUnavailable, "%s/%s: %s", p.provider, p.model, fmt.Sprintf(format, args...))
-	}
+	fail := p.fail
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.url, nil)
 	if err != nil {
 		return fail("cannot build the probe request")
@@ -135,6 +163,9 @@ func (p *prober) fetch(ctx context.Context) error {
 	req.Header = p.header.Clone()
 	resp, err := p.http.Do(req)
 	if err != nil {
+		if p.life.Err() != nil {
+			return fail("probe cancelled: the model is closed")
+		}
 		var ue interface{ Timeout() bool }
 		if errors.As(err, &ue) && ue.Timeout() {
 			return fail("no answer within %s", probeTimeout)

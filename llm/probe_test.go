@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -127,6 +128,62 @@ func TestProbeCacheExpires(t *testing.T) {
 	m.probe.wait()
 	if err := m.Probe(context.Background()); err != nil {
 		t.Fatalf("Probe after the refresh = %v, want nil", err)
+	}
+}
+
+// TestCloseEndsProbeInFlight: Close cancels a probe the provider has not
+// answered, returns only once its goroutine has ended, and no probe starts
+// after it.
+func TestCloseEndsProbeInFlight(t *testing.T) {
+	t.Parallel()
+	entered, release := make(chan struct{}), make(chan struct{})
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hits.Add(1) == 1 {
+			close(entered)
+		}
+		select { // blocks until the client gives up or the test ends
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	m, err := New(context.Background(), Config{Provider: "openai", OpenAIBaseURL: srv.URL, Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-entered; cancel() }()
+	if err := m.Probe(ctx); err == nil || !strings.Contains(err.Error(), "has not answered yet") {
+		t.Fatalf("Probe = %v, want the first probe not answered yet", err)
+	}
+	m.probe.mu.Lock()
+	running := m.probe.running
+	m.probe.mu.Unlock()
+	if running == nil {
+		t.Fatal("no probe in flight before Close")
+	}
+	if err := m.Close(); err != nil {
+		t.Fatalf("Close = %v", err)
+	}
+	select {
+	case <-running:
+	default:
+		t.Fatal("Close returned while the probe's goroutine was still running")
+	}
+	m.probe.mu.Lock()
+	last := m.probe.last
+	m.probe.mu.Unlock()
+	if last == nil || !strings.Contains(last.Error(), "probe cancelled: the model is closed") {
+		t.Errorf("the probe in flight ended with %v, want cancelled by Close", last)
+	}
+	err = m.Probe(context.Background())
+	if err == nil || workflow.KindOf(err) != workflow.KindUnavailable || !strings.Contains(err.Error(), "the model is closed") {
+		t.Errorf("Probe after Close = %v, want unavailable: closed", err)
+	}
+	if n := hits.Load(); n != 1 {
+		t.Errorf("provider saw %d probe requests, want 1 (none after Close)", n)
 	}
 }
 

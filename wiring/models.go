@@ -2,6 +2,7 @@ package wiring
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/twostep/twostep/llm"
@@ -117,11 +118,25 @@ func (c *Config) modelProblems() []string {
 }
 
 // openRouter builds one adapter per distinct configured model and the
-// llm.Router over them. Every adapter is validated before any is used.
-func openRouter(ctx context.Context, cfg Config) (*llm.Router, error) {
+// llm.Router over them. Every adapter is validated before any is used. The
+// returned func closes every adapter opened; on an error they are closed
+// already.
+func openRouter(ctx context.Context, cfg Config) (_ *llm.Router, closeAll func() error, err error) {
 	// One adapter per distinct model (so its in-flight limit holds), each
 	// route with its entry's own maxTokens, temperature and output mode.
 	opened := map[string]*llm.Model{}
+	closeAll = func() error {
+		var errs []error
+		for _, m := range opened {
+			errs = append(errs, m.Close())
+		}
+		return errors.Join(errs...)
+	}
+	defer func() {
+		if err != nil {
+			_ = closeAll()
+		}
+	}()
 	open := func(lc llm.Config, ref ModelRef) (llm.Route, error) {
 		m, err := llm.New(ctx, lc)
 		if err != nil {
@@ -138,23 +153,23 @@ func openRouter(ctx context.Context, cfg Config) (*llm.Router, error) {
 	}
 	def, err := open(cfg.LLM(), ModelRef{})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	stages := map[workflow.Stage]llm.Route{}
 	for st, ref := range cfg.stageModels() {
 		if stages[st], err = open(cfg.llmFor(ref), ref); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	var fallback []llm.Route
 	for _, ref := range cfg.File.Models.Fallback {
 		rt, err := open(cfg.llmFor(ref), ref)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		fallback = append(fallback, rt)
 	}
-	return llm.NewRouter(def, stages, fallback), nil
+	return llm.NewRouter(def, stages, fallback), closeAll, nil
 }
 
 // modelNames lists every model m routes to (just its name when it does not

@@ -167,6 +167,16 @@ func TestModelsRouteStagesAndFallBack(t *testing.T) {
 		health.Status != "degraded" || health.Checks["model"] != `openai/strong: the provider does not list model "strong" (it lists 2 models)` {
 		t.Errorf("/readyz %d %s: models (-want +got):\n%s", rec.Code, rec.Body, diff)
 	}
+	// Close closes every model Wire opened: none probes the provider again.
+	if err := g.Close(); err != nil {
+		t.Fatalf("Close = %v", err)
+	}
+	err = ModelCheck(g.Model)(ctx)
+	for _, name := range health.Models {
+		if err == nil || !strings.Contains(err.Error(), name+": the model is closed") {
+			t.Errorf("probe after Close = %v, want %s closed", err, name)
+		}
+	}
 }
 
 func TestModelsOutputModeAndTemperatureChecked(t *testing.T) {

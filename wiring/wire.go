@@ -2,6 +2,7 @@ package wiring
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -69,10 +70,16 @@ type Gateway struct {
 	// tests) subscribe.
 	Changes    *changefeed.Feed
 	closeStore func() error // releases the store's connections
+	// closeModel closes the models Wire opened (not one the caller passed
+	// in): each ends its readiness probe in flight and waits for it.
+	closeModel func() error
 }
 
-// Close releases the store's connections.
-func (g *Gateway) Close() error { return g.closeStore() }
+// Close closes the models the gateway opened, waiting for their readiness
+// probes in flight, and releases the store's connections.
+func (g *Gateway) Close() error {
+	return errors.Join(g.closeModel(), g.closeStore())
+}
 
 // Wire builds the gateway from cfg. model, when non-nil, replaces the
 // configured provider (the demo's scripted model).
@@ -83,7 +90,8 @@ func Wire(ctx context.Context, cfg Config, log zerolog.Logger, model NamedModel)
 // WireTraced is Wire with tracing: tel's spans for the engine and the HTTP
 // requests (nil: none).
 func WireTraced(ctx context.Context, cfg Config, log zerolog.Logger, model NamedModel, tel *telemetry.Telemetry) (*Gateway, error) {
-	g := &Gateway{closeStore: func() error { return nil }, Tel: tel, Changes: changefeed.New()}
+	noop := func() error { return nil }
+	g := &Gateway{closeStore: noop, closeModel: noop, Tel: tel, Changes: changefeed.New()}
 	if err := g.openStore(ctx, cfg, log); err != nil {
 		return nil, err
 	}
@@ -96,7 +104,7 @@ func WireTraced(ctx context.Context, cfg Config, log zerolog.Logger, model Named
 		g.Model = model
 	}
 	if err := g.build(ctx, cfg, log); err != nil {
-		g.closeStore()
+		_ = g.Close()
 		return nil, err
 	}
 	return g, nil
@@ -142,18 +150,18 @@ func (g *Gateway) openModel(ctx context.Context, cfg Config) error {
 		return nil
 	}
 	if cfg.routed() {
-		r, err := openRouter(ctx, cfg)
+		r, closeModels, err := openRouter(ctx, cfg)
 		if err != nil {
 			return err
 		}
-		g.Model = r
+		g.Model, g.closeModel = r, closeModels
 		return nil
 	}
 	m, err := llm.New(ctx, cfg.LLM())
 	if err != nil {
 		return fmt.Errorf("llm.New: %w", err)
 	}
-	g.Model = m
+	g.Model, g.closeModel = m, m.Close
 	return nil
 }
 
