@@ -507,7 +507,14 @@ func TestForkEndsWithEditedAnswer(t *testing.T) {
 func TestForkPausedStepKeepsApprovals(t *testing.T) {
 	t.Parallel()
 	store, reg := newStore(), enginetest.NewRegistry()
-	_, orig, model := pausedAt(t, store, reg, approvalConfig(), enginetest.Completes("forked"))
+	first, orig, model := pausedAt(t, store, reg, approvalConfig(), enginetest.Completes("forked"))
+	// The fork runs on an engine of the same instance id: the first one
+	// must be gone, or both would claim the fork's round as one holder (one
+	// fence) and run its step twice, as two processes sharing an instance
+	// id would.
+	if err := first.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	before := snapshot(t, store, orig.ID)
 	e := startEngine(t, approvalConfig(), &tracelessStore{Store: store}, model, reg)
 	fork, err := e.Fork(context.Background(), "alice", orig.ID, engine.ForkRequest{Round: 1, Step: 1, Parameters: map[string]any{"text": "edited"}})
