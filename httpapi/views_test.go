@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twostep/twostep/experiments"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -55,6 +56,8 @@ func mirrors() []mirror {
 		}, view: func(v any) any { return viewCheckpoint(v.(*workflow.Checkpoint)) }, internal: []string{"afterReject.afterReject"}},
 		{name: "Trace", domain: func() any { return filled[workflow.Trace]() },
 			view: func(v any) any { return viewTrace(v.(workflow.Trace)) }, internal: []string{"inputs"}},
+		{name: "Experiment", domain: func() any { e := filled[experiments.Experiment](); return &e },
+			view: func(v any) any { return viewExperiment(v.(*experiments.Experiment)) }},
 	}
 }
 
