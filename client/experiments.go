@@ -2,91 +2,43 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/url"
-	"time"
+
+	"github.com/twostep/twostep/adminv1"
 )
 
-// ExperimentRequest starts an experiment (POST /admin/v1/experiments, an
-// admin token): the recorded accepted calls of Stage ("stage1" or
-// "stage2") in Workflows, or those Filter selects, re-run under Override.
-type ExperimentRequest struct {
-	Stage     string              `json:"stage"`
-	Workflows []string            `json:"workflows,omitempty"`
-	Filter    *ExperimentFilter   `json:"filter,omitempty"`
-	Override  *ExperimentOverride `json:"override,omitempty"`
-}
-
-// ExperimentFilter selects recorded calls by time and by action.
-type ExperimentFilter struct {
-	Since  time.Time `json:"since,omitzero"`
-	Action string    `json:"action,omitempty"`
-}
-
-// ExperimentOverride is what an experiment changes: template sources by
-// name and/or the model.
-type ExperimentOverride struct {
-	Templates map[string]string `json:"templates,omitempty"`
-	Model     *ModelRef         `json:"model,omitempty"`
-}
-
-// ModelRef names a model as the gateway's YAML models: section does.
-type ModelRef struct {
-	Provider string `json:"provider"`
-	Model    string `json:"model"`
-}
-
-// Experiment is an experiment's state: Status is running, completed,
-// stopped or failed.
-type Experiment struct {
-	ID     string           `json:"id"`
-	Status string           `json:"status"`
-	Stage  string           `json:"stage"`
-	Calls  []ExperimentCall `json:"calls"`
-	Totals ExperimentTotals `json:"totals"`
-	Error  string           `json:"error,omitempty"`
-}
-
-// ExperimentCall is one recorded call re-run: the recorded and the new
-// parsed result and where they agree.
-type ExperimentCall struct {
-	TraceID    string          `json:"traceId"`
-	WorkflowID string          `json:"workflowId"`
-	Round      int             `json:"round"`
-	Step       int             `json:"step"`
-	Recorded   json.RawMessage `json:"recorded"`
-	Result     json.RawMessage `json:"result"`
-	Error      string          `json:"error,omitempty"`
-	Agreement  Agreement       `json:"agreement"`
-	Model      string          `json:"model,omitempty"`
-	Tokens     int             `json:"tokens"`
-	USD        *float64        `json:"usd,omitempty"`
-}
-
-// Agreement says where a call agrees: Stage 1 on Action, References and
-// Fields, Stage 2 per parameter; All when everything does.
-type Agreement struct {
-	Action     *bool           `json:"action,omitempty"`
-	References *bool           `json:"references,omitempty"`
-	Fields     *bool           `json:"fields,omitempty"`
-	Parameters map[string]bool `json:"parameters,omitempty"`
-	All        bool            `json:"all"`
-}
-
-// ExperimentTotals sums an experiment's calls.
-type ExperimentTotals struct {
-	Calls  int      `json:"calls"`
-	Agreed int      `json:"agreed"`
-	Tokens int      `json:"tokens"`
-	USD    *float64 `json:"usd,omitempty"`
-}
+// The experiment routes' wire types (package adminv1), under the
+// client's names.
+type (
+	// ExperimentRequest starts an experiment (POST /admin/v1/experiments,
+	// an admin token): the recorded accepted calls of Stage ("stage1" or
+	// "stage2") in Workflows, or those Filter selects, re-run under
+	// Override.
+	ExperimentRequest = adminv1.ExperimentBody
+	// ExperimentFilter selects recorded calls by time and by action.
+	ExperimentFilter = adminv1.ExperimentFilter
+	// ExperimentOverride is what an experiment changes: template sources
+	// by name and/or the model.
+	ExperimentOverride = adminv1.ExperimentOverride
+	// ModelRef names a model as the gateway's YAML models: section does.
+	ModelRef = adminv1.ModelRef
+	// Experiment is an experiment's state: Status is running, completed,
+	// stopped or failed.
+	Experiment = adminv1.Experiment
+	// ExperimentCall is one recorded call re-run: the recorded and the new
+	// parsed result and where they agree.
+	ExperimentCall = adminv1.Call
+	// Agreement says where a call agrees: Stage 1 on Action, References
+	// and Fields, Stage 2 per parameter; All when everything does.
+	Agreement = adminv1.Agreement
+	// ExperimentTotals sums an experiment's calls.
+	ExperimentTotals = adminv1.Totals
+)
 
 // StartExperiment starts an experiment and returns its id.
 func (c *Client) StartExperiment(ctx context.Context, req ExperimentRequest) (string, error) {
-	var out struct {
-		ID string `json:"id"`
-	}
+	var out adminv1.ExperimentID
 	if _, err := c.do(ctx, http.MethodPost, "/admin/v1/experiments", req, nil, &out); err != nil {
 		return "", err
 	}

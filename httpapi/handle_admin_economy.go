@@ -8,6 +8,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/twostep/twostep/adminv1"
 	"github.com/twostep/twostep/economy"
 	"github.com/twostep/twostep/workflow"
 )
@@ -23,7 +24,7 @@ func (a *Admin) registerEconomy(api huma.API) {
 // the messages, the produced documents' text and the registered actions.
 // Traces beyond the store's cap are gone, so the earliest steps of a very
 // long workflow may be missing (from both sides of the comparison).
-func (a *Admin) getEconomy(ctx context.Context, in *WorkflowPath) (*body[EconomyView], error) {
+func (a *Admin) getEconomy(ctx context.Context, in *WorkflowPath) (*body[adminv1.EconomyView], error) {
 	traces, err := a.reads.Traces(ctx, in.ID)
 	if err != nil {
 		return nil, a.fail(ctx, "adminGetEconomy", err)
@@ -59,7 +60,7 @@ func (a *Admin) getEconomy(ctx context.Context, in *WorkflowPath) (*body[Economy
 	if readErr != nil {
 		return nil, a.fail(ctx, "adminGetEconomy", readErr)
 	}
-	return &body[EconomyView]{Body: viewEconomy(report)}, nil
+	return &body[adminv1.EconomyView]{Body: viewEconomy(report)}, nil
 }
 
 // documentText is a produced document's text as the plain loop's tool

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/twostep/twostep/adminv1"
 	"github.com/twostep/twostep/economy"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/workflow"
@@ -54,7 +55,7 @@ func TestAdminEconomy(t *testing.T) {
 	if rec.Code != http.StatusOK {
 		t.Fatalf("economy: %d %s", rec.Code, rec.Body)
 	}
-	var got EconomyView
+	var got adminv1.EconomyView
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/rs/zerolog"
 
+	"github.com/twostep/twostep/adminv1"
 	"github.com/twostep/twostep/experiments"
 	"github.com/twostep/twostep/workflow"
 )
@@ -17,33 +18,8 @@ import (
 // stops reading ends the stream.
 const datasetWriteWait = 30 * time.Second
 
-// ExperimentBody is the body of POST /admin/v1/experiments.
-type ExperimentBody struct {
-	Stage     workflow.Stage      `json:"stage" enum:"stage1,stage2" doc:"Which stage's recorded calls to re-run"`
-	Workflows []string            `json:"workflows,omitempty" maxItems:"1000" doc:"The workflows whose calls to re-run (instead of filter)"`
-	Filter    *ExperimentFilter   `json:"filter,omitempty" doc:"Which recorded calls to re-run (instead of workflows); none: every one"`
-	Override  *ExperimentOverride `json:"override,omitempty" doc:"What changes: templates and/or the model"`
-}
-
-// ExperimentFilter selects recorded calls by time and action.
-type ExperimentFilter struct {
-	Since  time.Time `json:"since,omitzero" doc:"Only calls recorded at or after this time (RFC 3339)"`
-	Action string    `json:"action,omitempty" maxLength:"200" doc:"Only calls of steps that selected this action"`
-}
-
-// ExperimentOverride is what an experiment changes.
-type ExperimentOverride struct {
-	Templates map[string]string     `json:"templates,omitempty" doc:"Template sources by name (stage1 or stage2), parsed like *.tmpl files"`
-	Model     *experiments.ModelRef `json:"model,omitempty" doc:"Another model, built like a YAML models: entry"`
-}
-
-// ExperimentID is the answer of POST /admin/v1/experiments.
-type ExperimentID struct {
-	ID string `json:"id"`
-}
-
 type experimentInput struct {
-	Body ExperimentBody
+	Body adminv1.ExperimentBody
 }
 
 type experimentPath struct {
@@ -77,9 +53,9 @@ func (a *Admin) registerExperiments(api huma.API) {
 		"Stop a running experiment: its calls in flight are cancelled and it is stored stopped with the calls done", 404), a.stopExperiment)
 }
 
-func (a *Admin) startExperiment(ctx context.Context, in *experimentInput) (*body[ExperimentID], error) {
+func (a *Admin) startExperiment(ctx context.Context, in *experimentInput) (*body[adminv1.ExperimentID], error) {
 	b := in.Body
-	spec := experiments.Spec{Stage: b.Stage, Workflows: b.Workflows}
+	spec := experiments.Spec{Stage: workflow.Stage(b.Stage), Workflows: b.Workflows}
 	if b.Filter != nil {
 		if len(b.Workflows) > 0 {
 			return nil, invalid("body.filter", "give workflows or filter, not both", nil)
@@ -87,7 +63,10 @@ func (a *Admin) startExperiment(ctx context.Context, in *experimentInput) (*body
 		spec.Since, spec.Action = b.Filter.Since, b.Filter.Action
 	}
 	if b.Override != nil {
-		spec.Templates, spec.Model = b.Override.Templates, b.Override.Model
+		spec.Templates = b.Override.Templates
+		if m := b.Override.Model; m != nil {
+			spec.Model = &experiments.ModelRef{Provider: m.Provider, Model: m.Model}
+		}
 	}
 	for _, id := range b.Workflows {
 		if _, err := a.reads.Get(ctx, id); err != nil {
@@ -104,23 +83,23 @@ func (a *Admin) startExperiment(ctx context.Context, in *experimentInput) (*body
 		}
 		return nil, a.fail(ctx, "adminStartExperiment", err)
 	}
-	return &body[ExperimentID]{Body: ExperimentID{ID: e.ID}}, nil
+	return &body[adminv1.ExperimentID]{Body: adminv1.ExperimentID{ID: e.ID}}, nil
 }
 
-func (a *Admin) getExperiment(ctx context.Context, in *experimentPath) (*body[experiments.Experiment], error) {
+func (a *Admin) getExperiment(ctx context.Context, in *experimentPath) (*body[adminv1.Experiment], error) {
 	e, err := a.experiments.Get(ctx, in.ID)
 	if err != nil {
 		return nil, a.fail(ctx, "adminGetExperiment", err)
 	}
-	return &body[experiments.Experiment]{Body: *e}, nil
+	return &body[adminv1.Experiment]{Body: viewExperiment(e)}, nil
 }
 
-func (a *Admin) stopExperiment(ctx context.Context, in *experimentPath) (*body[experiments.Experiment], error) {
+func (a *Admin) stopExperiment(ctx context.Context, in *experimentPath) (*body[adminv1.Experiment], error) {
 	e, err := a.experiments.Stop(ctx, in.ID)
 	if err != nil {
 		return nil, a.fail(ctx, "adminStopExperiment", err)
 	}
-	return &body[experiments.Experiment]{Body: *e}, nil
+	return &body[adminv1.Experiment]{Body: viewExperiment(e)}, nil
 }
 
 // dataset streams the lines, one store page at a time; an error after the
@@ -145,4 +124,9 @@ func (a *Admin) dataset(ctx context.Context, in *datasetInput) (*huma.StreamResp
 			zerolog.Ctx(ctx).Warn().Err(err).Msg("dataset stream ended early")
 		}
 	}}, nil
+}
+
+// viewExperiment is e's wire form.
+func viewExperiment(e *experiments.Experiment) adminv1.Experiment {
+	return wireOf[adminv1.Experiment](e)
 }

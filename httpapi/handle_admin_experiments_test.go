@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twostep/twostep/adminv1"
 	"github.com/twostep/twostep/experiments"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
@@ -136,7 +137,7 @@ func TestAdminExperimentRoutes(t *testing.T) {
 		if c.status != http.StatusAccepted {
 			continue
 		}
-		var id ExperimentID
+		var id adminv1.ExperimentID
 		if err := json.Unmarshal(rec.Body.Bytes(), &id); err != nil || !strings.HasPrefix(id.ID, experiments.PrefixExperiment) {
 			t.Fatalf("started: %s (%v)", rec.Body, err)
 		}

@@ -2,74 +2,15 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/twostep/twostep/adminv1"
 	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/workflow"
 )
-
-// AdminWorkflowView is a workflow as an admin sees it: the API view plus
-// the checkpoint of its current step (phase, Stage 1 selection, parameters).
-type AdminWorkflowView struct {
-	apiv1.WorkflowView
-	Checkpoint *CheckpointView `json:"checkpoint" doc:"The persisted phase of the step the round runs or would resume from: kept while it runs or awaits approval and after it stopped or failed (resume goes on from it); null once a round completed"`
-	// TraceContext finds the round in the tracing backend (docs/observability.md).
-	TraceContext workflow.TraceContext `json:"traceContext" doc:"W3C traceparents of the request that started the round (origin) and of its last run's round span (round); empty when tracing is off"`
-}
-
-// AdminWorkflowList is a page of workflows, newest first.
-type AdminWorkflowList struct {
-	Workflows  []AdminWorkflowView `json:"workflows"`
-	NextCursor string              `json:"nextCursor" doc:"Cursor of the next page; empty on the last page"`
-}
-
-// TraceView is a trace as DESIGN §6 shows it.
-type TraceView struct {
-	ID               string                   `json:"id"`
-	WorkflowID       string                   `json:"workflowId"`
-	Round            int                      `json:"round"`
-	Step             int                      `json:"step"`
-	Stage            workflow.Stage           `json:"stage" enum:"stage1,stage2,plan,repair,action,compact"`
-	Attempt          int                      `json:"attempt"`
-	Template         string                   `json:"template"`
-	Prompt           []workflow.PromptMessage `json:"prompt"`
-	Response         string                   `json:"response"`
-	Parsed           json.RawMessage          `json:"parsed" doc:"The extracted JSON of the reply; null when none was found"`
-	Error            string                   `json:"error" doc:"The rejection or model error; empty when the reply was accepted"`
-	Model            string                   `json:"model"`
-	PromptTokens     int                      `json:"promptTokens"`
-	CompletionTokens int                      `json:"completionTokens"`
-	CachedTokens     int                      `json:"cachedTokens" doc:"Prompt tokens the provider served from its prompt cache (0 when it reported none)"`
-	CacheWriteTokens int                      `json:"cacheWriteTokens,omitempty" doc:"Prompt tokens the provider wrote to its cache (Anthropic); absent when none"`
-	LatencyMs        int64                    `json:"latencyMs"`
-	FinishReason     string                   `json:"finishReason" doc:"The provider's reason the reply ended (stop, length, end_turn, max_tokens); empty when it gave none"`
-	Retries          int                      `json:"retries" doc:"Provider failures (429, 5xx, timeouts) retried before this answer"`
-	OutputMode       workflow.OutputMode      `json:"outputMode" doc:"How the call asked for a structured reply: tool (a forced tool call), json_schema (a response format with the stage's schema), json_object or text; empty on a trace that records no model call, or one stored before the field existed"`
-	Ungrounded       []string                 `json:"ungrounded,omitempty" nullable:"false" doc:"Stage 2 only: the paths of the values (ticketId, lines[1].sku) that appear in neither the objective nor the parameters context Stage 2 was shown (docs/grounding.md); absent when none"`
-	CreatedAt        time.Time                `json:"createdAt"`
-}
-
-// TraceList is a workflow's traces, oldest first.
-type TraceList struct {
-	Traces []TraceView `json:"traces"`
-}
-
-// TemplateView is one prompt template of the running gateway.
-type TemplateView struct {
-	Name   string   `json:"name"`
-	Keys   []string `json:"keys" doc:"The placeholders the template uses"`
-	Source string   `json:"source"`
-}
-
-// TemplateList lists the gateway's templates by name.
-type TemplateList struct {
-	Templates []TemplateView `json:"templates"`
-}
 
 type adminListInput struct {
 	UserID string `query:"userId" maxLength:"128" doc:"Only this user's workflows; without it, every user's"`
@@ -103,7 +44,7 @@ func (a *Admin) registerReads(api huma.API) {
 // listWorkflows lists one user's workflows (?userId=) or every user's, newest
 // first, a page at a time: nextCursor resumes the listing it came from.
 // With status or q it keeps only the matching ones (filteredPage).
-func (a *Admin) listWorkflows(ctx context.Context, in *adminListInput) (*body[AdminWorkflowList], error) {
+func (a *Admin) listWorkflows(ctx context.Context, in *adminListInput) (*body[adminv1.AdminWorkflowList], error) {
 	list := func(p workflow.Page) ([]*workflow.Workflow, string, error) {
 		return a.reads.List(ctx, in.UserID, p)
 	}
@@ -123,23 +64,23 @@ func (a *Admin) listWorkflows(ctx context.Context, in *adminListInput) (*body[Ad
 	if err != nil {
 		return nil, a.fail(ctx, "adminListWorkflows", err)
 	}
-	out := &body[AdminWorkflowList]{Body: AdminWorkflowList{Workflows: make([]AdminWorkflowView, len(ws)), NextCursor: next}}
+	out := &body[adminv1.AdminWorkflowList]{Body: adminv1.AdminWorkflowList{Workflows: make([]adminv1.AdminWorkflowView, len(ws)), NextCursor: next}}
 	for i, w := range ws {
 		out.Body.Workflows[i] = adminView(w)
 	}
 	return out, nil
 }
 
-func adminView(w *workflow.Workflow) AdminWorkflowView {
-	return AdminWorkflowView{WorkflowView: viewWorkflow(w), Checkpoint: viewCheckpoint(w.Checkpoint), TraceContext: w.TraceContext}
+func adminView(w *workflow.Workflow) adminv1.AdminWorkflowView {
+	return adminv1.AdminWorkflowView{WorkflowView: viewWorkflow(w), Checkpoint: viewCheckpoint(w.Checkpoint), TraceContext: adminv1.TraceContext(w.TraceContext)}
 }
 
-func (a *Admin) getWorkflow(ctx context.Context, in *WorkflowPath) (*body[AdminWorkflowView], error) {
+func (a *Admin) getWorkflow(ctx context.Context, in *WorkflowPath) (*body[adminv1.AdminWorkflowView], error) {
 	w, err := a.reads.Get(ctx, in.ID)
 	if err != nil {
 		return nil, a.fail(ctx, "adminGetWorkflow", err)
 	}
-	return &body[AdminWorkflowView]{Body: adminView(w)}, nil
+	return &body[adminv1.AdminWorkflowView]{Body: adminView(w)}, nil
 }
 
 func (a *Admin) listMessages(ctx context.Context, in *WorkflowPath) (*body[apiv1.MessageList], error) {
@@ -154,43 +95,43 @@ func (a *Admin) listMessages(ctx context.Context, in *WorkflowPath) (*body[apiv1
 	return out, nil
 }
 
-func (a *Admin) listTraces(ctx context.Context, in *WorkflowPath) (*body[TraceList], error) {
+func (a *Admin) listTraces(ctx context.Context, in *WorkflowPath) (*body[adminv1.TraceList], error) {
 	ts, err := a.reads.Traces(ctx, in.ID)
 	if err != nil {
 		return nil, a.fail(ctx, "adminListTraces", err)
 	}
-	out := &body[TraceList]{Body: TraceList{Traces: make([]TraceView, len(ts))}}
+	out := &body[adminv1.TraceList]{Body: adminv1.TraceList{Traces: make([]adminv1.TraceView, len(ts))}}
 	for i, t := range ts {
 		out.Body.Traces[i] = viewTrace(t)
 	}
 	return out, nil
 }
 
-func (a *Admin) getTrace(ctx context.Context, in *tracePath) (*body[TraceView], error) {
+func (a *Admin) getTrace(ctx context.Context, in *tracePath) (*body[adminv1.TraceView], error) {
 	t, err := a.reads.Trace(ctx, in.TraceID)
 	if err != nil {
 		return nil, a.fail(ctx, "adminGetTrace", err)
 	}
-	return &body[TraceView]{Body: viewTrace(t)}, nil
+	return &body[adminv1.TraceView]{Body: viewTrace(t)}, nil
 }
 
-func (a *Admin) listTemplates(ctx context.Context, _ *struct{}) (*body[TemplateList], error) {
+func (a *Admin) listTemplates(ctx context.Context, _ *struct{}) (*body[adminv1.TemplateList], error) {
 	set := a.prompts.Templates()
-	out := &body[TemplateList]{Body: TemplateList{Templates: []TemplateView{}}}
+	out := &body[adminv1.TemplateList]{Body: adminv1.TemplateList{Templates: []adminv1.TemplateView{}}}
 	for _, name := range set.Names() {
 		t, err := set.Get(name)
 		if err != nil {
 			return nil, a.fail(ctx, "adminListTemplates", workflow.WrapKind(workflow.KindInternal, err, "template %q", name))
 		}
-		out.Body.Templates = append(out.Body.Templates, TemplateView{Name: t.Name, Keys: t.Keys(), Source: t.Source})
+		out.Body.Templates = append(out.Body.Templates, adminv1.TemplateView{Name: t.Name, Keys: t.Keys(), Source: t.Source})
 	}
 	return out, nil
 }
 
 // viewTrace is t as the admin API shows it: without the placeholder
 // inputs it was rendered from, its prompt never null.
-func viewTrace(t workflow.Trace) TraceView {
-	v := wireOf[TraceView](t)
+func viewTrace(t workflow.Trace) adminv1.TraceView {
+	v := wireOf[adminv1.TraceView](t)
 	v.Prompt = nonNil(v.Prompt)
 	return v
 }

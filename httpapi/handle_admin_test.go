@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/twostep/twostep/adminv1"
 	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
@@ -97,7 +98,7 @@ func TestAdminListWorkflows(t *testing.T) {
 		if rec.Code != http.StatusOK {
 			t.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body)
 		}
-		var l AdminWorkflowList
+		var l adminv1.AdminWorkflowList
 		if err := json.Unmarshal(rec.Body.Bytes(), &l); err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +197,7 @@ func TestAdminListFiltersByStatusAndText(t *testing.T) {
 			if rec.Code != http.StatusOK {
 				t.Fatalf("%s: %d %s", query, rec.Code, rec.Body)
 			}
-			var l AdminWorkflowList
+			var l adminv1.AdminWorkflowList
 			if err := json.Unmarshal(rec.Body.Bytes(), &l); err != nil {
 				t.Fatal(err)
 			}
@@ -302,11 +303,11 @@ func TestAdminRenderFromState(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := f.env.do(t, "POST", "/admin/v1/workflows/"+tc.id+"/render", adminToken, tc.body)
-			var got RenderResult
+			var got adminv1.RenderResult
 			if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &got) != nil {
 				t.Fatalf("%d %s", rec.Code, rec.Body)
 			}
-			if diff := cmp.Diff(tc.want, got.Prompt); diff != "" {
+			if diff := cmp.Diff(wireOf[[]adminv1.PromptMessage](tc.want), got.Prompt); diff != "" {
 				t.Errorf("prompt (-builder +render):\n%s", diff)
 			}
 		})
@@ -314,7 +315,7 @@ func TestAdminRenderFromState(t *testing.T) {
 	t.Run("feedback renders the retry", func(t *testing.T) {
 		rec := f.env.do(t, "POST", "/admin/v1/workflows/"+atSelect.ID+"/render", adminToken,
 			map[string]any{"stage": "stage1", "feedback": []string{"action is missing"}})
-		var got RenderResult
+		var got adminv1.RenderResult
 		_ = json.Unmarshal(rec.Body.Bytes(), &got)
 		if got.Placeholders["VALIDATION_FEEDBACK"] != prompts.Feedback([]string{"action is missing"}) {
 			t.Errorf("VALIDATION_FEEDBACK = %q", got.Placeholders["VALIDATION_FEEDBACK"])
@@ -330,7 +331,7 @@ func TestAdminRenderFromState(t *testing.T) {
 			t.Fatal(err)
 		}
 		rec := f.env.do(t, "POST", "/admin/v1/workflows/"+wf.ID+"/render", adminToken, map[string]any{"stage": "stage2"})
-		var got RenderResult
+		var got adminv1.RenderResult
 		if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &got) != nil {
 			t.Fatalf("%d %s", rec.Code, rec.Body)
 		}
@@ -418,7 +419,7 @@ func TestAdminReplayActionTraces(t *testing.T) {
 	if rec.Code != http.StatusOK {
 		t.Fatalf("replay of the model call: %d %s", rec.Code, rec.Body)
 	}
-	var got ReplayResult
+	var got adminv1.ReplayResult
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
@@ -464,7 +465,7 @@ func TestAdminReplayNativeStage2(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := f.env.do(t, "POST", "/admin/v1/traces/"+tr.ID+"/replay", adminToken, map[string]any{})
-	var got ReplayResult
+	var got adminv1.ReplayResult
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != http.StatusOK {
 		t.Fatalf("replay: %d %s", rec.Code, rec.Body)
 	}

@@ -3,10 +3,10 @@ package httpapi
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/twostep/twostep/adminv1"
 	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/workflow"
 )
@@ -39,36 +39,12 @@ type WebhookDeliveries interface {
 	WebhookDeliveries(ctx context.Context, workflowID string) ([]workflow.WebhookDelivery, error)
 }
 
-// DeliveryView is one webhook delivery and its attempts.
-type DeliveryView struct {
-	ID          string        `json:"id" doc:"The webhook-id of every attempt"`
-	WorkflowID  string        `json:"workflowId"`
-	Event       string        `json:"event" enum:"round.completed,round.failed,round.stopped,round.awaiting_approval"`
-	URL         string        `json:"url"`
-	Status      string        `json:"status" enum:"pending,delivered,failed"`
-	CreatedAt   time.Time     `json:"createdAt"`
-	NextAttempt *time.Time    `json:"nextAttempt,omitempty" doc:"When the next attempt is due (pending deliveries)"`
-	Attempts    []AttemptView `json:"attempts"`
-}
-
-// AttemptView is one attempt of a delivery.
-type AttemptView struct {
-	At           time.Time `json:"at"`
-	ResponseCode int       `json:"responseCode,omitempty" doc:"The receiver's HTTP status; absent when none came"`
-	Error        string    `json:"error,omitempty"`
-}
-
-// DeliveryList lists a workflow's deliveries, oldest first.
-type DeliveryList struct {
-	Deliveries []DeliveryView `json:"deliveries"`
-}
-
 type deliveriesInput struct {
 	Workflow string `query:"workflow" required:"true" maxLength:"64" doc:"Workflow id (wf_...)"`
 }
 
 type deliveriesOutput struct {
-	Body DeliveryList
+	Body adminv1.DeliveryList
 }
 
 func (a *Admin) registerWebhooks(api huma.API) {
@@ -85,16 +61,16 @@ func (a *Admin) registerWebhooks(api huma.API) {
 			if err != nil {
 				return nil, a.fail(ctx, "listWebhookDeliveries", err)
 			}
-			out := &deliveriesOutput{Body: DeliveryList{Deliveries: make([]DeliveryView, len(ds))}}
+			out := &deliveriesOutput{Body: adminv1.DeliveryList{Deliveries: make([]adminv1.DeliveryView, len(ds))}}
 			for i, d := range ds {
-				v := DeliveryView{ID: d.ID, WorkflowID: d.WorkflowID, Event: d.Event, URL: d.URL, Status: string(d.Status),
-					CreatedAt: d.CreatedAt, Attempts: make([]AttemptView, len(d.Attempts))}
+				v := adminv1.DeliveryView{ID: d.ID, WorkflowID: d.WorkflowID, Event: d.Event, URL: d.URL, Status: string(d.Status),
+					CreatedAt: d.CreatedAt, Attempts: make([]adminv1.AttemptView, len(d.Attempts))}
 				if d.Status == workflow.DeliveryPending && !d.NextAttempt.IsZero() {
 					next := d.NextAttempt
 					v.NextAttempt = &next
 				}
 				for j, at := range d.Attempts {
-					v.Attempts[j] = AttemptView{At: at.At, ResponseCode: at.StatusCode, Error: at.Error}
+					v.Attempts[j] = adminv1.AttemptView{At: at.At, ResponseCode: at.StatusCode, Error: at.Error}
 				}
 				out.Body.Deliveries[i] = v
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twostep/twostep/experiments"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -55,6 +56,13 @@ func mirrors() []mirror {
 		}, view: func(v any) any { return viewCheckpoint(v.(*workflow.Checkpoint)) }, internal: []string{"afterReject.afterReject"}},
 		{name: "Trace", domain: func() any { return filled[workflow.Trace]() },
 			view: func(v any) any { return viewTrace(v.(workflow.Trace)) }, internal: []string{"inputs"}},
+		{name: "AdminWorkflow", domain: func() any { w := filled[workflow.Workflow](); return &w },
+			view: func(v any) any { return adminView(v.(*workflow.Workflow)) },
+			internal: []string{"version", "queueEdits", "queuedRounds[].prompt",
+				"queuedRounds[].documents[].workflowId", "queuedRounds[].documents[].messageId"},
+			derived: []string{"queuedRounds[].round", "queuedRounds[].title"}},
+		{name: "Experiment", domain: func() any { e := filled[experiments.Experiment](); return &e },
+			view: func(v any) any { return viewExperiment(v.(*experiments.Experiment)) }},
 	}
 }
 

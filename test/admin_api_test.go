@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/twostep/twostep/adminv1"
 	"github.com/twostep/twostep/apiv1"
-	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -35,17 +35,17 @@ func TestAdminRenderStage1MatchesTrace(t *testing.T) {
 	env.waitCalls(t, 1)
 	env.stop(t, id)
 	traces := env.traces(t, id, 1)
-	if traces[0].Stage != workflow.StageOne || !strings.HasPrefix(traces[0].Error, "cancelled") {
+	if traces[0].Stage != string(workflow.StageOne) || !strings.HasPrefix(traces[0].Error, "cancelled") {
 		t.Fatalf("first trace = %s %q, want a cancelled stage1 call", traces[0].Stage, traces[0].Error)
 	}
 
-	var got httpapi.RenderResult
+	var got adminv1.RenderResult
 	env.must(t, http.StatusOK, "POST", "/admin/v1/workflows/"+id+"/render", adminRootToken,
 		map[string]any{"stage": "stage1"}, &got)
 	if diff := cmp.Diff(traces[0].Prompt, got.Prompt); diff != "" {
 		t.Errorf("render differs from the trace's prompt (-trace +render):\n%s", diff)
 	}
-	if diff := cmp.Diff(env.model.Calls()[0].Messages, got.Prompt); diff != "" {
+	if diff := cmp.Diff(wirePrompt(env.model.Calls()[0].Messages), got.Prompt); diff != "" {
 		t.Errorf("render differs from what the model received (-model +render):\n%s", diff)
 	}
 	if got.Template != "stage1" || !strings.Contains(got.Placeholders["USER_PROMPT"], `list "risks"`) {
@@ -92,7 +92,7 @@ func TestAdminRenderStage2(t *testing.T) {
 	env.stop(t, id)
 	traces := env.traces(t, id, 2)
 
-	var got httpapi.RenderResult
+	var got adminv1.RenderResult
 	env.must(t, http.StatusOK, "POST", "/admin/v1/workflows/"+id+"/render", adminRootToken,
 		map[string]any{"stage": "stage2"}, &got)
 	if got.Source != "checkpoint" || got.Selection == nil || got.Selection.Action != "document.generate" {
@@ -158,10 +158,10 @@ func TestAdminRenderRefusals(t *testing.T) {
 		})
 	}
 	t.Run("override renders instead of the built-in template", func(t *testing.T) {
-		var got httpapi.RenderResult
+		var got adminv1.RenderResult
 		env.must(t, http.StatusOK, "POST", "/admin/v1/workflows/"+id+"/render", adminRootToken,
 			map[string]any{"stage": "stage1", "template": "--- system ---\nONLY\n--- user ---\nAsk: {{KEY:USER_PROMPT}}"}, &got)
-		want := []workflow.PromptMessage{{Role: "system", Content: "ONLY"}, {Role: "user", Content: "Ask: hello"}}
+		want := []adminv1.PromptMessage{{Role: "system", Content: "ONLY"}, {Role: "user", Content: "Ask: hello"}}
 		if diff := cmp.Diff(want, got.Prompt); diff != "" {
 			t.Errorf("override render (-want +got):\n%s", diff)
 		}
@@ -204,10 +204,10 @@ func TestAdminRenderPlanMatchesTrace(t *testing.T) {
 	env.waitCalls(t, 1)
 	env.stop(t, wf.ID)
 	traces := env.traces(t, wf.ID, 1)
-	if traces[0].Stage != workflow.StagePlan {
+	if traces[0].Stage != string(workflow.StagePlan) {
 		t.Fatalf("first trace is %s, want plan", traces[0].Stage)
 	}
-	var got httpapi.RenderResult
+	var got adminv1.RenderResult
 	env.must(t, http.StatusOK, "POST", "/admin/v1/workflows/"+wf.ID+"/render", adminRootToken,
 		map[string]any{"stage": "plan"}, &got)
 	if diff := cmp.Diff(traces[0].Prompt, got.Prompt); diff != "" {

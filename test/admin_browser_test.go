@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/twostep/twostep/httpapi"
+	"github.com/twostep/twostep/adminv1"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
 )
@@ -75,13 +75,13 @@ func TestAdminPageInBrowser(t *testing.T) {
 	if wf := env.wait(t, id); wf.Status != workflow.StatusCompleted {
 		t.Fatalf("status %s (%s)", wf.Status, wf.Error)
 	}
-	var stage2 []httpapi.TraceView
+	var stage2 []adminv1.TraceView
 	for _, tr := range env.traces(t, id, 6) {
-		if tr.Stage == workflow.StageTwo {
+		if tr.Stage == string(workflow.StageTwo) {
 			stage2 = append(stage2, tr)
 		}
 	}
-	contents := func(p []workflow.PromptMessage) []string {
+	contents := func(p []adminv1.PromptMessage) []string {
 		var out []string
 		for _, m := range p {
 			out = append(out, m.Content)
@@ -112,7 +112,7 @@ func TestAdminPageInBrowser(t *testing.T) {
 	}
 	// The economy chart: one point per step of the report in each series,
 	// its summary naming the route's figures.
-	var eco httpapi.EconomyView
+	var eco adminv1.EconomyView
 	env.must(t, 200, "GET", "/admin/v1/workflows/"+id+"/economy", adminRootToken, nil, &eco)
 	points := evaluate[map[string]int](ctx, t, `Object.fromEntries(['stage1', 'stage2', 'cached', 'output'].map(k =>
 		[k, document.querySelectorAll('#economy svg .series-' + k + ' circle').length]))`)

@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/twostep/twostep/adminv1"
 	"github.com/twostep/twostep/economy"
-	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/enginetest"
@@ -30,20 +30,20 @@ func TestAdminEconomyOfScriptedWorkflow(t *testing.T) {
 	}
 	traces := env.traces(t, id, 8) // 3 × (Stage 1 + Stage 2), 2 action runs
 
-	var got httpapi.EconomyView
+	var got adminv1.EconomyView
 	env.must(t, http.StatusOK, "GET", "/admin/v1/workflows/"+id+"/economy", adminRootToken, nil, &got)
 	if len(got.Steps) != 3 {
 		t.Fatalf("steps %+v, want 3", got.Steps)
 	}
 	var totals economy.Tokens
 	for _, tr := range traces {
-		if tr.Stage == workflow.StageAction {
+		if tr.Stage == string(workflow.StageAction) {
 			continue
 		}
 		totals.Input += tr.PromptTokens
 		totals.Output += tr.CompletionTokens
 		s := got.Steps[tr.Step-1]
-		stage := map[workflow.Stage]httpapi.EconomyTokens{workflow.StageOne: s.Stage1, workflow.StageTwo: s.Stage2}[tr.Stage]
+		stage := map[workflow.Stage]adminv1.EconomyTokens{workflow.StageOne: s.Stage1, workflow.StageTwo: s.Stage2}[workflow.Stage(tr.Stage)]
 		if stage.Input != tr.PromptTokens || stage.Output != tr.CompletionTokens || s.Stage2Skipped {
 			t.Errorf("step %d %s: %+v (skipped %v), want the trace's %d in, %d out", tr.Step, tr.Stage, stage, s.Stage2Skipped,
 				tr.PromptTokens, tr.CompletionTokens)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/twostep/twostep/httpapi"
+	"github.com/twostep/twostep/adminv1"
 	"github.com/twostep/twostep/redact"
 )
 
@@ -49,7 +49,7 @@ func TestAdminOnGatewayBinary(t *testing.T) {
 		t.Errorf("the Stage 1 prompt does not show the redacted user prompt")
 	}
 
-	var traces httpapi.TraceList
+	var traces adminv1.TraceList
 	g.expect(t, http.StatusOK, "GET", "/admin/v1/workflows/"+wf.ID+"/traces", gwAdmin, nil, &traces)
 	lastStage2 := -1
 	for i, tr := range traces.Traces {
@@ -60,14 +60,14 @@ func TestAdminOnGatewayBinary(t *testing.T) {
 	if lastStage2 < 0 {
 		t.Fatalf("no stage2 trace among %d", len(traces.Traces))
 	}
-	var rendered httpapi.RenderResult
+	var rendered adminv1.RenderResult
 	g.expect(t, http.StatusOK, "POST", "/admin/v1/workflows/"+wf.ID+"/render", gwAdmin, map[string]any{"stage": "stage2"}, &rendered)
 	if diff := cmp.Diff(traces.Traces[lastStage2].Prompt, rendered.Prompt); diff != "" {
 		t.Errorf("stage2 render differs from the last stage2 trace (-trace +render):\n%s", diff)
 	}
 
 	before := g.adminState(t, wf.ID)
-	var replay httpapi.ReplayResult
+	var replay adminv1.ReplayResult
 	g.expect(t, http.StatusOK, "POST", "/admin/v1/traces/"+traces.Traces[lastStage2].ID+"/replay", gwAdmin, nil, &replay)
 	if replay.Error != "" || !strings.Contains(replay.Response, "parameters_v1") {
 		t.Errorf("replay: response %q error %q", replay.Response, replay.Error)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/twostep/twostep/adminv1"
 	"github.com/twostep/twostep/apiv1"
-	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/workflow"
@@ -19,7 +19,7 @@ import (
 
 // completedWorkflow runs one round: document.generate, then
 // workflow.complete. Its traces are stage1, stage2, action, stage1, stage2.
-func completedWorkflow(t *testing.T, env *adminEnv, prompt string) (string, []httpapi.TraceView) {
+func completedWorkflow(t *testing.T, env *adminEnv, prompt string) (string, []adminv1.TraceView) {
 	t.Helper()
 	env.script.push(workflow.StageOne, generate("write the notes"), enginetest.Completes("all done")[0])
 	env.script.push(workflow.StageTwo, generateParams("notes.md", "# Notes"), enginetest.Completes("all done")[1])
@@ -30,7 +30,7 @@ func completedWorkflow(t *testing.T, env *adminEnv, prompt string) (string, []ht
 	traces := env.traces(t, id, 5)
 	var stages []workflow.Stage
 	for _, tr := range traces {
-		stages = append(stages, tr.Stage)
+		stages = append(stages, workflow.Stage(tr.Stage))
 	}
 	if diff := cmp.Diff([]workflow.Stage{"stage1", "stage2", "action", "stage1", "stage2"}, stages); diff != "" {
 		t.Fatalf("trace stages (-want +got):\n%s", diff)
@@ -46,14 +46,14 @@ func TestAdminReplay(t *testing.T) {
 	env := newAdminEnv(t)
 	id, traces := completedWorkflow(t, env, "Write notes")
 	before := snapshot(t, env, id)
-	edited := []workflow.PromptMessage{{Role: "system", Content: "edited system"}, {Role: "user", Content: "edited user"}}
+	edited := []adminv1.PromptMessage{{Role: "system", Content: "edited system"}, {Role: "user", Content: "edited user"}}
 
 	tests := []struct {
 		name      string
-		trace     httpapi.TraceView
+		trace     adminv1.TraceView
 		reply     string
 		body      map[string]any
-		wantSent  []workflow.PromptMessage
+		wantSent  []adminv1.PromptMessage
 		wantError string // substring; "" means accepted
 		wantKey   string // a key of the parsed JSON
 	}{
@@ -65,15 +65,15 @@ func TestAdminReplay(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			env.script.push(tc.trace.Stage, tc.reply)
+			env.script.push(workflow.Stage(tc.trace.Stage), tc.reply)
 			body := tc.body
 			if body == nil {
 				body = map[string]any{}
 			}
-			var got httpapi.ReplayResult
+			var got adminv1.ReplayResult
 			env.must(t, http.StatusOK, "POST", "/admin/v1/traces/"+tc.trace.ID+"/replay", adminRootToken, body, &got)
 			calls := env.model.Calls()
-			if diff := cmp.Diff(tc.wantSent, calls[len(calls)-1].Messages); diff != "" {
+			if diff := cmp.Diff(tc.wantSent, wirePrompt(calls[len(calls)-1].Messages)); diff != "" {
 				t.Errorf("prompt sent (-want +got):\n%s", diff)
 			}
 			if got.Response != tc.reply {
@@ -91,14 +91,14 @@ func TestAdminReplay(t *testing.T) {
 			}
 			// The replay sends the stage's output schema, as the engine does;
 			// the scripted model answers in text mode.
-			want := map[workflow.Stage]string{workflow.StageOne: prompts.Stage1SchemaName, workflow.StageTwo: prompts.Stage2SchemaName}[tc.trace.Stage]
+			want := map[workflow.Stage]string{workflow.StageOne: prompts.Stage1SchemaName, workflow.StageTwo: prompts.Stage2SchemaName}[workflow.Stage(tc.trace.Stage)]
 			if out := calls[len(calls)-1].Output; out == nil || out.Name != want || !out.Strict || got.OutputMode != "text" {
 				t.Errorf("replay sent output schema %+v, result mode %q; want %s (strict), text", out, got.OutputMode, want)
 			}
 		})
 	}
 	t.Run("model failure is a result", func(t *testing.T) {
-		var got httpapi.ReplayResult // nothing scripted: the model answers Unavailable
+		var got adminv1.ReplayResult // nothing scripted: the model answers Unavailable
 		env.must(t, http.StatusOK, "POST", "/admin/v1/traces/"+traces[0].ID+"/replay", adminRootToken, nil, &got)
 		if !strings.Contains(got.Error, "could not answer") || got.Response != "" {
 			t.Errorf("error %q response %q", got.Error, got.Response)
@@ -129,7 +129,7 @@ func TestAdminReads(t *testing.T) {
 	first, traces := completedWorkflow(t, env, "first")
 	second, _ := completedWorkflow(t, env, "second")
 
-	var list httpapi.AdminWorkflowList
+	var list adminv1.AdminWorkflowList
 	env.must(t, http.StatusOK, "GET", "/admin/v1/workflows", adminRootToken, nil, &list)
 	if len(list.Workflows) != 2 || list.Workflows[0].ID != second || list.Workflows[1].ID != first {
 		t.Fatalf("list = %+v, want [second first]", list.Workflows)
@@ -146,7 +146,7 @@ func TestAdminReads(t *testing.T) {
 		t.Errorf("cursor without userId: %d, want 422", status)
 	}
 
-	var tr httpapi.TraceView
+	var tr adminv1.TraceView
 	env.must(t, http.StatusOK, "GET", "/admin/v1/traces/"+traces[1].ID, adminRootToken, nil, &tr)
 	if diff := cmp.Diff(traces[1], tr); diff != "" {
 		t.Errorf("trace by id (-list +get):\n%s", diff)
@@ -160,7 +160,7 @@ func TestAdminReads(t *testing.T) {
 	if diff := cmp.Diff([]string{"user", "action", "assistant"}, roles); diff != "" {
 		t.Errorf("message roles (-want +got):\n%s", diff)
 	}
-	var tpl httpapi.TemplateList
+	var tpl adminv1.TemplateList
 	env.must(t, http.StatusOK, "GET", "/admin/v1/templates", adminRootToken, nil, &tpl)
 	names := map[string]bool{}
 	for _, x := range tpl.Templates {

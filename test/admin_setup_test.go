@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/actions"
+	"github.com/twostep/twostep/adminv1"
 	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/httpapi"
@@ -228,11 +229,11 @@ func (e *adminEnv) waitCalls(t *testing.T, n int) {
 
 // traces returns the workflow's traces through the admin API, waiting until
 // there are at least n.
-func (e *adminEnv) traces(t *testing.T, id string, n int) []httpapi.TraceView {
+func (e *adminEnv) traces(t *testing.T, id string, n int) []adminv1.TraceView {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		var list httpapi.TraceList
+		var list adminv1.TraceList
 		e.must(t, http.StatusOK, "GET", "/admin/v1/workflows/"+id+"/traces", adminRootToken, nil, &list)
 		if len(list.Traces) >= n {
 			return list.Traces
@@ -248,4 +249,13 @@ func (e *adminEnv) traces(t *testing.T, id string, n int) []httpapi.TraceView {
 func (e *adminEnv) stop(t *testing.T, id string) {
 	t.Helper()
 	e.must(t, http.StatusOK, "POST", "/api/v1/workflows/"+id+"/stop", adminAliceToken, nil, nil)
+}
+
+// wirePrompt is a prompt the model received as the admin API shows it.
+func wirePrompt(p []workflow.PromptMessage) []adminv1.PromptMessage {
+	out := make([]adminv1.PromptMessage, len(p))
+	for i, m := range p {
+		out[i] = adminv1.PromptMessage(m)
+	}
+	return out
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/twostep/twostep/httpapi"
+	"github.com/twostep/twostep/adminv1"
 )
 
 // inventingLLM plans one POST through http.request that closes the
@@ -120,7 +120,7 @@ func TestRequireGroundedThroughTheBinary(t *testing.T) {
 		t.Errorf("%d Stage 2 calls for the POST, want 2 with the retry's feedback naming path; the last:\n%s", len(prompts), prompts[len(prompts)-1])
 	}
 
-	var traces httpapi.TraceList
+	var traces adminv1.TraceList
 	g.expect(t, http.StatusOK, "GET", "/admin/v1/workflows/"+wf.ID+"/traces", gwAdmin, nil, &traces)
 	var ungrounded [][]string
 	for _, tr := range traces.Traces {

@@ -18,7 +18,8 @@ func TestImportsOnlyTheClient(t *testing.T) {
 	}
 	for _, pkg := range strings.Fields(string(out)) {
 		switch pkg {
-		case "github.com/twostep/twostep/cmd/twostep", "github.com/twostep/twostep/client", "github.com/twostep/twostep/apiv1":
+		case "github.com/twostep/twostep/cmd/twostep", "github.com/twostep/twostep/client",
+			"github.com/twostep/twostep/apiv1", "github.com/twostep/twostep/adminv1":
 		default:
 			t.Errorf("cmd/twostep depends on %s", pkg)
 		}
