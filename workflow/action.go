@@ -86,8 +86,7 @@ type Connection struct {
 }
 
 // CloneParams returns a deep copy of a parameter map: its maps and []any
-// copied all the way down, every other value as it is (the memory store
-// copies its stored parameters with it too). An action gets its
+// copied all the way down, every other value as it is. An action gets its
 // parameters through it (modes.Execute), so that what it does to its map
 // reaches neither the run's checkpoint nor the store, which may hold the
 // same map (Commit.Handover).
