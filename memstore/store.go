@@ -5,8 +5,8 @@
 // Every value crosses the store boundary as a copy (workflows, messages
 // and traces are kept as deep copies made by one function, see
 // deepcopy.go; document bytes are copied), so a caller never shares memory
-// with the store or with another caller. All methods are safe for concurrent use; Commit is atomic under
-// one mutex.
+// with the store or with another caller. All methods are safe for
+// concurrent use; Commit is atomic under one mutex.
 package memstore
 
 import (
