@@ -8,15 +8,16 @@ import (
 	"slices"
 )
 
-// The store keeps workflows, messages and traces as Go values of its own:
-// a commit stores a deep copy of what it is given (or, for a workflow
-// handed over, workflow.Commit.Handover, the workflow itself), and every
-// read hands out a deep copy, so a caller never shares memory with the
-// store or with another caller. All of them go through own, which follows
-// every exported field, so a field added to a stored type is copied
-// without a change here. A read gives back exactly what was committed,
-// which encodes to the same JSON as the Redis store's answer, its JSON
-// round trip.
+// The store keeps workflows, messages and traces (and webhook
+// subscriptions and deliveries, and idempotent answers) as Go values of
+// its own: a write stores a deep copy of what it is given (or, for a
+// workflow handed over, workflow.Commit.Handover, the workflow itself),
+// and every read hands out a deep copy, so a caller never shares memory
+// with the store or with another caller. All of them go through own,
+// which follows every exported field, so a field added to a stored type
+// is copied without a change here. A read gives back exactly what was
+// committed, which encodes to the same JSON as the Redis store's answer,
+// its JSON round trip.
 //
 // Keeping every value as its encoding/json record, decoded on every read
 // (what the Redis store does), was measured instead: on the bench a memory
@@ -38,8 +39,11 @@ func own[T any](p *T) {
 	ownValue(reflect.ValueOf(p).Elem())
 }
 
-// copyOf returns a deep copy of *p (see own).
+// copyOf returns a deep copy of *p (see own), nil for nil.
 func copyOf[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
 	c := new(T)
 	*c = *p
 	own(c)

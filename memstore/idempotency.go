@@ -3,7 +3,6 @@ package memstore
 import (
 	"context"
 	"maps"
-	"slices"
 	"sync"
 	"time"
 
@@ -46,7 +45,7 @@ func (s *Store) ClaimIdempotency(ctx context.Context, userID, key, token string,
 	m.sweep(now)
 	k := idemKey{userID, key}
 	if e, ok := m.entries[k]; ok && now.Before(e.expires) && (e.answer != nil || e.token != token) {
-		return workflow.IdempotencyRecord{Token: e.token, Answer: copyAnswer(e.answer)}, false, nil
+		return workflow.IdempotencyRecord{Token: e.token, Answer: copyOf(e.answer)}, false, nil
 	}
 	if m.entries == nil {
 		m.entries = map[idemKey]idemEntry{}
@@ -70,7 +69,7 @@ func (s *Store) SaveIdempotency(ctx context.Context, userID, key, token string, 
 	if !ok || !now.Before(e.expires) || e.answer != nil || e.token != token {
 		return workflow.Errorf(workflow.KindConflict, "the claim on this idempotency key is no longer held")
 	}
-	m.entries[k] = idemEntry{token: token, answer: copyAnswer(&a), expires: now.Add(window)}
+	m.entries[k] = idemEntry{token: token, answer: copyOf(&a), expires: now.Add(window)}
 	return nil
 }
 
@@ -97,20 +96,4 @@ func (m *idempotencies) sweep(now time.Time) {
 	}
 	m.swept = now
 	maps.DeleteFunc(m.entries, func(_ idemKey, e idemEntry) bool { return !now.Before(e.expires) })
-}
-
-// copyAnswer is a deep copy of a (nil for nil).
-func copyAnswer(a *workflow.IdempotentAnswer) *workflow.IdempotentAnswer {
-	if a == nil {
-		return nil
-	}
-	c := *a
-	c.Body = slices.Clone(a.Body)
-	if a.Header != nil {
-		c.Header = make(map[string][]string, len(a.Header))
-		for k, v := range a.Header {
-			c.Header[k] = slices.Clone(v)
-		}
-	}
-	return &c
 }

@@ -11,7 +11,6 @@ package memstore
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"time"
 
@@ -220,9 +219,7 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 	wf.Version = c.ExpectedVersion + 1
 	s.enqueueHooks(c)
 	if c.ExpectedVersion == 0 && c.Webhook != nil {
-		sub := *c.Webhook
-		sub.Events = slices.Clone(sub.Events)
-		rec.webhook = &sub
+		rec.webhook = copyOf(c.Webhook)
 	}
 	rec.state, rec.status, rec.version = wf, wf.Status, wf.Version
 	if s.retention > 0 {

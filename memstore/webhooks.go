@@ -23,18 +23,11 @@ type hook struct {
 // drops those finished longer before it.
 const hookKeep = 7 * 24 * time.Hour
 
-// copyDelivery returns a deep copy of d.
-func copyDelivery(d workflow.WebhookDelivery) workflow.WebhookDelivery {
-	d.Body = slices.Clone(d.Body)
-	d.Attempts = slices.Clone(d.Attempts)
-	return d
-}
-
 // enqueueHooks enters c's deliveries in the outbox (the commit applies).
 // The caller holds s.mu for writing.
 func (s *Store) enqueueHooks(c workflow.Commit) {
 	for _, d := range c.Webhooks {
-		d = copyDelivery(d)
+		own(&d)
 		d.Status, d.Lease = workflow.DeliveryPending, ""
 		s.hooks[d.ID] = &hook{d: d}
 		s.hookOrder = append(s.hookOrder, d.ID)
@@ -61,7 +54,9 @@ func (s *Store) ClaimWebhooks(ctx context.Context, now time.Time, lease time.Dur
 		}
 		h.d.Lease = workflow.NewID("lease_")
 		h.leaseUntil = now.Add(lease)
-		out = append(out, copyDelivery(h.d))
+		d := h.d
+		own(&d)
+		out = append(out, d)
 	}
 	return out, nil
 }
@@ -112,7 +107,8 @@ func (s *Store) WebhookDeliveries(ctx context.Context, workflowID string) (_ []w
 	out := []workflow.WebhookDelivery{}
 	for _, id := range s.hookOrder {
 		if h := s.hooks[id]; h != nil && h.d.WorkflowID == workflowID {
-			d := copyDelivery(h.d)
+			d := h.d
+			own(&d)
 			d.Secret, d.Lease = "", ""
 			out = append(out, d)
 		}
@@ -134,7 +130,5 @@ func (s *Store) WebhookSubscription(ctx context.Context, workflowID string) (_ *
 	if !ok || rec.webhook == nil {
 		return nil, nil
 	}
-	sub := *rec.webhook
-	sub.Events = slices.Clone(sub.Events)
-	return &sub, nil
+	return copyOf(rec.webhook), nil
 }
