@@ -24,7 +24,7 @@ func (s *Store) PutStanding(ctx context.Context, a workflow.StandingApproval) (e
 	if len(list) >= workflow.MaxStandingApprovals {
 		return workflow.Errorf(workflow.KindInvalid, "user %s keeps %d standing approvals already: revoke some first", a.UserID, len(list))
 	}
-	a = workflow.CloneStanding(a)
+	own(&a)
 	a.Uses = 0
 	s.standing[a.UserID] = append(list, a)
 	return nil
@@ -42,7 +42,8 @@ func (s *Store) ListStanding(ctx context.Context, userID string, now time.Time) 
 	list := s.liveStanding(userID, now)
 	out := make([]workflow.StandingApproval, len(list))
 	for i, a := range list {
-		out[i] = workflow.CloneStanding(a)
+		out[i] = a
+		own(&out[i])
 	}
 	return out, nil
 }

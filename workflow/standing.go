@@ -108,17 +108,6 @@ func StandingStoreOf(s Store) StandingStore {
 	return nil
 }
 
-// CloneStanding returns a copy of s whose maps are its own.
-func CloneStanding(s StandingApproval) StandingApproval {
-	s.Constraints = CloneJSON(s.Constraints)
-	s.Parameters = CloneParams(s.Parameters)
-	if s.ExpiresAt != nil {
-		t := *s.ExpiresAt
-		s.ExpiresAt = &t
-	}
-	return s
-}
-
 // CloneJSON deep-copies decoded JSON (maps, slices, scalars) by a JSON
 // round trip, so the copy holds what a stored value reads back as.
 func CloneJSON(m map[string]any) map[string]any {
