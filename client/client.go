@@ -152,16 +152,14 @@ type CreateRequest struct {
 	Webhook *Webhook
 }
 
-// Result is a workflow and, when the request waited and the round
-// settled in time (Waited), the round's messages: apiv1.WorkflowResult
-// with Waited, its workflow embedded as Workflow.
+// Result is the answer of a request that may wait for its round
+// (apiv1.WorkflowResult: the workflow, the round's messages when it
+// settled in time, a Create's WebhookSecret) and whether it waited.
 type Result struct {
-	Workflow
-	Messages []Message `json:"messages"`
-	Waited   bool      `json:"-"`
-	// WebhookSecret is set by a Create that asked for a webhook, once:
-	// the secret its deliveries are signed with.
-	WebhookSecret string `json:"webhookSecret,omitempty"`
+	apiv1.WorkflowResult
+	// Waited reports that the gateway answered after the round settled
+	// (Preference-Applied: wait).
+	Waited bool `json:"-"`
 }
 
 // Answer is the text of the round's last assistant message ("" if none).

@@ -214,7 +214,7 @@ func TestUploadBodyIsTheJSONItClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.Title != `say "hi" </script>` || res.MaxSteps != 3 {
-		t.Errorf("workflow = %+v", res.Workflow)
+		t.Errorf("workflow = %+v", res.WorkflowView)
 	}
 	docs := res.Messages[0].Documents
 	if len(docs) != 3 || docs[0].Name != `q"uote.txt` || docs[1].Size != 0 || docs[2].Name != "é.md" || docs[2].MimeType != "text/markdown; charset=utf-8" {

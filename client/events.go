@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/twostep/twostep/apiv1"
 )
 
 // Event is one Server-Sent Event of a workflow's stream. Exactly one of
@@ -226,7 +228,7 @@ func (c *Client) Wait(ctx context.Context, id string, after int64, onEvent func(
 	if err != nil {
 		return nil, err
 	}
-	r := &Result{Workflow: *w}
+	r := &Result{WorkflowResult: apiv1.WorkflowResult{WorkflowView: *w}}
 	for _, m := range msgs {
 		if m.Round == w.Round {
 			r.Messages = append(r.Messages, m)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/twostep/twostep/changefeed"
 	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
@@ -67,7 +68,7 @@ func benchAdminServer(b *testing.B, store workflow.Store) *Server {
 		b.Fatal(err)
 	}
 	srv, err := New(Options{Engine: &fakeEngine{unexpected: func(string) {}}, Reads: engine.NewReader(store), Store: store, Actions: fakeActions{},
-		Auth: auth, Logger: zerolog.Nop(), Admin: admin.Register})
+		Auth: auth, Logger: zerolog.Nop(), Admin: admin.Register, Changes: changefeed.New()})
 	if err != nil {
 		b.Fatal(err)
 	}

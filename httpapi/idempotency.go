@@ -350,7 +350,7 @@ func documentIdempotency(oapi *huma.OpenAPI) {
 				"is kept for limits.idempotencyWindow (default 24h) and replayed to every request with the same key, " +
 				"method, route, query and body; the same key with another request answers 422, and one sent while " +
 				"the first is still being answered waits for it (409 after 10 s). Server errors, 408, 409 and 429 are not kept.",
-			Schema: &huma.Schema{Type: "string", MinLength: ptr(1), MaxLength: ptr(maxIdempotencyKey), Pattern: "^[!-~]+$"},
+			Schema: &huma.Schema{Type: "string", MinLength: new(1), MaxLength: new(maxIdempotencyKey), Pattern: "^[!-~]+$"},
 		})
 		for code, r := range op.Responses {
 			if len(code) == 3 && code[0] == '2' {
@@ -385,5 +385,3 @@ func ginPath(p string) string {
 	}
 	return b.String()
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -178,7 +178,7 @@ func testInterruptDuringStageOne(t *testing.T, model *fakeLLM, g *gateway) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q := queued.Workflow.QueuedRounds; len(q) != 1 || !q[0].Interrupt || q[0].Round != 2 || q[0].Title != "intr2 go" {
+	if q := queued.QueuedRounds; len(q) != 1 || !q[0].Interrupt || q[0].Round != 2 || q[0].Title != "intr2 go" {
 		t.Errorf("the client's queued rounds: %+v", q)
 	}
 	done := g.waitDone(t, gwAlice, wf.ID)

@@ -13,9 +13,9 @@ import (
 
 // printRun prints each step of the finished round from the store: Stage
 // 1's choice, Stage 2's prompt size beside Stage 1's, the parameters it
-// filled and those it did not take from what it was shown, the action message with its summary, and the final answer;
-// verbose adds the WORKFLOW_HISTORY each Stage 1 prompt rendered, newest
-// entry first.
+// filled and those it did not take from what it was shown, the action
+// message with its summary, and the final answer; verbose adds the
+// WORKFLOW_HISTORY each Stage 1 prompt rendered, newest entry first.
 func printRun(ctx context.Context, w io.Writer, store workflow.Store, wf *workflow.Workflow, verbose bool) error {
 	traces, err := store.Traces(ctx, wf.ID)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -99,35 +100,36 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r 
 	srv.RegisterOnShutdown(g.API.CloseStreams)
 
 	engineCtx, stopEngine := context.WithCancel(log.WithContext(context.Background()))
-	defer stopEngine()
+	// The background work below ends with the engine's context and is
+	// waited for; running experiments are stopped first.
+	var bg sync.WaitGroup
+	defer func() {
+		stopEngine()
+		if g.Experiments != nil {
+			g.Experiments.Close()
+		}
+		bg.Wait()
+	}()
 	if r.workers {
 		g.Engine.Start(engineCtx)
 	}
 	if r.workers && g.Webhooks != nil {
 		// Webhook deliveries: every worker instance delivers the store's
-		// outbox; stopped with the engine's context and waited for.
-		hooksDone := make(chan struct{})
-		go func() { defer close(hooksDone); g.Webhooks.Run(engineCtx) }()
-		defer func() { stopEngine(); <-hooksDone }()
+		// outbox.
+		bg.Go(func() { g.Webhooks.Run(engineCtx) })
 	}
 	if g.Experiments != nil {
 		// Experiments whose instance died are finished here.
-		watched := make(chan struct{})
-		go func() { defer close(watched); g.Experiments.Watch(engineCtx) }()
-		defer func() { stopEngine(); g.Experiments.Close(); <-watched }()
+		bg.Go(func() { g.Experiments.Watch(engineCtx) })
 	}
 	if check := wiring.ModelCheck(g.Model); check != nil {
 		// Probe once in the background: a wrong model name or key shows in
 		// the start-up log, without delaying start-up on a slow provider.
-		// Stopped with the engine's context and waited for.
-		probed := make(chan struct{})
-		go func() {
-			defer close(probed)
+		bg.Go(func() {
 			if err := check(engineCtx); err != nil && engineCtx.Err() == nil {
 				log.Warn().Str("reason", workflow.PublicMessage(err)).Msg("the model does not answer its probe; rounds will fail until it does (see /readyz)")
 			}
-		}()
-		defer func() { stopEngine(); <-probed }()
+		})
 	}
 	if hint := cfg.OfflineHint(); hint != "" {
 		log.Warn().Msg(hint)
