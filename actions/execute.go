@@ -25,7 +25,7 @@ func (r *Registry) Execute(ctx context.Context, call workflow.ActionCall) (res w
 	if !ok || (a.user != "" && a.user != call.UserID) {
 		return workflow.ActionResult{}, workflow.Errorf(workflow.KindNotFound, "unknown action %s", quote(call.Action))
 	}
-	params, err := normalizeParams(call.Parameters)
+	params, err := workflow.NormalizeParams(call.Parameters)
 	if err != nil {
 		return workflow.ActionResult{}, workflow.WrapKind(workflow.KindInvalid, err, "the parameters for %s are not JSON", call.Action)
 	}

@@ -159,7 +159,7 @@ func (r *Registry) ValidateParameters(name string, params map[string]any) []stri
 	if !ok {
 		return []string{"/: unknown action " + quote(name)}
 	}
-	norm, err := normalizeParams(params)
+	norm, err := workflow.NormalizeParams(params)
 	if err != nil {
 		return []string{"/: parameters cannot be written as JSON: " + err.Error()}
 	}

@@ -85,25 +85,7 @@ func mustCompileSchema(name, text string) paramSchema {
 	return s
 }
 
-// normalizeParams returns params as the JSON the model would have sent:
-// numbers are float64, objects map[string]any, arrays []any. Actions read
-// the normalized copy, so their type assertions match what was validated.
-func normalizeParams(params map[string]any) (map[string]any, error) {
-	if params == nil {
-		return map[string]any{}, nil
-	}
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return nil, err
-	}
-	var out map[string]any
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// validateNormal checks normalized params (normalizeParams) and returns one
+// validateNormal checks normalized params (workflow.NormalizeParams) and returns one
 // "path: message" line per problem, sorted, or nil when params are valid.
 // Paths are JSON Pointers into the parameters object ("/" is the object).
 func (s paramSchema) validateNormal(params map[string]any) []string {

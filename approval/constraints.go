@@ -12,6 +12,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/twostep/twostep/workflow"
 )
 
 // maxConstraintBytes bounds one constraint fragment's JSON.
@@ -36,7 +38,7 @@ func (a *Policy) ConstraintFragmentProblems(constraints map[string]any) []string
 // constraint that does not compile (ConstraintFragmentProblems refuses it
 // before it is stored).
 func (a *Policy) ConstraintProblems(constraints, params map[string]any) []string {
-	norm, err := normalizeParams(params)
+	norm, err := workflow.NormalizeParams(params)
 	if err != nil {
 		return []string{"/: parameters cannot be written as JSON: " + err.Error()}
 	}
@@ -117,19 +119,4 @@ type noLoader struct{}
 // Load refuses url.
 func (noLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("external schema references are not allowed (%s)", url)
-}
-
-// normalizeParams returns params as the JSON the model would have sent
-// (numbers float64, objects map[string]any, arrays []any), the form the
-// constraints validate.
-func normalizeParams(params map[string]any) (map[string]any, error) {
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]any{}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
 }

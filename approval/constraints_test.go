@@ -14,7 +14,7 @@ import (
 func TestIntentRule(t *testing.T) {
 	t.Parallel()
 	r := newRegistry(t, true)
-	a, err := New(Config{Actions: map[string]string{"document.generate": Intent}}, r)
+	a, err := New(Config{Actions: map[string]string{"document.generate": Intent}}, r, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

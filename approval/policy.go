@@ -67,17 +67,12 @@ var (
 // New checks cfg against the registry — a rule must be one of the
 // known ones and name a registered action, or an MCP tool
 // mcp.<server>.<tool> of one of mcpServers (the configured server names:
-// its tools are listed only once the server answers, after start-up) —
-// and returns the policy, reporting every problem at once.
-func New(cfg Config, reg Registry, mcpServers ...string) (*Policy, error) {
-	return NewFor(cfg, reg, mcpServers, nil)
-}
-
-// NewFor is New that also knows the openapiActions
-// sources: a rule naming <source>.<operation> of a source whose document
-// is not loaded yet (its URL could not be fetched at start) is accepted;
-// once the document is loaded, the operation must exist.
-func NewFor(cfg Config, reg Registry, mcpServers, openapiSources []string) (*Policy, error) {
+// its tools are listed only once the server answers, after start-up), or
+// <source>.<operation> of one of the openapiActions sources whose document
+// is not loaded yet (its URL could not be fetched at start; once loaded,
+// the operation must exist) — and returns the policy, reporting every
+// problem at once.
+func New(cfg Config, reg Registry, mcpServers, openapiSources []string) (*Policy, error) {
 	loaded := map[string]bool{}
 	for _, s := range reg.Actions() {
 		loaded[s.Server] = true

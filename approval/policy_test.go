@@ -14,12 +14,12 @@ import (
 func TestApprovalsPolicy(t *testing.T) {
 	t.Parallel()
 	r := newRegistry(t, true)
-	def, err := New(Config{}, r)
+	def, err := New(Config{}, r, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	custom, err := New(Config{Default: Never, Actions: map[string]string{
-		"document.generate": Always, actions.HTTPRequestAction: Write}}, r)
+		"document.generate": Always, actions.HTTPRequestAction: Write}}, r, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestApprovalsConfigIsChecked(t *testing.T) {
 	t.Parallel()
 	r := newRegistry(t, true)
 	_, err := New(Config{Default: "sometimes", Actions: map[string]string{
-		"crm.nope": Always, actions.HTTPRequestAction: "maybe"}}, r)
+		"crm.nope": Always, actions.HTTPRequestAction: "maybe"}}, r, nil, nil)
 	if workflow.KindOf(err) != workflow.KindInvalid {
 		t.Fatalf("err = %v, want KindInvalid", err)
 	}
@@ -71,7 +71,7 @@ func TestApprovalsConfigIsChecked(t *testing.T) {
 func TestApprovalsOfMCPTools(t *testing.T) {
 	t.Parallel()
 	r := newRegistry(t, false)
-	p, err := New(Config{Actions: map[string]string{"mcp.crm.lookup": Always}}, r, "crm")
+	p, err := New(Config{Actions: map[string]string{"mcp.crm.lookup": Always}}, r, []string{"crm"}, nil)
 	if err != nil {
 		t.Fatalf("a rule for a not yet listed MCP tool was refused: %v", err)
 	}
@@ -99,7 +99,7 @@ func TestApprovalsOfMCPToolsNameAConfiguredServer(t *testing.T) {
 	r := newRegistry(t, false)
 	_, err := New(Config{Actions: map[string]string{
 		"mcp.crn.lookup": Always, "mcp.crm": Never, "mcp..x": Never, "mcp.crm.ok": Never,
-	}}, r, "crm")
+	}}, r, []string{"crm"}, nil)
 	if workflow.KindOf(err) != workflow.KindInvalid {
 		t.Fatalf("err = %v, want KindInvalid", err)
 	}

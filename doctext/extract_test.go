@@ -2,12 +2,14 @@ package doctext
 
 import (
 	"bytes"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/go-pdf/fpdf"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/twostep/twostep/workflow"
 )
@@ -38,6 +40,56 @@ func pdfBytes(t testing.TB, pages ...[]string) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden file (run with -update to create it): %v", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", name, diff)
+	}
+}
+
+func TestExtractGolden(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, file, mimeType string
+		format               Format
+	}{
+		{"html text", "page.html", "text/html; charset=utf-8", Text},
+		{"html markdown", "page.html", "text/html", Markdown},
+		{"csv text", "customers.csv", "text/csv", Text},
+		{"csv markdown", "customers.csv", "text/csv", Markdown},
+		{"json text", "customer.json", "application/json", Text},
+		{"json markdown", "customer.json", "", Markdown}, // type from the extension
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b, err := os.ReadFile(filepath.Join("testdata", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Extract(doc(tt.file, tt.mimeType, b), tt.format)
+			if err != nil {
+				t.Fatalf("Extract: %v", err)
+			}
+			golden(t, "extract_"+strings.ReplaceAll(tt.name, " ", "_")+".golden", got)
+		})
+	}
 }
 
 func TestExtractHTMLDropsCode(t *testing.T) {

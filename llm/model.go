@@ -201,7 +201,7 @@ func (m *Model) response(req workflow.ModelRequest, out *llms.ContentResponse, p
 	resp.PromptTokens, resp.CompletionTokens = u.prompt, u.completion
 	resp.CachedTokens, resp.CacheWriteTokens = u.cached, u.cacheWrite
 	if resp.PromptTokens == 0 {
-		resp.PromptTokens = promptTokens(req.Messages, m.tokens.Count)
+		resp.PromptTokens = workflow.PromptTokens(req.Messages, m.tokens.Count)
 	}
 	if resp.CompletionTokens == 0 {
 		resp.CompletionTokens = m.tokens.Count(resp.Text)

@@ -90,36 +90,16 @@ func cl100kRanks() (map[string]int, error) {
 }
 
 // Count returns the number of tokens of text. Should the embedded tables
-// ever fail to load, it falls back to ApproxTokens.
+// ever fail to load, it falls back to workflow.ApproxTokens.
 func (t *Tokenizer) Count(text string) int {
 	if text == "" {
 		return 0
 	}
 	enc, err := cl100k()
 	if err != nil {
-		return ApproxTokens(text)
+		return workflow.ApproxTokens(text)
 	}
 	return len(enc.EncodeOrdinary(text))
-}
-
-// ApproxTokens is a cheap estimate of the tokens of text (about four bytes a
-// token, at least one for non-empty text), used by Scripted so tests stay
-// fast.
-func ApproxTokens(text string) int {
-	if text == "" {
-		return 0
-	}
-	return (len(text) + 3) / 4
-}
-
-// promptTokens estimates a chat prompt's tokens: its text plus OpenAI's
-// documented overhead of about 4 tokens a message and 3 for the reply.
-func promptTokens(msgs []workflow.PromptMessage, count func(string) int) int {
-	n := 3
-	for _, m := range msgs {
-		n += 4 + count(m.Content)
-	}
-	return n
 }
 
 // usage is the token usage a provider reported for one call, in the

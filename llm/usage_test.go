@@ -30,15 +30,6 @@ func TestTokenizerIsOfflineAndExact(t *testing.T) {
 	}
 }
 
-func TestApproxTokens(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]int{"": 0, "a": 1, "abcd": 1, "abcde": 2, "twelve chars": 3} {
-		if got := ApproxTokens(in); got != want {
-			t.Errorf("ApproxTokens(%q) = %d, want %d", in, got, want)
-		}
-	}
-}
-
 // Usage as langchaingo v0.1.14's clients report it, in the engine's
 // terms: PromptTokens counts every input token on every provider (for
 // Anthropic, input_tokens plus the tokens read from and written to the

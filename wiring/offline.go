@@ -128,7 +128,7 @@ func offlinePlan(ref string) string {
 // selection's parameters context.
 func offlineParameters(out *workflow.OutputSchema, sel *workflow.Selection) string {
 	params := map[string]any{}
-	if asks(out, "format") {
+	if _, ok := askedParams(out).Properties["format"]; ok {
 		params["format"] = "text"
 	} else {
 		ctx := ""
@@ -140,23 +140,23 @@ func offlineParameters(out *workflow.OutputSchema, sel *workflow.Selection) stri
 	return mustJSON(map[string]any{"schema": prompts.ParametersSchemaID, "parameters": params})
 }
 
-// asks reports whether a Stage 2 output schema has the parameter name.
-func asks(out *workflow.OutputSchema, name string) bool {
+// askedParams reads the parameter schema a Stage 2 output schema asks
+// for (its "parameters" property) with workflow.ReadActionSchema; empty
+// when out is nil or does not decode.
+func askedParams(out *workflow.OutputSchema) workflow.ActionSchema {
 	if out == nil {
-		return false
+		return workflow.ActionSchema{}
 	}
 	var schema struct {
 		Properties struct {
-			Parameters struct {
-				Properties map[string]json.RawMessage `json:"properties"`
-			} `json:"parameters"`
+			Parameters json.RawMessage `json:"parameters"`
 		} `json:"properties"`
 	}
 	if json.Unmarshal(out.Schema, &schema) != nil {
-		return false
+		return workflow.ActionSchema{}
 	}
-	_, ok := schema.Properties.Parameters.Properties[name]
-	return ok
+	s, _ := workflow.ReadActionSchema(schema.Properties.Parameters)
+	return s
 }
 
 // mustJSON marshals the maps of strings and slices built here, which

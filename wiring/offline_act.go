@@ -165,9 +165,10 @@ func actParameters(req workflow.ModelRequest) (map[string]any, bool) {
 		if !strings.Contains(sel.ActionObjective, d.marker()) {
 			continue
 		}
+		asked := askedParams(req.Output).Properties
 		params := map[string]any{}
 		for k, v := range d.params {
-			if req.Output == nil || asks(req.Output, k) {
+			if _, ok := asked[k]; ok || req.Output == nil {
 				params[k] = v
 			}
 		}

@@ -1,7 +1,6 @@
 package wiring
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"maps"
@@ -12,9 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/workflow"
@@ -38,7 +34,7 @@ func TestOfflineModelActs(t *testing.T) {
 		mu.Unlock()
 		_, _ = io.WriteString(w, `{"text":"ticket T-1 `+r.URL.Path+`"}`)
 	}))
-	defer srv.Close()
+	t.Cleanup(srv.Close) // after the engine stops (startOffline's cleanup)
 	file := filepath.Join(t.TempDir(), "gateway.yaml")
 	yaml := `httpActions:
   - name: tickets.create
@@ -57,19 +53,7 @@ func TestOfflineModelActs(t *testing.T) {
 	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := LoadConfig(envOf(map[string]string{"LLM_PROVIDER": "scripted", "GATEWAY_INSECURE_DEV": "1", "GATEWAY_CONFIG": file}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	g, err := Wire(ctx, cfg, zerolog.New(io.Discard), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.closeStore()
-	g.Engine.Start(ctx)
-	defer g.Engine.Shutdown(context.Background())
+	ctx, g := startOffline(t, file)
 
 	prompt := "Open a ticket, then read it back.\n" +
 		`@act tickets.create {"title": "Printer on fire", "urgent": true}` + "\n" +

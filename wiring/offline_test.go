@@ -14,28 +14,42 @@ import (
 	"github.com/twostep/twostep/workflow/enginetest"
 )
 
+// startOffline wires a gateway with the offline model (LLM_PROVIDER=scripted,
+// configFile as GATEWAY_CONFIG unless "") and starts its engine; the
+// returned context bounds the test to 20 s, and the test's cleanup stops
+// the engine and closes the store.
+func startOffline(t *testing.T, configFile string) (context.Context, *Gateway) {
+	t.Helper()
+	env := map[string]string{"LLM_PROVIDER": "scripted", "GATEWAY_INSECURE_DEV": "1"}
+	if configFile != "" {
+		env["GATEWAY_CONFIG"] = configFile
+	}
+	cfg, err := LoadConfig(envOf(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	g, err := Wire(ctx, cfg, zerolog.New(io.Discard), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.closeStore() })
+	g.Engine.Start(ctx)
+	t.Cleanup(func() { g.Engine.Shutdown(context.Background()) })
+	return ctx, g
+}
+
 // TestOfflineModelServesRounds wires the gateway with LLM_PROVIDER=scripted
 // and runs two rounds through the real engine and actions: the first
 // extracts the upload and completes with the step's summary, the second
 // (no upload) completes at once.
 func TestOfflineModelServesRounds(t *testing.T) {
 	t.Parallel()
-	cfg, err := LoadConfig(envOf(map[string]string{"LLM_PROVIDER": "scripted", "GATEWAY_INSECURE_DEV": "1"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	g, err := Wire(ctx, cfg, zerolog.New(io.Discard), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.closeStore()
+	ctx, g := startOffline(t, "")
 	if name := g.Model.Name(); name != "scripted/offline" {
 		t.Errorf("model = %q, want scripted/offline", name)
 	}
-	g.Engine.Start(ctx)
-	defer g.Engine.Shutdown(context.Background())
 
 	wf, err := g.Engine.Create(ctx, engine.NewWorkflow{UserID: "dev", Prompt: "read this", Documents: []workflow.DocumentContent{{
 		Document: workflow.Document{Name: "a.txt", MimeType: "text/plain", Size: 5}, Content: []byte("hello"),
@@ -80,19 +94,7 @@ func TestOfflineModelServesRounds(t *testing.T) {
 // a round with no upload plans only the end.
 func TestOfflineModelPlans(t *testing.T) {
 	t.Parallel()
-	cfg, err := LoadConfig(envOf(map[string]string{"LLM_PROVIDER": "scripted", "GATEWAY_INSECURE_DEV": "1"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	g, err := Wire(ctx, cfg, zerolog.New(io.Discard), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.closeStore()
-	g.Engine.Start(ctx)
-	defer g.Engine.Shutdown(context.Background())
+	ctx, g := startOffline(t, "")
 
 	wf, err := g.Engine.Create(ctx, engine.NewWorkflow{UserID: "dev", Prompt: "read this", Mode: workflow.ModeActionPlan,
 		Documents: []workflow.DocumentContent{{Document: workflow.Document{Name: "a.txt", MimeType: "text/plain", Size: 5}, Content: []byte("hello")}}})

@@ -196,7 +196,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 	for _, s := range cfg.MCP.Servers {
 		servers = append(servers, s.Name)
 	}
-	approvals, err := approval.NewFor(cfg.File.Approvals, reg, servers, cfg.OpenAPI.Names())
+	approvals, err := approval.New(cfg.File.Approvals, reg, servers, cfg.OpenAPI.Names())
 	if err != nil {
 		return fmt.Errorf("GATEWAY_CONFIG: %w", err)
 	}

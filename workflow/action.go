@@ -121,6 +121,25 @@ func cloneValue(v any) any {
 	return v
 }
 
+// NormalizeParams returns params as the JSON the model would have sent:
+// numbers are float64, objects map[string]any, arrays []any, nil an empty
+// map. Actions read, and the action schema and approval constraints
+// judge, the normalized copy, so type assertions match what was validated.
+func NormalizeParams(params map[string]any) (map[string]any, error) {
+	if params == nil {
+		return map[string]any{}, nil
+	}
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ActionCall is one execution of an action.
 type ActionCall struct {
 	WorkflowID string

@@ -98,3 +98,25 @@ type ModelFunc func(ctx context.Context, req ModelRequest) (ModelResponse, error
 func (f ModelFunc) Generate(ctx context.Context, req ModelRequest) (ModelResponse, error) {
 	return f(ctx, req)
 }
+
+// ApproxTokens estimates the tokens of text at about four bytes a token,
+// at least one for non-empty text: the usage a Model reports when its
+// provider reports none and no tokenizer is at hand (the scripted model;
+// llm should its tokenizer's tables fail to load).
+func ApproxTokens(text string) int {
+	if text == "" {
+		return 0
+	}
+	return (len(text) + 3) / 4
+}
+
+// PromptTokens estimates a chat prompt's tokens, counting each message's
+// text with count: that text plus OpenAI's documented overhead of about 4
+// tokens a message and 3 for the reply.
+func PromptTokens(msgs []PromptMessage, count func(string) int) int {
+	n := 3
+	for _, m := range msgs {
+		n += 4 + count(m.Content)
+	}
+	return n
+}

@@ -491,7 +491,7 @@ func TestApprovalRulesNameOperations(t *testing.T) {
 	t.Parallel()
 	f := mount(t, Config{Sources: []SourceConfig{{Name: "tickets", Spec: ticketsDoc, BaseURL: "http://127.0.0.1:1"}}}, nil)
 	rules := approval.Config{Actions: map[string]string{"tickets.listTickets": approval.Always}}
-	a, err := approval.NewFor(rules, f.reg, nil, []string{"tickets"})
+	a, err := approval.New(rules, f.reg, nil, []string{"tickets"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -502,11 +502,11 @@ func TestApprovalRulesNameOperations(t *testing.T) {
 		t.Errorf("createTicket: wait %v effect %s, want a write that waits", wait, effect)
 	}
 	bad := approval.Config{Actions: map[string]string{"tickets.deleteTicket": approval.Never}}
-	if _, err := approval.NewFor(bad, f.reg, nil, []string{"tickets"}); err == nil {
+	if _, err := approval.New(bad, f.reg, nil, []string{"tickets"}); err == nil {
 		t.Error("a rule naming no operation of a loaded document was accepted")
 	}
 	empty, _ := actions.New(actions.Config{}, nil)
-	if _, err := approval.NewFor(bad, empty, nil, []string{"tickets"}); err != nil {
+	if _, err := approval.New(bad, empty, nil, []string{"tickets"}); err != nil {
 		t.Errorf("a rule of a source not loaded yet was refused: %v", err)
 	}
 }

@@ -23,7 +23,7 @@ var ErrBlock = errors.New("scripted: call blocks until cancelled")
 // its number and request (New builds one from a list), and it records every call
 // as it arrives, including calls that fail or block, unless Forget is set.
 // Usage is estimated from the prompt and reply text as a provider that
-// reports none would be (approxTokens: about four bytes a token, as llm.ApproxTokens). It is safe for concurrent use;
+// reports none would be (workflow.ApproxTokens and workflow.PromptTokens). It is safe for concurrent use;
 // calls are numbered in arrival order.
 //
 // The zero value with only Reply set is ready to use:
@@ -130,8 +130,8 @@ func (s *Model) Generate(ctx context.Context, req workflow.ModelRequest) (workfl
 		resp = workflow.ModelResponse{
 			Text:             text,
 			Model:            s.model(),
-			PromptTokens:     promptTokens(req.Messages),
-			CompletionTokens: approxTokens(text),
+			PromptTokens:     workflow.PromptTokens(req.Messages, workflow.ApproxTokens),
+			CompletionTokens: workflow.ApproxTokens(text),
 		}
 	}
 	if !s.Forget {
@@ -169,22 +169,3 @@ func (s *Model) answer(ctx context.Context, n int, req workflow.ModelRequest) (s
 // provider is the provider name of a scripted model (LLM_PROVIDER=scripted)
 // and its model's default name.
 const provider = "scripted"
-
-// approxTokens estimates the tokens of text as llm.ApproxTokens does
-// (about four bytes a token) for providers that report none.
-func approxTokens(text string) int {
-	if text == "" {
-		return 0
-	}
-	return (len(text) + 3) / 4
-}
-
-// promptTokens estimates a chat prompt's tokens as llm does: its text plus
-// about 4 tokens a message and 3 for the reply.
-func promptTokens(msgs []workflow.PromptMessage) int {
-	n := 3
-	for _, m := range msgs {
-		n += 4 + approxTokens(m.Content)
-	}
-	return n
-}

@@ -20,12 +20,14 @@ func TestScriptedRepliesInOrderAndRecords(t *testing.T) {
 	s := New("first", "second")
 	ctx := context.Background()
 	for i, want := range []string{"first", "second"} {
-		got, err := s.Generate(ctx, prompt(fmt.Sprintf("call %d", i)))
+		req := prompt(fmt.Sprintf("call %d", i))
+		got, err := s.Generate(ctx, req)
 		if err != nil || got.Text != want {
 			t.Fatalf("call %d = %+v, %v; want %q", i, got, err, want)
 		}
-		if got.Model != "scripted" || got.PromptTokens == 0 || got.CompletionTokens != approxTokens(want) {
-			t.Errorf("call %d usage = %+v, want plausible estimates", i, got)
+		if got.Model != "scripted" || got.PromptTokens != workflow.PromptTokens(req.Messages, workflow.ApproxTokens) ||
+			got.CompletionTokens != workflow.ApproxTokens(want) {
+			t.Errorf("call %d usage = %+v, want the estimates of workflow.PromptTokens and ApproxTokens", i, got)
 		}
 	}
 	_, err := s.Generate(ctx, prompt("one too many"))
