@@ -45,7 +45,7 @@ type Builder struct {
 	placeholders *placeholders.Cache
 	// stage1 caches the Stage 1 output schemas (Builder.Stage1Output).
 	stage1 *boundedcache.Cache[string, workflow.OutputSchema]
-	// stage2 caches the Stage 2 output schemas (Builder.Stage2Call).
+	// stage2 caches the Stage 2 output schemas (Builder.Stage2Output).
 	stage2 *boundedcache.Cache[stage2Key, Stage2Output]
 }
 
