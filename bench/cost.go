@@ -261,10 +261,7 @@ func (m *costModel) summary(ctx context.Context) (string, error) {
 	}
 	// The prompt shows the entries that fit four history budgets
 	// (prompts.Builder.Compact): the summary covers those it saw.
-	shown := len(entries)
-	for shown > 1 && strings.Contains(placeholders.CompactedEntriesText(entries[:shown], 4*placeholders.DefaultHistoryBudget), " left out: ") {
-		shown--
-	}
+	shown := placeholders.CompactedEntriesFit(entries, 4*placeholders.DefaultHistoryBudget)
 	return m.w.summary(entries[shown-1].Step), nil
 }
 

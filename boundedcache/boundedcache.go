@@ -81,12 +81,9 @@ func GetBytes[V any](c *Cache[string, V], k []byte) (V, bool) {
 }
 
 // Put caches v for k in the newer generation, with no cost, replacing
-// what was cached for k.
-func (c *Cache[K, V]) Put(k K, v V) { c.PutCost(k, v, 0) }
-
-// PutCost is Put with the entry's cost (bytes, references it keeps
-// alive: whatever unit the owner bounds with maxCost).
-func (c *Cache[K, V]) PutCost(k K, v V, cost int) {
+// what was cached for k; AddCost gives the entry its cost (bytes,
+// references it keeps alive: whatever unit the owner bounds with maxCost).
+func (c *Cache[K, V]) Put(k K, v V) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if it, ok := c.cur[k]; ok {
@@ -94,7 +91,7 @@ func (c *Cache[K, V]) PutCost(k K, v V, cost int) {
 		delete(c.cur, k)
 	}
 	delete(c.old, k)
-	c.putLocked(item[K, V]{key: k, val: v, cost: cost})
+	c.putLocked(item[K, V]{key: k, val: v})
 }
 
 // AddCost adds n to the cost of k's entry (an entry that grew); nothing

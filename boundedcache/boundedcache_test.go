@@ -57,7 +57,8 @@ func TestCostBound(t *testing.T) {
 	t.Parallel()
 	c := New[int, string](1000, 10)
 	for i := range 100 {
-		c.PutCost(i, "v", 3)
+		c.Put(i, "v")
+		c.AddCost(i, 3)
 		if got := c.Cost(); got > 2*(10+3) {
 			t.Fatalf("after %d puts: cost %d, over 2 × (10 + 3)", i+1, got)
 		}
@@ -65,7 +66,7 @@ func TestCostBound(t *testing.T) {
 	if n := c.Len(); n > 8 {
 		t.Errorf("%d entries held under a cost bound of 10 at 3 each", n)
 	}
-	c.PutCost(-1, "grows", 0)
+	c.Put(-1, "grows")
 	c.AddCost(-1, 50)
 	c.AddCost(-2, 50) // not cached: nothing
 	if got := c.Cost(); got < 50 || got > 2*(10+3)+50 {

@@ -121,7 +121,7 @@ func (s *setup) stage2(ctx context.Context, c recorded, reg workflow.Registry, o
 	if c.trace.OutputMode.Native() {
 		recordedReply = s2.FromNative(recordedReply)
 	}
-	was := prompts.ParseStage2(recordedReply, spec, sel.ParametersSchema.Fields, reg)
+	was := s.builder.ParseStage2(recordedReply, spec, sel.ParametersSchema.Fields, reg)
 	out.Recorded = marshal(was.Parameters)
 	req := workflow.ModelRequest{Stage: workflow.StageTwo, JSON: prompts.ObjectReply(workflow.StageTwo), Output: &s2.Output}
 	in.Output = templateOutput(workflow.PlannedOutput(s.model, req))
@@ -133,7 +133,7 @@ func (s *setup) stage2(ctx context.Context, c recorded, reg workflow.Registry, o
 	if err != nil {
 		return err
 	}
-	now := prompts.ParseStage2(reply, spec, sel.ParametersSchema.Fields, reg)
+	now := s.builder.ParseStage2(reply, spec, sel.ParametersSchema.Fields, reg)
 	if len(now.Problems) > 0 {
 		return workflow.Errorf(workflow.KindInvalid, "the reply was rejected: %s", strings.Join(now.Problems, "; "))
 	}

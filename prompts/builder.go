@@ -24,7 +24,7 @@ type Options struct {
 	// placeholders.DefaultHistoryBudget (2,000). The documents index
 	// gets a quarter of it (placeholders.DocumentsBudget).
 	HistoryBudget int
-	// LoopRepeats is the engine's EngineConfig.LoopRepeats: when the
+	// LoopRepeats is the engine's engine.Config.LoopRepeats: when the
 	// round's newest step has repeated an earlier one LoopRepeats-1 times,
 	// Stage 1's VALIDATION_FEEDBACK carries workflow.LoopWarning. 0 means
 	// workflow.DefaultLoopRepeats, negative turns the warning off.
@@ -45,7 +45,7 @@ type Builder struct {
 	placeholders *placeholders.Cache
 	// stage1 caches the Stage 1 output schemas (Builder.Stage1Output).
 	stage1 *boundedcache.Cache[string, workflow.OutputSchema]
-	// stage2 caches the Stage 2 output schemas (Builder.Stage2Call).
+	// stage2 caches the Stage 2 output schemas (Builder.Stage2Output).
 	stage2 *boundedcache.Cache[stage2Key, Stage2Output]
 }
 

@@ -79,19 +79,3 @@ func (b *Builder) Stage2Output(in Stage2Input) (Stage2Output, error) {
 	}
 	return b.stage2Output(in.Action, text, names)
 }
-
-// Stage2Call renders the Stage 2 prompt and builds its native output
-// schema (NewStage2Output) from one cut of the action's schema: the
-// fields the prompt shows are exactly the ones the schema admits.
-func (b *Builder) Stage2Call(in Stage2Input) (Rendered, Stage2Output, error) {
-	text, names, err := b.placeholders.StageTwoSchemaFields(in.Action, in.Selection.ParametersSchema.Fields)
-	if err != nil {
-		return Rendered{}, Stage2Output{}, err
-	}
-	out, err := b.stage2Output(in.Action, text, names)
-	if err != nil {
-		return Rendered{}, Stage2Output{}, err
-	}
-	r, err := b.renderStage2(in, stage2Values(in, text))
-	return r, out, err
-}

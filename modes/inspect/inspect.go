@@ -115,7 +115,7 @@ func (i *Inspector) Render(ctx context.Context, wf *workflow.Workflow, stage wor
 			Connections: workflow.UserConnections(i.registry, wf.UserID), Feedback: fb, Template: override,
 		}
 		if stage == workflow.StageOne {
-			out := prompts.Stage1Output(in.Actions, in.Connections)
+			out := i.prompts.Stage1Output(in.Actions, in.Connections)
 			in.Output = i.output(stage, &out)
 			rendered, err = i.prompts.Stage1(in)
 		} else {
@@ -197,7 +197,7 @@ func (i *Inspector) ReplayCall(ctx context.Context, t workflow.Trace) Call {
 		return c
 	}
 	if t.Stage == workflow.StageOne {
-		out := prompts.Stage1Output(i.userRegistry(wf).Actions(), workflow.UserConnections(i.registry, wf.UserID))
+		out := i.prompts.Stage1Output(i.userRegistry(wf).Actions(), workflow.UserConnections(i.registry, wf.UserID))
 		c.Output = &out
 		return c
 	}
@@ -213,7 +213,7 @@ func (i *Inspector) ReplayCall(ctx context.Context, t workflow.Trace) Call {
 	if !known {
 		return c
 	}
-	s2, err := prompts.NewStage2Output(spec, sel.ParametersSchema.Fields)
+	s2, err := i.prompts.Stage2Output(prompts.Stage2Input{Selection: sel, Action: spec})
 	if err != nil {
 		return c
 	}
@@ -265,7 +265,7 @@ func (i *Inspector) ParseReply(ctx context.Context, t workflow.Trace, reply stri
 		}
 		reg := i.userRegistry(wf)
 		if spec, known := reg.Action(sel.Action); ok && known {
-			res := prompts.ParseStage2(reply, spec, sel.ParametersSchema.Fields, reg)
+			res := i.prompts.ParseStage2(reply, spec, sel.ParametersSchema.Fields, reg)
 			out.Parsed, out.Error = res.Parsed, strings.Join(res.Problems, "\n")
 			out.Ungrounded = prompts.Ungrounded(res.Parameters, prompts.Stage2Grounding(sel, spec))
 			return out, nil

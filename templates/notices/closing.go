@@ -3,7 +3,9 @@ package notices
 // Done is one step a round carried out, as a closing message lists it:
 // its step number, action, status and summary, and the documents it
 // produced. The caller words an empty action or status as it wants them
-// shown.
+// shown. MaxSteps and PlanDone list each on a line
+// "<step>. <action> (<status>): <summary>", followed by one line
+// "   - document <name> (docItem:<id>:<name>)" per document (done_list.tmpl).
 type Done struct {
 	Step      int
 	Action    string
@@ -17,14 +19,6 @@ type Done struct {
 type Doc struct {
 	ID   string
 	Name string
-}
-
-// DoneList is the list of steps a closing message carries: one
-// "\n<step>. <action> (<status>): <summary>" line per step, each followed
-// by one "\n   - document <name> (docItem:<id>:<name>)" line per
-// document; "" for no step.
-func DoneList(done []Done) string {
-	return render("done_list", done)
 }
 
 // MaxSteps is the closing message of a round that hit its limit of limit

@@ -7,10 +7,10 @@
 // template file (*.tmpl, embedded in the binary) that reads like the text
 // the model sees, rendered with text/template and missingkey=error.
 //
-// The package imports only the standard library, so the engine can say
+// The package imports only the standard library, so workflow can say
 // these things without importing the prompt templates' loader (which
-// imports the engine's package). Count is the one rule that writes a
-// number with its noun; workflow.Count and the templates use it.
+// imports workflow). Count is the one rule that writes a number with its
+// noun; workflow.Count and the templates use it.
 package notices
 
 import (

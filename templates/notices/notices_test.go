@@ -39,7 +39,7 @@ func TestGolden(t *testing.T) {
 		{"feedback", Feedback([]string{`"action" is missing`, "two\nlines", `"x": <not escaped> & "quoted"`})},
 		{"more_problems_one", MoreProblems(1)},
 		{"more_problems_many", MoreProblems(7)},
-		{"done_list", DoneList(done)},
+		{"done_list", render("done_list", done)}, // the list MaxSteps and PlanDone include
 		{"max_steps_done", MaxSteps(3, maxStepsDone)},
 		{"max_steps_none", MaxSteps(1, nil)},
 		{"plan_done_failed", PlanDone(done, 1)},
