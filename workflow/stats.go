@@ -78,10 +78,6 @@ func (t StageTable) Get(s Stage) StageStats {
 	return t.other[s]
 }
 
-// HasUnknown reports whether t has an entry for a stage this version does
-// not know (one of a later version's, read back from a stored state).
-func (t StageTable) HasUnknown() bool { return t.other != nil }
-
 // Len returns the number of entries.
 func (t StageTable) Len() int { return bits.OnesCount8(t.has) + len(t.other) }
 
@@ -233,11 +229,4 @@ func (s *Stats) CountCall(stage Stage, promptTokens, completionTokens, cachedTok
 	b.CompletionTokens += completionTokens
 	b.CachedTokens += cachedTokens
 	s.ByStage.set(stage, b)
-}
-
-// Public returns s as the API shows it: ByStage is never null, so every
-// workflow has the field (DESIGN §9.5), {} before its first call.
-func (s Stats) Public() Stats {
-	s.ByStage.object = true
-	return s
 }
