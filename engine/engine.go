@@ -185,8 +185,8 @@ func New(cfg Config, store workflow.Store, model workflow.Model, registry workfl
 	if e.changes == nil {
 		e.changes = noChanges{}
 	}
-	e.approvals = workflow.ApprovalIndexOf(store)
-	e.standing = workflow.StandingStoreOf(store)
+	e.approvals = workflow.StoreAs[workflow.ApprovalIndex](store)
+	e.standing = workflow.StoreAs[workflow.StandingStore](store)
 	if cfg.Tracer != nil {
 		e.store, e.registry = tracedStore{Store: store, e: e}, tracedRegistry{Registry: registry, e: e}
 	}
