@@ -24,7 +24,7 @@ type Options struct {
 	// placeholders.DefaultHistoryBudget (2,000). The documents index
 	// gets a quarter of it (placeholders.DocumentsBudget).
 	HistoryBudget int
-	// LoopRepeats is the engine's EngineConfig.LoopRepeats: when the
+	// LoopRepeats is the engine's engine.Config.LoopRepeats: when the
 	// round's newest step has repeated an earlier one LoopRepeats-1 times,
 	// Stage 1's VALIDATION_FEEDBACK carries workflow.LoopWarning. 0 means
 	// workflow.DefaultLoopRepeats, negative turns the warning off.

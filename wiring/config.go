@@ -182,7 +182,7 @@ func (l FileLimits) maxReplans() int {
 	return *l.MaxReplans
 }
 
-// loopRepeats maps limits.loopRepeats to EngineConfig.LoopRepeats and
+// loopRepeats maps limits.loopRepeats to engine.Config.LoopRepeats and
 // prompts.Options.LoopRepeats: unset → 0 (the default), 0 → -1 (off).
 func (l FileLimits) loopRepeats() int {
 	switch {

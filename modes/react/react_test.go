@@ -151,7 +151,7 @@ func TestRoundEndings(t *testing.T) {
 		reason    workflow.StopReason
 		wantCalls int
 		wantLast  workflow.Role
-		noLoops   bool // loop detection off (EngineConfig.LoopRepeats -1)
+		noLoops   bool // loop detection off (engine.Config.LoopRepeats -1)
 	}{
 		{"max steps soft finish", 2, replies(enginetest.Echoes("a"), enginetest.Echoes("b"), enginetest.Completes("never")),
 			workflow.StatusCompleted, workflow.StopMaxSteps, 4, workflow.RoleAssistant, false},
