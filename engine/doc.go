@@ -6,7 +6,8 @@
 // of a workflow that receives a round while one runs.
 //
 // It consumes the contracts of package workflow (Store, Model, Registry,
-// Mode, Dispatcher, Tracer, Budgeter, ApprovalPolicy ...) and imports only
-// workflow and the standard library. A Mode sees the engine through the
-// workflow.Run interface, so the modes need not import this package.
+// Mode, Dispatcher, Tracer, Budgeter, ApprovalPolicy ...) and imports, of
+// the project, only workflow, templates/notices and textclip. A Mode sees
+// the engine through the workflow.Run interface, so the modes need not
+// import this package.
 package engine

@@ -159,10 +159,10 @@ type Engine struct {
 // the configuration is inconsistent.
 func New(cfg Config, store workflow.Store, model workflow.Model, registry workflow.Registry, modes map[workflow.ModeName]workflow.Mode) (*Engine, error) {
 	if store == nil || model == nil || registry == nil {
-		return nil, workflow.Errorf(workflow.KindInvalid, "NewEngine: store, model and registry are required")
+		return nil, workflow.Errorf(workflow.KindInvalid, "engine.New: store, model and registry are required")
 	}
 	if modes[workflow.ModeReact] == nil && modes[workflow.ModeActionPlan] == nil {
-		return nil, workflow.Errorf(workflow.KindInvalid, "NewEngine: no mode to run")
+		return nil, workflow.Errorf(workflow.KindInvalid, "engine.New: no mode to run")
 	}
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -185,8 +185,8 @@ func New(cfg Config, store workflow.Store, model workflow.Model, registry workfl
 	if e.changes == nil {
 		e.changes = noChanges{}
 	}
-	e.approvals = workflow.ApprovalIndexOf(store)
-	e.standing = workflow.StandingStoreOf(store)
+	e.approvals = workflow.StoreAs[workflow.ApprovalIndex](store)
+	e.standing = workflow.StoreAs[workflow.StandingStore](store)
 	if cfg.Tracer != nil {
 		e.store, e.registry = tracedStore{Store: store, e: e}, tracedRegistry{Registry: registry, e: e}
 	}
@@ -239,7 +239,7 @@ func (c Config) withDefaults() (Config, error) {
 		errs = append(errs, errors.New("LeaseTTL must be at least a millisecond"))
 	}
 	if err := errors.Join(errs...); err != nil {
-		return c, workflow.WrapKind(workflow.KindInvalid, err, "NewEngine: bad configuration")
+		return c, workflow.WrapKind(workflow.KindInvalid, err, "engine.New: bad configuration")
 	}
 	return c, nil
 }

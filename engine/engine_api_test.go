@@ -99,7 +99,7 @@ func TestNewEngineValidates(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := engine.New(tc.cfg, tc.store, blocking, reg, tc.modes)
 			if workflow.KindOf(err) != workflow.KindInvalid {
-				t.Errorf("NewEngine: %v, want KindInvalid", err)
+				t.Errorf("engine.New: %v, want KindInvalid", err)
 			}
 		})
 	}

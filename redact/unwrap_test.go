@@ -13,7 +13,7 @@ import (
 func TestTracesDecoratorExposesTheApprovalIndex(t *testing.T) {
 	t.Parallel()
 	raw := memstore.New()
-	if got := workflow.ApprovalIndexOf(redact.Traces(raw, redact.New("s3cret-value"))); got != workflow.ApprovalIndex(raw) {
-		t.Errorf("ApprovalIndexOf(decorated) = %v, want the wrapped memory store", got)
+	if got := workflow.StoreAs[workflow.ApprovalIndex](redact.Traces(raw, redact.New("s3cret-value"))); got != workflow.ApprovalIndex(raw) {
+		t.Errorf("StoreAs[ApprovalIndex](decorated) = %v, want the wrapped memory store", got)
 	}
 }

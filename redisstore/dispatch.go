@@ -19,7 +19,7 @@ import (
 //
 // a workflow's always in partition fnv32a(id) % N, each stream with one
 // consumer group, DispatchGroup, whose consumers are the instances
-// (their EngineConfig.InstanceID). An entry has the field wf (the
+// (their engine.Config.InstanceID). An entry has the field wf (the
 // workflow id) and, when another instance left the round, left=1. Each
 // command touches one stream, so each partition is its own hash slot and
 // a Redis Cluster spreads them over its shards. Acked entries are deleted

@@ -60,18 +60,21 @@ type StoreWrapper interface {
 	Unwrap() Store
 }
 
-// ApprovalIndexOf returns the approval index of s: s itself when it is an
-// ApprovalIndex, else that of the store it wraps (StoreWrapper), else nil.
-func ApprovalIndexOf(s Store) ApprovalIndex {
+// StoreAs returns the part of s that is a T (a capability such as
+// ApprovalIndex or StandingStore): s itself when it is one, else that of
+// the store it wraps (StoreWrapper), else T's zero value (nil for an
+// interface).
+func StoreAs[T any](s Store) T {
 	for s != nil {
-		if ai, ok := s.(ApprovalIndex); ok {
-			return ai
+		if c, ok := s.(T); ok {
+			return c
 		}
 		w, ok := s.(StoreWrapper)
 		if !ok {
-			return nil
+			break
 		}
 		s = w.Unwrap()
 	}
-	return nil
+	var zero T
+	return zero
 }

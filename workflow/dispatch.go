@@ -20,7 +20,7 @@ import (
 //
 // Entries are spread over Partitions() partitions (a workflow always goes
 // to the same one); a consumer receives from each. Implementations are safe
-// for concurrent use; consumer names an instance (EngineConfig.InstanceID).
+// for concurrent use; consumer names an instance (engine.Config.InstanceID).
 type Dispatcher interface {
 	// Partitions is the number of partitions, at least 1.
 	Partitions() int

@@ -5,10 +5,11 @@
 // consumes — Store, Model, Registry, Mode and the Run a mode is handed,
 // Dispatcher, Tracer, Budgeter, the approval policy.
 //
-// It imports only the standard library (and a ULID generator), nothing of
-// the project. The engine that runs rounds lives beside it in package
-// engine; adapters (redisstore, memstore, llm, actions, httpapi) convert
-// at their own edge: for example redisstore turns redis.Nil into
-// ErrNotFound, and httpapi maps error kinds to HTTP status codes in one
-// table.
+// Of the project it imports only templates/notices (the texts a round's
+// rules write) and textclip; otherwise the standard library, a ULID
+// generator and x/text's normalisation (docs/design.md §2). The engine
+// that runs rounds lives beside it in package engine; adapters
+// (redisstore, memstore, llm, actions, httpapi) convert at their own edge:
+// for example redisstore turns redis.Nil into ErrNotFound, and httpapi
+// maps error kinds to HTTP status codes in one table.
 package workflow

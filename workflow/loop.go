@@ -12,7 +12,7 @@ import (
 )
 
 // DefaultLoopRepeats is how many repeats of one step end a round when
-// EngineConfig.LoopRepeats (and prompts.Options.LoopRepeats) is 0: the
+// engine.Config.LoopRepeats (and prompts.Options.LoopRepeats) is 0: the
 // repeat before it warns the model in the next Stage 1 prompt.
 const DefaultLoopRepeats = 3
 

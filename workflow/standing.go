@@ -92,22 +92,6 @@ type StandingStore interface {
 	UseStanding(ctx context.Context, userID, id string) (int64, error)
 }
 
-// StandingStoreOf returns the standing approval store of s: s itself when
-// it is one, else that of the store it wraps (StoreWrapper), else nil.
-func StandingStoreOf(s Store) StandingStore {
-	for s != nil {
-		if ss, ok := s.(StandingStore); ok {
-			return ss
-		}
-		w, ok := s.(StoreWrapper)
-		if !ok {
-			return nil
-		}
-		s = w.Unwrap()
-	}
-	return nil
-}
-
 // CloneJSON deep-copies decoded JSON (maps, slices, scalars) by a JSON
 // round trip, so the copy holds what a stored value reads back as.
 func CloneJSON(m map[string]any) map[string]any {

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"math/bits"
 	"slices"
-	"strconv"
 )
 
 // StageStats counts the model calls of one stage (DESIGN §9.5
@@ -77,10 +76,6 @@ func (t StageTable) Get(s Stage) StageStats {
 	}
 	return t.other[s]
 }
-
-// HasUnknown reports whether t has an entry for a stage this version does
-// not know (one of a later version's, read back from a stored state).
-func (t StageTable) HasUnknown() bool { return t.other != nil }
 
 // Len returns the number of entries.
 func (t StageTable) Len() int { return bits.OnesCount8(t.has) + len(t.other) }
@@ -163,44 +158,10 @@ func (t *StageTable) setAll(m map[Stage]StageStats) {
 	}
 }
 
-// MarshalJSON writes t as json.Marshal writes the map t.Map().
+// MarshalJSON writes t as json.Marshal writes the map t.Map(): null for
+// the null table.
 func (t StageTable) MarshalJSON() ([]byte, error) {
-	return t.AppendJSON(make([]byte, 0, 2+bits.OnesCount8(t.has)*64)), nil
-}
-
-// AppendJSON appends to b what MarshalJSON returns (and json.Marshal
-// writes for t): for an encoder that writes the state without reflection.
-func (t StageTable) AppendJSON(b []byte) []byte {
-	if !t.object {
-		return append(b, "null"...)
-	}
-	if t.other != nil {
-		m, _ := json.Marshal(t.Map()) // a stage this version does not know: rare; a map of strings to ints always encodes
-		return append(b, m...)
-	}
-	start := len(b)
-	b = append(b, '{')
-	for i, s := range knownStages {
-		if t.has&(1<<i) == 0 {
-			continue
-		}
-		if len(b) > start+1 {
-			b = append(b, ',')
-		}
-		v := t.known[i]
-		b = append(b, '"')
-		b = append(b, s...) // the known stages need no escaping
-		b = append(b, `":{"calls":`...)
-		b = strconv.AppendInt(b, int64(v.Calls), 10)
-		b = append(b, `,"promptTokens":`...)
-		b = strconv.AppendInt(b, int64(v.PromptTokens), 10)
-		b = append(b, `,"completionTokens":`...)
-		b = strconv.AppendInt(b, int64(v.CompletionTokens), 10)
-		b = append(b, `,"cachedTokens":`...)
-		b = strconv.AppendInt(b, int64(v.CachedTokens), 10)
-		b = append(b, '}')
-	}
-	return append(b, '}')
+	return json.Marshal(t.Map())
 }
 
 // UnmarshalJSON reads t as json.Unmarshal reads a map[Stage]StageStats:
@@ -233,11 +194,4 @@ func (s *Stats) CountCall(stage Stage, promptTokens, completionTokens, cachedTok
 	b.CompletionTokens += completionTokens
 	b.CachedTokens += cachedTokens
 	s.ByStage.set(stage, b)
-}
-
-// Public returns s as the API shows it: ByStage is never null, so every
-// workflow has the field (DESIGN §9.5), {} before its first call.
-func (s Stats) Public() Stats {
-	s.ByStage.object = true
-	return s
 }

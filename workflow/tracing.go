@@ -9,7 +9,7 @@ import (
 // commit. It is the engine's view of distributed tracing: package
 // telemetry implements it over OpenTelemetry and owns the span names and
 // attributes (the GenAI semantic conventions); workflow imports no tracing
-// library. Without one (EngineConfig.Tracer nil) nothing is traced and
+// library. Without one (engine.Config.Tracer nil) nothing is traced and
 // nothing is spent.
 //
 // Implementations must be safe for concurrent use and cheap: they are

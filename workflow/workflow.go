@@ -36,7 +36,7 @@ const (
 	StopStopped         StopReason = "stopped"
 	StopPlanUnavailable StopReason = "plan_unavailable"
 	// StopLoop: a step repeated an earlier one (same action, parameters
-	// and result) EngineConfig.LoopRepeats times in one round.
+	// and result) engine.Config.LoopRepeats times in one round.
 	StopLoop StopReason = "loop"
 )
 
