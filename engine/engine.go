@@ -96,6 +96,9 @@ type Config struct {
 	// Changes hears of every commit this engine makes (Change); nil means
 	// nobody in this process watches.
 	Changes workflow.Changes
+	// Deltas hears the streamed pieces of stage replies (DESIGN §11.3);
+	// nil means nobody watches them.
+	Deltas workflow.Deltas
 	// Budget limits each user's model usage (DESIGN §10.3); nil means
 	// none.
 	Budget workflow.Budgeter

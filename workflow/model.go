@@ -37,6 +37,13 @@ type ModelRequest struct {
 	// decides from it. A request rebuilt from a recorded prompt (an admin
 	// replay, an experiment) carries none.
 	Facts PromptFacts
+	// Stream, when set, is called by a model that streams with each piece
+	// of the reply as it arrives, in order: the reply's text, or the
+	// native tool call's argument text (OutputTool). The pieces together
+	// are the reply's Text. It is called on the Generate goroutine, must
+	// not block and must not keep chunk past the call. A model that
+	// cannot stream never calls it.
+	Stream func(chunk string)
 }
 
 // PromptFacts is what a model call's prompt was built from, for a model
