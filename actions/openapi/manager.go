@@ -5,10 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -203,7 +202,7 @@ func (m *Manager) apply(ctx context.Context, s *source, data []byte) error {
 		s.setStatus("ok")
 		return nil
 	}
-	doc, err := parse(ctx, s.cfg, data)
+	doc, err := m.parse(ctx, s.cfg, data)
 	if err != nil {
 		return err
 	}
@@ -229,21 +228,27 @@ func (m *Manager) apply(ctx context.Context, s *source, data []byte) error {
 }
 
 // parse loads and validates a document. A fetched document may not refer
-// to other files or URLs; a file may refer to its neighbouring files, never
-// to a URL (the loader's own reader would fetch it with no timeout, size
-// cap or cancellation).
-func parse(ctx context.Context, src SourceConfig, data []byte) (*openapi3.T, error) {
+// to other files or URLs; a file may refer to files in its folder (after
+// resolving links), never to a URL (the loader's own reader would fetch it
+// with no timeout, size cap or cancellation). A load error never quotes
+// the content of the file it read.
+func (m *Manager) parse(ctx context.Context, src SourceConfig, data []byte) (*openapi3.T, error) {
 	loader := openapi3.NewLoader()
 	loader.Context = ctx
 	loader.IsExternalRefsAllowed = !src.isURL()
-	loader.ReadFromURIFunc = openapi3.ReadFromFile
-	location := &url.URL{Path: src.Spec}
-	if src.isURL() {
-		location, _ = url.Parse(src.Spec)
+	location, _ := url.Parse(src.Spec)
+	if !src.isURL() {
+		f, resolved, err := openFolder(src.Spec, m.opts.MaxDocumentBytes)
+		if err != nil {
+			return nil, fmt.Errorf("openapiActions %s: %w", src.Name, err)
+		}
+		defer f.Close()
+		loader.ReadFromURIFunc = f.loaderReader
+		location = &url.URL{Path: filepath.ToSlash(resolved)}
 	}
 	doc, err := loader.LoadFromDataWithPath(data, location)
 	if err != nil {
-		return nil, fmt.Errorf("openapiActions %s: %s does not load: %w", src.Name, src.shownSpec(), err)
+		return nil, fmt.Errorf("openapiActions %s: %s does not load: %s", src.Name, src.shownSpec(), withoutContent(err))
 	}
 	if err := doc.Validate(ctx, openapi3.DisableExamplesValidation()); err != nil {
 		return nil, fmt.Errorf("openapiActions %s: %s is not a valid OpenAPI document: %w", src.Name, src.shownSpec(), err)
@@ -255,12 +260,16 @@ func parse(ctx context.Context, src SourceConfig, data []byte) (*openapi3.T, err
 // body, within the size cap.
 func (m *Manager) read(ctx context.Context, src SourceConfig) ([]byte, error) {
 	if !src.isURL() {
-		f, err := os.Open(src.Spec)
+		f, resolved, err := openFolder(src.Spec, m.opts.MaxDocumentBytes)
 		if err != nil {
 			return nil, fmt.Errorf("openapiActions %s: %w", src.Name, err)
 		}
 		defer f.Close()
-		return m.capped(f, src.Spec)
+		data, err := f.read(resolved)
+		if err != nil {
+			return nil, fmt.Errorf("openapiActions %s: %w", src.Name, err)
+		}
+		return data, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.opts.FetchTimeout)
 	defer cancel()
@@ -281,19 +290,7 @@ func (m *Manager) read(ctx context.Context, src SourceConfig) ([]byte, error) {
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, fmt.Errorf("GET %s answered %s", src.shownSpec(), resp.Status)
 	}
-	return m.capped(resp.Body, src.shownSpec())
-}
-
-// capped reads r whole, refusing more than MaxDocumentBytes.
-func (m *Manager) capped(r io.Reader, what string) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, m.opts.MaxDocumentBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", what, err)
-	}
-	if int64(len(data)) > m.opts.MaxDocumentBytes {
-		return nil, fmt.Errorf("%s is larger than %d bytes", what, m.opts.MaxDocumentBytes)
-	}
-	return data, nil
+	return cappedRead(resp.Body, src.shownSpec(), m.opts.MaxDocumentBytes)
 }
 
 // setStatus records s's state for Status.
