@@ -257,6 +257,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 	g.API, err = httpapi.New(httpapi.Options{
 		Engine: g.Engine, Reads: g.Engine, Store: g.Store, Actions: reg, Auth: auth, Limits: l.HTTP, Idempotency: idem,
 		Logger: log.With().Str("component", "http").Logger(), Metrics: g.Metrics,
+		MetricsToken: cfg.MetricsToken, MetricsOpen: cfg.MetricsOpen(),
 		ModelName: g.Model.Name(), Models: modelNames(g.Model), Version: Version(), Admin: admin.Register,
 		ModelCheck: ModelCheck(g.Model), Dependencies: deps, Tracing: httpapi.Tracing{Provider: g.Tel.Provider(), Propagator: telemetry.Propagator(), Service: telemetry.ServiceName},
 		Webhooks: httpapi.WebhookOptions{
