@@ -76,6 +76,9 @@ type source struct {
 	mu     sync.Mutex
 	status string // "ok", or why the source is degraded
 	last   []byte // the last good document's bytes
+	// origin is the scheme and host of the base URL the first good
+	// document gave (no baseURL configured); later documents must keep it.
+	origin string
 }
 
 // New prepares a Manager for cfg's sources, publishing into reg.
@@ -207,6 +210,9 @@ func (m *Manager) apply(ctx context.Context, s *source, data []byte) error {
 		return err
 	}
 	base, err := baseURL(s.cfg, doc)
+	if err == nil {
+		err = s.keepOrigin(base)
+	}
 	if err != nil {
 		return fmt.Errorf("openapiActions %s: %w", s.cfg.Name, err)
 	}
@@ -291,6 +297,33 @@ func (m *Manager) read(ctx context.Context, src SourceConfig) ([]byte, error) {
 		return nil, fmt.Errorf("GET %s answered %s", src.shownSpec(), resp.Status)
 	}
 	return cappedRead(resp.Body, src.shownSpec(), m.opts.MaxDocumentBytes)
+}
+
+// keepOrigin pins the origin (scheme and host) of the base URL a document
+// gives when no baseURL is configured: the first good document's origin is
+// kept, and a later document whose first server has another origin is
+// refused, so a changed document cannot send the configured headers and
+// the connection's credentials to a new host. (A configured baseURL is
+// never taken from the document.)
+func (s *source) keepOrigin(base string) error {
+	if s.cfg.BaseURL != "" {
+		return nil
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return err
+	}
+	origin := strings.ToLower(u.Scheme + "://" + u.Host)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.origin == "" {
+		s.origin = origin
+		return nil
+	}
+	if origin != s.origin {
+		return fmt.Errorf("the document's first server moved from %s to %s; calls stay with the origin of the first document loaded (restart the gateway, or set baseURL, to change it)", s.origin, origin)
+	}
+	return nil
 }
 
 // setStatus records s's state for Status.
