@@ -137,8 +137,8 @@ func (e *Engine) constraintProblems(constraints, params map[string]any) []string
 // StandingGrant returns the grant of a standing approval that lets this
 // call run without a pause, its use counted, or nil when none does (read
 // from the store at every call, so a revocation applies at once).
-func (r *roundRun) StandingGrant(ctx context.Context, action string, params map[string]any) (*workflow.ApprovalGrant, error) {
-	return r.matchStanding(ctx, action, params)
+func (r *roundRun) StandingGrant(ctx context.Context, call workflow.StepApproval) (*workflow.ApprovalGrant, error) {
+	return r.matchStanding(ctx, call)
 }
 
 func (e *Engine) approvalTimeout() time.Duration {
@@ -305,6 +305,7 @@ func (e *Engine) remember(ctx context.Context, userID string, wf *workflow.Workf
 	now := e.now()
 	s := workflow.StandingApproval{
 		ID: workflow.NewID(workflow.PrefixStanding), UserID: wf.UserID, Action: wf.PendingApproval.Action, Kind: g.Kind, Scope: r.Scope,
+		Connection: wf.PendingApproval.Connection, Documents: slices.Clone(wf.PendingApproval.Documents),
 		GrantedBy: userID, GrantedAt: now,
 	}
 	if r.Scope == workflow.ScopeWorkflow {

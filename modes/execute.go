@@ -73,16 +73,17 @@ func Execute(ctx context.Context, run workflow.Run, call StepCall, next *workflo
 		return Fail(ctx, run, Failure{Action: call.Action, Objective: call.Objective, Learnings: call.Learnings,
 			Reason: "inputs did not resolve: " + workflow.PublicMessage(err), Next: call.failed(next)})
 	}
+	ask := workflow.StepApproval{
+		Action: call.Action, Objective: call.Objective, Parameters: call.Parameters,
+		Documents: call.Documents, Connection: call.Connection, Next: next,
+	}
 	if needed && grant == nil {
-		if grant, err = run.StandingGrant(ctx, call.Action, call.Parameters); err != nil {
+		if grant, err = run.StandingGrant(ctx, ask); err != nil {
 			return err
 		}
 	}
 	if needed && grant == nil {
-		return run.Pause(ctx, workflow.StepApproval{
-			Action: call.Action, Objective: call.Objective, Parameters: call.Parameters,
-			Documents: call.Documents, Connection: call.Connection, Next: next,
-		})
+		return run.Pause(ctx, ask)
 	}
 	wf := run.Workflow()
 	start := time.Now()

@@ -71,8 +71,10 @@ type Run interface {
 	// params the current step's intent constraints reject.
 	ConstraintProblems(params map[string]any) []string
 	// StandingGrant returns the grant of a standing approval that lets
-	// this call run without a pause, its use counted, or nil.
-	StandingGrant(ctx context.Context, action string, params map[string]any) (*ApprovalGrant, error)
+	// call — the step as it would pause for approval: action, parameters,
+	// connection and document references — run without a pause, its use
+	// counted, or nil.
+	StandingGrant(ctx context.Context, call StepApproval) (*ApprovalGrant, error)
 	// HasStandingIntent reports whether a live standing approval of kind
 	// intent covers a call of action in the run's workflow.
 	HasStandingIntent(ctx context.Context, action string) (bool, error)
