@@ -49,6 +49,9 @@ type Store struct {
 	// the order they were enqueued (webhooks.go).
 	hooks     map[string]*hook
 	hookOrder []string
+	// hookTurn is how many claims were made: each starts with the next
+	// user in turn.
+	hookTurn uint64
 
 	// usage counts budgets (usage.go), under its own lock.
 	usageMu sync.Mutex

@@ -234,7 +234,7 @@ func TestAttemptsEndWithinTheirLease(t *testing.T) {
 	if _, _, err := store.Commit(ctx, workflow.Commit{Workflow: done, ExpectedVersion: created.Version, Webhooks: ds}); err != nil {
 		t.Fatal(err)
 	}
-	d := &webhooks.Deliverer{Outbox: store, AllowPrivate: true, Lease: 4 * time.Second, Now: clock, Concurrency: 1}
+	d := &webhooks.Deliverer{Outbox: store, AllowPrivate: true, Lease: 4 * time.Second, Now: clock, Concurrency: 1, PerUser: 5}
 	if n := d.RunOnce(ctx); n != 5 || len(posts) != 3 {
 		t.Fatalf("first batch claimed %d and posted %d, want 5 claimed, 3 posted (the lease left no room for more)", n, len(posts))
 	}
@@ -262,7 +262,7 @@ type partialOutbox struct {
 	finished []workflow.WebhookDelivery
 }
 
-func (o *partialOutbox) ClaimWebhooks(context.Context, time.Time, time.Duration, int) ([]workflow.WebhookDelivery, error) {
+func (o *partialOutbox) ClaimWebhooks(context.Context, time.Time, time.Duration, int, int) ([]workflow.WebhookDelivery, error) {
 	ds := o.claimed
 	o.claimed = nil
 	return ds, fmt.Errorf("redisstore.ClaimWebhooks: %w", workflow.Errorf(workflow.KindUnavailable, "a shard is down"))

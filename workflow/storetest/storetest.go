@@ -94,6 +94,7 @@ func RunFixture(t *testing.T, newFixture func(t *testing.T) Fixture) {
 		{"WebhookClaimsConcurrent", testWebhookClaimsConcurrent},
 		{"WebhookKeep", testWebhookKeep},
 		{"WebhookDeletedWorkflow", testWebhookDeletedWorkflow},
+		{"WebhookClaimsShareUsers", testWebhookClaimsShareUsers},
 		{"Usage", testUsage},
 		{"UsageConcurrent", testUsageConcurrent},
 		{"UsageBurstSettlesSmall", testUsageBurstSettlesSmall},
