@@ -257,7 +257,7 @@ func (r *roundRun) RecordActionCalls(ctx context.Context, calls []workflow.Actio
 
 // RecordTrace records a trace of this workflow (e.g. an action's, or a
 // plan step dropped by validation). It is stored by the run's next commit
-// (Checkpoint, AppendSummary, CommitStep, Pause...) in the same atomic
+// (Checkpoint, AppendSummary, CommitStep, a pause...) in the same atomic
 // write as that phase, so a step's traces cost no store round trip of
 // their own; when the run ends without one (a cancelled or failed call, a
 // workflow changed elsewhere, a store outage) the run stores them on their
