@@ -116,7 +116,7 @@ func (g *Gateway) budgeter(cfg Config, log zerolog.Logger) (workflow.Budgeter, h
 	}
 	prices := budgetPrices(cfg)
 	lim := &budgets.Limiter{Config: cfg.File.Budgets.config(), Store: store, Prices: prices, Hold: reservationHold(cfg),
-		Logger: slogFor(log.With().Str("component", "budgets").Logger()),
+		Logger: log.With().Str("component", "budgets").Logger(),
 		Gauge: func(user string, used workflow.Usage, l budgets.Limit) {
 			g.Metrics.BudgetUsage(user, used.Tokens, used.Micros, l.Tokens, int64(l.USD*1e6))
 		}}

@@ -111,7 +111,7 @@ func (g *Gateway) webhooks(cfg Config, log zerolog.Logger) workflow.WebhookSourc
 	}
 	w := cfg.File.Webhooks
 	g.Webhooks = &webhooks.Deliverer{Outbox: o, AllowPrivate: w.AllowPrivate, FirstRetry: w.FirstRetry, Poll: w.Poll, Lease: w.Lease,
-		Concurrency: w.Concurrency, Logger: slogFor(log.With().Str("component", "webhooks").Logger())}
+		Concurrency: w.Concurrency, Logger: log.With().Str("component", "webhooks").Logger()}
 	return &webhooks.Source{Subscriptions: o, Standing: w.standing(),
 		View: func(wf *workflow.Workflow) any { return httpapi.ViewWorkflow(wf) }}
 }
