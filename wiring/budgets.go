@@ -110,8 +110,8 @@ func reservationHold(cfg Config) time.Duration {
 // budgeter returns the engine's Budgeter and the usage route's reader
 // (both nil without budgets).
 func (g *Gateway) budgeter(cfg Config, log zerolog.Logger) (workflow.Budgeter, httpapi.UsageReader) {
-	store, ok := g.Raw.(workflow.UsageStore)
-	if !ok || !cfg.File.Budgets.configured() {
+	store := workflow.StoreAs[workflow.UsageStore](g.Store)
+	if store == nil || !cfg.File.Budgets.configured() {
 		return nil, nil
 	}
 	prices := budgetPrices(cfg)
