@@ -95,7 +95,7 @@ func (r *roundRun) HasStandingIntent(ctx context.Context, action string) (bool, 
 // references as granted (SameTarget), its parameters (admits) — with its
 // use counted; nil when none does. One revoked between the read and the
 // count is skipped.
-func (r *roundRun) matchStanding(ctx context.Context, call workflow.StepApproval) (*workflow.ApprovalGrant, error) {
+func (r *roundRun) matchStanding(ctx context.Context, call workflow.Gate) (*workflow.ApprovalGrant, error) {
 	list, err := r.standingFor(ctx, call.Action)
 	if err != nil || len(list) == 0 {
 		return nil, err

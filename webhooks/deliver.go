@@ -5,11 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/workflow"
 )
@@ -79,7 +80,9 @@ type Deliverer struct {
 	// default Client only.
 	ConnectTimeout time.Duration
 	HeaderTimeout  time.Duration
-	Logger         *slog.Logger
+	// Logger receives the failures the deliverer rides out; the zero
+	// Logger discards them.
+	Logger zerolog.Logger
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -107,9 +110,6 @@ func (d *Deliverer) defaults() {
 	}
 	if d.PerUser <= 0 {
 		d.PerUser = DefaultPerUser
-	}
-	if d.Logger == nil {
-		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	if d.Now == nil {
 		d.Now = time.Now
@@ -177,7 +177,7 @@ func (d *Deliverer) dispatch(ctx context.Context, slots chan struct{}, freed cha
 	if err != nil && ctx.Err() == nil {
 		// Those leased before the failure (another user's slot on a
 		// shard that is down) are attempted all the same.
-		d.Logger.Warn("webhooks: claiming deliveries failed", "err", err, "claimed", len(ds))
+		d.Logger.Warn().AnErr("err", err).Int("claimed", len(ds)).Msg("webhooks: claiming deliveries failed")
 	}
 	for _, dv := range ds {
 		select {
@@ -230,14 +230,14 @@ func (d *Deliverer) attempt(ctx context.Context, dv workflow.WebhookDelivery) {
 		dv.Status, dv.NextAttempt = workflow.DeliveryDelivered, time.Time{}
 	case now.Sub(dv.CreatedAt) >= d.Window:
 		dv.Status, dv.NextAttempt = workflow.DeliveryFailed, time.Time{}
-		d.Logger.Warn("webhooks: delivery given up", "delivery", dv.ID, "workflow", dv.WorkflowID, "attempts", len(dv.Attempts))
+		d.Logger.Warn().Str("delivery", dv.ID).Str("workflow", dv.WorkflowID).Int("attempts", len(dv.Attempts)).Msg("webhooks: delivery given up")
 	default:
 		dv.NextAttempt = now.Add(d.backoff(len(dv.Attempts)))
 	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := d.Outbox.FinishWebhook(fctx, dv); err != nil {
-		d.Logger.Warn("webhooks: recording an attempt failed", "delivery", dv.ID, "err", err)
+		d.Logger.Warn().Str("delivery", dv.ID).AnErr("err", err).Msg("webhooks: recording an attempt failed")
 	}
 }
 

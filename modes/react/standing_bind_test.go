@@ -16,6 +16,9 @@ type remoteNeedsApproval struct{}
 func (remoteNeedsApproval) NeedsApproval(action string, _ map[string]any) (bool, workflow.Effect) {
 	return action == enginetest.Remote, workflow.EffectWrite
 }
+func (remoteNeedsApproval) NeedsIntentApproval(string) bool                    { return false }
+func (remoteNeedsApproval) ConstraintFragmentProblems(map[string]any) []string { return nil }
+func (remoteNeedsApproval) ConstraintProblems(_, _ map[string]any) []string    { return nil }
 
 // TestStandingApprovalIsBoundToItsConnection: a call approved through
 // connection low and remembered for the user admits the same call through
