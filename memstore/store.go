@@ -217,6 +217,9 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		meta.Size = int64(len(d.Content))
 		rec.docs[d.ID] = storedDoc{meta: meta, content: copyContent(d.Content)}
 	}
+	for _, id := range c.DropDocuments {
+		delete(rec.docs, id)
+	}
 	// Set only now: with Handover wf is c.Workflow itself, which a
 	// refused commit leaves unchanged.
 	wf.Version = c.ExpectedVersion + 1

@@ -74,6 +74,7 @@ func RunFixture(t *testing.T, newFixture func(t *testing.T) Fixture) {
 		{"CrossWorkflowScoping", testCrossWorkflow},
 		{"LargeDocument", testLargeDocument},
 		{"EmptyDocuments", testEmptyDocuments},
+		{"DropDocuments", testDropDocuments},
 		{"Traces", testTraces},
 		{"TraceCap", testTraceCap},
 		{"CommitTraces", testCommitTraces},
