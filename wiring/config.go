@@ -134,6 +134,9 @@ type FileLimits struct {
 	// MaxQueuedPerUser bounds a user's queued rounds over all their
 	// workflows (0: engine.DefaultMaxQueuedPerUser).
 	MaxQueuedPerUser int `yaml:"maxQueuedPerUser"`
+	// MaxForkBytes bounds the document bytes one fork copies (0:
+	// engine.DefaultMaxForkBytes, 16 MiB).
+	MaxForkBytes int64 `yaml:"maxForkBytes"`
 	// Workers bounds the rounds this instance runs at once (0: 8).
 	Workers int `yaml:"workers"`
 	// ModelTimeout bounds one model call attempt (0: 120s).
@@ -334,7 +337,7 @@ func (c *Config) problems() []string {
 	if l.DispatchPartitions > redisstore.MaxDispatchPartitions {
 		add("limits: dispatchPartitions must be at most %d", redisstore.MaxDispatchPartitions)
 	}
-	if l.HistoryBudget < 0 || l.MaxRunningPerUser < 0 || l.MaxQueuedPerUser < 0 || l.Workers < 0 || l.ModelTimeout < 0 ||
+	if l.HistoryBudget < 0 || l.MaxRunningPerUser < 0 || l.MaxQueuedPerUser < 0 || l.MaxForkBytes < 0 || l.Workers < 0 || l.ModelTimeout < 0 ||
 		l.ModelMaxInFlight < 0 || l.TraceCap < 0 || l.Retention < 0 || l.ActionPlanTopK < 0 || l.LeaseTTL < 0 ||
 		l.DispatchPartitions < 0 || l.RecoverInterval < 0 || l.ExperimentConcurrency < 0 ||
 		l.ShutdownGrace < 0 || (l.LoopRepeats != nil && *l.LoopRepeats < 0) || l.ApprovalTimeout < 0 ||

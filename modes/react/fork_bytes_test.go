@@ -1,0 +1,58 @@
+package react_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/twostep/twostep/engine"
+	"github.com/twostep/twostep/llm/scripted"
+	"github.com/twostep/twostep/memstore"
+	"github.com/twostep/twostep/workflow"
+	"github.com/twostep/twostep/workflow/enginetest"
+)
+
+// countingStore counts the document contents read from it.
+type countingStore struct {
+	*memstore.Store
+	reads atomic.Int32
+}
+
+func (s *countingStore) DocumentContent(ctx context.Context, workflowID, documentID string) (workflow.DocumentContent, error) {
+	s.reads.Add(1)
+	return s.Store.DocumentContent(ctx, workflowID, documentID)
+}
+
+// TestForkCopyIsBoundedBeforeAnythingIsRead: a fork whose kept messages
+// carry more document bytes than MaxForkBytes is refused, explained,
+// from the sizes its messages record — no document is read — and a fork
+// of the same workflow from before those documents is made.
+func TestForkCopyIsBoundedBeforeAnythingIsRead(t *testing.T) {
+	t.Parallel()
+	store := &countingStore{Store: newStore()}
+	model := scripted.New(tenRecordedSteps()...)
+	cfg := testConfig("fork")
+	cfg.MaxForkBytes = 4 // the echo documents are 2 bytes each ("s1", "s2", ...)
+	e := startEngine(t, cfg, store, model, enginetest.NewRegistry())
+	orig := wait(t, e, create(t, e, "ten steps", 10).ID)
+	before := store.reads.Load()
+	_, err := e.Fork(context.Background(), "alice", orig.ID, engine.ForkRequest{Round: 1, Step: 5})
+	if workflow.KindOf(err) != workflow.KindInvalid || !strings.Contains(workflow.PublicMessage(err), "limits.maxForkBytes") {
+		t.Fatalf("Fork at step 5 (four documents, 8 bytes) = %v, want KindInvalid naming limits.maxForkBytes", err)
+	}
+	if n := store.reads.Load() - before; n != 0 {
+		t.Errorf("the refused fork read %d documents, want none", n)
+	}
+	fork, err := e.Fork(context.Background(), "alice", orig.ID, engine.ForkRequest{Round: 1, Step: 3,
+		Selection: &workflow.Selection{Action: workflow.CompleteAction, ActionObjective: "answer", ParametersContext: "c",
+			ParametersSchema: workflow.ParametersSchema{Fields: []workflow.FieldSpec{{Name: "message", Type: "string", Required: true}}}},
+		Parameters: map[string]any{"message": "early"}})
+	if err != nil {
+		t.Fatalf("Fork at step 3 (two documents, 4 bytes): %v", err)
+	}
+	if n := store.reads.Load() - before; n != 2 {
+		t.Errorf("the fork at step 3 read %d documents, want its 2", n)
+	}
+	wait(t, e, fork.ID)
+}
