@@ -40,10 +40,11 @@ func (p *ForkProblems) Error() string { return p.Field + ": " + strings.Join(p.L
 // which Fork only reads, so deleting either leaves the other whole. The
 // copy is bounded before anything is read: the documents' sizes, as the
 // messages record them, must sum to at most MaxForkBytes (else
-// KindInvalid), and the bytes the forks of this instance hold at once are
-// bounded too (a fork waits for room; KindUnavailable when ctx ends
-// first). The messages and documents keep their ids and seqs, so every reference in
-// them (docList:<messageId>:…, docItem:<documentId>:…, a summary's
+// KindInvalid), the user's running rounds must be under the running limit
+// (else KindTooMany; the commit checks it again, atomically), and the
+// bytes the forks of this instance hold at once are bounded too (a fork
+// waits for room; KindUnavailable when ctx ends first). The messages and
+// documents keep their ids and seqs, so every reference in them (docList:<messageId>:…, docItem:<documentId>:…, a summary's
 // compactedThrough) means the same in the fork. Traces and stats are not
 // copied: the fork's are its own, from its first call on.
 //
@@ -82,6 +83,12 @@ func (e *Engine) Fork(ctx context.Context, userID, id string, req ForkRequest) (
 	size, err := e.forkSize(kept)
 	if err != nil {
 		return nil, err
+	}
+	if n, err := e.runningOf(ctx, wf.UserID); err != nil {
+		return nil, err
+	} else if n >= e.cfg.MaxRunningPerUser {
+		// The commit would refuse it: say so before any document is read.
+		return nil, workflow.Errorf(workflow.KindTooMany, "%d rounds are already running for this user (limit %d); wait for one to end", n, e.cfg.MaxRunningPerUser)
 	}
 	if err := e.forkBytes.Acquire(ctx, size); err != nil {
 		return nil, workflow.WrapKind(workflow.KindUnavailable, err, "other forks are copying documents; try again")

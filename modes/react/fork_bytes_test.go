@@ -56,3 +56,38 @@ func TestForkCopyIsBoundedBeforeAnythingIsRead(t *testing.T) {
 	}
 	wait(t, e, fork.ID)
 }
+
+// TestForkAtTheRunningLimitReadsNothing: with the user's running limit
+// reached (a second workflow's round blocks in its model call), a fork is
+// refused (KindTooMany) before any document is read, not by its commit
+// after the copy.
+func TestForkAtTheRunningLimitReadsNothing(t *testing.T) {
+	t.Parallel()
+	store := &countingStore{Store: newStore()}
+	replies := tenRecordedSteps()
+	model := &scripted.Model{Reply: func(n int, _ workflow.ModelRequest) (string, error) {
+		if n < len(replies) {
+			return replies[n], nil
+		}
+		return "", scripted.ErrBlock // the second workflow's round runs until the test ends
+	}}
+	cfg := testConfig("fork")
+	cfg.MaxRunningPerUser = 1
+	e := startEngine(t, cfg, store, model, enginetest.NewRegistry())
+	orig := wait(t, e, create(t, e, "ten steps", 10).ID)
+	busy := create(t, e, "blocks", 5)
+	if busy.Status != workflow.StatusRunning {
+		t.Fatalf("second workflow = %s, want running", busy.Status)
+	}
+	before := store.reads.Load()
+	_, err := e.Fork(context.Background(), "alice", orig.ID, engine.ForkRequest{Round: 1, Step: 5})
+	if workflow.KindOf(err) != workflow.KindTooMany {
+		t.Fatalf("Fork at the running limit = %v, want KindTooMany", err)
+	}
+	if n := store.reads.Load() - before; n != 0 {
+		t.Errorf("the refused fork read %d documents, want none", n)
+	}
+	if _, err := e.Stop(context.Background(), "alice", busy.ID); err != nil {
+		t.Fatal(err)
+	}
+}
