@@ -8,9 +8,9 @@ import (
 
 	"github.com/twostep/twostep/approval"
 	"github.com/twostep/twostep/engine"
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // intentOn holds calls of its action under the intent rule; constraints
