@@ -181,8 +181,9 @@ func (l *Limiter) Check(ctx context.Context, userID string) error {
 	return nil
 }
 
-// Reserve sets tokens aside in the current period, or refuses: the tokens
-// would pass the budget, or its dollars are used up (dollars are known
+// Reserve sets tokens aside in the current period, or refuses: the
+// settled tokens and the reservations of calls under way leave no room
+// (the call granted last may cross the budget), or its dollars are used up (dollars are known
 // only after a call, so they are checked, not reserved). A call refused
 // only because other calls' reservations are outstanding waits for them to
 // settle, backing off up to Wait, and is then refused with that said.
@@ -216,8 +217,8 @@ func (l *Limiter) Reserve(ctx context.Context, userID string, tokens int64) (wor
 		if used.Spent || waited >= wait {
 			be := lim.spent(resets)
 			if !used.Spent {
-				be.What += fmt.Sprintf(" (with %d tokens reserved by calls under way, %d more do not fit; waited %s for them)",
-					used.Reserved, tokens, waited.Round(time.Millisecond))
+				be.What += fmt.Sprintf(" (with %d tokens reserved by calls under way, no room is left; waited %s for them)",
+					used.Reserved, waited.Round(time.Millisecond))
 			}
 			return workflow.BudgetReservation{}, be
 		}

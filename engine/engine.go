@@ -156,6 +156,9 @@ type Engine struct {
 
 	// changes hears of every commit (cfg.Changes, or nobody).
 	changes workflow.Changes
+	// outputs learns what each stage's replies write, for the output a
+	// call without maxTokens reserves in the budget.
+	outputs outputBounds
 }
 
 // New returns an engine over store, model and registry running the

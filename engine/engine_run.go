@@ -141,9 +141,9 @@ func (r *roundRun) IdempotencyKey() string {
 // rejected reply is not an error: Generate returns the response and the
 // mode reads the rejection from its own Check. With a Budgeter, the call
 // first reserves what it may use (estimateTokens) and is not made when
-// that could pass the user's budget (a *BudgetError, which stops the
+// the user's budget has no room left (a *BudgetError, which stops the
 // round with stop reason budget); the reservation is settled to what the
-// call used.
+// call used, and what the reply wrote teaches its stage's output bound.
 func (r *roundRun) Generate(ctx context.Context, call workflow.ModelCall) (resp workflow.ModelResponse, err error) {
 	if err := r.lease.check(ctx); err != nil {
 		// The run is over (its lease ended, or it was stopped or cut):
@@ -153,7 +153,7 @@ func (r *roundRun) Generate(ctx context.Context, call workflow.ModelCall) (resp 
 	var reserved workflow.BudgetReservation
 	if b := r.e.cfg.Budget; b != nil {
 		var err error
-		if reserved, err = b.Reserve(ctx, r.wf.UserID, estimateTokens(call)); err != nil {
+		if reserved, err = b.Reserve(ctx, r.wf.UserID, estimateTokens(call, &r.e.outputs)); err != nil {
 			return workflow.ModelResponse{}, err // no call is made
 		}
 		defer func() {
@@ -183,6 +183,9 @@ func (r *roundRun) Generate(ctx context.Context, call workflow.ModelCall) (resp 
 		LatencyMs: end.Sub(start).Milliseconds(), FinishReason: resp.StopReason, Retries: resp.Retries, OutputMode: mode, CreatedAt: r.e.now(),
 	}
 	r.counted = append(r.counted, countedCall{call.Stage, resp.PromptTokens, resp.CompletionTokens, resp.CachedTokens})
+	if err == nil {
+		r.e.outputs.learn(call.Stage, resp.CompletionTokens)
+	}
 	outcome := "ok"
 	switch {
 	case err != nil && ctx.Err() != nil:

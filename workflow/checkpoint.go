@@ -35,8 +35,11 @@ const (
 
 // FieldSpec is one parameter Stage 1 asks Stage 2 to fill.
 type FieldSpec struct {
-	Name        string `json:"name"`
-	Type        string `json:"type"`
+	Name string `json:"name"`
+	Type string `json:"type"`
+	// Items is the element type of an "array" field the action does not
+	// register ("" when Stage 1 named none).
+	Items       string `json:"items,omitempty"`
 	Required    bool   `json:"required"`
 	Description string `json:"description,omitempty"`
 }
