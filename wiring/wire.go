@@ -227,7 +227,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 	if err != nil {
 		return fmt.Errorf("engine.New: %w", err)
 	}
-	if err := g.buildExperiments(cfg, log, reg, builder, redactor); err != nil {
+	if err := g.buildExperiments(cfg, log, reg, builder, redactor, budget); err != nil {
 		return err
 	}
 	admin, err := httpapi.NewAdmin(httpapi.AdminOptions{
