@@ -210,7 +210,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 	if err != nil {
 		return fmt.Errorf("engine.New: %w", err)
 	}
-	if err := g.buildExperiments(cfg, log, g.Registry, builder, g.Redactor); err != nil {
+	if err := g.buildExperiments(cfg, log, g.Registry, builder, g.Redactor, budget); err != nil {
 		return err
 	}
 	return g.buildAPI(cfg, log, builder, plan, usage)
