@@ -1,0 +1,137 @@
+package qualify
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twostep/twostep/economy"
+	"github.com/twostep/twostep/prompts"
+	"github.com/twostep/twostep/templates"
+	"github.com/twostep/twostep/workflow"
+)
+
+// MaxRetries is how many times a rejected reply is asked again with its
+// problems as feedback, as the React mode does (react.MaxRetries).
+const MaxRetries = 2
+
+// DefaultConcurrency is how many cases run at once when Options sets none.
+const DefaultConcurrency = 4
+
+// Options configures a run.
+type Options struct {
+	// Model answers both stages (an llm.Router sends each stage's calls
+	// to its configured model); the adapter's own timeouts, retries and
+	// in-flight limit bound every call.
+	Model workflow.Model
+	// Prompts renders the prompts and parses the replies, as the modes do.
+	Prompts *prompts.Builder
+	// Prices prices each call by the model that answered (the YAML
+	// prices: table); a model without a price has no cost.
+	Prices economy.Prices
+	// Stages are the stages to run (empty: both).
+	Stages []workflow.Stage
+	// MaxCalls bounds the model calls of the whole run; 0 means the most
+	// the suite can make (every case's first try and retries). A case
+	// whose next call would pass it stops there and does not pass.
+	MaxCalls int
+	// Concurrency is how many cases run at once (0: DefaultConcurrency).
+	Concurrency int
+}
+
+// Run runs every case of the selected stages against opts.Model and
+// scores them. Nothing is stored and no action is executed. It returns an
+// error only when ctx is cancelled; a model that fails is a case that
+// fails, with the error in its result.
+func Run(ctx context.Context, s Suite, opts Options) (Report, error) {
+	stages := opts.Stages
+	if len(stages) == 0 {
+		stages = []workflow.Stage{workflow.StageOne, workflow.StageTwo}
+	}
+	var cases []Prepared
+	for _, st := range stages {
+		cases = append(cases, s.Stage(st)...)
+	}
+	limit := opts.MaxCalls
+	if limit <= 0 {
+		limit = len(cases) * (1 + MaxRetries)
+	}
+	r := &runner{opts: opts, left: atomic.Int64{}}
+	r.left.Store(int64(limit))
+	results := make([]CaseResult, len(cases))
+	n := opts.Concurrency
+	if n <= 0 {
+		n = DefaultConcurrency
+	}
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	for i, c := range cases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+				defer func() { <-sem }()
+				results[i] = r.run(ctx, c)
+			case <-ctx.Done():
+				results[i] = notRun(c, "the run was cancelled")
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return Report{}, err
+	}
+	return newReport(stages, results, limit), nil
+}
+
+// runner is one run's shared state: the options and the calls left.
+type runner struct {
+	opts Options
+	left atomic.Int64
+}
+
+// take reserves one model call; false when the run's calls are spent.
+func (r *runner) take() bool { return r.left.Add(-1) >= 0 }
+
+// run runs one case.
+func (r *runner) run(ctx context.Context, c Prepared) CaseResult {
+	if c.Stage == workflow.StageOne {
+		return r.stage1(ctx, c)
+	}
+	return r.stage2(ctx, c)
+}
+
+// notRun is the result of a case that made no call.
+func notRun(c Prepared, why string) CaseResult {
+	return CaseResult{ID: c.ID, Stage: c.Stage, Situation: c.Situation, Stopped: why}
+}
+
+// generate makes one call of the case and records it in res; the reply is
+// returned with the model's error, if any.
+func (r *runner) generate(ctx context.Context, req workflow.ModelRequest, res *CaseResult) (workflow.ModelResponse, error) {
+	start := time.Now()
+	resp, err := r.opts.Model.Generate(ctx, req)
+	c := Call{LatencyMs: time.Since(start).Milliseconds(), Model: resp.Model,
+		Tokens: Tokens{Input: resp.PromptTokens, Cached: resp.CachedTokens, Output: resp.CompletionTokens}}
+	if p, ok := r.opts.Prices[resp.Model]; ok {
+		usd := p.USD(c.Tokens.economy())
+		c.USD = &usd
+	}
+	if err != nil {
+		c.Error = workflow.PublicMessage(err)
+	}
+	c.Truncated = err == nil && resp.Truncated
+	res.Calls = append(res.Calls, c)
+	return resp, err
+}
+
+// templateOutput is the template output for a call sent in mode: a native
+// mode gives the provider the reply's shape, so the prompt leaves it out.
+func templateOutput(mode workflow.OutputMode) templates.Output {
+	if mode.Native() {
+		return templates.NativeOutput
+	}
+	return templates.TextOutput
+}
