@@ -41,17 +41,24 @@ type Options struct {
 }
 
 // Run runs every case of the selected stages against opts.Model and
-// scores them. Nothing is stored and no action is executed. It returns an
-// error only when ctx is cancelled; a model that fails is a case that
-// fails, with the error in its result.
+// scores them; a stage without cases is left out of the report. Nothing
+// is stored and no action is executed. It returns an error only when ctx
+// is cancelled or no case is of the stages asked (KindInvalid); a model
+// that fails is a case that fails, with the error in its result.
 func Run(ctx context.Context, s Suite, opts Options) (Report, error) {
 	stages := opts.Stages
 	if len(stages) == 0 {
 		stages = []workflow.Stage{workflow.StageOne, workflow.StageTwo}
 	}
 	var cases []Prepared
+	var run []workflow.Stage // the stages with cases
 	for _, st := range stages {
-		cases = append(cases, s.Stage(st)...)
+		if sc := s.Stage(st); len(sc) > 0 {
+			cases, run = append(cases, sc...), append(run, st)
+		}
+	}
+	if len(cases) == 0 {
+		return Report{}, workflow.Errorf(workflow.KindInvalid, "the suite has no case of %v", stages)
 	}
 	limit := opts.MaxCalls
 	if limit <= 0 {
@@ -83,7 +90,7 @@ func Run(ctx context.Context, s Suite, opts Options) (Report, error) {
 	if err := ctx.Err(); err != nil {
 		return Report{}, err
 	}
-	return newReport(stages, results, limit), nil
+	return newReport(run, results, limit), nil
 }
 
 // runner is one run's shared state: the options and the calls left.

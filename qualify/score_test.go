@@ -2,6 +2,7 @@ package qualify_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/twostep/twostep/economy"
@@ -186,5 +187,46 @@ func TestMaxCalls(t *testing.T) {
 	}
 	if st.NotRun+st.Stopped+3 < st.Cases || st.Passed != 0 || st.Score != 0 {
 		t.Errorf("not run %d, stopped %d of %d cases; passed %d", st.NotRun, st.Stopped, st.Cases, st.Passed)
+	}
+}
+
+// TestTextReport: the text report gives each stage's columns and says,
+// per failed case, what went wrong.
+func TestTextReport(t *testing.T) {
+	t.Parallel()
+	s, err := qualify.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, s, qualifytest.InventedValue, qualify.Options{Stages: []workflow.Stage{workflow.StageTwo}})
+	var b strings.Builder
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	for _, want := range []string{"Stage 2: 42 cases, openai/fake-model", "cases with ungrounded values",
+		"failed:\n", `s2-id-tracking (ids): values differ: {"trackingNumber":"Zqxv Invented 48213"}; ungrounded: trackingNumber`,
+		"passed by situation:"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the report lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "Stage 1") {
+		t.Errorf("a stage not run is reported:\n%s", text)
+	}
+}
+
+// TestNoCaseOfStage: a run of a stage the suite has no case of is refused
+// before any call.
+func TestNoCaseOfStage(t *testing.T) {
+	t.Parallel()
+	s, err := qualify.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := qualify.Suite{Cases: s.Stage(workflow.StageOne)[:1]}
+	_, err = qualify.Run(context.Background(), one, qualify.Options{Stages: []workflow.Stage{workflow.StageTwo}, Prompts: newBuilder(t)})
+	if workflow.KindOf(err) != workflow.KindInvalid {
+		t.Errorf("err %v, want KindInvalid", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"os"
 	"slices"
 	"strings"
 
@@ -145,4 +146,22 @@ func (s Suite) Stage(stage workflow.Stage) []Prepared {
 		}
 	}
 	return out
+}
+
+// ReadFile loads a suite from a JSON Lines file (ParseCases, then Load).
+func ReadFile(path string) (Suite, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Suite{}, workflow.Errorf(workflow.KindInvalid, "%v", err)
+	}
+	defer f.Close()
+	cases, err := ParseCases(f)
+	if err != nil {
+		return Suite{}, fmt.Errorf("%s: %w", path, err)
+	}
+	s, err := Load(cases)
+	if err != nil {
+		return Suite{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
 }

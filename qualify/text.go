@@ -64,10 +64,13 @@ func writeStage(b *strings.Builder, s StageReport) {
 	if s.USD != nil {
 		fmt.Fprintf(tw, "  cost\t$%.4f\t\n", *s.USD)
 	} else {
-		fmt.Fprintf(tw, "  cost\t(a model without a price in prices:)\t\n")
+		fmt.Fprintf(tw, "  cost\t-\t(a model has no price in prices:)\n")
 	}
+	_ = tw.Flush()
+	b.WriteString("  passed by situation:\n")
+	tw = tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
 	for _, sit := range s.Situations {
-		fmt.Fprintf(tw, "  · %s\t%d / %d\t\n", sit.Name, sit.Passed, sit.Cases)
+		fmt.Fprintf(tw, "    %s\t%d / %d\n", sit.Name, sit.Passed, sit.Cases)
 	}
 	_ = tw.Flush()
 }
