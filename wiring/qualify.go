@@ -17,69 +17,95 @@ import (
 	"github.com/twostep/twostep/workflow"
 )
 
-// QualifyModels names the models `gateway qualify` tries: "provider/model"
-// for a stage, or "" for the stage's configured model (the YAML models:
-// routing, else LLM_PROVIDER/LLM_MODEL).
-type QualifyModels struct {
+// QualifyRequest is one `gateway qualify` run: the stage models to try
+// ("provider/model", "" for the configured one: the YAML models: routing,
+// else LLM_PROVIDER/LLM_MODEL), a cases file ("" for the built-in suite),
+// the stage to run ("" for both), the run's bounds and the output form.
+type QualifyRequest struct {
 	Stage1, Stage2 string
+	Cases          string
+	Stage          workflow.Stage
+	MaxCalls       int
+	Concurrency    int
+	JSON           bool
 }
 
-// Qualifier is what a qualification run needs from the configuration:
-// the run's options (the models routed per stage, the builder over the
-// configured templates, the prices) and the gateway's redactor for what
-// it prints. Close releases the models.
-type Qualifier struct {
-	Options  qualify.Options
-	Redactor *redact.Redactor
-	Close    func() error
+// Qualify runs req against cfg's models and prints the report to w (text,
+// or JSON with req.JSON), redacted as the gateway redacts its traces and
+// logs. The models are built as the gateway builds them (the
+// environment's keys, endpoints, timeouts and in-flight limit;
+// LLM_PROVIDER=scripted gives the offline model), the prompts with the
+// configured templates and limits; no store is opened and no action runs.
+// An error of kind KindInvalid is the request's (a model name, the cases
+// file, a stage without cases): no model was called.
+func Qualify(ctx context.Context, cfg Config, req QualifyRequest, w io.Writer) (qualify.Report, error) {
+	suite, err := qualify.Builtin()
+	if req.Cases != "" {
+		suite, err = qualify.ReadFile(req.Cases)
+	}
+	if err != nil {
+		return qualify.Report{}, err
+	}
+	opts, red, closeModels, err := openQualify(ctx, cfg, req)
+	if err != nil {
+		return qualify.Report{}, err
+	}
+	defer closeModels() //nolint:errcheck // nothing is left to do on failure
+	opts.MaxCalls, opts.Concurrency = req.MaxCalls, req.Concurrency
+	if req.Stage != "" {
+		opts.Stages = []workflow.Stage{req.Stage}
+	}
+	report, err := qualify.Run(ctx, suite, opts)
+	if err != nil {
+		return report, err
+	}
+	return report, printReport(w, report, req.JSON, red)
 }
 
-// OpenQualifier builds a qualification run from cfg with models' stage
-// overrides. The models are built as the gateway builds them (each
-// adapter with the environment's keys, endpoints, timeouts and in-flight
-// limit; LLM_PROVIDER=scripted gives the offline model); no store is
-// opened.
-func OpenQualifier(ctx context.Context, cfg Config, models QualifyModels) (Qualifier, error) {
+// openQualify builds the run's options from cfg with req's stage models,
+// and the gateway's redactor.
+func openQualify(ctx context.Context, cfg Config, req QualifyRequest) (qualify.Options, *redact.Redactor, func() error, error) {
+	none := func() error { return nil }
 	for _, o := range []struct {
 		name string
 		ref  **ModelRef
 		arg  string
-	}{{"--stage1", &cfg.File.Models.Stage1, models.Stage1}, {"--stage2", &cfg.File.Models.Stage2, models.Stage2}} {
+	}{{"--stage1", &cfg.File.Models.Stage1, req.Stage1}, {"--stage2", &cfg.File.Models.Stage2, req.Stage2}} {
 		if o.arg == "" {
 			continue
 		}
 		ref, err := ParseModelRef(o.arg)
 		if err != nil {
-			return Qualifier{}, fmt.Errorf("%s: %w", o.name, err)
+			return qualify.Options{}, nil, none, fmt.Errorf("%s: %w", o.name, err)
 		}
 		if *o.ref != nil { // keep the entry's maxTokens, temperature and output mode
 			ref.MaxTokens, ref.Temperature, ref.OutputMode = (*o.ref).MaxTokens, (*o.ref).Temperature, (*o.ref).OutputMode
 		}
 		*o.ref = &ref
 	}
-	if models.Stage2 != "" {
+	if req.Stage2 != "" {
 		cfg.LLMModelStage2 = "" // the flag names Stage 2's model
 	}
 	builder, err := cfg.promptBuilder()
 	if err != nil {
-		return Qualifier{}, err
+		return qualify.Options{}, nil, none, err
 	}
 	reg, err := actions.New(cfg.Actions, nil, actions.WithSecrets(append(cfg.MCP.Secrets(), cfg.OpenAPI.Secrets()...)...))
 	if err != nil {
-		return Qualifier{}, fmt.Errorf("actions.New: %w", err)
+		return qualify.Options{}, nil, none, fmt.Errorf("actions.New: %w", err)
 	}
-	q := Qualifier{Options: qualify.Options{Prompts: builder, Prices: cfg.Prices()},
-		Redactor: redact.New(append(reg.Secrets(), cfg.Secrets()...)...), Close: func() error { return nil }}
+	red := redact.New(append(reg.Secrets(), cfg.Secrets()...)...)
+	opts := qualify.Options{Prompts: builder, Prices: cfg.Prices()}
 	if strings.EqualFold(cfg.LLMProvider, llm.ProviderScripted) {
-		q.Options.Model = newOfflineModel()
-		return q, nil
+		opts.Model = newOfflineModel()
+		return opts, red, none, nil
 	}
 	r, closeModels, err := openRouter(ctx, cfg)
 	if err != nil {
-		return Qualifier{}, err
+		return qualify.Options{}, nil, none, err
 	}
-	q.Options.Model, q.Close = r, closeModels
-	return q, nil
+	opts.Model = r
+	return opts, red, closeModels, nil
 }
 
 // ParseModelRef reads "provider/model" (the model may hold more slashes,
@@ -104,9 +130,9 @@ func (c *Config) promptBuilder() (*prompts.Builder, error) {
 		NoCompaction: l.Compaction != nil && !*l.Compaction}), nil
 }
 
-// Print writes r as text or, with asJSON, as one JSON document, redacted
-// as the gateway redacts its traces and logs.
-func (q Qualifier) Print(w io.Writer, r qualify.Report, asJSON bool) error {
+// printReport writes r as text or, with asJSON, as one JSON document,
+// redacted by red.
+func printReport(w io.Writer, r qualify.Report, asJSON bool, red *redact.Redactor) error {
 	var b bytes.Buffer
 	if asJSON {
 		enc := json.NewEncoder(&b)
@@ -117,6 +143,6 @@ func (q Qualifier) Print(w io.Writer, r qualify.Report, asJSON bool) error {
 	} else if err := r.WriteText(&b); err != nil {
 		return err
 	}
-	_, err := w.Write(q.Redactor.Bytes(b.Bytes()))
+	_, err := w.Write(red.Bytes(b.Bytes()))
 	return err
 }
