@@ -89,6 +89,23 @@ func (r Report) Score() float64 {
 	return s
 }
 
+// Unanswered returns the first model error of a run in which the model
+// answered no call ("" when it answered one, or made none).
+func (r Report) Unanswered() string {
+	first := ""
+	for _, c := range r.Cases {
+		for _, call := range c.Calls {
+			if call.Error == "" {
+				return ""
+			}
+			if first == "" {
+				first = call.Error
+			}
+		}
+	}
+	return first
+}
+
 func newReport(stages []workflow.Stage, results []CaseResult, maxCalls int) Report {
 	r := Report{MaxCalls: maxCalls, Cases: results}
 	for _, st := range stages {

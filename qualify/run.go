@@ -71,21 +71,26 @@ func Run(ctx context.Context, s Suite, opts Options) (Report, error) {
 	if n <= 0 {
 		n = DefaultConcurrency
 	}
-	sem := make(chan struct{}, n)
+	// n workers take the cases in suite order; each writes its case's slot.
+	next := make(chan int)
 	var wg sync.WaitGroup
-	for i, c := range cases {
+	for range min(n, len(cases)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-				defer func() { <-sem }()
-				results[i] = r.run(ctx, c)
-			case <-ctx.Done():
-				results[i] = notRun(c, "the run was cancelled")
+			for i := range next {
+				results[i] = r.run(ctx, cases[i])
 			}
 		}()
 	}
+	for i := range cases {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			results[i] = notRun(cases[i], "the run was cancelled")
+		}
+	}
+	close(next)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return Report{}, err
@@ -93,17 +98,31 @@ func Run(ctx context.Context, s Suite, opts Options) (Report, error) {
 	return newReport(run, results, limit), nil
 }
 
-// runner is one run's shared state: the options and the calls left.
+// runner is one run's shared state: the options, the calls left, and the
+// calls answered and failed so far.
 type runner struct {
-	opts Options
-	left atomic.Int64
+	opts             Options
+	left             atomic.Int64
+	answered, failed atomic.Int64
 }
+
+// deadAfter is how many failed calls, with none answered, stop a run from
+// starting more cases: a model that cannot answer (a wrong key, an
+// endpoint down) would otherwise cost every case its retries and backoff.
+const deadAfter = 3
+
+// dead reports whether the model has failed deadAfter calls and answered
+// none.
+func (r *runner) dead() bool { return r.answered.Load() == 0 && r.failed.Load() >= deadAfter }
 
 // take reserves one model call; false when the run's calls are spent.
 func (r *runner) take() bool { return r.left.Add(-1) >= 0 }
 
 // run runs one case.
 func (r *runner) run(ctx context.Context, c Prepared) CaseResult {
+	if r.dead() {
+		return notRun(c, "the model answered none of the run's first calls")
+	}
 	if c.Stage == workflow.StageOne {
 		return r.stage1(ctx, c)
 	}
@@ -128,6 +147,9 @@ func (r *runner) generate(ctx context.Context, req workflow.ModelRequest, res *C
 	}
 	if err != nil {
 		c.Error = workflow.PublicMessage(err)
+		r.failed.Add(1)
+	} else {
+		r.answered.Add(1)
 	}
 	c.Truncated = err == nil && resp.Truncated
 	res.Calls = append(res.Calls, c)

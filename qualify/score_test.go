@@ -230,3 +230,39 @@ func TestNoCaseOfStage(t *testing.T) {
 		t.Errorf("err %v, want KindInvalid", err)
 	}
 }
+
+// TestDeadModelStops: a model that answers no call stops the run after a
+// few calls instead of costing every case its retries; the report says
+// so and names the error.
+func TestDeadModelStops(t *testing.T) {
+	t.Parallel()
+	s, err := qualify.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	dead := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
+		calls++ // Concurrency 1: one call at a time
+		return workflow.ModelResponse{}, workflow.Errorf(workflow.KindUnavailable, "401 invalid key")
+	})
+	r, err := qualify.Run(context.Background(), s, qualify.Options{Model: dead, Prompts: newBuilder(t), Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 3 {
+		t.Errorf("%d calls, want 3", calls)
+	}
+	if got := r.Unanswered(); got != "401 invalid key" {
+		t.Errorf("Unanswered() = %q", got)
+	}
+	errs, notRun, cases := 0, 0, 0
+	for _, st := range r.Stages {
+		errs, notRun, cases = errs+st.Errors, notRun+st.NotRun, cases+st.Cases
+		if st.Passed != 0 {
+			t.Errorf("%s: %d passed", st.Stage, st.Passed)
+		}
+	}
+	if errs != 3 || notRun != cases-3 {
+		t.Errorf("errors %d, not run %d of %d", errs, notRun, cases)
+	}
+}

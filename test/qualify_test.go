@@ -115,7 +115,7 @@ func TestQualifyCommand(t *testing.T) {
 }
 
 // TestQualifyUsageErrors: a refused command line exits 2 and calls no
-// model.
+// model; an unreachable model exits 1.
 func TestQualifyUsageErrors(t *testing.T) {
 	t.Parallel()
 	s, err := qualify.Builtin()
@@ -138,6 +138,11 @@ func TestQualifyUsageErrors(t *testing.T) {
 	}
 	if n := len(fake.Prompts); n != 0 {
 		t.Errorf("usage errors made %d model calls", n)
+	}
+	// A model that answers nothing fails the run (exit 1) after a few calls.
+	out, errOut, code := runQualify(t, "http://127.0.0.1:9/v1", "--stage", "stage2")
+	if code != 1 || !strings.Contains(errOut, "the model answered no call") || !strings.Contains(out, "not run / stopped / model errors") {
+		t.Errorf("an unreachable model: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
 

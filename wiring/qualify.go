@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -36,6 +37,8 @@ type QualifyRequest struct {
 // environment's keys, endpoints, timeouts and in-flight limit;
 // LLM_PROVIDER=scripted gives the offline model), the prompts with the
 // configured templates and limits; no store is opened and no action runs.
+// A model that answers none of the run's calls is an error, after the
+// report is printed.
 // An error of kind KindInvalid is the request's (a model name, the cases
 // file, a stage without cases): no model was called.
 func Qualify(ctx context.Context, cfg Config, req QualifyRequest, w io.Writer) (qualify.Report, error) {
@@ -59,7 +62,13 @@ func Qualify(ctx context.Context, cfg Config, req QualifyRequest, w io.Writer) (
 	if err != nil {
 		return report, err
 	}
-	return report, printReport(w, report, req.JSON, red)
+	if err := printReport(w, report, req.JSON, red); err != nil {
+		return report, err
+	}
+	if e := report.Unanswered(); e != "" {
+		return report, errors.New(red.String("the model answered no call: " + e))
+	}
+	return report, nil
 }
 
 // openQualify builds the run's options from cfg with req's stage models,
