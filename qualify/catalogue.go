@@ -1,28 +1,23 @@
 package qualify
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
-
+	"github.com/twostep/twostep/actions"
 	"github.com/twostep/twostep/workflow"
 )
 
 // Catalogue is a case's actions and connections: the workflow.Registry its
-// replies are parsed and validated against. Parameters are validated
-// against each action's JSON Schema (draft 2020-12, no external $ref), as
-// the gateway's registry does; nothing is ever executed.
+// replies are parsed and validated against. Each action's schema is
+// compiled and checked as the gateway's registry does it
+// (actions.CompileParameters); nothing is ever executed.
 type Catalogue struct {
 	specs   []workflow.ActionSpec
-	schemas map[string]*jsonschema.Schema
+	schemas map[string]actions.ParameterSchema
 	conns   []workflow.Connection
 }
 
@@ -46,47 +41,22 @@ type catalogueSource struct {
 // NewCatalogue compiles specs (workflow.complete added when absent) with
 // conns. It fails on a schema that does not compile.
 func NewCatalogue(specs []workflow.ActionSpec, conns []workflow.Connection) (*Catalogue, error) {
-	c := &Catalogue{schemas: map[string]*jsonschema.Schema{}, conns: slices.Clone(conns)}
+	c := &Catalogue{schemas: map[string]actions.ParameterSchema{}, conns: slices.Clone(conns)}
 	for _, s := range append(slices.Clone(specs), completeSpec) {
 		if _, ok := c.schemas[s.Name]; ok {
 			continue // the case's own workflow.complete, or a duplicate
 		}
-		if len(s.Parameters) == 0 {
-			s.Parameters = json.RawMessage(`{"type":"object","additionalProperties":false}`)
-		}
-		compiled, err := compile(s)
+		compiled, err := actions.CompileParameters(s.Name, s.Parameters)
 		if err != nil {
-			return nil, workflow.Errorf(workflow.KindInvalid, "action %s: parameters: %v", s.Name, err)
+			return nil, err
 		}
+		s.Parameters = compiled.JSON()
 		c.schemas[s.Name] = compiled
 		c.specs = append(c.specs, s)
 	}
 	slices.SortFunc(c.specs, func(a, b workflow.ActionSpec) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(c.conns, func(a, b workflow.Connection) int { return strings.Compare(a.Label, b.Label) })
 	return c, nil
-}
-
-// noLoader refuses every $ref outside the schema itself.
-type noLoader struct{}
-
-// Load refuses url.
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("external schema references are not allowed (%s)", url)
-}
-
-func compile(s workflow.ActionSpec) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(s.Parameters))
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(noLoader{})
-	url := "mem:///qualify/" + s.Name + ".json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(url)
 }
 
 // Actions returns every action, sorted by name.
@@ -101,33 +71,14 @@ func (c *Catalogue) Action(name string) (workflow.ActionSpec, bool) {
 	return c.specs[i], true
 }
 
-// ValidateParameters validates params against the action's schema: one
-// "path: message" line per problem.
+// ValidateParameters validates params as the gateway's registry does
+// (actions.ParameterSchema): one "path: message" line per problem.
 func (c *Catalogue) ValidateParameters(name string, params map[string]any) []string {
 	s, ok := c.schemas[name]
 	if !ok {
 		return []string{fmt.Sprintf("/: unknown action %q", name)}
 	}
-	err := s.Validate(map[string]any(params))
-	if err == nil {
-		return nil
-	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return []string{"/: " + err.Error()}
-	}
-	return leafProblems(ve, message.NewPrinter(language.English), nil)
-}
-
-// leafProblems lists the deepest causes of e as "path: message" lines.
-func leafProblems(e *jsonschema.ValidationError, p *message.Printer, out []string) []string {
-	if len(e.Causes) == 0 {
-		return append(out, "/"+strings.Join(e.InstanceLocation, "/")+": "+e.ErrorKind.LocalizedString(p))
-	}
-	for _, c := range e.Causes {
-		out = leafProblems(c, p, out)
-	}
-	return out
+	return s.Problems(params)
 }
 
 // Execute refuses: a qualification never runs an action.
