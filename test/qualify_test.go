@@ -21,10 +21,18 @@ import (
 // url and returns stdout, stderr and the exit code.
 func runQualify(t *testing.T, url string, args ...string) (string, string, int) {
 	t.Helper()
+	return runQualifyEnv(t, url, nil, args...)
+}
+
+// runQualifyEnv is runQualify with more environment. REDIS_URL names a
+// port nobody listens on: a run that opened a store would fail.
+func runQualifyEnv(t *testing.T, url string, env []string, args ...string) (string, string, int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, gatewayBin, append([]string{"qualify"}, args...)...)
-	cmd.Env = binEnv("LLM_PROVIDER=openai", "OPENAI_API_KEY="+gwAPIKey, "LLM_MODEL=fake-model", "OPENAI_BASE_URL="+url)
+	cmd.Env = append(binEnv("LLM_PROVIDER=openai", "OPENAI_API_KEY="+gwAPIKey, "LLM_MODEL=fake-model", "OPENAI_BASE_URL="+url,
+		"REDIS_URL=redis://127.0.0.1:9/0"), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -45,6 +53,7 @@ func runQualify(t *testing.T, url string, args ...string) (string, string, int) 
 // jsonReport is the part of the --json report the tests read.
 type jsonReport struct {
 	Stages []struct {
+		USD    *float64 `json:"usd"`
 		Stage  string   `json:"stage"`
 		Models []string `json:"models"`
 		Cases  int      `json:"cases"`
@@ -172,5 +181,45 @@ func TestQualifyCasesRedacted(t *testing.T) {
 	}
 	if len(r.Cases) != 1 || !strings.Contains(string(r.Cases[0].Selection), "[REDACTED]") {
 		t.Errorf("the selection carrying the key is not redacted: %s", out)
+	}
+}
+
+// TestQualifyModelsRouting: the models: routing of GATEWAY_CONFIG picks
+// each stage's model, --stage2 overrides it, and prices: prices the calls
+// of a model it lists.
+func TestQualifyModelsRouting(t *testing.T) {
+	t.Parallel()
+	s, err := qualify.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := qualifytest.New(t, s, qualifytest.Perfect)
+	config := filepath.Join(t.TempDir(), "gateway.yaml")
+	yaml := "models:\n  stage2: {provider: openai, model: small-model, temperature: 0}\n" +
+		"prices:\n  openai/small-model: {input: 0.1, cachedInput: 0.025, output: 0.4}\n"
+	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"GATEWAY_CONFIG=" + config}
+	for _, tc := range []struct {
+		args   []string
+		stage2 string
+		priced bool
+	}{
+		{nil, "openai/small-model", true},
+		{[]string{"--stage2", "openai/tiny-model"}, "openai/tiny-model", false},
+	} {
+		out, errOut, code := runQualifyEnv(t, fake.URL, env, append([]string{"--json"}, tc.args...)...)
+		var r jsonReport
+		if err := json.Unmarshal([]byte(out), &r); err != nil || code != 0 || len(r.Stages) != 2 {
+			t.Fatalf("%v: exit %d, %v\n%s\n%s", tc.args, code, err, out, errOut)
+		}
+		one, two := r.Stages[0], r.Stages[1]
+		if len(one.Models) != 1 || one.Models[0] != "openai/fake-model" || len(two.Models) != 1 || two.Models[0] != tc.stage2 {
+			t.Errorf("%v: models %v and %v, want openai/fake-model and %s", tc.args, one.Models, two.Models, tc.stage2)
+		}
+		if one.USD != nil || (two.USD != nil) != tc.priced {
+			t.Errorf("%v: usd %v and %v", tc.args, one.USD, two.USD)
+		}
 	}
 }
