@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/twostep/twostep/economy"
+	"github.com/twostep/twostep/modes/react"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
@@ -38,6 +39,10 @@ type Options struct {
 	MaxCalls int
 	// Concurrency is how many cases run at once (0: DefaultConcurrency).
 	Concurrency int
+	// RequireGrounded is the YAML stage2.requireGrounded: which Stage 2
+	// replies an ungrounded value rejects, with feedback and the usual
+	// retries, as a round does ("" counts them and rejects none).
+	RequireGrounded react.Grounded
 }
 
 // Run runs every case of the selected stages against opts.Model and

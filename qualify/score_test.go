@@ -7,6 +7,7 @@ import (
 
 	"github.com/twostep/twostep/economy"
 	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/modes/react"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/qualify"
 	"github.com/twostep/twostep/qualify/qualifytest"
@@ -264,5 +265,28 @@ func TestDeadModelStops(t *testing.T) {
 	}
 	if errs != 3 || notRun != cases-3 {
 		t.Errorf("errors %d, not run %d of %d", errs, notRun, cases)
+	}
+}
+
+// TestRequireGrounded: with stage2.requireGrounded all, a reply with an
+// invented value is rejected and asked again, as in a round; the cases
+// whose every reply invents one are never accepted.
+func TestRequireGrounded(t *testing.T) {
+	t.Parallel()
+	s, err := qualify.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n2, invented := len(s.Stage(workflow.StageTwo)), 0
+	for _, c := range s.Stage(workflow.StageTwo) {
+		if _, _, ok := qualifytest.Mutation(c, qualifytest.InventedValue); ok {
+			invented++
+		}
+	}
+	r := run(t, s, qualifytest.InventedValue, qualify.Options{RequireGrounded: react.GroundedAll, Stages: []workflow.Stage{workflow.StageTwo}})
+	st := r.Stages[0]
+	if st.ValidFirstTry != n2-invented || st.ValidAfterFeedback != 0 || st.Calls != n2+2*invented || st.Passed != n2-invented {
+		t.Errorf("first try %d, after feedback %d, calls %d, passed %d; want %d, 0, %d, %d",
+			st.ValidFirstTry, st.ValidAfterFeedback, st.Calls, st.Passed, n2-invented, n2+2*invented, n2-invented)
 	}
 }

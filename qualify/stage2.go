@@ -13,8 +13,8 @@ import (
 // output schema built from the selection and the action's schema, the
 // reply (mapped back from a native mode) parsed and validated by
 // Builder.ParseStage2, a rejection fed back at most MaxRetries times.
-// Ungrounded values are counted, not rejected (stage2.requireGrounded
-// never, the default).
+// Ungrounded values are counted, and rejected as Options.RequireGrounded
+// says (the catalogue's declared effect deciding "write").
 func (r *runner) stage2(ctx context.Context, c Prepared) CaseResult {
 	res := CaseResult{ID: c.ID, Stage: c.Stage, Situation: c.Situation}
 	reg := c.Catalogue
@@ -64,6 +64,9 @@ func (r *runner) stage2(ctx context.Context, c Prepared) CaseResult {
 			}
 			last = b.ParseStage2(reply, spec, sel.ParametersSchema.Fields, reg)
 			problems = last.Problems
+			if u := prompts.Ungrounded(last.Parameters, grounding); len(u) > 0 && r.opts.RequireGrounded.Rejects(spec.Effect) {
+				problems = append(problems, prompts.UngroundedProblems(u)...)
+			}
 			_, err := prompts.ExtractObject(reply)
 			call.InvalidJSON = err != nil
 			call.Forbidden = len(workflow.ForbiddenKeyProblems(last.Parameters)) > 0

@@ -11,6 +11,7 @@ import (
 
 	"github.com/twostep/twostep/actions"
 	"github.com/twostep/twostep/llm"
+	"github.com/twostep/twostep/modes/react"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/qualify"
 	"github.com/twostep/twostep/redact"
@@ -104,7 +105,8 @@ func openQualify(ctx context.Context, cfg Config, req QualifyRequest) (qualify.O
 		return qualify.Options{}, nil, none, fmt.Errorf("actions.New: %w", err)
 	}
 	red := redact.New(append(reg.Secrets(), cfg.Secrets()...)...)
-	opts := qualify.Options{Prompts: builder, Prices: cfg.Prices()}
+	grounded, _ := react.ParseGrounded(cfg.File.Stage2.RequireGrounded) // checked by LoadConfig
+	opts := qualify.Options{Prompts: builder, Prices: cfg.Prices(), RequireGrounded: grounded}
 	if strings.EqualFold(cfg.LLMProvider, llm.ProviderScripted) {
 		opts.Model = newOfflineModel()
 		return opts, red, none, nil
