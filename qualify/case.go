@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -98,7 +99,9 @@ func ParseCases(r io.Reader) ([]Case, error) {
 
 // Problems reports what makes c unusable, one line each: a missing id,
 // an unknown stage, a Stage 1 case without a user request or expected
-// action, a Stage 2 case without a selection or expected values, an
+// action, expected references that do not resolve among its messages or
+// an expected connection not listed, a Stage 2 case without a selection
+// or expected values or with a value of a field it does not ask for, an
 // action not in the case's catalogue.
 func (c Case) Problems(cat Catalogue) []string {
 	var p []string
@@ -116,6 +119,12 @@ func (c Case) Problems(cat Catalogue) []string {
 		} else if _, ok := cat.Action(c.Expect.Action); !ok {
 			add("expect.action %q is not in the catalogue", c.Expect.Action)
 		}
+		if _, err := workflow.ResolveDocuments(c.messages(), c.Expect.Documents); len(c.Expect.Documents) > 0 && err != nil {
+			add("expect.documents: %s", workflow.PublicMessage(err))
+		}
+		if l := c.Expect.Connection; l != "" && !slices.ContainsFunc(cat.conns, func(x workflow.Connection) bool { return x.Label == l }) {
+			add("expect.connection %q is not among the connections", l)
+		}
 	case workflow.StageTwo:
 		if c.Selection == nil {
 			add("a Stage 2 case needs the selection it fills")
@@ -124,6 +133,13 @@ func (c Case) Problems(cat Catalogue) []string {
 		}
 		if c.Expect.Values == nil {
 			add("a Stage 2 case needs expect.values ({} when nothing is to be filled)")
+		}
+		if c.Selection != nil {
+			for _, k := range slices.Sorted(maps.Keys(c.Expect.Values)) {
+				if !slices.ContainsFunc(c.Selection.ParametersSchema.Fields, func(f workflow.FieldSpec) bool { return f.Name == k }) {
+					add("expect.values.%s is not among the fields the selection asks for", k)
+				}
+			}
 		}
 	default:
 		add("stage must be stage1 or stage2, not %q", c.Stage)

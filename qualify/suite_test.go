@@ -140,13 +140,17 @@ func TestCasesRefused(t *testing.T) {
 		``,
 		`{"id":"b","stage":"stage1","catalogue":"support","messages":[{"role":"user","text":"hi"}],"expect":{"action":"nope.nothing"}}`,
 		`{"id":"c","stage":"stage2","catalogue":"nowhere","expect":{}}`,
+		`{"id":"e","stage":"stage2","catalogue":"support","selection":{"action":"kb.search","parametersSchema":{"fields":[]}},"expect":{"values":{"query":"x"}}}`,
+		`{"id":"d","stage":"stage1","catalogue":"support","messages":[{"role":"user","text":"hi"}],"expect":{"action":"kb.search","documents":["docItem:doc_01jeaaaaaaaaaaaaaaaaaaaaaa:x.pdf"],"connection":"crm"}}`,
 	}, "\n")))
-	if err != nil || len(cases) != 3 {
+	if err != nil || len(cases) != 5 {
 		t.Fatalf("ParseCases: %d cases, %v", len(cases), err)
 	}
 	_, err = qualify.Load(cases)
 	for _, want := range []string{"case #1: the case has no id", `stage must be stage1 or stage2, not "stage3"`,
-		`case b: expect.action "nope.nothing" is not in the catalogue`, `case c: catalogue "nowhere" does not exist`} {
+		`case b: expect.action "nope.nothing" is not in the catalogue`, `case c: catalogue "nowhere" does not exist`,
+		`case d: expect.documents: document reference "docItem:doc_01jeaaaaaaaaaaaaaaaaaaaaaa:x.pdf"`, `case d: expect.connection "crm" is not among the connections`,
+		"case e: expect.values.query is not among the fields the selection asks for"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v\nlacks %q", err, want)
 		}
