@@ -51,6 +51,9 @@ type Options struct {
 // is cancelled or no case is of the stages asked (KindInvalid); a model
 // that fails is a case that fails, with the error in its result.
 func Run(ctx context.Context, s Suite, opts Options) (Report, error) {
+	if opts.Model == nil || opts.Prompts == nil {
+		return Report{}, workflow.Errorf(workflow.KindInternal, "qualify.Run needs a model and a prompt builder")
+	}
 	stages := opts.Stages
 	if len(stages) == 0 {
 		stages = []workflow.Stage{workflow.StageOne, workflow.StageTwo}

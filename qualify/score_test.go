@@ -226,7 +226,11 @@ func TestNoCaseOfStage(t *testing.T) {
 		t.Fatal(err)
 	}
 	one := qualify.Suite{Cases: s.Stage(workflow.StageOne)[:1]}
-	_, err = qualify.Run(context.Background(), one, qualify.Options{Stages: []workflow.Stage{workflow.StageTwo}, Prompts: newBuilder(t)})
+	never := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
+		t.Error("a model call was made")
+		return workflow.ModelResponse{}, nil
+	})
+	_, err = qualify.Run(context.Background(), one, qualify.Options{Stages: []workflow.Stage{workflow.StageTwo}, Model: never, Prompts: newBuilder(t)})
 	if workflow.KindOf(err) != workflow.KindInvalid {
 		t.Errorf("err %v, want KindInvalid", err)
 	}
