@@ -2,8 +2,10 @@ package qualify
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/workflow"
@@ -87,22 +89,28 @@ func score1(res *CaseResult, want Expect, last prompts.Stage1Result) {
 	}
 	res.Fields = !slices.ContainsFunc(want.Fields, func(f string) bool { return !slices.Contains(asked, f) }) &&
 		!slices.ContainsFunc(asked, func(f string) bool { return !slices.Contains(want.Fields, f) && !slices.Contains(want.MayAsk, f) })
-	res.Carried = carried(sel, want.Carries)
+	res.Carried = Carried(sel.ActionObjective+"\n"+sel.ParametersContext, want.Carries)
 	res.Passed = res.AcceptedAt > 0 && res.Action && res.References && res.Fields && res.Carried
 }
 
-// carried reports whether every fact is in sel's objective or context, as
-// grounding finds a Stage 2 value there.
-func carried(sel workflow.Selection, facts []string) bool {
+// Carried reports whether every fact is in text (a Stage 1 reply's
+// objective and parametersContext), as grounding finds a Stage 2 value
+// there (prompts.Ungrounded). A fact written as a plain number is checked
+// as one, so a short figure ("31") must appear as a number, not merely
+// pass as a short string.
+func Carried(text string, facts []string) bool {
 	if len(facts) == 0 {
 		return true
 	}
 	values := map[string]any{}
 	for i, f := range facts {
-		values[fmt.Sprint(i)] = f
+		var v any = f
+		if _, err := strconv.ParseFloat(f, 64); err == nil {
+			v = json.Number(f)
+		}
+		values[strconv.Itoa(i)] = v
 	}
-	g := prompts.Grounding{Objective: sel.ActionObjective, Context: sel.ParametersContext}
-	return len(prompts.Ungrounded(values, g)) == 0
+	return len(prompts.Ungrounded(values, prompts.Grounding{Context: text})) == 0
 }
 
 // sameSet reports whether a and b hold the same strings.
