@@ -72,14 +72,24 @@ func Run(ctx context.Context, s Suite, opts Options) (Report, error) {
 	if limit <= 0 {
 		limit = len(cases) * (1 + MaxRetries)
 	}
-	r := &runner{opts: opts, left: atomic.Int64{}}
+	r := &runner{opts: opts}
 	r.left.Store(int64(limit))
+	results := r.all(ctx, cases)
+	if err := ctx.Err(); err != nil {
+		return Report{}, err
+	}
+	return newReport(run, results, limit), nil
+}
+
+// all runs cases on Options.Concurrency workers, which take them in
+// suite order and each write their case's slot; a case not started when
+// ctx ends is not run.
+func (r *runner) all(ctx context.Context, cases []Prepared) []CaseResult {
 	results := make([]CaseResult, len(cases))
-	n := opts.Concurrency
+	n := r.opts.Concurrency
 	if n <= 0 {
 		n = DefaultConcurrency
 	}
-	// n workers take the cases in suite order; each writes its case's slot.
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(n, len(cases)) {
@@ -100,10 +110,7 @@ func Run(ctx context.Context, s Suite, opts Options) (Report, error) {
 	}
 	close(next)
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return Report{}, err
-	}
-	return newReport(run, results, limit), nil
+	return results
 }
 
 // runner is one run's shared state: the options, the calls left, and the

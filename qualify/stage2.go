@@ -67,10 +67,7 @@ func (r *runner) stage2(ctx context.Context, c Prepared) CaseResult {
 			if u := prompts.Ungrounded(last.Parameters, grounding); len(u) > 0 && r.opts.RequireGrounded.Rejects(spec.Effect) {
 				problems = append(problems, prompts.UngroundedProblems(u)...)
 			}
-			_, err := prompts.ExtractObject(reply)
-			call.InvalidJSON = err != nil
-			call.Forbidden = len(workflow.ForbiddenKeyProblems(last.Parameters)) > 0
-			call.SchemaValid = last.Parameters != nil && len(reg.ValidateParameters(spec.Name, last.Parameters)) == 0
+			classify2(call, reply, last.Parameters, func(p map[string]any) bool { return len(reg.ValidateParameters(spec.Name, p)) == 0 })
 		}
 		call.Problems = problems
 		if len(problems) == 0 {
@@ -85,6 +82,15 @@ func (r *runner) stage2(ctx context.Context, c Prepared) CaseResult {
 	}
 	res.Passed = res.AcceptedAt > 0 && res.Values && len(res.Ungrounded) == 0
 	return res
+}
+
+// classify2 records what a Stage 2 reply carries: no JSON object, a
+// forbidden key, parameters valid against the action's schema.
+func classify2(c *Call, reply string, params map[string]any, valid func(map[string]any) bool) {
+	_, err := prompts.ExtractObject(reply)
+	c.InvalidJSON = err != nil
+	c.Forbidden = len(workflow.ForbiddenKeyProblems(params)) > 0
+	c.SchemaValid = params != nil && valid(params)
 }
 
 // sameValues reports whether params give every expected value (in one of
