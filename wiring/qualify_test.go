@@ -66,3 +66,23 @@ func TestQualifyOffline(t *testing.T) {
 		t.Errorf("a bad --stage2: %v", err)
 	}
 }
+
+// TestQualifyModelNotBuilt: a stage model that cannot be built (a
+// provider without its key) is an error, not a panic, and the models
+// opened before it are closed.
+func TestQualifyModelNotBuilt(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"LLM_PROVIDER": "openai", "OPENAI_API_KEY": "sk-test-not-used", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "LLM_MODEL": "m"}
+	cfg, err := LoadConfig(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	_, err = Qualify(context.Background(), cfg, QualifyRequest{Stage2: "anthropic/claude-haiku-4-5", Concurrency: 1}, &out)
+	if err == nil || !strings.Contains(err.Error(), "anthropic") {
+		t.Errorf("err %v, want the anthropic model's", err)
+	}
+	if out.Len() != 0 {
+		t.Errorf("printed %q", out.String())
+	}
+}
