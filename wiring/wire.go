@@ -254,6 +254,10 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 	// Idempotency-Key answers are kept beside the workflows, in the store
 	// under the redactor (they hold only what the API answered).
 	idem, _ := g.Raw.(workflow.IdempotencyStore)
+	mount, err := g.a2aMount(cfg, reg, idem, log)
+	if err != nil {
+		return fmt.Errorf("a2a.New: %w", err)
+	}
 	g.API, err = httpapi.New(httpapi.Options{
 		Engine: g.Engine, Reads: g.Engine, Store: g.Store, Actions: reg, Auth: auth, Limits: l.HTTP, Idempotency: idem,
 		Logger: log.With().Str("component", "http").Logger(), Metrics: g.Metrics,
@@ -263,7 +267,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 			CheckURL:  func(u string) error { return webhooks.CheckURL(u, cfg.File.Webhooks.AllowPrivate) },
 			NewSecret: webhooks.NewSecret,
 		},
-		Usage: usage, Changes: g.Changes,
+		Usage: usage, Changes: g.Changes, Mounts: []httpapi.Mount{mount},
 	})
 	if err != nil {
 		return fmt.Errorf("httpapi.New: %w", err)
