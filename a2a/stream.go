@@ -110,6 +110,11 @@ func (s *Server) stream(c *call, w http.ResponseWriter, wf *workflow.Workflow, r
 	if st.send(StreamResponse{Task: &t}) != nil || settled(t.Status.State) {
 		return nil
 	}
+	// The first status update says where the working task stands; a
+	// round that ends before the next read still showed one.
+	if st.send(StreamResponse{StatusUpdate: workingUpdate(wf, round, msgs)}) != nil {
+		return nil
+	}
 	changed, cancel := s.opts.Changes.Subscribe(wf.ID)
 	defer cancel()
 	poll, beat := time.NewTicker(s.opts.Poll), time.NewTicker(s.opts.Heartbeat)
@@ -150,9 +155,7 @@ func (s *Server) update(c *call, st *eventStream, wf *workflow.Workflow, round i
 	}
 	t := taskOf(c.base, wf, round, msgs, view{Artifacts: true})
 	if !settled(t.Status.State) {
-		status := t.Status
-		status.Message = agentText(wf, round, "step "+strconv.Itoa(wf.Step)+" of at most "+strconv.Itoa(wf.MaxSteps)+progressOf(msgs, round))
-		return false, st.send(StreamResponse{StatusUpdate: &StatusUpdate{TaskID: t.ID, ContextID: t.ContextID, Status: status}})
+		return false, st.send(StreamResponse{StatusUpdate: workingUpdate(wf, round, msgs)})
 	}
 	for i := range t.Artifacts {
 		a := &ArtifactUpdate{TaskID: t.ID, ContextID: t.ContextID, Artifact: t.Artifacts[i], LastChunk: true}
@@ -161,6 +164,14 @@ func (s *Server) update(c *call, st *eventStream, wf *workflow.Workflow, round i
 		}
 	}
 	return true, st.send(StreamResponse{StatusUpdate: &StatusUpdate{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status}})
+}
+
+// workingUpdate is the status update of a working round: its step and
+// what its last action did.
+func workingUpdate(wf *workflow.Workflow, round int, msgs []workflow.Message) *StatusUpdate {
+	return &StatusUpdate{TaskID: taskID(wf.ID, round), ContextID: wf.ID, Status: TaskStatus{State: StateWorking,
+		Timestamp: stamp(wf, round, msgs),
+		Message:   agentText(wf, round, "step "+strconv.Itoa(wf.Step)+" of at most "+strconv.Itoa(wf.MaxSteps)+progressOf(msgs, round))}}
 }
 
 // progressOf says what the round's last action did: ": <action> —

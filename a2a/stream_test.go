@@ -71,6 +71,9 @@ func TestStreamedSend(t *testing.T) {
 	if last.StatusUpdate == nil || last.StatusUpdate.TaskID != id || last.StatusUpdate.Status.State != a2a.StateCompleted {
 		t.Fatalf("last event %+v", last)
 	}
+	if evs[1].StatusUpdate == nil || evs[1].StatusUpdate.Status.State != a2a.StateWorking {
+		t.Errorf("second event %+v, want a working status update", evs[1])
+	}
 	var answer bool
 	for _, ev := range evs[1 : len(evs)-1] {
 		switch {
