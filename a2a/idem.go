@@ -73,7 +73,8 @@ func (s *Server) run(c *call, key, token, sum string, do func() (*workflow.Workf
 		return nil, 0, err
 	}
 	a := workflow.IdempotentAnswer{Hash: sum, Status: 200, Body: []byte(taskID(wf.ID, round))}
-	if err := s.opts.Idempotency.SaveIdempotency(ctx, c.user, key, token, a, s.limits.IdempotencyWindow); err != nil {
+	keep := workflow.IdempotencyKeep{Window: s.limits.IdempotencyWindow, UserBytes: s.limits.IdempotencyBytesPerUser}
+	if err := s.opts.Idempotency.SaveIdempotency(ctx, c.user, key, token, a, keep); err != nil {
 		zerolog.Ctx(c.ctx).Warn().Err(err).Msg("keeping a messageId's task failed")
 	}
 	return wf, round, nil

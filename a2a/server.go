@@ -84,7 +84,8 @@ func New(opts Options) (*Server, error) {
 	if opts.Engine == nil || opts.Reads == nil || opts.Actions == nil || opts.Changes == nil {
 		errs = append(errs, errors.New("a2a: Engine, Reads, Actions and Changes are required"))
 	}
-	if err := opts.Limits.Validate(); err != nil {
+	l, err := opts.Limits.Effective()
+	if err != nil {
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
@@ -94,13 +95,6 @@ func New(opts Options) (*Server, error) {
 	opts.Heartbeat = orDefault(opts.Heartbeat, 15*time.Second)
 	opts.WriteTimeout = orDefault(opts.WriteTimeout, 2*time.Minute)
 	opts.MaxWait = orDefault(opts.MaxWait, 5*time.Minute)
-	l := opts.Limits
-	if l.MaxBodyBytes <= 0 {
-		l.MaxBodyBytes = 32 << 20
-	}
-	if l.IdempotencyWindow <= 0 {
-		l.IdempotencyWindow = 24 * time.Hour
-	}
 	return &Server{opts: opts, limits: l}, nil
 }
 

@@ -30,6 +30,9 @@ type echoNeedsApproval struct{}
 func (echoNeedsApproval) NeedsApproval(action string, _ map[string]any) (bool, workflow.Effect) {
 	return action == enginetest.Echo, workflow.EffectWrite
 }
+func (echoNeedsApproval) NeedsIntentApproval(string) bool                    { return false }
+func (echoNeedsApproval) ConstraintFragmentProblems(map[string]any) []string { return nil }
+func (echoNeedsApproval) ConstraintProblems(_, _ map[string]any) []string    { return nil }
 
 // harness is an A2A server over a real engine (React mode, memory store,
 // a scripted model) behind a stand-in for the gateway's auth: the bearer

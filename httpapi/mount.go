@@ -53,6 +53,10 @@ func userPathsOf(mounts []Mount) map[string]bool {
 	return out
 }
 
+// Effective returns l with every zero limit at its default: what a
+// Server enforces, for a mounted protocol that bounds its requests alike.
+func (l Limits) Effective() (Limits, error) { return l.withDefaults() }
+
 // CheckRequest checks a prompt and its documents as the create and round
 // routes do (limits.maxPromptChars, maxDocuments, maxUploadBytes, the
 // names and media types), for a mounted protocol that starts rounds: the

@@ -18,7 +18,7 @@ func (g *Gateway) a2aMount(cfg Config, reg *actions.Registry, idem workflow.Idem
 		Engine: g.Engine, Reads: g.Engine, Actions: reg, Changes: g.Changes, Limits: cfg.File.Limits.HTTP,
 		Idempotency: idem, Version: Version(), Logger: log.With().Str("component", "a2a").Logger(),
 	}
-	if o, ok := g.Raw.(workflow.WebhookOutbox); ok {
+	if o := workflow.StoreAs[workflow.WebhookOutbox](g.Store); o != nil {
 		allow := cfg.File.Webhooks.AllowPrivate
 		opts.CheckPushURL = func(u string) error { return webhooks.CheckURL(u, allow) }
 		opts.Subscriptions = o
