@@ -18,6 +18,7 @@ const (
 	codePushNotSupported    = -32003
 	codeUnsupported         = -32004
 	codeExtendedCardMissing = -32007
+	codeVersionNotSupported = -32009
 )
 
 // rpcError is a JSON-RPC error object, and an error.

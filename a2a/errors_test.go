@@ -95,3 +95,32 @@ func TestEnvelopeErrors(t *testing.T) {
 		t.Errorf("GET /a2a answered %d", resp.StatusCode)
 	}
 }
+
+// TestVersionHeader: a client naming another protocol version is told
+// so (-32009); 1.0 (with or without a patch) and no header are served.
+func TestVersionHeader(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, script(), nil)
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{}}`)
+	for v, want := range map[string]int{"0.3": -32009, "2.0": -32009, "1.0": 0, "1.0.1": 0, "": 0} {
+		req, _ := http.NewRequest(http.MethodPost, h.srv.URL+a2a.RPCPath, bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer alice")
+		if v != "" {
+			req.Header.Set("A2A-Version", v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a rpcAnswer
+		_ = json.NewDecoder(resp.Body).Decode(&a)
+		resp.Body.Close()
+		got := 0
+		if a.Error != nil {
+			got = a.Error.Code
+		}
+		if got != want {
+			t.Errorf("A2A-Version %q: code %d, want %d", v, got, want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/rs/zerolog"
 
@@ -102,6 +103,11 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 			`a JSON-RPC 2.0 request needs "jsonrpc":"2.0", a method and a string or number id`)})
 		return
 	}
+	if v := r.Header.Get("A2A-Version"); v != "" && !speaks(v) {
+		writeRPC(w, http.StatusOK, response{ID: req.ID, Error: newError(codeVersionNotSupported,
+			"A2A-Version "+quote(v)+" is not supported: this agent speaks "+ProtocolVersion)})
+		return
+	}
 	c := &call{ctx: r.Context(), user: httpapi.UserFrom(r.Context()), id: req.ID, base: baseURL(r)}
 	if m, ok := streamMethods[req.Method]; ok {
 		if err := m(s, c, req.Params, w); err != nil {
@@ -129,6 +135,13 @@ func (s *Server) writeError(w http.ResponseWriter, c *call, method string, err e
 		zerolog.Ctx(c.ctx).Error().Err(err).Str("method", method).Msg("a2a request failed")
 	}
 	writeRPC(w, http.StatusOK, response{ID: c.id, Error: re})
+}
+
+// speaks reports whether an A2A-Version header names the version served
+// (major.minor; a patch is ignored, as the specification says).
+func speaks(v string) bool {
+	v = strings.TrimSpace(v)
+	return v == "1" || v == ProtocolVersion || strings.HasPrefix(v, ProtocolVersion+".")
 }
 
 // validID reports whether id is a JSON string or number (or null).

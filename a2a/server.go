@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -76,6 +77,9 @@ type Options struct {
 type Server struct {
 	opts   Options
 	limits httpapi.Limits
+	// closing is closed by Close to end every stream.
+	closing   chan struct{}
+	closeOnce sync.Once
 }
 
 // New checks opts and returns the server.
@@ -95,14 +99,19 @@ func New(opts Options) (*Server, error) {
 	opts.Heartbeat = orDefault(opts.Heartbeat, 15*time.Second)
 	opts.WriteTimeout = orDefault(opts.WriteTimeout, 2*time.Minute)
 	opts.MaxWait = orDefault(opts.MaxWait, 5*time.Minute)
-	return &Server{opts: opts, limits: l}, nil
+	return &Server{opts: opts, limits: l, closing: make(chan struct{})}, nil
 }
 
 // Mount returns the routes to serve beside /api: the JSON-RPC endpoint
 // with a user token, the agent card without one.
 func (s *Server) Mount() httpapi.Mount {
-	return httpapi.Mount{Paths: []string{RPCPath}, Public: []string{CardPath}, Handler: s}
+	return httpapi.Mount{Paths: []string{RPCPath}, Public: []string{CardPath}, Handler: s, Close: s.Close}
 }
+
+// Close ends every open stream (and any opened later) after its current
+// frame, so a shutdown need not wait for tasks that go on: the caller
+// subscribes again elsewhere. It is safe to call more than once.
+func (s *Server) Close() { s.closeOnce.Do(func() { close(s.closing) }) }
 
 // ServeHTTP serves the card and the JSON-RPC endpoint.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -29,6 +29,8 @@ func (s *Server) await(c *call, wf *workflow.Workflow, round int) *workflow.Work
 			return wf
 		case <-limit.C:
 			return wf
+		case <-s.closing:
+			return wf
 		case <-changed:
 		case <-poll.C:
 		}
@@ -124,6 +126,8 @@ func (s *Server) stream(c *call, w http.ResponseWriter, wf *workflow.Workflow, r
 	for {
 		select {
 		case <-c.ctx.Done():
+			return nil
+		case <-s.closing:
 			return nil
 		case <-beat.C:
 			if st.frame(": keep-alive\n\n") != nil {

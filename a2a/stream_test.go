@@ -159,3 +159,53 @@ func TestPushBodyOfAPause(t *testing.T) {
 		t.Errorf("body %s (%v)", b, err)
 	}
 }
+
+// TestCloseEndsStreams: at shutdown (Close) an open stream ends after
+// its current frame, though its task goes on.
+func TestCloseEndsStreams(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, script(), nil)
+	req := message("slow", "SLOW", nil)
+	req["configuration"] = map[string]any{"returnImmediately": true}
+	got := h.task("alice", "SendMessage", req)
+	evs := h.stream("alice", "SubscribeToTask", map[string]any{"id": got.ID}, h.a2a.Close)
+	if len(evs) != 2 || evs[0].Task == nil || evs[1].StatusUpdate == nil || evs[1].StatusUpdate.Status.State != a2a.StateWorking {
+		t.Fatalf("events %+v", evs)
+	}
+	if st := h.task("alice", "GetTask", map[string]any{"id": got.ID}).Status.State; st != a2a.StateWorking {
+		t.Errorf("the task is %s after Close, want still working", st)
+	}
+}
+
+// TestListTasks: each workflow's latest round, every round of one
+// context newest first, and the filters.
+func TestListTasks(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, script(append(enginetest.Completes("one"), enginetest.Completes("two")...)...), nil)
+	first := h.task("alice", "SendMessage", message("a", "first", nil))
+	second := h.task("alice", "SendMessage", message("b", "again", map[string]any{"contextId": first.ContextID}))
+	if second.ID != first.ContextID+".2" || second.Status.State != a2a.StateCompleted {
+		t.Fatalf("second round %+v", second)
+	}
+	list := func(params map[string]any) []a2a.Task {
+		var l struct{ Tasks []a2a.Task }
+		a := h.call("alice", "ListTasks", params)
+		if a.Error != nil || json.Unmarshal(a.Result, &l) != nil {
+			t.Fatalf("ListTasks(%v): %s %+v", params, a.Result, a.Error)
+		}
+		return l.Tasks
+	}
+	if ts := list(map[string]any{}); len(ts) != 1 || ts[0].ID != second.ID || ts[0].Artifacts != nil || ts[0].History != nil {
+		t.Errorf("ListTasks = %+v, want the latest round without artifacts or history", ts)
+	}
+	ts := list(map[string]any{"contextId": first.ContextID, "includeArtifacts": true})
+	if len(ts) != 2 || ts[0].ID != second.ID || ts[1].ID != first.ID || ts[1].Artifacts[0].Parts[0].Text != "one" {
+		t.Errorf("the context's tasks = %+v", ts)
+	}
+	if ts := list(map[string]any{"status": a2a.StateWorking}); len(ts) != 0 {
+		t.Errorf("working tasks = %+v", ts)
+	}
+	if ts := list(map[string]any{"statusTimestampAfter": "2100-01-01T00:00:00Z"}); len(ts) != 0 {
+		t.Errorf("tasks after 2100 = %+v", ts)
+	}
+}

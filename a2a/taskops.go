@@ -3,6 +3,7 @@ package a2a
 import (
 	"encoding/json"
 	"strconv"
+	"time"
 
 	"github.com/twostep/twostep/workflow"
 )
@@ -84,22 +85,16 @@ func (s *Server) listTasks(c *call, params json.RawMessage) (any, error) {
 			return nil, invalidParams("params are invalid: " + err.Error())
 		}
 	}
-	size := 50
-	if in.PageSize != nil {
-		if *in.PageSize < 1 || *in.PageSize > maxListPage {
-			return nil, invalidParams("pageSize must be between 1 and " + strconv.Itoa(maxListPage))
-		}
-		size = *in.PageSize
-	}
-	if in.Status != "" && !knownState(in.Status) {
-		return nil, invalidParams("status " + quote(in.Status) + " is not a TASK_STATE_* value")
+	size, keep, err := listFilter(in)
+	if err != nil {
+		return nil, err
 	}
 	v := view{History: in.HistoryLength, Artifacts: in.IncludeArtifacts}
 	if v.History == nil {
 		v.History = new(int) // none unless asked
 	}
 	if in.ContextID != "" {
-		return s.listContext(c, in, v)
+		return s.listContext(c, in.ContextID, v, keep)
 	}
 	wfs, next, err := s.opts.Reads.List(c.ctx, c.user, workflow.Page{Limit: size, Cursor: in.PageToken})
 	if workflow.KindOf(err) == workflow.KindInvalid {
@@ -114,7 +109,7 @@ func (s *Server) listTasks(c *call, params json.RawMessage) (any, error) {
 		if err != nil {
 			continue // deleted meanwhile
 		}
-		if t := taskOf(c.base, wf, wf.Round, msgs, v); in.Status == "" || t.Status.State == in.Status {
+		if t := taskOf(c.base, wf, wf.Round, msgs, v); keep(t) {
 			out.Tasks = append(out.Tasks, t)
 		}
 	}
@@ -122,10 +117,37 @@ func (s *Server) listTasks(c *call, params json.RawMessage) (any, error) {
 	return out, nil
 }
 
+// listFilter checks ListTasks' page size and filters: the size and
+// which tasks to keep (status, statusTimestampAfter).
+func listFilter(in listTasksRequest) (int, func(Task) bool, error) {
+	size := 50
+	if in.PageSize != nil {
+		if *in.PageSize < 1 || *in.PageSize > maxListPage {
+			return 0, nil, invalidParams("pageSize must be between 1 and " + strconv.Itoa(maxListPage))
+		}
+		size = *in.PageSize
+	}
+	if in.Status != "" && !knownState(in.Status) {
+		return 0, nil, invalidParams("status " + quote(in.Status) + " is not a TASK_STATE_* value")
+	}
+	var after time.Time
+	if in.StatusTimestampAfter != "" {
+		t, err := time.Parse(time.RFC3339Nano, in.StatusTimestampAfter)
+		if err != nil {
+			return 0, nil, invalidParams("statusTimestampAfter must be an RFC 3339 time such as 2026-12-01T09:00:00Z")
+		}
+		after = t
+	}
+	return size, func(t Task) bool {
+		at, _ := time.Parse(time.RFC3339Nano, t.Status.Timestamp)
+		return (in.Status == "" || t.Status.State == in.Status) && (after.IsZero() || at.After(after))
+	}, nil
+}
+
 // listContext lists every round of one workflow, newest first.
-func (s *Server) listContext(c *call, in listTasksRequest, v view) (any, error) {
+func (s *Server) listContext(c *call, context string, v view, keep func(Task) bool) (any, error) {
 	out := listTasksResponse{Tasks: []Task{}}
-	wf, err := s.opts.Reads.Get(c.ctx, c.user, in.ContextID)
+	wf, err := s.opts.Reads.Get(c.ctx, c.user, context)
 	if workflow.KindOf(err) == workflow.KindNotFound {
 		return out, nil
 	}
@@ -137,7 +159,7 @@ func (s *Server) listContext(c *call, in listTasksRequest, v view) (any, error) 
 		return nil, err
 	}
 	for r := wf.Round; r >= 1; r-- {
-		if t := taskOf(c.base, wf, r, msgs, v); in.Status == "" || t.Status.State == in.Status {
+		if t := taskOf(c.base, wf, r, msgs, v); keep(t) {
 			out.Tasks = append(out.Tasks, t)
 		}
 	}

@@ -24,6 +24,9 @@ type Mount struct {
 	Public []string
 	// Handler answers every method on those paths (its own 405s).
 	Handler http.Handler
+	// Close, when set, ends the handler's open streams; CloseStreams
+	// calls it (at shutdown).
+	Close func()
 }
 
 // mountRoutes registers each mount's paths on r.

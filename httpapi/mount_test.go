@@ -17,8 +17,9 @@ func TestMountRunsBehindTheAPIAuth(t *testing.T) {
 		seen <- r.Method + " " + r.URL.Path + " " + UserFrom(r.Context())
 		w.WriteHeader(http.StatusTeapot)
 	})
+	closed := 0
 	env := newTestEnv(t, func(o *Options) {
-		o.Mounts = []Mount{{Paths: []string{"/rpc"}, Public: []string{"/.well-known/card.json"}, Handler: h}}
+		o.Mounts = []Mount{{Paths: []string{"/rpc"}, Public: []string{"/.well-known/card.json"}, Handler: h, Close: func() { closed++ }}}
 	})
 	if rec := env.do(t, http.MethodPost, "/rpc", "", "{}"); rec.Code != http.StatusUnauthorized {
 		t.Errorf("/rpc without a token answered %d", rec.Code)
@@ -31,6 +32,11 @@ func TestMountRunsBehindTheAPIAuth(t *testing.T) {
 	}
 	if rec := env.do(t, http.MethodGet, "/rpc/more", aliceToken, nil); rec.Code != http.StatusNotFound {
 		t.Errorf("a path under a mount's answered %d", rec.Code)
+	}
+	env.srv.CloseStreams()
+	env.srv.CloseStreams()
+	if closed != 1 {
+		t.Errorf("CloseStreams closed the mount %d times, want once", closed)
 	}
 }
 

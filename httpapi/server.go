@@ -235,7 +235,16 @@ func (s *Server) Routes() http.Handler { return s.handler }
 // its current frame, so http.Server.Shutdown need not wait for clients that
 // never hang up. Register it with http.Server.RegisterOnShutdown. It is
 // safe to call more than once.
-func (s *Server) CloseStreams() { s.closeOnce.Do(func() { close(s.closing) }) }
+func (s *Server) CloseStreams() {
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		for _, m := range s.mounts {
+			if m.Close != nil {
+				m.Close()
+			}
+		}
+	})
+}
 
 func (s *Server) buildRoutes() http.Handler {
 	r := gin.New()
