@@ -396,7 +396,9 @@ func TestSourceRendersEachFormat(t *testing.T) {
 		Standing:      []webhooks.Standing{{Sub: workflow.WebhookSubscription{URL: "https://audit.example/in", Secret: "s"}}},
 		View:          func(w *workflow.Workflow) any { return w.ID },
 		Bodies: map[string]func(string, *workflow.Workflow) ([]byte, error){
-			workflow.WebhookFormatA2A: func(event string, w *workflow.Workflow) ([]byte, error) { return []byte("a2a " + event + " " + w.ID), nil },
+			workflow.WebhookFormatA2A: func(event string, w *workflow.Workflow) ([]byte, error) {
+				return []byte("a2a " + event + " " + w.ID), nil
+			},
 		},
 	}
 	ds, err := src.Deliveries(context.Background(), workflow.EventRoundCompleted, wf)
