@@ -125,7 +125,7 @@ func runA2AClient(t *testing.T, env []string) {
 			checks[fmt.Sprint(c["check"])] = c
 		}
 	}
-	for _, want := range []string{"card", "send", "get", "isolation", "stream", "cancel", "approval", "push"} {
+	for _, want := range []string{"card", "send", "get", "isolation", "stream", "resubscribe", "cancel", "approval", "push"} {
 		if checks[want] == nil {
 			t.Errorf("the client did not report %s:\n%s", want, out)
 		}

@@ -100,10 +100,21 @@ try {
 {
   const slow = await alice.sendMessage({ message: message([text("slowtag take your time")]), configuration: { returnImmediately: true } });
   if (slow.status.state !== WORKING) fail(`slow: ${JSON.stringify(slow)}`);
-  const canceled = await alice2.cancelTask({ id: slow.id });
+  // Resubscribed on the other instance: the stream starts with the task
+  // and ends with its cancel, made through the first.
+  const sub = alice2.resubscribeTask({ id: slow.id })[Symbol.asyncIterator]();
+  const head = await sub.next();
+  if (head.done || head.value.payload.$case !== "task" || head.value.payload.value.id !== slow.id) {
+    fail(`resubscribe: ${JSON.stringify(head)}`);
+  }
+  const canceled = await alice.cancelTask({ id: slow.id });
   if (canceled.status.state !== CANCELED) fail(`cancel: ${JSON.stringify(canceled)}`);
+  let tail;
+  for (let r = await sub.next(); !r.done; r = await sub.next()) tail = r.value.payload;
+  if (tail?.$case !== "statusUpdate" || tail.value.status.state !== CANCELED) fail(`resubscribed stream ended with ${JSON.stringify(tail)}`);
+  report("resubscribe", { task: slow.id });
   try {
-    await alice.cancelTask({ id: slow.id });
+    await alice2.cancelTask({ id: slow.id });
     fail("a canceled task was canceled again");
   } catch (e) {
     if (e.name !== "TaskNotCancelableError") throw e;
