@@ -33,9 +33,9 @@ func TestCardIsPublicAndListsTheCatalogue(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&card); err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("card: %d %v", resp.StatusCode, err)
 	}
-	if len(card.SupportedInterfaces) != 1 || card.SupportedInterfaces[0].URL != h.srv.URL+"/a2a" ||
-		card.SupportedInterfaces[0].ProtocolBinding != "JSONRPC" || card.SupportedInterfaces[0].ProtocolVersion != "1.0" {
-		t.Errorf("interfaces %+v", card.SupportedInterfaces)
+	if ifs := card.SupportedInterfaces; len(ifs) != 2 || ifs[0].URL != h.srv.URL+"/a2a" || ifs[0].ProtocolBinding != "JSONRPC" ||
+		ifs[1].URL != h.srv.URL+"/a2a/rest" || ifs[1].ProtocolBinding != "HTTP+JSON" || ifs[0].ProtocolVersion != "1.0" {
+		t.Errorf("interfaces %+v", ifs)
 	}
 	if !card.Capabilities.Streaming || !card.Capabilities.PushNotifications {
 		t.Errorf("capabilities %+v", card.Capabilities)

@@ -99,9 +99,12 @@ func (s *Server) card(base string) card {
 		Description: "A two-stage ReAct workflow gateway: send a request (text, and files as raw parts) and it chooses " +
 			"and runs actions until it can answer. A context is a workflow, a task one round of it. A step that needs " +
 			"approval puts the task in input-required: answer with a data part {decision: approve|reject, parameters?, constraints?}.",
-		SupportedInterfaces: []agentInterface{{URL: base + RPCPath, ProtocolBinding: "JSONRPC", ProtocolVersion: ProtocolVersion}},
-		Version:             orString(s.opts.Version, "dev"),
-		Capabilities:        capabilities{Streaming: true, PushNotifications: s.opts.CheckPushURL != nil},
+		SupportedInterfaces: []agentInterface{
+			{URL: base + RPCPath, ProtocolBinding: "JSONRPC", ProtocolVersion: ProtocolVersion},
+			{URL: base + RESTPath, ProtocolBinding: "HTTP+JSON", ProtocolVersion: ProtocolVersion},
+		},
+		Version:      orString(s.opts.Version, "dev"),
+		Capabilities: capabilities{Streaming: true, PushNotifications: s.opts.CheckPushURL != nil},
 		SecuritySchemes: map[string]securityScheme{"bearer": {HTTPAuthSecurityScheme: &httpAuthScheme{
 			Scheme: "Bearer", BearerFormat: "JWT or opaque token",
 			Description: "A user token of the gateway (API_TOKENS) or a JWT it verifies: the same as /api/v1.",

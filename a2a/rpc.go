@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rs/zerolog"
-
 	"github.com/twostep/twostep/httpapi"
 )
 
@@ -49,6 +47,8 @@ type call struct {
 	// base is the gateway's URL as the caller reached it (for the
 	// download links of documents).
 	base string
+	// rest is set on the HTTP+JSON binding.
+	rest bool
 }
 
 // unary methods answer one result; streaming ones write an event stream.
@@ -79,15 +79,9 @@ var streamMethods = map[string]streamMethod{
 // serveRPC reads one JSON-RPC request (bounded by limits.maxBodyBytes)
 // and answers it.
 func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.limits.MaxBodyBytes))
-	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooLarge):
-		writeRPC(w, http.StatusRequestEntityTooLarge, response{ID: nullID, Error: newError(codeInvalidRequest,
-			"request body is too large: the limit is "+strconv.FormatInt(s.limits.MaxBodyBytes, 10)+" bytes (limits.maxBodyBytes)")})
-		return
-	case err != nil:
-		writeRPC(w, http.StatusBadRequest, response{ID: nullID, Error: newError(codeInvalidRequest, "the request body could not be read")})
+	body, status, bad := s.readBody(w, r)
+	if bad != nil {
+		writeRPC(w, status, response{ID: nullID, Error: bad})
 		return
 	}
 	var req request
@@ -103,9 +97,8 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 			`a JSON-RPC 2.0 request needs "jsonrpc":"2.0", a method and a string or number id`)})
 		return
 	}
-	if v := r.Header.Get("A2A-Version"); v != "" && !speaks(v) {
-		writeRPC(w, http.StatusOK, response{ID: req.ID, Error: newError(codeVersionNotSupported,
-			"A2A-Version "+quote(v)+" is not supported: this agent speaks "+ProtocolVersion)})
+	if err := checkVersion(r); err != nil {
+		writeRPC(w, http.StatusOK, response{ID: req.ID, Error: err})
 		return
 	}
 	c := &call{ctx: r.Context(), user: httpapi.UserFrom(r.Context()), id: req.ID, base: baseURL(r)}
@@ -130,11 +123,31 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 
 // writeError answers err as its JSON-RPC error, logging an internal one.
 func (s *Server) writeError(w http.ResponseWriter, c *call, method string, err error) {
-	re := asRPC(err)
-	if re.Code == codeInternal {
-		zerolog.Ctx(c.ctx).Error().Err(err).Str("method", method).Msg("a2a request failed")
+	s.logInternal(c, method, err)
+	writeRPC(w, http.StatusOK, response{ID: c.id, Error: asRPC(err)})
+}
+
+// readBody reads a request body bounded by limits.maxBodyBytes; on
+// failure the HTTP status and the error to answer.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, *rpcError) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.limits.MaxBodyBytes))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, http.StatusRequestEntityTooLarge, newError(codeInvalidRequest,
+			"request body is too large: the limit is "+strconv.FormatInt(s.limits.MaxBodyBytes, 10)+" bytes (limits.maxBodyBytes)")
+	case err != nil:
+		return nil, http.StatusBadRequest, newError(codeInvalidRequest, "the request body could not be read")
 	}
-	writeRPC(w, http.StatusOK, response{ID: c.id, Error: re})
+	return body, http.StatusOK, nil
+}
+
+// checkVersion refuses a request naming another protocol version.
+func checkVersion(r *http.Request) *rpcError {
+	if v := r.Header.Get("A2A-Version"); v != "" && !speaks(v) {
+		return newError(codeVersionNotSupported, "A2A-Version "+quote(v)+" is not supported: this agent speaks "+ProtocolVersion)
+	}
+	return nil
 }
 
 // speaks reports whether an A2A-Version header names the version served

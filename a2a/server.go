@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -103,9 +104,9 @@ func New(opts Options) (*Server, error) {
 }
 
 // Mount returns the routes to serve beside /api: the JSON-RPC endpoint
-// with a user token, the agent card without one.
+// and the HTTP+JSON routes with a user token, the agent card without one.
 func (s *Server) Mount() httpapi.Mount {
-	return httpapi.Mount{Paths: []string{RPCPath}, Public: []string{CardPath}, Handler: s, Close: s.Close}
+	return httpapi.Mount{Paths: []string{RPCPath}, Prefixes: []string{RESTPath}, Public: []string{CardPath}, Handler: s, Close: s.Close}
 }
 
 // Close ends every open stream (and any opened later) after its current
@@ -120,6 +121,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveCard(w, r)
 	case r.URL.Path == RPCPath && r.Method == http.MethodPost:
 		s.serveRPC(w, r)
+	case strings.HasPrefix(r.URL.Path, RESTPath+"/"):
+		s.serveREST(w, r)
 	default:
 		w.Header().Set("Allow", map[bool]string{true: "GET, HEAD", false: "POST"}[r.URL.Path == CardPath])
 		writeRPC(w, http.StatusMethodNotAllowed, response{ID: nullID, Error: newError(codeInvalidRequest,

@@ -47,10 +47,17 @@ type eventStream struct {
 	rc   *http.ResponseController
 	id   json.RawMessage
 	wait time.Duration
+	// rest writes bare StreamResponses (the HTTP+JSON binding), not
+	// JSON-RPC responses.
+	rest bool
 }
 
 func (st *eventStream) send(ev StreamResponse) error {
-	b, err := json.Marshal(response{ID: st.id, Result: ev})
+	var v any = response{ID: st.id, Result: ev}
+	if st.rest {
+		v = ev // HTTP+JSON: the StreamResponse itself
+	}
+	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
@@ -107,7 +114,7 @@ func (s *Server) stream(c *call, w http.ResponseWriter, wf *workflow.Workflow, r
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	st := &eventStream{w: w, rc: http.NewResponseController(w), id: c.id, wait: s.opts.WriteTimeout}
+	st := &eventStream{w: w, rc: http.NewResponseController(w), id: c.id, wait: s.opts.WriteTimeout, rest: c.rest}
 	t := taskOf(c.base, wf, round, msgs, view{Artifacts: true})
 	if st.send(StreamResponse{Task: &t}) != nil || settled(t.Status.State) {
 		return nil

@@ -19,6 +19,9 @@ import (
 type Mount struct {
 	// Paths are the exact paths Handler serves to a user token, as /api.
 	Paths []string
+	// Prefixes are served likewise with every path under them
+	// (prefix + "/...").
+	Prefixes []string
 	// Public are the exact paths Handler serves without a token (an agent
 	// card); nothing per user may be answered on them.
 	Public []string
@@ -36,13 +39,26 @@ func (s *Server) mountRoutes(r *gin.Engine) {
 		for _, p := range append(append([]string(nil), m.Paths...), m.Public...) {
 			r.Any(p, h)
 		}
+		for _, p := range m.Prefixes {
+			r.Any(p+"/*rest", h)
+		}
 	}
 }
 
 // needsUser reports whether path takes a user token: /api and a mount's
-// Paths.
+// Paths and Prefixes.
 func (s *Server) needsUser(path string) bool {
-	return path == "/api" || strings.HasPrefix(path, "/api/") || s.userPaths[path]
+	if path == "/api" || strings.HasPrefix(path, "/api/") || s.userPaths[path] {
+		return true
+	}
+	for _, m := range s.mounts {
+		for _, p := range m.Prefixes {
+			if strings.HasPrefix(path, p+"/") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // userPathsOf returns the set of the mounts' Paths.

@@ -19,7 +19,8 @@ func TestMountRunsBehindTheAPIAuth(t *testing.T) {
 	})
 	closed := 0
 	env := newTestEnv(t, func(o *Options) {
-		o.Mounts = []Mount{{Paths: []string{"/rpc"}, Public: []string{"/.well-known/card.json"}, Handler: h, Close: func() { closed++ }}}
+		o.Mounts = []Mount{{Paths: []string{"/rpc"}, Prefixes: []string{"/rpcx"}, Public: []string{"/.well-known/card.json"},
+			Handler: h, Close: func() { closed++ }}}
 	})
 	if rec := env.do(t, http.MethodPost, "/rpc", "", "{}"); rec.Code != http.StatusUnauthorized {
 		t.Errorf("/rpc without a token answered %d", rec.Code)
@@ -32,6 +33,12 @@ func TestMountRunsBehindTheAPIAuth(t *testing.T) {
 	}
 	if rec := env.do(t, http.MethodGet, "/rpc/more", aliceToken, nil); rec.Code != http.StatusNotFound {
 		t.Errorf("a path under a mount's answered %d", rec.Code)
+	}
+	if rec := env.do(t, http.MethodGet, "/rpcx/tasks/x:cancel", "", nil); rec.Code != http.StatusUnauthorized {
+		t.Errorf("a path under a prefix without a token answered %d", rec.Code)
+	}
+	if rec := env.do(t, http.MethodGet, "/rpcx/tasks/x:cancel", bobToken, nil); rec.Code != http.StatusTeapot || <-seen != "GET /rpcx/tasks/x:cancel bob" {
+		t.Errorf("a path under a prefix answered %d", rec.Code)
 	}
 	env.srv.CloseStreams()
 	env.srv.CloseStreams()

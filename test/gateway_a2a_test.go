@@ -85,11 +85,18 @@ func TestA2AWithTheOfficialClient(t *testing.T) {
 	runA2AClient(t, nil)
 }
 
+// TestA2AOverHTTPJSON is the same over the HTTP+JSON binding (the
+// client prefers it from the card).
+func TestA2AOverHTTPJSON(t *testing.T) {
+	t.Parallel()
+	runA2AClient(t, []string{"A2A_TRANSPORT=HTTP+JSON"})
+}
+
 // TestA2AAcrossInstances is the same on Redis with two instances: tasks
 // started through one are read, canceled and answered through the other.
 func TestA2AAcrossInstances(t *testing.T) {
 	t.Parallel()
-	runA2AClient(t, []string{"REDIS_URL=" + redisURL(t)})
+	runA2AClient(t, []string{"REDIS_URL=" + redisURL(t), "A2A_TRANSPORT=JSONRPC"})
 }
 
 func runA2AClient(t *testing.T, env []string) {
@@ -108,11 +115,11 @@ func runA2AClient(t *testing.T, env []string) {
 	model.blockNext("slowtag")
 	first := startGateway(t, model, env...)
 	second := first
-	if len(env) > 1 {
+	if strings.HasPrefix(env[0], "REDIS_URL=") {
 		second = startGateway(t, model, env...)
 	}
 	cmd := exec.Command("node", filepath.Join("testdata", "a2a_client.mjs"))
-	cmd.Env = append(os.Environ(), "TWOSTEP_A2A_SDK="+sdk, "A2A_BASE="+first.url, "A2A_BASE2="+second.url,
+	cmd.Env = append(append(os.Environ(), env...), "TWOSTEP_A2A_SDK="+sdk, "A2A_BASE="+first.url, "A2A_BASE2="+second.url,
 		"ALICE="+gwAlice, "BOB="+gwBob, "PUSH_URL="+hooks.URL+"/a2a", "PUSH_TOKEN="+a2aPushToken)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

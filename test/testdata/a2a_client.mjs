@@ -2,14 +2,15 @@
 // test/gateway_a2a_test.go. Environment: TWOSTEP_A2A_SDK (a node_modules
 // folder holding @a2a-js/sdk), A2A_BASE (the gateway the client starts
 // tasks on), A2A_BASE2 (where it reads them back: another instance on
-// Redis), ALICE and BOB (tokens), PUSH_URL and PUSH_TOKEN. Each check
+// Redis), ALICE and BOB (tokens), PUSH_URL and PUSH_TOKEN, A2A_TRANSPORT
+// (the card's binding to prefer: JSONRPC or HTTP+JSON). Each check
 // prints one JSON line {check, ...}; a failed check throws (exit 1).
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
 const sdk = await import(pathToFileURL(join(process.env.TWOSTEP_A2A_SDK, "@a2a-js/sdk/dist/client/index.js")).href);
-const { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } = sdk;
+const { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTransportFactory } = sdk;
 const env = process.env;
 const base2 = env.A2A_BASE2 || env.A2A_BASE;
 
@@ -26,9 +27,12 @@ async function clientFor(base, token) {
   const fetchImpl = (url, init = {}) =>
     fetch(url, { ...init, headers: { ...(init.headers || {}), Authorization: `Bearer ${token}` } });
   const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-    transports: [new JsonRpcTransportFactory({ fetchImpl })],
+    transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
+    preferredTransports: [env.A2A_TRANSPORT || "JSONRPC"],
   }));
-  return factory.createFromUrl(base);
+  const client = await factory.createFromUrl(base);
+  if (client.transport.protocolName !== (env.A2A_TRANSPORT || "JSONRPC")) fail(`transport ${client.transport.protocolName}`);
+  return client;
 }
 
 const text = (t) => ({ content: { $case: "text", value: t }, filename: "", mediaType: "" });
