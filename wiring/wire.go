@@ -204,7 +204,8 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 	if err != nil {
 		return fmt.Errorf("templates.Load: %w", err)
 	}
-	builder := prompts.NewBuilder(set, prompts.Options{HistoryBudget: l.HistoryBudget, LoopRepeats: l.loopRepeats(),
+	builder := prompts.NewBuilder(set, prompts.Options{HistoryBudget: l.HistoryBudget, LatestBudget: l.LatestBudget,
+		DocumentsIndexBudget: l.DocumentsIndexBudget, HistoryLayout: prompts.HistoryLayout(l.HistoryLayout), LoopRepeats: l.loopRepeats(),
 		NoCompaction: l.Compaction != nil && !*l.Compaction})
 	grounded, _ := react.ParseGrounded(cfg.File.Stage2.RequireGrounded) // checked by LoadConfig
 	plan := actionplan.New(builder, actionplan.Options{TopK: l.ActionPlanTopK, MaxReplans: l.maxReplans()})
