@@ -13,7 +13,7 @@ import (
 // cost table (docs/prompts.md): a smaller one seals more often, and each
 // seal re-sends the sealed section uncached; a larger one leaves more of
 // every step after the cached prefix.
-const DefaultLatestBudget = 2000
+const DefaultLatestBudget = 3000
 
 // Limits bounds Stage 1's history (DESIGN §11.1).
 type Limits struct {
