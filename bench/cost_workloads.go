@@ -221,7 +221,7 @@ func notesWorkload() CostWorkload {
 		Answer: "All eight notes are saved."}
 	for i, n := range notes {
 		s := costStep{action: NotesAction, objective: fmt.Sprintf("Save note %d of 8.", i+1),
-			context: fmt.Sprintf("Note %d of the user's list: %s", i+1, n),
+			context:  fmt.Sprintf("Note %d of the user's list: %s", i+1, n),
 			fields:   []workflow.FieldSpec{{Name: "text", Type: "string", Required: true, Description: "The note's text, as the user wrote it."}},
 			params:   map[string]any{"text": n},
 			evidence: []string{n}}
