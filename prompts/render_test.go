@@ -294,3 +294,29 @@ func TestPlanShowsTheWholeDocumentsIndex(t *testing.T) {
 		t.Errorf("the plan's index =\n%s\nwant the whole index\n%s", got, whole)
 	}
 }
+
+// Stage 1's cache marks (DESIGN §11.1): in the sections layout the first
+// ends the stable prefix and the second the documents index, before the
+// latest section; the single layout, whose history and index share a
+// message, has the first alone.
+func TestStage1CacheMarks(t *testing.T) {
+	t.Parallel()
+	wf, msgs := twoRounds()
+	reg := newRegistry()
+	in := Stage1Input{Workflow: wf, Messages: msgs, Actions: reg.Actions(), Connections: reg.Connections("u1")}
+	sections, err := newBuilder(t, 0).Stage1(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sections.CachePrefix != 2 || sections.CacheSealed != 3 || !strings.HasPrefix(sections.Messages[2].Content, "# Earlier steps") ||
+		!strings.HasPrefix(sections.Messages[3].Content, "# Latest steps") {
+		t.Errorf("sections layout: marks %d and %d over %d messages", sections.CachePrefix, sections.CacheSealed, len(sections.Messages))
+	}
+	single, err := NewBuilder(newBuilder(t, 0).Templates(), Options{HistoryLayout: LayoutSingle}).Stage1(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if single.Template != templates.Stage1Single || single.CachePrefix != 2 || single.CacheSealed != 0 {
+		t.Errorf("single layout: template %q, marks %d and %d", single.Template, single.CachePrefix, single.CacheSealed)
+	}
+}
