@@ -153,10 +153,10 @@ func writeShortEntry(b *bytes.Buffer, m *workflow.Message) {
 // characters; the objective when the step has no summary.
 func writeLineSummary(b *bytes.Buffer, m *workflow.Message) {
 	summary, data := splitSummary(*m)
-	summary = strings.TrimPrefix(strings.TrimPrefix(summary, m.Action+" succeeded"), "; ")
+	summary = strings.TrimLeft(strings.TrimPrefix(summary, m.Action+" succeeded"), ";: ")
 	if len(m.Documents) > 0 { // "N documents (names) as <label>": the docList reference says it
 		if _, rest, ok := strings.Cut(summary, " as "+m.DocumentsLabel); ok {
-			summary = strings.TrimPrefix(rest, "; ")
+			summary = strings.TrimLeft(rest, ";: ")
 		}
 	}
 	if summary == "" && data == "" {
