@@ -9,11 +9,11 @@ import (
 	"testing"
 
 	"github.com/twostep/twostep/engine"
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/modes/react"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // recallUploads is the number of uploads of the recall test's round.
