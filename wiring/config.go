@@ -141,6 +141,9 @@ type FileLimits struct {
 	// ExperimentConcurrency bounds the calls one experiment re-runs at
 	// once (0: 4; docs/experiments.md).
 	ExperimentConcurrency int `yaml:"experimentConcurrency"`
+	// MaxRunningExperiments bounds the experiments running at once over
+	// every instance (0: 2; docs/experiments.md).
+	MaxRunningExperiments int `yaml:"maxRunningExperiments"`
 	// DispatchPartitions is how many Redis streams rounds are dispatched
 	// through (0: 4); every instance sharing the Redis must use the same.
 	DispatchPartitions int `yaml:"dispatchPartitions"`
@@ -312,7 +315,7 @@ func (c *Config) problems() []string {
 	}
 	if l.HistoryBudget < 0 || l.MaxRunningPerUser < 0 || l.Workers < 0 || l.ModelTimeout < 0 ||
 		l.ModelMaxInFlight < 0 || l.TraceCap < 0 || l.Retention < 0 || l.ActionPlanTopK < 0 || l.LeaseTTL < 0 ||
-		l.DispatchPartitions < 0 || l.RecoverInterval < 0 || l.ExperimentConcurrency < 0 ||
+		l.DispatchPartitions < 0 || l.RecoverInterval < 0 || l.ExperimentConcurrency < 0 || l.MaxRunningExperiments < 0 ||
 		l.ShutdownGrace < 0 || (l.LoopRepeats != nil && *l.LoopRepeats < 0) || l.ApprovalTimeout < 0 ||
 		(l.MaxReplans != nil && *l.MaxReplans < 0) {
 		add("limits: values must not be negative")
