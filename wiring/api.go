@@ -40,6 +40,7 @@ func (g *Gateway) buildAPI(cfg Config, log zerolog.Logger, builder *prompts.Buil
 	g.API, err = httpapi.New(httpapi.Options{
 		Engine: g.Engine, Reads: g.Engine, Store: g.Store, Actions: g.Registry, Auth: auth, Limits: cfg.File.Limits.HTTP, Idempotency: idem,
 		Logger: log.With().Str("component", "http").Logger(), Metrics: g.Metrics,
+		MetricsToken: cfg.MetricsToken, MetricsOpen: cfg.MetricsOpen(),
 		ModelName: g.Model.Name(), Models: modelNames(g.Model), Version: Version(), Admin: admin.Register,
 		ModelCheck: ModelCheck(g.Model), Dependencies: dependencies(cfg, g.MCP, g.OpenAPI),
 		Tracing: httpapi.Tracing{Provider: g.Tel.Provider(), Propagator: telemetry.Propagator(), Service: telemetry.ServiceName},

@@ -200,7 +200,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 	actionModel.Tracer = tracer
 	g.Engine, err = engine.New(engine.Config{
 		DefaultMaxSteps: cfg.MaxSteps, MaxStepsLimit: engine.DefaultMaxStepsLimit, Workers: l.Workers,
-		MaxRunningPerUser: l.MaxRunningPerUser, LeaseTTL: l.LeaseTTL, LoopRepeats: l.loopRepeats(),
+		MaxRunningPerUser: l.MaxRunningPerUser, MaxQueuedPerUser: l.MaxQueuedPerUser, LeaseTTL: l.LeaseTTL, LoopRepeats: l.loopRepeats(),
 		Dispatcher: g.Dispatcher, RecoverInterval: l.RecoverInterval,
 		Approvals: approvals, ApprovalTimeout: l.ApprovalTimeout, ShutdownGrace: l.ShutdownGrace, Logger: log.With().Str("component", "engine").Logger(),
 		Observer: g.Metrics, Changes: g.Changes, Tracer: tracer, Webhooks: hooks, Budget: budget,
@@ -210,7 +210,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 	if err != nil {
 		return fmt.Errorf("engine.New: %w", err)
 	}
-	if err := g.buildExperiments(cfg, log, g.Registry, builder, g.Redactor); err != nil {
+	if err := g.buildExperiments(cfg, log, g.Registry, builder, g.Redactor, budget); err != nil {
 		return err
 	}
 	return g.buildAPI(cfg, log, builder, plan, usage)

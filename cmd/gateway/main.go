@@ -89,7 +89,7 @@ const usage = `usage: gateway [serve [--workers=0]|worker|demo [-v]|openapi|vers
 
   serve     run the HTTP gateway (default); configured by environment variables:
             GATEWAY_ADDR, REDIS_URL, REDIS_KEY_PREFIX, GATEWAY_TOKENS,
-            GATEWAY_ADMIN_TOKENS, GATEWAY_INSECURE_DEV, GATEWAY_JWT_JWKS,
+            GATEWAY_ADMIN_TOKENS, GATEWAY_METRICS_TOKEN, GATEWAY_INSECURE_DEV, GATEWAY_JWT_JWKS,
             GATEWAY_JWT_ISSUER, GATEWAY_JWT_AUDIENCE, GATEWAY_JWT_ADMIN_CLAIM,
             LLM_PROVIDER (scripted: an offline model, no provider needed),
             LLM_MODEL, LLM_MODEL_STAGE2, LLM_OUTPUT_MODE, OPENAI_BASE_URL,
