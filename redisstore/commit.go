@@ -155,6 +155,12 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		}
 	}
 	if running {
+		if c.ExpectedVersion != 0 && prev != string(workflow.StatusRunning) && addCmd != nil {
+			// It runs again: added again after the script, as a late
+			// unlistRunning of the commit before (which ended or paused the
+			// round) may have removed the entry added before it.
+			addCmd = s.rdb.SAdd(ctx, head.runningKey, head.boxedEntry)
+		}
 		if addCmd != nil && addCmd.Err() == nil {
 			s.index.setRunning(wf.ID, c.Fence)
 		}

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 
 	"github.com/redis/go-redis/v9"
 
@@ -76,8 +77,33 @@ func (s *Store) runningOf(ctx context.Context, ids, users []string, unlist func(
 }
 
 // unlistRunning removes the workflow's entry from its running-set
-// partition. (The user's running set is kept by the commit script.)
+// partition, unless the workflow runs again by then. (The user's running
+// set is kept by the commit script.)
+//
+// It runs after the commit that ended or paused the workflow, as its own
+// command (the partition is a store-wide key, in another slot than the
+// workflow's), so a later commit may have made the workflow run again in
+// between: an approval decided or expired on another instance the moment
+// the round paused. That commit added the entry before its script and
+// again after it (Commit), so removing it here would leave a running
+// workflow that the recovery scan never finds: a round with no runner when
+// its dispatch is lost (an unstarted instance's, or a failed enqueue). So
+// the entry is removed first and the status read after: a workflow that
+// runs has its entry put back. Either this read follows that commit's
+// script and puts the entry back, or that commit's second add follows
+// this removal.
 func (s *Store) unlistRunning(ctx context.Context, id, userID string) error {
 	s.index.unlisted(id)
-	return redisErr(s.rdb.SRem(ctx, s.keys.runningPart(partition(id)), ref(id, userID)).Err())
+	key, entry := s.keys.runningPart(partition(id)), ref(id, userID)
+	if err := s.rdb.SRem(ctx, key, entry).Err(); err != nil {
+		return redisErr(err)
+	}
+	status, err := s.rdb.HGet(ctx, s.keys.user(userID).workflow(id).state, "status").Result()
+	if errors.Is(err, redis.Nil) || err == nil && status != string(workflow.StatusRunning) {
+		return nil
+	}
+	if err != nil {
+		return redisErr(err)
+	}
+	return redisErr(s.rdb.SAdd(ctx, key, entry).Err())
 }
