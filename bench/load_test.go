@@ -21,11 +21,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/redisstore"
 	"github.com/twostep/twostep/wiring"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // loadUser and loadToken are the one user the load clients act as.
@@ -118,7 +118,7 @@ func startLoadGateway(tb testing.TB, clients int) *loadGateway {
 	}
 	srv.RegisterOnShutdown(g.API.CloseStreams)
 	var rt *RoundTrips
-	if rs, ok := g.Raw.(*redisstore.Store); ok {
+	if rs := workflow.StoreAs[*redisstore.Store](g.Store); rs != nil {
 		rt = &RoundTrips{}
 		rs.Client().AddHook(rt) // before anything runs: hooks are not added under load
 	}

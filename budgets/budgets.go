@@ -9,9 +9,10 @@ package budgets
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"math"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/workflow"
 )
@@ -65,7 +66,9 @@ type Limiter struct {
 	// limit never trips).
 	Prices Prices
 	Gauge  Gauge
-	Logger *slog.Logger
+	// Logger receives the failures the limiter rides out; the zero
+	// Logger discards them.
+	Logger zerolog.Logger
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// Hold is how long a reservation counts unless settled, so one made by
@@ -270,9 +273,7 @@ func (l *Limiter) Settle(ctx context.Context, r workflow.BudgetReservation, used
 	}
 	after, err := l.Store.AddUsage(ctx, r.UserID, key, r.ID, add, now, ttl(now, resets))
 	if err != nil {
-		if l.Logger != nil {
-			l.Logger.Warn("budgets: settling a model call failed; its reservation stays counted until it expires", "user", r.UserID, "err", err)
-		}
+		l.Logger.Warn().Str("user", r.UserID).AnErr("err", err).Msg("budgets: settling a model call failed; its reservation stays counted until it expires")
 		return
 	}
 	l.gauge(r.UserID, after, lim)

@@ -3,9 +3,10 @@ package engine
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"os"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/workflow"
 )
@@ -16,10 +17,13 @@ const (
 	DefaultMaxStepsLimit     = 100
 	DefaultWorkers           = 8
 	DefaultMaxRunningPerUser = 4
-	DefaultLeaseTTL          = 10 * time.Second
-	DefaultRecoverInterval   = time.Second
-	DefaultPollInterval      = time.Second
-	DefaultShutdownGrace     = 20 * time.Second
+	// DefaultMaxQueuedPerUser bounds a user's queued rounds over all
+	// their workflows (each also holds at most workflow.MaxQueuedRounds).
+	DefaultMaxQueuedPerUser = 50
+	DefaultLeaseTTL         = 10 * time.Second
+	DefaultRecoverInterval  = time.Second
+	DefaultPollInterval     = time.Second
+	DefaultShutdownGrace    = 20 * time.Second
 	// MaxFailuresInARow is the breaker: this many failed steps in a row end
 	// the round with status failed and stop reason failures.
 	MaxFailuresInARow = 3
@@ -48,6 +52,11 @@ type Config struct {
 	// instance); beyond it Create, StartRound and Resume fail with
 	// KindTooMany.
 	MaxRunningPerUser int
+	// MaxQueuedPerUser bounds a user's queued rounds (onBusy=enqueue or
+	// interrupt) over all their workflows; one more is KindTooMany. It is
+	// checked before the queueing commit, so requests racing each other
+	// may pass it by the few in flight.
+	MaxQueuedPerUser int
 	// LeaseTTL is how long a claimed round stays this instance's without a
 	// renewal (at least a millisecond); leases are renewed every LeaseTTL/3
 	// while the round runs.
@@ -89,8 +98,8 @@ type Config struct {
 	// InstanceID names this instance as the owner of its leases; empty means
 	// a fresh random id.
 	InstanceID string
-	// Logger receives operational logs; nil discards them.
-	Logger *slog.Logger
+	// Logger receives operational logs; the zero Logger discards them.
+	Logger zerolog.Logger
 	// Observer receives metrics hooks; nil means none.
 	Observer Observer
 	// Changes hears of every commit this engine makes (Change); nil means
@@ -142,7 +151,7 @@ type Engine struct {
 	model    workflow.Model
 	registry workflow.Registry
 	modes    map[workflow.ModeName]workflow.Mode
-	log      *slog.Logger
+	log      zerolog.Logger
 	now      func() time.Time
 
 	runner *runner
@@ -174,17 +183,13 @@ func New(cfg Config, store workflow.Store, model workflow.Model, registry workfl
 	if err != nil {
 		return nil, err
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
 	e := &Engine{
 		cfg:      cfg,
 		store:    store,
 		model:    model,
 		registry: registry,
 		modes:    modes,
-		log:      log.With("instance", cfg.InstanceID),
+		log:      cfg.Logger.With().Str("instance", cfg.InstanceID).Logger(),
 		now:      cfg.clock(),
 		changes:  cfg.Changes,
 	}
@@ -210,6 +215,7 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.MaxStepsLimit, DefaultMaxStepsLimit)
 	def(&c.Workers, DefaultWorkers)
 	def(&c.MaxRunningPerUser, DefaultMaxRunningPerUser)
+	def(&c.MaxQueuedPerUser, DefaultMaxQueuedPerUser)
 	defDur := func(v *time.Duration, d time.Duration) {
 		if *v == 0 {
 			*v = d
@@ -233,8 +239,8 @@ func (c Config) withDefaults() (Config, error) {
 	if c.DefaultMaxSteps < 1 || c.DefaultMaxSteps > c.MaxStepsLimit {
 		errs = append(errs, errors.New("config: DefaultMaxSteps must be between 1 and MaxStepsLimit"))
 	}
-	if c.Workers < 1 || c.MaxRunningPerUser < 1 {
-		errs = append(errs, errors.New("config: Workers and MaxRunningPerUser must be positive"))
+	if c.Workers < 1 || c.MaxRunningPerUser < 1 || c.MaxQueuedPerUser < 1 {
+		errs = append(errs, errors.New("config: Workers, MaxRunningPerUser and MaxQueuedPerUser must be positive"))
 	}
 	if c.LeaseTTL < 0 || c.RecoverInterval < 0 || c.ReclaimInterval < 0 || c.PollInterval < 0 || c.ShutdownGrace < 0 {
 		errs = append(errs, errors.New("durations must be positive"))

@@ -94,9 +94,9 @@ func (e *Engine) budgetStop(ctx context.Context, run *roundRun, be *workflow.Bud
 		Text: notices.BudgetStop(be.Error())}
 	keepQueue := func(w *workflow.Workflow, m []workflow.Message) (*workflow.Workflow, []workflow.Message) { return w, m }
 	if err := run.commitShaped(ctx, next, []workflow.Message{msg}, nil, keepQueue); err != nil {
-		e.log.Error("recording the budget stop failed", "workflow", next.ID, "err", err)
+		e.log.Error().Str("workflow", next.ID).AnErr("err", err).Msg("recording the budget stop failed")
 		return
 	}
-	e.log.Info("round stopped: budget spent", "workflow", next.ID, "user", next.UserID)
+	e.log.Info().Str("workflow", next.ID).Str("user", next.UserID).Msg("round stopped: budget spent")
 	run.published()
 }

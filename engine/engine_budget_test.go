@@ -72,7 +72,7 @@ func TestBudgetStopsTheRound(t *testing.T) {
 	if err != nil || used.Tokens != 300 || !used.Spent {
 		t.Errorf("usage = %+v (%v), want 300 tokens, spent", used, err)
 	}
-	ds, err := store.ClaimWebhooks(ctx, time.Now(), time.Minute, 10)
+	ds, err := store.ClaimWebhooks(ctx, time.Now(), time.Minute, 10, 0)
 	if err != nil || len(ds) != 1 || ds[0].Event != workflow.EventRoundStopped {
 		t.Errorf("outbox holds %+v (%v), want one round.stopped delivery", ds, err)
 	}

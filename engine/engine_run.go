@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"reflect"
 	"time"
 
@@ -275,7 +274,7 @@ func (r *roundRun) RecordActionCalls(ctx context.Context, calls []workflow.Actio
 
 // RecordTrace records a trace of this workflow (e.g. an action's, or a
 // plan step dropped by validation). It is stored by the run's next commit
-// (Checkpoint, AppendSummary, CommitStep, Pause...) in the same atomic
+// (Checkpoint, AppendSummary, CommitStep, a pause...) in the same atomic
 // write as that phase, so a step's traces cost no store round trip of
 // their own; when the run ends without one (a cancelled or failed call, a
 // workflow changed elsewhere, a store outage) the run stores them on their
@@ -303,7 +302,7 @@ func (r *roundRun) flushTraces(ctx context.Context) {
 	for _, t := range r.traces {
 		err := r.e.retryStore(ctx, r.detach(ctx), "trace", r.wf.ID, func(ctx context.Context) error { return r.e.store.AppendTrace(ctx, t) })
 		if err != nil && workflow.KindOf(err) != workflow.KindConflict {
-			r.e.log.Warn("storing trace failed", "workflow", r.wf.ID, "stage", t.Stage, "err", err)
+			r.e.log.Warn().Str("workflow", r.wf.ID).Str("stage", string(t.Stage)).AnErr("err", err).Msg("storing trace failed")
 		}
 	}
 	r.traces = nil
@@ -476,12 +475,10 @@ func (r *roundRun) commitOnce(ctx context.Context, next *workflow.Workflow, expe
 		return fmt.Errorf("commit of %s: %w", r.wf.ID, err)
 	}
 	r.wf = stored
-	if r.e.log.Enabled(ctx, slog.LevelDebug) {
-		// With "round claimed" and "round interrupted", a run's trail in
-		// the log: which instance wrote what under which fence.
-		r.e.log.Debug("phase committed", "workflow", stored.ID, "round", stored.Round, "step", stored.Step,
-			"version", stored.Version, "fence", r.fence)
-	}
+	// With "round claimed" and "round interrupted", a run's trail in the
+	// log: which instance wrote what under which fence.
+	r.e.log.Debug().Str("workflow", stored.ID).Int("round", stored.Round).Int("step", stored.Step).
+		Int64("version", stored.Version).Int64("fence", r.fence).Msg("phase committed")
 	r.counted = r.counted[:0]
 	r.msgs = append(r.msgs, saved...)
 	if left == nil {

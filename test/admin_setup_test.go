@@ -18,13 +18,13 @@ import (
 	"github.com/twostep/twostep/adminv1"
 	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/engine"
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/wiring"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 func init() { gin.SetMode(gin.ReleaseMode) } // no route dump in test logs
@@ -109,9 +109,9 @@ func newAdminEnv(t *testing.T) *adminEnv {
 	if err != nil {
 		t.Fatalf("wiring.Wire: %v", err)
 	}
-	raw, ok := g.Raw.(*memstore.Store)
-	if !ok {
-		t.Fatalf("the store under the decorator is a %T, want the memory store", g.Raw)
+	raw := workflow.StoreAs[*memstore.Store](g.Store)
+	if raw == nil {
+		t.Fatalf("the store under the decorator is a %T, want the memory store", g.Store)
 	}
 	// An MCP server's tool, as actions/mcp mounts it; its description is
 	// markup the admin page must show as text.

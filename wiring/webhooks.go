@@ -34,6 +34,10 @@ type FileWebhooks struct {
 	// (default webhooks.DefaultConcurrency), so one hanging receiver
 	// does not hold up the others.
 	Concurrency int `yaml:"concurrency"`
+	// PerUser is how many of one user's deliveries are attempted at once,
+	// across instances (default webhooks.DefaultPerUser): a user whose
+	// receiver hangs holds that many attempt slots, not everyone's.
+	PerUser int `yaml:"perUser"`
 }
 
 // FileStandingWebhook is one standing webhook. Secret may name an
@@ -70,8 +74,8 @@ func (w FileWebhooks) problems() []string {
 			}
 		}
 	}
-	if w.FirstRetry < 0 || w.Poll < 0 || w.Lease < 0 || w.Concurrency < 0 {
-		out = append(out, "webhooks: firstRetry, poll, lease and concurrency must not be negative")
+	if w.FirstRetry < 0 || w.Poll < 0 || w.Lease < 0 || w.Concurrency < 0 || w.PerUser < 0 {
+		out = append(out, "webhooks: firstRetry, poll, lease, concurrency and perUser must not be negative")
 	}
 	return out
 }
@@ -96,7 +100,7 @@ func (w FileWebhooks) secrets() []string {
 
 // outbox returns the store's webhook outbox, or nil.
 func (g *Gateway) outbox() httpapi.WebhookDeliveries {
-	if o, ok := g.Raw.(workflow.WebhookOutbox); ok {
+	if o := workflow.StoreAs[workflow.WebhookOutbox](g.Store); o != nil {
 		return o
 	}
 	return nil
@@ -105,13 +109,13 @@ func (g *Gateway) outbox() httpapi.WebhookDeliveries {
 // webhooks makes the deliverer and returns the engine's webhook source
 // (nil when the store keeps no outbox).
 func (g *Gateway) webhooks(cfg Config, log zerolog.Logger) workflow.WebhookSource {
-	o, ok := g.Raw.(workflow.WebhookOutbox)
-	if !ok {
+	o := workflow.StoreAs[workflow.WebhookOutbox](g.Store)
+	if o == nil {
 		return nil
 	}
 	w := cfg.File.Webhooks
 	g.Webhooks = &webhooks.Deliverer{Outbox: o, AllowPrivate: w.AllowPrivate, FirstRetry: w.FirstRetry, Poll: w.Poll, Lease: w.Lease,
-		Concurrency: w.Concurrency, Logger: slogFor(log.With().Str("component", "webhooks").Logger())}
+		Concurrency: w.Concurrency, PerUser: w.PerUser, Logger: log.With().Str("component", "webhooks").Logger()}
 	return &webhooks.Source{Subscriptions: o, Standing: w.standing(),
 		View: func(wf *workflow.Workflow) any { return httpapi.ViewWorkflow(wf) }}
 }

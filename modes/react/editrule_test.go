@@ -9,11 +9,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/twostep/twostep/engine"
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // holdAll holds every call but workflow.complete for a decision.
@@ -22,6 +22,9 @@ type holdAll struct{}
 func (holdAll) NeedsApproval(action string, _ map[string]any) (bool, workflow.Effect) {
 	return action != workflow.CompleteAction, workflow.EffectWrite
 }
+func (holdAll) NeedsIntentApproval(string) bool                    { return false }
+func (holdAll) ConstraintFragmentProblems(map[string]any) []string { return nil }
+func (holdAll) ConstraintProblems(_, _ map[string]any) []string    { return nil }
 
 // TestEditedParametersAreJudgedAsAStage2Reply feeds the same parameters
 // to a Stage 2 reply (prompts.ParseStage2) and to an approval's edit
