@@ -95,10 +95,7 @@ func (s *Store) runningOf(ctx context.Context, ids, users []string, unlist func(
 func (s *Store) unlistRunning(ctx context.Context, id, userID string) error {
 	s.index.unlisted(id)
 	key, entry := s.keys.runningPart(partition(id)), ref(id, userID)
-	if err := s.rdb.SRem(ctx, key, entry).Err(); err != nil {
-		return redisErr(err)
-	}
-	status, err := s.rdb.HGet(ctx, s.keys.user(userID).workflow(id).state, "status").Result()
+	status, err := s.unlistThenStatus(ctx, key, entry, s.keys.user(userID).workflow(id).state)
 	if errors.Is(err, redis.Nil) || err == nil && status != string(workflow.StatusRunning) {
 		return nil
 	}
@@ -106,4 +103,25 @@ func (s *Store) unlistRunning(ctx context.Context, id, userID string) error {
 		return redisErr(err)
 	}
 	return redisErr(s.rdb.SAdd(ctx, key, entry).Err())
+}
+
+// unlistThenStatus removes entry from the running-set partition key and
+// then reads the status in state: one pipeline on one node (a connection
+// runs its commands in order), two requests in turn on a cluster, where
+// the keys live on different nodes and a pipeline sends to each at once.
+func (s *Store) unlistThenStatus(ctx context.Context, key, entry, state string) (string, error) {
+	if s.cluster {
+		if err := s.rdb.SRem(ctx, key, entry).Err(); err != nil {
+			return "", err
+		}
+		return s.rdb.HGet(ctx, state, "status").Result()
+	}
+	pipe := s.rdb.Pipeline()
+	srem := pipe.SRem(ctx, key, entry)
+	status := pipe.HGet(ctx, state, "status")
+	_, _ = pipe.Exec(ctx)
+	if err := srem.Err(); err != nil {
+		return "", err
+	}
+	return status.Result()
 }
