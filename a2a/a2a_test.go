@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/twostep/twostep/a2a"
-	"github.com/twostep/twostep/workflow/enginetest"
+	"github.com/twostep/twostep/engine/enginetest"
 )
 
 // TestCardIsPublicAndListsTheCatalogue: the card needs no token, shows the

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/twostep/twostep/a2a"
-	"github.com/twostep/twostep/workflow/enginetest"
+	"github.com/twostep/twostep/engine/enginetest"
 )
 
 // TestErrorsCarryTheSpecCodes: each refusal is a JSON-RPC error with the

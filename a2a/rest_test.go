@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/twostep/twostep/a2a"
-	"github.com/twostep/twostep/workflow/enginetest"
+	"github.com/twostep/twostep/engine/enginetest"
 )
 
 // rest sends an HTTP+JSON request as user and returns the status and

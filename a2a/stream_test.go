@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/twostep/twostep/a2a"
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/webhooks"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // stream posts a streaming method and returns its events' results;
@@ -124,7 +124,7 @@ func TestPushGoesThroughTheOutbox(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	ds, err := h.store.ClaimWebhooks(ctx, time.Now().Add(time.Minute), time.Minute, 10)
+	ds, err := h.store.ClaimWebhooks(ctx, time.Now().Add(time.Minute), time.Minute, 10, 0)
 	if err != nil || len(ds) != 1 {
 		t.Fatalf("deliveries %+v (%v)", ds, err)
 	}
