@@ -124,7 +124,7 @@ func TestPushGoesThroughTheOutbox(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	ds, err := h.store.ClaimWebhooks(ctx, time.Now().Add(time.Minute), time.Minute, 10, 0)
+	ds, err := h.store.ClaimWebhooks(ctx, time.Now().Add(time.Minute), time.Minute, 10, 10)
 	if err != nil || len(ds) != 1 {
 		t.Fatalf("deliveries %+v (%v)", ds, err)
 	}
