@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"reflect"
 	"time"
 
@@ -147,9 +146,9 @@ func (r *roundRun) IdempotencyKey() string {
 // rejected reply is not an error: Generate returns the response and the
 // mode reads the rejection from its own Check. With a Budgeter, the call
 // first reserves what it may use (estimateTokens) and is not made when
-// that could pass the user's budget (a *BudgetError, which stops the
+// the user's budget has no room left (a *BudgetError, which stops the
 // round with stop reason budget); the reservation is settled to what the
-// call used.
+// call used, and what the reply wrote teaches its stage's output bound.
 func (r *roundRun) Generate(ctx context.Context, call workflow.ModelCall) (resp workflow.ModelResponse, err error) {
 	if err := r.lease.check(ctx); err != nil {
 		// The run is over (its lease ended, or it was stopped or cut):
@@ -157,12 +156,14 @@ func (r *roundRun) Generate(ctx context.Context, call workflow.ModelCall) (resp 
 		return workflow.ModelResponse{}, err
 	}
 	early := call.Early
-	detached := context.WithoutCancel(ctx) // an early call runs beside the run's goroutine
-	if early == nil {
-		detached = r.detach(ctx)
-	}
 	if b := r.e.cfg.Budget; b != nil {
-		reserved, err := b.Reserve(ctx, r.wf.UserID, estimateTokens(call))
+		var detached context.Context
+		if early != nil {
+			detached = context.WithoutCancel(ctx) // it runs beside the run's goroutine
+		} else {
+			detached = r.detach(ctx)
+		}
+		reserved, err := b.Reserve(ctx, r.wf.UserID, estimateTokens(call, &r.e.outputs))
 		if err != nil {
 			return workflow.ModelResponse{}, err // no call is made
 		}
@@ -195,30 +196,38 @@ func (r *roundRun) Generate(ctx context.Context, call workflow.ModelCall) (resp 
 	end := time.Now()
 	t := r.callTrace(call, resp, start, end)
 	t.StartedAtMs = startedAt
-	outcome, err := checkReply(ctx, call, resp, err, interrupted, &t)
-	record := func(discarded bool, overlap int64) {
-		if discarded {
-			outcome = "discarded"
-		}
-		t.Discarded, t.OverlapMs = discarded, overlap
-		r.counted = append(r.counted, countedCall{call.Stage, resp.PromptTokens, resp.CompletionTokens, resp.CachedTokens, discarded})
-		r.e.observer().ModelCalled(call.Stage, outcome, resp.PromptTokens, resp.CompletionTokens)
-		span.ModelReply(resp, outcome, t.Error)
-		if discarded {
-			span.End(nil) // cancelled or unused on purpose: not a failure
-		} else {
-			span.End(err)
-		}
-		r.RecordTrace(t)
+	if err == nil {
+		r.e.outputs.learn(call.Stage, resp.CompletionTokens)
 	}
+	outcome, err := checkReply(ctx, call, resp, err, interrupted, &t)
 	if early == nil {
-		record(false, 0)
+		r.record(call.Stage, outcome, resp, t, span, err)
 		return resp, err
 	}
-	// Whether it stands is known once the mode settles it, which may
-	// be before or after this returns (workflow.EarlyStart).
-	early.WhenSettled(func(discarded bool, stage1End time.Time) { record(discarded, overlapMs(start, end, stage1End)) })
+	r.recordWhenSettled(early, call.Stage, outcome, resp, t, span, err, start, end)
 	return resp, err
+}
+
+// recordWhenSettled records an early call once the mode settles it, which
+// may be before or after its Generate returns (workflow.EarlyStart).
+func (r *roundRun) recordWhenSettled(early *workflow.EarlyStart, stage workflow.Stage, outcome string, resp workflow.ModelResponse,
+	t workflow.Trace, span workflow.Span, err error, start, end time.Time) {
+	early.WhenSettled(func(discarded bool, stage1End time.Time) {
+		t.OverlapMs = overlapMs(start, end, stage1End)
+		if t.Discarded = discarded; discarded {
+			outcome, err = "discarded", nil // cancelled or unused on purpose: not a failure
+		}
+		r.record(stage, outcome, resp, t, span, err)
+	})
+}
+
+// record counts, observes and traces a finished call, and ends its span.
+func (r *roundRun) record(stage workflow.Stage, outcome string, resp workflow.ModelResponse, t workflow.Trace, span workflow.Span, err error) {
+	r.counted = append(r.counted, countedCall{stage, resp.PromptTokens, resp.CompletionTokens, resp.CachedTokens, t.Discarded})
+	r.e.observer().ModelCalled(stage, outcome, resp.PromptTokens, resp.CompletionTokens)
+	span.ModelReply(resp, outcome, t.Error)
+	span.End(err)
+	r.RecordTrace(t)
 }
 
 // callTrace is the trace of a call that ran from start to end.
@@ -309,7 +318,7 @@ func (r *roundRun) RecordActionCalls(ctx context.Context, calls []workflow.Actio
 
 // RecordTrace records a trace of this workflow (e.g. an action's, or a
 // plan step dropped by validation). It is stored by the run's next commit
-// (Checkpoint, AppendSummary, CommitStep, Pause...) in the same atomic
+// (Checkpoint, AppendSummary, CommitStep, a pause...) in the same atomic
 // write as that phase, so a step's traces cost no store round trip of
 // their own; when the run ends without one (a cancelled or failed call, a
 // workflow changed elsewhere, a store outage) the run stores them on their
@@ -337,7 +346,7 @@ func (r *roundRun) flushTraces(ctx context.Context) {
 	for _, t := range r.traces {
 		err := r.e.retryStore(ctx, r.detach(ctx), "trace", r.wf.ID, func(ctx context.Context) error { return r.e.store.AppendTrace(ctx, t) })
 		if err != nil && workflow.KindOf(err) != workflow.KindConflict {
-			r.e.log.Warn("storing trace failed", "workflow", r.wf.ID, "stage", t.Stage, "err", err)
+			r.e.log.Warn().Str("workflow", r.wf.ID).Str("stage", string(t.Stage)).AnErr("err", err).Msg("storing trace failed")
 		}
 	}
 	r.traces = nil
@@ -513,12 +522,10 @@ func (r *roundRun) commitOnce(ctx context.Context, next *workflow.Workflow, expe
 		return fmt.Errorf("commit of %s: %w", r.wf.ID, err)
 	}
 	r.wf = stored
-	if r.e.log.Enabled(ctx, slog.LevelDebug) {
-		// With "round claimed" and "round interrupted", a run's trail in
-		// the log: which instance wrote what under which fence.
-		r.e.log.Debug("phase committed", "workflow", stored.ID, "round", stored.Round, "step", stored.Step,
-			"version", stored.Version, "fence", r.fence)
-	}
+	// With "round claimed" and "round interrupted", a run's trail in the
+	// log: which instance wrote what under which fence.
+	r.e.log.Debug().Str("workflow", stored.ID).Int("round", stored.Round).Int("step", stored.Step).
+		Int64("version", stored.Version).Int64("fence", r.fence).Msg("phase committed")
 	r.counted = r.counted[:0]
 	r.msgs = append(r.msgs, saved...)
 	if left == nil {

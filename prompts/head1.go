@@ -35,7 +35,8 @@ func CheckStage1Head(head map[string]json.RawMessage, reg workflow.Registry) (wo
 	sel.ActionObjective = textMember(obj, "actionObjective", p)
 	sel.ParametersContext = contextMember(obj)
 	schema, _ := obj.get("parametersSchema")
-	sel.ParametersSchema.Fields = parseFields(schema, p)
-	resolveNamedFields(sel.ParametersSchema.Fields, spec, known, p)
+	types := newFieldTypes(spec, known)
+	sel.ParametersSchema.Fields = parseFields(schema, types, p)
+	resolveNamedFields(sel.ParametersSchema.Fields, types, p)
 	return sel, p.lines
 }

@@ -42,8 +42,11 @@ type NamedModel interface {
 
 // Gateway is every wired component of one process.
 type Gateway struct {
-	Store workflow.Store // the redacting store everything uses
-	Raw   workflow.Store // the store under it
+	// Store is the store everything uses: the opened store under the
+	// trace redactor. Its capabilities (workflow.UsageStore,
+	// workflow.WebhookOutbox ...) are found with workflow.StoreAs, which
+	// looks under the wrappers.
+	Store workflow.Store
 	// Dispatcher is the Redis Streams dispatcher (nil with the memory
 	// store: the engine's in-process one).
 	Dispatcher workflow.Dispatcher
@@ -116,7 +119,7 @@ func WireTraced(ctx context.Context, cfg Config, log zerolog.Logger, model Named
 func (g *Gateway) openStore(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	l := cfg.File.Limits
 	if cfg.RedisURL == "" {
-		g.Raw = memstore.New(memstore.WithTraceCap(l.TraceCap), memstore.WithRetention(l.Retention))
+		g.Store = memstore.New(memstore.WithTraceCap(l.TraceCap), memstore.WithRetention(l.Retention))
 		return nil
 	}
 	redis.SetLogger(redisLogger{log}) // go-redis has only a process-wide logger
@@ -138,7 +141,7 @@ func (g *Gateway) openStore(ctx context.Context, cfg Config, log zerolog.Logger)
 		_ = s.Close()
 		return fmt.Errorf("GATEWAY_CONFIG: limits.dispatchPartitions: %w", err)
 	}
-	g.Raw, g.closeStore, g.Dispatcher = s, s.Close, d
+	g.Store, g.closeStore, g.Dispatcher = s, s.Close, d
 	return nil
 }
 
@@ -209,7 +212,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 	grounded, _ := react.ParseGrounded(cfg.File.Stage2.RequireGrounded) // checked by LoadConfig
 	plan := actionplan.New(builder, actionplan.Options{TopK: l.ActionPlanTopK, MaxReplans: l.maxReplans()})
 	redactor := redact.New(append(reg.Secrets(), cfg.Secrets()...)...)
-	g.Registry, g.Store, g.Metrics, g.Redactor = reg, redact.Traces(g.Raw, redactor), metrics.New(), redactor
+	g.Registry, g.Store, g.Metrics, g.Redactor = reg, redact.Traces(g.Store, redactor), metrics.New(), redactor
 
 	hooks := g.webhooks(cfg, log)
 	budget, usage := g.budgeter(cfg, log)
@@ -219,7 +222,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 		DefaultMaxSteps: cfg.MaxSteps, MaxStepsLimit: engine.DefaultMaxStepsLimit, Workers: l.Workers,
 		MaxRunningPerUser: l.MaxRunningPerUser, LeaseTTL: l.LeaseTTL, LoopRepeats: l.loopRepeats(),
 		Dispatcher: g.Dispatcher, RecoverInterval: l.RecoverInterval,
-		Approvals: approvals, ApprovalTimeout: l.ApprovalTimeout, ShutdownGrace: l.ShutdownGrace, Logger: slogFor(log.With().Str("component", "engine").Logger()),
+		Approvals: approvals, ApprovalTimeout: l.ApprovalTimeout, ShutdownGrace: l.ShutdownGrace, Logger: log.With().Str("component", "engine").Logger(),
 		Observer: g.Metrics, Changes: g.Changes, Tracer: tracer, Webhooks: hooks, Budget: budget,
 	}, g.Store, g.Model, reg, map[workflow.ModeName]workflow.Mode{
 		workflow.ModeReact: react.New(builder, react.RequireGrounded(grounded), react.EarlyStage2(cfg.File.Stage2.earlyStart())), workflow.ModeActionPlan: plan,
@@ -253,7 +256,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 	}
 	// Idempotency-Key answers are kept beside the workflows, in the store
 	// under the redactor (they hold only what the API answered).
-	idem, _ := g.Raw.(workflow.IdempotencyStore)
+	idem := workflow.StoreAs[workflow.IdempotencyStore](g.Store)
 	g.API, err = httpapi.New(httpapi.Options{
 		Engine: g.Engine, Reads: g.Engine, Store: g.Store, Actions: reg, Auth: auth, Limits: l.HTTP, Idempotency: idem,
 		Logger: log.With().Str("component", "http").Logger(), Metrics: g.Metrics,

@@ -50,15 +50,16 @@ func (m *Mode) newEarly(ctx context.Context, run workflow.Run) *early {
 	if m.noEarly {
 		return nil
 	}
-	e := &early{m: m, run: run, ctx: ctx, head: map[string]json.RawMessage{}}
-	e.reader.OnMember = e.member
-	return e
+	return &early{m: m, run: run, ctx: ctx} // the rest once a piece comes
 }
 
 // stream is the Stage 1 call's Stream.
 func (e *early) stream(chunk string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.reader.OnMember == nil {
+		e.reader.OnMember, e.head = e.member, map[string]json.RawMessage{}
+	}
 	e.reader.WriteString(chunk)
 }
 
@@ -89,13 +90,14 @@ func (e *early) start() {
 		e.blocked = true
 		return
 	}
-	if pause, err := needsIntentPause(e.ctx, e.run, sel.Action); pause || err != nil {
+	verdict, err := e.run.Gate(e.ctx, workflow.Gate{Moment: workflow.MomentIntent, Action: sel.Action, Selection: &sel, Probe: true})
+	if verdict.Paused || err != nil {
 		e.blocked = true
 		return
 	}
 	ctx, cancel := context.WithCancel(e.ctx)
 	e.started, e.sel, e.cancel, e.done = true, sel, cancel, make(chan struct{})
-	ask := stage2Ask{sel: sel, spec: spec, attempt: 1, early: &e.handle}
+	ask := stage2Ask{sel: sel, spec: spec, attempt: 1, early: &e.handle, verdict: verdict}
 	go func() {
 		defer close(e.done)
 		e.out = e.m.stage2Call(ctx, e.run, ask)

@@ -156,7 +156,7 @@ func (m *Mode) selectAction(ctx context.Context, run workflow.Run, cp *workflow.
 		return err
 	case len(res.Problems) == 0:
 		next := m.Selected(reg, res.Selection)
-		if paused, err := pauseForIntent(ctx, run, *next.Selection, next); paused || err != nil {
+		if v, err := intentGate(ctx, run, *next.Selection, next); v.Paused || err != nil {
 			return err
 		}
 		return run.Checkpoint(ctx, next)
@@ -168,31 +168,14 @@ func (m *Mode) selectAction(ctx context.Context, run workflow.Run, cp *workflow.
 	return modes.Fail(ctx, run, modes.Failure{Reason: rejected("Stage 1", attempt, res.Problems)})
 }
 
-// pauseForIntent pauses the step for an intent approval of sel when its
-// action needs one (needsIntentPause), the step resuming from next once
-// approved, and reports whether it paused.
-func pauseForIntent(ctx context.Context, run workflow.Run, sel workflow.Selection, next workflow.Checkpoint) (bool, error) {
-	pause, err := needsIntentPause(ctx, run, sel.Action)
-	if err != nil || !pause {
-		return false, err
-	}
-	return true, run.Pause(ctx, workflow.StepApproval{
-		Kind: workflow.ApprovalIntent, Action: sel.Action, Objective: sel.ActionObjective,
-		Documents: sel.RequiredInputDocuments, Connection: sel.RequiredConnection, At: &next, Selection: &sel,
+// intentGate asks the approval gate at the intent moment (after Stage 1,
+// before Stage 2) about the step of sel, which resumes from next once
+// approved (DESIGN §10.4).
+func intentGate(ctx context.Context, run workflow.Run, sel workflow.Selection, next workflow.Checkpoint) (workflow.Verdict, error) {
+	return run.Gate(ctx, workflow.Gate{
+		Moment: workflow.MomentIntent, Action: sel.Action, Objective: sel.ActionObjective,
+		Documents: sel.RequiredInputDocuments, Connection: sel.RequiredConnection, Selection: &sel, Resume: &next,
 	})
-}
-
-// needsIntentPause reports whether the step of action waits for an intent
-// approval after Stage 1 (DESIGN §10.4): its rule is intent and no live
-// standing intent approval covers it (one that does lets Stage 2 run; the
-// filled call then runs if it satisfies the standing constraints, and
-// pauses for a call approval otherwise).
-func needsIntentPause(ctx context.Context, run workflow.Run, action string) (bool, error) {
-	if !run.NeedsIntent(action) {
-		return false, nil
-	}
-	standing, err := run.HasStandingIntent(ctx, action)
-	return !standing, err
 }
 
 // nothingToFill reports whether sel's step runs with no parameters and
@@ -243,20 +226,19 @@ func (m *Mode) parameterize(ctx context.Context, run workflow.Run, cp *workflow.
 		fail.Reason = fmt.Sprintf("action %q is no longer registered", sel.Action)
 		return modes.Fail(ctx, run, fail)
 	}
-	if cp.Approval == nil {
-		// Stage 2 of an action under the intent rule runs only once the
-		// intent is approved (or a standing approval covers it): a round
-		// stopped while it waited, then resumed, asks again here.
-		if paused, err := pauseForIntent(ctx, run, sel, workflow.Checkpoint{Phase: workflow.PhaseParameterize, Selection: &sel}); paused || err != nil {
-			return err
-		}
+	// Stage 2 of an action under the intent rule runs only once the
+	// intent is approved (or a standing approval covers it): a round
+	// stopped while it waited, then resumed, asks again here.
+	verdict, err := intentGate(ctx, run, sel, workflow.Checkpoint{Phase: workflow.PhaseParameterize, Selection: &sel})
+	if verdict.Paused || err != nil {
+		return err
 	}
 	attempt, problems := nextAttempt(cp)
 	if attempt > 1+MaxRetries {
 		fail.Reason = rejected("Stage 2", attempt-1, problems)
 		return modes.Fail(ctx, run, fail)
 	}
-	a := m.stage2Call(ctx, run, stage2Ask{sel: sel, spec: spec, attempt: attempt, problems: problems, maxTokens: maxTokens(cp)})
+	a := m.stage2Call(ctx, run, stage2Ask{sel: sel, spec: spec, attempt: attempt, problems: problems, maxTokens: maxTokens(cp), verdict: verdict})
 	return m.stage2Done(ctx, run, cp, a)
 }
 
@@ -267,6 +249,10 @@ type stage2Ask struct {
 	attempt   int
 	problems  []string // the feedback of the attempt before
 	maxTokens int
+	// verdict is the approval gate's at the intent moment: its
+	// constraints narrow the schema and judge the reply, its grant is
+	// kept for the call moment.
+	verdict workflow.Verdict
 	// early and stream are an early Stage 2 call's (early.go): its
 	// handle, and the Stream of its call.
 	early  *workflow.EarlyStart
@@ -286,7 +272,7 @@ func (m *Mode) stage2Call(ctx context.Context, run workflow.Run, ask stage2Ask) 
 	sel, spec, reg := ask.sel, ask.spec, run.Registry()
 	// An intent approval's constraints narrow the schema Stage 2 is shown
 	// and sent, and the reply must satisfy them (DESIGN §10.4).
-	constraints := run.IntentConstraints()
+	constraints, verdict := ask.verdict.Constraints, ask.verdict
 	in := prompts.Stage2Input{Selection: sel, Action: workflow.NarrowSpec(spec, constraints), Feedback: prompts.Feedback(ask.problems)}
 	out := stage2Attempt{ask: ask}
 	output, err := m.prompts.Stage2Output(in)
@@ -308,7 +294,7 @@ func (m *Mode) stage2Call(ctx context.Context, run workflow.Run, ask stage2Ask) 
 		Check: func(reply string) (json.RawMessage, string) {
 			out.res = m.prompts.ParseStage2(reply, spec, sel.ParametersSchema.Fields, reg)
 			if out.res.Parameters != nil {
-				out.res.Problems = append(out.res.Problems, run.ConstraintProblems(out.res.Parameters)...)
+				out.res.Problems = append(out.res.Problems, verdict.ConstraintProblems(out.res.Parameters)...)
 			}
 			ungrounded = prompts.Ungrounded(out.res.Parameters, grounding)
 			if len(ungrounded) > 0 && m.grounded.rejects(effectOf(reg, spec, out.res.Parameters)) {
@@ -338,7 +324,7 @@ func (m *Mode) stage2Call(ctx context.Context, run workflow.Run, ask stage2Ask) 
 // and its problems (phase parameterize) until the retries are spent, then
 // the step fails.
 func (m *Mode) stage2Done(ctx context.Context, run workflow.Run, cp *workflow.Checkpoint, a stage2Attempt) error {
-	sel, grant := a.ask.sel, cp.Approval
+	sel, grant := a.ask.sel, a.ask.verdict.Grant
 	switch {
 	case a.err != nil:
 		return a.err
