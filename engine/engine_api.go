@@ -7,6 +7,27 @@ import (
 	"github.com/twostep/twostep/workflow"
 )
 
+// NewWorkflow is a request to create a workflow and start its first round.
+type NewWorkflow struct {
+	UserID    string
+	Prompt    string
+	Mode      workflow.ModeName // "" means ModeReact
+	MaxSteps  int               // 0 means the engine's default
+	Documents []workflow.DocumentContent
+	// Webhook, when set, receives the workflow's round events (its URL
+	// checked and its secret made by the caller).
+	Webhook *workflow.WebhookSubscription
+}
+
+// NewRound is a request to start another round of an existing workflow.
+type NewRound struct {
+	Prompt    string
+	Documents []workflow.DocumentContent
+	// OnBusy says what happens while a round still runs or awaits
+	// approval ("" means OnBusyReject).
+	OnBusy workflow.OnBusy
+}
+
 // Create validates in (a non-empty prompt and user, a mode this engine
 // runs, maxSteps within 1..MaxStepsLimit: else KindInvalid; the user's
 // running rounds under MaxRunningPerUser: else KindTooMany), commits the
@@ -155,14 +176,16 @@ func (e *Engine) stop(ctx context.Context, userID, id string) (*workflow.Workflo
 		next := wf.Clone()
 		next.Status, next.StopReason, next.Error = workflow.StatusStopped, workflow.StopStopped, ""
 		// Stopping a paused round cancels its approval; Resume asks again.
-		// Stop ends the queued rounds too (their uploads stay stored).
+		// Stop ends the queued rounds too, and deletes their uploads in
+		// the same commit: no message will ever carry them.
 		next.PendingApproval = nil
 		next.QueuedRounds = nil
+		drop := queuedUploads(wf.QueuedRounds)
 		if next.Checkpoint != nil {
 			next.Checkpoint.AfterReject = nil
 		}
 		next.UpdatedAt = e.now()
-		stored, _, err := e.commit(ctx, workflow.Commit{Workflow: next, ExpectedVersion: wf.Version}, nil)
+		stored, _, err := e.commit(ctx, workflow.Commit{Workflow: next, ExpectedVersion: wf.Version, DropDocuments: drop}, nil)
 		if workflow.KindOf(err) == workflow.KindConflict {
 			continue // the round moved on meanwhile: look again
 		}

@@ -18,7 +18,8 @@ import (
 //  2. At the intent moment, a step of an action under the intent rule
 //     pauses for an intent approval, unless a live standing intent
 //     approval covers the action (Stage 2 then runs, and its call is
-//     judged at the call moment).
+//     judged at the call moment). A probe (Gate.Probe) only says
+//     whether it would.
 //  3. At the call moment, a call the policy holds proceeds under the
 //     grant of a standing approval that admits it (its use counted),
 //     else pauses: for an intent approval when it is a planned step (no
@@ -43,15 +44,18 @@ func (r *roundRun) Gate(ctx context.Context, g workflow.Gate) (workflow.Verdict,
 		if err != nil || standing {
 			return workflow.Verdict{}, err
 		}
-		return r.pause(ctx, g, workflow.ApprovalIntent)
-	case workflow.MomentCall:
-		if needed, _ := pol.NeedsApproval(g.Action, g.Parameters); !needed {
-			return workflow.Verdict{}, nil
-		}
 		if g.Probe {
 			return workflow.Verdict{Paused: true}, nil
 		}
-		grant, err := r.matchStanding(ctx, g.Action, g.Parameters)
+		return r.pause(ctx, g, workflow.ApprovalIntent)
+	case workflow.MomentCall:
+		if g.Probe {
+			return workflow.Verdict{}, workflow.Errorf(workflow.KindInternal, "approval gate: a probe is only taken at the intent moment")
+		}
+		if needed, _ := pol.NeedsApproval(g.Action, g.Parameters); !needed {
+			return workflow.Verdict{}, nil
+		}
+		grant, err := r.matchStanding(ctx, g)
 		if err != nil || grant != nil {
 			return workflow.Verdict{Grant: grant}, err
 		}
@@ -117,9 +121,6 @@ func (r *roundRun) resumeAt(g workflow.Gate) workflow.Checkpoint {
 // rejection, the step not advanced. The run ends after it and its lease
 // is released: no worker holds a paused round.
 func (r *roundRun) pause(ctx context.Context, g workflow.Gate, kind workflow.ApprovalKind) (workflow.Verdict, error) {
-	if g.Probe {
-		return workflow.Verdict{Paused: true}, nil
-	}
 	cp := r.resumeAt(g)
 	cp.Step, cp.Approval = r.wf.Step, nil
 	cp.AfterReject = g.Reject.Clone()

@@ -62,8 +62,8 @@ type ActionLister interface {
 // with UserFrom(ctx).
 type AdminRoutes func(api huma.API)
 
-// Options wires a Server. Engine, Reads, Store, Actions and Auth are
-// required.
+// Options wires a Server. Engine, Reads, Store, Actions, Auth and Changes
+// are required (New reports every one missing at once).
 type Options struct {
 	Engine Engine
 	// Reads serves every read of a workflow, its messages and documents;
@@ -79,6 +79,13 @@ type Options struct {
 	Logger zerolog.Logger
 	// Metrics is optional; nil disables /metrics and request counting.
 	Metrics *metrics.Metrics
+	// MetricsToken is the bearer token /metrics answers to
+	// (GATEWAY_METRICS_TOKEN); nil: /metrics answers 401 saying how to set
+	// one, unless MetricsOpen.
+	MetricsToken *Credential
+	// MetricsOpen serves /metrics without a token: for insecure
+	// development mode only, where every route is open.
+	MetricsOpen bool
 	// ModelName names the configured model; /readyz fails while it is "".
 	ModelName string
 	// Models lists every configured model (stage models, fallbacks) for
@@ -139,6 +146,7 @@ type Server struct {
 	limits    Limits
 	log       zerolog.Logger
 	metrics   *metrics.Metrics
+	metricsAt metricsGuard
 	modelName string
 	models    []string
 	modelOK   func(context.Context) error
@@ -206,6 +214,11 @@ func New(opts Options) (*Server, error) {
 		writeWait: orDefault(opts.WriteTimeout, 2*time.Minute), tracing: opts.Tracing.middleware(),
 		idem:    opts.Idempotency,
 		closing: make(chan struct{}), inflight: newInflightGate(limits),
+	}
+	s.metricsAt.open = opts.MetricsOpen
+	if opts.MetricsToken != nil {
+		sum := opts.MetricsToken.Sum()
+		s.metricsAt.sum = &sum
 	}
 	if s.metrics != nil {
 		// Registered once per registry; a second server on the same one

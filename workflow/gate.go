@@ -32,12 +32,9 @@ type Gate struct {
 	// Reject is the checkpoint the round goes on from after a rejection
 	// (the step after this one); nil is a fresh select.
 	Reject *Checkpoint
-	// Probe asks without acting: a step that would pause comes back
-	// Paused with nothing committed, and no standing approval's use is
-	// counted (a call that only a standing approval would admit comes
-	// back Paused). A mode probes the intent moment before it starts
-	// Stage 2 early (DESIGN §11.2); it may do so while its Stage 1 call
-	// runs.
+	// Probe, at the intent moment only, asks without acting: nothing is
+	// committed, and Verdict.Paused says whether the step would pause
+	// (an early Stage 2 starts only when it would not).
 	Probe bool
 }
 

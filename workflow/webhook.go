@@ -95,11 +95,16 @@ type WebhookDelivery struct {
 type WebhookOutbox interface {
 	// ClaimWebhooks leases up to max pending deliveries due at now to the
 	// caller for lease: until the lease ends no other claim returns them.
-	// Each carries its lease token in Lease. On an error it returns the
-	// deliveries it leased before it, for the caller to attempt. A stored
-	// delivery that cannot be read is not returned but marked failed
-	// (the error says why) and reported in the error; the claim goes on.
-	ClaimWebhooks(ctx context.Context, now time.Time, lease time.Duration, max int) ([]WebhookDelivery, error)
+	// Each carries its lease token in Lease. Users share the claim: a user
+	// never has more than perUser deliveries leased at once (those of
+	// earlier claims, by any caller, whose lease has not ended count;
+	// perUser <= 0: no cap), and each claim starts with the next user in
+	// turn, so one user's backlog — or slow receiver — cannot fill every
+	// claim. On an error it returns the deliveries it leased before it,
+	// for the caller to attempt. A stored delivery that cannot be read is
+	// not returned but marked failed (the error says why) and reported in
+	// the error; the claim goes on.
+	ClaimWebhooks(ctx context.Context, now time.Time, lease time.Duration, max, perUser int) ([]WebhookDelivery, error)
 	// FinishWebhook stores d's Status, NextAttempt and Attempts (the
 	// attempt just made appended) and ends its lease, when d.Lease still
 	// holds it: else KindConflict and nothing is written (another claim

@@ -12,7 +12,7 @@ import (
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/modes/react"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
+	"github.com/twostep/twostep/engine/enginetest"
 )
 
 // streamingModel streams each scripted reply to the request's Stream. With
