@@ -185,6 +185,9 @@ func (r *roundRun) Generate(ctx context.Context, call workflow.ModelCall) (resp 
 	req := call.Request()
 	deltas := r.deltasOf(call)
 	req.Stream = deltas.stream(call.Stream)
+	if req.Stream == nil && (call.Stage == workflow.StageOne || call.Stage == workflow.StageTwo) {
+		req.Stream = ignorePiece // stage calls stream (DESIGN §11.2): usage and finish from the stream
+	}
 	if early != nil {
 		early.WhenSettled(func(discarded bool, _ time.Time) { deltas.settle(discarded) })
 	}
