@@ -304,3 +304,33 @@ func TestServerThatRefusesStreamingIsCalledUnstreamed(t *testing.T) {
 		t.Errorf("%d requests, want 3 (refused, resent, then unstreamed)", n)
 	}
 }
+
+// Ollama is reached through its OpenAI-compatible /v1, streamed the same
+// way (its chunks carry no usage unless asked; the request asks).
+func TestOllamaStreams(t *testing.T) {
+	t.Parallel()
+	got := newPieces()
+	srv := newWireServer(t, "/v1/chat/completions", func(_ int, body map[string]json.RawMessage, w http.ResponseWriter) {
+		if string(body["stream"]) != "true" {
+			writeError(w, http.StatusBadRequest, "not streamed")
+			return
+		}
+		sse(w, got,
+			`data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"{\"a\""}}]}`,
+			`data: {"choices":[{"index":0,"delta":{"content":": 1}"}}]}`,
+			`data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+			`data: {"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":4,"total_tokens":16}}`,
+			`data: [DONE]`)
+	})
+	m, err := New(context.Background(), Config{Provider: ProviderOllama, Model: "qwen", OllamaBaseURL: srv.srv.URL, MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := m.Generate(context.Background(), streamedRequest(got))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Text != `{"a": 1}` || strings.Join(got.all(), "") != resp.Text || resp.PromptTokens != 12 || resp.CompletionTokens != 4 {
+		t.Errorf("text %q pieces %q usage %d/%d", resp.Text, got.all(), resp.PromptTokens, resp.CompletionTokens)
+	}
+}
