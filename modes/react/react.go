@@ -140,6 +140,7 @@ func (m *Mode) selectAction(ctx context.Context, run workflow.Run, cp *workflow.
 		return fmt.Errorf("react: rendering stage 1: %w", err)
 	}
 	call.Template, call.Prompt, call.CachePrefix, call.Inputs = rendered.Template, rendered.Messages, rendered.CachePrefix, rendered.Placeholders
+	call.CacheSealed = rendered.CacheSealed
 	early := m.newEarly(ctx, run)
 	if early != nil {
 		call.Stream = early.stream
