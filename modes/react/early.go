@@ -27,6 +27,7 @@ func EarlyStage2(on bool) Option {
 // nor when the step needs no Stage 2. Its methods are nil-safe: a nil
 // early is a Stage 1 call without one.
 type early struct {
+	fn  func(string) // stream, bound once
 	m   *Mode
 	run workflow.Run
 	ctx context.Context // the step's
@@ -44,13 +45,36 @@ type early struct {
 	out    stage2Attempt
 }
 
+// earlyPool keeps the early starts of finished Stage 1 calls, each with
+// its Stream bound once: a step allocates neither.
+var earlyPool = sync.Pool{New: func() any {
+	e := &early{}
+	e.fn = e.stream
+	return e
+}}
+
 // newEarly returns the early Stage 2 of a Stage 1 attempt (any attempt:
-// a retried Stage 1 may start one too), nil when it is off.
+// a retried Stage 1 may start one too), nil when it is off. Its Stream
+// is fn; release it once take has returned.
 func (m *Mode) newEarly(ctx context.Context, run workflow.Run) *early {
 	if m.noEarly {
 		return nil
 	}
-	return &early{m: m, run: run, ctx: ctx} // the rest once a piece comes
+	e := earlyPool.Get().(*early)
+	e.m, e.run, e.ctx = m, run, ctx // the rest once a piece comes
+	return e
+}
+
+// release returns e to the pool: take has settled it and joined its
+// Stage 2 call, and the Stage 1 call that streamed into it has returned
+// (a model never calls Stream after that), so nothing refers to it.
+func (e *early) release() {
+	if e == nil {
+		return
+	}
+	fn := e.fn
+	*e = early{fn: fn}
+	earlyPool.Put(e)
 }
 
 // stream is the Stage 1 call's Stream.

@@ -273,14 +273,6 @@ func TestRejectedStage1DiscardsTheEarlyStage2(t *testing.T) {
 	}
 }
 
-func promptText(msgs []workflow.PromptMessage) string {
-	var b strings.Builder
-	for _, m := range msgs {
-		b.WriteString(m.Content)
-	}
-	return b.String()
-}
-
 // An action under the intent rule never starts Stage 2 early: the step
 // pauses after Stage 1, and Stage 2 runs after the decision.
 func TestIntentApprovalNeverStartsStage2Early(t *testing.T) {

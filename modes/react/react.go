@@ -143,13 +143,15 @@ func (m *Mode) selectAction(ctx context.Context, run workflow.Run, cp *workflow.
 	call.CacheSealed = rendered.CacheSealed
 	early := m.newEarly(ctx, run)
 	if early != nil {
-		call.Stream = early.stream
+		call.Stream = early.fn
 	}
 	resp, err := run.Generate(ctx, call)
 	if resp.Truncated {
 		res = prompts.Stage1Result{Problems: []string{workflow.TruncatedProblem(resp)}}
 	}
-	if a, stands := early.take(err == nil && len(res.Problems) == 0, res.Selection); stands {
+	a, stands := early.take(err == nil && len(res.Problems) == 0, res.Selection)
+	early.release()
+	if stands {
 		return m.earlyDone(ctx, run, m.Selected(reg, res.Selection), a)
 	}
 	switch {
