@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/modes/react"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/engine/enginetest"
 )
 
 // streamingModel streams each scripted reply to the request's Stream. With
