@@ -5,13 +5,11 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/engine"
-	"github.com/twostep/twostep/workflow"
 )
 
 type decisionInput struct {
@@ -37,28 +35,9 @@ func (s *Server) decideApproval(ctx context.Context, in *decisionInput) (*waited
 	if err := checkWorkflowID(in.ID); err != nil {
 		return nil, s.fail(ctx, "decideApproval", err)
 	}
-	d := workflow.Decision{Approve: in.Body.Decision == "approve", Parameters: in.Body.Parameters, Comment: in.Body.Comment}
-	if !d.Approve && in.Body.Parameters != nil {
-		return nil, invalid("body.parameters", "parameters are only taken with decision approve", nil)
-	}
-	if !d.Approve && (in.Body.Constraints != nil || in.Body.Remember != nil) {
-		return nil, invalid("body", "constraints and remember are only taken with decision approve", nil)
-	}
-	if in.Body.Constraints != nil {
-		d.Constraints = make(map[string]any, len(in.Body.Constraints))
-		for k, v := range in.Body.Constraints {
-			d.Constraints[k] = v
-		}
-	}
-	if r := in.Body.Remember; r != nil {
-		d.Remember = &workflow.Remember{Scope: r.Scope}
-		if r.TTL != "" {
-			ttl, err := time.ParseDuration(r.TTL)
-			if err != nil || ttl <= 0 {
-				return nil, invalid("body.remember.ttl", "must be a positive duration such as 30m, 8h or 720h", r.TTL)
-			}
-			d.Remember.TTL = ttl
-		}
+	d, err := DecisionOf(in.Body)
+	if err != nil {
+		return nil, err
 	}
 	w, err := s.engine.Decide(ctx, UserFrom(ctx), in.ID, in.ApprovalID, d)
 	var pp *engine.ParameterProblems

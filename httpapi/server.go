@@ -133,6 +133,9 @@ type Options struct {
 	// to: requests waiting for their round (Prefer: wait) and event
 	// streams hear this instance's commits from it at once. Required.
 	Changes workflow.Changes
+	// Mounts are protocols served beside /api by packages of their own
+	// (the A2A server).
+	Mounts []Mount
 }
 
 // Server is the HTTP API. It holds no per-request state and is safe for
@@ -160,6 +163,8 @@ type Server struct {
 	idem      workflow.IdempotencyStore
 	hooks     WebhookOptions
 	usage     UsageReader
+	mounts    []Mount
+	userPaths map[string]bool
 
 	handler http.Handler
 	// inflight counts the request-body bytes held (capInflight).
@@ -212,7 +217,7 @@ func New(opts Options) (*Server, error) {
 		changes: opts.Changes, waitPoll: waitPoll,
 		poll: orDefault(opts.EventPoll, 250*time.Millisecond), heartbeat: orDefault(opts.Heartbeat, 15*time.Second),
 		writeWait: orDefault(opts.WriteTimeout, 2*time.Minute), tracing: opts.Tracing.middleware(),
-		idem:    opts.Idempotency,
+		idem: opts.Idempotency, mounts: opts.Mounts, userPaths: userPathsOf(opts.Mounts),
 		closing: make(chan struct{}), inflight: newInflightGate(limits),
 	}
 	s.metricsAt.open = opts.MetricsOpen
@@ -243,7 +248,16 @@ func (s *Server) Routes() http.Handler { return s.handler }
 // its current frame, so http.Server.Shutdown need not wait for clients that
 // never hang up. Register it with http.Server.RegisterOnShutdown. It is
 // safe to call more than once.
-func (s *Server) CloseStreams() { s.closeOnce.Do(func() { close(s.closing) }) }
+func (s *Server) CloseStreams() {
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		for _, m := range s.mounts {
+			if m.Close != nil {
+				m.Close()
+			}
+		}
+	})
+}
 
 func (s *Server) buildRoutes() http.Handler {
 	r := gin.New()
@@ -273,6 +287,7 @@ func (s *Server) buildRoutes() http.Handler {
 	s.registerEvents(api)
 	s.registerActions(api)
 	s.registerAdmin(api)
+	s.mountRoutes(r)
 	s.oapi = api.OpenAPI()
 	completeOpenAPI(s.oapi)
 	return r

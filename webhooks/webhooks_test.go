@@ -391,3 +391,38 @@ func TestSlowReceiverDelaysNoOther(t *testing.T) {
 		}
 	}
 }
+
+// subs is a fixed Source.Subscriptions.
+type subs map[string]*workflow.WebhookSubscription
+
+func (s subs) WebhookSubscription(_ context.Context, id string) (*workflow.WebhookSubscription, error) {
+	return s[id], nil
+}
+
+// TestSourceRendersEachFormat: a subscription with a Format gets the
+// body its renderer makes, signed with its own secret; a standing one
+// beside it keeps the gateway's body.
+func TestSourceRendersEachFormat(t *testing.T) {
+	t.Parallel()
+	wf := &workflow.Workflow{ID: "wf_1", UserID: "alice", Status: workflow.StatusCompleted}
+	src := &webhooks.Source{
+		Subscriptions: subs{"wf_1": {URL: "https://a2a.example/in", Secret: "token-of-the-caller", Format: workflow.WebhookFormatA2A}},
+		Standing:      []webhooks.Standing{{Sub: workflow.WebhookSubscription{URL: "https://audit.example/in", Secret: "s"}}},
+		View:          func(w *workflow.Workflow) any { return w.ID },
+		Bodies: map[string]func(string, *workflow.Workflow) ([]byte, error){
+			workflow.WebhookFormatA2A: func(event string, w *workflow.Workflow) ([]byte, error) {
+				return []byte("a2a " + event + " " + w.ID), nil
+			},
+		},
+	}
+	ds, err := src.Deliveries(context.Background(), workflow.EventRoundCompleted, wf)
+	if err != nil || len(ds) != 2 {
+		t.Fatalf("deliveries %+v (%v)", ds, err)
+	}
+	if string(ds[0].Body) != "a2a round.completed wf_1" || ds[0].Secret != "token-of-the-caller" {
+		t.Errorf("the a2a delivery: %s", ds[0].Body)
+	}
+	if !strings.Contains(string(ds[1].Body), `"type":"round.completed"`) || !strings.Contains(string(ds[1].Body), `"workflow":"wf_1"`) {
+		t.Errorf("the standing delivery: %s", ds[1].Body)
+	}
+}

@@ -37,6 +37,10 @@ func (g *Gateway) buildAPI(cfg Config, log zerolog.Logger, builder *prompts.Buil
 	// Idempotency-Key answers are kept beside the workflows, in the store
 	// under the redactor (they hold only what the API answered).
 	idem := workflow.StoreAs[workflow.IdempotencyStore](g.Store)
+	mount, err := g.a2aMount(cfg, g.Registry, idem, log)
+	if err != nil {
+		return fmt.Errorf("a2a.New: %w", err)
+	}
 	g.API, err = httpapi.New(httpapi.Options{
 		Engine: g.Engine, Reads: g.Engine, Store: g.Store, Actions: g.Registry, Auth: auth, Limits: cfg.File.Limits.HTTP, Idempotency: idem,
 		Logger: log.With().Str("component", "http").Logger(), Metrics: g.Metrics,
@@ -48,7 +52,7 @@ func (g *Gateway) buildAPI(cfg Config, log zerolog.Logger, builder *prompts.Buil
 			CheckURL:  func(u string) error { return webhooks.CheckURL(u, cfg.File.Webhooks.AllowPrivate) },
 			NewSecret: webhooks.NewSecret,
 		},
-		Usage: usage, Changes: g.Changes,
+		Usage: usage, Changes: g.Changes, Mounts: []httpapi.Mount{mount},
 	})
 	if err != nil {
 		return fmt.Errorf("httpapi.New: %w", err)

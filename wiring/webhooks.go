@@ -2,6 +2,7 @@ package wiring
 
 import (
 	"fmt"
+	"github.com/twostep/twostep/a2a"
 	"os"
 	"slices"
 	"time"
@@ -117,5 +118,6 @@ func (g *Gateway) webhooks(cfg Config, log zerolog.Logger) workflow.WebhookSourc
 	g.Webhooks = &webhooks.Deliverer{Outbox: o, AllowPrivate: w.AllowPrivate, FirstRetry: w.FirstRetry, Poll: w.Poll, Lease: w.Lease,
 		Concurrency: w.Concurrency, PerUser: w.PerUser, Logger: log.With().Str("component", "webhooks").Logger()}
 	return &webhooks.Source{Subscriptions: o, Standing: w.standing(),
-		View: func(wf *workflow.Workflow) any { return httpapi.ViewWorkflow(wf) }}
+		View:   func(wf *workflow.Workflow) any { return httpapi.ViewWorkflow(wf) },
+		Bodies: map[string]func(string, *workflow.Workflow) ([]byte, error){workflow.WebhookFormatA2A: a2a.PushBody}}
 }

@@ -37,12 +37,20 @@ func EventOf(st Status) string {
 
 // WebhookSubscription is where a workflow's (or a user's standing) events
 // go: URL, the events it wants (empty: all) and the secret deliveries are
-// signed with (Standard Webhooks, "whsec_<base64>").
+// signed with (Standard Webhooks, "whsec_<base64>"). Format names the
+// body its deliveries carry: "" the gateway's own event, or a protocol's
+// (WebhookFormatA2A).
 type WebhookSubscription struct {
 	URL    string
 	Events []string
 	Secret string
+	Format string `json:",omitempty"`
 }
+
+// WebhookFormatA2A is the Format of a subscription an A2A client asked
+// for (a push notification config, DESIGN §11.4): its deliveries carry an
+// A2A StreamResponse.
+const WebhookFormatA2A = "a2a"
 
 // Wants reports whether s takes event.
 func (s WebhookSubscription) Wants(event string) bool {
