@@ -37,54 +37,82 @@ func (s *Server) decideApproval(ctx context.Context, in *decisionInput) (*waited
 	if err := checkWorkflowID(in.ID); err != nil {
 		return nil, s.fail(ctx, "decideApproval", err)
 	}
-	d := workflow.Decision{Approve: in.Body.Decision == "approve", Parameters: in.Body.Parameters, Comment: in.Body.Comment}
-	if !d.Approve && in.Body.Parameters != nil {
-		return nil, invalid("body.parameters", "parameters are only taken with decision approve", nil)
+	w, err := s.Decide(ctx, UserFrom(ctx), in.ID, in.ApprovalID, in.Body)
+	if err != nil {
+		return nil, err
 	}
-	if !d.Approve && (in.Body.Constraints != nil || in.Body.Remember != nil) {
-		return nil, invalid("body", "constraints and remember are only taken with decision approve", nil)
+	return s.answerAfter(ctx, in.Prefer, w, http.StatusAccepted), nil
+}
+
+// Decide checks a decision as the approvals route does and hands it to
+// the engine: the caller-safe huma error it answers (a 422 listing the
+// invalid edited parameters or constraints, the approval still pending; a
+// 409 when approvalID is not the pending approval ...) is the route's. A
+// mounted route (AG-UI's resume) decides through it.
+func (s *Server) Decide(ctx context.Context, userID, workflowID, approvalID string, body apiv1.DecisionBody) (*workflow.Workflow, error) {
+	d, err := decisionOf(body)
+	if err != nil {
+		return nil, err
 	}
-	if in.Body.Constraints != nil {
-		d.Constraints = make(map[string]any, len(in.Body.Constraints))
-		for k, v := range in.Body.Constraints {
-			d.Constraints[k] = v
-		}
-	}
-	if r := in.Body.Remember; r != nil {
-		d.Remember = &workflow.Remember{Scope: r.Scope}
-		if r.TTL != "" {
-			ttl, err := time.ParseDuration(r.TTL)
-			if err != nil || ttl <= 0 {
-				return nil, invalid("body.remember.ttl", "must be a positive duration such as 30m, 8h or 720h", r.TTL)
-			}
-			d.Remember.TTL = ttl
-		}
-	}
-	w, err := s.engine.Decide(ctx, UserFrom(ctx), in.ID, in.ApprovalID, d)
+	w, err := s.engine.Decide(ctx, userID, workflowID, approvalID, d)
 	var pp *engine.ParameterProblems
 	if errors.As(err, &pp) {
-		details := make([]error, 0, len(pp.Lines))
-		for _, line := range pp.Lines {
-			// "parameters.<key>: ..." (forbidden or not asked for) or a
-			// schema line "/<json pointer>: ...".
-			path, msg, _ := strings.Cut(line, ": ")
-			loc := "body.parameters"
-			if pp.Body != "" {
-				loc = "body." + pp.Body
-			}
-			if p := strings.Trim(strings.TrimPrefix(path, "parameters."), "/"); p != "" {
-				loc += "." + strings.ReplaceAll(p, "/", ".")
-			}
-			details = append(details, &huma.ErrorDetail{Location: loc, Message: msg})
-		}
-		what := "the edited parameters are invalid"
-		if pp.Body == "constraints" {
-			what = "the constraints are invalid"
-		}
-		return nil, huma.Error422UnprocessableEntity(what+"; the approval is still pending", details...)
+		return nil, parameterProblems(pp)
 	}
 	if err != nil {
 		return nil, s.fail(ctx, "decideApproval", err)
 	}
-	return s.answerAfter(ctx, in.Prefer, w, http.StatusAccepted), nil
+	return w, nil
+}
+
+// decisionOf checks body and returns the decision it asks for.
+func decisionOf(body apiv1.DecisionBody) (workflow.Decision, error) {
+	d := workflow.Decision{Approve: body.Decision == "approve", Parameters: body.Parameters, Comment: body.Comment}
+	if !d.Approve && body.Parameters != nil {
+		return d, invalid("body.parameters", "parameters are only taken with decision approve", nil)
+	}
+	if !d.Approve && (body.Constraints != nil || body.Remember != nil) {
+		return d, invalid("body", "constraints and remember are only taken with decision approve", nil)
+	}
+	if body.Constraints != nil {
+		d.Constraints = make(map[string]any, len(body.Constraints))
+		for k, v := range body.Constraints {
+			d.Constraints[k] = v
+		}
+	}
+	if r := body.Remember; r != nil {
+		d.Remember = &workflow.Remember{Scope: r.Scope}
+		if r.TTL != "" {
+			ttl, err := time.ParseDuration(r.TTL)
+			if err != nil || ttl <= 0 {
+				return d, invalid("body.remember.ttl", "must be a positive duration such as 30m, 8h or 720h", r.TTL)
+			}
+			d.Remember.TTL = ttl
+		}
+	}
+	return d, nil
+}
+
+// parameterProblems is the 422 of edited parameters or constraints the
+// engine refused.
+func parameterProblems(pp *engine.ParameterProblems) error {
+	details := make([]error, 0, len(pp.Lines))
+	for _, line := range pp.Lines {
+		// "parameters.<key>: ..." (forbidden or not asked for) or a
+		// schema line "/<json pointer>: ...".
+		path, msg, _ := strings.Cut(line, ": ")
+		loc := "body.parameters"
+		if pp.Body != "" {
+			loc = "body." + pp.Body
+		}
+		if p := strings.Trim(strings.TrimPrefix(path, "parameters."), "/"); p != "" {
+			loc += "." + strings.ReplaceAll(p, "/", ".")
+		}
+		details = append(details, &huma.ErrorDetail{Location: loc, Message: msg})
+	}
+	what := "the edited parameters are invalid"
+	if pp.Body == "constraints" {
+		what = "the constraints are invalid"
+	}
+	return huma.Error422UnprocessableEntity(what+"; the approval is still pending", details...)
 }

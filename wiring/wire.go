@@ -14,6 +14,7 @@ import (
 	"github.com/twostep/twostep/actions"
 	"github.com/twostep/twostep/actions/mcp"
 	"github.com/twostep/twostep/actions/openapi"
+	"github.com/twostep/twostep/agui"
 	"github.com/twostep/twostep/approval"
 	"github.com/twostep/twostep/changefeed"
 	"github.com/twostep/twostep/doctext"
@@ -268,6 +269,10 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 	// Idempotency-Key answers are kept beside the workflows, in the store
 	// under the redactor (they hold only what the API answered).
 	idem, _ := g.Raw.(workflow.IdempotencyStore)
+	ag, err := agui.New(agui.Options{Engine: g.Engine, Threads: idem, ThreadTTL: l.Retention, MaxBodyBytes: l.HTTP.MaxBodyBytes})
+	if err != nil {
+		return fmt.Errorf("agui.New: %w", err)
+	}
 	g.API, err = httpapi.New(httpapi.Options{
 		Engine: g.Engine, Reads: g.Engine, Store: g.Store, Actions: reg, Auth: auth, Limits: l.HTTP, Idempotency: idem,
 		Logger: log.With().Str("component", "http").Logger(), Metrics: g.Metrics,
@@ -277,7 +282,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 			CheckURL:  func(u string) error { return webhooks.CheckURL(u, cfg.File.Webhooks.AllowPrivate) },
 			NewSecret: webhooks.NewSecret,
 		},
-		Usage: usage, Changes: g.Changes, Deltas: g.Deltas,
+		Usage: usage, Changes: g.Changes, Deltas: g.Deltas, Mounts: []httpapi.Mount{ag.Mount},
 	})
 	if err != nil {
 		return fmt.Errorf("httpapi.New: %w", err)
