@@ -52,18 +52,20 @@ func (f *follower) follow(ctx context.Context) error {
 	}
 	tick := time.NewTicker(f.srv.Poll())
 	defer tick.Stop()
-	for first := true; ; first = false {
+	w, err := f.h.eng.Get(ctx, f.user, id)
+	if err != nil {
+		return f.failed(err)
+	}
+	if err := f.snapshot(w); err != nil {
+		return err
+	}
+	for {
 		if err := f.drain(ctx, deltas); err != nil {
 			return err
 		}
 		w, err := f.readNew(ctx)
 		if err != nil {
 			return f.failed(err)
-		}
-		if first {
-			if err := f.snapshot(w); err != nil {
-				return err
-			}
 		}
 		if f.ended(w) {
 			return f.finish(w)
