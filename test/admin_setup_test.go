@@ -15,9 +15,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/actions"
-	"github.com/twostep/twostep/changefeed"
 	"github.com/twostep/twostep/adminv1"
 	"github.com/twostep/twostep/apiv1"
+	"github.com/twostep/twostep/changefeed"
 	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm"
