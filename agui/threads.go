@@ -56,7 +56,7 @@ func (t threads) lookup(ctx context.Context, userID, threadID string) (workflowI
 // remember settles a claim: threadID is workflowID's.
 func (t threads) remember(ctx context.Context, userID, threadID, token, workflowID string) error {
 	return t.store.SaveIdempotency(ctx, userID, threadKey(threadID), token,
-		workflow.IdempotentAnswer{Hash: threadMark, Status: 200, Body: []byte(workflowID)}, t.keep)
+		workflow.IdempotentAnswer{Hash: threadMark, Status: 200, Body: []byte(workflowID)}, workflow.IdempotencyKeep{Window: t.keep})
 }
 
 // forget drops a claim whose workflow was not made.

@@ -27,10 +27,12 @@ type PendingApproval struct {
 }
 
 // FieldSpec is one parameter a Stage 1 selection asks Stage 2 to fill:
-// its type is one of string, number, boolean, enum, object.
+// its type is one of string, number, integer, boolean, enum, object, array.
 type FieldSpec struct {
-	Name        string `json:"name"`
-	Type        string `json:"type"`
+	Name string `json:"name"`
+	Type string `json:"type"`
+	// Items is an array field's element type, when Stage 1 named one.
+	Items       string `json:"items,omitempty"`
 	Required    bool   `json:"required"`
 	Description string `json:"description,omitempty"`
 }

@@ -31,7 +31,8 @@ type ForkParametersSchema struct {
 // ForkField is one parameter a selection asks Stage 2 to fill.
 type ForkField struct {
 	Name        string `json:"name" minLength:"1"`
-	Type        string `json:"type,omitempty" doc:"string, number, boolean, enum or object; left out for a parameter the action registers, whose type and required flag are the action's"`
+	Type        string `json:"type,omitempty" doc:"string, number, integer, boolean, enum, object or array; left out (or not judged) for a parameter the action registers, whose type is the action's"`
+	Items       string `json:"items,omitempty" doc:"For an array parameter the action does not register: its element type (string, number, integer, boolean or object)"`
 	Required    bool   `json:"required,omitempty"`
 	Description string `json:"description,omitempty"`
 }

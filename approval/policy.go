@@ -4,7 +4,7 @@
 // steps pause for an intent approval, and it judges the constraints a
 // person attaches to an intent approval. It reads the action registry
 // through the small Registry interface; the engine consumes it as
-// workflow.ApprovalPolicy and workflow.IntentPolicy.
+// workflow.ApprovalPolicy.
 package approval
 
 import (
@@ -59,10 +59,7 @@ type Policy struct {
 	rules map[string]string
 }
 
-var (
-	_ workflow.ApprovalPolicy = (*Policy)(nil)
-	_ workflow.IntentPolicy   = (*Policy)(nil)
-)
+var _ workflow.ApprovalPolicy = (*Policy)(nil)
 
 // New checks cfg against the registry — a rule must be one of the
 // known ones and name a registered action, or an MCP tool

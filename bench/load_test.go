@@ -118,7 +118,7 @@ func startLoadGateway(tb testing.TB, clients int) *loadGateway {
 	}
 	srv.RegisterOnShutdown(g.API.CloseStreams)
 	var rt *RoundTrips
-	if rs, ok := g.Raw.(*redisstore.Store); ok {
+	if rs := workflow.StoreAs[*redisstore.Store](g.Store); rs != nil {
 		rt = &RoundTrips{}
 		rs.Client().AddHook(rt) // before anything runs: hooks are not added under load
 	}

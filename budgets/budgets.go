@@ -9,9 +9,10 @@ package budgets
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"math"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/workflow"
 )
@@ -65,7 +66,9 @@ type Limiter struct {
 	// limit never trips).
 	Prices Prices
 	Gauge  Gauge
-	Logger *slog.Logger
+	// Logger receives the failures the limiter rides out; the zero
+	// Logger discards them.
+	Logger zerolog.Logger
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// Hold is how long a reservation counts unless settled, so one made by
@@ -178,8 +181,9 @@ func (l *Limiter) Check(ctx context.Context, userID string) error {
 	return nil
 }
 
-// Reserve sets tokens aside in the current period, or refuses: the tokens
-// would pass the budget, or its dollars are used up (dollars are known
+// Reserve sets tokens aside in the current period, or refuses: the
+// settled tokens and the reservations of calls under way leave no room
+// (the call granted last may cross the budget), or its dollars are used up (dollars are known
 // only after a call, so they are checked, not reserved). A call refused
 // only because other calls' reservations are outstanding waits for them to
 // settle, backing off up to Wait, and is then refused with that said.
@@ -213,8 +217,8 @@ func (l *Limiter) Reserve(ctx context.Context, userID string, tokens int64) (wor
 		if used.Spent || waited >= wait {
 			be := lim.spent(resets)
 			if !used.Spent {
-				be.What += fmt.Sprintf(" (with %d tokens reserved by calls under way, %d more do not fit; waited %s for them)",
-					used.Reserved, tokens, waited.Round(time.Millisecond))
+				be.What += fmt.Sprintf(" (with %d tokens reserved by calls under way, no room is left; waited %s for them)",
+					used.Reserved, waited.Round(time.Millisecond))
 			}
 			return workflow.BudgetReservation{}, be
 		}
@@ -269,9 +273,7 @@ func (l *Limiter) Settle(ctx context.Context, r workflow.BudgetReservation, used
 	}
 	after, err := l.Store.AddUsage(ctx, r.UserID, key, r.ID, add, now, ttl(now, resets))
 	if err != nil {
-		if l.Logger != nil {
-			l.Logger.Warn("budgets: settling a model call failed; its reservation stays counted until it expires", "user", r.UserID, "err", err)
-		}
+		l.Logger.Warn().Str("user", r.UserID).AnErr("err", err).Msg("budgets: settling a model call failed; its reservation stays counted until it expires")
 		return
 	}
 	l.gauge(r.UserID, after, lim)

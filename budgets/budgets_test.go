@@ -30,8 +30,9 @@ func TestWindow(t *testing.T) {
 	}
 }
 
-// TestLimiter: reservations pass until one could pass the budget; that
-// one is refused with when the budget resets, and from then on new work is
+// TestLimiter: reservations pass while the budget has room (the last one
+// may cross it); once the settled usage reaches the budget a call is
+// refused with when the budget resets, and from then on new work is
 // refused too; settling gives back what a call did not use; users without
 // a budget are not limited; prices count dollars.
 func TestLimiter(t *testing.T) {
@@ -39,7 +40,7 @@ func TestLimiter(t *testing.T) {
 	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	var gauged workflow.Usage
 	lim := &budgets.Limiter{
-		Config: budgets.Config{Users: map[string]budgets.Limit{"ann": {Tokens: 1000, USD: 1, Period: budgets.Day}}},
+		Config: budgets.Config{Users: map[string]budgets.Limit{"ann": {Tokens: 1000, USD: 10, Period: budgets.Day}}},
 		Store:  memstore.New(), Now: func() time.Time { return now },
 		Prices: func(model string, in, cached, out int) (float64, bool) {
 			return float64(in+out) / 1000, model == "m" // a dollar per 1000 tokens
@@ -57,10 +58,16 @@ func TestLimiter(t *testing.T) {
 	if err := lim.Check(ctx, "ann"); err != nil {
 		t.Errorf("Check with 600 tokens left: %v", err)
 	}
-	_, err = lim.Reserve(ctx, "ann", 601)
+	// 600 left: a call that may write more still goes; it crosses the budget.
+	r, err = lim.Reserve(ctx, "ann", 4096)
+	if err != nil {
+		t.Fatalf("Reserve(4096) with 600 left = %v, want granted (the last call may cross the budget)", err)
+	}
+	lim.Settle(ctx, r, workflow.ModelUsage{Model: "m", PromptTokens: 300, OutputTokens: 400})
+	_, err = lim.Reserve(ctx, "ann", 1)
 	var be *workflow.BudgetError
 	if !errors.As(err, &be) || !be.ResetsAt.Equal(time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)) || workflow.KindOf(err) != workflow.KindTooMany {
-		t.Fatalf("Reserve(601) with 600 left = %v, want a budget error resetting at midnight", err)
+		t.Fatalf("Reserve(1) with 1100 of 1000 used = %v, want a budget error resetting at midnight", err)
 	}
 	if err := lim.Check(ctx, "ann"); !errors.As(err, &be) {
 		t.Errorf("Check after a refused call = %v, want the budget spent", err)
@@ -71,6 +78,42 @@ func TestLimiter(t *testing.T) {
 	now = now.Add(24 * time.Hour)
 	if err := lim.Check(ctx, "ann"); err != nil {
 		t.Errorf("Check the next day: %v", err)
+	}
+}
+
+// TestSmallBudgetMakesCalls (issue 45 item 2): a budget smaller than one
+// call's possible output still lets calls run until it is used; a period
+// with nothing used is never spent.
+func TestSmallBudgetMakesCalls(t *testing.T) {
+	ctx := context.Background()
+	lim := &budgets.Limiter{
+		Config: budgets.Config{Users: map[string]budgets.Limit{"ann": {Tokens: 2500, Period: budgets.Day}}},
+		Store:  memstore.New(), Wait: -1,
+	}
+	calls := 0
+	for ; calls < 10; calls++ {
+		r, err := lim.Reserve(ctx, "ann", 900+4096)
+		if err != nil {
+			break
+		}
+		lim.Settle(ctx, r, workflow.ModelUsage{PromptTokens: 900, OutputTokens: 200})
+	}
+	if calls != 3 {
+		t.Errorf("%d calls of 1100 tokens made with a budget of 2500, want 3 (the third crosses it)", calls)
+	}
+	used, _, _, _, err := lim.Usage(ctx, "ann")
+	if err != nil || used.Tokens != 3300 || !used.Spent {
+		t.Errorf("usage = %+v, %v; want 3300 tokens, spent", used, err)
+	}
+	lim.Config.Users["cy"] = budgets.Limit{Tokens: 10, Period: budgets.Day}
+	if _, err := lim.Reserve(ctx, "cy", 1<<20); err != nil {
+		t.Errorf("first call against a budget of 10 tokens: %v, want granted", err)
+	}
+	if _, err := lim.Reserve(ctx, "cy", 1); err == nil {
+		t.Error("second call while the first holds the budget: granted")
+	}
+	if used, _, _, _, _ := lim.Usage(ctx, "cy"); used.Spent || lim.Check(ctx, "cy") != nil {
+		t.Errorf("nothing used yet: usage %+v reads spent", used)
 	}
 }
 

@@ -24,130 +24,6 @@ type ApprovalObserver interface {
 	ApprovalDecided(outcome string, wait time.Duration)
 }
 
-// Approval returns the grant covering the current step when one was
-// decided "approve", and whether the step's call needs an approval at all
-// (false when no policy is configured or the policy lets it run).
-func (r *roundRun) Approval(action string, params map[string]any) (grant *workflow.ApprovalGrant, needed bool) {
-	cp := r.wf.Checkpoint
-	if cp != nil && cp.Approval != nil {
-		return cp.Approval, true
-	}
-	if r.e.cfg.Approvals == nil {
-		return nil, false
-	}
-	needed, _ = r.e.cfg.Approvals.NeedsApproval(action, params)
-	return nil, needed
-}
-
-// Pause commits the round as awaiting approval of the step: status
-// awaiting_approval and the pending approval in one commit, the current
-// checkpoint kept (or s.At, for an intent pause) with where to go on after
-// a rejection, the step not advanced. The run ends after it and its lease
-// is released: no worker holds a paused round.
-func (r *roundRun) Pause(ctx context.Context, s workflow.StepApproval) error {
-	now := r.e.now()
-	effect := workflow.EffectWrite
-	if r.e.cfg.Approvals != nil {
-		_, effect = r.e.cfg.Approvals.NeedsApproval(s.Action, s.Parameters)
-	}
-	next := r.wf.Clone()
-	cp := workflow.Checkpoint{Phase: workflow.PhaseExecute}
-	switch {
-	case s.At != nil:
-		cp = *s.At.Clone()
-		if r.wf.Checkpoint != nil {
-			cp.Failures = r.wf.Checkpoint.Failures
-		}
-	case r.wf.Checkpoint != nil:
-		cp = *r.wf.Checkpoint.Clone()
-	}
-	kind := s.Kind
-	if kind == "" {
-		kind = workflow.ApprovalCall
-		if r.NeedsIntent(s.Action) && cp.Selection == nil {
-			kind = workflow.ApprovalIntent // a planned step: its intent, parameters shown
-		}
-	}
-	cp.Step, cp.Approval = r.wf.Step, nil
-	cp.AfterReject = s.Next.Clone()
-	if cp.AfterReject == nil {
-		cp.AfterReject = &workflow.Checkpoint{Phase: workflow.PhaseSelect}
-	}
-	cp.AfterReject.Step = r.wf.Step + 1
-	next.Checkpoint = &cp
-	next.Status = workflow.StatusAwaitingApproval
-	p := &workflow.PendingApproval{
-		ID: workflow.NewID(workflow.PrefixApproval), Round: r.wf.Round, Step: r.wf.Step, Action: s.Action, ActionObjective: s.Objective,
-		Parameters: maps.Clone(s.Parameters), Documents: slices.Clone(s.Documents), Connection: s.Connection,
-		Effect: effect, RequestedAt: now, ExpiresAt: now.Add(r.e.approvalTimeout()), Kind: kind,
-	}
-	if sel := s.Selection; sel != nil {
-		p.ParametersContext = sel.ParametersContext
-		p.Fields = slices.Clone(sel.ParametersSchema.Fields)
-		if p.Fields == nil {
-			p.Fields = []workflow.FieldSpec{}
-		}
-	}
-	if p.Documents == nil {
-		p.Documents = []string{}
-	}
-	next.PendingApproval = p
-	if err := r.commit(ctx, next, nil, nil); err != nil {
-		return err
-	}
-	r.e.observer().ApprovalRequested(s.Action)
-	r.published()
-	return nil
-}
-
-// NeedsIntent reports whether calls of action wait for an intent approval
-// (the policy's rule for it is intent).
-func (r *roundRun) NeedsIntent(action string) bool {
-	ip, ok := r.e.cfg.Approvals.(workflow.IntentPolicy)
-	return ok && action != workflow.CompleteAction && ip.NeedsIntentApproval(action)
-}
-
-// IntentConstraints returns the constraints of the intent approval granted
-// for the current step (nil when none narrows it).
-func (r *roundRun) IntentConstraints() map[string]any {
-	if cp := r.wf.Checkpoint; cp != nil && cp.Approval != nil && cp.Approval.Kind == workflow.ApprovalIntent {
-		return cp.Approval.Constraints
-	}
-	return nil
-}
-
-// ConstraintProblems returns one "/<field>: message" line per value of
-// params the current step's intent constraints reject.
-func (r *roundRun) ConstraintProblems(params map[string]any) []string {
-	return r.e.constraintProblems(r.IntentConstraints(), params)
-}
-
-// constraintProblems judges params by constraints through the policy.
-func (e *Engine) constraintProblems(constraints, params map[string]any) []string {
-	if len(constraints) == 0 {
-		return nil
-	}
-	ip, ok := e.cfg.Approvals.(workflow.IntentPolicy)
-	if !ok {
-		return []string{"/: the approval policy cannot check constraints"}
-	}
-	return ip.ConstraintProblems(constraints, params)
-}
-
-// StandingGrant returns the grant of a standing approval that lets this
-// call run without a pause, its use counted, or nil when none does (read
-// from the store at every call, so a revocation applies at once).
-func (r *roundRun) StandingGrant(ctx context.Context, action string, params map[string]any) (*workflow.ApprovalGrant, error) {
-	return r.matchStanding(ctx, action, params)
-}
-
-func (e *Engine) approvalTimeout() time.Duration {
-	if e.cfg.ApprovalTimeout > 0 {
-		return e.cfg.ApprovalTimeout
-	}
-	return DefaultApprovalTimeout
-}
-
 // Decide applies a person's decision to the pending approval approvalID
 // of userID's workflow id, exactly once: approve makes the round run again
 // and the step execute (with the edited parameters, when given); reject
@@ -254,8 +130,8 @@ func (e *Engine) grantOf(wf *workflow.Workflow, d workflow.Decision) (*workflow.
 // and the action's required ones; for a planned step, the action's
 // parameters.
 func (e *Engine) constraintFieldProblems(wf *workflow.Workflow, action string, constraints map[string]any) []string {
-	ip, ok := e.cfg.Approvals.(workflow.IntentPolicy)
-	if !ok {
+	pol := e.cfg.Approvals
+	if pol == nil {
 		return []string{"/: the approval policy cannot check constraints"}
 	}
 	spec, _ := e.registry.Action(action)
@@ -280,7 +156,7 @@ func (e *Engine) constraintFieldProblems(wf *workflow.Workflow, action string, c
 			problems = append(problems, fmt.Sprintf("%s: not a field this step fills (constraints may name %s)", name, strings.Join(slices.Sorted(maps.Keys(allowed)), ", ")))
 		}
 	}
-	for _, line := range ip.ConstraintFragmentProblems(constraints) {
+	for _, line := range pol.ConstraintFragmentProblems(constraints) {
 		problems = append(problems, textclip.Clip(line, workflow.MaxProblemLine))
 	}
 	return problems
@@ -365,8 +241,8 @@ func (e *Engine) checkEdit(wf *workflow.Workflow, action string, params map[stri
 
 // reject records the pending step as rejected (an action message with
 // status rejected whose summary says so and gives the comment), goes on
-// from the checkpoint Pause saved for the step after it and makes the
-// round run again.
+// from the checkpoint the gate's pause saved for the step after it and
+// makes the round run again.
 func (e *Engine) reject(ctx context.Context, wf *workflow.Workflow, outcome, comment string) (*workflow.Workflow, error) {
 	p := wf.PendingApproval
 	summary := fmt.Sprintf("%s was not run: the approval was %s", p.Action, outcome)

@@ -136,15 +136,15 @@ func (r *runner) expiryLoop() {
 			n, err := e.approvals.BackfillApprovals(r.recv)
 			backfilled = err == nil
 			if err != nil && r.recv.Err() == nil {
-				e.log.Warn("indexing pending approvals failed; retrying at the next poll", "err", err)
+				e.log.Warn().AnErr("err", err).Msg("indexing pending approvals failed; retrying at the next poll")
 			} else if n > 0 {
-				e.log.Info("pending approvals indexed", "count", n)
+				e.log.Info().Int("count", n).Msg("pending approvals indexed")
 			}
 		}
 		if n, err := e.ExpireApprovals(r.recv); err != nil && r.recv.Err() == nil {
-			e.log.Warn("expiring approvals failed", "err", err)
+			e.log.Warn().AnErr("err", err).Msg("expiring approvals failed")
 		} else if n > 0 {
-			e.log.Info("approvals expired", "count", n)
+			e.log.Info().Int("count", n).Msg("approvals expired")
 		}
 		select {
 		case <-r.recv.Done():

@@ -3,12 +3,12 @@ package engine_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"maps"
-	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/memstore"
@@ -51,7 +51,7 @@ func (o *dispatchEvents) counts() map[string]int {
 
 // dispatchEngine is an engine sharing d, whose recovery scan runs only at
 // start (every hour after), so rounds reach it only through d.
-func dispatchEngine(t *testing.T, id string, d workflow.Dispatcher, store workflow.Store, start bool, log *slog.Logger, obs ...engine.Observer) *enginetest.Engine {
+func dispatchEngine(t *testing.T, id string, d workflow.Dispatcher, store workflow.Store, start bool, log zerolog.Logger, obs ...engine.Observer) *enginetest.Engine {
 	t.Helper()
 	model := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
 		return workflow.ModelResponse{Text: "{}"}, nil
@@ -88,8 +88,8 @@ func TestDispatchedRoundsRunOnTheWorkerEngine(t *testing.T) {
 	t.Parallel()
 	store, d := memstore.New(), engine.NewLocalDispatcher()
 	apiEvents, workerEvents := &dispatchEvents{}, &dispatchEvents{}
-	api := dispatchEngine(t, "api", d, store, false, nil, apiEvents)
-	worker := dispatchEngine(t, "worker", d, store, true, nil, workerEvents)
+	api := dispatchEngine(t, "api", d, store, false, zerolog.Logger{}, apiEvents)
+	worker := dispatchEngine(t, "worker", d, store, true, zerolog.Logger{}, workerEvents)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var ids []string
@@ -158,12 +158,12 @@ func testLeftEntryIsReclaimedAndTakenOver(t *testing.T, step int) {
 		t.Fatalf("ClaimRound: %v %v", fence, err)
 	}
 	var logs lockedBuffer
-	e := dispatchEngine(t, "here", d, store, true, slog.New(slog.NewTextHandler(&logs, nil)))
+	e := dispatchEngine(t, "here", d, store, true, zerolog.New(&logs))
 	got, err := e.Wait(ctx, wf.ID)
 	if err != nil || got.Status != workflow.StatusCompleted {
 		t.Fatalf("the left round: %+v, %v; want completed here", got, err)
 	}
-	if !strings.Contains(logs.String(), `msg="round taken over" instance=here workflow=`+wf.ID+fmt.Sprintf(" round=1 step=%d fence=2 from=dead", step)) {
+	if !logs.has(logLine{"message": "round taken over", "instance": "here", "workflow": wf.ID, "round": 1, "step": step, "fence": 2, "from": "dead"}) {
 		t.Errorf("no takeover line in:\n%s", logs.String())
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -186,7 +186,7 @@ func TestDeliveredRoundHeldElsewhereWaits(t *testing.T) {
 	store, d := memstore.New(), engine.NewLocalDispatcher()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	api := dispatchEngine(t, "api", d, store, false, nil)
+	api := dispatchEngine(t, "api", d, store, false, zerolog.Logger{})
 	wf, err := api.Create(ctx, engine.NewWorkflow{UserID: "alice", Prompt: "p"})
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +194,7 @@ func TestDeliveredRoundHeldElsewhereWaits(t *testing.T) {
 	if fence, err := store.ClaimRound(ctx, wf.ID, "holder", time.Hour); fence == 0 || err != nil {
 		t.Fatalf("ClaimRound: %v %v", fence, err)
 	}
-	e := dispatchEngine(t, "here", d, store, true, nil)
+	e := dispatchEngine(t, "here", d, store, true, zerolog.Logger{})
 	time.Sleep(600 * time.Millisecond) // busy retries, then reclaims every LeaseTTL (150ms)
 	if got, _ := store.GetWorkflow(ctx, wf.ID); got.Status != workflow.StatusRunning || got.Step != 1 {
 		t.Fatalf("a round leased elsewhere ran here: %+v", got)

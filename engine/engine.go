@@ -3,9 +3,10 @@ package engine
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"os"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/workflow"
 )
@@ -89,8 +90,8 @@ type Config struct {
 	// InstanceID names this instance as the owner of its leases; empty means
 	// a fresh random id.
 	InstanceID string
-	// Logger receives operational logs; nil discards them.
-	Logger *slog.Logger
+	// Logger receives operational logs; the zero Logger discards them.
+	Logger zerolog.Logger
 	// Observer receives metrics hooks; nil means none.
 	Observer Observer
 	// Changes hears of every commit this engine makes (Change); nil means
@@ -142,7 +143,7 @@ type Engine struct {
 	model    workflow.Model
 	registry workflow.Registry
 	modes    map[workflow.ModeName]workflow.Mode
-	log      *slog.Logger
+	log      zerolog.Logger
 	now      func() time.Time
 
 	runner *runner
@@ -155,6 +156,9 @@ type Engine struct {
 
 	// changes hears of every commit (cfg.Changes, or nobody).
 	changes workflow.Changes
+	// outputs learns what each stage's replies write, for the output a
+	// call without maxTokens reserves in the budget.
+	outputs outputBounds
 }
 
 // New returns an engine over store, model and registry running the
@@ -171,17 +175,13 @@ func New(cfg Config, store workflow.Store, model workflow.Model, registry workfl
 	if err != nil {
 		return nil, err
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
 	e := &Engine{
 		cfg:      cfg,
 		store:    store,
 		model:    model,
 		registry: registry,
 		modes:    modes,
-		log:      log.With("instance", cfg.InstanceID),
+		log:      cfg.Logger.With().Str("instance", cfg.InstanceID).Logger(),
 		now:      cfg.clock(),
 		changes:  cfg.Changes,
 	}

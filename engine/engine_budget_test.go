@@ -19,7 +19,7 @@ import (
 
 // TestBudgetStopsTheRound: each step makes one model call that reserves
 // 204 tokens (a 400-character prompt, 100 output) and uses 150. With a
-// budget of 500 tokens the third call would pass it: it is not made, the
+// budget of 300 tokens the third call finds it used up: it is not made, the
 // round stops with stop reason budget and an assistant message saying
 // why, the stop is a round.stopped webhook event, and new work is refused
 // with a budget error until the budget resets.
@@ -42,7 +42,7 @@ func TestBudgetStopsTheRound(t *testing.T) {
 	}
 	store := memstore.New()
 	now := time.Now()
-	lim := &budgets.Limiter{Config: budgets.Config{Default: &budgets.Limit{Tokens: 500, Period: budgets.Day}},
+	lim := &budgets.Limiter{Config: budgets.Config{Default: &budgets.Limit{Tokens: 300, Period: budgets.Day}},
 		Store: store, Now: func() time.Time { return now }}
 	src := &webhooks.Source{Subscriptions: store, View: func(w *workflow.Workflow) any { return w.ID }}
 	e := newEngine(t, engine.Config{Budget: lim, Webhooks: src}, store, model, step)
@@ -58,14 +58,14 @@ func TestBudgetStopsTheRound(t *testing.T) {
 		t.Fatalf("round ended %+v (%v), want stopped with stop reason budget", got, err)
 	}
 	if n := calls.Load(); n != 2 {
-		t.Errorf("the model was called %d times, want 2 (the third would pass the budget)", n)
+		t.Errorf("the model was called %d times, want 2 (the third finds the budget used)", n)
 	}
 	msgs, err := store.Messages(ctx, wf.ID, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	last := msgs[len(msgs)-1]
-	if last.Role != workflow.RoleAssistant || !strings.Contains(last.Text, "daily budget of 500 tokens") {
+	if last.Role != workflow.RoleAssistant || !strings.Contains(last.Text, "daily budget of 300 tokens") {
 		t.Errorf("last message %+v, want the assistant saying the budget is spent", last)
 	}
 	used, _, _, _, err := lim.Usage(ctx, "alice")
@@ -89,6 +89,50 @@ func TestBudgetStopsTheRound(t *testing.T) {
 	}
 }
 
+// TestSmallBudgetMakesCalls (issue 45 item 2): calls that set no
+// maxTokens used to reserve their prompt plus 4096 output tokens, so a
+// budget of 2500 tokens stopped the first round before any call and read
+// spent with nothing used. Now each call goes while the budget has room
+// (the last one crosses it) and reserves what its stage's replies write.
+func TestSmallBudgetMakesCalls(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	model := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
+		calls.Add(1)
+		return workflow.ModelResponse{Text: "ok", Model: "m", PromptTokens: 900, CompletionTokens: 200}, nil
+	})
+	step := func(ctx context.Context, run workflow.Run) error {
+		wf := run.Workflow()
+		if _, err := run.Generate(ctx, workflow.ModelCall{Stage: workflow.StageOne, Attempt: 1,
+			Prompt: []workflow.PromptMessage{{Role: "user", Content: strings.Repeat("x", 3600)}}}); err != nil {
+			return err
+		}
+		return run.CommitStep(ctx, workflow.StepResult{Action: "test.echo", Executed: true,
+			Messages: []workflow.Message{{ID: workflow.NewID(workflow.PrefixMessage), Role: workflow.RoleAction,
+				Round: wf.Round, Step: wf.Step, Action: "test.echo", Status: workflow.MessageSuccess, Text: "done"}}})
+	}
+	store := memstore.New()
+	lim := &budgets.Limiter{Config: budgets.Config{Default: &budgets.Limit{Tokens: 2500, Period: budgets.Day}}, Store: store}
+	e := newEngine(t, engine.Config{Budget: lim}, store, model, step)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	wf, err := e.Create(ctx, engine.NewWorkflow{UserID: "alice", Prompt: "p", MaxSteps: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.Wait(ctx, wf.ID)
+	if err != nil || got.StopReason != workflow.StopBudget {
+		t.Fatalf("round ended %s/%s (%v), want stopped for the budget", got.Status, got.StopReason, err)
+	}
+	if n := calls.Load(); n != 3 {
+		t.Errorf("the model was called %d times, want 3 (1100 tokens each; the third crosses 2500)", n)
+	}
+	used, _, _, _, err := lim.Usage(ctx, "alice")
+	if err != nil || used.Tokens != 3300 || !used.Spent {
+		t.Errorf("usage = %+v (%v), want 3300 tokens, spent", used, err)
+	}
+}
+
 // TestBudgetStopKeepsQueuedRounds: rounds queued behind a round that stops
 // for the budget stay queued (not started, each to be refused and
 // stopped in turn); resumed after the reset, the round ends and the first
@@ -105,7 +149,7 @@ func TestBudgetStopKeepsQueuedRounds(t *testing.T) {
 		return workflow.ModelResponse{Text: "ok", Model: "m", PromptTokens: 110, CompletionTokens: 40}, nil
 	})
 	// Each step makes one call reserving 204 tokens and using 150; the
-	// third step ends the round: a 500-token budget holds two calls a day.
+	// third step ends the round: a 300-token budget holds two calls a day.
 	step := func(ctx context.Context, run workflow.Run) error {
 		wf := run.Workflow()
 		if _, err := run.Generate(ctx, workflow.ModelCall{Stage: workflow.StageOne, Attempt: 1, MaxTokens: 100,
@@ -123,7 +167,7 @@ func TestBudgetStopKeepsQueuedRounds(t *testing.T) {
 	store := memstore.New()
 	now := time.Now()
 	var clock sync.Mutex
-	lim := &budgets.Limiter{Config: budgets.Config{Default: &budgets.Limit{Tokens: 500, Period: budgets.Day}},
+	lim := &budgets.Limiter{Config: budgets.Config{Default: &budgets.Limit{Tokens: 300, Period: budgets.Day}},
 		Store: store, Now: func() time.Time { clock.Lock(); defer clock.Unlock(); return now }}
 	e := newEngine(t, engine.Config{Budget: lim}, store, model, step)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

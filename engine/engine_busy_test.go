@@ -199,14 +199,14 @@ func TestInterruptAPausedRound(t *testing.T) {
 	t.Parallel()
 	step := func(ctx context.Context, run workflow.Run) error {
 		if run.Workflow().Round == 1 {
-			return run.Pause(ctx, workflow.StepApproval{Action: "document.generate", Objective: "o"})
+			return pauseFor(ctx, run, workflow.Gate{Action: "document.generate", Objective: "o"})
 		}
 		return selectThenComplete(ctx, run)
 	}
 	model := &gatedModel{gate: make(chan struct{}), started: make(chan int, 16)}
 	close(model.gate)
 	store := memstore.New()
-	e := newEngine(t, engine.Config{}, store, model, step)
+	e := newEngine(t, engine.Config{Approvals: holdEvery{}}, store, model, step)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	wf, err := e.Create(ctx, engine.NewWorkflow{UserID: "alice", Prompt: "paused"})
@@ -242,7 +242,7 @@ func TestEnqueueWhilePausedRunsAfterTheDecision(t *testing.T) {
 	step := func(ctx context.Context, run workflow.Run) error {
 		wf := run.Workflow()
 		if wf.Round == 1 && wf.Checkpoint.Approval == nil {
-			return run.Pause(ctx, workflow.StepApproval{Action: "document.generate", Objective: "o"})
+			return pauseFor(ctx, run, workflow.Gate{Action: "document.generate", Objective: "o"})
 		}
 		return run.CommitStep(ctx, workflow.StepResult{
 			Messages: []workflow.Message{{ID: workflow.NewID(workflow.PrefixMessage), Role: workflow.RoleAssistant,
@@ -253,7 +253,7 @@ func TestEnqueueWhilePausedRunsAfterTheDecision(t *testing.T) {
 	model := &gatedModel{gate: make(chan struct{}), started: make(chan int, 16)}
 	close(model.gate)
 	store := memstore.New()
-	e := newEngine(t, engine.Config{}, store, model, step)
+	e := newEngine(t, engine.Config{Approvals: holdEvery{}}, store, model, step)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	wf, err := e.Create(ctx, engine.NewWorkflow{UserID: "alice", Prompt: "paused"})

@@ -73,7 +73,7 @@ func TestResumePastTheLastStepEndsAtTheLimit(t *testing.T) {
 }
 
 // A rejected approval of the last allowed step goes on from the checkpoint
-// Pause saved for the step after it, past maxSteps: Run.endAtLimit ends
+// the pause saved for the step after it, past maxSteps: Run.endAtLimit ends
 // the round with the mode's closing message, and the mode runs no step.
 func TestRejectingTheLastStepEndsAtTheLimit(t *testing.T) {
 	t.Parallel()
@@ -83,7 +83,7 @@ func TestRejectingTheLastStepEndsAtTheLimit(t *testing.T) {
 		wf := run.Workflow()
 		steps <- wf.Step
 		if wf.Step == maxSteps {
-			return run.Pause(ctx, workflow.StepApproval{Action: "test.echo", Objective: "o", Parameters: map[string]any{"text": "x"}})
+			return pauseFor(ctx, run, workflow.Gate{Action: "test.echo", Objective: "o", Parameters: map[string]any{"text": "x"}})
 		}
 		return run.CommitStep(ctx, workflow.StepResult{
 			Action: "test.echo", Executed: true,
@@ -92,7 +92,7 @@ func TestRejectingTheLastStepEndsAtTheLimit(t *testing.T) {
 		})
 	}
 	store := memstore.New()
-	e := newEngine(t, engine.Config{}, store, blocking, pauseAtLast)
+	e := newEngine(t, engine.Config{Approvals: holdEvery{}}, store, blocking, pauseAtLast)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	wf, err := e.Create(ctx, engine.NewWorkflow{UserID: "alice", Prompt: "p", MaxSteps: maxSteps})

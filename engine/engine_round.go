@@ -175,15 +175,15 @@ func (e *Engine) failRound(ctx context.Context, run *roundRun, err error) {
 	id := run.wf.ID
 	switch {
 	case ctx.Err() != nil:
-		e.log.Debug("round interrupted", "workflow", id, "cause", context.Cause(ctx))
+		e.log.Debug().Str("workflow", id).AnErr("cause", context.Cause(ctx)).Msg("round interrupted")
 		return
 	case errors.Is(err, errRoundLost):
-		e.log.Info("round changed elsewhere; leaving it", "workflow", id, "err", err)
+		e.log.Info().Str("workflow", id).AnErr("err", err).Msg("round changed elsewhere; leaving it")
 		return
 	case workflow.KindOf(err) == workflow.KindUnavailable && !errors.As(err, new(*modelError)):
 		// A store outage is no failure of the round: it stays running and
 		// the recovery scan resumes it from its checkpoint.
-		e.log.Warn("store unavailable; round left for recovery", "workflow", id, "err", err)
+		e.log.Warn().Str("workflow", id).AnErr("err", err).Msg("store unavailable; round left for recovery")
 		return
 	}
 	if be := (*workflow.BudgetError)(nil); errors.As(err, &be) {
@@ -196,14 +196,14 @@ func (e *Engine) failRound(ctx context.Context, run *roundRun, err error) {
 	if errors.As(err, &me) {
 		next.StopReason = workflow.StopLLMError
 		next.Error = "the model could not answer: " + workflow.PublicMessage(me.err)
-		e.log.Warn("round failed: model error", "workflow", id, "err", err)
+		e.log.Warn().Str("workflow", id).AnErr("err", err).Msg("round failed: model error")
 	} else {
 		next.StopReason = workflow.StopFailures
 		next.Error = workflow.PublicMessage(err)
-		e.log.Error("round failed", "workflow", id, "err", err)
+		e.log.Error().Str("workflow", id).AnErr("err", err).Msg("round failed")
 	}
 	if cerr := run.commit(ctx, next, nil, nil); cerr != nil {
-		e.log.Error("recording the failed round failed", "workflow", id, "err", cerr)
+		e.log.Error().Str("workflow", id).AnErr("err", cerr).Msg("recording the failed round failed")
 		return
 	}
 	run.published()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"reflect"
 	"time"
 
@@ -142,9 +141,9 @@ func (r *roundRun) IdempotencyKey() string {
 // rejected reply is not an error: Generate returns the response and the
 // mode reads the rejection from its own Check. With a Budgeter, the call
 // first reserves what it may use (estimateTokens) and is not made when
-// that could pass the user's budget (a *BudgetError, which stops the
+// the user's budget has no room left (a *BudgetError, which stops the
 // round with stop reason budget); the reservation is settled to what the
-// call used.
+// call used, and what the reply wrote teaches its stage's output bound.
 func (r *roundRun) Generate(ctx context.Context, call workflow.ModelCall) (resp workflow.ModelResponse, err error) {
 	if err := r.lease.check(ctx); err != nil {
 		// The run is over (its lease ended, or it was stopped or cut):
@@ -154,7 +153,7 @@ func (r *roundRun) Generate(ctx context.Context, call workflow.ModelCall) (resp 
 	var reserved workflow.BudgetReservation
 	if b := r.e.cfg.Budget; b != nil {
 		var err error
-		if reserved, err = b.Reserve(ctx, r.wf.UserID, estimateTokens(call)); err != nil {
+		if reserved, err = b.Reserve(ctx, r.wf.UserID, estimateTokens(call, &r.e.outputs)); err != nil {
 			return workflow.ModelResponse{}, err // no call is made
 		}
 		defer func() {
@@ -184,6 +183,9 @@ func (r *roundRun) Generate(ctx context.Context, call workflow.ModelCall) (resp 
 		LatencyMs: end.Sub(start).Milliseconds(), FinishReason: resp.StopReason, Retries: resp.Retries, OutputMode: mode, CreatedAt: r.e.now(),
 	}
 	r.counted = append(r.counted, countedCall{call.Stage, resp.PromptTokens, resp.CompletionTokens, resp.CachedTokens})
+	if err == nil {
+		r.e.outputs.learn(call.Stage, resp.CompletionTokens)
+	}
 	outcome := "ok"
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -257,7 +259,7 @@ func (r *roundRun) RecordActionCalls(ctx context.Context, calls []workflow.Actio
 
 // RecordTrace records a trace of this workflow (e.g. an action's, or a
 // plan step dropped by validation). It is stored by the run's next commit
-// (Checkpoint, AppendSummary, CommitStep, Pause...) in the same atomic
+// (Checkpoint, AppendSummary, CommitStep, a pause...) in the same atomic
 // write as that phase, so a step's traces cost no store round trip of
 // their own; when the run ends without one (a cancelled or failed call, a
 // workflow changed elsewhere, a store outage) the run stores them on their
@@ -285,7 +287,7 @@ func (r *roundRun) flushTraces(ctx context.Context) {
 	for _, t := range r.traces {
 		err := r.e.retryStore(ctx, r.detach(ctx), "trace", r.wf.ID, func(ctx context.Context) error { return r.e.store.AppendTrace(ctx, t) })
 		if err != nil && workflow.KindOf(err) != workflow.KindConflict {
-			r.e.log.Warn("storing trace failed", "workflow", r.wf.ID, "stage", t.Stage, "err", err)
+			r.e.log.Warn().Str("workflow", r.wf.ID).Str("stage", string(t.Stage)).AnErr("err", err).Msg("storing trace failed")
 		}
 	}
 	r.traces = nil
@@ -458,12 +460,10 @@ func (r *roundRun) commitOnce(ctx context.Context, next *workflow.Workflow, expe
 		return fmt.Errorf("commit of %s: %w", r.wf.ID, err)
 	}
 	r.wf = stored
-	if r.e.log.Enabled(ctx, slog.LevelDebug) {
-		// With "round claimed" and "round interrupted", a run's trail in
-		// the log: which instance wrote what under which fence.
-		r.e.log.Debug("phase committed", "workflow", stored.ID, "round", stored.Round, "step", stored.Step,
-			"version", stored.Version, "fence", r.fence)
-	}
+	// With "round claimed" and "round interrupted", a run's trail in the
+	// log: which instance wrote what under which fence.
+	r.e.log.Debug().Str("workflow", stored.ID).Int("round", stored.Round).Int("step", stored.Step).
+		Int64("version", stored.Version).Int64("fence", r.fence).Msg("phase committed")
 	r.counted = r.counted[:0]
 	r.msgs = append(r.msgs, saved...)
 	if left == nil {

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"time"
 
 	"github.com/twostep/twostep/workflow"
 )
@@ -98,11 +97,10 @@ func (s tracedStore) Commit(ctx context.Context, c workflow.Commit) (*workflow.W
 	return wf, msgs, err
 }
 
-// ClaimRoundLoad forwards to the store, so a traced engine still claims a
-// round and reads it in one step where the store can (RoundLoader).
-func (s tracedStore) ClaimRoundLoad(ctx context.Context, workflowID, owner string, ttl time.Duration) (workflow.RoundClaim, error) {
-	return workflow.ClaimRoundLoad(ctx, s.Store, workflowID, owner, ttl)
-}
+// Unwrap returns the traced store (workflow.StoreWrapper): its
+// capabilities, such as claiming a round and reading it in one step
+// (RoundLoader), are used directly; only Commit opens a span.
+func (s tracedStore) Unwrap() workflow.Store { return s.Store }
 
 // tracedRegistry opens an action span around every Registry.Execute.
 type tracedRegistry struct {

@@ -21,7 +21,7 @@ import (
 func TestRoundEventsEnterTheOutbox(t *testing.T) {
 	t.Parallel()
 	pause := func(ctx context.Context, run workflow.Run) error {
-		return run.Pause(ctx, workflow.StepApproval{Action: "test.echo", Objective: "o", Parameters: map[string]any{"text": "x"}})
+		return pauseFor(ctx, run, workflow.Gate{Action: "test.echo", Objective: "o", Parameters: map[string]any{"text": "x"}})
 	}
 	store := memstore.New()
 	src := &webhooks.Source{Subscriptions: store,
@@ -30,7 +30,7 @@ func TestRoundEventsEnterTheOutbox(t *testing.T) {
 		View: func(w *workflow.Workflow) any {
 			return map[string]any{"id": w.ID, "status": w.Status, "version": w.Version}
 		}}
-	e := newEngine(t, engine.Config{Webhooks: src}, store, blocking, pause)
+	e := newEngine(t, engine.Config{Webhooks: src, Approvals: holdEvery{}}, store, blocking, pause)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	own := &workflow.WebhookSubscription{URL: "https://svc.example/in", Secret: "whsec_eA==",

@@ -119,7 +119,7 @@ func (r *runner) start(ctx context.Context) {
 	r.wg.Go(r.expiryLoop)
 	// Names this instance (every engine line carries it), so that the
 	// previous holder a takeover line names can be told.
-	r.e.log.Info("workers started", "workers", r.e.cfg.Workers)
+	r.e.log.Info().Int("workers", r.e.cfg.Workers).Msg("workers started")
 	r.wg.Go(func() {
 		<-r.recv.Done()
 		r.close()
@@ -168,7 +168,7 @@ func (r *runner) shutdown(ctx context.Context) error {
 		lctx, cancel := context.WithTimeout(ctx, dispatchTimeout)
 		defer cancel()
 		if err := r.d.Leave(lctx, r.e.cfg.InstanceID); err != nil {
-			r.e.log.Warn("leaving the dispatch group failed", "err", err)
+			r.e.log.Warn().AnErr("err", err).Msg("leaving the dispatch group failed")
 		}
 		return nil
 	case <-ctx.Done():
@@ -196,7 +196,7 @@ func (r *runner) schedule(ctx context.Context, id string) {
 	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dispatchTimeout)
 	defer cancel()
 	if err := r.d.Enqueue(ectx, id); err != nil {
-		r.e.log.Warn("dispatching a round failed; the recovery scan will find it", "workflow", id, "err", err)
+		r.e.log.Warn().Str("workflow", id).AnErr("err", err).Msg("dispatching a round failed; the recovery scan will find it")
 		r.observe(workflow.DispatchEnqueueFailed, 1)
 		return
 	}
@@ -299,7 +299,7 @@ func (r *runner) touch(ctx context.Context, a *activeRun) {
 	r.mu.Unlock()
 	for _, d := range ds {
 		if err := r.d.Touch(ctx, r.e.cfg.InstanceID, d); err != nil && ctx.Err() == nil {
-			r.e.log.Warn("touching a dispatched round failed", "workflow", d.WorkflowID, "err", err)
+			r.e.log.Warn().Str("workflow", d.WorkflowID).AnErr("err", err).Msg("touching a dispatched round failed")
 		}
 	}
 }
@@ -371,7 +371,7 @@ func (r *runner) ack(ds []workflow.Delivery) {
 	defer cancel()
 	for _, d := range ds {
 		if err := r.d.Ack(ctx, d); err != nil {
-			r.e.log.Warn("acking a dispatched round failed", "workflow", d.WorkflowID, "err", err)
+			r.e.log.Warn().Str("workflow", d.WorkflowID).AnErr("err", err).Msg("acking a dispatched round failed")
 			continue
 		}
 		r.observe(workflow.DispatchAcked, 1)
@@ -393,7 +393,7 @@ func (r *runner) handOff(it *item, interrupted bool) {
 	first := it.deliveries[0]
 	first.Reclaimed = first.Reclaimed || interrupted
 	if err := r.d.Requeue(ctx, first); err != nil {
-		r.e.log.Warn("handing a round to another instance failed; it is left for reclaim", "workflow", it.id, "err", err)
+		r.e.log.Warn().Str("workflow", it.id).AnErr("err", err).Msg("handing a round to another instance failed; it is left for reclaim")
 		return
 	}
 	r.observe(workflow.DispatchHandedOff, 1)

@@ -16,7 +16,7 @@ func (r *runner) read(p int) {
 		}
 		if err != nil {
 			if failing == 0 {
-				r.e.log.Warn("receiving dispatched rounds failed; retrying", "partition", p, "err", err)
+				r.e.log.Warn().Int("partition", p).AnErr("err", err).Msg("receiving dispatched rounds failed; retrying")
 			}
 			failing = min(max(2*failing, 100*time.Millisecond), 5*time.Second)
 			t := time.NewTimer(failing)
@@ -28,7 +28,7 @@ func (r *runner) read(p int) {
 			continue
 		}
 		if failing > 0 {
-			r.e.log.Info("receiving dispatched rounds again", "partition", p)
+			r.e.log.Info().Int("partition", p).Msg("receiving dispatched rounds again")
 			failing = 0
 		}
 		if ok {
@@ -70,7 +70,7 @@ func (r *runner) reclaimLoop() {
 		r.mu.Unlock()
 		if free <= 0 {
 			if !busy {
-				r.e.log.Debug("reclaim put off: every worker is busy", "workers", r.e.cfg.Workers)
+				r.e.log.Debug().Int("workers", r.e.cfg.Workers).Msg("reclaim put off: every worker is busy")
 			}
 			busy = true
 			continue
@@ -79,7 +79,7 @@ func (r *runner) reclaimLoop() {
 		ds, err := r.d.Reclaim(r.recv, r.e.cfg.InstanceID, r.e.cfg.LeaseTTL, free)
 		if err != nil {
 			if r.recv.Err() == nil && !failing {
-				r.e.log.Warn("reclaiming dispatched rounds failed; retrying every interval", "err", err)
+				r.e.log.Warn().AnErr("err", err).Msg("reclaiming dispatched rounds failed; retrying every interval")
 			}
 			failing = true
 			continue

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"sync"
 	"time"
 
@@ -58,20 +57,18 @@ func (e *Engine) runClaimed(ctx context.Context, id string, to takeover, touch f
 		return runSettled
 	case err != nil:
 		if ctx.Err() == nil {
-			e.log.Warn("claiming a round failed", "workflow", id, "err", err)
+			e.log.Warn().Str("workflow", id).AnErr("err", err).Msg("claiming a round failed")
 		}
 		return runLeft
 	case fence == 0:
 		return runBusy
 	}
-	if e.log.Enabled(ctx, slog.LevelDebug) {
-		e.log.Debug("round claimed", "workflow", id, "fence", fence)
-	}
+	e.log.Debug().Str("workflow", id).Int64("fence", fence).Msg("round claimed")
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
 		defer cancel()
 		if err := e.store.ReleaseRound(rctx, id, owner); err != nil {
-			e.log.Warn("releasing a round failed", "workflow", id, "err", err)
+			e.log.Warn().Str("workflow", id).AnErr("err", err).Msg("releasing a round failed")
 		}
 	}()
 	if wf.Status != workflow.StatusRunning {
@@ -124,11 +121,11 @@ func (e *Engine) logTakeover(wf *workflow.Workflow, fence int64, expired string,
 	default:
 		return
 	}
-	attrs := []any{"workflow", wf.ID, "round", wf.Round, "step", wf.Step, "fence", fence}
+	ev := e.log.Info().Str("workflow", wf.ID).Int("round", wf.Round).Int("step", wf.Step).Int64("fence", fence)
 	if from != "" {
-		attrs = append(attrs, "from", from)
+		ev = ev.Str("from", from)
 	}
-	e.log.Info("round taken over", append(attrs, "cause", cause)...)
+	ev.Str("cause", cause).Msg("round taken over")
 }
 
 // watch keeps a running round's lease and notices a Stop or Delete made on
@@ -295,7 +292,7 @@ func (r *runner) recoverLoop() {
 	for {
 		ids, err := r.e.store.Running(r.recv)
 		if err != nil && r.recv.Err() == nil {
-			r.e.log.Warn("listing running workflows failed", "err", err)
+			r.e.log.Warn().AnErr("err", err).Msg("listing running workflows failed")
 		}
 		for _, id := range ids {
 			r.reclaim(id)

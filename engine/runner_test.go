@@ -3,12 +3,16 @@ package engine_test
 import (
 	"bytes"
 	"context"
-	"log/slog"
+	"encoding/json"
+	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/memstore"
@@ -83,7 +87,7 @@ func TestDeadInstancesRoundIsLoggedAsTakenOver(t *testing.T) {
 	queued := put(1, "")        // queued by an API-only instance
 	time.Sleep(50 * time.Millisecond)
 	var logs lockedBuffer
-	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	logger := zerolog.New(&logs).Level(zerolog.DebugLevel)
 	model := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
 		return workflow.ModelResponse{Text: "{}"}, nil
 	})
@@ -102,29 +106,31 @@ func TestDeadInstancesRoundIsLoggedAsTakenOver(t *testing.T) {
 	if got, err := e.Wait(wctx, mine.ID); err != nil || got.Status != workflow.StatusCompleted {
 		t.Fatalf("own round: %+v, %v; want completed", got, err)
 	}
-	out := logs.String()
+	takeover := func(wf *workflow.Workflow) logLine {
+		return logLine{"message": "round taken over", "level": "info", "instance": "here", "workflow": wf.ID}
+	}
 	for _, c := range []struct {
 		wf   *workflow.Workflow
-		want string // the takeover line's attributes, "" for none
+		want logLine // the takeover line's other fields, nil for none
 	}{
-		{dead, " round=1 step=2 fence=2 from=dead cause=\"lease expired\""},
-		{deadFirst, " round=1 step=1 fence=2 from=dead cause=\"lease expired\""},
-		{queued, ""},
-		{mine, ""},
+		{dead, logLine{"round": 1, "step": 2, "fence": 2, "from": "dead", "cause": "lease expired"}},
+		{deadFirst, logLine{"round": 1, "step": 1, "fence": 2, "from": "dead", "cause": "lease expired"}},
+		{queued, nil},
+		{mine, nil},
 	} {
-		line := `msg="round taken over" instance=here workflow=` + c.wf.ID
+		line := takeover(c.wf)
 		switch {
-		case c.want != "" && !strings.Contains(out, line+c.want):
-			t.Errorf("no takeover line %q in:\n%s", line+c.want, out)
-		case c.want == "" && strings.Contains(out, line):
-			t.Errorf("round %s was logged as taken over:\n%s", c.wf.ID, out)
+		case c.want != nil && !logs.has(line.with(c.want)):
+			t.Errorf("no takeover line %v in:\n%s", line.with(c.want), logs.String())
+		case c.want == nil && logs.has(line):
+			t.Errorf("round %s was logged as taken over:\n%s", c.wf.ID, logs.String())
 		}
 	}
 	// Every claim is logged at debug level, the takeover's and the own
 	// round's alike.
-	for _, want := range []string{"workflow=" + dead.ID + " fence=2", "workflow=" + mine.ID + " fence=1"} {
-		if !strings.Contains(out, `msg="round claimed" instance=here `+want) {
-			t.Errorf("no claim line with %s in:\n%s", want, out)
+	for _, want := range []logLine{{"workflow": dead.ID, "fence": 2}, {"workflow": mine.ID, "fence": 1}} {
+		if line := want.with(logLine{"message": "round claimed", "level": "debug", "instance": "here"}); !logs.has(line) {
+			t.Errorf("no claim line %v in:\n%s", line, logs.String())
 		}
 	}
 }
@@ -139,6 +145,42 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
+}
+
+// logLine is the fields of one JSON log line, numbers as ints.
+type logLine map[string]any
+
+// with returns l with more's fields added.
+func (l logLine) with(more logLine) logLine {
+	out := logLine{}
+	maps.Copy(out, l)
+	maps.Copy(out, more)
+	return out
+}
+
+// has reports whether a JSON line of the buffer has every field of want,
+// with its value.
+func (l *lockedBuffer) has(want logLine) bool {
+	for _, text := range strings.Split(l.String(), "\n") {
+		var got map[string]any
+		if json.Unmarshal([]byte(text), &got) != nil {
+			continue
+		}
+		if all(want, func(k string, v any) bool { return fmt.Sprint(got[k]) == fmt.Sprint(v) }) {
+			return true
+		}
+	}
+	return false
+}
+
+// all reports whether f holds for every field of l.
+func all(l logLine, f func(string, any) bool) bool {
+	for k, v := range l {
+		if !f(k, v) {
+			return false
+		}
+	}
+	return true
 }
 
 func (l *lockedBuffer) String() string {

@@ -38,7 +38,7 @@ func (e *Engine) retryStore(ctx, detached context.Context, what, id string, writ
 			return err
 		}
 		if attempt == 1 {
-			e.log.Warn("store unavailable; retrying", "workflow", id, "write", what, "err", err)
+			e.log.Warn().Str("workflow", id).Str("write", what).AnErr("err", err).Msg("store unavailable; retrying")
 		}
 		t := time.NewTimer(wait)
 		select {

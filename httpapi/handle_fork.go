@@ -43,7 +43,7 @@ func (s *Server) forkWorkflow(ctx context.Context, in *forkInput) (*forkOutput, 
 	if sel := in.Body.Selection; sel != nil {
 		fields := make([]workflow.FieldSpec, len(sel.ParametersSchema.Fields))
 		for i, f := range sel.ParametersSchema.Fields {
-			fields[i] = workflow.FieldSpec{Name: f.Name, Type: f.Type, Required: f.Required, Description: f.Description}
+			fields[i] = workflow.FieldSpec{Name: f.Name, Type: f.Type, Items: f.Items, Required: f.Required, Description: f.Description}
 		}
 		req.Selection = &workflow.Selection{
 			Action: sel.Action, ActionObjective: sel.ActionObjective, RequiredInputDocuments: sel.RequiredInputDocuments,

@@ -40,7 +40,15 @@ const (
 	idemMaxAnswer = 4 << 20
 	// idemStoreTimeout bounds the store calls made after the handler.
 	idemStoreTimeout = 5 * time.Second
+	// idemRefusedWindow is how long a refused (4xx) answer is kept: long
+	// enough for a client's retries, not the day a success is kept.
+	idemRefusedWindow = 10 * time.Minute
 )
+
+// idemSecretMembers are the members of an answer's JSON object that are
+// never kept for replay: a secret is answered once, by the request that
+// made it.
+var idemSecretMembers = []string{"webhookSecret"}
 
 // idempotentRoutes are the routes (gin's FullPath) that honour an
 // Idempotency-Key on POST.
@@ -61,7 +69,10 @@ var replayedHeaders = []string{"Content-Type", "Location", "Content-Location", "
 // store and runs; its answer is kept for limits.idempotencyWindow and
 // replayed, with Idempotent-Replayed: true, to every later request with the
 // same key and the same method, route, query and body (another request
-// with the key → 422). A duplicate arriving while the first runs waits for
+// with the key → 422). A refused (4xx) answer is kept idemRefusedWindow; a
+// user's kept answers stay within limits.idempotencyBytesPerUser (the ones
+// that expire first are dropped); a kept answer holds no secret
+// (idemSecretMembers are left out of it). A duplicate arriving while the first runs waits for
 // its answer (409 after idemWait). Answers the same request might get
 // differently on a retry — 5xx, 408, 409, 429 — are not kept: the claim is
 // released. Requests without the header, and every other route, pass
@@ -215,15 +226,22 @@ func (r *idemRequest) run() {
 			return
 		}
 	}
-	a := workflow.IdempotentAnswer{Hash: hex.EncodeToString(r.h.Sum(nil)), Status: w.Status(), Body: w.buf, Header: map[string][]string{}}
+	a := workflow.IdempotentAnswer{Hash: hex.EncodeToString(r.h.Sum(nil)), Status: w.Status(), Body: withoutSecrets(w.buf), Header: map[string][]string{}}
 	for _, k := range replayedHeaders {
 		if vs := w.Header().Values(k); len(vs) > 0 {
 			a.Header[k] = vs
 		}
 	}
+	keep := workflow.IdempotencyKeep{Window: r.s.limits.IdempotencyWindow, UserBytes: r.s.limits.IdempotencyBytesPerUser}
+	if a.Status >= 400 {
+		keep.Window = min(keep.Window, idemRefusedWindow)
+	}
+	if a.Size() > keep.UserBytes {
+		return // larger than all a user may keep: not kept
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), idemStoreTimeout)
 	defer cancel()
-	if err := r.s.idem.SaveIdempotency(ctx, r.user, r.key, r.token, a, r.s.limits.IdempotencyWindow); err != nil {
+	if err := r.s.idem.SaveIdempotency(ctx, r.user, r.key, r.token, a, keep); err != nil {
 		zerolog.Ctx(c.Request.Context()).Warn().Err(err).Msg("keeping the answer of an idempotent request failed")
 		return
 	}
@@ -349,7 +367,9 @@ func documentIdempotency(oapi *huma.OpenAPI) {
 			Description: "A key of your own (1 to 255 printable ASCII characters) that makes a retry safe: the first answer " +
 				"is kept for limits.idempotencyWindow (default 24h) and replayed to every request with the same key, " +
 				"method, route, query and body; the same key with another request answers 422, and one sent while " +
-				"the first is still being answered waits for it (409 after 10 s). Server errors, 408, 409 and 429 are not kept.",
+				"the first is still being answered waits for it (409 after 10 s). Server errors, 408, 409 and 429 are not kept; " +
+				"other 4xx answers are kept 10 minutes; a user's kept answers are bounded (limits.idempotencyBytesPerUser, " +
+				"the first to expire dropped past it); a replay never holds webhookSecret.",
 			Schema: &huma.Schema{Type: "string", MinLength: new(1), MaxLength: new(maxIdempotencyKey), Pattern: "^[!-~]+$"},
 		})
 		for code, r := range op.Responses {

@@ -2,12 +2,14 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/memstore"
@@ -197,3 +199,80 @@ func TestIdempotencyWithoutKeyOrWithBadKey(t *testing.T) {
 
 // idemWorkflowID is a well-formed workflow id for the routes under one.
 var idemWorkflowID = workflow.NewID(workflow.PrefixWorkflow)
+
+// TestIdempotencyReplayHoldsNoSecret (issue 45 item 12): the create that
+// asked for a webhook answers its signing secret once; a replay of it
+// answers the same workflow without the secret, and the store never
+// holds it.
+func TestIdempotencyReplayHoldsNoSecret(t *testing.T) {
+	t.Parallel()
+	store := memstore.New()
+	env := &idemEnv{}
+	env.testEnv = newTestEnv(t, func(o *Options) {
+		o.Idempotency = store
+		o.Webhooks = WebhookOptions{CheckURL: func(string) error { return nil }, NewSecret: func() string { return "whsec_dGVzdHNlY3JldA==" }}
+	})
+	env.engine.CreateFn = func(in engine.NewWorkflow) (*workflow.Workflow, error) {
+		return testWorkflow(in.UserID, workflow.StatusRunning), nil
+	}
+	body := map[string]any{"prompt": "summarise", "webhook": map[string]any{"url": "https://hooks.example/in"}}
+	first := env.post(t, "/api/v1/workflows", aliceToken, "k1", body)
+	again := env.post(t, "/api/v1/workflows", aliceToken, "k1", body)
+	if first.Code != http.StatusCreated || again.Code != http.StatusCreated || again.Header().Get(replayedHeader) != "true" {
+		t.Fatalf("answers %d, %d (replayed %q): %s", first.Code, again.Code, again.Header().Get(replayedHeader), again.Body)
+	}
+	var got struct {
+		ID            string `json:"id"`
+		WebhookSecret string `json:"webhookSecret"`
+	}
+	if err := json.Unmarshal(first.Body.Bytes(), &got); err != nil || got.WebhookSecret == "" {
+		t.Fatalf("the first answer has no webhookSecret (%v): %s", err, first.Body)
+	}
+	secret, id := got.WebhookSecret, got.ID
+	got.WebhookSecret, got.ID = "", ""
+	if err := json.Unmarshal(again.Body.Bytes(), &got); err != nil || got.WebhookSecret != "" || got.ID != id {
+		t.Errorf("replay = %s (%v), want workflow %s without webhookSecret", again.Body, err, id)
+	}
+	rec, _, err := store.ClaimIdempotency(t.Context(), "alice", "k1", "probe", time.Minute)
+	if err != nil || rec.Answer == nil || bytes.Contains(rec.Answer.Body, []byte(secret)) {
+		t.Errorf("kept answer %+v (%v) holds the secret", rec.Answer, err)
+	}
+}
+
+// TestIdempotencyRefusedAnswersKeptMinutes (issue 45 item 9): a refused
+// (4xx) answer is kept idemRefusedWindow, a success the whole window; an
+// answer larger than a user's bound is not kept.
+func TestIdempotencyRefusedAnswersKeptMinutes(t *testing.T) {
+	t.Parallel()
+	var saved []workflow.IdempotencyKeep
+	rec := &recordingIdem{IdempotencyStore: memstore.New(), saved: func(k workflow.IdempotencyKeep) { saved = append(saved, k) }}
+	env := &idemEnv{}
+	env.testEnv = newTestEnv(t, func(o *Options) { o.Idempotency = rec })
+	env.engine.CreateFn = func(in engine.NewWorkflow) (*workflow.Workflow, error) {
+		return testWorkflow(in.UserID, workflow.StatusRunning), nil
+	}
+	if r := env.post(t, "/api/v1/workflows", aliceToken, "ok", map[string]any{"prompt": "a"}); r.Code != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.Code, r.Body)
+	}
+	if r := env.post(t, "/api/v1/workflows", aliceToken, "bad", map[string]any{"prompt": ""}); r.Code < 400 || r.Code >= 500 {
+		t.Fatalf("empty prompt: %d %s, want a 4xx", r.Code, r.Body)
+	}
+	want := []workflow.IdempotencyKeep{
+		{Window: workflow.DefaultIdempotencyWindow, UserBytes: workflow.DefaultIdempotencyBytesPerUser},
+		{Window: idemRefusedWindow, UserBytes: workflow.DefaultIdempotencyBytesPerUser},
+	}
+	if len(saved) != len(want) || saved[0] != want[0] || saved[1] != want[1] {
+		t.Errorf("saved with %+v, want %+v", saved, want)
+	}
+}
+
+// recordingIdem tells what each answer was saved with.
+type recordingIdem struct {
+	workflow.IdempotencyStore
+	saved func(workflow.IdempotencyKeep)
+}
+
+func (r *recordingIdem) SaveIdempotency(ctx context.Context, userID, key, token string, a workflow.IdempotentAnswer, keep workflow.IdempotencyKeep) error {
+	r.saved(keep)
+	return r.IdempotencyStore.SaveIdempotency(ctx, userID, key, token, a, keep)
+}

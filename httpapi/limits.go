@@ -52,6 +52,10 @@ type Limits struct {
 	// IdempotencyWindow is how long the answer to a request sent with an
 	// Idempotency-Key is kept for replay (default 24h, DESIGN §10.3).
 	IdempotencyWindow time.Duration `yaml:"idempotencyWindow"`
+	// IdempotencyBytesPerUser bounds what one user's kept answers hold
+	// (default 8 MiB, workflow.IdempotentAnswer.Size): past it, the
+	// answers that expire first are dropped.
+	IdempotencyBytesPerUser int64 `yaml:"idempotencyBytesPerUser"`
 }
 
 const maxNameLen = 255
@@ -87,6 +91,9 @@ func (l Limits) withDefaults() (Limits, error) {
 	if l.IdempotencyWindow == 0 {
 		l.IdempotencyWindow = workflow.DefaultIdempotencyWindow
 	}
+	if l.IdempotencyBytesPerUser == 0 {
+		l.IdempotencyBytesPerUser = workflow.DefaultIdempotencyBytesPerUser
+	}
 	return l, l.Validate()
 }
 
@@ -106,8 +113,8 @@ func (l Limits) Validate() error {
 		l.MaxInflightUploadBytes != 0 && l.MaxInflightUploadBytesPerUser > l.MaxInflightUploadBytes) {
 		errs = append(errs, errors.New("limits.maxInflightUploadBytesPerUser must be between limits.maxBodyBytes and limits.maxInflightUploadBytes"))
 	}
-	if l.IdempotencyWindow < 0 {
-		errs = append(errs, errors.New("limits.idempotencyWindow must not be negative"))
+	if l.IdempotencyWindow < 0 || l.IdempotencyBytesPerUser < 0 {
+		errs = append(errs, errors.New("limits.idempotencyWindow and limits.idempotencyBytesPerUser must not be negative"))
 	}
 	if l.MaxInflightUploadBytes != 0 && l.MaxInflightUploadBytes < l.MaxBodyBytes {
 		errs = append(errs, errors.New("limits.maxInflightUploadBytes must be at least limits.maxBodyBytes, or no full-size request could ever be taken"))

@@ -26,9 +26,10 @@ type usageEntry struct {
 	expires time.Time
 }
 
-// over reports whether u passes limit (zero fields: no limit).
-func over(tokens, micros int64, limit workflow.Usage) bool {
-	return (limit.Tokens > 0 && tokens > limit.Tokens) || (limit.Micros > 0 && micros > limit.Micros)
+// full reports whether tokens leave no room under limit or micros pass
+// it (zero fields: no limit).
+func full(tokens, micros int64, limit workflow.Usage) bool {
+	return (limit.Tokens > 0 && tokens >= limit.Tokens) || (limit.Micros > 0 && micros > limit.Micros)
 }
 
 // counter returns the live counter of k with the holds expired at now
@@ -59,9 +60,9 @@ func (s *Store) ReserveUsage(ctx context.Context, userID, period string, hold wo
 	e.expires = s.now().Add(ttl)
 	granted := false
 	switch {
-	case over(e.Tokens+hold.Tokens, e.Micros, limit):
+	case full(e.Tokens, e.Micros, limit):
 		e.Spent = true
-	case !over(e.Tokens+e.Reserved+hold.Tokens, e.Micros, limit):
+	case !full(e.Tokens+e.Reserved, e.Micros, limit):
 		if old, ok := e.holds[hold.ID]; ok { // the same hold again: replaced
 			e.Reserved -= old.tokens
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -50,39 +51,33 @@ type StepCall struct {
 // counted only by the run that commits the step). An action that finished
 // is still committed (under the version check, so a Stop wins).
 //
-// A call the approval policy holds (DESIGN §9.1) does not run: once its
-// inputs resolve, the round pauses awaiting approval (Run.Pause). After an
-// approve decision the step comes back here with the grant in its
-// checkpoint and runs with the approved parameters (an intent grant's
-// parameters are Stage 2's). A held call that a standing approval admits
-// (DESIGN §10.4) runs without a pause, its action message naming that
-// approval and who granted it (ApprovedBy).
+// Once its inputs resolve, the call passes the approval gate (Run.Gate at
+// the call moment, DESIGN §9.1): a call the policy holds pauses the round
+// awaiting approval and does not run. After an approve decision the step
+// comes back here and runs with the approved parameters (an intent
+// grant's parameters are Stage 2's). A held call that a standing approval
+// admits (DESIGN §10.4) runs without a pause, its action message naming
+// that approval and who granted it (ApprovedBy).
 func Execute(ctx context.Context, run workflow.Run, call StepCall, next *workflow.Checkpoint) error {
-	grant, needed := run.Approval(call.Action, call.Parameters)
-	if grant != nil && grant.Parameters != nil {
-		call.Parameters = grant.Parameters // an intent grant has none: Stage 2 filled them
-	}
 	in, err := resolve(ctx, run, call)
 	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if workflow.KindOf(err) != workflow.KindInvalid && workflow.KindOf(err) != workflow.KindNotFound {
-			return err
-		}
-		return Fail(ctx, run, Failure{Action: call.Action, Objective: call.Objective, Learnings: call.Learnings,
-			Reason: "inputs did not resolve: " + workflow.PublicMessage(err), Next: call.failed(next)})
+		return failInputs(ctx, run, call, next, err)
 	}
-	if needed && grant == nil {
-		if grant, err = run.StandingGrant(ctx, call.Action, call.Parameters); err != nil {
-			return err
-		}
+	verdict, err := run.Gate(ctx, workflow.Gate{
+		Moment: workflow.MomentCall, Action: call.Action, Objective: call.Objective, Parameters: call.Parameters,
+		Documents: call.Documents, Connection: call.Connection, Reject: next,
+	})
+	if verdict.Paused || err != nil {
+		return err
 	}
-	if needed && grant == nil {
-		return run.Pause(ctx, workflow.StepApproval{
-			Action: call.Action, Objective: call.Objective, Parameters: call.Parameters,
-			Documents: call.Documents, Connection: call.Connection, Next: next,
-		})
+	grant := verdict.Grant
+	if grant != nil && grant.Parameters != nil && !reflect.DeepEqual(grant.Parameters, call.Parameters) {
+		// A person edited the parameters: the call runs with them (an
+		// intent grant has none: Stage 2 filled them).
+		call.Parameters = grant.Parameters
+		if in, err = resolve(ctx, run, call); err != nil {
+			return failInputs(ctx, run, call, next, err)
+		}
 	}
 	wf := run.Workflow()
 	start := time.Now()
@@ -112,6 +107,19 @@ func Execute(ctx context.Context, run workflow.Run, call StepCall, next *workflo
 		Action: call.Action, Messages: []workflow.Message{msg}, Documents: docs,
 		Failed: aerr != nil, Executed: true, Next: next,
 	})
+}
+
+// failInputs fails the step of call whose inputs did not resolve (err),
+// or returns err when it is not about the inputs.
+func failInputs(ctx context.Context, run workflow.Run, call StepCall, next *workflow.Checkpoint, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if workflow.KindOf(err) != workflow.KindInvalid && workflow.KindOf(err) != workflow.KindNotFound {
+		return err
+	}
+	return Fail(ctx, run, Failure{Action: call.Action, Objective: call.Objective, Learnings: call.Learnings,
+		Reason: "inputs did not resolve: " + workflow.PublicMessage(err), Next: call.failed(next)})
 }
 
 // failed returns the checkpoint after the step when it fails.

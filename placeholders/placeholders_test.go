@@ -150,6 +150,19 @@ func TestStageTwoSchema(t *testing.T) {
 			t.Errorf("StageTwoSchema(open) =\n%s", got)
 		}
 	})
+	t.Run("open schema shows integer and array fields", func(t *testing.T) {
+		open := workflow.ActionSpec{Name: "ai.process", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}
+		got, err := StageTwoSchema(open, []workflow.FieldSpec{{Name: "count", Type: "integer"},
+			{Name: "tags", Type: "array", Items: "string"}, {Name: "any", Type: "array"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{`"count": {"type":"integer"}`, `"tags": {"items":{"type":"string"},"type":"array"}`, `"any": {"type":"array"}`} {
+			if !strings.Contains(got, want) {
+				t.Errorf("StageTwoSchema(open) =\n%s\nwant it to contain %s", got, want)
+			}
+		}
+	})
 	t.Run("no fields", func(t *testing.T) {
 		got, err := StageTwoSchema(workflow.ActionSpec{Name: "x.y"}, nil)
 		if err != nil || !json.Valid([]byte(got)) || !strings.Contains(got, `"properties": {}`) {

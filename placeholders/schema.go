@@ -158,8 +158,13 @@ func property(registered json.RawMessage, f workflow.FieldSpec) ([]byte, error) 
 		switch f.Type {
 		case "enum":
 			m["type"] = "string"
-		case "string", "number", "boolean", "object":
+		case "string", "number", "integer", "boolean", "object":
 			m["type"] = f.Type
+		case "array":
+			m["type"] = f.Type
+			if f.Items != "" {
+				m["items"] = map[string]any{"type": f.Items}
+			}
 		}
 	}
 	if d := textclip.OneLine(f.Description); d != "" {

@@ -26,6 +26,8 @@ func stageTwoKey(buf []byte, action workflow.ActionSpec, fields []workflow.Field
 		buf = append(buf, 0)
 		buf = append(buf, f.Type...)
 		buf = append(buf, 0)
+		buf = append(buf, f.Items...)
+		buf = append(buf, 0)
 		buf = append(buf, f.Description...)
 		buf = append(buf, 0)
 		buf = strconv.AppendBool(buf, f.Required)

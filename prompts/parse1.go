@@ -30,9 +30,6 @@ type Stage1Result struct {
 	Problems  []string
 }
 
-// allowedFieldTypes are the parametersSchema field types of DESIGN §3.
-var allowedFieldTypes = []string{"string", "number", "boolean", "enum", "object"}
-
 // ParseStage1 parses and validates a Stage 1 reply against every rejection
 // rule of DESIGN §3: a top-level "parameters" key; an action that is not a
 // string naming a registered action; a forbidden field name or a field type
@@ -75,8 +72,9 @@ func ParseStage1(reply string, env Stage1Env) Stage1Result {
 	sel.Learnings = stringList(obj, "learnings", p)
 	sel.RequiredInputDocuments = stringList(obj, "requiredInputDocuments", p)
 	schema, _ := obj.get("parametersSchema")
-	sel.ParametersSchema.Fields = parseFields(schema, p)
-	resolveNamedFields(sel.ParametersSchema.Fields, spec, known, p)
+	types := newFieldTypes(spec, known)
+	sel.ParametersSchema.Fields = parseFields(schema, types, p)
+	resolveNamedFields(sel.ParametersSchema.Fields, types, p)
 	sel.RequiredConnection = connectionMember(obj, p)
 	checkInputs(sel, env, spec, known, p)
 	res.Problems = p.lines

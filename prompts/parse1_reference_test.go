@@ -41,8 +41,9 @@ func parseStage1Ref(reply string, env Stage1Env) Stage1Result {
 	sel.ParametersContext = contextMemberRef(obj)
 	sel.Learnings = stringListRef(obj, "learnings", p)
 	sel.RequiredInputDocuments = stringListRef(obj, "requiredInputDocuments", p)
-	sel.ParametersSchema.Fields = parseFieldsRef(obj["parametersSchema"], p)
-	resolveNamedFields(sel.ParametersSchema.Fields, spec, known, p)
+	types := newFieldTypes(spec, known)
+	sel.ParametersSchema.Fields = parseFieldsRef(obj["parametersSchema"], types, p)
+	resolveNamedFields(sel.ParametersSchema.Fields, types, p)
 	sel.RequiredConnection = connectionMemberRef(obj, p)
 	checkInputs(sel, env, spec, known, p)
 	res.Problems = p.lines
@@ -125,7 +126,7 @@ func isNullRef(raw json.RawMessage) bool {
 	return strings.TrimSpace(string(raw)) == "null"
 }
 
-func parseFieldsRef(raw json.RawMessage, p *problems) []workflow.FieldSpec {
+func parseFieldsRef(raw json.RawMessage, types *fieldTypes, p *problems) []workflow.FieldSpec {
 	if len(raw) == 0 || isNullRef(raw) {
 		return nil
 	}
@@ -146,14 +147,14 @@ func parseFieldsRef(raw json.RawMessage, p *problems) []workflow.FieldSpec {
 	}
 	fields := make([]workflow.FieldSpec, 0, len(items))
 	for i, item := range items {
-		if f, ok := parseFieldRef(i, item, p); ok {
+		if f, ok := parseFieldRef(i, item, types, p); ok {
 			fields = append(fields, f)
 		}
 	}
 	return fields
 }
 
-func parseFieldRef(i int, item json.RawMessage, p *problems) (workflow.FieldSpec, bool) {
+func parseFieldRef(i int, item json.RawMessage, types *fieldTypes, p *problems) (workflow.FieldSpec, bool) {
 	var rf rawField
 	var f workflow.FieldSpec
 	if json.Unmarshal(item, &rf) != nil {
@@ -170,15 +171,7 @@ func parseFieldRef(i int, item json.RawMessage, p *problems) (workflow.FieldSpec
 			i, f.Name, strings.Join(workflow.ForbiddenFields, ", "))
 		ok = false
 	}
-	if s := ""; len(rf.Type) == 0 || isNullRef(rf.Type) || json.Unmarshal(rf.Type, &s) == nil && strings.TrimSpace(s) == "" {
-		// Named only: resolveNamedFields checks it against the action.
-	} else if json.Unmarshal(rf.Type, &f.Type) != nil || !slices.Contains(allowedFieldTypes, f.Type) {
-		got := f.Type
-		if got == "" {
-			got = strings.TrimSpace(string(rf.Type))
-		}
-		p.add(`parametersSchema.fields[%d] (%s): type %s is not one of %s`,
-			i, textclip.ClipRunes(f.Name, maxQuoted), quoteOrMissing(got), strings.Join(allowedFieldTypes, "|"))
+	if !types.judge(i, &f, rf.Type, rf.Items, p) {
 		ok = false
 	}
 	if len(rf.Required) > 0 && !isNullRef(rf.Required) && json.Unmarshal(rf.Required, &f.Required) != nil {
@@ -204,6 +197,7 @@ func decodeObjectRef(raw json.RawMessage) (map[string]json.RawMessage, error) {
 type rawField struct {
 	Name        json.RawMessage `json:"name"`
 	Type        json.RawMessage `json:"type"`
+	Items       json.RawMessage `json:"items"`
 	Required    json.RawMessage `json:"required"`
 	Description json.RawMessage `json:"description"`
 }

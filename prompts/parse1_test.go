@@ -1,6 +1,7 @@
 package prompts
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -111,10 +112,12 @@ func TestParseStage1Rejects(t *testing.T) {
 			[]string{`parametersSchema.fields[0].name "documentList" is forbidden: documents and connections are chosen with "requiredInputDocuments" and "requiredConnection", never as parameters (forbidden: documentList, connectionReference, history, documents, connections)`}},
 		{"every forbidden name", swap(`{"name": "customer"`, `{"name": "connectionReference", "type": "string"}, {"name": "history", "type": "string"}, {"name": "documents", "type": "object"}, {"name": "connections", "type": "object"}, {"name": "customer"`),
 			[]string{`fields[0].name "connectionReference" is forbidden`, `fields[1].name "history" is forbidden`, `fields[2].name "documents" is forbidden`, `fields[3].name "connections" is forbidden`}},
-		{"bad field type", swap(`"type": "string"`, `"type": "date"`),
-			[]string{`parametersSchema.fields[0] (customer): type "date" is not one of string|number|boolean|enum|object`}},
+		{"bad field type", swap(`"name": "customer", "type": "string"`, `"name": "region", "type": "date"`),
+			[]string{`parametersSchema.fields[0] (region): type "date" is not one of string|number|integer|boolean|enum|object|array`}},
+		{"bad array items", swap(`"name": "customer", "type": "string"`, `"name": "tags", "type": "array", "items": {"type": "date"}`),
+			[]string{`parametersSchema.fields[0] (tags): "items" must be {"type": one of string|number|integer|boolean|object}`}},
 		{"unregistered field by name", swap(`{"name": "customer", "type": "string", "required": true, "description": "CRM id"}`, `{"name": "customer"}, {"name": "region"}`),
-			[]string{`parametersSchema field "region": crm.lookup does not register it, so it needs a "type" (one of string|number|boolean|enum|object) and a "description"`}},
+			[]string{`parametersSchema field "region": crm.lookup does not register it, so it needs a "type" (one of string|number|integer|boolean|enum|object|array) and a "description"`}},
 		{"unregistered field with a blank type", swap(`"name": "customer", "type": "string"`, `"name": "region", "type": " "`),
 			[]string{`parametersSchema field "region": crm.lookup does not register it`}},
 		{"another workflow's document", swap(`"docItem:doc_text:contract.txt"`, `"docItem:doc_x:x.pdf"`),
@@ -179,6 +182,55 @@ func TestParseStage1FieldsByName(t *testing.T) {
 	}
 	if got := CheckAskedFields(map[string]any{"instruction": "x", "maxWords": 50}, aiProcess(), res.Selection.ParametersSchema.Fields); got != nil {
 		t.Errorf("CheckAskedFields refused parameters of fields given by name: %q", got)
+	}
+}
+
+// TestParseStage1JSONSchemaTypes (issue 45 item 1): a model that copies
+// the action's JSON Schema writes "integer" or "array"; for a field the
+// action registers the type is the action's whatever Stage 1 wrote, and a
+// field it does not register may be an integer or an array of one type.
+func TestParseStage1JSONSchemaTypes(t *testing.T) {
+	t.Parallel()
+	reply := `{"action": "ai.process", "actionObjective": "Summarise", "requiredInputDocuments": [], "requiredConnection": null,
+		"parametersContext": "German, short", "parametersSchema": {"fields": [
+		{"name": "instruction", "type": "integer", "required": true, "description": "what to do"},
+		{"name": "maxWords", "type": {"type": "integer", "minimum": 1}, "required": false},
+		{"name": "language", "type": ["string", "null"]}]}}`
+	spec := workflow.ActionSpec{Name: "ai.process", Effect: workflow.EffectRead, Documents: workflow.DocumentsOptional,
+		Parameters: json.RawMessage(`{"type":"object","properties":{"priority":{"type":"integer","minimum":1,"maximum":5}}}`)}
+	res := ParseStage1(reply, stage1Env())
+	if len(res.Problems) > 0 {
+		t.Fatalf("registered fields with JSON Schema types: problems %q", res.Problems)
+	}
+	want := []workflow.FieldSpec{
+		{Name: "instruction", Type: "string", Required: true, Description: "what to do"},
+		{Name: "maxWords", Type: "number"},
+		{Name: "language", Type: "string"},
+	}
+	if diff := cmp.Diff(want, res.Selection.ParametersSchema.Fields); diff != "" {
+		t.Errorf("fields (-want +got):\n%s", diff)
+	}
+	env := stage1Env()
+	env.Registry = &fakeRegistry{specs: []workflow.ActionSpec{spec}}
+	reply = `{"action": "ai.process", "actionObjective": "Rank", "requiredInputDocuments": [], "parametersSchema": {"fields": [
+		{"name": "priority", "type": "integer", "required": true, "description": "1 to 5"},
+		{"name": "count", "type": "integer", "description": "how many"},
+		{"name": "tags", "type": "array", "items": {"type": "string"}, "description": "labels"},
+		{"name": "ids", "type": "array", "items": "number"},
+		{"name": "any", "type": "array"}]}}`
+	res = ParseStage1(reply, env)
+	if len(res.Problems) > 0 {
+		t.Fatalf("integer and array fields: problems %q", res.Problems)
+	}
+	want = []workflow.FieldSpec{
+		{Name: "priority", Type: "integer", Required: true, Description: "1 to 5"},
+		{Name: "count", Type: "integer", Description: "how many"},
+		{Name: "tags", Type: "array", Items: "string", Description: "labels"},
+		{Name: "ids", Type: "array", Items: "number"},
+		{Name: "any", Type: "array"},
+	}
+	if diff := cmp.Diff(want, res.Selection.ParametersSchema.Fields); diff != "" {
+		t.Errorf("fields (-want +got):\n%s", diff)
 	}
 }
 

@@ -57,16 +57,15 @@ func Stage1Output(actions []workflow.ActionSpec, conns []workflow.Connection) wo
 			{"description", "The label of the connection the action uses, exactly as listed; null when it uses none."},
 		}
 	}
-	types := make([]any, len(allowedFieldTypes), len(allowedFieldTypes)+1)
-	for i, t := range allowedFieldTypes {
-		types[i] = t
-	}
+	types := words(allowedFieldTypes)
 	// A field the action registers is named alone: type, required and
 	// description null (strict mode requires every key; null leaves it out).
 	field := closedObject(
 		member{"name", object{{"type", "string"}, {"description", "The business parameter's name."}}},
 		member{"type", object{{"type", []string{"string", "null"}}, {"enum", append(types, nil)},
 			{"description", "null for a parameter the action lists; else its type."}}},
+		member{"items", object{{"type", []string{"string", "null"}}, {"enum", append(words(itemTypes), nil)},
+			{"description", "for an array field the action does not list: its element type; else null."}}},
 		member{"required", object{{"type", []string{"boolean", "null"}}}},
 		member{"description", object{{"type", []string{"string", "null"}},
 			{"description", "null for a parameter the action lists; else what Stage 2 should put in it."}}},
@@ -125,5 +124,14 @@ func withSchema(out workflow.OutputSchema, schema any) workflow.OutputSchema {
 		return workflow.OutputSchema{Name: out.Name, NotStrict: "the schema could not be encoded: " + err.Error()}
 	}
 	out.Schema = b
+	return out
+}
+
+// words returns list as enum values, with room for one more.
+func words(list []string) []any {
+	out := make([]any, len(list), len(list)+1)
+	for i, w := range list {
+		out[i] = w
+	}
 	return out
 }

@@ -111,7 +111,7 @@ func TestStage1OutputSchema(t *testing.T) {
 	strictRules(t, "stage1", decode(t, out.Schema))
 	s := compile(t, out.Schema)
 	ok := `{"action":"crm.lookup","actionObjective":"Find ACME","learnings":[],"requiredInputDocuments":["docItem:doc_text:contract.txt","docList:round1_user_context"],` +
-		`"requiredConnection":"crm-prod","parametersContext":"ACME","parametersSchema":{"fields":[{"name":"customer","type":"string","required":true,"description":"ACME"}]}}`
+		`"requiredConnection":"crm-prod","parametersContext":"ACME","parametersSchema":{"fields":[{"name":"customer","type":"string","items":null,"required":true,"description":"ACME"}]}}`
 	if err := validates(t, s, ok); err != nil {
 		t.Errorf("a valid reply fails the schema: %v", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/twostep/twostep/workflow"
 )
@@ -105,15 +104,10 @@ func (s *tracesStore) AppendTrace(ctx context.Context, t workflow.Trace) error {
 	return s.Store.AppendTrace(ctx, s.r.Trace(t))
 }
 
-// Unwrap returns the wrapped store (workflow.StoreWrapper), so the engine
-// reads its approval index directly: the index holds no trace.
+// Unwrap returns the wrapped store (workflow.StoreWrapper), so its
+// capabilities (the approval index, the round loader, the usage counters
+// ...) are used directly: none of them writes a trace.
 func (s *tracesStore) Unwrap() workflow.Store { return s.Store }
-
-// ClaimRoundLoad claims and reads through the wrapped store, in one step
-// when it can (workflow.RoundLoader): no trace is written.
-func (s *tracesStore) ClaimRoundLoad(ctx context.Context, workflowID, owner string, ttl time.Duration) (workflow.RoundClaim, error) {
-	return workflow.ClaimRoundLoad(ctx, s.Store, workflowID, owner, ttl)
-}
 
 // Commit applies c with its traces redacted (the caller's slice is left
 // as it was).

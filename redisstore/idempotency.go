@@ -19,11 +19,22 @@ var _ workflow.IdempotencyStore = (*Store)(nil)
 // or spelling makes a short key that cannot reach another slot. Its value
 // is "p" + the claim's token while the request is in progress (set NX with
 // the claim's TTL), then "a" + the answer's JSON (with the window's TTL).
+// A user's kept answers are listed beside, in the same slot:
+// <prefix>:{u:<user>}:idemkept, a sorted set of the entries' hex names
+// scored by when they expire (Unix ms), and <prefix>:{u:<user>}:idemsize,
+// a hash of each entry's size (workflow.IdempotentAnswer.Size) with their
+// total under "total"; the save script drops the expired ones and then,
+// while the total passes the user's bound, the ones that expire first.
 
 // idemKey names userID's entry for key.
 func (k keys) idem(userID, key string) string {
+	return k.user(userID).base + ":idem:" + idemName(key)
+}
+
+// idemName is an entry's name: the key's SHA-256, hex.
+func idemName(key string) string {
 	sum := sha256.Sum256([]byte(key))
-	return k.user(userID).base + ":idem:" + hex.EncodeToString(sum[:])
+	return hex.EncodeToString(sum[:])
 }
 
 // idemClaimScript claims an entry: SET NX PX for a new claim, PEXPIRE to
@@ -42,14 +53,39 @@ end
 return {'held', v}
 `)
 
-// idemSaveScript replaces the caller's claim with the answer.
+// idemSaveScript replaces the caller's claim with the answer, lists it
+// among the user's kept answers and drops the expired ones, then the ones
+// that expire first while the total passes the bound (0: none).
 //
-//	KEYS: entry
-//	ARGV: "p"+token "a"+answerJSON windowMs
+//	KEYS: entry kept sizes
+//	ARGV: "p"+token "a"+answerJSON windowMs nowMs name size maxBytes entryPrefix
 //	reply: 1 saved | 0 the claim is not the caller's
 var idemSaveScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+local now, window = tonumber(ARGV[4]), tonumber(ARGV[3])
+local total = tonumber(redis.call('HGET', KEYS[3], 'total') or '0')
+local function forget(name)
+  total = total - tonumber(redis.call('HGET', KEYS[3], name) or '0')
+  redis.call('HDEL', KEYS[3], name)
+  redis.call('ZREM', KEYS[2], name)
+end
+for _, name in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do forget(name) end
+forget(ARGV[5])
+redis.call('SET', KEYS[1], ARGV[2], 'PX', window)
+redis.call('ZADD', KEYS[2], now + window, ARGV[5])
+redis.call('HSET', KEYS[3], ARGV[5], ARGV[6])
+total = total + tonumber(ARGV[6])
+local max = tonumber(ARGV[7])
+while max > 0 and total > max do
+  local first = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+  if not first then break end
+  forget(first)
+  redis.call('DEL', ARGV[8] .. first)
+end
+redis.call('HSET', KEYS[3], 'total', math.max(total, 0))
+local ttl = math.max(redis.call('PTTL', KEYS[2]), window)
+redis.call('PEXPIRE', KEYS[2], ttl)
+redis.call('PEXPIRE', KEYS[3], ttl)
 return 1
 `)
 
@@ -101,17 +137,24 @@ func parseIdem(v string) (workflow.IdempotencyRecord, error) {
 	}}, nil
 }
 
-// SaveIdempotency replaces token's claim with the answer, kept for window.
-func (s *Store) SaveIdempotency(ctx context.Context, userID, key, token string, a workflow.IdempotentAnswer, window time.Duration) (err error) {
+// SaveIdempotency replaces token's claim with the answer, kept for
+// keep.Window within keep.UserBytes of the user's answers, in one script.
+func (s *Store) SaveIdempotency(ctx context.Context, userID, key, token string, a workflow.IdempotentAnswer, keep workflow.IdempotencyKeep) (err error) {
 	defer workflow.Wrap(&err, "redisstore.SaveIdempotency(%q)", userID)
-	if err := workflow.CheckIdempotencyArgs(ctx, userID, key, token, window); err != nil {
+	if err := workflow.CheckIdempotencyArgs(ctx, userID, key, token, keep.Window); err != nil {
 		return err
+	}
+	size := a.Size()
+	if keep.UserBytes > 0 && size > keep.UserBytes {
+		return workflow.Errorf(workflow.KindInvalid, "an answer of %d bytes passes the %d bytes kept per user", size, keep.UserBytes)
 	}
 	b, err := encodeRecord(idemAnswer{Layout: layout, Hash: a.Hash, Status: a.Status, Header: a.Header, Body: a.Body}, "idempotent answer of user", userID)
 	if err != nil {
 		return err
 	}
-	n, err := idemSaveScript.Run(ctx, s.rdb, []string{s.keys.idem(userID, key)}, "p"+token, "a"+string(b), max(window.Milliseconds(), 1)).Int64()
+	base := s.keys.user(userID).base
+	n, err := idemSaveScript.Run(ctx, s.rdb, []string{s.keys.idem(userID, key), base + ":idemkept", base + ":idemsize"},
+		"p"+token, "a"+string(b), max(keep.Window.Milliseconds(), 1), time.Now().UnixMilli(), idemName(key), size, keep.UserBytes, base+":idem:").Int64()
 	if err != nil {
 		return redisErr(err)
 	}

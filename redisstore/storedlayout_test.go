@@ -193,7 +193,7 @@ func writeFixture(t *testing.T, file string) {
 	if _, _, err := s.ClaimIdempotency(ctx, fixtureAlice, fixtureIdemKey, "tok", time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SaveIdempotency(ctx, fixtureAlice, fixtureIdemKey, "tok", fixtureAnswer(), time.Hour); err != nil {
+	if err := s.SaveIdempotency(ctx, fixtureAlice, fixtureIdemKey, "tok", fixtureAnswer(), workflow.IdempotencyKeep{Window: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.PutExperiment(ctx, fixtureExperiment()); err != nil {

@@ -40,7 +40,9 @@ local function touch(ttl)
 end
 `
 
-// reserveUsageScript records a hold unless that passes a limit.
+// reserveUsageScript records a hold while the settled usage and the live
+// holds leave room under the limit (the hold itself may cross it); it
+// marks the counter spent when the settled usage alone leaves none.
 //
 //	KEYS: counter holds
 //	ARGV: id tokens deadlineMs nowMs limitTokens limitMicros ttlMs
@@ -53,10 +55,10 @@ local r, s = tonumber(cur[3] or '0'), tonumber(cur[4] or '0')
 local add = tonumber(ARGV[2])
 local lt, lm = tonumber(ARGV[5]), tonumber(ARGV[6])
 local granted = 0
-if (lt > 0 and t + add > lt) or (lm > 0 and m > lm) then
+if (lt > 0 and t >= lt) or (lm > 0 and m > lm) then
   s = 1
   redis.call('HSET', KEYS[1], 's', 1)
-elseif not (lt > 0 and t + r + add > lt) then
+elseif not (lt > 0 and t + r >= lt) then
   local field = 'h:' .. ARGV[1]
   r = r - tonumber(redis.call('HGET', KEYS[1], field) or '0') + add
   redis.call('HSET', KEYS[1], 'r', r, field, add)

@@ -113,9 +113,9 @@ func newAdminEnv(t *testing.T) *adminEnv {
 	if err != nil {
 		t.Fatalf("wiring.Wire: %v", err)
 	}
-	raw, ok := g.Raw.(*memstore.Store)
-	if !ok {
-		t.Fatalf("the store under the decorator is a %T, want the memory store", g.Raw)
+	raw := workflow.StoreAs[*memstore.Store](g.Store)
+	if raw == nil {
+		t.Fatalf("the store under the decorator is a %T, want the memory store", g.Store)
 	}
 	// An MCP server's tool, as actions/mcp mounts it; its description is
 	// markup the admin page must show as text.

@@ -5,11 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/workflow"
 )
@@ -56,7 +57,9 @@ type Deliverer struct {
 	// Concurrency bounds the attempts made at once (DefaultConcurrency
 	// when not positive).
 	Concurrency int
-	Logger      *slog.Logger
+	// Logger receives the failures the deliverer rides out; the zero
+	// Logger discards them.
+	Logger zerolog.Logger
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -78,9 +81,6 @@ func (d *Deliverer) defaults() {
 	d.Timeout = min(d.Timeout, d.Lease/2)
 	if d.Concurrency <= 0 {
 		d.Concurrency = DefaultConcurrency
-	}
-	if d.Logger == nil {
-		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	if d.Now == nil {
 		d.Now = time.Now
@@ -123,7 +123,7 @@ func (d *Deliverer) RunOnce(ctx context.Context) int {
 	if err != nil && ctx.Err() == nil {
 		// Those leased before the failure (another user's slot on a
 		// shard that is down) are attempted all the same.
-		d.Logger.Warn("webhooks: claiming deliveries failed", "err", err, "claimed", len(ds))
+		d.Logger.Warn().AnErr("err", err).Int("claimed", len(ds)).Msg("webhooks: claiming deliveries failed")
 	}
 	slots := make(chan struct{}, d.Concurrency)
 	var wg sync.WaitGroup
@@ -169,14 +169,14 @@ func (d *Deliverer) attempt(ctx context.Context, dv workflow.WebhookDelivery) {
 		dv.Status, dv.NextAttempt = workflow.DeliveryDelivered, time.Time{}
 	case now.Sub(dv.CreatedAt) >= d.Window:
 		dv.Status, dv.NextAttempt = workflow.DeliveryFailed, time.Time{}
-		d.Logger.Warn("webhooks: delivery given up", "delivery", dv.ID, "workflow", dv.WorkflowID, "attempts", len(dv.Attempts))
+		d.Logger.Warn().Str("delivery", dv.ID).Str("workflow", dv.WorkflowID).Int("attempts", len(dv.Attempts)).Msg("webhooks: delivery given up")
 	default:
 		dv.NextAttempt = now.Add(d.backoff(len(dv.Attempts)))
 	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := d.Outbox.FinishWebhook(fctx, dv); err != nil {
-		d.Logger.Warn("webhooks: recording an attempt failed", "delivery", dv.ID, "err", err)
+		d.Logger.Warn().Str("delivery", dv.ID).AnErr("err", err).Msg("webhooks: recording an attempt failed")
 	}
 }
 

@@ -110,13 +110,13 @@ func reservationHold(cfg Config) time.Duration {
 // budgeter returns the engine's Budgeter and the usage route's reader
 // (both nil without budgets).
 func (g *Gateway) budgeter(cfg Config, log zerolog.Logger) (workflow.Budgeter, httpapi.UsageReader) {
-	store, ok := g.Raw.(workflow.UsageStore)
-	if !ok || !cfg.File.Budgets.configured() {
+	store := workflow.StoreAs[workflow.UsageStore](g.Store)
+	if store == nil || !cfg.File.Budgets.configured() {
 		return nil, nil
 	}
 	prices := budgetPrices(cfg)
 	lim := &budgets.Limiter{Config: cfg.File.Budgets.config(), Store: store, Prices: prices, Hold: reservationHold(cfg),
-		Logger: slogFor(log.With().Str("component", "budgets").Logger()),
+		Logger: log.With().Str("component", "budgets").Logger(),
 		Gauge: func(user string, used workflow.Usage, l budgets.Limit) {
 			g.Metrics.BudgetUsage(user, used.Tokens, used.Micros, l.Tokens, int64(l.USD*1e6))
 		}}

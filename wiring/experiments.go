@@ -14,14 +14,14 @@ import (
 	"github.com/twostep/twostep/workflow"
 )
 
-// buildExperiments wires the experiments runner over the raw store (both
-// stores keep experiments), the engine's reads, builder and model; a model
+// buildExperiments wires the experiments runner over the store's
+// experiment records (both stores keep them), the engine's reads, builder and model; a model
 // override is built as a YAML models: entry is. Its leases last
 // limits.leaseTTL (0: experiments.DefaultLeaseTTL); each re-runs at most
 // limits.experimentConcurrency calls at once.
 func (g *Gateway) buildExperiments(cfg Config, log zerolog.Logger, reg *actions.Registry, builder *prompts.Builder, redactor *redact.Redactor) error {
-	store, ok := g.Raw.(experiments.Store)
-	if !ok {
+	store := workflow.StoreAs[experiments.Store](g.Store)
+	if store == nil {
 		return nil
 	}
 	logger := log.With().Str("component", "experiments").Logger()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -59,28 +58,6 @@ func parseLevel(s string) (zerolog.Level, error) {
 	}
 	return lvl, nil
 }
-
-// slogFor adapts the logger for the engine, which logs through log/slog.
-func slogFor(l zerolog.Logger) *slog.Logger {
-	return slog.New(untimed{zerolog.NewSlogHandler(l)})
-}
-
-// untimed drops a slog record's time before zerolog's handler sees it:
-// the logger's timeHook writes "time" (with milliseconds), and zerolog's
-// handler would add a second "time" key, in whole seconds, for any hook
-// but its own.
-type untimed struct{ slog.Handler }
-
-func (h untimed) Handle(ctx context.Context, r slog.Record) error {
-	r.Time = time.Time{}
-	return h.Handler.Handle(ctx, r)
-}
-
-func (h untimed) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return untimed{h.Handler.WithAttrs(attrs)}
-}
-
-func (h untimed) WithGroup(name string) slog.Handler { return untimed{h.Handler.WithGroup(name)} }
 
 // redisLogger routes go-redis's internal log lines (dial retries, pool
 // notices) into the gateway's logger at debug level, so a failed start

@@ -50,31 +50,3 @@ func TestLogLinesHaveMillisecondTimes(t *testing.T) {
 		t.Errorf("console line %q lacks the time of day %s or the message", got, to)
 	}
 }
-
-// TestEngineLinesHaveOneTime: lines logged through slog (the engine's)
-// carry one "time" key, with milliseconds, and their attributes.
-func TestEngineLinesHaveOneTime(t *testing.T) {
-	var buf bytes.Buffer
-	log, err := NewLogger(&buf, "json", "debug", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	slogFor(log).With("component", "engine").Info("round claimed", "fence", 3)
-	line := buf.String()
-	if n := strings.Count(line, `"time":`); n != 1 {
-		t.Fatalf("%d time keys in %s", n, line)
-	}
-	var rec struct {
-		Time, Component, Message string
-		Fence                    int
-	}
-	if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := time.Parse(LogTimeFormat, rec.Time); err != nil || !strings.Contains(rec.Time, ".") {
-		t.Errorf("time %q is not RFC 3339 with milliseconds: %v", rec.Time, err)
-	}
-	if rec.Component != "engine" || rec.Message != "round claimed" || rec.Fence != 3 {
-		t.Errorf("line %s", line)
-	}
-}

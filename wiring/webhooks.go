@@ -96,7 +96,7 @@ func (w FileWebhooks) secrets() []string {
 
 // outbox returns the store's webhook outbox, or nil.
 func (g *Gateway) outbox() httpapi.WebhookDeliveries {
-	if o, ok := g.Raw.(workflow.WebhookOutbox); ok {
+	if o := workflow.StoreAs[workflow.WebhookOutbox](g.Store); o != nil {
 		return o
 	}
 	return nil
@@ -105,13 +105,13 @@ func (g *Gateway) outbox() httpapi.WebhookDeliveries {
 // webhooks makes the deliverer and returns the engine's webhook source
 // (nil when the store keeps no outbox).
 func (g *Gateway) webhooks(cfg Config, log zerolog.Logger) workflow.WebhookSource {
-	o, ok := g.Raw.(workflow.WebhookOutbox)
-	if !ok {
+	o := workflow.StoreAs[workflow.WebhookOutbox](g.Store)
+	if o == nil {
 		return nil
 	}
 	w := cfg.File.Webhooks
 	g.Webhooks = &webhooks.Deliverer{Outbox: o, AllowPrivate: w.AllowPrivate, FirstRetry: w.FirstRetry, Poll: w.Poll, Lease: w.Lease,
-		Concurrency: w.Concurrency, Logger: slogFor(log.With().Str("component", "webhooks").Logger())}
+		Concurrency: w.Concurrency, Logger: log.With().Str("component", "webhooks").Logger()}
 	return &webhooks.Source{Subscriptions: o, Standing: w.standing(),
 		View: func(wf *workflow.Workflow) any { return httpapi.ViewWorkflow(wf) }}
 }

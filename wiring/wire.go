@@ -43,8 +43,11 @@ type NamedModel interface {
 
 // Gateway is every wired component of one process.
 type Gateway struct {
-	Store workflow.Store // the redacting store everything uses
-	Raw   workflow.Store // the store under it
+	// Store is the store everything uses: the opened store under the
+	// trace redactor. Its capabilities (workflow.UsageStore,
+	// workflow.WebhookOutbox ...) are found with workflow.StoreAs, which
+	// looks under the wrappers.
+	Store workflow.Store
 	// Dispatcher is the Redis Streams dispatcher (nil with the memory
 	// store: the engine's in-process one).
 	Dispatcher workflow.Dispatcher
@@ -128,7 +131,7 @@ func WireTraced(ctx context.Context, cfg Config, log zerolog.Logger, model Named
 func (g *Gateway) openStore(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	l := cfg.File.Limits
 	if cfg.RedisURL == "" {
-		g.Raw = memstore.New(memstore.WithTraceCap(l.TraceCap), memstore.WithRetention(l.Retention))
+		g.Store = memstore.New(memstore.WithTraceCap(l.TraceCap), memstore.WithRetention(l.Retention))
 		g.Deltas = changefeed.NewDeltas()
 		return nil
 	}
@@ -152,7 +155,7 @@ func (g *Gateway) openStore(ctx context.Context, cfg Config, log zerolog.Logger)
 		return fmt.Errorf("GATEWAY_CONFIG: limits.dispatchPartitions: %w", err)
 	}
 	bus := s.Deltas()
-	g.Raw, g.Dispatcher, g.Deltas = s, d, bus
+	g.Store, g.Dispatcher, g.Deltas = s, d, bus
 	g.closeStore = func() error { return errors.Join(bus.Close(), s.Close()) }
 	return nil
 }
@@ -224,7 +227,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 	grounded, _ := react.ParseGrounded(cfg.File.Stage2.RequireGrounded) // checked by LoadConfig
 	plan := actionplan.New(builder, actionplan.Options{TopK: l.ActionPlanTopK, MaxReplans: l.maxReplans()})
 	redactor := redact.New(append(reg.Secrets(), cfg.Secrets()...)...)
-	g.Registry, g.Store, g.Metrics, g.Redactor = reg, redact.Traces(g.Raw, redactor), metrics.New(), redactor
+	g.Registry, g.Store, g.Metrics, g.Redactor = reg, redact.Traces(g.Store, redactor), metrics.New(), redactor
 
 	hooks := g.webhooks(cfg, log)
 	budget, usage := g.budgeter(cfg, log)
@@ -234,7 +237,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 		DefaultMaxSteps: cfg.MaxSteps, MaxStepsLimit: engine.DefaultMaxStepsLimit, Workers: l.Workers,
 		MaxRunningPerUser: l.MaxRunningPerUser, LeaseTTL: l.LeaseTTL, LoopRepeats: l.loopRepeats(),
 		Dispatcher: g.Dispatcher, RecoverInterval: l.RecoverInterval,
-		Approvals: approvals, ApprovalTimeout: l.ApprovalTimeout, ShutdownGrace: l.ShutdownGrace, Logger: slogFor(log.With().Str("component", "engine").Logger()),
+		Approvals: approvals, ApprovalTimeout: l.ApprovalTimeout, ShutdownGrace: l.ShutdownGrace, Logger: log.With().Str("component", "engine").Logger(),
 		Observer: g.Metrics, Changes: g.Changes, Deltas: g.Deltas, Tracer: tracer, Webhooks: hooks, Budget: budget,
 	}, g.Store, g.Model, reg, map[workflow.ModeName]workflow.Mode{
 		workflow.ModeReact: react.New(builder, react.RequireGrounded(grounded)), workflow.ModeActionPlan: plan,
@@ -268,7 +271,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 	}
 	// Idempotency-Key answers are kept beside the workflows, in the store
 	// under the redactor (they hold only what the API answered).
-	idem, _ := g.Raw.(workflow.IdempotencyStore)
+	idem := workflow.StoreAs[workflow.IdempotencyStore](g.Store)
 	ag, err := agui.New(agui.Options{Engine: g.Engine, Threads: idem, ThreadTTL: l.Retention, MaxBodyBytes: l.HTTP.MaxBodyBytes})
 	if err != nil {
 		return fmt.Errorf("agui.New: %w", err)

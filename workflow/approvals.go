@@ -11,11 +11,23 @@ import (
 const MessageRejected MessageStatus = "rejected"
 
 // ApprovalPolicy decides which calls need a person's approval before they
-// run (approval.Policy implements it from the YAML approvals section).
+// run, which steps pause for an intent approval and what the constraints
+// of an intent approval admit (approval.Policy implements it from the
+// YAML approvals section). The engine's approval gate (Run.Gate) is its
+// one consumer.
 type ApprovalPolicy interface {
 	// NeedsApproval reports whether this call of the action must wait for
 	// a decision, and the call's effect.
 	NeedsApproval(action string, params map[string]any) (bool, Effect)
+	// NeedsIntentApproval reports whether calls of action wait for an
+	// intent approval (after Stage 1, before Stage 2).
+	NeedsIntentApproval(action string) bool
+	// ConstraintFragmentProblems returns one "constraints.<field>:
+	// message" line per fragment that is not a JSON Schema that compiles.
+	ConstraintFragmentProblems(constraints map[string]any) []string
+	// ConstraintProblems returns one "/<field>: message" line per value of
+	// params its field's constraint rejects (nil when all satisfy them).
+	ConstraintProblems(constraints, params map[string]any) []string
 }
 
 // ApprovalKind says what a pending approval asks a person to judge
@@ -33,21 +45,6 @@ const (
 	// what Stage 2 may fill with constraints.
 	ApprovalIntent ApprovalKind = "intent"
 )
-
-// IntentPolicy is the optional part of an ApprovalPolicy that holds calls
-// for an intent approval and judges the constraints a decision adds
-// (approval.Policy implements it from the rule value intent).
-type IntentPolicy interface {
-	// NeedsIntentApproval reports whether calls of action wait for an
-	// intent approval (after Stage 1, before Stage 2).
-	NeedsIntentApproval(action string) bool
-	// ConstraintFragmentProblems returns one "constraints.<field>:
-	// message" line per fragment that is not a JSON Schema that compiles.
-	ConstraintFragmentProblems(constraints map[string]any) []string
-	// ConstraintProblems returns one "/<field>: message" line per value of
-	// params its field's constraint rejects (nil when all satisfy them).
-	ConstraintProblems(constraints, params map[string]any) []string
-}
 
 // PendingApproval is the step a paused round waits on (DESIGN §9.1). It
 // names document references and the connection label, never a secret. Of
@@ -127,28 +124,6 @@ type Decision struct {
 	// Remember, on approve, keeps the decision standing for later calls
 	// of the action (DESIGN §10.4).
 	Remember *Remember
-}
-
-// StepApproval is what a mode asks for when a step's call needs approval:
-// the call as it would run, and the checkpoint the round continues from
-// when the approval is rejected (the step after this one).
-type StepApproval struct {
-	// Kind is the approval's kind; "" lets Pause decide (ApprovalIntent
-	// for a planned step under an intent rule, else ApprovalCall).
-	Kind       ApprovalKind
-	Action     string
-	Objective  string
-	Parameters map[string]any
-	Documents  []string
-	Connection string
-	// Next is the checkpoint after the step (nil: a fresh select).
-	Next *Checkpoint
-	// At, when set, is the checkpoint the step resumes from once approved
-	// (an intent pause: the Stage 2 phase); nil keeps the current one.
-	At *Checkpoint
-	// Selection, for an intent pause, is Stage 1's decision, whose
-	// parametersContext and fields the reviewer sees.
-	Selection *Selection
 }
 
 // AskedFieldsChecker is implemented by a Mode whose model fills only the

@@ -50,8 +50,8 @@ type Budgeter interface {
 	// new work: a create, a round, a resume).
 	Check(ctx context.Context, userID string) error
 	// Reserve sets tokens aside for one model call of userID, or returns
-	// a *BudgetError, reserving nothing, when the call could pass the
-	// budget.
+	// a *BudgetError, reserving nothing, when the budget has no room left
+	// beside the calls under way (the call granted last may cross it).
 	Reserve(ctx context.Context, userID string, tokens int64) (BudgetReservation, error)
 	// Settle replaces a reservation by what the call used (a zero
 	// reservation just counts used); it never fails the caller.
@@ -62,8 +62,8 @@ type Budgeter interface {
 // and micro-dollars (millionths of a US dollar) of settled calls, and the
 // tokens Reserved by calls still under way (held apart: they never mark
 // the period spent). Spent is set by the first reservation refused because
-// the settled usage plus that call's own need passes the limit: from then
-// on the period's budget is spent, however little is left.
+// the settled usage alone leaves no room under the limit, so a period in
+// which nothing was used is never spent.
 type Usage struct {
 	Tokens, Micros int64
 	Reserved       int64
@@ -88,12 +88,14 @@ type UsageHold struct {
 // expired at its now.
 type UsageStore interface {
 	// ReserveUsage records hold when the settled usage plus the live holds
-	// plus hold.Tokens stay within limit (a zero field of limit: no limit
-	// on it; dollars are checked against the settled usage only) and
-	// returns the counter after, with true. Otherwise it records nothing
-	// and returns the counter with false; the counter is marked Spent only
-	// when the settled usage plus hold.Tokens alone passes limit (a refusal
-	// caused by other holds leaves it unspent, to be tried again).
+	// stay below limit (a zero field of limit: no limit on it; dollars are
+	// checked against the settled usage only): the hold itself may cross
+	// the limit, so a budget is used up to it and the last call may pass
+	// it by what it writes. It returns the counter after, with true.
+	// Otherwise it records nothing and returns the counter with false; the
+	// counter is marked Spent only when the settled usage alone reaches
+	// limit (a refusal caused by other holds leaves it unspent, to be tried
+	// again).
 	ReserveUsage(ctx context.Context, userID, period string, hold UsageHold, limit Usage, ttl time.Duration) (Usage, bool, error)
 	// AddUsage drops the hold named holdID (none when empty or already
 	// expired) and adds used to the settled usage, returning the counter

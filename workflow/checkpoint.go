@@ -35,8 +35,11 @@ const (
 
 // FieldSpec is one parameter Stage 1 asks Stage 2 to fill.
 type FieldSpec struct {
-	Name        string `json:"name"`
-	Type        string `json:"type"`
+	Name string `json:"name"`
+	Type string `json:"type"`
+	// Items is the element type of an "array" field the action does not
+	// register ("" when Stage 1 named none).
+	Items       string `json:"items,omitempty"`
 	Required    bool   `json:"required"`
 	Description string `json:"description,omitempty"`
 }
@@ -77,7 +80,7 @@ type Checkpoint struct {
 	// place the engine keeps where the round goes on: while the round runs
 	// it equals Workflow.Step; after the failure breaker ended the round it
 	// is the step after the last one run. The engine sets it (Run.Checkpoint
-	// keeps the current step, CommitStep and Pause name the next); a mode
+	// keeps the current step, CommitStep and a pause (Gate) name the next); a mode
 	// never does. Zero only in a checkpoint stored before the field existed
 	// (see upgradeCheckpoint).
 	Step  int   `json:"step"`

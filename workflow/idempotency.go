@@ -9,6 +9,23 @@ import (
 // Idempotency-Key is kept for replay (DESIGN §10.3, limits.idempotencyWindow).
 const DefaultIdempotencyWindow = 24 * time.Hour
 
+// DefaultIdempotencyBytesPerUser bounds what one user's kept answers hold
+// (IdempotentAnswer.Size), limits.idempotencyBytesPerUser.
+const DefaultIdempotencyBytesPerUser = 8 << 20
+
+// IdempotencyEntryOverhead is what each kept answer counts beside its
+// body and headers (its key, record and index entries), so a flood of
+// tiny answers is bounded too.
+const IdempotencyEntryOverhead = 256
+
+// IdempotencyKeep says how an answer is kept: for Window, and within
+// UserBytes of its user's kept answers (0: no bound), the answers that
+// expire first dropped to make room.
+type IdempotencyKeep struct {
+	Window    time.Duration
+	UserBytes int64
+}
+
 // IdempotentAnswer is the first answer to a request sent with an
 // Idempotency-Key, kept so that a retry of the same request gets it again
 // instead of doing the work twice.
@@ -22,6 +39,19 @@ type IdempotentAnswer struct {
 	Status int
 	Header map[string][]string
 	Body   []byte
+}
+
+// Size is what the answer counts against its user's bound
+// (IdempotencyKeep.UserBytes): its body, hash and headers, plus
+// IdempotencyEntryOverhead.
+func (a IdempotentAnswer) Size() int64 {
+	n := len(a.Body) + len(a.Hash) + IdempotencyEntryOverhead
+	for k, vs := range a.Header {
+		for _, v := range vs {
+			n += len(k) + len(v)
+		}
+	}
+	return int64(n)
 }
 
 // IdempotencyRecord is what a store holds for one (user, key): a claim of
@@ -40,7 +70,8 @@ type IdempotencyRecord struct {
 // work, then either saves its answer or releases the claim. A claim lasts
 // ttl unless renewed (claimed again with the same token), so the key of a
 // request whose instance died frees itself; an answer lasts the window it
-// is saved with.
+// is saved with, and a user's kept answers stay within the bound they are
+// saved with (the ones that expire first are dropped to make room).
 type IdempotencyStore interface {
 	// ClaimIdempotency claims (userID, key) for token until ttl passes:
 	// when nothing is held for it, or token holds it already (the claim
@@ -49,9 +80,13 @@ type IdempotencyStore interface {
 	// check and the claim are one atomic step.
 	ClaimIdempotency(ctx context.Context, userID, key, token string, ttl time.Duration) (rec IdempotencyRecord, claimed bool, err error)
 	// SaveIdempotency replaces token's claim with the answer, kept for
-	// window. KindConflict, storing nothing, when token no longer holds
-	// the claim (it expired, and maybe another request took the key).
-	SaveIdempotency(ctx context.Context, userID, key, token string, a IdempotentAnswer, window time.Duration) error
+	// keep.Window; when the user's kept answers then pass keep.UserBytes
+	// (summing IdempotentAnswer.Size), those that expire first are
+	// dropped until they fit. KindConflict, storing nothing, when token no
+	// longer holds the claim (it expired, and maybe another request took
+	// the key); KindInvalid, storing nothing, when the answer alone passes
+	// keep.UserBytes.
+	SaveIdempotency(ctx context.Context, userID, key, token string, a IdempotentAnswer, keep IdempotencyKeep) error
 	// ReleaseIdempotency drops token's claim, so the next request with the
 	// key does the work itself; it does nothing when token does not hold
 	// it (a kept answer is never dropped).

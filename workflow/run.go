@@ -5,8 +5,8 @@ import "context"
 // Run is a mode's handle on the round it runs, given by the engine to
 // Mode.Step and Mode.Closing. It is used by one goroutine at a time (the
 // one running the round) and exposes the workflow, its messages, the
-// registry, a traced model call, the approval rules and the persisted
-// transitions of a step: Checkpoint, AppendSummary, CommitStep and Pause.
+// registry, a traced model call, the approval gate and the persisted
+// transitions of a step: Checkpoint, AppendSummary, CommitStep.
 type Run interface {
 	// Workflow returns the current state. Read it, never change it, nor
 	// anything it reaches (use Checkpoint and CommitStep): after a commit
@@ -55,25 +55,10 @@ type Run interface {
 	// committed atomically with the new state after the round-ending
 	// rules.
 	CommitStep(ctx context.Context, res StepResult) error
-	// Approval returns the grant covering the current step when one was
-	// decided "approve", and whether the step's call needs an approval.
-	Approval(action string, params map[string]any) (grant *ApprovalGrant, needed bool)
-	// Pause commits the round as awaiting approval of the step; the run
-	// ends after it.
-	Pause(ctx context.Context, s StepApproval) error
-	// NeedsIntent reports whether calls of action wait for an intent
-	// approval.
-	NeedsIntent(action string) bool
-	// IntentConstraints returns the constraints of the intent approval
-	// granted for the current step (nil when none narrows it).
-	IntentConstraints() map[string]any
-	// ConstraintProblems returns one "/<field>: message" line per value of
-	// params the current step's intent constraints reject.
-	ConstraintProblems(params map[string]any) []string
-	// StandingGrant returns the grant of a standing approval that lets
-	// this call run without a pause, its use counted, or nil.
-	StandingGrant(ctx context.Context, action string, params map[string]any) (*ApprovalGrant, error)
-	// HasStandingIntent reports whether a live standing approval of kind
-	// intent covers a call of action in the run's workflow.
-	HasStandingIntent(ctx context.Context, action string) (bool, error)
+	// Gate is the approval gate, the one place a step learns whether it
+	// waits for a person (DESIGN §9.1, §10.4): at g.Moment it either
+	// proceeds, with the grant and constraints it runs under, or commits
+	// the round as awaiting approval (Verdict.Paused; the run ends after
+	// it and the mode returns at once).
+	Gate(ctx context.Context, g Gate) (Verdict, error)
 }

@@ -155,9 +155,8 @@ type RoundClaim struct {
 // RoundLoader is a Store that can claim a round and read what its run
 // starts from in one step (on Redis, one round trip instead of three),
 // and say whose expired lease the claim took. The engine starts every run
-// with ClaimRoundLoad, which uses it when the store has it. A store
-// wrapper that embeds a Store hides it: such a wrapper forwards it, if it
-// wants it used, by calling ClaimRoundLoad on the wrapped store.
+// with ClaimRoundLoad, which uses it when the store, or a store it wraps
+// (StoreAs), has it.
 type RoundLoader interface {
 	// ClaimRoundLoad is ClaimRound that, when owner now holds the lease
 	// (Fence > 0), also returns the workflow and its messages (see
@@ -173,13 +172,14 @@ const releaseTimeout = 10 * time.Second
 
 // ClaimRoundLoad claims workflowID's round for owner as s.ClaimRound does
 // and, when owner now holds the lease, returns the workflow and, when it
-// is running, all its messages: in one step when s is a RoundLoader, else
+// is running, all its messages: in one step when s is a RoundLoader or
+// wraps one (StoreAs), else
 // by GetWorkflow and Messages after the claim (then Expired is unknown:
 // ""). When a read after the claim fails, the lease is released and the
 // read's error returned (KindNotFound for a workflow deleted in between),
 // with fence 0.
 func ClaimRoundLoad(ctx context.Context, s Store, workflowID, owner string, ttl time.Duration) (RoundClaim, error) {
-	if l, ok := s.(RoundLoader); ok {
+	if l := StoreAs[RoundLoader](s); l != nil {
 		return l.ClaimRoundLoad(ctx, workflowID, owner, ttl)
 	}
 	fence, err := s.ClaimRound(ctx, workflowID, owner, ttl)

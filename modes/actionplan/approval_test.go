@@ -17,6 +17,9 @@ type holdEcho struct{}
 func (holdEcho) NeedsApproval(action string, _ map[string]any) (bool, workflow.Effect) {
 	return action == enginetest.Echo, workflow.EffectWrite
 }
+func (holdEcho) NeedsIntentApproval(string) bool                    { return false }
+func (holdEcho) ConstraintFragmentProblems(map[string]any) []string { return nil }
+func (holdEcho) ConstraintProblems(_, _ map[string]any) []string    { return nil }
 
 // TestPlanPausesBeforeEachWriteStep: a plan of two held echo steps pauses
 // before each; the first is approved and runs, the second is rejected and

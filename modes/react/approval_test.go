@@ -21,6 +21,9 @@ type echoNeedsApproval struct{}
 func (echoNeedsApproval) NeedsApproval(action string, _ map[string]any) (bool, workflow.Effect) {
 	return action == enginetest.Echo, workflow.EffectWrite
 }
+func (echoNeedsApproval) NeedsIntentApproval(string) bool                    { return false }
+func (echoNeedsApproval) ConstraintFragmentProblems(map[string]any) []string { return nil }
+func (echoNeedsApproval) ConstraintProblems(_, _ map[string]any) []string    { return nil }
 
 // approvalStores runs each approval test on the memory store and, with
 // REDIS_URL, on Redis.

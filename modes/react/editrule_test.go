@@ -22,6 +22,9 @@ type holdAll struct{}
 func (holdAll) NeedsApproval(action string, _ map[string]any) (bool, workflow.Effect) {
 	return action != workflow.CompleteAction, workflow.EffectWrite
 }
+func (holdAll) NeedsIntentApproval(string) bool                    { return false }
+func (holdAll) ConstraintFragmentProblems(map[string]any) []string { return nil }
+func (holdAll) ConstraintProblems(_, _ map[string]any) []string    { return nil }
 
 // TestEditedParametersAreJudgedAsAStage2Reply feeds the same parameters
 // to a Stage 2 reply (prompts.ParseStage2) and to an approval's edit

@@ -147,7 +147,7 @@ func (m *Mode) selectAction(ctx context.Context, run workflow.Run, cp *workflow.
 		return err
 	case len(res.Problems) == 0:
 		next := m.Selected(reg, res.Selection)
-		if paused, err := pauseForIntent(ctx, run, *next.Selection, next); paused || err != nil {
+		if v, err := intentGate(ctx, run, *next.Selection, next); v.Paused || err != nil {
 			return err
 		}
 		return run.Checkpoint(ctx, next)
@@ -159,31 +159,14 @@ func (m *Mode) selectAction(ctx context.Context, run workflow.Run, cp *workflow.
 	return modes.Fail(ctx, run, modes.Failure{Reason: rejected("Stage 1", attempt, res.Problems)})
 }
 
-// pauseForIntent pauses the step for an intent approval of sel when its
-// action needs one (needsIntentPause), the step resuming from next once
-// approved, and reports whether it paused.
-func pauseForIntent(ctx context.Context, run workflow.Run, sel workflow.Selection, next workflow.Checkpoint) (bool, error) {
-	pause, err := needsIntentPause(ctx, run, sel.Action)
-	if err != nil || !pause {
-		return false, err
-	}
-	return true, run.Pause(ctx, workflow.StepApproval{
-		Kind: workflow.ApprovalIntent, Action: sel.Action, Objective: sel.ActionObjective,
-		Documents: sel.RequiredInputDocuments, Connection: sel.RequiredConnection, At: &next, Selection: &sel,
+// intentGate asks the approval gate at the intent moment (after Stage 1,
+// before Stage 2) about the step of sel, which resumes from next once
+// approved (DESIGN §10.4).
+func intentGate(ctx context.Context, run workflow.Run, sel workflow.Selection, next workflow.Checkpoint) (workflow.Verdict, error) {
+	return run.Gate(ctx, workflow.Gate{
+		Moment: workflow.MomentIntent, Action: sel.Action, Objective: sel.ActionObjective,
+		Documents: sel.RequiredInputDocuments, Connection: sel.RequiredConnection, Selection: &sel, Resume: &next,
 	})
-}
-
-// needsIntentPause reports whether the step of action waits for an intent
-// approval after Stage 1 (DESIGN §10.4): its rule is intent and no live
-// standing intent approval covers it (one that does lets Stage 2 run; the
-// filled call then runs if it satisfies the standing constraints, and
-// pauses for a call approval otherwise).
-func needsIntentPause(ctx context.Context, run workflow.Run, action string) (bool, error) {
-	if !run.NeedsIntent(action) {
-		return false, nil
-	}
-	standing, err := run.HasStandingIntent(ctx, action)
-	return !standing, err
 }
 
 // nothingToFill reports whether sel's step runs with no parameters and
@@ -237,13 +220,12 @@ func (m *Mode) parameterize(ctx context.Context, run workflow.Run, cp *workflow.
 		fail.Reason = fmt.Sprintf("action %q is no longer registered", sel.Action)
 		return modes.Fail(ctx, run, fail)
 	}
-	if cp.Approval == nil {
-		// Stage 2 of an action under the intent rule runs only once the
-		// intent is approved (or a standing approval covers it): a round
-		// stopped while it waited, then resumed, asks again here.
-		if paused, err := pauseForIntent(ctx, run, sel, workflow.Checkpoint{Phase: workflow.PhaseParameterize, Selection: &sel}); paused || err != nil {
-			return err
-		}
+	// Stage 2 of an action under the intent rule runs only once the
+	// intent is approved (or a standing approval covers it): a round
+	// stopped while it waited, then resumed, asks again here.
+	verdict, err := intentGate(ctx, run, sel, workflow.Checkpoint{Phase: workflow.PhaseParameterize, Selection: &sel})
+	if verdict.Paused || err != nil {
+		return err
 	}
 	attempt, problems := nextAttempt(cp)
 	if attempt > 1+MaxRetries {
@@ -252,8 +234,7 @@ func (m *Mode) parameterize(ctx context.Context, run workflow.Run, cp *workflow.
 	}
 	// An intent approval's constraints narrow the schema Stage 2 is shown
 	// and sent, and the reply must satisfy them (DESIGN §10.4).
-	constraints := run.IntentConstraints()
-	grant := cp.Approval
+	constraints, grant := verdict.Constraints, verdict.Grant
 	in := prompts.Stage2Input{Selection: sel, Action: workflow.NarrowSpec(spec, constraints), Feedback: prompts.Feedback(problems)}
 	output, err := m.prompts.Stage2Output(in)
 	if err != nil {
@@ -274,7 +255,7 @@ func (m *Mode) parameterize(ctx context.Context, run workflow.Run, cp *workflow.
 		Check: func(reply string) (json.RawMessage, string) {
 			res = m.prompts.ParseStage2(reply, spec, sel.ParametersSchema.Fields, reg)
 			if res.Parameters != nil {
-				res.Problems = append(res.Problems, run.ConstraintProblems(res.Parameters)...)
+				res.Problems = append(res.Problems, verdict.ConstraintProblems(res.Parameters)...)
 			}
 			ungrounded = prompts.Ungrounded(res.Parameters, grounding)
 			if len(ungrounded) > 0 && m.grounded.rejects(effectOf(reg, spec, res.Parameters)) {

@@ -56,9 +56,9 @@ func testIdempotency(t *testing.T, f Fixture) {
 		Header: map[string][]string{"Content-Type": {"application/json"}, "Location": {"/api/v1/workflows/wf_1"}},
 		Body:   []byte(`{"id":"wf_1"}`),
 	}
-	wantKind(t, "SaveIdempotency by a stranger", s.SaveIdempotency(ctx, "alice", key, "t2", answer, time.Hour), workflow.KindConflict)
+	wantKind(t, "SaveIdempotency by a stranger", s.SaveIdempotency(ctx, "alice", key, "t2", answer, workflow.IdempotencyKeep{Window: time.Hour}), workflow.KindConflict)
 	must(t, "ReleaseIdempotency by a stranger", s.ReleaseIdempotency(ctx, "alice", key, "t2"))
-	must(t, "SaveIdempotency", s.SaveIdempotency(ctx, "alice", key, "t1", answer, time.Hour))
+	must(t, "SaveIdempotency", s.SaveIdempotency(ctx, "alice", key, "t1", answer, workflow.IdempotencyKeep{Window: time.Hour}))
 	must(t, "ReleaseIdempotency of an answer", s.ReleaseIdempotency(ctx, "alice", key, "t1"))
 	for _, token := range []string{"t1", "t4"} {
 		rec, ok = claim("alice", token)
@@ -73,7 +73,7 @@ func testIdempotency(t *testing.T, f Fixture) {
 	if rec, _ := claim("alice", "t5"); string(rec.Answer.Body) != `{"id":"wf_1"}` || rec.Answer.Header["Location"][0] != "/api/v1/workflows/wf_1" {
 		t.Error("changing a returned answer changed the kept one")
 	}
-	wantKind(t, "SaveIdempotency after the answer", s.SaveIdempotency(ctx, "alice", key, "t1", answer, time.Hour), workflow.KindConflict)
+	wantKind(t, "SaveIdempotency after the answer", s.SaveIdempotency(ctx, "alice", key, "t1", answer, workflow.IdempotencyKeep{Window: time.Hour}), workflow.KindConflict)
 }
 
 // testIdempotencyRelease: a released claim frees the key at once; an
@@ -98,7 +98,7 @@ func testIdempotencyRelease(t *testing.T, f Fixture) {
 	if _, ok, err := s.ClaimIdempotency(ctx, "alice", "k", "t3", time.Minute); err != nil || !ok {
 		t.Fatalf("claim after the holder's claim expired = %v, %v; want claimed", ok, err)
 	}
-	err = s.SaveIdempotency(ctx, "alice", "k", "t2", workflow.IdempotentAnswer{Hash: "h", Status: 200}, time.Hour)
+	err = s.SaveIdempotency(ctx, "alice", "k", "t2", workflow.IdempotentAnswer{Hash: "h", Status: 200}, workflow.IdempotencyKeep{Window: time.Hour})
 	wantKind(t, "SaveIdempotency by an expired holder", err, workflow.KindConflict)
 	for _, c := range []struct{ user, key, token string }{{"", "k", "t"}, {"alice", "", "t"}, {"alice", "k", ""}} {
 		_, _, err := s.ClaimIdempotency(ctx, c.user, c.key, c.token, time.Minute)
@@ -135,4 +135,52 @@ func testIdempotencyConcurrent(t *testing.T, f Fixture) {
 	if len(winners) != 1 {
 		t.Errorf("claimed by %v, want exactly one", winners)
 	}
+}
+
+// testIdempotencyUserBound (issue 45 item 9): a user's kept answers stay
+// within the bound they are saved with: past it, the answers that expire
+// first are dropped (their keys are free again), another user's are not
+// touched, and an answer alone past the bound is refused, keeping nothing.
+func testIdempotencyUserBound(t *testing.T, f Fixture) {
+	ctx := context.Background()
+	s := idemStore(t, f)
+	answer := workflow.IdempotentAnswer{Hash: "h", Status: 201, Body: []byte(`{"id":"wf_1"}`)}
+	bound := 3 * answer.Size()
+	save := func(user, key string, window time.Duration) {
+		t.Helper()
+		_, ok, err := s.ClaimIdempotency(ctx, user, key, "t-"+key, time.Minute)
+		must(t, "ClaimIdempotency", err)
+		if !ok {
+			t.Fatalf("%s: a free key was not claimed", key)
+		}
+		must(t, "SaveIdempotency", s.SaveIdempotency(ctx, user, key, "t-"+key, answer, workflow.IdempotencyKeep{Window: window, UserBytes: bound}))
+	}
+	kept := func(user string, want map[string]bool) {
+		t.Helper()
+		for key, wantKept := range want {
+			rec, claimed, err := s.ClaimIdempotency(ctx, user, key, "probe", time.Minute)
+			must(t, "ClaimIdempotency", err)
+			if got := !claimed && rec.Answer != nil; got != wantKept {
+				t.Errorf("%s %s: kept %v, want %v", user, key, got, wantKept)
+			}
+			if claimed {
+				must(t, "ReleaseIdempotency", s.ReleaseIdempotency(ctx, user, key, "probe"))
+			}
+		}
+	}
+	save("other", "o1", time.Hour)
+	for i := 1; i <= 5; i++ {
+		save("bounded", fmt.Sprintf("k%d", i), time.Hour+time.Duration(i)*time.Minute)
+	}
+	kept("bounded", map[string]bool{"k1": false, "k2": false, "k3": true, "k4": true, "k5": true})
+	// A refused answer, kept minutes, is the first to go.
+	save("bounded", "short", 10*time.Minute)
+	save("bounded", "k6", 2*time.Hour)
+	kept("bounded", map[string]bool{"short": false, "k4": true, "k5": true, "k6": true, "k3": false})
+	kept("other", map[string]bool{"o1": true})
+	_, _, err := s.ClaimIdempotency(ctx, "bounded", "huge", "t", time.Minute)
+	must(t, "ClaimIdempotency", err)
+	huge := workflow.IdempotentAnswer{Hash: "h", Status: 201, Body: make([]byte, bound)}
+	wantKind(t, "SaveIdempotency past the bound", s.SaveIdempotency(ctx, "bounded", "huge", "t", huge, workflow.IdempotencyKeep{Window: time.Hour, UserBytes: bound}), workflow.KindInvalid)
+	kept("bounded", map[string]bool{"k4": true, "k5": true, "k6": true})
 }

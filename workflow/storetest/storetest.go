@@ -102,6 +102,7 @@ func RunFixture(t *testing.T, newFixture func(t *testing.T) Fixture) {
 		{"Idempotency", testIdempotency},
 		{"IdempotencyRelease", testIdempotencyRelease},
 		{"IdempotencyConcurrent", testIdempotencyConcurrent},
+		{"IdempotencyUserBound", testIdempotencyUserBound},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -14,10 +14,12 @@ import (
 // hold's deadline is the test's alone.
 var usageT0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
-// testUsage follows a budget counter (workflow.UsageStore): holds within
-// the limit are recorded apart from the settled usage; one refused only
-// because of others' holds leaves the period unspent, one whose own need
-// passes the settled usage's room marks it spent; settling drops the hold
+// testUsage follows a budget counter (workflow.UsageStore): a hold is
+// granted while the settled usage and the live holds leave room under the
+// limit (the hold itself may cross it, so a hold larger than the whole
+// budget gets through when nothing is used); one refused only because of
+// others' holds leaves the period unspent, and the period is spent only
+// once the settled usage alone reaches the limit; settling drops the hold
 // and counts what was used; counters are per user and period.
 func testUsage(t *testing.T, f Fixture) {
 	ctx := context.Background()
@@ -43,19 +45,23 @@ func testUsage(t *testing.T, f Fixture) {
 			t.Errorf("AddUsage(%s, %s, %s, %+v) = %+v, want %+v", user, period, id, used, got, want)
 		}
 	}
+	// Nothing used: a hold beyond the whole budget is granted.
+	reserve("ann {x}", "d0", "big", 4196, true, workflow.Usage{Reserved: 4196})
 	reserve("ann {x}", "d1", "h1", 60, true, workflow.Usage{Reserved: 60})
-	// Refused for h1's hold only: not spent.
-	reserve("ann {x}", "d1", "h2", 41, false, workflow.Usage{Reserved: 60})
-	settle("ann {x}", "d1", "", workflow.Usage{}, workflow.Usage{Reserved: 60})
-	settle("ann {x}", "d1", "h1", workflow.Usage{Tokens: 30, Micros: 7}, workflow.Usage{Tokens: 30, Micros: 7})
-	settle("ann {x}", "d1", "h1", workflow.Usage{}, workflow.Usage{Tokens: 30, Micros: 7}) // settled once
-	reserve("ann {x}", "d1", "h2", 41, true, workflow.Usage{Tokens: 30, Micros: 7, Reserved: 41})
-	// 30 settled + 71 passes 100 whatever the holds: spent.
-	reserve("ann {x}", "d1", "h3", 71, false, workflow.Usage{Tokens: 30, Micros: 7, Reserved: 41, Spent: true})
-	reserve("ann {x}", "d1", "h4", 29, true, workflow.Usage{Tokens: 30, Micros: 7, Reserved: 70, Spent: true})
+	// 40 left beside h1's hold: h2 may cross the limit.
+	reserve("ann {x}", "d1", "h2", 50, true, workflow.Usage{Reserved: 110})
+	// No room beside the holds: refused, not spent.
+	reserve("ann {x}", "d1", "h3", 1, false, workflow.Usage{Reserved: 110})
+	settle("ann {x}", "d1", "", workflow.Usage{}, workflow.Usage{Reserved: 110})
+	settle("ann {x}", "d1", "h1", workflow.Usage{Tokens: 30, Micros: 7}, workflow.Usage{Tokens: 30, Micros: 7, Reserved: 50})
+	settle("ann {x}", "d1", "h1", workflow.Usage{}, workflow.Usage{Tokens: 30, Micros: 7, Reserved: 50}) // settled once
+	reserve("ann {x}", "d1", "h3", 10, true, workflow.Usage{Tokens: 30, Micros: 7, Reserved: 60})
+	settle("ann {x}", "d1", "h2", workflow.Usage{Tokens: 75}, workflow.Usage{Tokens: 105, Micros: 7, Reserved: 10})
+	// The settled usage reached the limit: spent.
+	reserve("ann {x}", "d1", "h4", 1, false, workflow.Usage{Tokens: 105, Micros: 7, Reserved: 10, Spent: true})
 	reserve("ann {x}", "d2", "h1", 41, true, workflow.Usage{Reserved: 41})
 	reserve("bob", "d1", "h1", 100, true, workflow.Usage{Reserved: 100})
-	settle("ann {x}", "d1", "h2", workflow.Usage{Tokens: -1000}, workflow.Usage{Micros: 7, Reserved: 29, Spent: true})
+	settle("ann {x}", "d1", "h3", workflow.Usage{Tokens: -1000}, workflow.Usage{Micros: 7, Spent: true})
 	// Dollars: checked against the settled micro-dollars.
 	hold := workflow.UsageHold{ID: "c1", Tokens: 1, Now: usageT0, Expires: usageT0.Add(time.Hour)}
 	if _, err := u.AddUsage(ctx, "cy", "d1", "", workflow.Usage{Micros: 50}, usageT0, time.Hour); err != nil {
@@ -146,18 +152,18 @@ func testUsageHoldExpires(t *testing.T, f Fixture) {
 	ctx := context.Background()
 	u := f.Store.(workflow.UsageStore)
 	limit := workflow.Usage{Tokens: 100}
-	at := func(id string, now time.Time) workflow.UsageHold {
-		return workflow.UsageHold{ID: id, Tokens: 60, Now: now, Expires: now.Add(time.Minute)}
+	at := func(id string, tokens int64, now time.Time) workflow.UsageHold {
+		return workflow.UsageHold{ID: id, Tokens: tokens, Now: now, Expires: now.Add(time.Minute)}
 	}
-	if _, ok, err := u.ReserveUsage(ctx, "lost", "d1", at("dead", usageT0), limit, time.Hour); err != nil || !ok {
+	if _, ok, err := u.ReserveUsage(ctx, "lost", "d1", at("dead", 100, usageT0), limit, time.Hour); err != nil || !ok {
 		t.Fatalf("first hold: %v, %v", ok, err)
 	}
 	soon := usageT0.Add(59 * time.Second)
-	if got, ok, err := u.ReserveUsage(ctx, "lost", "d1", at("next", soon), limit, time.Hour); err != nil || ok || got.Spent {
+	if got, ok, err := u.ReserveUsage(ctx, "lost", "d1", at("next", 60, soon), limit, time.Hour); err != nil || ok || got.Spent {
 		t.Errorf("before the deadline: %+v, %v, %v; want refused, not spent", got, ok, err)
 	}
 	later := usageT0.Add(time.Minute)
-	got, ok, err := u.ReserveUsage(ctx, "lost", "d1", at("next", later), limit, time.Hour)
+	got, ok, err := u.ReserveUsage(ctx, "lost", "d1", at("next", 60, later), limit, time.Hour)
 	if err != nil || !ok || got != (workflow.Usage{Reserved: 60}) {
 		t.Errorf("at the deadline: %+v, %v, %v; want granted, 60 reserved", got, ok, err)
 	}
