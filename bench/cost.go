@@ -13,13 +13,13 @@ import (
 	"github.com/twostep/twostep/actions"
 	"github.com/twostep/twostep/economy"
 	"github.com/twostep/twostep/engine"
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/modes/react"
 	"github.com/twostep/twostep/placeholders"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // CostTokens is the token count of the cost comparison: a token per 4

@@ -21,11 +21,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/redisstore"
 	"github.com/twostep/twostep/wiring"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // loadUser and loadToken are the one user the load clients act as.

@@ -11,10 +11,10 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/engine"
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/dispatchtest"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 func TestLocalDispatcher(t *testing.T) {

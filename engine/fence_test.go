@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/twostep/twostep/engine"
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // A run whose lease expired during its model call, and was taken over by

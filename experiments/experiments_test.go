@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/experiments"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // A Stage 2 template that leaves out the parameters context makes the

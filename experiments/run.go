@@ -40,33 +40,68 @@ func (r *Runner) run(ctx context.Context, e *Experiment, model workflow.Model) {
 		r.heartbeat(runCtx, e.ID, &lost, cancelRun)
 	}()
 	defer func() { <-hbDone }()
+	p := &progress{e: e}
+	saved := make(chan struct{})
+	go func() {
+		defer close(saved)
+		r.saveProgress(runCtx, p)
+	}()
+	err = r.rerunAll(runCtx, s, p)
+	cancelRun()
+	<-hbDone
+	<-saved
+	if lost.Load() {
+		return // another instance holds the experiment now
+	}
+	r.finish(ctx, e, err)
+}
 
+// progress is a running experiment whose re-runs add their calls
+// concurrently; dirty says calls were added since the last save.
+type progress struct {
+	mu    sync.Mutex
+	e     *Experiment
+	dirty bool
+}
+
+// add keeps one re-run call.
+func (p *progress) add(call Call) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.e.Calls = append(p.e.Calls, call)
+	p.dirty = true
+}
+
+// saveProgress stores the calls done so far every saveEvery, while
+// there are new ones, until ctx ends.
+func (r *Runner) saveProgress(ctx context.Context, p *progress) {
+	t := time.NewTicker(saveEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		p.mu.Lock()
+		if p.dirty {
+			p.dirty = false
+			r.save(ctx, sorted(p.e))
+		}
+		p.mu.Unlock()
+	}
+}
+
+// rerunAll re-runs, at most Concurrency at once, every recorded call the
+// experiment selects and has not re-run yet, each redacted; it returns
+// the first error of the listing or of a re-run.
+func (r *Runner) rerunAll(ctx context.Context, s *setup, p *progress) error {
+	e := p.e
 	done := map[string]bool{}
 	for _, c := range e.Calls {
 		done[c.TraceID] = true
 	}
-	var mu sync.Mutex
-	dirty := false
-	saved := make(chan struct{})
-	go func() { // stores the calls done so far every saveEvery
-		defer close(saved)
-		t := time.NewTicker(saveEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-runCtx.Done():
-				return
-			case <-t.C:
-			}
-			mu.Lock()
-			if dirty {
-				dirty = false
-				r.save(runCtx, sorted(e))
-			}
-			mu.Unlock()
-		}
-	}()
-	g, gctx := errgroup.WithContext(runCtx)
+	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(r.opts.Concurrency)
 	listErr := eachWorkflow(gctx, r.opts.Reads, e.Spec.Workflows, func(wf *workflow.Workflow) error {
 		calls, err := r.recorded(gctx, wf, e.Spec)
@@ -84,34 +119,29 @@ func (r *Runner) run(ctx context.Context, e *Experiment, model workflow.Model) {
 				}
 				call.Result = r.opts.Redactor.JSON(call.Result)
 				call.Error = r.opts.Redactor.String(call.Error)
-				mu.Lock()
-				defer mu.Unlock()
-				e.Calls = append(e.Calls, call)
-				dirty = true
+				p.add(call)
 				return nil
 			})
 		}
 		return nil
 	})
-	runErr := g.Wait()
-	if listErr == nil {
+	if runErr := g.Wait(); listErr == nil {
 		listErr = runErr
 	}
-	cancelRun()
-	<-hbDone
-	<-saved
-	if lost.Load() {
-		return // another instance holds the experiment now
-	}
+	return listErr
+}
+
+// finish stores e's outcome after its re-runs ended with err: stopped
+// when a stop was asked, still running when the Runner closes (for the
+// instance that takes it over), else failed or completed.
+func (r *Runner) finish(ctx context.Context, e *Experiment, err error) {
 	stopping, _ := r.opts.Store.Stopping(context.WithoutCancel(ctx), e.ID)
 	switch {
 	case stopping:
 		e.Status = StatusStopped
 	case r.ctx.Err() != nil:
-		// Closing: store the progress, still running, for the instance
-		// that takes it over.
-	case listErr != nil:
-		e.Status, e.Error = StatusFailed, workflow.PublicMessage(listErr)
+	case err != nil:
+		e.Status, e.Error = StatusFailed, workflow.PublicMessage(err)
 	default:
 		e.Status = StatusCompleted
 	}

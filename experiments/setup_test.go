@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/experiments"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
@@ -17,7 +18,6 @@ import (
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // ticket is the action of the recorded workflow: two string parameters.

@@ -11,12 +11,12 @@ import (
 
 	"github.com/twostep/twostep/changefeed"
 	"github.com/twostep/twostep/engine"
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // BenchmarkAdminRenderStage1 measures POST .../render {stage: stage1} end

@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/twostep/twostep/adminv1"
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/experiments"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // recordedTraces seeds a workflow with an accepted Stage 1 call (inputs

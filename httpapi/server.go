@@ -62,8 +62,8 @@ type ActionLister interface {
 // with UserFrom(ctx).
 type AdminRoutes func(api huma.API)
 
-// Options wires a Server. Engine, Reads, Store, Actions and Auth are
-// required.
+// Options wires a Server. Engine, Reads, Store, Actions, Auth and Changes
+// are required (New reports every one missing at once).
 type Options struct {
 	Engine Engine
 	// Reads serves every read of a workflow, its messages and documents;

@@ -11,10 +11,10 @@ import (
 	"testing"
 
 	"github.com/twostep/twostep/engine"
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // tenStepScript is the scripted 10-step round of the React benchmarks:

@@ -12,13 +12,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/modes/react"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // The four replies of a round: echo "hello" (Stage 1 asks for the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -59,67 +60,104 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 			return nil, nil, err
 		}
 	}
-	running := wf.Status == workflow.StatusRunning
-	entry := head.entry
 	eval := s.evalPipelined
 	if c.Fence == 0 {
 		eval = s.evalDurable // the API answers a client with it
 	}
 	drops := s.takeDrops()
 	defer drops.requeue()
-	listKey := head.listKey
-	var refresh []string // keys whose TTL this commit refreshes
-	refreshAt := s.index.clock()
+	ix := s.planIndex(c, wf, head)
+	reply, err := eval(ctx, func(p redis.Pipeliner) {
+		drops.queue(ctx, p)
+		ix.queue(ctx, s, p)
+	}, commitScript, call)
+	if err != nil {
+		return nil, nil, err
+	}
+	base, prev, dropped, err := commitOutcome(wf.ID, c.ExpectedVersion, reply)
+	if err != nil {
+		return nil, nil, s.refused(ctx, c, wf, head, reply, err)
+	}
+	s.applied(ctx, c, wf, ix, prev, dropped)
+	for i := range msgs {
+		msgs[i].Seq = base + int64(i) + 1
+	}
+	c.Workflow.Version = wf.Version
+	return c.Workflow, msgs, nil
+}
+
+// commitIndex is the index writes one commit queues in its pipeline,
+// before its script, and their replies.
+type commitIndex struct {
+	c    workflow.Commit
+	wf   *workflow.Workflow
+	head *commitHead
+	// refresh are the keys whose TTL this commit refreshes, as of
+	// refreshAt.
+	refresh   []string
+	refreshAt time.Time
+	// addRunning says the store-wide running entry is (re)added.
+	addRunning bool
+
+	refreshCmds []*redis.BoolCmd
+	addCmd      *redis.IntCmd
+	hookIndex   hookIndexCmds
+}
+
+// planIndex decides the index writes of c, which stores wf.
+func (s *Store) planIndex(c workflow.Commit, wf *workflow.Workflow, head *commitHead) *commitIndex {
+	ix := &commitIndex{c: c, wf: wf, head: head, refreshAt: s.index.clock()}
 	switch {
 	case s.opts.Retention <= 0:
 	case c.ExpectedVersion == 0:
 		// A create always sets them: its owner key was just claimed with
 		// the bare retention, and ZADDNX may have made the partition anew
 		// (its last entry deleted) without a TTL.
-		refresh = []string{listKey, head.ownerKey}
+		ix.refresh = []string{head.listKey, head.ownerKey}
 	default:
-		refresh = s.index.stale(refreshSlack(s.opts.Retention), listKey, head.ownerKey)
+		ix.refresh = s.index.stale(refreshSlack(s.opts.Retention), head.listKey, head.ownerKey)
 	}
 	// The user's running set is kept by the script itself, so a refused
 	// commit never counts against the user's limit; the store-wide entry
 	// is for the recovery scan (Running), added by a round's first commit
 	// and again at least every runningRefresh.
-	addRunning := running && !s.index.listedRunning(wf.ID, c.Fence)
-	var refreshCmds []*redis.BoolCmd
-	var addCmd *redis.IntCmd
-	var hookIndex hookIndexCmds
-	reply, err := eval(ctx, func(p redis.Pipeliner) {
-		drops.queue(ctx, p)
-		if c.ExpectedVersion == 0 {
-			p.ZAddNX(ctx, listKey, redis.Z{Member: entry})
-		}
-		for _, k := range refresh {
-			// So each outlives the workflows it names (see indexCache).
-			refreshCmds = append(refreshCmds, p.PExpire(ctx, k, s.opts.Retention+refreshSlack(s.opts.Retention)))
-		}
-		if addRunning {
-			addCmd = p.SAdd(ctx, head.runningKey, head.boxedEntry)
-		}
-		if awaiting(wf) {
-			s.indexApproval(ctx, p, wf, entry)
-		}
-		hookIndex = s.queueHookIndex(ctx, p, c, wf.UserID)
-		for _, t := range c.Traces {
-			// As AppendTrace's: a stored trace is always findable by id.
-			p.Set(ctx, s.keys.trace(t.ID), head.boxedEntry, s.opts.Retention)
-		}
-	}, commitScript, call)
-	if err != nil {
-		return nil, nil, err
+	ix.addRunning = wf.Status == workflow.StatusRunning && !s.index.listedRunning(wf.ID, c.Fence)
+	return ix
+}
+
+// queue adds the index writes to p.
+func (ix *commitIndex) queue(ctx context.Context, s *Store, p redis.Pipeliner) {
+	head, wf := ix.head, ix.wf
+	if ix.c.ExpectedVersion == 0 {
+		p.ZAddNX(ctx, head.listKey, redis.Z{Member: head.entry})
 	}
-	base, prev, dropped, err := commitOutcome(wf.ID, c.ExpectedVersion, reply)
-	if err != nil && len(c.Traces) > 0 && reply[0] != "traceexists" {
+	for _, k := range ix.refresh {
+		// So each outlives the workflows it names (see indexCache).
+		ix.refreshCmds = append(ix.refreshCmds, p.PExpire(ctx, k, s.opts.Retention+refreshSlack(s.opts.Retention)))
+	}
+	if ix.addRunning {
+		ix.addCmd = p.SAdd(ctx, head.runningKey, head.boxedEntry)
+	}
+	if awaiting(wf) {
+		s.indexApproval(ctx, p, wf, head.entry)
+	}
+	ix.hookIndex = s.queueHookIndex(ctx, p, ix.c, wf.UserID)
+	for _, t := range ix.c.Traces {
+		// As AppendTrace's: a stored trace is always findable by id.
+		p.Set(ctx, s.keys.trace(t.ID), head.boxedEntry, s.opts.Retention)
+	}
+}
+
+// refused takes back what a commit the script refused (err) left in the
+// indexes, and returns the error to report.
+func (s *Store) refused(ctx context.Context, c workflow.Commit, wf *workflow.Workflow, head *commitHead, reply []any, err error) error {
+	if len(c.Traces) > 0 && reply[0] != "traceexists" {
 		// The traces were not stored: take back their index entries (an
 		// existing trace keeps its own).
 		_ = s.dropTraceEntries(ctx, traceIDs(c.Traces))
 	}
 	if workflow.KindOf(err) == workflow.KindNotFound {
-		if running {
+		if wf.Status == workflow.StatusRunning {
 			// The workflow is gone (deleted), or is another user's: take
 			// back the running-set entry queued before the script, so
 			// nothing of it is left.
@@ -129,7 +167,7 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 			_ = s.unlistApproval(ctx, wf.ID, wf.UserID) // as the running-set entry
 		}
 		if other, _, oerr := s.ownerOf(ctx, wf.ID); oerr == nil && other != wf.UserID {
-			return nil, nil, workflow.Errorf(workflow.KindInvalid, "workflow %s cannot change its user", wf.ID)
+			return workflow.Errorf(workflow.KindInvalid, "workflow %s cannot change its user", wf.ID)
 		}
 	}
 	if c.ExpectedVersion == 0 && workflow.KindOf(err) == workflow.KindTooMany {
@@ -138,24 +176,30 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		pipe := s.rdb.Pipeline()
 		pipe.Del(ctx, head.ownerKey)
 		pipe.Del(ctx, head.wfPrefix.(string)+wf.ID+":webhook")
-		pipe.ZRem(ctx, listKey, entry)
-		pipe.SRem(ctx, head.runningKey, entry)
+		pipe.ZRem(ctx, head.listKey, head.entry)
+		pipe.SRem(ctx, head.runningKey, head.entry)
 		_, _ = pipe.Exec(ctx)
 	}
-	if err != nil {
-		return nil, nil, err
-	}
+	return err
+}
+
+// applied keeps the caches and indexes after the commit of wf applied:
+// prev is the status it had, dropped the traces the cap dropped. Its
+// failures are not the commit's: a stale entry left is skipped by
+// readers.
+func (s *Store) applied(ctx context.Context, c workflow.Commit, wf *workflow.Workflow, ix *commitIndex, prev string, dropped []string) {
 	s.owners.put(wf.ID, wf.UserID)
-	s.retryHookIndex(ctx, hookIndex, wf.ID, wf.UserID)
+	s.retryHookIndex(ctx, ix.hookIndex, wf.ID, wf.UserID)
 	// Only the index writes that succeeded are remembered: one that failed
 	// (another shard's error) is sent again by the next commit.
-	for i, cmd := range refreshCmds {
+	for i, cmd := range ix.refreshCmds {
 		if cmd.Err() == nil {
-			s.index.refreshed(refreshAt, refresh[i:i+1])
+			s.index.refreshed(ix.refreshAt, ix.refresh[i:i+1])
 		}
 	}
+	running := wf.Status == workflow.StatusRunning
 	if running {
-		if addCmd != nil && addCmd.Err() == nil {
+		if ix.addCmd != nil && ix.addCmd.Err() == nil {
 			s.index.setRunning(wf.ID, c.Fence)
 		}
 	} else {
@@ -165,9 +209,8 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		s.calls.forget(wf.ID)
 	}
 	if !running && prev == string(workflow.StatusRunning) {
-		// The commit is applied: an error here leaves a stale running-set
-		// entry, which Running skips, and must not be reported as a
-		// commit that wrote nothing.
+		// An error here leaves a stale running-set entry, which Running
+		// skips, and must not be reported as a commit that wrote nothing.
 		_ = s.unlistRunning(ctx, wf.ID, wf.UserID)
 	}
 	if !awaiting(wf) && prev == string(workflow.StatusAwaitingApproval) {
@@ -180,11 +223,6 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		// pipeline (tracedrop.go), so the step stays one round trip.
 		s.dropLater(ctx, dropped)
 	}
-	for i := range msgs {
-		msgs[i].Seq = base + int64(i) + 1
-	}
-	c.Workflow.Version = wf.Version
-	return c.Workflow, msgs, nil
 }
 
 // traceIDs returns the ids of ts.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/twostep/twostep/actions"
 	"github.com/twostep/twostep/engine"
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/modes/react"
@@ -24,7 +25,6 @@ import (
 	"github.com/twostep/twostep/telemetry"
 	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 const secret = "sk-very-secret-key-123"

@@ -11,8 +11,8 @@ import (
 
 	"github.com/twostep/twostep/adminv1"
 	"github.com/twostep/twostep/apiv1"
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // generate is a Stage 1 reply choosing document.generate.

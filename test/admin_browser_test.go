@@ -14,8 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/twostep/twostep/adminv1"
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // chromiumPath finds Debian's chromium. Without it the browser test skips,

@@ -6,9 +6,9 @@ import (
 
 	"github.com/twostep/twostep/adminv1"
 	"github.com/twostep/twostep/economy"
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // The economy route for a small scripted workflow (two generated

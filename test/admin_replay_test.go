@@ -11,10 +11,10 @@ import (
 
 	"github.com/twostep/twostep/adminv1"
 	"github.com/twostep/twostep/apiv1"
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // completedWorkflow runs one round: document.generate, then

@@ -19,13 +19,13 @@ import (
 	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/changefeed"
 	"github.com/twostep/twostep/engine"
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/wiring"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 func init() { gin.SetMode(gin.ReleaseMode) } // no route dump in test logs

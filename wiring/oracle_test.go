@@ -12,8 +12,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/twostep/twostep/engine"
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // TestNoExistenceOracle: on every per-workflow route, another user's

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
 	"time"
 
@@ -14,10 +13,8 @@ import (
 	"github.com/twostep/twostep/actions"
 	"github.com/twostep/twostep/actions/mcp"
 	"github.com/twostep/twostep/actions/openapi"
-	"github.com/twostep/twostep/agui"
 	"github.com/twostep/twostep/approval"
 	"github.com/twostep/twostep/changefeed"
-	"github.com/twostep/twostep/doctext"
 	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/experiments"
 	"github.com/twostep/twostep/httpapi"
@@ -195,29 +192,12 @@ func ModelCheck(m any) func(context.Context) error {
 // build wires registry, prompts, modes, engine and HTTP API over the
 // opened store and model.
 func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) error {
-	l := cfg.File.Limits
 	actionModel := &telemetry.ActionModel{Model: g.Model} // traced once the tracer exists, below
-	reg, err := actions.New(cfg.Actions, actionModel, actions.WithLogger(log.With().Str("component", "actions").Logger()),
-		actions.WithSecrets(append(cfg.MCP.Secrets(), cfg.OpenAPI.Secrets()...)...))
+	approvals, err := g.buildActions(ctx, cfg, log, actionModel)
 	if err != nil {
-		return fmt.Errorf("actions.New: %w", err)
+		return err
 	}
-	g.MCP = mcp.New(cfg.MCP, reg, mcp.Options{
-		Logger: log.With().Str("component", "mcp").Logger(), Limits: cfg.Actions.Limits, Version: Version(),
-	})
-	g.OpenAPI = openapi.New(cfg.OpenAPI, reg, openapi.Options{Logger: log.With().Str("component", "openapi").Logger()})
-	if err := g.OpenAPI.Load(ctx); err != nil {
-		return fmt.Errorf("GATEWAY_CONFIG: %w", err)
-	}
-	deps := dependencies(cfg, g.MCP, g.OpenAPI)
-	servers := make([]string, 0, len(cfg.MCP.Servers))
-	for _, s := range cfg.MCP.Servers {
-		servers = append(servers, s.Name)
-	}
-	approvals, err := approval.New(cfg.File.Approvals, reg, servers, cfg.OpenAPI.Names())
-	if err != nil {
-		return fmt.Errorf("GATEWAY_CONFIG: %w", err)
-	}
+	l := cfg.File.Limits
 	set, err := templates.Load(cfg.File.Templates.OverrideDir)
 	if err != nil {
 		return fmt.Errorf("templates.Load: %w", err)
@@ -226,12 +206,11 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 		NoCompaction: l.Compaction != nil && !*l.Compaction})
 	grounded, _ := react.ParseGrounded(cfg.File.Stage2.RequireGrounded) // checked by LoadConfig
 	plan := actionplan.New(builder, actionplan.Options{TopK: l.ActionPlanTopK, MaxReplans: l.maxReplans()})
-	redactor := redact.New(append(reg.Secrets(), cfg.Secrets()...)...)
-	g.Registry, g.Store, g.Metrics, g.Redactor = reg, redact.Traces(g.Store, redactor), metrics.New(), redactor
+	g.Store, g.Metrics = redact.Traces(g.Store, g.Redactor), metrics.New()
 
 	hooks := g.webhooks(cfg, log)
 	budget, usage := g.budgeter(cfg, log)
-	tracer := g.Tel.Tracer(telemetry.Options{Redactor: redactor, RequestModel: requestModel(g.Model)})
+	tracer := g.Tel.Tracer(telemetry.Options{Redactor: g.Redactor, RequestModel: requestModel(g.Model)})
 	actionModel.Tracer = tracer
 	g.Engine, err = engine.New(engine.Config{
 		DefaultMaxSteps: cfg.MaxSteps, MaxStepsLimit: engine.DefaultMaxStepsLimit, Workers: l.Workers,
@@ -239,71 +218,44 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 		Dispatcher: g.Dispatcher, RecoverInterval: l.RecoverInterval,
 		Approvals: approvals, ApprovalTimeout: l.ApprovalTimeout, ShutdownGrace: l.ShutdownGrace, Logger: log.With().Str("component", "engine").Logger(),
 		Observer: g.Metrics, Changes: g.Changes, Deltas: g.Deltas, Tracer: tracer, Webhooks: hooks, Budget: budget,
-	}, g.Store, g.Model, reg, map[workflow.ModeName]workflow.Mode{
+	}, g.Store, g.Model, g.Registry, map[workflow.ModeName]workflow.Mode{
 		workflow.ModeReact: react.New(builder, react.RequireGrounded(grounded)), workflow.ModeActionPlan: plan,
 	})
 	if err != nil {
 		return fmt.Errorf("engine.New: %w", err)
 	}
-	if err := g.buildExperiments(cfg, log, reg, builder, redactor); err != nil {
+	if err := g.buildExperiments(cfg, log, g.Registry, builder, g.Redactor); err != nil {
 		return err
 	}
-	admin, err := httpapi.NewAdmin(httpapi.AdminOptions{
-		Reads: g.Engine.Admin(), Model: g.Model, Registry: reg, Prompts: builder, Redactor: redactor,
-		PlanActions: plan.Offered, CountTokens: (&llm.Tokenizer{}).Count, DocumentText: doctext.PlainText,
-		Prices:      cfg.Prices(),
-		Deliveries:  g.outbox(),
-		Experiments: g.Experiments,
-	})
-	if err != nil {
-		return fmt.Errorf("httpapi.NewAdmin: %w", err)
-	}
-	var jwtv *httpapi.JWTVerifier
-	if cfg.JWTJWKS != "" {
-		if jwtv, err = httpapi.NewJWTVerifier(httpapi.JWTConfig{JWKS: cfg.JWTJWKS, Issuer: cfg.JWTIssuer,
-			Audience: cfg.JWTAudience, AdminClaim: cfg.JWTAdminClaim}); err != nil {
-			return err
-		}
-	}
-	auth, err := httpapi.NewAuthenticator(cfg.Users, cfg.Admins, cfg.InsecureDev, jwtv)
-	if err != nil {
-		return err
-	}
-	// Idempotency-Key answers are kept beside the workflows, in the store
-	// under the redactor (they hold only what the API answered).
-	idem := workflow.StoreAs[workflow.IdempotencyStore](g.Store)
-	ag, err := agui.New(agui.Options{Engine: g.Engine, Threads: idem, ThreadTTL: l.Retention, MaxBodyBytes: l.HTTP.MaxBodyBytes})
-	if err != nil {
-		return fmt.Errorf("agui.New: %w", err)
-	}
-	g.API, err = httpapi.New(httpapi.Options{
-		Engine: g.Engine, Reads: g.Engine, Store: g.Store, Actions: reg, Auth: auth, Limits: l.HTTP, Idempotency: idem,
-		Logger: log.With().Str("component", "http").Logger(), Metrics: g.Metrics,
-		ModelName: g.Model.Name(), Models: modelNames(g.Model), Version: Version(), Admin: admin.Register,
-		ModelCheck: ModelCheck(g.Model), Dependencies: deps, Tracing: httpapi.Tracing{Provider: g.Tel.Provider(), Propagator: telemetry.Propagator(), Service: telemetry.ServiceName},
-		Webhooks: httpapi.WebhookOptions{
-			CheckURL:  func(u string) error { return webhooks.CheckURL(u, cfg.File.Webhooks.AllowPrivate) },
-			NewSecret: webhooks.NewSecret,
-		},
-		Usage: usage, Changes: g.Changes, Deltas: g.Deltas, Mounts: []httpapi.Mount{ag.Mount},
-	})
-	if err != nil {
-		return fmt.Errorf("httpapi.New: %w", err)
-	}
-	return nil
+	return g.buildAPI(cfg, log, builder, plan, usage)
 }
 
-// dependencies returns /readyz's extra checks: each MCP server and each
-// openapiActions source (nil when there is none).
-func dependencies(cfg Config, m *mcp.Manager, o *openapi.Manager) func() map[string]string {
-	if len(cfg.MCP.Servers) == 0 && len(cfg.OpenAPI.Sources) == 0 {
-		return nil
+// buildActions builds the action registry (built-ins, HTTP actions, MCP
+// servers' tools, OpenAPI operations), the redactor of every configured
+// secret, and returns the approval policy over the registry.
+func (g *Gateway) buildActions(ctx context.Context, cfg Config, log zerolog.Logger, actionModel workflow.Model) (*approval.Policy, error) {
+	reg, err := actions.New(cfg.Actions, actionModel, actions.WithLogger(log.With().Str("component", "actions").Logger()),
+		actions.WithSecrets(append(cfg.MCP.Secrets(), cfg.OpenAPI.Secrets()...)...))
+	if err != nil {
+		return nil, fmt.Errorf("actions.New: %w", err)
 	}
-	return func() map[string]string {
-		out := m.Status()
-		maps.Copy(out, o.Status())
-		return out
+	g.MCP = mcp.New(cfg.MCP, reg, mcp.Options{
+		Logger: log.With().Str("component", "mcp").Logger(), Limits: cfg.Actions.Limits, Version: Version(),
+	})
+	g.OpenAPI = openapi.New(cfg.OpenAPI, reg, openapi.Options{Logger: log.With().Str("component", "openapi").Logger()})
+	if err := g.OpenAPI.Load(ctx); err != nil {
+		return nil, fmt.Errorf("GATEWAY_CONFIG: %w", err)
 	}
+	servers := make([]string, 0, len(cfg.MCP.Servers))
+	for _, s := range cfg.MCP.Servers {
+		servers = append(servers, s.Name)
+	}
+	approvals, err := approval.New(cfg.File.Approvals, reg, servers, cfg.OpenAPI.Names())
+	if err != nil {
+		return nil, fmt.Errorf("GATEWAY_CONFIG: %w", err)
+	}
+	g.Registry, g.Redactor = reg, redact.New(append(reg.Secrets(), cfg.Secrets()...)...)
+	return approvals, nil
 }
 
 // requestModel names the model a stage's call goes to first

@@ -8,9 +8,10 @@ import (
 
 // ModeState is a mode's own part of a Checkpoint: the members of a JSON
 // object (nil when it has none) that only that mode reads and writes.
-// Checkpoint's JSON form holds them beside its common members, after
-// "previous" — where they were while they were fields of Checkpoint — so
-// a stored checkpoint of any version decodes to the same value.
+// Checkpoint's JSON form holds them beside its common members (after
+// them; decoding takes members in any order, so a checkpoint stored
+// while they were fields of Checkpoint, between "previous" and
+// "approval", decodes to the same value).
 //
 // A ModeState is never changed in place: a mode makes a new one with
 // NewModeState, so copies of a checkpoint may share it.
@@ -48,13 +49,6 @@ func (s ModeState) Decode(v any) error {
 // members as encoding/json writes them.
 type checkpointFields Checkpoint
 
-// checkpointTail is the part of Checkpoint's JSON form after the mode's
-// members.
-type checkpointTail struct {
-	Approval    *ApprovalGrant `json:"approval,omitempty"`
-	AfterReject *Checkpoint    `json:"afterReject,omitempty"`
-}
-
 // commonMember reports whether key is a member Checkpoint's fields
 // encode (TestCommonMembersAreCheckpointsTags holds it to the tags).
 func commonMember(key string) bool {
@@ -66,27 +60,14 @@ func commonMember(key string) bool {
 	return false
 }
 
-// MarshalJSON writes the common members and, after "previous", the
-// members of c.Mode.
+// MarshalJSON writes the common members, then the members of c.Mode.
 func (c Checkpoint) MarshalJSON() ([]byte, error) {
 	b, err := json.Marshal((*checkpointFields)(&c))
 	if err != nil || len(c.Mode) <= 2 {
 		return b, err
 	}
-	tail, err := json.Marshal(checkpointTail{c.Approval, c.AfterReject})
-	if err != nil {
-		return nil, err
-	}
 	members := c.Mode[1 : len(c.Mode)-1]
-	var out []byte
-	if len(tail) == 2 { // no tail: the members go last
-		out = append(append(append(b[:len(b)-1:len(b)-1], ','), members...), '}')
-		return out, nil
-	}
-	at := len(b) - (len(tail) - 1) // where b's tail members start
-	out = append(out, b[:at]...)
-	out = append(append(out, members...), ',')
-	return append(out, b[at:]...), nil
+	return append(append(append(b[:len(b)-1:len(b)-1], ','), members...), '}'), nil
 }
 
 // UnmarshalJSON reads the common members into c's fields and keeps the

@@ -25,8 +25,8 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/rs/zerolog"
 
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/wiring"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 var registerStreamDecoders sync.Once

@@ -7,17 +7,14 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
 
-	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/telemetry"
 	"github.com/twostep/twostep/wiring"
-	"github.com/twostep/twostep/workflow"
 )
 
 // Shutdown budget: in-flight requests get up to httpGrace; then running
@@ -36,28 +33,9 @@ const (
 // without changing their status, so the next start (or another instance
 // sharing the Redis store) resumes them.
 func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r role) error {
-	cfg, err := wiring.LoadConfig(getenv)
+	cfg, log, scrub, err := configure(getenv, stderr, r)
 	if err != nil {
-		return fmt.Errorf("load the configuration: %w", err)
-	}
-	if err := r.check(cfg); err != nil {
-		return fmt.Errorf("check the role: %w", err)
-	}
-	open, err := cfg.ApplyCredentialRule(r.api)
-	if err != nil {
-		return fmt.Errorf("check the credentials: %w", err)
-	}
-	var scrub atomic.Pointer[redact.Redactor]
-	scrub.Store(redact.New(cfg.Secrets()...)) // tokens and API keys until the registry adds its own
-	log, err := wiring.NewLogger(stderr, cfg.LogFormat, cfg.LogLevel, &scrub)
-	if err != nil {
-		return fmt.Errorf("build the logger: %w", err)
-	}
-	if open {
-		log.Warn().Msg("GATEWAY_INSECURE_DEV=1 and no tokens: every request is user \"dev\" with admin rights; never run this way in production")
-	}
-	for _, w := range cfg.Warnings() {
-		log.Warn().Msg(w)
+		return err
 	}
 	tel, err := telemetry.Setup(ctx, getenv, func(err error) { log.Warn().Err(err).Msg("opentelemetry") })
 	if err != nil {
@@ -82,7 +60,42 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r 
 	// openapiActions documents were loaded by Wire; URL ones refresh.
 	g.OpenAPI.Start(ctx)
 	defer g.OpenAPI.Close()
+	return listen(ctx, cfg, g, log, r)
+}
 
+// configure loads the configuration, checks it for role r and builds the
+// logger, whose redactor (scrub) knows the tokens and API keys until the
+// gateway's own replaces it; it logs the configuration's warnings.
+func configure(getenv func(string) string, stderr io.Writer, r role) (wiring.Config, zerolog.Logger, *atomic.Pointer[redact.Redactor], error) {
+	cfg, err := wiring.LoadConfig(getenv)
+	if err != nil {
+		return cfg, zerolog.Nop(), nil, fmt.Errorf("load the configuration: %w", err)
+	}
+	if err := r.check(cfg); err != nil {
+		return cfg, zerolog.Nop(), nil, fmt.Errorf("check the role: %w", err)
+	}
+	open, err := cfg.ApplyCredentialRule(r.api)
+	if err != nil {
+		return cfg, zerolog.Nop(), nil, fmt.Errorf("check the credentials: %w", err)
+	}
+	scrub := &atomic.Pointer[redact.Redactor]{}
+	scrub.Store(redact.New(cfg.Secrets()...))
+	log, err := wiring.NewLogger(stderr, cfg.LogFormat, cfg.LogLevel, scrub)
+	if err != nil {
+		return cfg, zerolog.Nop(), nil, fmt.Errorf("build the logger: %w", err)
+	}
+	if open {
+		log.Warn().Msg("GATEWAY_INSECURE_DEV=1 and no tokens: every request is user \"dev\" with admin rights; never run this way in production")
+	}
+	for _, w := range cfg.Warnings() {
+		log.Warn().Msg(w)
+	}
+	return cfg, log, scrub, nil
+}
+
+// listen serves g's routes for role r (a worker: the probes only) and
+// runs its background work until ctx is cancelled, then shuts down.
+func listen(ctx context.Context, cfg wiring.Config, g *wiring.Gateway, log zerolog.Logger, r role) error {
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on GATEWAY_ADDR %s: %w", cfg.Addr, err)
@@ -91,52 +104,14 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r 
 	if !r.api {
 		handler = probeRoutes(handler)
 	}
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		BaseContext:       func(net.Listener) context.Context { return log.WithContext(context.Background()) },
-	}
-	srv.RegisterOnShutdown(g.API.CloseStreams)
-
-	engineCtx, stopEngine := context.WithCancel(log.WithContext(context.Background()))
-	// The background work below ends with the engine's context and is
-	// waited for; running experiments are stopped first.
-	var bg sync.WaitGroup
-	defer func() {
-		stopEngine()
-		if g.Experiments != nil {
-			g.Experiments.Close()
-		}
-		bg.Wait()
-	}()
-	if r.workers {
-		g.Engine.Start(engineCtx)
-	}
-	if r.workers && g.Webhooks != nil {
-		// Webhook deliveries: every worker instance delivers the store's
-		// outbox.
-		bg.Go(func() { g.Webhooks.Run(engineCtx) })
-	}
-	if g.Experiments != nil {
-		// Experiments whose instance died are finished here.
-		bg.Go(func() { g.Experiments.Watch(engineCtx) })
-	}
-	if check := wiring.ModelCheck(g.Model); check != nil {
-		// Probe once in the background: a wrong model name or key shows in
-		// the start-up log, without delaying start-up on a slow provider.
-		bg.Go(func() {
-			if err := check(engineCtx); err != nil && engineCtx.Err() == nil {
-				log.Warn().Str("reason", workflow.PublicMessage(err)).Msg("the model does not answer its probe; rounds will fail until it does (see /readyz)")
-			}
-		})
-	}
+	srv := g.HTTPServer(handler, log)
+	stop := g.Run(log.WithContext(context.Background()), r.workers, log)
+	defer stop()
 	if hint := cfg.OfflineHint(); hint != "" {
 		log.Warn().Msg(hint)
 	}
-	log.Info().Str("addr", ln.Addr().String()).Str("store", storeKind(cfg)).Str("model", g.Model.Name()).
+	log.Info().Str("addr", ln.Addr().String()).Str("store", cfg.StoreKind()).Str("model", g.Model.Name()).
 		Bool("api", r.api).Bool("workers", r.workers).Str("version", wiring.Version()).Msg("gateway listening")
-
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	select {
@@ -144,15 +119,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, r 
 		return fmt.Errorf("http server: %w", err)
 	case <-ctx.Done():
 	}
-	return shutdown(srv, g, serveErr, log, grace(cfg))
-}
-
-// grace is the engine's drain time after SIGTERM.
-func grace(cfg wiring.Config) time.Duration {
-	if g := cfg.File.Limits.ShutdownGrace; g > 0 {
-		return g
-	}
-	return engine.DefaultShutdownGrace
+	return shutdown(srv, g, serveErr, log, cfg.ShutdownGrace())
 }
 
 func shutdown(srv *http.Server, g *wiring.Gateway, serveErr <-chan error, log zerolog.Logger, drain time.Duration) error {
@@ -179,13 +146,6 @@ func shutdown(srv *http.Server, g *wiring.Gateway, serveErr <-chan error, log ze
 	}
 	log.Info().Msg("stopped")
 	return nil
-}
-
-func storeKind(cfg wiring.Config) string {
-	if cfg.RedisURL != "" {
-		return "redis"
-	}
-	return "memory"
 }
 
 // flushTraces exports the spans still buffered, within a few seconds.

@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/twostep/twostep/approval"
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // intentEcho holds Echo for an intent approval; constraints are judged by

@@ -5,13 +5,13 @@ import (
 	"testing"
 
 	"github.com/twostep/twostep/engine"
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
 	"github.com/twostep/twostep/modes/actionplan"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 func newBuilder(t testing.TB) *prompts.Builder {

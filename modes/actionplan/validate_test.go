@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/modes/actionplan"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // upload is a workflow's first user message with one document.

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/twostep/twostep/engine"
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // maxAllocsPerStep is the allocation budget of a React step on the memory

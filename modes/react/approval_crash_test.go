@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // TestApprovalCrashAfterPauseCommit: the instance that paused the round

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // TestActionMessagesSayHowLongTheActionRan: the action message of a step

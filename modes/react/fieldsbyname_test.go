@@ -7,9 +7,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // selectByName is a Stage 1 reply choosing the echo with fields given by

@@ -4,11 +4,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // Stage 1 and Stage 2 traces keep the placeholder values their prompt was

@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // nativeModel is a scripted model that plans a native output mode for

@@ -7,9 +7,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
 )
 
 // A step whose action has no parameter to fill (Stage 1 asked for none,
