@@ -17,7 +17,7 @@ import (
 	"github.com/twostep/twostep/redisstore"
 	"github.com/twostep/twostep/wiring"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/workflow/enginetest"
+	"github.com/twostep/twostep/engine/enginetest"
 )
 
 // TestDeltasReachAnotherInstance: two instances share one Redis; the
