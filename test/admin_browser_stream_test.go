@@ -7,8 +7,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/engine/enginetest"
+	"github.com/twostep/twostep/workflow"
 )
 
 // TestAdminPageShowsAnAnswerAsItStreams: while Stage 2 writes a running

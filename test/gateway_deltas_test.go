@@ -11,13 +11,13 @@ import (
 
 	"github.com/twostep/twostep/client"
 	"github.com/twostep/twostep/engine"
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/redisstore"
 	"github.com/twostep/twostep/wiring"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/engine/enginetest"
 )
 
 // TestDeltasReachAnotherInstance: two instances share one Redis; the
