@@ -37,6 +37,9 @@ type DeltaFeed struct {
 // were behind.
 func (f *DeltaFeed) Lost() int64 { return f.lost.Load() }
 
+// Subscriptions is how many subscriptions are open, any workflow.
+func (f *DeltaFeed) Subscriptions() int64 { return f.open.Load() }
+
 // NewDeltas returns a DeltaFeed with no subscribers.
 func NewDeltas() *DeltaFeed {
 	return &DeltaFeed{by: map[string]map[chan workflow.Delta]struct{}{}}

@@ -118,6 +118,10 @@ func (s *Server) stream(ctx context.Context, reads streamReads, id string, st *e
 		return err
 	}
 	for {
+		// Deltas already waiting precede the commit that follows them.
+		if err := drainDeltas(st, deltas); err != nil {
+			return err
+		}
 		w, err := s.sendNewMessages(ctx, reads, id, st)
 		if err != nil {
 			if workflow.KindOf(err) == workflow.KindNotFound {
@@ -143,6 +147,20 @@ func (s *Server) stream(ctx context.Context, reads streamReads, id string, st *e
 		}
 		if done, err := s.awaitChange(ctx, st, changed, ticker.C, deltas); done || err != nil {
 			return err
+		}
+	}
+}
+
+// drainDeltas sends the deltas waiting in deltas without blocking.
+func drainDeltas(st *eventStream, deltas <-chan workflow.Delta) error {
+	for {
+		select {
+		case d := <-deltas:
+			if err := st.delta(d); err != nil {
+				return err
+			}
+		default:
+			return nil
 		}
 	}
 }
