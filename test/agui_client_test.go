@@ -73,7 +73,7 @@ func (s *streamingLLM) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	for i := 0; i < len(reply); i += 6 {
 		piece := reply[i:min(i+6, len(reply))]
-		if answer && s.answerFirst.IsZero() && strings.Contains(reply[:i+len(piece)], `"message": "`) {
+		if answer && s.answerFirst.IsZero() && strings.Contains(reply[:i+len(piece)], `"message":"`) {
 			s.mu.Lock()
 			s.answerFirst = time.Now()
 			s.mu.Unlock()
@@ -136,7 +136,11 @@ func TestAGUIClient(t *testing.T) {
 	}
 	model := newStreamingLLM(t)
 	cfg := filepath.Join(t.TempDir(), "gateway.yaml")
-	if err := os.WriteFile(cfg, []byte("approvals:\n  actions:\n    document.generate: always\n"), 0o600); err != nil {
+	// Both stages answer in JSON text (json_object), the reply the model
+	// streams as content.
+	yaml := "approvals:\n  actions:\n    document.generate: always\n" +
+		"models:\n  stage1: {outputMode: json_object}\n  stage2: {outputMode: json_object}\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	g := startGateway(t, nil, "OPENAI_BASE_URL="+model.srv.URL+"/v1", "GATEWAY_CONFIG="+cfg)
