@@ -47,7 +47,9 @@ func (r *Registry) aiProcess() action {
 // documents' text and returns the answer as one document; the result text is
 // an excerpt of the answer. The call is reported in the result's ModelCalls
 // (prompt as sent, raw answer, usage, latency), also when the action fails
-// because of it.
+// because of it. The call is first put to ctx's model guard
+// (workflow.GuardModelCall): when the user's budget is spent it is not
+// made and the *BudgetError is returned.
 func (r *Registry) runAIProcess(ctx context.Context, inv invocation) (workflow.ActionResult, error) {
 	instruction := inv.call.Parameters["aiPrompt"].(string)
 	name, _ := inv.call.Parameters["resultFileName"].(string)
@@ -63,10 +65,14 @@ func (r *Registry) runAIProcess(ctx context.Context, inv invocation) (workflow.A
 		{Role: workflow.PromptSystem, Content: aiSystemPrompt},
 		{Role: workflow.PromptUser, Content: user},
 	}
+	req := workflow.ModelRequest{Messages: prompt, MaxTokens: r.limits.ModelMaxTokens, Stage: workflow.StageAction}
+	done, err := workflow.GuardModelCall(ctx, req)
+	if err != nil {
+		return workflow.ActionResult{}, err // the user's budget is spent: no call
+	}
 	start := time.Now()
-	resp, err := r.model.Generate(ctx, workflow.ModelRequest{
-		Messages: prompt, MaxTokens: r.limits.ModelMaxTokens, Stage: workflow.StageAction,
-	})
+	resp, err := r.model.Generate(ctx, req)
+	done(resp)
 	mc := workflow.ActionModelCall{
 		Template: AIProcessAction, Prompt: prompt, Response: resp.Text, Model: resp.Model,
 		PromptTokens: resp.PromptTokens, CompletionTokens: resp.CompletionTokens,

@@ -149,3 +149,42 @@ connections:
 		}
 	}
 }
+
+// TestAIProcessAsksTheModelGuard (issue 45 item 4): ai.process puts its
+// model call to ctx's guard: refused (the user's budget is spent), the
+// model is not called and the budget error is the action's; allowed, the
+// guard is told what the call used.
+func TestAIProcessAsksTheModelGuard(t *testing.T) {
+	t.Parallel()
+	var made int
+	model := &fakeModel{reply: func(workflow.ModelRequest) (workflow.ModelResponse, error) {
+		made++
+		return workflow.ModelResponse{Text: "Revenue grew.", Model: "fake-1", PromptTokens: 120, CompletionTokens: 7}, nil
+	}}
+	r := mustNew(t, Config{}, model)
+	spent := &workflow.BudgetError{What: "the daily budget of 2500 tokens"}
+	var settled []workflow.ModelResponse
+	guard := func(spent error) workflow.ModelGuard {
+		return func(_ context.Context, req workflow.ModelRequest) (func(workflow.ModelResponse), error) {
+			if req.Stage != workflow.StageAction {
+				t.Errorf("guarded a call of stage %s", req.Stage)
+			}
+			if spent != nil {
+				return nil, spent
+			}
+			return func(resp workflow.ModelResponse) { settled = append(settled, resp) }, nil
+		}
+	}
+	in := call(AIProcessAction, map[string]any{"aiPrompt": "Summarise."})
+	_, err := r.Execute(workflow.WithModelGuard(context.Background(), guard(spent)), in)
+	var be *workflow.BudgetError
+	if !errors.As(err, &be) || made != 0 {
+		t.Errorf("with the budget spent: %v after %d model calls, want the budget error and no call", err, made)
+	}
+	if _, err := r.Execute(workflow.WithModelGuard(context.Background(), guard(nil)), in); err != nil {
+		t.Fatal(err)
+	}
+	if made != 1 || len(settled) != 1 || settled[0].PromptTokens != 120 || settled[0].CompletionTokens != 7 {
+		t.Errorf("allowed: %d calls, guard told %+v; want one call settled with its usage", made, settled)
+	}
+}

@@ -148,7 +148,7 @@ func TestHTTPActionPathValueCannotLeaveItsSegment(t *testing.T) {
 	srv := newRecorder(t, answer(200, "application/json", `{}`))
 	r := plainActionRegistry(t, srv)
 	for _, action := range []string{"tickets.get", "tickets.close"} {
-		for _, id := range []string{"..", ".", ""} {
+		for _, id := range []string{"..", ".", "", `\..\admin`, `..\admin`, `a\..`, `\.\x`, "a/../b", `..;x\y`} {
 			_, err := r.Execute(context.Background(), call(action, map[string]any{"id": id}))
 			wantKind(t, err, workflow.KindInvalid)
 			if lines := r.ValidateParameters(action, map[string]any{"id": id}); len(lines) != 1 || !strings.Contains(lines[0], "cannot be a path segment") {

@@ -151,7 +151,9 @@ func (t *operationTarget) check(params map[string]any) []string {
 }
 
 // placeholderProblems returns a line for each {name} of the path template
-// tmpl whose parameter is missing, empty, "." or "..".
+// tmpl whose parameter is missing, empty, "." or "..", or holds a "." or
+// ".." segment between slashes or backslashes ("\\..\\admin": some servers
+// read a backslash, even percent-encoded, as a slash).
 func placeholderProblems(tmpl string, params map[string]any) []string {
 	var lines []string
 	for _, m := range placeholderPattern.FindAllStringSubmatch(tmpl, -1) {
@@ -162,6 +164,8 @@ func placeholderProblems(tmpl string, params map[string]any) []string {
 			lines = append(lines, "/"+m[1]+": is required (it is part of the path)")
 		case s == "" || s == "." || s == "..":
 			lines = append(lines, fmt.Sprintf("/%s: %q cannot be a path segment", m[1], s))
+		case outbound.HasDotSegment(s):
+			lines = append(lines, fmt.Sprintf("/%s: %q cannot be a path segment: it holds a \".\" or \"..\" segment between slashes or backslashes", m[1], s))
 		}
 	}
 	return lines

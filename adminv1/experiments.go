@@ -50,6 +50,8 @@ type Spec struct {
 	Action    string            `json:"action,omitempty"`
 	Templates map[string]string `json:"templates,omitempty"`
 	Model     *ModelRef         `json:"model,omitempty"`
+	// StartedBy is the admin whose budget the calls count in.
+	StartedBy string `json:"startedBy,omitempty"`
 }
 
 // Agreement says where a call's new result agrees with the recorded one:

@@ -14,7 +14,7 @@
 // entry decides it through httpapi.Server.Decide, the approvals route's
 // own checks.
 //
-// The route is mounted on httpapi's API (httpapi.Options.Mounts), behind
+// The route is mounted on httpapi's API (httpapi.Options.APIMounts), behind
 // its authentication, limits and error mapping. Of the project it imports
 // httpapi, apiv1, engine and workflow.
 package agui

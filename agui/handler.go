@@ -68,7 +68,7 @@ type runInput struct {
 	Body RunAgentInput
 }
 
-// Mount registers the route on api (an httpapi.Mount).
+// Mount registers the route on api (an httpapi.APIMount).
 func (h *Handler) Mount(api huma.API, srv *httpapi.Server) {
 	huma.Register(api, huma.Operation{
 		OperationID: "aguiRun", Method: http.MethodPost, Path: "/api/v1/agui",

@@ -65,6 +65,8 @@ type StandingApprovalView struct {
 	WorkflowID  string                    `json:"workflowId,omitempty" doc:"Scope workflow: the workflow whose calls it admits"`
 	Constraints map[string]map[string]any `json:"constraints,omitempty" doc:"Kind intent: the JSON Schema fragment each field must satisfy (none: every call)"`
 	Parameters  map[string]any            `json:"parameters,omitempty" doc:"Kind call: the parameters a call must repeat"`
+	Connection  string                    `json:"connection,omitempty" doc:"The connection label the approved call used: it admits calls through this connection only (none: only calls without a connection)"`
+	Documents   []string                  `json:"documents,omitempty" doc:"The document references the approved call named: it admits calls naming the same ones (in any order)"`
 	GrantedBy   string                    `json:"grantedBy"`
 	GrantedAt   time.Time                 `json:"grantedAt"`
 	ExpiresAt   *time.Time                `json:"expiresAt,omitempty"`

@@ -181,6 +181,7 @@ func (e *Engine) remember(ctx context.Context, userID string, wf *workflow.Workf
 	now := e.now()
 	s := workflow.StandingApproval{
 		ID: workflow.NewID(workflow.PrefixStanding), UserID: wf.UserID, Action: wf.PendingApproval.Action, Kind: g.Kind, Scope: r.Scope,
+		Connection: wf.PendingApproval.Connection, Documents: slices.Clone(wf.PendingApproval.Documents),
 		GrantedBy: userID, GrantedAt: now,
 	}
 	if r.Scope == workflow.ScopeWorkflow {

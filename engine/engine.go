@@ -17,10 +17,13 @@ const (
 	DefaultMaxStepsLimit     = 100
 	DefaultWorkers           = 8
 	DefaultMaxRunningPerUser = 4
-	DefaultLeaseTTL          = 10 * time.Second
-	DefaultRecoverInterval   = time.Second
-	DefaultPollInterval      = time.Second
-	DefaultShutdownGrace     = 20 * time.Second
+	// DefaultMaxQueuedPerUser bounds a user's queued rounds over all
+	// their workflows (each also holds at most workflow.MaxQueuedRounds).
+	DefaultMaxQueuedPerUser = 50
+	DefaultLeaseTTL         = 10 * time.Second
+	DefaultRecoverInterval  = time.Second
+	DefaultPollInterval     = time.Second
+	DefaultShutdownGrace    = 20 * time.Second
 	// MaxFailuresInARow is the breaker: this many failed steps in a row end
 	// the round with status failed and stop reason failures.
 	MaxFailuresInARow = 3
@@ -49,6 +52,11 @@ type Config struct {
 	// instance); beyond it Create, StartRound and Resume fail with
 	// KindTooMany.
 	MaxRunningPerUser int
+	// MaxQueuedPerUser bounds a user's queued rounds (onBusy=enqueue or
+	// interrupt) over all their workflows; one more is KindTooMany. It is
+	// checked before the queueing commit, so requests racing each other
+	// may pass it by the few in flight.
+	MaxQueuedPerUser int
 	// LeaseTTL is how long a claimed round stays this instance's without a
 	// renewal (at least a millisecond); leases are renewed every LeaseTTL/3
 	// while the round runs.
@@ -207,6 +215,7 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.MaxStepsLimit, DefaultMaxStepsLimit)
 	def(&c.Workers, DefaultWorkers)
 	def(&c.MaxRunningPerUser, DefaultMaxRunningPerUser)
+	def(&c.MaxQueuedPerUser, DefaultMaxQueuedPerUser)
 	defDur := func(v *time.Duration, d time.Duration) {
 		if *v == 0 {
 			*v = d
@@ -230,8 +239,8 @@ func (c Config) withDefaults() (Config, error) {
 	if c.DefaultMaxSteps < 1 || c.DefaultMaxSteps > c.MaxStepsLimit {
 		errs = append(errs, errors.New("config: DefaultMaxSteps must be between 1 and MaxStepsLimit"))
 	}
-	if c.Workers < 1 || c.MaxRunningPerUser < 1 {
-		errs = append(errs, errors.New("config: Workers and MaxRunningPerUser must be positive"))
+	if c.Workers < 1 || c.MaxRunningPerUser < 1 || c.MaxQueuedPerUser < 1 {
+		errs = append(errs, errors.New("config: Workers, MaxRunningPerUser and MaxQueuedPerUser must be positive"))
 	}
 	if c.LeaseTTL < 0 || c.RecoverInterval < 0 || c.ReclaimInterval < 0 || c.PollInterval < 0 || c.ShutdownGrace < 0 {
 		errs = append(errs, errors.New("durations must be positive"))

@@ -176,14 +176,16 @@ func (e *Engine) stop(ctx context.Context, userID, id string) (*workflow.Workflo
 		next := wf.Clone()
 		next.Status, next.StopReason, next.Error = workflow.StatusStopped, workflow.StopStopped, ""
 		// Stopping a paused round cancels its approval; Resume asks again.
-		// Stop ends the queued rounds too (their uploads stay stored).
+		// Stop ends the queued rounds too, and deletes their uploads in
+		// the same commit: no message will ever carry them.
 		next.PendingApproval = nil
 		next.QueuedRounds = nil
+		drop := queuedUploads(wf.QueuedRounds)
 		if next.Checkpoint != nil {
 			next.Checkpoint.AfterReject = nil
 		}
 		next.UpdatedAt = e.now()
-		stored, _, err := e.commit(ctx, workflow.Commit{Workflow: next, ExpectedVersion: wf.Version}, nil)
+		stored, _, err := e.commit(ctx, workflow.Commit{Workflow: next, ExpectedVersion: wf.Version, DropDocuments: drop}, nil)
 		if workflow.KindOf(err) == workflow.KindConflict {
 			continue // the round moved on meanwhile: look again
 		}

@@ -72,7 +72,7 @@ func TestBudgetStopsTheRound(t *testing.T) {
 	if err != nil || used.Tokens != 300 || !used.Spent {
 		t.Errorf("usage = %+v (%v), want 300 tokens, spent", used, err)
 	}
-	ds, err := store.ClaimWebhooks(ctx, time.Now(), time.Minute, 10)
+	ds, err := store.ClaimWebhooks(ctx, time.Now(), time.Minute, 10, 0)
 	if err != nil || len(ds) != 1 || ds[0].Event != workflow.EventRoundStopped {
 		t.Errorf("outbox holds %+v (%v), want one round.stopped delivery", ds, err)
 	}
@@ -205,5 +205,56 @@ func TestBudgetStopKeepsQueuedRounds(t *testing.T) {
 	if err != nil || got.StopReason != workflow.StopBudget || got.Round != 2 || !slices.Equal(queued(got), []string{"q2"}) {
 		t.Errorf("after resuming: round %d %s/%s queue %q (%v); want round 2 (q1) stopped for the budget, q2 queued",
 			got.Round, got.Status, got.StopReason, queued(got), err)
+	}
+}
+
+// TestActionModelCallsCountAndAreRefused (issue 45 item 4): a model call
+// an action makes (ai.process) asks the run's guard first: it is counted
+// in the user's budget, and refused once the budget is spent, which stops
+// the round for the budget instead of running the action.
+func TestActionModelCallsCountAndAreRefused(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	model := workflow.ModelFunc(func(context.Context, workflow.ModelRequest) (workflow.ModelResponse, error) {
+		calls.Add(1)
+		return workflow.ModelResponse{Text: "ok", Model: "m", PromptTokens: 110, CompletionTokens: 40}, nil
+	})
+	// Each step is an action that calls the model, as ai.process does.
+	step := func(ctx context.Context, run workflow.Run) error {
+		wf := run.Workflow()
+		req := workflow.ModelRequest{Stage: workflow.StageAction, MaxTokens: 100,
+			Messages: []workflow.PromptMessage{{Role: "user", Content: strings.Repeat("x", 400)}}}
+		done, err := workflow.GuardModelCall(ctx, req)
+		if err != nil {
+			return err
+		}
+		resp, err := model.Generate(ctx, req)
+		done(resp)
+		if err != nil {
+			return err
+		}
+		return run.CommitStep(ctx, workflow.StepResult{Action: "ai.process", Executed: true,
+			Messages: []workflow.Message{{ID: workflow.NewID(workflow.PrefixMessage), Role: workflow.RoleAction,
+				Round: wf.Round, Step: wf.Step, Action: "ai.process", Status: workflow.MessageSuccess, Text: "done"}}})
+	}
+	store := memstore.New()
+	lim := &budgets.Limiter{Config: budgets.Config{Default: &budgets.Limit{Tokens: 300, Period: budgets.Day}}, Store: store}
+	e := newEngine(t, engine.Config{Budget: lim}, store, model, step)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	wf, err := e.Create(ctx, engine.NewWorkflow{UserID: "alice", Prompt: "p", MaxSteps: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.Wait(ctx, wf.ID)
+	if err != nil || got.StopReason != workflow.StopBudget {
+		t.Fatalf("round ended %s/%s (%v), want stopped for the budget", got.Status, got.StopReason, err)
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("the action called the model %d times, want 2 (the third finds the budget used)", n)
+	}
+	used, _, _, _, err := lim.Usage(ctx, "alice")
+	if err != nil || used.Tokens != 300 || used.Reserved != 0 {
+		t.Errorf("usage = %+v (%v), want the actions' 300 tokens, nothing left reserved", used, err)
 	}
 }

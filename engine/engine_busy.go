@@ -40,6 +40,11 @@ func (e *Engine) queueRound(ctx context.Context, wf *workflow.Workflow, in NewRo
 	if len(wf.QueuedRounds) >= workflow.MaxQueuedRounds {
 		return nil, workflow.Errorf(workflow.KindTooMany, "workflow %s has %d queued rounds already, the most it may have", wf.ID, workflow.MaxQueuedRounds)
 	}
+	if n, err := e.queuedOf(ctx, wf.UserID); err != nil {
+		return nil, err
+	} else if n >= e.cfg.MaxQueuedPerUser {
+		return nil, workflow.Errorf(workflow.KindTooMany, "you have %d queued rounds across your workflows, the most a user may have (limits.maxQueuedPerUser); wait for some to run, or stop a workflow to discard its queue", n)
+	}
 	msg, docs, err := e.userMessage(wf, wf.Round+1, in.Prompt, in.Documents)
 	if err != nil {
 		return nil, err
@@ -223,4 +228,35 @@ func (r *roundRun) endInterrupted(ctx context.Context) error {
 // interruptRequested reports whether an interrupting round waits.
 func (r *roundRun) interruptRequested() bool {
 	return r.wf.Interrupting() || r.intr.isRequested()
+}
+
+// queuedUploads returns the ids of the documents the queued rounds q
+// uploaded (stored when each was queued), which discarding them deletes.
+func queuedUploads(q []workflow.QueuedRound) []string {
+	var ids []string
+	for _, r := range q {
+		for _, d := range r.Documents {
+			ids = append(ids, d.ID)
+		}
+	}
+	return ids
+}
+
+// queuedOf counts userID's queued rounds over all their workflows,
+// reading their listing page by page.
+func (e *Engine) queuedOf(ctx context.Context, userID string) (int, error) {
+	n, cursor := 0, ""
+	for {
+		page, next, err := e.store.ListWorkflows(ctx, userID, workflow.Page{Limit: workflow.MaxPageLimit, Cursor: cursor})
+		if err != nil {
+			return 0, err
+		}
+		for _, w := range page {
+			n += len(w.QueuedRounds)
+		}
+		if next == "" {
+			return n, nil
+		}
+		cursor = next
+	}
 }

@@ -38,6 +38,9 @@ func (e *Engine) runRound(ctx context.Context, wf *workflow.Workflow, msgs []wor
 	}
 	run := &roundRun{e: e, mode: mode, wf: wf, msgs: msgs, fence: fence, lease: lease, intr: intr, stepStart: time.Now()}
 	ctx, spans := e.startRoundSpan(ctx, run)
+	if e.cfg.Budget != nil {
+		ctx = workflow.WithModelGuard(ctx, run.guardActionModel)
+	}
 	defer func() {
 		if p := recover(); p != nil { // a bug in a mode fails its round, not the process
 			err = workflow.Errorf(workflow.KindInternal, "mode %s panicked: %v\n%s", wf.Mode, p, debug.Stack())

@@ -219,6 +219,24 @@ func (r *roundRun) Generate(ctx context.Context, call workflow.ModelCall) (resp 
 	return resp, err
 }
 
+// guardActionModel is the run's workflow.ModelGuard for its actions' model
+// calls: each reserves what it may use in the user's budget, as Generate
+// does, and is refused with a *BudgetError when the budget has no room;
+// done settles it to what the call used.
+func (r *roundRun) guardActionModel(ctx context.Context, req workflow.ModelRequest) (func(workflow.ModelResponse), error) {
+	b := r.e.cfg.Budget
+	call := workflow.ModelCall{Stage: req.Stage, Prompt: req.Messages, MaxTokens: req.MaxTokens}
+	reserved, err := b.Reserve(ctx, r.wf.UserID, estimateTokens(call, &r.e.outputs))
+	if err != nil {
+		return nil, err
+	}
+	return func(resp workflow.ModelResponse) {
+		b.Settle(r.detach(ctx), reserved, workflow.ModelUsage{Model: resp.Model, PromptTokens: resp.PromptTokens,
+			CachedTokens: resp.CachedTokens, OutputTokens: resp.CompletionTokens})
+		r.e.outputs.learn(req.Stage, resp.CompletionTokens)
+	}, nil
+}
+
 // RecordActionCalls traces and counts the model calls an action made
 // (ActionResult.ModelCalls), as Generate does for a mode's own calls: each
 // is added to the workflow's stats (llmCalls and tokens), reported to the
@@ -233,10 +251,7 @@ func (r *roundRun) Generate(ctx context.Context, call workflow.ModelCall) (resp 
 // calls are counted once.
 func (r *roundRun) RecordActionCalls(ctx context.Context, calls []workflow.ActionModelCall) {
 	for i, c := range calls {
-		if b := r.e.cfg.Budget; b != nil { // made already: counted, not reserved
-			b.Settle(r.detach(ctx), workflow.BudgetReservation{UserID: r.wf.UserID},
-				workflow.ModelUsage{Model: c.Model, PromptTokens: c.PromptTokens, CachedTokens: c.CachedTokens, OutputTokens: c.CompletionTokens})
-		}
+		// The budget counted the call already (guardActionModel).
 		r.counted = append(r.counted, countedCall{workflow.StageAction, c.PromptTokens, c.CompletionTokens, c.CachedTokens})
 		outcome := "ok"
 		switch {

@@ -91,15 +91,18 @@ func (r *roundRun) HasStandingIntent(ctx context.Context, action string) (bool, 
 }
 
 // matchStanding returns the grant of the first standing approval (oldest
-// first) that admits the call, with its use counted; nil when none does.
-// One revoked between the read and the count is skipped.
-func (r *roundRun) matchStanding(ctx context.Context, action string, params map[string]any) (*workflow.ApprovalGrant, error) {
-	list, err := r.standingFor(ctx, action)
+// first) that admits the call — its action, connection and document
+// references as granted (SameTarget), its parameters (admits) — with its
+// use counted; nil when none does. One revoked between the read and the
+// count is skipped.
+func (r *roundRun) matchStanding(ctx context.Context, call workflow.Gate) (*workflow.ApprovalGrant, error) {
+	list, err := r.standingFor(ctx, call.Action)
 	if err != nil || len(list) == 0 {
 		return nil, err
 	}
+	params := call.Parameters
 	for _, s := range list {
-		if !r.admits(s, params) {
+		if !s.SameTarget(call.Connection, call.Documents) || !r.admits(s, params) {
 			continue
 		}
 		_, err := r.e.standing.UseStanding(ctx, r.wf.UserID, s.ID)

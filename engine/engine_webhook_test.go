@@ -52,7 +52,7 @@ func TestRoundEventsEnterTheOutbox(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ds, err := store.ClaimWebhooks(ctx, time.Now().Add(time.Second), time.Minute, 10)
+	ds, err := store.ClaimWebhooks(ctx, time.Now().Add(time.Second), time.Minute, 10, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,6 +52,11 @@ func (p *ForkProblems) Error() string { return p.Field + ": " + strings.Join(p.L
 // Stage 1 call's trace). The fork is committed running, under the user's
 // running limit, and scheduled; its ForkedFrom names the original.
 //
+// A fork is new work, checked like a create: with the user's budget spent
+// it is refused with a *BudgetError (KindTooMany) before anything is read,
+// and its commit is refused with KindTooMany when the user already runs
+// MaxRunningPerUser rounds.
+//
 // Another user's workflow is KindNotFound. KindInvalid: a workflow of a
 // mode that is not a StepEditChecker (the action-plan mode), a round or
 // step the workflow never reached, edits that are refused (a
@@ -59,6 +64,9 @@ func (p *ForkProblems) Error() string { return p.Field + ": " + strings.Join(p.L
 // longer recorded.
 func (e *Engine) Fork(ctx context.Context, userID, id string, req ForkRequest) (_ *workflow.Workflow, err error) {
 	defer workflow.Wrap(&err, "Fork(%q)", id)
+	if err := e.checkBudget(ctx, userID); err != nil {
+		return nil, err
+	}
 	wf, err := e.Get(ctx, userID, id)
 	if err != nil {
 		return nil, err

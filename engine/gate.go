@@ -55,7 +55,7 @@ func (r *roundRun) Gate(ctx context.Context, g workflow.Gate) (workflow.Verdict,
 		if needed, _ := pol.NeedsApproval(g.Action, g.Parameters); !needed {
 			return workflow.Verdict{}, nil
 		}
-		grant, err := r.matchStanding(ctx, g.Action, g.Parameters)
+		grant, err := r.matchStanding(ctx, g)
 		if err != nil || grant != nil {
 			return workflow.Verdict{Grant: grant}, err
 		}

@@ -3,6 +3,7 @@ package experiments
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -50,6 +51,9 @@ func (s *setup) rerun(ctx context.Context, c recorded) (Call, error) {
 	}
 	if err != nil && ctx.Err() != nil {
 		return out, ctx.Err()
+	}
+	if be := (*workflow.BudgetError)(nil); errors.As(err, &be) {
+		return out, err // the admin's budget is spent: the experiment fails
 	}
 	if err != nil {
 		out.Error = workflow.PublicMessage(err)
@@ -143,10 +147,16 @@ func (s *setup) stage2(ctx context.Context, c recorded, reg workflow.Registry, o
 }
 
 // generate sends prompt and returns the reply as the stage's parse reads
-// it, counting tokens and cost into out.
+// it, counting tokens and cost into out. The call is first put to ctx's
+// model guard (the budget of the admin who started the experiment).
 func (s *setup) generate(ctx context.Context, req workflow.ModelRequest, prompt []workflow.PromptMessage, fromNative func(string) string, out *Call) (string, error) {
 	req.Messages = prompt
+	done, err := workflow.GuardModelCall(ctx, req)
+	if err != nil {
+		return "", err
+	}
 	resp, err := s.model.Generate(ctx, req)
+	done(resp)
 	out.Model = resp.Model
 	out.Tokens = resp.PromptTokens + resp.CompletionTokens
 	if p, ok := s.prices[resp.Model]; ok {

@@ -31,6 +31,9 @@ func (r *Runner) run(ctx context.Context, e *Experiment, model workflow.Model) {
 	}
 	s := &setup{stage: e.Spec.Stage, templates: tmpls, model: model, builder: r.opts.Prompts,
 		registry: r.opts.Registry, prices: r.opts.Prices}
+	if r.opts.Budget != nil && e.Spec.StartedBy != "" {
+		ctx = workflow.WithModelGuard(ctx, chargeTo(r.opts.Budget, e.Spec.StartedBy))
+	}
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
 	var lost atomic.Bool
@@ -147,6 +150,34 @@ func (r *Runner) finish(ctx context.Context, e *Experiment, err error) {
 	}
 	r.save(ctx, sorted(e))
 }
+
+// chargeTo is the model guard of an experiment started by userID: each
+// call reserves its prompt and output in userID's budget (refused with a
+// *workflow.BudgetError once it is spent) and settles to what it used.
+func chargeTo(b workflow.Budgeter, userID string) workflow.ModelGuard {
+	return func(ctx context.Context, req workflow.ModelRequest) (func(workflow.ModelResponse), error) {
+		need := int64(req.MaxTokens)
+		if need <= 0 {
+			need = reservedOutput
+		}
+		for _, m := range req.Messages {
+			need += int64((len(m.Content)+3)/4 + 4)
+		}
+		res, err := b.Reserve(ctx, userID, need)
+		if err != nil {
+			return nil, err
+		}
+		return func(resp workflow.ModelResponse) {
+			b.Settle(context.WithoutCancel(ctx), res, workflow.ModelUsage{Model: resp.Model, PromptTokens: resp.PromptTokens,
+				CachedTokens: resp.CachedTokens, OutputTokens: resp.CompletionTokens})
+		}, nil
+	}
+}
+
+// reservedOutput is the output a re-run call without maxTokens reserves
+// (a budget grants a call while it has room, so this only holds room for
+// the calls under way).
+const reservedOutput = 1024
 
 // heartbeat renews the lease every third of its life, and cancels the run
 // when the lease is lost (lost set) or a stop was asked.

@@ -20,6 +20,10 @@ import (
 // Options.Concurrency is 0.
 const DefaultConcurrency = 4
 
+// DefaultMaxRunning is how many experiments may run at once when
+// Options.MaxRunning is 0.
+const DefaultMaxRunning = 2
+
 // DefaultLeaseTTL is an experiment lease's life when Options.LeaseTTL is
 // 0 (a round's default too): an instance that dies leaves its
 // experiments to another after it.
@@ -47,8 +51,16 @@ type Options struct {
 	// Owner names this instance in leases (e.g. its INSTANCE_ID).
 	Owner       string
 	Concurrency int
-	LeaseTTL    time.Duration
-	Logger      *zerolog.Logger
+	// MaxRunning bounds the experiments running at once, counted in the
+	// store over every instance (0: DefaultMaxRunning); Start refuses
+	// another with KindTooMany.
+	MaxRunning int
+	// Budget, when set, counts each re-run call in the budget of the
+	// admin who started the experiment (Spec.StartedBy) and refuses it
+	// once that budget is spent, which fails the experiment.
+	Budget   workflow.Budgeter
+	LeaseTTL time.Duration
+	Logger   *zerolog.Logger
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 }
@@ -62,6 +74,9 @@ type Runner struct {
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	active map[string]activeRun
+	// starting makes this instance's starts one at a time, so its count
+	// of running experiments and its start are one step here.
+	starting sync.Mutex
 }
 
 // activeRun is an experiment running here: cancel ends it, done is closed
@@ -87,6 +102,9 @@ func New(opts Options) (*Runner, error) {
 	}
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = DefaultConcurrency
+	}
+	if opts.MaxRunning <= 0 {
+		opts.MaxRunning = DefaultMaxRunning
 	}
 	if opts.LeaseTTL <= 0 {
 		opts.LeaseTTL = DefaultLeaseTTL
@@ -144,10 +162,27 @@ func (r *Runner) templates(spec Spec) (map[string]templates.Template, error) {
 
 // Start checks spec (Check), stores a running experiment and runs it in
 // the background; the model override is built before it returns, so a
-// model that cannot be built is an error here (KindInvalid).
+// model that cannot be built is an error here (KindInvalid). With
+// MaxRunning experiments running (in the store) it is KindTooMany, and
+// with a Budget, the budget of spec.StartedBy spent is a
+// *workflow.BudgetError (KindTooMany too).
 func (r *Runner) Start(ctx context.Context, spec Spec) (*Experiment, error) {
 	if err := r.Check(spec); err != nil {
 		return nil, err
+	}
+	if r.opts.Budget != nil && spec.StartedBy != "" {
+		if err := r.opts.Budget.Check(ctx, spec.StartedBy); err != nil {
+			return nil, err
+		}
+	}
+	r.starting.Lock()
+	defer r.starting.Unlock()
+	running, err := r.opts.Store.RunningExperiments(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(running) >= r.opts.MaxRunning {
+		return nil, workflow.Errorf(workflow.KindTooMany, "%d experiments are running (limit %d); wait for one to end or stop one", len(running), r.opts.MaxRunning)
 	}
 	model, closeModel, err := r.model(ctx, spec)
 	if err != nil {

@@ -157,7 +157,7 @@ func (s *Server) authenticate() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		path := c.Request.URL.Path
 		needAdmin := (path == "/admin" || strings.HasPrefix(path, "/admin/")) && !isAdminPage(c.Request.Method, path)
-		if !needAdmin && path != "/api" && !strings.HasPrefix(path, "/api/") {
+		if !needAdmin && !s.needsUser(path) {
 			c.Next()
 			return
 		}

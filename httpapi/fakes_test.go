@@ -278,6 +278,8 @@ const (
 	aliceToken = "tok-alice-0123456789"
 	bobToken   = "tok-bob-0123456789"
 	adminToken = "tok-admin-0123456789"
+	// metricsToken is the scraper's token (GATEWAY_METRICS_TOKEN).
+	metricsToken = "tok-metrics-0123456789"
 )
 
 type testEnv struct {
@@ -332,6 +334,7 @@ func newTestEnv(t *testing.T, mod func(*Options)) *testEnv {
 		changes: &watchedChanges{Feed: changefeed.New(), open: map[string]int{}}}
 	opts := Options{
 		Engine: env.engine, Reads: engine.NewReader(env.store), Store: env.store, Auth: auth, Metrics: env.metrics, ModelName: "scripted/test",
+		MetricsToken: &Credential{UserID: "metrics", Token: metricsToken},
 		Actions: fakeActions{{Name: "document.generate", Description: "Make a document",
 			Parameters: json.RawMessage(`{"type":"object","properties":{"fileName":{"type":"string"}}}`),
 			Effect:     workflow.EffectWrite, Documents: workflow.DocumentsNone}},

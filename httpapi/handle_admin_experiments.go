@@ -43,7 +43,7 @@ func (a *Admin) registerExperiments(api huma.API) {
 		return
 	}
 	start := adminOp("adminStartExperiment", http.MethodPost, "/admin/v1/experiments",
-		"Re-run a stage's recorded calls under an override; nothing executes, no workflow changes (docs/experiments.md)", 404, 422)
+		"Re-run a stage's recorded calls under an override; nothing executes, no workflow changes; 429 at the running experiments' limit or with the admin's budget spent (docs/experiments.md)", 404, 422, 429)
 	start.DefaultStatus = http.StatusAccepted
 	start.MaxBodyBytes = 2 << 20
 	huma.Register(api, start, a.startExperiment)
@@ -55,7 +55,7 @@ func (a *Admin) registerExperiments(api huma.API) {
 
 func (a *Admin) startExperiment(ctx context.Context, in *experimentInput) (*body[adminv1.ExperimentID], error) {
 	b := in.Body
-	spec := experiments.Spec{Stage: workflow.Stage(b.Stage), Workflows: b.Workflows}
+	spec := experiments.Spec{Stage: workflow.Stage(b.Stage), Workflows: b.Workflows, StartedBy: UserFrom(ctx)}
 	if b.Filter != nil {
 		if len(b.Workflows) > 0 {
 			return nil, invalid("body.filter", "give workflows or filter, not both", nil)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -44,13 +43,13 @@ func (s *Server) decideApproval(ctx context.Context, in *decisionInput) (*waited
 	return s.answerAfter(ctx, in.Prefer, w, http.StatusAccepted), nil
 }
 
-// Decide checks a decision as the approvals route does and hands it to
-// the engine: the caller-safe huma error it answers (a 422 listing the
-// invalid edited parameters or constraints, the approval still pending; a
-// 409 when approvalID is not the pending approval ...) is the route's. A
-// mounted route (AG-UI's resume) decides through it.
+// Decide checks a decision as the approvals route does (DecisionOf) and
+// hands it to the engine: the caller-safe huma error it answers (a 422
+// listing the invalid edited parameters or constraints, the approval
+// still pending; a 409 when approvalID is not the pending approval ...)
+// is the route's. A mounted operation (AG-UI's resume) decides through it.
 func (s *Server) Decide(ctx context.Context, userID, workflowID, approvalID string, body apiv1.DecisionBody) (*workflow.Workflow, error) {
-	d, err := decisionOf(body)
+	d, err := DecisionOf(body)
 	if err != nil {
 		return nil, err
 	}
@@ -63,34 +62,6 @@ func (s *Server) Decide(ctx context.Context, userID, workflowID, approvalID stri
 		return nil, s.fail(ctx, "decideApproval", err)
 	}
 	return w, nil
-}
-
-// decisionOf checks body and returns the decision it asks for.
-func decisionOf(body apiv1.DecisionBody) (workflow.Decision, error) {
-	d := workflow.Decision{Approve: body.Decision == "approve", Parameters: body.Parameters, Comment: body.Comment}
-	if !d.Approve && body.Parameters != nil {
-		return d, invalid("body.parameters", "parameters are only taken with decision approve", nil)
-	}
-	if !d.Approve && (body.Constraints != nil || body.Remember != nil) {
-		return d, invalid("body", "constraints and remember are only taken with decision approve", nil)
-	}
-	if body.Constraints != nil {
-		d.Constraints = make(map[string]any, len(body.Constraints))
-		for k, v := range body.Constraints {
-			d.Constraints[k] = v
-		}
-	}
-	if r := body.Remember; r != nil {
-		d.Remember = &workflow.Remember{Scope: r.Scope}
-		if r.TTL != "" {
-			ttl, err := time.ParseDuration(r.TTL)
-			if err != nil || ttl <= 0 {
-				return d, invalid("body.remember.ttl", "must be a positive duration such as 30m, 8h or 720h", r.TTL)
-			}
-			d.Remember.TTL = ttl
-		}
-	}
-	return d, nil
 }
 
 // parameterProblems is the 422 of edited parameters or constraints the

@@ -31,7 +31,7 @@ func (s *Server) registerHealth(r *gin.Engine, api huma.API) {
 		Security: public, Errors: []int{503},
 	}, s.readyz)
 	if s.metrics != nil {
-		r.GET("/metrics", gin.WrapH(s.metrics.Handler()))
+		r.GET("/metrics", s.metricsAt.handler(s.metrics.Handler()))
 	}
 }
 

@@ -113,7 +113,7 @@ func TestMetricsCountRequestsAndRounds(t *testing.T) {
 	env.metrics.StepFinished(workflow.ModeReact, "ai.process", workflow.MessageSuccess, 0)
 	env.metrics.ApprovalRequested("crm.update")
 	env.metrics.ApprovalDecided("approved", 90*time.Second)
-	body := env.do(t, "GET", "/metrics", "", nil).Body.String()
+	body := env.do(t, "GET", "/metrics", metricsToken, nil).Body.String()
 	for _, want := range []string{
 		`twostep_http_requests_total{method="GET",route="/api/v1/workflows",status="401"} 1`,
 		`twostep_http_requests_total{method="GET",route="/healthz",status="200"} 1`,
@@ -236,7 +236,7 @@ func TestMetricsMethodLabelIsBounded(t *testing.T) {
 		env.do(t, fmt.Sprintf("INVENTED%d", i), "/healthz", "", nil)
 	}
 	env.do(t, "DELETE", "/healthz", "", nil)
-	body := env.do(t, "GET", "/metrics", "", nil).Body.String()
+	body := env.do(t, "GET", "/metrics", metricsToken, nil).Body.String()
 	if strings.Contains(body, "INVENTED") {
 		t.Errorf("/metrics has a series per invented method:\n%s", body)
 	}
@@ -247,5 +247,28 @@ func TestMetricsMethodLabelIsBounded(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+}
+
+// TestMetricsNeedTheirOwnToken: /metrics answers only to the metrics
+// token — not anonymously, not to a user's or an admin's token; without a
+// metrics token configured it answers 401 naming the variable to set;
+// MetricsOpen (insecure development mode) serves it to anyone.
+func TestMetricsNeedTheirOwnToken(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, nil)
+	for token, want := range map[string]int{"": 401, aliceToken: 401, adminToken: 401, "tok-metrics-wrong-0123": 401, metricsToken: 200} {
+		if rec := env.do(t, "GET", "/metrics", token, nil); rec.Code != want {
+			t.Errorf("/metrics with token %q: %d, want %d", token, rec.Code, want)
+		}
+	}
+	unset := newTestEnv(t, func(o *Options) { o.MetricsToken = nil })
+	rec := unset.do(t, "GET", "/metrics", adminToken, nil)
+	if rec.Code != 401 || !strings.Contains(rec.Body.String(), "GATEWAY_METRICS_TOKEN") {
+		t.Errorf("/metrics with no metrics token configured: %d %s, want 401 naming GATEWAY_METRICS_TOKEN", rec.Code, rec.Body)
+	}
+	open := newTestEnv(t, func(o *Options) { o.MetricsOpen, o.MetricsToken = true, nil })
+	if rec := open.do(t, "GET", "/metrics", "", nil); rec.Code != 200 {
+		t.Errorf("/metrics in insecure development mode: %d, want 200", rec.Code)
 	}
 }

@@ -58,6 +58,7 @@ var idempotentRoutes = map[string]bool{
 	"/api/v1/workflows/:id/approvals/:approvalId": true,
 	"/api/v1/workflows/:id/stop":                  true,
 	"/api/v1/workflows/:id/resume":                true,
+	"/api/v1/workflows/:id/fork":                  true,
 }
 
 // replayedHeaders are the headers of an answer kept for replay; the

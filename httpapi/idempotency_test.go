@@ -276,3 +276,28 @@ func (r *recordingIdem) SaveIdempotency(ctx context.Context, userID, key, token 
 	r.saved(keep)
 	return r.IdempotencyStore.SaveIdempotency(ctx, userID, key, token, a, keep)
 }
+
+// TestIdempotencyCoversFork (issue 45 item 4): a fork is new work, so a
+// retried fork with the same Idempotency-Key replays the first answer
+// instead of forking again.
+func TestIdempotencyCoversFork(t *testing.T) {
+	t.Parallel()
+	env := newIdemEnv(t)
+	var forks atomic.Int32
+	env.engine.ForkFn = func(userID, id string, req engine.ForkRequest) (*workflow.Workflow, error) {
+		forks.Add(1)
+		w := testWorkflow(userID, workflow.StatusRunning)
+		w.ID = workflow.NewID(workflow.PrefixWorkflow)
+		return w, nil
+	}
+	path := "/api/v1/workflows/" + idemWorkflowID + "/fork"
+	body := map[string]any{"round": 1, "step": 1}
+	first := env.post(t, path, aliceToken, "f1", body)
+	again := env.post(t, path, aliceToken, "f1", body)
+	if first.Code != http.StatusCreated || again.Code != first.Code || again.Header().Get(replayedHeader) != "true" {
+		t.Fatalf("answers %d, %d (replayed %q): %s", first.Code, again.Code, again.Header().Get(replayedHeader), again.Body)
+	}
+	if n := forks.Load(); n != 1 || again.Body.String() != first.Body.String() {
+		t.Errorf("%d forks made, replay %s; want one fork, its answer replayed", n, again.Body)
+	}
+}

@@ -79,6 +79,13 @@ type Options struct {
 	Logger zerolog.Logger
 	// Metrics is optional; nil disables /metrics and request counting.
 	Metrics *metrics.Metrics
+	// MetricsToken is the bearer token /metrics answers to
+	// (GATEWAY_METRICS_TOKEN); nil: /metrics answers 401 saying how to set
+	// one, unless MetricsOpen.
+	MetricsToken *Credential
+	// MetricsOpen serves /metrics without a token: for insecure
+	// development mode only, where every route is open.
+	MetricsOpen bool
 	// ModelName names the configured model; /readyz fails while it is "".
 	ModelName string
 	// Models lists every configured model (stage models, fallbacks) for
@@ -129,9 +136,12 @@ type Options struct {
 	// Deltas, when set, lets event streams send the deltas of streaming
 	// replies (DESIGN §11.3); nil: no delta events.
 	Deltas DeltaSource
-	// Mounts register routes of packages beside this one (AG-UI, A2A)
+	// APIMounts register operations of packages beside this one (AG-UI)
 	// on the API, after its own: they run behind the same middleware
 	// (auth, limits, tracing) and appear in the OpenAPI document.
+	APIMounts []APIMount
+	// Mounts are protocols served beside /api by packages of their own
+	// (the A2A server).
 	Mounts []Mount
 }
 
@@ -144,9 +154,10 @@ type DeltaSource interface {
 	SubscribeDeltas(workflowID string) (<-chan workflow.Delta, func())
 }
 
-// Mount registers routes on the API; the Server passed along offers what
-// they share with this package (the error mapping, the stream's closing).
-type Mount func(api huma.API, s *Server)
+// APIMount registers operations on the API; the Server passed along
+// offers what they share with this package (the error mapping, the
+// approvals route's checks, the streams' closing).
+type APIMount func(api huma.API, s *Server)
 
 // Server is the HTTP API. It holds no per-request state and is safe for
 // concurrent use.
@@ -159,6 +170,7 @@ type Server struct {
 	limits    Limits
 	log       zerolog.Logger
 	metrics   *metrics.Metrics
+	metricsAt metricsGuard
 	modelName string
 	models    []string
 	modelOK   func(context.Context) error
@@ -172,6 +184,8 @@ type Server struct {
 	idem      workflow.IdempotencyStore
 	hooks     WebhookOptions
 	usage     UsageReader
+	mounts    []Mount
+	userPaths map[string]bool
 
 	handler http.Handler
 	// inflight counts the request-body bytes held (capInflight).
@@ -179,8 +193,8 @@ type Server struct {
 	// changes tells waiting requests and event streams of this
 	// instance's commits.
 	changes workflow.Changes
-	deltas  DeltaSource
-	mounts  []Mount
+	deltas    DeltaSource
+	apiMounts []APIMount
 	// waitPoll is how often a waiting request reads its workflow.
 	waitPoll time.Duration
 	oapi     *huma.OpenAPI
@@ -223,11 +237,16 @@ func New(opts Options) (*Server, error) {
 		limits: limits, log: opts.Logger, metrics: opts.Metrics, modelName: opts.ModelName, models: opts.Models, modelOK: opts.ModelCheck,
 		deps:    opts.Dependencies,
 		version: opts.Version, admin: opts.Admin, hooks: opts.Webhooks, usage: opts.Usage,
-		changes: opts.Changes, deltas: opts.Deltas, mounts: opts.Mounts, waitPoll: waitPoll,
+		changes: opts.Changes, deltas: opts.Deltas, apiMounts: opts.APIMounts, waitPoll: waitPoll,
 		poll: orDefault(opts.EventPoll, 250*time.Millisecond), heartbeat: orDefault(opts.Heartbeat, 15*time.Second),
 		writeWait: orDefault(opts.WriteTimeout, 2*time.Minute), tracing: opts.Tracing.middleware(),
-		idem:    opts.Idempotency,
+		idem: opts.Idempotency, mounts: opts.Mounts, userPaths: userPathsOf(opts.Mounts),
 		closing: make(chan struct{}), inflight: newInflightGate(limits),
+	}
+	s.metricsAt.open = opts.MetricsOpen
+	if opts.MetricsToken != nil {
+		sum := opts.MetricsToken.Sum()
+		s.metricsAt.sum = &sum
 	}
 	if s.metrics != nil {
 		// Registered once per registry; a second server on the same one
@@ -252,7 +271,16 @@ func (s *Server) Routes() http.Handler { return s.handler }
 // its current frame, so http.Server.Shutdown need not wait for clients that
 // never hang up. Register it with http.Server.RegisterOnShutdown. It is
 // safe to call more than once.
-func (s *Server) CloseStreams() { s.closeOnce.Do(func() { close(s.closing) }) }
+func (s *Server) CloseStreams() {
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		for _, m := range s.mounts {
+			if m.Close != nil {
+				m.Close()
+			}
+		}
+	})
+}
 
 func (s *Server) buildRoutes() http.Handler {
 	r := gin.New()
@@ -282,9 +310,10 @@ func (s *Server) buildRoutes() http.Handler {
 	s.registerEvents(api)
 	s.registerActions(api)
 	s.registerAdmin(api)
-	for _, m := range s.mounts {
+	for _, m := range s.apiMounts {
 		m(api, s)
 	}
+	s.mountRoutes(r)
 	s.oapi = api.OpenAPI()
 	completeOpenAPI(s.oapi)
 	return r

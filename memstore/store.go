@@ -49,6 +49,9 @@ type Store struct {
 	// the order they were enqueued (webhooks.go).
 	hooks     map[string]*hook
 	hookOrder []string
+	// hookTurn is how many claims were made: each starts with the next
+	// user in turn.
+	hookTurn uint64
 
 	// usage counts budgets (usage.go), under its own lock.
 	usageMu sync.Mutex
@@ -213,6 +216,9 @@ func (s *Store) Commit(ctx context.Context, c workflow.Commit) (_ *workflow.Work
 		meta.WorkflowID = wf.ID
 		meta.Size = int64(len(d.Content))
 		rec.docs[d.ID] = storedDoc{meta: meta, content: copyContent(d.Content)}
+	}
+	for _, id := range c.DropDocuments {
+		delete(rec.docs, id)
 	}
 	// Set only now: with Handover wf is c.Workflow itself, which a
 	// refused commit leaves unchanged.

@@ -34,31 +34,60 @@ func (s *Store) enqueueHooks(c workflow.Commit) {
 	}
 }
 
-// ClaimWebhooks leases up to max pending deliveries due at now, oldest
-// first, under the store's one lock.
-func (s *Store) ClaimWebhooks(ctx context.Context, now time.Time, lease time.Duration, max int) (_ []workflow.WebhookDelivery, err error) {
+// ClaimWebhooks leases up to limit pending deliveries due at now under the
+// store's one lock: users in turn (starting one further each claim), each
+// one's oldest first, at most perUser leased per user at once.
+func (s *Store) ClaimWebhooks(ctx context.Context, now time.Time, lease time.Duration, limit, perUser int) (_ []workflow.WebhookDelivery, err error) {
 	defer workflow.Wrap(&err, "memstore.ClaimWebhooks")
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	due, users, inflight := s.dueHooks(now)
 	var out []workflow.WebhookDelivery
-	for _, id := range s.hookOrder {
-		if len(out) >= max {
-			break
+	if len(users) == 0 {
+		return out, nil
+	}
+	start := int(s.hookTurn % uint64(len(users)))
+	s.hookTurn++
+	for i := range users {
+		user := users[(start+i)%len(users)]
+		take := limit - len(out)
+		if perUser > 0 {
+			take = min(take, perUser-inflight[user])
 		}
-		h := s.hooks[id]
-		if h == nil || h.d.Status != workflow.DeliveryPending || h.d.NextAttempt.After(now) || h.leaseUntil.After(now) {
-			continue
+		for _, h := range due[user][:min(max(take, 0), len(due[user]))] {
+			h.d.Lease = workflow.NewID("lease_")
+			h.leaseUntil = now.Add(lease)
+			d := h.d
+			own(&d)
+			out = append(out, d)
 		}
-		h.d.Lease = workflow.NewID("lease_")
-		h.leaseUntil = now.Add(lease)
-		d := h.d
-		own(&d)
-		out = append(out, d)
 	}
 	return out, nil
+}
+
+// dueHooks returns the pending deliveries due at now by user (oldest
+// first), the users in the order of their oldest due delivery, and how
+// many each user has leased now. The caller holds s.mu.
+func (s *Store) dueHooks(now time.Time) (map[string][]*hook, []string, map[string]int) {
+	due, inflight := map[string][]*hook{}, map[string]int{}
+	var users []string
+	for _, id := range s.hookOrder {
+		h := s.hooks[id]
+		switch {
+		case h == nil || h.d.Status != workflow.DeliveryPending:
+		case h.leaseUntil.After(now):
+			inflight[h.d.UserID]++
+		case !h.d.NextAttempt.After(now):
+			if due[h.d.UserID] == nil {
+				users = append(users, h.d.UserID)
+			}
+			due[h.d.UserID] = append(due[h.d.UserID], h)
+		}
+	}
+	return due, users, inflight
 }
 
 // FinishWebhook records d's outcome when d.Lease still holds its lease;

@@ -31,7 +31,7 @@ func TestFinishedDeliveryKeepsNoSecret(t *testing.T) {
 	if _, _, err := s.Commit(ctx, workflow.Commit{Workflow: done, ExpectedVersion: created.Version, Webhooks: ds}); err != nil {
 		t.Fatal(err)
 	}
-	claimed, err := s.ClaimWebhooks(ctx, t0, time.Minute, 10)
+	claimed, err := s.ClaimWebhooks(ctx, t0, time.Minute, 10, 0)
 	if err != nil || len(claimed) != 3 {
 		t.Fatalf("ClaimWebhooks = %d, %v; want 3", len(claimed), err)
 	}

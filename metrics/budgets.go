@@ -2,33 +2,34 @@ package metrics
 
 import "github.com/prometheus/client_golang/prometheus"
 
-// budgetGauges are the per-user budget gauges (DESIGN §10.3).
-type budgetGauges struct {
-	used, limit *prometheus.GaugeVec
+// budgetRatios is the budget histogram (DESIGN §10.3). It has no user
+// label: one series per user would grow without bound with JWT users, and
+// a user's own figures are at /api/v1/usage (and every user's in the
+// admin's economy report).
+type budgetRatios struct {
+	used *prometheus.HistogramVec
 }
 
-func newBudgetGauges(r *prometheus.Registry) budgetGauges {
-	g := budgetGauges{
-		used: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "twostep_budget_used", Help: "What each user's current budget period used, by unit (tokens, usd), as this instance last saw it in the store.",
-		}, []string{"user", "unit"}),
-		limit: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "twostep_budget_limit", Help: "Each user's budget per period, by unit (tokens, usd); absent when the budget has no limit in that unit.",
-		}, []string{"user", "unit"}),
+func newBudgetRatios(r *prometheus.Registry) budgetRatios {
+	g := budgetRatios{
+		used: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "twostep_budget_used_ratio",
+			Help:    "The share of their budget's limit users had used at each reservation and settlement, by unit (tokens, usd); 1 and above: spent.",
+			Buckets: []float64{0.1, 0.25, 0.5, 0.75, 0.9, 1, 1.5},
+		}, []string{"unit"}),
 	}
-	r.MustRegister(g.used, g.limit)
+	r.MustRegister(g.used)
 	return g
 }
 
-// BudgetUsage sets userID's budget gauges: tokens and micro-dollars used,
-// and the limits (zero: none, left unset).
-func (m *Metrics) BudgetUsage(userID string, tokens, micros, limitTokens, limitMicros int64) {
-	m.budgets.used.WithLabelValues(userID, "tokens").Set(float64(tokens))
-	m.budgets.used.WithLabelValues(userID, "usd").Set(float64(micros) / 1e6)
+// BudgetUsage records one user's budget figures after a change — tokens
+// and micro-dollars used and the limits (zero: none, nothing recorded for
+// that unit) — as the share of the limit used, without the user.
+func (m *Metrics) BudgetUsage(tokens, micros, limitTokens, limitMicros int64) {
 	if limitTokens > 0 {
-		m.budgets.limit.WithLabelValues(userID, "tokens").Set(float64(limitTokens))
+		m.budgets.used.WithLabelValues("tokens").Observe(float64(tokens) / float64(limitTokens))
 	}
 	if limitMicros > 0 {
-		m.budgets.limit.WithLabelValues(userID, "usd").Set(float64(limitMicros) / 1e6)
+		m.budgets.used.WithLabelValues("usd").Observe(float64(micros) / float64(limitMicros))
 	}
 }

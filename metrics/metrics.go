@@ -33,7 +33,7 @@ type Metrics struct {
 	approvals  *prometheus.CounterVec
 	decisions  *prometheus.HistogramVec
 	dispatch   *prometheus.CounterVec
-	budgets    budgetGauges
+	budgets    budgetRatios
 }
 
 // New registers the collectors (and the Go and process collectors) on a
@@ -70,7 +70,7 @@ func New() *Metrics {
 		Help: "Dispatch entries by event: enqueued, enqueue_failed, received, reclaimed (left by another instance), handed_off, acked, left.",
 	}, []string{"event"})
 	m.registry.MustRegister(m.dispatch)
-	m.budgets = newBudgetGauges(m.registry)
+	m.budgets = newBudgetRatios(m.registry)
 	m.registry.MustRegister(m.requests, m.rounds, m.modelCalls, m.tokens, m.steps, m.approvals, m.decisions,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -3,6 +3,7 @@ package modes
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -43,7 +44,9 @@ type StepCall struct {
 // The model calls the action reports (ActionResult.ModelCalls, also beside
 // an error) are stored as traces of stage action and counted in the
 // workflow's stats by the same commit as the action message
-// (Run.RecordActionCalls).
+// (Run.RecordActionCalls). An action whose model call the user's budget
+// refused (a *workflow.BudgetError) commits nothing: the error is returned
+// and the round stops for the budget.
 //
 // When ctx is cancelled while the action runs and the action fails, nothing
 // is committed and the context's error is returned: the step runs again on
@@ -88,6 +91,11 @@ func Execute(ctx context.Context, run workflow.Run, call StepCall, next *workflo
 	run.RecordActionCalls(ctx, res.ModelCalls)
 	if aerr != nil && ctx.Err() != nil {
 		return ctx.Err() // failed because it was cancelled: not the action's fault
+	}
+	if be := (*workflow.BudgetError)(nil); errors.As(aerr, &be) {
+		// The action's model call was refused: the round stops for the
+		// budget (nothing committed) and the step runs again on resume.
+		return aerr
 	}
 	if aerr != nil {
 		res = workflow.ActionResult{} // only ModelCalls count beside an error

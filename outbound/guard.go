@@ -50,7 +50,7 @@ func CheckPath(p string) (decoded, refused string) {
 		return "", "encoded backslashes and NUL are not allowed"
 	case !utf8.ValidString(decoded):
 		return "", "the decoded path is not valid UTF-8"
-	case hasDotSegment(decoded):
+	case HasDotSegment(decoded):
 		return "", `"." and ".." segments are not allowed; ` + relativeHint
 	case compatibilityForms(decoded):
 		return "", `compatibility forms of ".", "/" or "\" (such as full-width ones) are not allowed; ` + relativeHint
@@ -66,7 +66,7 @@ func compatibilityForms(p string) bool {
 	if n == p {
 		return false
 	}
-	return hasDotSegment(n) || strings.Contains(n, `\`) || strings.Count(n, "/") != strings.Count(p, "/")
+	return HasDotSegment(n) || strings.Contains(n, `\`) || strings.Count(n, "/") != strings.Count(p, "/")
 }
 
 // PathUnder returns the URL of p under base with the query parameters q,
@@ -101,15 +101,17 @@ func WithinBase(base, u *url.URL) bool {
 	if u.Path != bp && !strings.HasPrefix(u.Path, bp+"/") {
 		return false
 	}
-	return !hasDotSegment(u.Path) && !compatibilityForms(u.Path) && utf8.ValidString(u.Path)
+	return !HasDotSegment(u.Path) && !compatibilityForms(u.Path) && utf8.ValidString(u.Path)
 }
 
-// hasDotSegment reports whether a decoded path has a "." or ".." segment,
-// counting "..;x" as "..": Tomcat, Jetty and Spring drop a segment's
-// ";params" before resolving dot segments, so "/base/..;/admin" would leave
-// the base path on such a server.
-func hasDotSegment(p string) bool {
-	for seg := range strings.SplitSeq(p, "/") {
+// HasDotSegment reports whether a decoded path has a "." or ".." segment,
+// counting backslashes as separators (IIS, Windows servers and some
+// proxies turn "\" into "/", so "\..\admin" is "/../admin" there) and
+// "..;x" as "..": Tomcat, Jetty and Spring drop a segment's ";params"
+// before resolving dot segments, so "/base/..;/admin" would leave the base
+// path on such a server.
+func HasDotSegment(p string) bool {
+	for seg := range strings.FieldsFuncSeq(p, func(r rune) bool { return r == '/' || r == '\\' }) {
 		seg, _, _ = strings.Cut(seg, ";")
 		if seg == "." || seg == ".." {
 			return true

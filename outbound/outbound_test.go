@@ -96,3 +96,24 @@ func BenchmarkPathUnder(b *testing.B) {
 		}
 	}
 }
+
+// A path whose segments are separated by backslashes — as a path
+// parameter's value may put them there, percent-encoded as %5C — is not
+// within the base: some servers read "\..\admin" as "/../admin".
+func TestWithinBaseRefusesBackslashDotSegments(t *testing.T) {
+	t.Parallel()
+	base, _ := url.Parse("https://crm.example.com/api/v2")
+	for _, raw := range []string{`/api/v2/items/\..\admin`, `/api/v2/items\..\..\admin`, `/api/v2/\.\x`, `/api/v2/a/..;x\y`} {
+		u := *base
+		u.Path = raw
+		u.RawPath = ""
+		if WithinBase(base, &u) {
+			t.Errorf("WithinBase(%q) = true, want the backslash dot segment refused", raw)
+		}
+	}
+	u := *base
+	u.Path = `/api/v2/items/a\b..c`
+	if !WithinBase(base, &u) {
+		t.Errorf("WithinBase(%q) = false, want a name with dots and a backslash accepted", u.Path)
+	}
+}

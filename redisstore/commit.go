@@ -258,7 +258,7 @@ func (s *Store) claimID(ctx context.Context, id, userID string) error {
 // result: the same JSON a read gives, which is all the engine relies on
 // (memstore answers the same way).
 func commitArgs(wf *workflow.Workflow, c workflow.Commit, o Options, head *commitHead) (args []any, msgs []workflow.Message, err error) {
-	args = make([]any, 0, len(head.start)+14+len(c.Messages)+2*len(c.Traces)+3*len(c.Documents)+3*len(c.Webhooks))
+	args = make([]any, 0, len(head.start)+15+len(c.Messages)+2*len(c.Traces)+3*len(c.Documents)+len(c.DropDocuments)+3*len(c.Webhooks))
 	args = append(args, head.start...)
 	// Numbers go as int64 or int: go-redis writes them in decimal, the
 	// bytes strconv would give, without a string and its box per number
@@ -304,6 +304,10 @@ func commitArgs(wf *workflow.Workflow, c workflow.Commit, o Options, head *commi
 		}
 		args = append(args, d.ID, rec, d.Content)
 	}
+	for _, id := range c.DropDocuments {
+		args = append(args, id)
+	}
+	args = append(args, len(c.DropDocuments))
 	if args, err = appendHooks(args, c); err != nil {
 		return nil, nil, err
 	}

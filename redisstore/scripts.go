@@ -40,7 +40,7 @@ import (
 //	ARGV: expectedVersion newVersion userId status stateJSON retentionMs
 //	      fence runningLimit workflowId wfKeyPrefix nMsgs nTraces traceCap
 //	      msgJSON×nMsgs (traceId traceJSON)×nTraces (docId metaJSON content)×nDocs
-//	      (hookId dueMs hookJSON)×nHooks nHooks
+//	      dropDocId×nDrops nDrops (hookId dueMs hookJSON)×nHooks nHooks
 //	reply: {"ok", seqBase, previousStatus, droppedTraceId...} | {"exists"} |
 //	       {"missing"} | {"stale", version} | {"user"} | {"docexists", docId} |
 //	       {"traceexists", traceId} | {"fenced", fence} | {"toomany", running}
@@ -72,7 +72,8 @@ local nmsgs = tonumber(ARGV[11])
 local firstTrace = 14 + nmsgs
 local first = firstTrace + 2 * tonumber(ARGV[12])
 local firstHook = #ARGV - 3 * tonumber(ARGV[#ARGV])
-for i = first, firstHook - 1, 3 do
+local firstDrop = firstHook - 1 - tonumber(ARGV[firstHook - 1])
+for i = first, firstDrop - 1, 3 do
   if redis.call('HEXISTS', KEYS[4], ARGV[i]) == 1 then return {'docexists', ARGV[i]} end
 end
 for i = firstTrace, first - 1, 2 do
@@ -89,9 +90,13 @@ if nmsgs > 0 then
   end
   base = n - nmsgs
 end
-for i = first, firstHook - 1, 3 do
+for i = first, firstDrop - 1, 3 do
   redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1])
   redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 2])
+end
+for i = firstDrop, firstHook - 2 do
+  redis.call('HDEL', KEYS[4], ARGV[i])
+  redis.call('HDEL', KEYS[3], ARGV[i])
 end
 for i = firstHook, #ARGV - 1, 3 do
   redis.call('HSET', KEYS[9], ARGV[i], ARGV[i + 2])

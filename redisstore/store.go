@@ -80,6 +80,7 @@ import (
 	"net"
 	neturl "net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -164,6 +165,8 @@ type Store struct {
 	index indexCache
 	// calls keeps the start of each workflow's commit call.
 	calls commitCalls
+	// hookTurn counts webhook claims: each starts with the next user.
+	hookTurn atomic.Uint64
 }
 
 // New returns a store over an existing client, which the caller keeps

@@ -126,14 +126,28 @@ func (s *Store) retryHookIndex(ctx context.Context, cmds hookIndexCmds, workflow
 	}
 }
 
-// claimHooksScript leases up to max due deliveries of one user.
+// claimHooksScript leases up to max due deliveries of one user, fewer
+// when the user has leased ones: at most perUser (0: no cap) at once. A
+// leased delivery is one in hooklease whose due score (its lease's end)
+// is after now.
 //
 //	KEYS: hookdue hooks hooklease
-//	ARGV: nowMs leaseEndMs max tokenPrefix
+//	ARGV: nowMs leaseEndMs max tokenPrefix perUser
 //	reply: {"ok", (id token recordJSON)...} | {"empty"} (nothing pending at all)
 var claimHooksScript = redis.NewScript(`
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
-if #ids == 0 and redis.call('ZCARD', KEYS[1]) == 0 then return {'empty'} end
+if redis.call('ZCARD', KEYS[1]) == 0 then return {'empty'} end
+local take = tonumber(ARGV[3])
+local cap = tonumber(ARGV[5])
+if cap > 0 then
+  local now = tonumber(ARGV[1])
+  for _, id in ipairs(redis.call('HKEYS', KEYS[3])) do
+    local sc = redis.call('ZSCORE', KEYS[1], id)
+    if sc and tonumber(sc) > now then cap = cap - 1 end
+  end
+  take = math.min(take, cap)
+  if take <= 0 then return {'ok'} end
+end
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, take)
 local out = {'ok'}
 for i, id in ipairs(ids) do
   local rec = redis.call('HGET', KEYS[2], id)
@@ -193,12 +207,14 @@ func (s *Store) hookKeys(userID string) []string {
 }
 
 // ClaimWebhooks reads the outbox index (one pipeline over its partitions)
-// and leases due deliveries user by user, one script each, until max. A
+// and leases due deliveries user by user, one script each (at most
+// perUser leased per user at once), until limit; each claim starts one
+// user further than the last this store made, so users take turns. A
 // leased record that does not decode is not returned: it is stored as a
 // failed delivery whose attempt gives the decode error (listed by the
 // admin route when its workflow id can still be read), and reported in
 // the error returned with the other deliveries.
-func (s *Store) ClaimWebhooks(ctx context.Context, now time.Time, lease time.Duration, max int) (_ []workflow.WebhookDelivery, err error) {
+func (s *Store) ClaimWebhooks(ctx context.Context, now time.Time, lease time.Duration, limit, perUser int) (_ []workflow.WebhookDelivery, err error) {
 	defer workflow.Wrap(&err, "redisstore.ClaimWebhooks")
 	var poisoned []error
 	defer func() {
@@ -209,6 +225,43 @@ func (s *Store) ClaimWebhooks(ctx context.Context, now time.Time, lease time.Dur
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	users, err := s.hookUsers(ctx)
+	if err != nil || len(users) == 0 {
+		return nil, err
+	}
+	var out []workflow.WebhookDelivery
+	c := hookClaim{now: now, lease: lease, perUser: max(perUser, 0), token: workflow.NewID("lease_") + ":"}
+	start := int(s.hookTurn.Add(1) % uint64(len(users)))
+	for n := range users {
+		if len(out) >= limit {
+			break
+		}
+		got, bad, err := s.claimUserHooks(ctx, users[(start+n)%len(users)], c, limit-len(out))
+		out, poisoned = append(out, got...), append(poisoned, bad...)
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// hookUser is a user of the outbox index: its partition and escaped id.
+type hookUser struct {
+	part int
+	esc  string
+}
+
+// hookClaim is what every user's script of one claim is given.
+type hookClaim struct {
+	now     time.Time
+	lease   time.Duration
+	perUser int
+	token   string
+}
+
+// hookUsers reads the outbox index, partition by partition, in one
+// pipeline.
+func (s *Store) hookUsers(ctx context.Context) ([]hookUser, error) {
 	pipe := s.rdb.Pipeline()
 	parts := make([]*redis.StringSliceCmd, partitions)
 	for i := range parts {
@@ -217,46 +270,52 @@ func (s *Store) ClaimWebhooks(ctx context.Context, now time.Time, lease time.Dur
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, redisErr(err)
 	}
-	var out []workflow.WebhookDelivery
-	token := workflow.NewID("lease_") + ":"
+	var users []hookUser
 	for i, cmd := range parts {
 		for _, esc := range cmd.Val() {
-			if len(out) >= max {
-				return out, nil
-			}
-			user, uerr := url.QueryUnescape(esc)
-			if uerr != nil {
-				continue
-			}
-			reply, err := claimHooksScript.Run(ctx, s.rdb, s.hookKeys(user)[:3], now.UnixMilli(), now.Add(lease).UnixMilli(),
-				max-len(out), token).Slice()
-			if err != nil {
-				return out, redisErr(err)
-			}
-			if reply[0] == "empty" {
-				_ = pruneHookUserScript.Run(ctx, s.rdb, []string{s.keys.hookUsersPart(i)}, esc,
-					now.Add(-hookIndexGrace).UnixMilli()).Err()
-				continue
-			}
-			got, err := replyStrings(reply, 1)
-			if err != nil {
-				return out, err
-			}
-			for j := 0; j+2 < len(got); j += 3 {
-				var r hookRecord
-				if err := decodeRecord([]byte(got[j+2]), &r, &r.Layout, "webhook delivery"); err != nil {
-					// One bad record stops no other delivery: it is
-					// marked failed, the claim goes on, the error says so.
-					poisoned = append(poisoned, s.failPoisoned(ctx, user, got[j], got[j+1], []byte(got[j+2]), err, now))
-					continue
-				}
-				d := r.delivery()
-				d.Lease = got[j+1]
-				out = append(out, d)
-			}
+			users = append(users, hookUser{i, esc})
 		}
 	}
-	return out, nil
+	return users, nil
+}
+
+// claimUserHooks leases up to n due deliveries of u (one script), drops
+// u from the index when it has none pending, and returns the deliveries
+// with the errors of records that did not decode (each marked failed).
+func (s *Store) claimUserHooks(ctx context.Context, u hookUser, c hookClaim, n int) ([]workflow.WebhookDelivery, []error, error) {
+	user, uerr := url.QueryUnescape(u.esc)
+	if uerr != nil {
+		return nil, nil, nil
+	}
+	reply, err := claimHooksScript.Run(ctx, s.rdb, s.hookKeys(user)[:3], c.now.UnixMilli(), c.now.Add(c.lease).UnixMilli(),
+		n, c.token, c.perUser).Slice()
+	if err != nil {
+		return nil, nil, redisErr(err)
+	}
+	if reply[0] == "empty" {
+		_ = pruneHookUserScript.Run(ctx, s.rdb, []string{s.keys.hookUsersPart(u.part)}, u.esc,
+			c.now.Add(-hookIndexGrace).UnixMilli()).Err()
+		return nil, nil, nil
+	}
+	got, err := replyStrings(reply, 1)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []workflow.WebhookDelivery
+	var poisoned []error
+	for j := 0; j+2 < len(got); j += 3 {
+		var r hookRecord
+		if err := decodeRecord([]byte(got[j+2]), &r, &r.Layout, "webhook delivery"); err != nil {
+			// One bad record stops no other delivery: it is marked
+			// failed, the claim goes on, the error says so.
+			poisoned = append(poisoned, s.failPoisoned(ctx, user, got[j], got[j+1], []byte(got[j+2]), err, c.now))
+			continue
+		}
+		d := r.delivery()
+		d.Lease = got[j+1]
+		out = append(out, d)
+	}
+	return out, poisoned, nil
 }
 
 // failPoisoned stores the leased delivery id of user, whose record rec

@@ -46,7 +46,7 @@ func TestFinishedDeliveryKeepsNoSecret(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Now().UTC().Truncate(time.Millisecond)
 	commitDeliveries(t, s, "ann", 3, t0)
-	ds, err := s.ClaimWebhooks(ctx, t0, time.Minute, 10)
+	ds, err := s.ClaimWebhooks(ctx, t0, time.Minute, 10, 0)
 	if err != nil || len(ds) != 3 {
 		t.Fatalf("ClaimWebhooks = %d deliveries, %v; want 3", len(ds), err)
 	}
@@ -97,7 +97,7 @@ func TestPoisonedDeliveryStopsNoOther(t *testing.T) {
 			mr.HSet("hp:{u:ann}:hooks", id, strings.Replace(rec, `"body":"e30="`, `"body":5`, 1)) // a body no longer bytes
 		}
 	}
-	ds, err := s.ClaimWebhooks(ctx, t0, time.Minute, 10)
+	ds, err := s.ClaimWebhooks(ctx, t0, time.Minute, 10, 0)
 	if len(ds) != 4 || err == nil || !strings.Contains(err.Error(), badID) {
 		t.Fatalf("ClaimWebhooks = %d deliveries, %v; want the 4 others and an error naming %s", len(ds), err, badID)
 	}
@@ -112,7 +112,7 @@ func TestPoisonedDeliveryStopsNoOther(t *testing.T) {
 		!strings.Contains(got.Attempts[0].Error, "does not decode") {
 		t.Errorf("the bad delivery is listed as %+v, want failed with the decode error", got)
 	}
-	if ds, err := s.ClaimWebhooks(ctx, t0.Add(time.Hour), time.Minute, 10); len(ds) != 4 || err != nil {
+	if ds, err := s.ClaimWebhooks(ctx, t0.Add(time.Hour), time.Minute, 10, 0); len(ds) != 4 || err != nil {
 		t.Errorf("after the leases ended: %d deliveries, %v; want the 4 good ones and no error", len(ds), err)
 	}
 }

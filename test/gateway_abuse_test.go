@@ -17,7 +17,12 @@ import (
 // metricFloat reads one series from g's /metrics; -1 when absent.
 func metricFloat(t *testing.T, g *gateway, series string) float64 {
 	t.Helper()
-	resp, err := http.Get(g.url + "/metrics")
+	req, err := http.NewRequest(http.MethodGet, g.url+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+gwMetrics)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

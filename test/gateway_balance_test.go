@@ -84,7 +84,12 @@ func roundsEnded(t *testing.T, g *gateway) int {
 // when absent.
 func metricValue(t *testing.T, g *gateway, series string) int {
 	t.Helper()
-	resp, err := http.Get(g.url + "/metrics")
+	req, err := http.NewRequest(http.MethodGet, g.url+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+gwMetrics)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

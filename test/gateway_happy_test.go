@@ -110,7 +110,13 @@ func testHappyPath(t *testing.T, env ...string) {
 	if _, bad := model.stats(); bad != 0 {
 		t.Errorf("%d model calls without the configured API key", bad)
 	}
-	_, _, metrics := g.send(t, "GET", "/metrics", "", nil)
+	if status, _, _ := g.send(t, "GET", "/metrics", "", nil); status != http.StatusUnauthorized {
+		t.Errorf("/metrics without a token: %d, want 401", status)
+	}
+	if status, _, _ := g.send(t, "GET", "/metrics", gwAdmin, nil); status != http.StatusUnauthorized {
+		t.Errorf("/metrics with an admin token: %d, want 401 (it has a token of its own)", status)
+	}
+	_, _, metrics := g.send(t, "GET", "/metrics", gwMetrics, nil)
 	for _, want := range []string{`twostep_rounds_total{outcome="completed"} 2`, `twostep_model_calls_total{outcome="ok",stage="stage1"}`} {
 		if !strings.Contains(string(metrics), want) {
 			t.Errorf("/metrics lacks %s", want)

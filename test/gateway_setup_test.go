@@ -97,6 +97,8 @@ const (
 	gwAlice = "e2e-alice-token-0123456789"
 	gwBob   = "e2e-bob-token-0123456789"
 	gwAdmin = "e2e-admin-token-0123456789"
+	// gwMetrics is the scraper's token (GATEWAY_METRICS_TOKEN).
+	gwMetrics = "e2e-metrics-token-0123456789"
 	// gwAPIKey is the OpenAI key marker: it must reach the model server and
 	// appear nowhere else.
 	gwAPIKey = "sk-e2e-MARKER-d41d8cd9"
@@ -222,7 +224,7 @@ func launchBin(t testing.TB, bin string, model *fakeLLM, args, env []string) *ga
 	base := binEnv(
 		"GATEWAY_ADDR="+addr, "REDIS_KEY_PREFIX="+testPrefix(t),
 		"GATEWAY_TOKENS=alice:"+gwAlice+",bob:"+gwBob, "GATEWAY_ADMIN_TOKENS=root:"+gwAdmin,
-		"LLM_PROVIDER=openai", "OPENAI_API_KEY="+gwAPIKey, "LLM_MODEL=fake-model", "LOG_LEVEL=info",
+		"GATEWAY_METRICS_TOKEN="+gwMetrics, "LLM_PROVIDER=openai", "OPENAI_API_KEY="+gwAPIKey, "LLM_MODEL=fake-model", "LOG_LEVEL=info",
 	)
 	if model != nil {
 		base = append(base, "OPENAI_BASE_URL="+model.URL()+"/v1")

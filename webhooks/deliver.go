@@ -25,6 +25,16 @@ const (
 	DefaultTimeout    = 15 * time.Second
 	// DefaultConcurrency is how many attempts one instance makes at once.
 	DefaultConcurrency = 8
+	// DefaultPerUser is how many of one user's deliveries are attempted
+	// at once, across every instance: a user whose receiver hangs holds
+	// at most that many attempt slots.
+	DefaultPerUser = 2
+	// DefaultConnectTimeout bounds connecting to a receiver (TLS
+	// handshake included), DefaultHeaderTimeout waiting for its answer's
+	// headers once the request is sent: a receiver that hangs lets go of
+	// its slot that soon, whatever the attempt's Timeout.
+	DefaultConnectTimeout = 3 * time.Second
+	DefaultHeaderTimeout  = 10 * time.Second
 	// batch is how many deliveries one claim takes.
 	batch = 16
 )
@@ -39,9 +49,13 @@ const (
 // last (the delivery is marked failed). Delivery is at least once: an
 // instance that dies after posting but before recording the answer
 // leaves the delivery to be posted again when its lease ends (the same
-// webhook-id, so receivers can drop the repeat). A batch's attempts run
-// at most Concurrency at a time, so a receiver that hangs for its whole
-// timeout holds one of them, not every other delivery of the batch.
+// webhook-id, so receivers can drop the repeat). Attempts run at most
+// Concurrency at a time, and Run claims deliveries whenever a slot is
+// free (not once a whole batch ended); users share the claims, at most
+// PerUser deliveries of one user attempted at once (by every instance),
+// so one user's receiver that hangs holds PerUser slots, not every other
+// user's deliveries. Connecting is bounded by ConnectTimeout and the
+// answer's headers by HeaderTimeout.
 type Deliverer struct {
 	Outbox workflow.WebhookOutbox
 	// Client posts the deliveries; nil means one whose dialer refuses
@@ -57,6 +71,15 @@ type Deliverer struct {
 	// Concurrency bounds the attempts made at once (DefaultConcurrency
 	// when not positive).
 	Concurrency int
+	// PerUser bounds one user's deliveries attempted at once, across
+	// instances (DefaultPerUser when not positive).
+	PerUser int
+	// ConnectTimeout and HeaderTimeout bound connecting to a receiver and
+	// waiting for its answer's headers (DefaultConnectTimeout,
+	// DefaultHeaderTimeout; each at most Timeout). They apply to the
+	// default Client only.
+	ConnectTimeout time.Duration
+	HeaderTimeout  time.Duration
 	// Logger receives the failures the deliverer rides out; the zero
 	// Logger discards them.
 	Logger zerolog.Logger
@@ -79,15 +102,25 @@ func (d *Deliverer) defaults() {
 	// An attempt must end within its lease, so no other instance makes
 	// it again while it runs.
 	d.Timeout = min(d.Timeout, d.Lease/2)
+	def(&d.ConnectTimeout, DefaultConnectTimeout)
+	def(&d.HeaderTimeout, DefaultHeaderTimeout)
+	d.ConnectTimeout, d.HeaderTimeout = min(d.ConnectTimeout, d.Timeout), min(d.HeaderTimeout, d.Timeout)
 	if d.Concurrency <= 0 {
 		d.Concurrency = DefaultConcurrency
+	}
+	if d.PerUser <= 0 {
+		d.PerUser = DefaultPerUser
 	}
 	if d.Now == nil {
 		d.Now = time.Now
 	}
 	if d.Client == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.DialContext = Dialer(d.AllowPrivate).DialContext
+		dialer := Dialer(d.AllowPrivate)
+		dialer.Timeout = d.ConnectTimeout
+		tr.DialContext = dialer.DialContext
+		tr.TLSHandshakeTimeout = d.ConnectTimeout
+		tr.ResponseHeaderTimeout = d.HeaderTimeout
 		tr.Proxy = nil
 		d.Client = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse // a redirect is an answer, not followed
@@ -95,51 +128,79 @@ func (d *Deliverer) defaults() {
 	}
 }
 
-// Run delivers until ctx is done, polling the outbox every Poll.
+// Run delivers until ctx is done. Whenever attempt slots are free it
+// claims that many due deliveries and starts their attempts, without
+// waiting for the attempts already running: a receiver that hangs holds
+// its own slots only. With nothing due it looks again every Poll, or as
+// soon as a slot comes free. It returns once every attempt it started
+// has ended.
 func (d *Deliverer) Run(ctx context.Context) {
 	d.defaults()
+	slots := make(chan struct{}, d.Concurrency)
+	freed := make(chan struct{}, 1)
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	t := time.NewTicker(d.Poll)
 	defer t.Stop()
 	for {
-		for d.RunOnce(ctx) == batch && ctx.Err() == nil {
+		if free := d.Concurrency - len(slots); free > 0 && d.dispatch(ctx, slots, freed, &wg, free) == free && ctx.Err() == nil {
+			continue // every free slot got one: more may be due
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-freed:
 		}
 	}
 }
 
 // RunOnce claims one batch of due deliveries, attempts each (at most
 // Concurrency at once) and records the outcome; it returns how many it
-// claimed, once every attempt it started has ended. An attempt starts
-// only while its lease still covers a whole Timeout: those whose turn
-// comes later are left to the next claim.
+// claimed, once every attempt it started has ended.
 func (d *Deliverer) RunOnce(ctx context.Context) int {
 	d.defaults()
+	slots := make(chan struct{}, d.Concurrency)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	return d.dispatch(ctx, slots, nil, &wg, batch)
+}
+
+// dispatch claims up to n due deliveries and starts each one's attempt as
+// a slot of slots comes free (signalling freed, when not nil, as each
+// ends); it returns how many it claimed. An attempt starts only while its
+// lease still covers a whole Timeout: those whose turn comes later are
+// left to the next claim.
+func (d *Deliverer) dispatch(ctx context.Context, slots chan struct{}, freed chan struct{}, wg *sync.WaitGroup, n int) int {
 	claimed := d.Now()
-	ds, err := d.Outbox.ClaimWebhooks(ctx, claimed, d.Lease, batch)
+	ds, err := d.Outbox.ClaimWebhooks(ctx, claimed, d.Lease, n, d.PerUser)
 	if err != nil && ctx.Err() == nil {
 		// Those leased before the failure (another user's slot on a
 		// shard that is down) are attempted all the same.
 		d.Logger.Warn().AnErr("err", err).Int("claimed", len(ds)).Msg("webhooks: claiming deliveries failed")
 	}
-	slots := make(chan struct{}, d.Concurrency)
-	var wg sync.WaitGroup
-	defer wg.Wait()
 	for _, dv := range ds {
 		select {
 		case slots <- struct{}{}: // a free slot: the clock is read after
 		case <-ctx.Done():
+			return len(ds)
 		}
-		if ctx.Err() != nil || d.Now().After(claimed.Add(d.Lease-d.Timeout)) {
+		if d.Now().After(claimed.Add(d.Lease - d.Timeout)) {
 			// Its lease could end during the attempt: leave it to end,
 			// and the delivery to the next claim (here or elsewhere).
+			<-slots
 			break
 		}
 		wg.Go(func() {
-			defer func() { <-slots }()
+			defer func() {
+				<-slots
+				if freed != nil {
+					select {
+					case freed <- struct{}{}:
+					default:
+					}
+				}
+			}()
 			d.attempt(ctx, dv)
 		})
 	}

@@ -28,6 +28,10 @@ type Source struct {
 	// View renders the workflow as the API shows it (the body's
 	// data.workflow).
 	View func(*workflow.Workflow) any
+	// Bodies renders the body of a subscription whose Format is not ""
+	// (an A2A push notification), by format; a format it lacks gets the
+	// gateway's own body.
+	Bodies map[string]func(event string, wf *workflow.Workflow) ([]byte, error)
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -74,9 +78,15 @@ func (s *Source) Deliveries(ctx context.Context, event string, wf *workflow.Work
 	}
 	out := make([]workflow.WebhookDelivery, len(subs))
 	for i, sub := range subs {
+		b := body
+		if render := s.Bodies[sub.Format]; sub.Format != "" && render != nil {
+			if b, err = render(event, wf); err != nil {
+				return nil, workflow.WrapKind(workflow.KindInternal, err, "webhooks: the %s body of %s", sub.Format, event)
+			}
+		}
 		out[i] = workflow.WebhookDelivery{
 			ID: workflow.NewID(workflow.PrefixMessage), WorkflowID: wf.ID, UserID: wf.UserID, Event: event,
-			URL: sub.URL, Secret: sub.Secret, Body: body, CreatedAt: now, NextAttempt: now, Status: workflow.DeliveryPending,
+			URL: sub.URL, Secret: sub.Secret, Body: b, CreatedAt: now, NextAttempt: now, Status: workflow.DeliveryPending,
 		}
 	}
 	return out, nil

@@ -12,10 +12,13 @@ import (
 
 // CheckURL reports why raw cannot receive webhooks, or nil: it must be an
 // absolute http or https URL with a host and no user info, and — unless
-// allowPrivate — its host must not be "localhost" (or under .localhost) or
-// a literal private, loopback, link-local, unspecified or multicast
-// address. Host names that resolve to such addresses are refused when a
-// delivery connects (Dialer), so a name cannot be pointed inside later.
+// allowPrivate — its host must not be "localhost" (or under .localhost),
+// a literal address in a special-use range (private, loopback, link-local,
+// documentation, benchmarking, reserved, broadcast, multicast, NAT64,
+// IPv4-compatible IPv6: the IANA special-purpose registries) or one of
+// this host's own interface addresses. Host names that resolve to such
+// addresses are refused when a delivery connects (Dialer), so a name
+// cannot be pointed inside later.
 func CheckURL(raw string, allowPrivate bool) error {
 	u, err := url.Parse(raw)
 	switch {
@@ -35,22 +38,18 @@ func CheckURL(raw string, allowPrivate bool) error {
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		return fmt.Errorf("the webhook URL's host %q is a loopback name; private and loopback addresses are refused (webhooks.allowPrivate allows them)", u.Hostname())
 	}
-	if ip, err := netip.ParseAddr(host); err == nil && !public(ip) {
-		return fmt.Errorf("the webhook URL's address %s is private or loopback; such addresses are refused (webhooks.allowPrivate allows them)", ip)
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return nil
+	}
+	if why := refusal(ip, ownAddrs()); why != "" {
+		return fmt.Errorf("the webhook URL's address %s is private or loopback or special-use: %s; such addresses are refused (webhooks.allowPrivate allows them)", ip, why)
 	}
 	return nil
 }
 
-// public reports whether ip may receive deliveries without allowPrivate.
-func public(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	return !(ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() ||
-		netip.MustParsePrefix("100.64.0.0/10").Contains(ip)) // carrier-grade NAT
-}
-
 // Dialer returns a dialer that, unless allowPrivate, refuses to connect to
-// a private or loopback address, whatever name resolved to it.
+// an address CheckURL would refuse, whatever name resolved to it.
 func Dialer(allowPrivate bool) *net.Dialer {
 	d := &net.Dialer{}
 	if !allowPrivate {
@@ -59,8 +58,8 @@ func Dialer(allowPrivate bool) *net.Dialer {
 			if err != nil {
 				return fmt.Errorf("webhook address %q: %w", address, err)
 			}
-			if !public(ap.Addr()) {
-				return fmt.Errorf("webhook address %s is private or loopback", ap.Addr())
+			if why := refusal(ap.Addr(), ownAddrs()); why != "" {
+				return fmt.Errorf("webhook address %s is private or loopback or special-use: %s", ap.Addr(), why)
 			}
 			return nil
 		}

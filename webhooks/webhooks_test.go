@@ -36,7 +36,7 @@ func TestCheckURL(t *testing.T) {
 		ok           bool
 	}{
 		{"https://hooks.example.com/in", false, true},
-		{"http://203.0.113.9:8080/x", false, true},
+		{"http://203.0.113.9:8080/x", false, false}, // documentation (TEST-NET-3)
 		{"http://127.0.0.1:9/x", false, false},
 		{"http://localhost/x", false, false},
 		{"http://api.localhost/x", false, false},
@@ -46,6 +46,20 @@ func TestCheckURL(t *testing.T) {
 		{"http://[::1]/x", false, false},
 		{"http://[::ffff:127.0.0.1]/x", false, false},
 		{"http://0.0.0.0/x", false, false},
+		{"http://192.0.2.10/x", false, false},        // documentation
+		{"http://198.18.0.1/x", false, false},        // benchmarking
+		{"http://198.19.255.254/x", false, false},    // benchmarking
+		{"http://240.0.0.1/x", false, false},         // reserved
+		{"http://255.255.255.255/x", false, false},   // limited broadcast
+		{"http://192.0.0.8/x", false, false},         // IETF protocol assignments
+		{"http://[::127.0.0.1]/x", false, false},     // IPv4-compatible IPv6
+		{"http://[64:ff9b::7f00:1]/x", false, false}, // NAT64
+		{"http://[2001:db8::1]/x", false, false},     // documentation
+		{"http://[2002:7f00:1::]/x", false, false},   // 6to4
+		{"http://[fd00::1]/x", false, false},         // unique local
+		{"http://[fe80::1%25eth0]/x", false, false},
+		{"http://[2606:4700::1111]/x", false, true},
+		{"http://1.1.1.1/x", false, true},
 		{"http://127.0.0.1:9/x", true, true},
 		{"ftp://hooks.example.com/", false, false},
 		{"https://user:pw@hooks.example.com/", false, false},
@@ -220,7 +234,7 @@ func TestAttemptsEndWithinTheirLease(t *testing.T) {
 	if _, _, err := store.Commit(ctx, workflow.Commit{Workflow: done, ExpectedVersion: created.Version, Webhooks: ds}); err != nil {
 		t.Fatal(err)
 	}
-	d := &webhooks.Deliverer{Outbox: store, AllowPrivate: true, Lease: 4 * time.Second, Now: clock, Concurrency: 1}
+	d := &webhooks.Deliverer{Outbox: store, AllowPrivate: true, Lease: 4 * time.Second, Now: clock, Concurrency: 1, PerUser: 5}
 	if n := d.RunOnce(ctx); n != 5 || len(posts) != 3 {
 		t.Fatalf("first batch claimed %d and posted %d, want 5 claimed, 3 posted (the lease left no room for more)", n, len(posts))
 	}
@@ -248,7 +262,7 @@ type partialOutbox struct {
 	finished []workflow.WebhookDelivery
 }
 
-func (o *partialOutbox) ClaimWebhooks(context.Context, time.Time, time.Duration, int) ([]workflow.WebhookDelivery, error) {
+func (o *partialOutbox) ClaimWebhooks(context.Context, time.Time, time.Duration, int, int) ([]workflow.WebhookDelivery, error) {
 	ds := o.claimed
 	o.claimed = nil
 	return ds, fmt.Errorf("redisstore.ClaimWebhooks: %w", workflow.Errorf(workflow.KindUnavailable, "a shard is down"))
@@ -375,5 +389,40 @@ func TestSlowReceiverDelaysNoOther(t *testing.T) {
 		if got.Status != workflow.DeliveryDelivered {
 			t.Errorf("%s: %s with attempts %+v, want delivered", got.ID, got.Status, got.Attempts)
 		}
+	}
+}
+
+// subs is a fixed Source.Subscriptions.
+type subs map[string]*workflow.WebhookSubscription
+
+func (s subs) WebhookSubscription(_ context.Context, id string) (*workflow.WebhookSubscription, error) {
+	return s[id], nil
+}
+
+// TestSourceRendersEachFormat: a subscription with a Format gets the
+// body its renderer makes, signed with its own secret; a standing one
+// beside it keeps the gateway's body.
+func TestSourceRendersEachFormat(t *testing.T) {
+	t.Parallel()
+	wf := &workflow.Workflow{ID: "wf_1", UserID: "alice", Status: workflow.StatusCompleted}
+	src := &webhooks.Source{
+		Subscriptions: subs{"wf_1": {URL: "https://a2a.example/in", Secret: "token-of-the-caller", Format: workflow.WebhookFormatA2A}},
+		Standing:      []webhooks.Standing{{Sub: workflow.WebhookSubscription{URL: "https://audit.example/in", Secret: "s"}}},
+		View:          func(w *workflow.Workflow) any { return w.ID },
+		Bodies: map[string]func(string, *workflow.Workflow) ([]byte, error){
+			workflow.WebhookFormatA2A: func(event string, w *workflow.Workflow) ([]byte, error) {
+				return []byte("a2a " + event + " " + w.ID), nil
+			},
+		},
+	}
+	ds, err := src.Deliveries(context.Background(), workflow.EventRoundCompleted, wf)
+	if err != nil || len(ds) != 2 {
+		t.Fatalf("deliveries %+v (%v)", ds, err)
+	}
+	if string(ds[0].Body) != "a2a round.completed wf_1" || ds[0].Secret != "token-of-the-caller" {
+		t.Errorf("the a2a delivery: %s", ds[0].Body)
+	}
+	if !strings.Contains(string(ds[1].Body), `"type":"round.completed"`) || !strings.Contains(string(ds[1].Body), `"workflow":"wf_1"`) {
+		t.Errorf("the standing delivery: %s", ds[1].Body)
 	}
 }

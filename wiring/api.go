@@ -43,9 +43,14 @@ func (g *Gateway) buildAPI(cfg Config, log zerolog.Logger, builder *prompts.Buil
 	if err != nil {
 		return fmt.Errorf("agui.New: %w", err)
 	}
+	mount, err := g.a2aMount(cfg, g.Registry, idem, log)
+	if err != nil {
+		return fmt.Errorf("a2a.New: %w", err)
+	}
 	g.API, err = httpapi.New(httpapi.Options{
 		Engine: g.Engine, Reads: g.Engine, Store: g.Store, Actions: g.Registry, Auth: auth, Limits: cfg.File.Limits.HTTP, Idempotency: idem,
 		Logger: log.With().Str("component", "http").Logger(), Metrics: g.Metrics,
+		MetricsToken: cfg.MetricsToken, MetricsOpen: cfg.MetricsOpen(),
 		ModelName: g.Model.Name(), Models: modelNames(g.Model), Version: Version(), Admin: admin.Register,
 		ModelCheck: ModelCheck(g.Model), Dependencies: dependencies(cfg, g.MCP, g.OpenAPI),
 		Tracing: httpapi.Tracing{Provider: g.Tel.Provider(), Propagator: telemetry.Propagator(), Service: telemetry.ServiceName},
@@ -53,7 +58,8 @@ func (g *Gateway) buildAPI(cfg Config, log zerolog.Logger, builder *prompts.Buil
 			CheckURL:  func(u string) error { return webhooks.CheckURL(u, cfg.File.Webhooks.AllowPrivate) },
 			NewSecret: webhooks.NewSecret,
 		},
-		Usage: usage, Changes: g.Changes, Deltas: g.Deltas, Mounts: []httpapi.Mount{ag.Mount},
+		Usage: usage, Changes: g.Changes, Deltas: g.Deltas, Mounts: []httpapi.Mount{mount},
+		APIMounts: []httpapi.APIMount{ag.Mount},
 	})
 	if err != nil {
 		return fmt.Errorf("httpapi.New: %w", err)

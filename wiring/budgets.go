@@ -117,8 +117,8 @@ func (g *Gateway) budgeter(cfg Config, log zerolog.Logger) (workflow.Budgeter, h
 	prices := budgetPrices(cfg)
 	lim := &budgets.Limiter{Config: cfg.File.Budgets.config(), Store: store, Prices: prices, Hold: reservationHold(cfg),
 		Logger: log.With().Str("component", "budgets").Logger(),
-		Gauge: func(user string, used workflow.Usage, l budgets.Limit) {
-			g.Metrics.BudgetUsage(user, used.Tokens, used.Micros, l.Tokens, int64(l.USD*1e6))
+		Gauge: func(_ string, used workflow.Usage, l budgets.Limit) {
+			g.Metrics.BudgetUsage(used.Tokens, used.Micros, l.Tokens, int64(l.USD*1e6))
 		}}
 	read := func(ctx context.Context, userID string) (httpapi.UsageReport, bool, error) {
 		used, l, resets, ok, err := lim.Usage(ctx, userID)

@@ -34,6 +34,10 @@ type Config struct {
 	Tokens      string `env:"GATEWAY_TOKENS"`
 	AdminTokens string `env:"GATEWAY_ADMIN_TOKENS"`
 	InsecureDev bool   `env:"GATEWAY_INSECURE_DEV"`
+	// MetricsTokenValue is the bearer token /metrics answers to (a token
+	// of 16+ characters, or sha256:<64 hex>); unset, /metrics answers 401
+	// except in insecure development mode.
+	MetricsTokenValue string `env:"GATEWAY_METRICS_TOKEN"`
 
 	// RedisKeyPrefix starts every key of the Redis store and its dispatch
 	// streams (redisstore.DefaultKeyPrefix when empty): gateways with
@@ -65,6 +69,11 @@ type Config struct {
 	// Users and Admins are Tokens and AdminTokens parsed.
 	Users  []httpapi.Credential `env:"-"`
 	Admins []httpapi.Credential `env:"-"`
+	// MetricsToken is MetricsTokenValue parsed (nil when unset).
+	MetricsToken *httpapi.Credential `env:"-"`
+	// probesOnly marks a worker process (ApplyCredentialRule): its
+	// authenticator is open but unreachable, which opens no /metrics.
+	probesOnly bool
 	// File is the YAML file's content (zero when GATEWAY_CONFIG is unset).
 	File FileConfig `env:"-"`
 	// Actions is the file's connections, httpActions and limits, resolved.
@@ -122,6 +131,9 @@ type FileLimits struct {
 	HistoryBudget int `yaml:"historyBudget"`
 	// MaxRunningPerUser bounds a user's running rounds (0: 4).
 	MaxRunningPerUser int `yaml:"maxRunningPerUser"`
+	// MaxQueuedPerUser bounds a user's queued rounds over all their
+	// workflows (0: engine.DefaultMaxQueuedPerUser).
+	MaxQueuedPerUser int `yaml:"maxQueuedPerUser"`
 	// Workers bounds the rounds this instance runs at once (0: 8).
 	Workers int `yaml:"workers"`
 	// ModelTimeout bounds one model call attempt (0: 120s).
@@ -141,6 +153,9 @@ type FileLimits struct {
 	// ExperimentConcurrency bounds the calls one experiment re-runs at
 	// once (0: 4; docs/experiments.md).
 	ExperimentConcurrency int `yaml:"experimentConcurrency"`
+	// MaxRunningExperiments bounds the experiments running at once over
+	// every instance (0: 2; docs/experiments.md).
+	MaxRunningExperiments int `yaml:"maxRunningExperiments"`
 	// DispatchPartitions is how many Redis streams rounds are dispatched
 	// through (0: 4); every instance sharing the Redis must use the same.
 	DispatchPartitions int `yaml:"dispatchPartitions"`
@@ -277,7 +292,19 @@ func (c *Config) problems() []string {
 	if c.Admins, err = httpapi.ParseCredentials(c.AdminTokens); err != nil {
 		add("GATEWAY_ADMIN_TOKENS: %v", err)
 	}
-	problems = append(problems, tokenProblems(c.Users, c.Admins)...)
+	c.MetricsToken = nil
+	if c.MetricsTokenValue != "" {
+		m, err := httpapi.ParseCredentials(metricsUser + ":" + c.MetricsTokenValue)
+		switch {
+		case strings.Contains(c.MetricsTokenValue, ","):
+			add("GATEWAY_METRICS_TOKEN must be one token (or sha256:<64 hex>), without commas")
+		case err != nil:
+			add("GATEWAY_METRICS_TOKEN: %v", err)
+		default:
+			c.MetricsToken = &m[0]
+		}
+	}
+	problems = append(problems, tokenProblems(c.Users, c.Admins, c.MetricsToken)...)
 	if c.JWTJWKS != "" && (c.JWTIssuer == "" || c.JWTAudience == "") {
 		add("GATEWAY_JWT_JWKS needs GATEWAY_JWT_ISSUER and GATEWAY_JWT_AUDIENCE: a token from any issuer or for any audience must not be accepted")
 	}
@@ -310,9 +337,9 @@ func (c *Config) problems() []string {
 	if l.DispatchPartitions > redisstore.MaxDispatchPartitions {
 		add("limits: dispatchPartitions must be at most %d", redisstore.MaxDispatchPartitions)
 	}
-	if l.HistoryBudget < 0 || l.MaxRunningPerUser < 0 || l.Workers < 0 || l.ModelTimeout < 0 ||
+	if l.HistoryBudget < 0 || l.MaxRunningPerUser < 0 || l.MaxQueuedPerUser < 0 || l.Workers < 0 || l.ModelTimeout < 0 ||
 		l.ModelMaxInFlight < 0 || l.TraceCap < 0 || l.Retention < 0 || l.ActionPlanTopK < 0 || l.LeaseTTL < 0 ||
-		l.DispatchPartitions < 0 || l.RecoverInterval < 0 || l.ExperimentConcurrency < 0 ||
+		l.DispatchPartitions < 0 || l.RecoverInterval < 0 || l.ExperimentConcurrency < 0 || l.MaxRunningExperiments < 0 ||
 		l.ShutdownGrace < 0 || (l.LoopRepeats != nil && *l.LoopRepeats < 0) || l.ApprovalTimeout < 0 ||
 		(l.MaxReplans != nil && *l.MaxReplans < 0) {
 		add("limits: values must not be negative")
@@ -336,11 +363,19 @@ func (c *Config) problems() []string {
 // one is guessable, and a typo like "alice:x" is more likely than intent.
 const MinTokenLength = 16
 
+// metricsUser names the metrics token in start-up messages.
+const metricsUser = "scraper"
+
 // tokenProblems refuses tokens shorter than MinTokenLength and a token
-// given to more than one entry (across GATEWAY_TOKENS and
-// GATEWAY_ADMIN_TOKENS): a shared token would act as whichever entry wins,
-// admin included. Messages name users and variables, never a token.
-func tokenProblems(users, admins []httpapi.Credential) []string {
+// given to more than one entry (across GATEWAY_TOKENS,
+// GATEWAY_ADMIN_TOKENS and GATEWAY_METRICS_TOKEN): a shared token would
+// act as whichever entry wins, admin included. Messages name users and
+// variables, never a token.
+func tokenProblems(users, admins []httpapi.Credential, metrics *httpapi.Credential) []string {
+	var scraper []httpapi.Credential
+	if metrics != nil {
+		scraper = append(scraper, *metrics)
+	}
 	type entry struct{ user, list string }
 	var problems []string
 	owners := map[string][]entry{}
@@ -348,7 +383,7 @@ func tokenProblems(users, admins []httpapi.Credential) []string {
 	for _, l := range []struct {
 		name  string
 		creds []httpapi.Credential
-	}{{"GATEWAY_TOKENS", users}, {"GATEWAY_ADMIN_TOKENS", admins}} {
+	}{{"GATEWAY_TOKENS", users}, {"GATEWAY_ADMIN_TOKENS", admins}, {"GATEWAY_METRICS_TOKEN", scraper}} {
 		for _, c := range l.creds {
 			if c.Digest == nil && len(c.Token) < MinTokenLength {
 				problems = append(problems, fmt.Sprintf("%s: the token of user %q is shorter than %d characters", l.name, c.UserID, MinTokenLength))
@@ -392,6 +427,9 @@ func (c *Config) Warnings() []string {
 				"set LLM_PROVIDER or models: to use them, or unset them", strings.Join(unused, ", "), strings.Join(slices.Compact(slices.Sorted(slices.Values(append(inUse, lc.SelectedProvider())))), ", ")))
 		}
 	}
+	if c.MetricsToken == nil && !c.MetricsOpen() {
+		out = append(out, "GATEWAY_METRICS_TOKEN unset: /metrics answers 401 until it is set and the scraper sends it as Authorization: Bearer <token>")
+	}
 	if c.RedisURL == "" {
 		msg := "memory store (REDIS_URL unset): workflows, documents and traces live in this process only and are lost when it stops"
 		if c.File.Limits.Retention == 0 {
@@ -400,6 +438,13 @@ func (c *Config) Warnings() []string {
 		out = append(out, msg)
 	}
 	return out
+}
+
+// MetricsOpen reports whether /metrics is served without a token: only an
+// API process in insecure development mode with no credentials at all,
+// where every route is open.
+func (c *Config) MetricsOpen() bool {
+	return c.InsecureDev && !c.probesOnly && len(c.Users) == 0 && len(c.Admins) == 0 && c.JWTJWKS == ""
 }
 
 // LLM returns the model adapter's configuration.
@@ -424,6 +469,9 @@ func (c *Config) Secrets() []string {
 		if cr.Token != "" {
 			s = append(s, cr.Token)
 		}
+	}
+	if c.MetricsToken != nil && c.MetricsToken.Token != "" {
+		s = append(s, c.MetricsToken.Token)
 	}
 	return s
 }

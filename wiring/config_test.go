@@ -219,6 +219,44 @@ func TestLoadConfigRefusesSharedAndShortTokens(t *testing.T) {
 	}
 }
 
+// TestMetricsToken: GATEWAY_METRICS_TOKEN is a token of its own — short
+// or shared with a user it stops start-up without being quoted; given, it
+// is parsed (sha256:<hex> too) and redacted; unset, start-up warns that
+// /metrics answers 401.
+func TestMetricsToken(t *testing.T) {
+	t.Parallel()
+	user := "alice-token-000000001"
+	for value, want := range map[string]string{
+		"short":   "GATEWAY_METRICS_TOKEN: the token of user \"scraper\" is shorter than 16 characters",
+		user:      "one token is shared by \"alice\" (GATEWAY_TOKENS), \"scraper\" (GATEWAY_METRICS_TOKEN)",
+		"a,b":     "GATEWAY_METRICS_TOKEN must be one token",
+		"sha256:": "sha256: must be followed by 64 hex digits",
+	} {
+		_, err := LoadConfig(envOf(map[string]string{"GATEWAY_TOKENS": "alice:" + user, "GATEWAY_METRICS_TOKEN": value, "LLM_PROVIDER": "scripted"}))
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(strings.ReplaceAll(err.Error(), "alice", ""), user) {
+			t.Errorf("GATEWAY_METRICS_TOKEN=%q: %v, want a problem with %q and no token", value, err, want)
+		}
+	}
+	scrape := "scrape-token-0123456789"
+	cfg, err := LoadConfig(envOf(map[string]string{"GATEWAY_TOKENS": "alice:" + user, "GATEWAY_METRICS_TOKEN": scrape, "LLM_PROVIDER": "scripted"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MetricsToken == nil || cfg.MetricsToken.Token != scrape || !slices.Contains(cfg.Secrets(), scrape) {
+		t.Errorf("metrics token %+v, secrets %d: want it parsed and redacted", cfg.MetricsToken, len(cfg.Secrets()))
+	}
+	if w := strings.Join(cfg.Warnings(), "\n"); strings.Contains(w, "GATEWAY_METRICS_TOKEN") {
+		t.Errorf("warnings = %q with the metrics token set", w)
+	}
+	cfg, err = LoadConfig(envOf(map[string]string{"GATEWAY_TOKENS": "alice:" + user, "LLM_PROVIDER": "scripted"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(cfg.Warnings(), "\n"); !strings.Contains(w, "GATEWAY_METRICS_TOKEN unset: /metrics answers 401") {
+		t.Errorf("warnings = %q, want the unset metrics token named", w)
+	}
+}
+
 // TestConfigProviderSelectionAndWarnings: OPENAI_BASE_URL alone selects
 // openai (it used to fall through to ollama), a key no model uses is a
 // warning naming the variable, and the memory store says it keeps nothing.

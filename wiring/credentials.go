@@ -7,8 +7,8 @@ import "github.com/twostep/twostep/httpapi"
 // process refuses to start (httpapi.ErrNoCredentials) unless
 // GATEWAY_INSECURE_DEV is set, and then runs open: open reports that, so
 // the caller warns. A worker without credentials serves only the probes,
-// which need none: its API authenticator is built as insecure but is
-// unreachable. Call it before the store and the model are opened.
+// which need none (but /metrics, which needs GATEWAY_METRICS_TOKEN): its
+// API authenticator is built as insecure but is unreachable. Call it before the store and the model are opened.
 func (c *Config) ApplyCredentialRule(api bool) (open bool, err error) {
 	none := len(c.Users) == 0 && len(c.Admins) == 0 && c.JWTJWKS == ""
 	switch {
@@ -17,7 +17,7 @@ func (c *Config) ApplyCredentialRule(api bool) (open bool, err error) {
 	case api && !c.InsecureDev:
 		return false, httpapi.ErrNoCredentials
 	case !api:
-		c.InsecureDev = true
+		c.InsecureDev, c.probesOnly = true, true
 		return false, nil
 	}
 	return true, nil

@@ -18,8 +18,10 @@ import (
 // experiment records (both stores keep them), the engine's reads, builder and model; a model
 // override is built as a YAML models: entry is. Its leases last
 // limits.leaseTTL (0: experiments.DefaultLeaseTTL); each re-runs at most
-// limits.experimentConcurrency calls at once.
-func (g *Gateway) buildExperiments(cfg Config, log zerolog.Logger, reg *actions.Registry, builder *prompts.Builder, redactor *redact.Redactor) error {
+// limits.experimentConcurrency calls at once, at most
+// limits.maxRunningExperiments run at once, and their calls count in the
+// budget of the admin who started them.
+func (g *Gateway) buildExperiments(cfg Config, log zerolog.Logger, reg *actions.Registry, builder *prompts.Builder, redactor *redact.Redactor, budget workflow.Budgeter) error {
 	store := workflow.StoreAs[experiments.Store](g.Store)
 	if store == nil {
 		return nil
@@ -37,6 +39,7 @@ func (g *Gateway) buildExperiments(cfg Config, log zerolog.Logger, reg *actions.
 		Prices: cfg.Prices(), Redactor: redactor, Owner: workflow.NewID("inst_"), Logger: &logger,
 		// An experiment's lease lives as long as a round's (limits.leaseTTL).
 		LeaseTTL: cfg.File.Limits.LeaseTTL, Concurrency: cfg.File.Limits.ExperimentConcurrency,
+		MaxRunning: cfg.File.Limits.MaxRunningExperiments, Budget: budget,
 	})
 	if err != nil {
 		return fmt.Errorf("experiments.New: %w", err)

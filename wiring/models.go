@@ -125,7 +125,7 @@ func openRouter(ctx context.Context, cfg Config) (_ *llm.Router, closeAll func()
 	// One adapter per distinct model (so its in-flight limit holds), each
 	// route with its entry's own maxTokens, temperature and output mode.
 	opened := map[string]*llm.Model{}
-	closeAll = func() error {
+	closeOpened := func() error {
 		var errs []error
 		for _, m := range opened {
 			errs = append(errs, m.Close())
@@ -134,7 +134,9 @@ func openRouter(ctx context.Context, cfg Config) (_ *llm.Router, closeAll func()
 	}
 	defer func() {
 		if err != nil {
-			_ = closeAll()
+			// closeOpened, not the result closeAll, which an error return
+			// has set to nil.
+			_ = closeOpened()
 		}
 	}()
 	open := func(lc llm.Config, ref ModelRef) (llm.Route, error) {
@@ -169,7 +171,7 @@ func openRouter(ctx context.Context, cfg Config) (_ *llm.Router, closeAll func()
 		}
 		fallback = append(fallback, rt)
 	}
-	return llm.NewRouter(def, stages, fallback), closeAll, nil
+	return llm.NewRouter(def, stages, fallback), closeOpened, nil
 }
 
 // modelNames lists every model m routes to (just its name when it does not

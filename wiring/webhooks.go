@@ -2,6 +2,7 @@ package wiring
 
 import (
 	"fmt"
+	"github.com/twostep/twostep/a2a"
 	"os"
 	"slices"
 	"time"
@@ -34,6 +35,10 @@ type FileWebhooks struct {
 	// (default webhooks.DefaultConcurrency), so one hanging receiver
 	// does not hold up the others.
 	Concurrency int `yaml:"concurrency"`
+	// PerUser is how many of one user's deliveries are attempted at once,
+	// across instances (default webhooks.DefaultPerUser): a user whose
+	// receiver hangs holds that many attempt slots, not everyone's.
+	PerUser int `yaml:"perUser"`
 }
 
 // FileStandingWebhook is one standing webhook. Secret may name an
@@ -70,8 +75,8 @@ func (w FileWebhooks) problems() []string {
 			}
 		}
 	}
-	if w.FirstRetry < 0 || w.Poll < 0 || w.Lease < 0 || w.Concurrency < 0 {
-		out = append(out, "webhooks: firstRetry, poll, lease and concurrency must not be negative")
+	if w.FirstRetry < 0 || w.Poll < 0 || w.Lease < 0 || w.Concurrency < 0 || w.PerUser < 0 {
+		out = append(out, "webhooks: firstRetry, poll, lease, concurrency and perUser must not be negative")
 	}
 	return out
 }
@@ -111,7 +116,8 @@ func (g *Gateway) webhooks(cfg Config, log zerolog.Logger) workflow.WebhookSourc
 	}
 	w := cfg.File.Webhooks
 	g.Webhooks = &webhooks.Deliverer{Outbox: o, AllowPrivate: w.AllowPrivate, FirstRetry: w.FirstRetry, Poll: w.Poll, Lease: w.Lease,
-		Concurrency: w.Concurrency, Logger: log.With().Str("component", "webhooks").Logger()}
+		Concurrency: w.Concurrency, PerUser: w.PerUser, Logger: log.With().Str("component", "webhooks").Logger()}
 	return &webhooks.Source{Subscriptions: o, Standing: w.standing(),
-		View: func(wf *workflow.Workflow) any { return httpapi.ViewWorkflow(wf) }}
+		View:   func(wf *workflow.Workflow) any { return httpapi.ViewWorkflow(wf) },
+		Bodies: map[string]func(string, *workflow.Workflow) ([]byte, error){workflow.WebhookFormatA2A: a2a.PushBody}}
 }

@@ -20,6 +20,7 @@ func TestWebhooksAndBudgetsConfig(t *testing.T) {
       events: [round.completed]
       secret: ${HOOK_SECRET}
   concurrency: 4
+  perUser: 3
 budgets:
   default: {tokens: 1000, period: month}
   users:
@@ -38,6 +39,9 @@ budgets:
 	}
 	if n := cfg.File.Webhooks.Concurrency; n != 4 {
 		t.Errorf("webhooks.concurrency = %d, want 4", n)
+	}
+	if n := cfg.File.Webhooks.PerUser; n != 3 {
+		t.Errorf("webhooks.perUser = %d, want 3", n)
 	}
 	if l, ok := cfg.File.Budgets.config().For("alice"); !ok || l.Tokens != 50 || l.Period != "day" {
 		t.Errorf("alice's budget = %+v, %v", l, ok)
@@ -62,7 +66,7 @@ budgets:
 	for _, want := range []string{
 		"webhooks.standing[0].url", "private or loopback", `"round.exploded" is not an event`,
 		"webhooks.standing[0].secret is 5 characters long", `budgets.default.period must be day or month, not "week"`,
-		`budgets.users["alice"].usd needs a price table`, "concurrency must not be negative",
+		`budgets.users["alice"].usd needs a price table`, "concurrency and perUser must not be negative",
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("LoadConfig(bad) = %v, want a problem containing %q", err, want)

@@ -23,11 +23,9 @@ import (
 	"github.com/twostep/twostep/metrics"
 	"github.com/twostep/twostep/modes/actionplan"
 	"github.com/twostep/twostep/modes/react"
-	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/redact"
 	"github.com/twostep/twostep/redisstore"
 	"github.com/twostep/twostep/telemetry"
-	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/webhooks"
 	"github.com/twostep/twostep/workflow"
 )
@@ -198,12 +196,10 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 		return err
 	}
 	l := cfg.File.Limits
-	set, err := templates.Load(cfg.File.Templates.OverrideDir)
+	builder, err := cfg.promptBuilder()
 	if err != nil {
-		return fmt.Errorf("templates.Load: %w", err)
+		return err
 	}
-	builder := prompts.NewBuilder(set, prompts.Options{HistoryBudget: l.HistoryBudget, LoopRepeats: l.loopRepeats(),
-		NoCompaction: l.Compaction != nil && !*l.Compaction})
 	grounded, _ := react.ParseGrounded(cfg.File.Stage2.RequireGrounded) // checked by LoadConfig
 	plan := actionplan.New(builder, actionplan.Options{TopK: l.ActionPlanTopK, MaxReplans: l.maxReplans()})
 	g.Store, g.Metrics = redact.Traces(g.Store, g.Redactor), metrics.New()
@@ -214,7 +210,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 	actionModel.Tracer = tracer
 	g.Engine, err = engine.New(engine.Config{
 		DefaultMaxSteps: cfg.MaxSteps, MaxStepsLimit: engine.DefaultMaxStepsLimit, Workers: l.Workers,
-		MaxRunningPerUser: l.MaxRunningPerUser, LeaseTTL: l.LeaseTTL, LoopRepeats: l.loopRepeats(),
+		MaxRunningPerUser: l.MaxRunningPerUser, MaxQueuedPerUser: l.MaxQueuedPerUser, LeaseTTL: l.LeaseTTL, LoopRepeats: l.loopRepeats(),
 		Dispatcher: g.Dispatcher, RecoverInterval: l.RecoverInterval,
 		Approvals: approvals, ApprovalTimeout: l.ApprovalTimeout, ShutdownGrace: l.ShutdownGrace, Logger: log.With().Str("component", "engine").Logger(),
 		Observer: g.Metrics, Changes: g.Changes, Deltas: g.Deltas, Tracer: tracer, Webhooks: hooks, Budget: budget,
@@ -224,7 +220,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 	if err != nil {
 		return fmt.Errorf("engine.New: %w", err)
 	}
-	if err := g.buildExperiments(cfg, log, g.Registry, builder, g.Redactor); err != nil {
+	if err := g.buildExperiments(cfg, log, g.Registry, builder, g.Redactor, budget); err != nil {
 		return err
 	}
 	return g.buildAPI(cfg, log, builder, plan, usage)

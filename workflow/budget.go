@@ -102,3 +102,28 @@ type UsageStore interface {
 	// after. AddUsage(…, "", Usage{}, …) just reads it.
 	AddUsage(ctx context.Context, userID, period, holdID string, used Usage, now time.Time, ttl time.Duration) (Usage, error)
 }
+
+// ModelGuard is asked before a model call made outside a mode's own calls
+// (an action's, e.g. ai.process): it reserves what the call may use in
+// the budget of the user the call works for, or refuses with a
+// *BudgetError (the call is not made); done settles the reservation to
+// what the call used and must be called once the call returns.
+type ModelGuard func(ctx context.Context, req ModelRequest) (done func(ModelResponse), err error)
+
+type modelGuardKey struct{}
+
+// WithModelGuard returns ctx carrying g, which GuardModelCall asks.
+func WithModelGuard(ctx context.Context, g ModelGuard) context.Context {
+	return context.WithValue(ctx, modelGuardKey{}, g)
+}
+
+// GuardModelCall asks ctx's ModelGuard (WithModelGuard) before a model
+// call of req: a *BudgetError means the call must not be made; otherwise
+// done must be called with the call's response (an empty one when it
+// failed). Without a guard it allows the call and done does nothing.
+func GuardModelCall(ctx context.Context, req ModelRequest) (done func(ModelResponse), err error) {
+	if g, ok := ctx.Value(modelGuardKey{}).(ModelGuard); ok && g != nil {
+		return g(ctx, req)
+	}
+	return func(ModelResponse) {}, nil
+}

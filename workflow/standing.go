@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"slices"
 	"time"
 )
 
@@ -31,11 +32,14 @@ type Remember struct {
 	TTL time.Duration
 }
 
-// StandingApproval is a decision kept for later calls of one action: of
-// kind intent it admits every call whose parameters satisfy Constraints
-// (none: every call), of kind call every call whose parameters equal
-// Parameters. GrantedBy is the person who decided it, so every call it lets
-// run is traceable to them.
+// StandingApproval is a decision kept for later calls of one action,
+// bound to what the reviewer saw: of kind intent it admits every call
+// whose parameters satisfy Constraints (none: every call), of kind call
+// every call whose parameters equal Parameters — and either only through
+// Connection (the connection label the approved call used, "" for none)
+// with the same Documents (its document references, in any order).
+// GrantedBy is the person who decided it, so every call it lets run is
+// traceable to them.
 type StandingApproval struct {
 	ID          string         `json:"id"`
 	UserID      string         `json:"userId"`
@@ -45,6 +49,8 @@ type StandingApproval struct {
 	WorkflowID  string         `json:"workflowId,omitempty"`
 	Constraints map[string]any `json:"constraints,omitempty"`
 	Parameters  map[string]any `json:"parameters,omitempty"`
+	Connection  string         `json:"connection,omitempty"`
+	Documents   []string       `json:"documents,omitempty"`
 	GrantedBy   string         `json:"grantedBy"`
 	GrantedAt   time.Time      `json:"grantedAt"`
 	ExpiresAt   *time.Time     `json:"expiresAt,omitempty"`
@@ -62,6 +68,20 @@ func (s *StandingApproval) Live(now time.Time) bool {
 // in workflow workflowID at now, before its parameters are looked at.
 func (s *StandingApproval) Covers(action, workflowID string, now time.Time) bool {
 	return s.Action == action && s.Live(now) && (s.Scope == ScopeUser || s.WorkflowID == workflowID)
+}
+
+// SameTarget reports whether a call through connection with the document
+// references documents reaches what the standing approval was granted
+// for: the same connection label (a grant kept before grants were bound
+// has none, so it admits only calls without a connection) and the same
+// documents, in any order.
+func (s *StandingApproval) SameTarget(connection string, documents []string) bool {
+	return s.Connection == connection && slices.Equal(sortedSet(s.Documents), sortedSet(documents))
+}
+
+// sortedSet is refs sorted without repeats.
+func sortedSet(refs []string) []string {
+	return slices.Compact(slices.Sorted(slices.Values(refs)))
 }
 
 // ApprovedBy records, on the action message of a call a standing approval

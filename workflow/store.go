@@ -23,6 +23,11 @@ type Commit struct {
 	// metadata should also appear in the Documents of the message that
 	// carries it.
 	Documents []DocumentContent
+	// DropDocuments are ids of the workflow's documents deleted with the
+	// change (a stopped round's queued rounds' uploads, which no message
+	// will carry): atomically, only when the commit applies. An id the
+	// workflow does not hold is ignored.
+	DropDocuments []string
 	// Traces are stored with the change, in order, and only when it is
 	// applied: a refused commit stores none of them. Each needs an ID not
 	// stored yet (KindConflict otherwise, writing nothing) and the

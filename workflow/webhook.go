@@ -37,12 +37,20 @@ func EventOf(st Status) string {
 
 // WebhookSubscription is where a workflow's (or a user's standing) events
 // go: URL, the events it wants (empty: all) and the secret deliveries are
-// signed with (Standard Webhooks, "whsec_<base64>").
+// signed with (Standard Webhooks, "whsec_<base64>"). Format names the
+// body its deliveries carry: "" the gateway's own event, or a protocol's
+// (WebhookFormatA2A).
 type WebhookSubscription struct {
 	URL    string
 	Events []string
 	Secret string
+	Format string `json:",omitempty"`
 }
+
+// WebhookFormatA2A is the Format of a subscription an A2A client asked
+// for (a push notification config, DESIGN §11.4): its deliveries carry an
+// A2A StreamResponse.
+const WebhookFormatA2A = "a2a"
 
 // Wants reports whether s takes event.
 func (s WebhookSubscription) Wants(event string) bool {
@@ -95,11 +103,16 @@ type WebhookDelivery struct {
 type WebhookOutbox interface {
 	// ClaimWebhooks leases up to max pending deliveries due at now to the
 	// caller for lease: until the lease ends no other claim returns them.
-	// Each carries its lease token in Lease. On an error it returns the
-	// deliveries it leased before it, for the caller to attempt. A stored
-	// delivery that cannot be read is not returned but marked failed
-	// (the error says why) and reported in the error; the claim goes on.
-	ClaimWebhooks(ctx context.Context, now time.Time, lease time.Duration, max int) ([]WebhookDelivery, error)
+	// Each carries its lease token in Lease. Users share the claim: a user
+	// never has more than perUser deliveries leased at once (those of
+	// earlier claims, by any caller, whose lease has not ended count;
+	// perUser <= 0: no cap), and each claim starts with the next user in
+	// turn, so one user's backlog — or slow receiver — cannot fill every
+	// claim. On an error it returns the deliveries it leased before it,
+	// for the caller to attempt. A stored delivery that cannot be read is
+	// not returned but marked failed (the error says why) and reported in
+	// the error; the claim goes on.
+	ClaimWebhooks(ctx context.Context, now time.Time, lease time.Duration, max, perUser int) ([]WebhookDelivery, error)
 	// FinishWebhook stores d's Status, NextAttempt and Attempts (the
 	// attempt just made appended) and ends its lease, when d.Lease still
 	// holds it: else KindConflict and nothing is written (another claim

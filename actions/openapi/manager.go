@@ -5,10 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -77,6 +76,9 @@ type source struct {
 	mu     sync.Mutex
 	status string // "ok", or why the source is degraded
 	last   []byte // the last good document's bytes
+	// origin is the scheme and host of the base URL the first good
+	// document gave (no baseURL configured); later documents must keep it.
+	origin string
 }
 
 // New prepares a Manager for cfg's sources, publishing into reg.
@@ -203,11 +205,14 @@ func (m *Manager) apply(ctx context.Context, s *source, data []byte) error {
 		s.setStatus("ok")
 		return nil
 	}
-	doc, err := parse(ctx, s.cfg, data)
+	doc, err := m.parse(ctx, s.cfg, data)
 	if err != nil {
 		return err
 	}
 	base, err := baseURL(s.cfg, doc)
+	if err == nil {
+		err = s.keepOrigin(base)
+	}
 	if err != nil {
 		return fmt.Errorf("openapiActions %s: %w", s.cfg.Name, err)
 	}
@@ -229,21 +234,27 @@ func (m *Manager) apply(ctx context.Context, s *source, data []byte) error {
 }
 
 // parse loads and validates a document. A fetched document may not refer
-// to other files or URLs; a file may refer to its neighbouring files, never
-// to a URL (the loader's own reader would fetch it with no timeout, size
-// cap or cancellation).
-func parse(ctx context.Context, src SourceConfig, data []byte) (*openapi3.T, error) {
+// to other files or URLs; a file may refer to files in its folder (after
+// resolving links), never to a URL (the loader's own reader would fetch it
+// with no timeout, size cap or cancellation). A load error never quotes
+// the content of the file it read.
+func (m *Manager) parse(ctx context.Context, src SourceConfig, data []byte) (*openapi3.T, error) {
 	loader := openapi3.NewLoader()
 	loader.Context = ctx
 	loader.IsExternalRefsAllowed = !src.isURL()
-	loader.ReadFromURIFunc = openapi3.ReadFromFile
-	location := &url.URL{Path: src.Spec}
-	if src.isURL() {
-		location, _ = url.Parse(src.Spec)
+	location, _ := url.Parse(src.Spec)
+	if !src.isURL() {
+		f, resolved, err := openFolder(src.Spec, m.opts.MaxDocumentBytes)
+		if err != nil {
+			return nil, fmt.Errorf("openapiActions %s: %w", src.Name, err)
+		}
+		defer f.Close()
+		loader.ReadFromURIFunc = f.loaderReader
+		location = &url.URL{Path: filepath.ToSlash(resolved)}
 	}
 	doc, err := loader.LoadFromDataWithPath(data, location)
 	if err != nil {
-		return nil, fmt.Errorf("openapiActions %s: %s does not load: %w", src.Name, src.shownSpec(), err)
+		return nil, fmt.Errorf("openapiActions %s: %s does not load: %s", src.Name, src.shownSpec(), withoutContent(err))
 	}
 	if err := doc.Validate(ctx, openapi3.DisableExamplesValidation()); err != nil {
 		return nil, fmt.Errorf("openapiActions %s: %s is not a valid OpenAPI document: %w", src.Name, src.shownSpec(), err)
@@ -255,12 +266,16 @@ func parse(ctx context.Context, src SourceConfig, data []byte) (*openapi3.T, err
 // body, within the size cap.
 func (m *Manager) read(ctx context.Context, src SourceConfig) ([]byte, error) {
 	if !src.isURL() {
-		f, err := os.Open(src.Spec)
+		f, resolved, err := openFolder(src.Spec, m.opts.MaxDocumentBytes)
 		if err != nil {
 			return nil, fmt.Errorf("openapiActions %s: %w", src.Name, err)
 		}
 		defer f.Close()
-		return m.capped(f, src.Spec)
+		data, err := f.read(resolved)
+		if err != nil {
+			return nil, fmt.Errorf("openapiActions %s: %w", src.Name, err)
+		}
+		return data, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.opts.FetchTimeout)
 	defer cancel()
@@ -281,19 +296,34 @@ func (m *Manager) read(ctx context.Context, src SourceConfig) ([]byte, error) {
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, fmt.Errorf("GET %s answered %s", src.shownSpec(), resp.Status)
 	}
-	return m.capped(resp.Body, src.shownSpec())
+	return cappedRead(resp.Body, src.shownSpec(), m.opts.MaxDocumentBytes)
 }
 
-// capped reads r whole, refusing more than MaxDocumentBytes.
-func (m *Manager) capped(r io.Reader, what string) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, m.opts.MaxDocumentBytes+1))
+// keepOrigin pins the origin (scheme and host) of the base URL a document
+// gives when no baseURL is configured: the first good document's origin is
+// kept, and a later document whose first server has another origin is
+// refused, so a changed document cannot send the configured headers and
+// the connection's credentials to a new host. (A configured baseURL is
+// never taken from the document.)
+func (s *source) keepOrigin(base string) error {
+	if s.cfg.BaseURL != "" {
+		return nil
+	}
+	u, err := url.Parse(base)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", what, err)
+		return err
 	}
-	if int64(len(data)) > m.opts.MaxDocumentBytes {
-		return nil, fmt.Errorf("%s is larger than %d bytes", what, m.opts.MaxDocumentBytes)
+	origin := strings.ToLower(u.Scheme + "://" + u.Host)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.origin == "" {
+		s.origin = origin
+		return nil
 	}
-	return data, nil
+	if origin != s.origin {
+		return fmt.Errorf("the document's first server moved from %s to %s; calls stay with the origin of the first document loaded (restart the gateway, or set baseURL, to change it)", s.origin, origin)
+	}
+	return nil
 }
 
 // setStatus records s's state for Status.

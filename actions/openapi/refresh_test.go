@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/twostep/twostep/workflow"
 )
 
 // yamlNode decodes a YAML section for ConfigFromYAML.
@@ -132,5 +134,63 @@ func TestSpecURLTokenNotShown(t *testing.T) {
 		if strings.Contains(status, "s3cret") || strings.Contains(f.log.String(), "s3cret") {
 			t.Errorf("the token is shown: status %q, log %s", status, f.log)
 		}
+	}
+}
+
+// A URL document without baseURL keeps the origin of its first server as
+// first loaded: a refresh whose servers[0] names another origin is
+// refused — the source is degraded and the change logged — and calls
+// (with the connection's Authorization header) still go to the first
+// origin only.
+func TestRefreshCannotMoveTheOrigin(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int32
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id":"7"}`)
+	}))
+	defer api.Close()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+	}))
+	defer other.Close()
+	docFor := func(server string) string {
+		return `openapi: 3.0.3
+info: {title: t, version: "1"}
+servers: [{url: "` + server + `"}]
+paths:
+  /tickets/{id}:
+    get:
+      operationId: getTicket
+      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+      responses: {"200": {description: ok}}
+`
+	}
+	var moved atomic.Bool
+	spec := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if moved.Load() {
+			_, _ = io.WriteString(w, docFor(strings.Replace(other.URL, "127.0.0.1", "localhost", 1)+"/elsewhere"))
+			return
+		}
+		_, _ = io.WriteString(w, docFor(api.URL+"/api"))
+	}))
+	defer spec.Close()
+	f := mount(t, Config{Sources: []SourceConfig{{Name: "crm", Spec: spec.URL, Headers: map[string]string{"Authorization": "Bearer crm-secret-0123456789"},
+		Refresh: 10 * time.Millisecond}}}, nil)
+	moved.Store(true)
+	f.m.Start(context.Background())
+	waitFor(t, "a degraded status", func() bool { return f.m.Status()["openapi.crm"] != "ok" })
+	if got := f.m.Status()["openapi.crm"]; !strings.Contains(got, "moved from "+api.URL) || !strings.Contains(got, "serving the last good document") {
+		t.Errorf("status = %q, want the moved origin named", got)
+	}
+	if !strings.Contains(f.log.String(), "moved from") {
+		t.Errorf("the move is not logged: %s", f.log)
+	}
+	if _, err := f.reg.Execute(context.Background(), workflow.ActionCall{
+		Action: "crm.getTicket", UserID: "alice", WorkflowID: "w", Round: 1, Step: 1, Parameters: map[string]any{"id": "7"}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the new origin got %d calls", n)
 	}
 }

@@ -5,6 +5,7 @@
 //	gateway worker    run rounds only (HTTP: /healthz, /readyz, /metrics)
 //	gateway demo [-v] run a sample workflow offline with a scripted model
 //	gateway openapi   print the OpenAPI 3.1 document of the HTTP API
+//	gateway qualify   score the configured models as Stage 1 and Stage 2
 //	gateway version   print the version
 //
 // Configuration comes from the environment and the optional GATEWAY_CONFIG
@@ -14,6 +15,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -34,7 +36,11 @@ func main() {
 	if err := realMain(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "gateway: "+err.Error())
 		stop()
-		os.Exit(1)
+		code := 1
+		if ee := (*exitError)(nil); errors.As(err, &ee) {
+			code = ee.code
+		}
+		os.Exit(code)
 	}
 }
 
@@ -58,6 +64,9 @@ func realMain(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		return serve(ctx, getenv, stderr, r)
 	}
+	if cmd == "qualify" {
+		return runQualify(ctx, args, getenv, stdout)
+	}
 	if cmd == "demo" && len(args) == 1 && (args[0] == "-v" || args[0] == "--verbose") {
 		return demo(ctx, getenv, stdout, stderr, true)
 	}
@@ -76,7 +85,7 @@ func realMain(ctx context.Context, args []string, getenv func(string) string, st
 		_, err := io.WriteString(stdout, usage)
 		return err
 	default:
-		return fmt.Errorf("unknown command %q; commands: serve (default), worker, demo, openapi, version", cmd)
+		return fmt.Errorf("unknown command %q; commands: serve (default), worker, demo, openapi, qualify, version", cmd)
 	}
 }
 
@@ -85,11 +94,11 @@ func isHelp(arg string) bool {
 	return arg == "help" || arg == "-h" || arg == "-help" || arg == "--help"
 }
 
-const usage = `usage: gateway [serve [--workers=0]|worker|demo [-v]|openapi|version]
+const usage = `usage: gateway [serve [--workers=0]|worker|demo [-v]|openapi|qualify [flags]|version]
 
   serve     run the HTTP gateway (default); configured by environment variables:
             GATEWAY_ADDR, REDIS_URL, REDIS_KEY_PREFIX, GATEWAY_TOKENS,
-            GATEWAY_ADMIN_TOKENS, GATEWAY_INSECURE_DEV, GATEWAY_JWT_JWKS,
+            GATEWAY_ADMIN_TOKENS, GATEWAY_METRICS_TOKEN, GATEWAY_INSECURE_DEV, GATEWAY_JWT_JWKS,
             GATEWAY_JWT_ISSUER, GATEWAY_JWT_AUDIENCE, GATEWAY_JWT_ADMIN_CLAIM,
             LLM_PROVIDER (scripted: an offline model, no provider needed),
             LLM_MODEL, LLM_MODEL_STAGE2, LLM_OUTPUT_MODE, OPENAI_BASE_URL,
@@ -101,6 +110,10 @@ const usage = `usage: gateway [serve [--workers=0]|worker|demo [-v]|openapi|vers
   demo      run a sample workflow offline (scripted model, real engine and actions)
             -v: also print the history each Stage 1 prompt rendered (newest first)
   openapi   print the OpenAPI 3.1 document of the HTTP API (as served at /openapi.json)
+  qualify   run the built-in suite against the configured models and report, per stage, how
+            well each follows the protocol (docs/qualify.md): --stage1 provider/model,
+            --stage2 provider/model, --stage stage1|stage2, --cases FILE, --max-calls N,
+            --concurrency N, --json, --min-score 0..1 (exit 1 below it; 2: a usage error)
   version   print the version
 `
 

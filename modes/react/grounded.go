@@ -33,6 +33,11 @@ func ParseGrounded(s string) (Grounded, error) {
 	return "", fmt.Errorf("%q is not one of never, write, all", s)
 }
 
+// Rejects reports whether g rejects a reply with ungrounded values for a
+// call of effect, as a round does: any effect but read counts as a write.
+// A qualification run (package qualify) asks it to retry as a round would.
+func (g Grounded) Rejects(effect workflow.Effect) bool { return g.rejects(effect) }
+
 // rejects reports whether g rejects a reply with ungrounded values for a
 // call of effect: any effect but read counts as a write.
 func (g Grounded) rejects(effect workflow.Effect) bool {

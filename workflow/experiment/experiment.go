@@ -44,6 +44,9 @@ type Spec struct {
 	Action    string            `json:"action,omitempty"`
 	Templates map[string]string `json:"templates,omitempty"`
 	Model     *ModelRef         `json:"model,omitempty"`
+	// StartedBy is the admin who started it: its model calls count in
+	// that user's budget ("" counts them in none).
+	StartedBy string `json:"startedBy,omitempty"`
 }
 
 // Agreement says where a call's new result agrees with the recorded one:

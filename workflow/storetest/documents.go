@@ -66,3 +66,37 @@ func testEmptyDocuments(t *testing.T, f Fixture) {
 		t.Errorf("messages = %+v, want the action message listing its empty output", msgs)
 	}
 }
+
+// testDropDocuments: a commit's DropDocuments deletes those documents of
+// the workflow with the change, ignoring an id the workflow does not hold;
+// a refused commit deletes nothing.
+func testDropDocuments(t *testing.T, f Fixture) {
+	ctx := context.Background()
+	keep, drop := document("keep.txt", []byte("kept")), document("queued.txt", []byte("uploaded for a queued round"))
+	user := userMessage("one upload", keep)
+	stored, _, err := f.Store.Commit(ctx, workflow.Commit{Workflow: newWorkflow("dropper"), Messages: []workflow.Message{user},
+		Documents: []workflow.DocumentContent{keep}})
+	must(t, "Commit(create)", err)
+	next := stored.Clone()
+	next.QueueEdits++
+	stored, _, err = f.Store.Commit(ctx, workflow.Commit{Workflow: next, ExpectedVersion: stored.Version, Documents: []workflow.DocumentContent{drop}})
+	must(t, "Commit(queue with an upload)", err)
+
+	stale := stored.Clone()
+	_, _, err = f.Store.Commit(ctx, workflow.Commit{Workflow: stale, ExpectedVersion: stored.Version - 1, DropDocuments: []string{drop.ID}})
+	wantKind(t, "Commit(stale, dropping)", err, workflow.KindConflict)
+	if _, err := f.Store.DocumentContent(ctx, stored.ID, drop.ID); err != nil {
+		t.Fatalf("a refused commit deleted the document: %v", err)
+	}
+	stopped := stored.Clone()
+	stopped.Status = workflow.StatusStopped
+	_, _, err = f.Store.Commit(ctx, workflow.Commit{Workflow: stopped, ExpectedVersion: stored.Version,
+		DropDocuments: []string{drop.ID, workflow.NewID(workflow.PrefixDocument)}})
+	must(t, "Commit(stop, dropping)", err)
+	if _, err := f.Store.DocumentContent(ctx, stored.ID, drop.ID); workflow.KindOf(err) != workflow.KindNotFound {
+		t.Errorf("DocumentContent(dropped) = %v, want not found", err)
+	}
+	if got, err := f.Store.DocumentContent(ctx, stored.ID, keep.ID); err != nil || string(got.Content) != "kept" {
+		t.Errorf("DocumentContent(kept) = %q, %v; want it whole", got.Content, err)
+	}
+}

@@ -40,7 +40,7 @@ func testWebhookOutbox(t *testing.T, f Fixture) {
 	}
 	claim := func(when string, now time.Time, want int) []workflow.WebhookDelivery {
 		t.Helper()
-		ds, err := box.ClaimWebhooks(ctx, now, time.Minute, 10)
+		ds, err := box.ClaimWebhooks(ctx, now, time.Minute, 10, 0)
 		must(t, "ClaimWebhooks", err)
 		if len(ds) != want {
 			t.Fatalf("%s: ClaimWebhooks(t0%+v) gave %d deliveries, want %d", when, now.Sub(t0), len(ds), want)
@@ -142,7 +142,7 @@ func testWebhookClaimsConcurrent(t *testing.T, f Fixture) {
 	for range 4 {
 		wg.Go(func() {
 			for {
-				ds, err := box.ClaimWebhooks(ctx, t0, time.Minute, 3)
+				ds, err := box.ClaimWebhooks(ctx, t0, time.Minute, 3, 0)
 				if err != nil {
 					t.Errorf("ClaimWebhooks: %v", err)
 					return
@@ -183,7 +183,7 @@ func testWebhookKeep(t *testing.T, f Fixture) {
 	_, _, err = f.Store.Commit(ctx, workflow.Commit{Workflow: done, ExpectedVersion: created.Version,
 		Webhooks: []workflow.WebhookDelivery{old, recent}})
 	must(t, "Commit(complete)", err)
-	ds, err := box.ClaimWebhooks(ctx, t0, time.Minute, 10)
+	ds, err := box.ClaimWebhooks(ctx, t0, time.Minute, 10, 0)
 	must(t, "ClaimWebhooks", err)
 	if len(ds) != 2 {
 		t.Fatalf("claimed %d deliveries, want 2", len(ds))
@@ -216,7 +216,7 @@ func testWebhookDeletedWorkflow(t *testing.T, f Fixture) {
 	must(t, "Commit(complete)", err)
 	must(t, "DeleteWorkflow", f.Store.DeleteWorkflow(ctx, created.ID))
 
-	ds, err := box.ClaimWebhooks(ctx, t0, time.Minute, 10)
+	ds, err := box.ClaimWebhooks(ctx, t0, time.Minute, 10, 0)
 	must(t, "ClaimWebhooks", err)
 	if len(ds) != 1 || ds[0].WorkflowID != created.ID {
 		t.Fatalf("claimed %+v, want the deleted workflow's delivery", ds)
@@ -228,5 +228,76 @@ func testWebhookDeletedWorkflow(t *testing.T, f Fixture) {
 	must(t, "WebhookDeliveries", err)
 	if len(list) != 1 || list[0].ID != ds[0].ID || list[0].Status != workflow.DeliveryDelivered {
 		t.Errorf("WebhookDeliveries(deleted) = %+v, want its delivered delivery", list)
+	}
+}
+
+// testWebhookClaimsShareUsers: a claim leases at most perUser deliveries
+// of one user at once — counting those earlier claims leased and did not
+// finish — and successive claims start with another user, so one user's
+// backlog fills no claim: with five of u1's and two of u2's due, a claim
+// of ten at two per user takes two of each; the next takes none until one
+// finishes, then one of u1's; and claims of one take turns between users.
+func testWebhookClaimsShareUsers(t *testing.T, f Fixture) {
+	ctx := context.Background()
+	box := f.Store.(workflow.WebhookOutbox)
+	t0 := time.Now().UTC().Truncate(time.Millisecond)
+	enqueue := func(user string, n int) {
+		created, _, err := f.Store.Commit(ctx, workflow.Commit{Workflow: newWorkflow(user)})
+		must(t, "Commit(create)", err)
+		done := created.Clone()
+		done.Status = workflow.StatusCompleted
+		var ds []workflow.WebhookDelivery
+		for range n {
+			ds = append(ds, delivery(created, t0))
+		}
+		_, _, err = f.Store.Commit(ctx, workflow.Commit{Workflow: done, ExpectedVersion: created.Version, Webhooks: ds})
+		must(t, "Commit(complete)", err)
+	}
+	enqueue("share u1", 5)
+	enqueue("share u2", 2)
+	byUser := func(ds []workflow.WebhookDelivery) map[string]int {
+		out := map[string]int{}
+		for _, d := range ds {
+			out[d.UserID]++
+		}
+		return out
+	}
+	first, err := box.ClaimWebhooks(ctx, t0, time.Minute, 10, 2)
+	must(t, "ClaimWebhooks", err)
+	if got := byUser(first); len(first) != 4 || got["share u1"] != 2 || got["share u2"] != 2 {
+		t.Fatalf("first claim took %v, want two of each user", got)
+	}
+	if again, err := box.ClaimWebhooks(ctx, t0.Add(time.Second), time.Minute, 10, 2); err != nil || len(again) != 0 {
+		t.Fatalf("while two of each are leased: claimed %v, %v; want none", byUser(again), err)
+	}
+	for _, d := range first {
+		if d.UserID == "share u1" {
+			d.Status = workflow.DeliveryDelivered
+			d.Attempts = []workflow.WebhookAttempt{{At: t0, StatusCode: 204}}
+			must(t, "FinishWebhook", box.FinishWebhook(ctx, d))
+			break
+		}
+	}
+	next, err := box.ClaimWebhooks(ctx, t0.Add(time.Second), time.Minute, 10, 2)
+	must(t, "ClaimWebhooks", err)
+	if got := byUser(next); len(next) != 1 || got["share u1"] != 1 {
+		t.Fatalf("after one of u1's finished: claimed %v, want one of u1's", got)
+	}
+	// Once every lease ended, claims of one at a time alternate users.
+	later := t0.Add(2 * time.Minute)
+	var order []string
+	for i := range 4 {
+		ds, err := box.ClaimWebhooks(ctx, later.Add(time.Duration(i)*time.Millisecond), time.Minute, 1, 0)
+		must(t, "ClaimWebhooks", err)
+		if len(ds) != 1 {
+			t.Fatalf("claim %d of one took %d", i, len(ds))
+		}
+		order = append(order, ds[0].UserID)
+	}
+	for i := 1; i < len(order); i++ {
+		if order[i] == order[i-1] {
+			t.Errorf("claims of one took users %v, want them in turn", order)
+			break
+		}
 	}
 }
