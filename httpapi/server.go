@@ -192,7 +192,7 @@ type Server struct {
 	inflight *inflightGate
 	// changes tells waiting requests and event streams of this
 	// instance's commits.
-	changes workflow.Changes
+	changes   workflow.Changes
 	deltas    DeltaSource
 	apiMounts []APIMount
 	// waitPoll is how often a waiting request reads its workflow.
