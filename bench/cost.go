@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,6 +35,10 @@ const (
 	costSmallName = "bench/small"
 )
 
+// costLimits are the history limits of the comparison's runs: the
+// gateway's defaults.
+var costLimits = placeholders.Limits{}
+
 // CostPrices are the prices of the comparison's models.
 var costPrices = economy.Prices{
 	costModelName: {Input: 3.00, CachedInput: 0.30, Output: 15.00},
@@ -55,6 +60,11 @@ type CostRun struct {
 	// Answer is the round's final answer; Calls the actions run, in order.
 	Answer string
 	Calls  []string
+	// Shown and Needed count the references and facts Stage 1's replies
+	// needed from their prompts and found there (a docItem reference per
+	// document read, every figure and fact stated, every result an answer
+	// gathers).
+	Shown, Needed int
 }
 
 // RunCostWorkload runs w through the real twostep engine — the React mode
@@ -73,7 +83,7 @@ func RunCostWorkload(ctx context.Context, w CostWorkload) (*CostRun, error) {
 	store := memstore.New()
 	m := &costModel{w: w, store: store, reg: reg, ready: make(chan struct{}), requests: map[string]string{}, lean: map[string]bool{}}
 	e, err := enginetest.NewEngine(engine.Config{InstanceID: "cost", MaxStepsLimit: max(engine.DefaultMaxStepsLimit, w.Steps())},
-		store, m, reg, map[workflow.ModeName]workflow.Mode{workflow.ModeReact: react.New(prompts.NewBuilder(set, prompts.Options{}))})
+		store, m, reg, map[workflow.ModeName]workflow.Mode{workflow.ModeReact: react.New(prompts.NewBuilder(set, prompts.Options{HistoryBudget: costLimits.History, LatestBudget: costLimits.Latest}))})
 	if err != nil {
 		return nil, err
 	}
@@ -100,6 +110,7 @@ func RunCostWorkload(ctx context.Context, w CostWorkload) (*CostRun, error) {
 		return nil, err
 	}
 	run := &CostRun{Workload: w, Actions: reg.Actions(), Requests: m.recorded(), Docs: map[string]string{}}
+	run.Shown, run.Needed = m.counts()
 	if run.Traces, err = store.Traces(ctx, wf.ID); err != nil {
 		return nil, err
 	}
@@ -177,8 +188,12 @@ type costModel struct {
 	wfID     string
 	uploads  []workflow.Document
 	current  int
+	chosen   costStep // the step Stage 1 chose last, as its reply wrote it
 	requests map[string]string
 	lean     map[string]bool
+	// shown and needed count the references and facts Stage 1's replies
+	// took from their prompts, and those they needed.
+	shown, needed int
 }
 
 func (m *costModel) start(id string, uploads []workflow.Document) {
@@ -186,6 +201,12 @@ func (m *costModel) start(id string, uploads []workflow.Document) {
 	m.wfID, m.uploads = id, uploads
 	m.mu.Unlock()
 	close(m.ready)
+}
+
+func (m *costModel) counts() (shown, needed int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.shown, m.needed
 }
 
 func (m *costModel) recorded() map[string]string {
@@ -206,9 +227,11 @@ func (m *costModel) Generate(ctx context.Context, req workflow.ModelRequest) (wo
 	m.requests[promptKey(req.Messages)] = sent
 	m.mu.Unlock()
 	var reply string
+	var err error
 	switch req.Stage {
 	case workflow.StageOne:
-		msgs, err := m.store.Messages(ctx, m.wfID, 0, 0)
+		var msgs []workflow.Message
+		msgs, err = m.store.Messages(ctx, m.wfID, 0, 0)
 		if err != nil {
 			return workflow.ModelResponse{}, err
 		}
@@ -224,15 +247,25 @@ func (m *costModel) Generate(ctx context.Context, req workflow.ModelRequest) (wo
 		m.mu.Lock()
 		m.current = step
 		s := m.w.steps[step]
+		if s.params != nil {
+			s.params = maps.Clone(s.params)
+		}
 		m.mu.Unlock()
-		reply = stage1Reply(s, m.uploads, m.leanFields(s.action))
+		var shown, needed int
+		reply, shown, needed, err = stage1Reply(s, promptKey(req.Messages), m.w.Uploads, m.leanFields(s.action))
+		m.mu.Lock()
+		m.shown, m.needed = m.shown+shown, m.needed+needed
+		m.chosen = s
+		m.mu.Unlock()
+		if err != nil {
+			return workflow.ModelResponse{}, workflow.Errorf(workflow.KindInvalid, "%s, step %d: %v", m.w.Name, step+1, err)
+		}
 	case workflow.StageTwo:
 		m.mu.Lock()
-		reply = stage2Reply(m.w.steps[m.current])
+		reply = stage2Reply(m.chosen)
 		m.mu.Unlock()
 	case workflow.StageCompact:
-		var err error
-		if reply, err = m.summary(ctx); err != nil {
+		if reply, err = m.summary(ctx, promptKey(req.Messages)); err != nil {
 			return workflow.ModelResponse{}, err
 		}
 	default:
@@ -247,7 +280,7 @@ func (m *costModel) Generate(ctx context.Context, req workflow.ModelRequest) (wo
 // (placeholders.Compaction on the workflow's messages, at the default
 // budget the bench runs with), not read from the prompt; it covers the
 // entries the prompt shows.
-func (m *costModel) summary(ctx context.Context) (string, error) {
+func (m *costModel) summary(ctx context.Context, prompt string) (string, error) {
 	if m.w.summary == nil {
 		return "", workflow.Errorf(workflow.KindInvalid, "%s: no scripted compaction summary", m.w.Name)
 	}
@@ -255,14 +288,20 @@ func (m *costModel) summary(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	entries, _ := placeholders.Compaction(msgs, 0)
+	entries, _ := placeholders.CompactionWithin(msgs, costLimits)
 	if len(entries) == 0 {
 		return "", workflow.Errorf(workflow.KindInvalid, "%s: a compaction call with nothing to compact", m.w.Name)
 	}
 	// The prompt shows the entries that fit four history budgets
 	// (prompts.Builder.Compact): the summary covers those it saw.
 	shown := placeholders.CompactedEntriesFit(entries, 4*placeholders.DefaultHistoryBudget)
-	return m.w.summary(entries[shown-1].Step), nil
+	text := m.w.summary(entries[shown-1].Step)
+	for _, f := range figures(text) {
+		if !strings.Contains(prompt, f) {
+			return "", workflow.Errorf(workflow.KindInvalid, "%s: the compaction prompt does not show %q, which the summary states", m.w.Name, f)
+		}
+	}
+	return text, nil
 }
 
 // PlanOutput plans tool mode for every call with an output schema, as an
@@ -286,9 +325,7 @@ func (m *costModel) leanFields(action string) bool {
 	if !ok {
 		for _, s := range m.w.steps {
 			if s.action == action {
-				probe := s
-				probe.docs = nil
-				res := prompts.ParseStage1(stage1Reply(probe, nil, true), prompts.Stage1Env{Registry: m.reg})
+				res := prompts.ParseStage1(selectionJSON(s, nil, true), prompts.Stage1Env{Registry: m.reg})
 				lean = len(res.Problems) == 0
 				break
 			}

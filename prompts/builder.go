@@ -20,10 +20,22 @@ import (
 
 // Options configures a Builder.
 type Options struct {
-	// HistoryBudget bounds WORKFLOW_HISTORY in characters; 0 means
-	// placeholders.DefaultHistoryBudget (2,000). The documents index
-	// gets a quarter of it (placeholders.DocumentsBudget).
+	// HistoryBudget bounds Stage 1's sealed history section in
+	// characters, compaction summary included; 0 means
+	// placeholders.DefaultHistoryBudget (12,000). Past it, compaction
+	// folds the oldest sealed entries into the summary.
 	HistoryBudget int
+	// LatestBudget is the latest history section's size in characters
+	// past which its entries are sealed; 0 means
+	// placeholders.DefaultLatestBudget.
+	LatestBudget int
+	// DocumentsIndexBudget bounds Stage 1's documents index in
+	// characters; 0 means placeholders.DefaultDocumentsIndexBudget
+	// (16,000).
+	DocumentsIndexBudget int
+	// HistoryLayout is how Stage 1 shows the history: LayoutSections
+	// ("" too) or LayoutSingle.
+	HistoryLayout HistoryLayout
 	// LoopRepeats is the engine's engine.Config.LoopRepeats: when the
 	// round's newest step has repeated an earlier one LoopRepeats-1 times,
 	// Stage 1's VALIDATION_FEEDBACK carries workflow.LoopWarning. 0 means
@@ -68,7 +80,25 @@ type Rendered struct {
 	// 1's up to the one with the history, Stage 2's up to the first with a
 	// placeholder; 0 for the other templates.
 	CachePrefix int
+	// CacheSealed is how many leading Messages change only at a seal or
+	// a new document (workflow.ModelCall.CacheSealed): Stage 1's through
+	// the documents index in the sections layout; 0 for the others.
+	CacheSealed int
 }
+
+// HistoryLayout is how Stage 1 shows the history (limits.historyLayout).
+type HistoryLayout string
+
+// The history layouts.
+const (
+	// LayoutSections shows the sealed section before the documents index
+	// and the latest section after it (template "stage1"), so a provider's
+	// prefix cache serves all but the newest entries.
+	LayoutSections HistoryLayout = "sections"
+	// LayoutSingle shows the history as one list, newest first
+	// (WORKFLOW_HISTORY, template "stage1_single").
+	LayoutSingle HistoryLayout = "single"
+)
 
 // Templates returns the builder's template set.
 func (b *Builder) Templates() *templates.Set { return b.set }

@@ -40,7 +40,7 @@ func (b *Builder) Compaction(msgs []workflow.Message) ([]workflow.Message, *work
 	if b.opts.NoCompaction {
 		return nil, nil
 	}
-	entries, prev := b.placeholders.Compaction(msgs, b.opts.HistoryBudget)
+	entries, prev := b.placeholders.CompactionWithin(msgs, b.limits())
 	// Only the entries the prompt can show (Compact) are summarised and
 	// leave the history; the others wait for the next compaction rather
 	// than leave it unread.
@@ -48,10 +48,17 @@ func (b *Builder) Compaction(msgs []workflow.Message) ([]workflow.Message, *work
 }
 
 // compactInputLimit bounds the entries a compaction prompt shows, in
-// characters: four history budgets.
+// characters: four history budgets (of at least 2,000 characters).
 func (b *Builder) compactInputLimit() int {
-	return compactInputFactor * max(b.opts.HistoryBudget, placeholders.DefaultHistoryBudget)
+	budget := b.opts.HistoryBudget
+	if budget <= 0 {
+		budget = placeholders.DefaultHistoryBudget
+	}
+	return compactInputFactor * max(budget, minCompactBudget)
 }
+
+// minCompactBudget is the least history budget compactInputLimit counts.
+const minCompactBudget = 2000
 
 // SummaryLimit is the most characters a compaction summary may have.
 func (b *Builder) SummaryLimit() int { return placeholders.SummaryTextLimit(b.opts.HistoryBudget) }

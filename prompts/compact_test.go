@@ -48,9 +48,9 @@ func TestCompactionTakesOnlyWhatThePromptShows(t *testing.T) {
 			Role: workflow.RoleAction, Action: "records.page", ActionObjective: fmt.Sprintf("Read page %d of the incident log and note any outage it records.", i), Status: workflow.MessageSuccess,
 			Summary: "records.page succeeded", Findings: fmt.Sprintf("Page %d. ", i) + strings.Repeat("x", 400)})
 	}
-	b := newBuilder(t, 0)
+	b := newBuilder(t, 2000)
 	entries, _ := b.Compaction(msgs)
-	all, _ := placeholders.Compaction(msgs, 0)
+	all, _ := placeholders.Compaction(msgs, 2000)
 	if len(entries) == 0 || len(entries) >= len(all) {
 		t.Fatalf("%d entries of the %d leaving the history: the case does not exceed the prompt", len(entries), len(all))
 	}

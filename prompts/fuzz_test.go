@@ -73,8 +73,10 @@ func FuzzHistory(f *testing.F) {
 		_, msgs := twoRounds()
 		msgs[0].Text, msgs[4].Summary = text, summary
 		h := placeholders.History(msgs, budget)
-		if utf8.RuneCountInString(h) > budget || !strings.HasPrefix(h, "- [round 2, step 2]") {
-			t.Fatalf("history of %d characters over a budget of %d", utf8.RuneCountInString(h), budget)
+		sealed := placeholders.HistorySections(msgs, placeholders.Limits{History: budget}).SealedText()
+		if utf8.RuneCountInString(sealed) > budget || !strings.HasPrefix(h, "- [round 2, step 2]") {
+			t.Fatalf("sealed section of %d characters over a budget of %d, or the history does not start with the newest entry:\n%s",
+				utf8.RuneCountInString(sealed), budget, h)
 		}
 	})
 }

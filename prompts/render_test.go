@@ -75,6 +75,13 @@ func TestGoldenPrompts(t *testing.T) {
 			in.Feedback = Feedback(ParseStage1(`{"action": "crm.find", "parameters": {"x": 1}}`, Stage1Env{Registry: reg}).Problems)
 			return b.Stage1(in)
 		}, 0},
+		{"stage1_single", func(b *Builder) (Rendered, error) {
+			return NewBuilder(b.Templates(), Options{HistoryLayout: LayoutSingle}).Stage1(stage1)
+		}, 0},
+		{"stage1_sealed", func(b *Builder) (Rendered, error) {
+			// A small latest budget seals round 2's first steps too.
+			return NewBuilder(b.Templates(), Options{LatestBudget: 300}).Stage1(stage1)
+		}, 0},
 		{"stage1_native", func(b *Builder) (Rendered, error) {
 			in := stage1
 			in.Output = templates.NativeOutput
@@ -96,10 +103,10 @@ func TestGoldenPrompts(t *testing.T) {
 				Summary: "ai.process succeeded", Findings: strings.Repeat("The contract runs for 3 years with a 90-day notice period. ", 8)})
 			entries, prev := b.Compaction(long)
 			if len(entries) == 0 {
-				t.Fatal("no entries to compact at budget 700")
+				t.Fatal("no entries to compact at budget 200")
 			}
 			return b.Compact(CompactInput{Workflow: wf, Messages: long, Entries: entries, Previous: prev})
-		}, 700},
+		}, 200},
 		{"stage1_compacted", func(b *Builder) (Rendered, error) {
 			in := stage1
 			in.Messages = append(slices.Clone(msgs), workflow.Message{ID: "msg_sum", Seq: 7, Round: 2, Step: 3, Role: workflow.RoleSummary,
@@ -125,8 +132,9 @@ func TestHistoryInStage1(t *testing.T) {
 	t.Parallel()
 	wf, msgs := twoRounds()
 	reg := newRegistry()
-	// A budget large enough for every entry in full.
-	r, err := newBuilder(t, 12000).Stage1(Stage1Input{Workflow: wf, Messages: msgs, Actions: reg.Actions(), Connections: reg.Connections("u1")})
+	// The single layout: the history as one list.
+	r, err := NewBuilder(newBuilder(t, 0).Templates(), Options{HistoryLayout: LayoutSingle}).Stage1(
+		Stage1Input{Workflow: wf, Messages: msgs, Actions: reg.Actions(), Connections: reg.Connections("u1")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,13 +150,15 @@ func TestHistoryInStage1(t *testing.T) {
 		last = i
 	}
 	// Each action's summary is shown without its result, which appears
-	// only inside a data fence.
+	// only inside a data fence: in full in the latest section (round 2's
+	// entries), in one line in the sealed section (round 1's, sealed when
+	// round 2 started).
 	for _, m := range msgs {
 		if m.Role != workflow.RoleAction {
 			continue
 		}
 		head, _, _ := strings.Cut(m.Summary, "; result: ")
-		if !strings.Contains(h, "summary: "+head+"\n") && !strings.HasSuffix(h, "summary: "+head) {
+		if m.Round == 2 && !strings.Contains(h, "summary: "+head+"\n") && !strings.HasSuffix(h, "summary: "+head) {
 			t.Errorf("history lacks the summary of %s (%q)", m.ID, head)
 		}
 		if m.Findings != "" && !strings.Contains(h, ">"+m.Findings+"</data tag=") {
@@ -162,13 +172,18 @@ func TestHistoryInStage1(t *testing.T) {
 		t.Errorf("USER_PROMPT = %q", got)
 	}
 
-	small, err := newBuilder(t, 400).Stage1(Stage1Input{Workflow: wf, Messages: msgs, Actions: reg.Actions()})
+	// Without compaction, the sealed section drops its oldest lines to
+	// fit the budget; the latest section is whole.
+	small, err := newBuilder(t, 200).Stage1(Stage1Input{Workflow: wf, Messages: msgs, Actions: reg.Actions()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sh := small.Placeholders[templates.KeyWorkflowHistory]
-	if len([]rune(sh)) > 400 || !strings.HasSuffix(sh, "older entries omitted)") || strings.Contains(sh, "[round 1] user") || !strings.HasPrefix(sh, "- [round 2, step 2]") {
-		t.Errorf("history under a 700-character budget:\n%s", sh)
+	sealed, latest := small.Placeholders[templates.KeyWorkflowHistorySealed], small.Placeholders[templates.KeyWorkflowHistoryLatest]
+	if len([]rune(sealed)) > 200 || !strings.HasSuffix(sealed, "omitted)") || strings.Contains(sealed, "[round 1] user") {
+		t.Errorf("sealed section under a 200-character budget:\n%s", sealed)
+	}
+	if !strings.HasPrefix(latest, "- [round 2, step 2]") || !strings.Contains(latest, "- [round 2] user") {
+		t.Errorf("latest section:\n%s", latest)
 	}
 }
 
@@ -255,13 +270,13 @@ func TestStage1RepeatsGiven(t *testing.T) {
 	}
 }
 
-// Stage 1 shows the documents index within a quarter of the history
-// budget; the plan, one call for the whole round, shows it whole.
+// Stage 1 shows the documents index within its budget; the plan, one call
+// for the whole round, shows it whole.
 func TestPlanShowsTheWholeDocumentsIndex(t *testing.T) {
 	t.Parallel()
 	wf, msgs := twoRounds()
 	reg := newRegistry()
-	b := newBuilder(t, 700)
+	b := NewBuilder(newBuilder(t, 0).Templates(), Options{DocumentsIndexBudget: 100})
 	in := Stage1Input{Workflow: wf, Messages: msgs, Actions: reg.Actions(), Connections: reg.Connections("u1")}
 	s1, err := b.Stage1(in)
 	if err != nil {
@@ -272,10 +287,36 @@ func TestPlanShowsTheWholeDocumentsIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	whole := placeholders.DocumentsIndex(msgs)
-	if got := s1.Placeholders[templates.KeyAvailableDocumentsIndex]; got == whole || !strings.HasPrefix(got, "(1 earlier document list not shown;") {
-		t.Errorf("Stage 1's index under a 700-character budget:\n%s", got)
+	if got := s1.Placeholders[templates.KeyAvailableDocumentsIndex]; got == whole || strings.Count(got, "docList:") != strings.Count(whole, "docList:") {
+		t.Errorf("Stage 1's index under a 100-character budget:\n%s", got)
 	}
 	if got := plan.Placeholders[templates.KeyAvailableDocumentsIndex]; got != whole {
 		t.Errorf("the plan's index =\n%s\nwant the whole index\n%s", got, whole)
+	}
+}
+
+// Stage 1's cache marks (DESIGN §11.1): in the sections layout the first
+// ends the stable prefix and the second the documents index, before the
+// latest section; the single layout, whose history and index share a
+// message, has the first alone.
+func TestStage1CacheMarks(t *testing.T) {
+	t.Parallel()
+	wf, msgs := twoRounds()
+	reg := newRegistry()
+	in := Stage1Input{Workflow: wf, Messages: msgs, Actions: reg.Actions(), Connections: reg.Connections("u1")}
+	sections, err := newBuilder(t, 0).Stage1(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sections.CachePrefix != 2 || sections.CacheSealed != 3 || !strings.HasPrefix(sections.Messages[2].Content, "# Earlier steps") ||
+		!strings.HasPrefix(sections.Messages[3].Content, "# Latest steps") {
+		t.Errorf("sections layout: marks %d and %d over %d messages", sections.CachePrefix, sections.CacheSealed, len(sections.Messages))
+	}
+	single, err := NewBuilder(newBuilder(t, 0).Templates(), Options{HistoryLayout: LayoutSingle}).Stage1(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if single.Template != templates.Stage1Single || single.CachePrefix != 2 || single.CacheSealed != 0 {
+		t.Errorf("single layout: template %q, marks %d and %d", single.Template, single.CachePrefix, single.CacheSealed)
 	}
 }

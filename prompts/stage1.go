@@ -38,28 +38,53 @@ type Stage1Input struct {
 
 // stage1Volatile are the Stage 1 placeholders whose values change from
 // step to step: the messages before the first that uses one are the
-// prompt's cacheable prefix.
-var stage1Volatile = []string{templates.KeyWorkflowHistory, templates.KeyAvailableDocumentsIndex, templates.KeyValidationFeedback}
+// prompt's cacheable prefix (the first cache mark).
+var stage1Volatile = []string{templates.KeyWorkflowHistory, templates.KeyWorkflowHistorySealed, templates.KeyWorkflowHistoryLatest,
+	templates.KeyAvailableDocumentsIndex, templates.KeyValidationFeedback}
+
+// stage1Step are the Stage 1 placeholders whose values change at every
+// step, not only at a seal or a new document: the messages before the
+// first that uses one end with the documents index (the second mark).
+var stage1Step = []string{templates.KeyWorkflowHistory, templates.KeyWorkflowHistoryLatest, templates.KeyValidationFeedback}
 
 // Stage1Values returns the value of every Stage 1 placeholder: USER_PROMPT,
 // AVAILABLE_METHODS, AVAILABLE_DOCUMENTS_INDEX, AVAILABLE_CONNECTIONS_INDEX,
-// WORKFLOW_HISTORY and VALIDATION_FEEDBACK.
+// WORKFLOW_HISTORY, WORKFLOW_HISTORY_SEALED, WORKFLOW_HISTORY_LATEST and
+// VALIDATION_FEEDBACK.
 func (b *Builder) Stage1Values(in Stage1Input) map[string]string {
-	v := b.stage1Values(in)
-	v[templates.KeyWorkflowHistory] = b.placeholders.History(in.Messages, b.opts.HistoryBudget)
+	v, s := b.stage1Values(in)
+	v[templates.KeyWorkflowHistory] = s.Single()
 	return v
 }
 
-// stage1Values is Stage1Values without WORKFLOW_HISTORY.
-func (b *Builder) stage1Values(in Stage1Input) map[string]string {
+// stage1Values is Stage1Values without WORKFLOW_HISTORY, and the history
+// sections it is made from.
+func (b *Builder) stage1Values(in Stage1Input) (map[string]string, placeholders.Sections) {
 	round := currentRound(in)
+	s := b.placeholders.Sections(in.Messages, b.limits())
 	return map[string]string{
 		templates.KeyUserPrompt:                placeholders.UserPromptText(in.Messages, round),
 		templates.KeyAvailableMethods:          b.placeholders.Methods(in.Actions),
-		templates.KeyAvailableDocumentsIndex:   placeholders.DocumentsIndexWithin(in.Messages, placeholders.DocumentsBudget(b.opts.HistoryBudget)),
+		templates.KeyAvailableDocumentsIndex:   placeholders.DocumentsIndexWithin(in.Messages, round, b.opts.DocumentsIndexBudget),
 		templates.KeyAvailableConnectionsIndex: placeholders.ConnectionsIndex(in.Connections),
+		templates.KeyWorkflowHistorySealed:     s.SealedText(),
+		templates.KeyWorkflowHistoryLatest:     s.LatestText(),
 		templates.KeyValidationFeedback:        joinBlocks(b.loopWarning(in, round), in.Feedback),
+	}, s
+}
+
+// limits are the history's limits (placeholders.Limits).
+func (b *Builder) limits() placeholders.Limits {
+	return placeholders.Limits{History: b.opts.HistoryBudget, Latest: b.opts.LatestBudget}
+}
+
+// stage1Template is the built-in Stage 1 template of the history layout:
+// "stage1" (sections) or "stage1_single".
+func (b *Builder) stage1Template() string {
+	if b.opts.HistoryLayout == LayoutSingle {
+		return templates.Stage1Single
 	}
+	return templates.Stage1
 }
 
 // loopWarning is the Stage 1 loop warning: workflow.LoopWarning, from
@@ -72,24 +97,29 @@ func (b *Builder) loopWarning(in Stage1Input, round int) string {
 	return workflow.LoopWarning(in.Messages, round, limit)
 }
 
-// Stage1 renders the Stage 1 prompt (template "stage1") for in.Output.
-// The history is written into the prompt entry by entry
-// (placeholders.HistoryPieces), not joined into a string first;
-// Placeholders holds it as the prompt shows it. CachePrefix counts the
-// messages before the first that shows the history, the documents index
-// or the feedback: those stay byte-identical from step to step of a round.
+// Stage1 renders the Stage 1 prompt for in.Output: template "stage1"
+// (the history in its sealed and latest sections), or "stage1_single"
+// when Options.HistoryLayout is single. WORKFLOW_HISTORY is written into
+// the prompt entry by entry (placeholders.Sections.SinglePieces), not
+// joined into a string first; Placeholders holds it as the prompt shows
+// it. CachePrefix counts the messages before the first that shows the
+// history, the documents index or the feedback: those stay byte-identical
+// from step to step of a round. CacheSealed counts the messages before
+// the first that shows the latest section, the single history or the
+// feedback: those change only at a seal or when a document is added.
 func (b *Builder) Stage1(in Stage1Input) (Rendered, error) {
 	t := in.Template
 	if t == nil {
-		st, err := b.set.Get(templates.Stage1)
+		name := b.stage1Template()
+		st, err := b.set.Get(name)
 		if err != nil {
-			return b.Render(templates.Stage1, b.Stage1Values(in)) // the same error
+			return b.Render(name, b.Stage1Values(in)) // the same error
 		}
 		t = &st
 	}
-	values := b.stage1Values(in)
+	values, sections := b.stage1Values(in)
 	var buf [160]string
-	pieces := b.placeholders.HistoryPieces(in.Messages, b.opts.HistoryBudget, buf[:0])
+	pieces := sections.SinglePieces(buf[:0])
 	parts, history, err := t.RenderPieces(in.Output, values, templates.KeyWorkflowHistory, pieces)
 	if err != nil {
 		return Rendered{}, renderError(*t, err)
@@ -99,6 +129,9 @@ func (b *Builder) Stage1(in Stage1Input) (Rendered, error) {
 	}
 	r := rendered(*t, parts, values, true)
 	r.CachePrefix = t.StablePrefix(stage1Volatile...)
+	if sealed := t.StablePrefix(stage1Step...); sealed > r.CachePrefix && sealed < len(r.Messages) {
+		r.CacheSealed = sealed
+	}
 	return r, nil
 }
 
@@ -116,6 +149,8 @@ func (b *Builder) Plan(in Stage1Input) (Rendered, error) {
 func (b *Builder) PlanValues(in Stage1Input) map[string]string {
 	v := b.Stage1Values(in)
 	v[templates.KeyAvailableDocumentsIndex] = placeholders.DocumentsIndex(in.Messages)
+	delete(v, templates.KeyWorkflowHistorySealed)
+	delete(v, templates.KeyWorkflowHistoryLatest)
 	return v
 }
 

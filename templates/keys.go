@@ -10,11 +10,17 @@ const (
 	KeyAvailableDocumentsIndex   = "AVAILABLE_DOCUMENTS_INDEX"
 	KeyAvailableConnectionsIndex = "AVAILABLE_CONNECTIONS_INDEX"
 	KeyWorkflowHistory           = "WORKFLOW_HISTORY"
-	KeyValidationFeedback        = "VALIDATION_FEEDBACK"
-	KeyActionObjective           = "ACTION_OBJECTIVE"
-	KeySelectedAction            = "SELECTED_ACTION"
-	KeyParametersContext         = "PARAMETERS_CONTEXT"
-	KeyParametersSchema          = "PARAMETERS_SCHEMA"
+	// KeyWorkflowHistorySealed and KeyWorkflowHistoryLatest are Stage 1's
+	// history in its two sections (DESIGN §11.1): the sealed entries, one
+	// line each, byte-identical from seal to seal, and the entries since
+	// the last seal, in full. WORKFLOW_HISTORY is both as one list.
+	KeyWorkflowHistorySealed = "WORKFLOW_HISTORY_SEALED"
+	KeyWorkflowHistoryLatest = "WORKFLOW_HISTORY_LATEST"
+	KeyValidationFeedback    = "VALIDATION_FEEDBACK"
+	KeyActionObjective       = "ACTION_OBJECTIVE"
+	KeySelectedAction        = "SELECTED_ACTION"
+	KeyParametersContext     = "PARAMETERS_CONTEXT"
+	KeyParametersSchema      = "PARAMETERS_SCHEMA"
 	// KeyPreviousResponse is the unparseable reply the action-plan mode's
 	// repair template shows back to the model.
 	KeyPreviousResponse = "PREVIOUS_RESPONSE"
@@ -34,9 +40,12 @@ const (
 // The names of the built-in templates (file name without ".tmpl").
 const (
 	Stage1 = "stage1"
-	Stage2 = "stage2"
-	Plan   = "plan"
-	Repair = "repair"
+	// Stage1Single is Stage 1 with the history as one list
+	// (WORKFLOW_HISTORY), rendered when limits.historyLayout is single.
+	Stage1Single = "stage1_single"
+	Stage2       = "stage2"
+	Plan         = "plan"
+	Repair       = "repair"
 	// Replan is the action-plan mode's re-planning call after a failed
 	// step; Compact is React mode's history compaction call.
 	Replan  = "replan"
@@ -61,6 +70,8 @@ func KnownKeys() []string {
 		KeyUserPrompt,
 		KeyValidationFeedback,
 		KeyWorkflowHistory,
+		KeyWorkflowHistoryLatest,
+		KeyWorkflowHistorySealed,
 	}
 }
 
@@ -70,9 +81,10 @@ func KnownKeys() []string {
 // history into Stage 2. Any other template name may use every known key.
 func AllowedKeys(name string) []string {
 	switch name {
-	case Stage1:
+	case Stage1, Stage1Single:
 		return []string{KeyUserPrompt, KeyAvailableMethods, KeyAvailableDocumentsIndex,
-			KeyAvailableConnectionsIndex, KeyWorkflowHistory, KeyValidationFeedback}
+			KeyAvailableConnectionsIndex, KeyWorkflowHistory, KeyWorkflowHistorySealed,
+			KeyWorkflowHistoryLatest, KeyValidationFeedback}
 	case Stage2:
 		return []string{KeyActionObjective, KeySelectedAction, KeyParametersContext,
 			KeyParametersSchema, KeyValidationFeedback}

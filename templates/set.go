@@ -32,7 +32,7 @@ const ext = ".tmpl"
 var ErrNotFound = errors.New("template not found")
 
 // Required names the templates every Set holds.
-var required = []string{Stage1, Stage2, Plan, Repair, Replan, Compact}
+var required = []string{Stage1, Stage1Single, Stage2, Plan, Repair, Replan, Compact}
 
 // Set is a loaded set of templates by name. It is immutable and safe for
 // concurrent use.

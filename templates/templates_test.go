@@ -18,14 +18,15 @@ func TestLoadBuiltin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := set.Names(), []string{"compact", "plan", "repair", "replan", "stage1", "stage2"}; !slices.Equal(got, want) {
+	if got, want := set.Names(), []string{"compact", "plan", "repair", "replan", "stage1", "stage1_single", "stage2"}; !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}
 	tests := []struct {
 		name string
 		keys []string
 	}{
-		{Stage1, []string{KeyAvailableConnectionsIndex, KeyAvailableDocumentsIndex, KeyAvailableMethods, KeyUserPrompt, KeyValidationFeedback, KeyWorkflowHistory}},
+		{Stage1, []string{KeyAvailableConnectionsIndex, KeyAvailableDocumentsIndex, KeyAvailableMethods, KeyUserPrompt, KeyValidationFeedback, KeyWorkflowHistoryLatest, KeyWorkflowHistorySealed}},
+		{Stage1Single, []string{KeyAvailableConnectionsIndex, KeyAvailableDocumentsIndex, KeyAvailableMethods, KeyUserPrompt, KeyValidationFeedback, KeyWorkflowHistory}},
 		{Stage2, []string{KeyActionObjective, KeyParametersContext, KeyParametersSchema, KeySelectedAction, KeyValidationFeedback}},
 		{Plan, []string{KeyAvailableConnectionsIndex, KeyAvailableDocumentsIndex, KeyAvailableMethods, KeyUserPrompt, KeyValidationFeedback, KeyWorkflowHistory}},
 		{Repair, []string{KeyAvailableMethods, KeyPreviousResponse, KeyValidationFeedback}},
@@ -123,7 +124,7 @@ func TestLoadOverride(t *testing.T) {
 		if !strings.Contains(got.Source, "OVERRIDDEN") {
 			t.Errorf("stage2 not overridden: %q", got.Source)
 		}
-		if got, want := set.Names(), []string{"compact", "extra", "plan", "repair", "replan", "stage1", "stage2"}; !slices.Equal(got, want) {
+		if got, want := set.Names(), []string{"compact", "extra", "plan", "repair", "replan", "stage1", "stage1_single", "stage2"}; !slices.Equal(got, want) {
 			t.Errorf("Names() = %v, want %v", got, want)
 		}
 	})

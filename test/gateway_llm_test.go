@@ -125,7 +125,7 @@ func contentText(raw json.RawMessage) string {
 
 var (
 	// The request ends Stage 1's cacheable block; the history follows.
-	userRequest = regexp.MustCompile(`(?s)# User request\n(.*?)\n*# Workflow history`)
+	userRequest = regexp.MustCompile(`(?s)# User request\n(.*?)\n*# (?:Earlier steps|Workflow history)`)
 	docListRefs = regexp.MustCompile(`docList:msg_[0-9a-z]+:[A-Za-z0-9_.-]+`)
 	keyInText   = regexp.MustCompile(`key=([A-Za-z0-9_-]+)`)
 )

@@ -19,6 +19,7 @@ import (
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/modes/react"
+	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/redisstore"
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/yamlcheck"
@@ -127,13 +128,26 @@ type FileStage2 struct {
 type FileLimits struct {
 	HTTP    httpapi.Limits `yaml:",inline"`
 	Actions actions.Limits `yaml:",inline"`
-	// HistoryBudget bounds WORKFLOW_HISTORY in characters (0: 2,000).
+	// HistoryBudget bounds Stage 1's sealed history section in
+	// characters (0: 12,000); past it, compaction folds the oldest
+	// entries into a summary.
 	HistoryBudget int `yaml:"historyBudget"`
+	// LatestBudget is the latest history section's size in characters
+	// past which its entries are sealed (0: placeholders.DefaultLatestBudget).
+	LatestBudget int `yaml:"latestBudget"`
+	// DocumentsIndexBudget bounds Stage 1's documents index in characters
+	// (0: 16,000).
+	DocumentsIndexBudget int `yaml:"documentsIndexBudget"`
+	// HistoryLayout is sections (default) or single (DESIGN §11.1).
+	HistoryLayout string `yaml:"historyLayout"`
 	// MaxRunningPerUser bounds a user's running rounds (0: 4).
 	MaxRunningPerUser int `yaml:"maxRunningPerUser"`
 	// MaxQueuedPerUser bounds a user's queued rounds over all their
 	// workflows (0: engine.DefaultMaxQueuedPerUser).
 	MaxQueuedPerUser int `yaml:"maxQueuedPerUser"`
+	// MaxForkBytes bounds the document bytes one fork copies (0:
+	// engine.DefaultMaxForkBytes, 16 MiB).
+	MaxForkBytes int64 `yaml:"maxForkBytes"`
 	// Workers bounds the rounds this instance runs at once (0: 8).
 	Workers int `yaml:"workers"`
 	// ModelTimeout bounds one model call attempt (0: 120s).
@@ -337,7 +351,11 @@ func (c *Config) problems() []string {
 	if l.DispatchPartitions > redisstore.MaxDispatchPartitions {
 		add("limits: dispatchPartitions must be at most %d", redisstore.MaxDispatchPartitions)
 	}
-	if l.HistoryBudget < 0 || l.MaxRunningPerUser < 0 || l.MaxQueuedPerUser < 0 || l.Workers < 0 || l.ModelTimeout < 0 ||
+	if l.HistoryLayout != "" && l.HistoryLayout != string(prompts.LayoutSections) && l.HistoryLayout != string(prompts.LayoutSingle) {
+		add("limits: historyLayout must be sections or single, not %q", l.HistoryLayout)
+	}
+	if l.HistoryBudget < 0 || l.LatestBudget < 0 || l.DocumentsIndexBudget < 0 || l.MaxRunningPerUser < 0 || l.MaxQueuedPerUser < 0 || l.MaxForkBytes < 0 ||
+		l.Workers < 0 || l.ModelTimeout < 0 ||
 		l.ModelMaxInFlight < 0 || l.TraceCap < 0 || l.Retention < 0 || l.ActionPlanTopK < 0 || l.LeaseTTL < 0 ||
 		l.DispatchPartitions < 0 || l.RecoverInterval < 0 || l.ExperimentConcurrency < 0 || l.MaxRunningExperiments < 0 ||
 		l.ShutdownGrace < 0 || (l.LoopRepeats != nil && *l.LoopRepeats < 0) || l.ApprovalTimeout < 0 ||

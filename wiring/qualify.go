@@ -137,7 +137,8 @@ func (c *Config) promptBuilder() (*prompts.Builder, error) {
 		return nil, fmt.Errorf("templates.Load: %w", err)
 	}
 	l := c.File.Limits
-	return prompts.NewBuilder(set, prompts.Options{HistoryBudget: l.HistoryBudget, LoopRepeats: l.loopRepeats(),
+	return prompts.NewBuilder(set, prompts.Options{HistoryBudget: l.HistoryBudget, LatestBudget: l.LatestBudget,
+		DocumentsIndexBudget: l.DocumentsIndexBudget, HistoryLayout: prompts.HistoryLayout(l.HistoryLayout), LoopRepeats: l.loopRepeats(),
 		NoCompaction: l.Compaction != nil && !*l.Compaction}), nil
 }
 

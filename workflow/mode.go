@@ -84,6 +84,9 @@ type ModelCall struct {
 	// many leading Prompt messages stay byte-identical between them.
 	CacheKey    string
 	CachePrefix int
+	// CacheSealed is sent as ModelRequest.CacheSealed: how many leading
+	// Prompt messages change only at a seal or a new document.
+	CacheSealed int
 	// FromNative, when set, maps a reply that came in a native mode (tool,
 	// json_schema) back to the form Check reads — e.g. it drops the nulls
 	// strict mode makes the model write for optional fields — before

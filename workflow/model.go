@@ -31,6 +31,12 @@ type ModelRequest struct {
 	// (Anthropic cache_control) get the marker on the last of them; 0 marks
 	// nothing.
 	CachePrefix int
+	// CacheSealed, when beyond CachePrefix, is how many leading Messages
+	// change only now and then (Stage 1's through the documents index,
+	// which changes at a seal or a new document, DESIGN §11.1): a
+	// provider with explicit markers gets a second one on the last of
+	// them; 0 marks nothing more.
+	CacheSealed int
 	// Facts is what the prompt was built from, in structured form. The
 	// provider adapters ignore it; a stand-in model that answers without
 	// reading the prompt (the offline model of LLM_PROVIDER=scripted)

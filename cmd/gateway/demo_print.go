@@ -75,17 +75,30 @@ func printRun(ctx context.Context, w io.Writer, store workflow.Store, wf *workfl
 	return nil
 }
 
-// history is the WORKFLOW_HISTORY section of a rendered Stage 1 prompt.
+// history is the history a rendered Stage 1 prompt showed, as one list
+// newest first: its latest section, then its sealed one (or the single
+// list of the single layout).
 func history(prompt []workflow.PromptMessage) string {
-	const head = "# Workflow history (newest first)\n"
+	var latest, sealed, single string
 	for _, m := range prompt {
-		if _, rest, ok := strings.Cut(m.Content, head); ok {
-			// The section ends at its first blank line.
-			section, _, _ := strings.Cut(rest, "\n\n")
-			return section
+		// Each section ends at its first blank line.
+		for head, into := range map[string]*string{"# Latest steps (newest first)\n": &latest,
+			"# Earlier steps (newest first)\n": &sealed, "# Workflow history (newest first)\n": &single} {
+			if _, rest, ok := strings.Cut(m.Content, head); ok {
+				*into, _, _ = strings.Cut(rest, "\n\n")
+			}
 		}
 	}
-	return "(none rendered)"
+	var parts []string
+	for _, s := range []string{single, latest, sealed} {
+		if s != "" && s != "(none)" {
+			parts = append(parts, s)
+		}
+	}
+	if len(parts) == 0 {
+		return "(none rendered)"
+	}
+	return strings.Join(parts, "\n")
 }
 
 func lastTrace(ts []workflow.Trace, step int, stage workflow.Stage) *workflow.Trace {

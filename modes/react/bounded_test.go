@@ -69,12 +69,13 @@ func thirtyStepSelection(n int) string {
 	return string(b)
 }
 
-// Stage 1 stays bounded as the history grows (DESIGN §10.1): over a
-// 30-step round whose steps each produce a 400-character result, with the
-// default history budget, the prompt at step 30 is at most 1.5 times the
-// prompt at step 1 (older entries in one line, compaction, a budgeted
-// documents index). The sizes of every step's prompts and of the replies
-// are logged (go test -run TestStage1Bounded -v).
+// Stage 1 forgets nothing and is marked for the cache (DESIGN §11.1):
+// over a 30-step round whose steps each produce a 400-character result,
+// with the default budgets, the prompt at step 30 still shows every
+// step's result (in the sealed section's one-line entries), and its
+// second cache mark follows the documents index. The sizes of every
+// step's prompts and of the replies are logged (go test -run
+// TestStage1Bounded -v).
 func TestStage1Bounded(t *testing.T) {
 	t.Parallel()
 	for _, native := range []bool{false, true} {
@@ -91,9 +92,25 @@ func TestStage1Bounded(t *testing.T) {
 			if got := wait(t, e, wf.ID); got.Status != workflow.StatusCompleted || got.Step != 30 {
 				t.Fatalf("round ended %s at step %d (%s)", got.Status, got.Step, got.StopReason)
 			}
-			s1 := logSizes(t, sm.Calls())
-			if ratio := float64(s1[29]) / float64(s1[0]); ratio > 1.5 {
-				t.Errorf("Stage 1's prompt at step 30 is %.2f times step 1's, want at most 1.5", ratio)
+			logSizes(t, sm.Calls())
+			var last scripted.Call
+			for _, c := range sm.Calls() {
+				if c.Stage == workflow.StageOne {
+					last = c
+				}
+			}
+			var prompt strings.Builder
+			for _, m := range last.Messages {
+				prompt.WriteString(m.Content)
+			}
+			for n := 1; n < 30; n++ {
+				if want := fmt.Sprintf("Region %d: revenue %d.4 million", n, 10+n); !strings.Contains(prompt.String(), want) {
+					t.Errorf("Stage 1's prompt at step 30 lacks step %d's result %q", n, want)
+				}
+			}
+			if last.CacheSealed <= last.CachePrefix || last.CacheSealed >= len(last.Messages) {
+				t.Errorf("Stage 1's cache marks at %d and %d of %d messages, want the second after the first, before the last",
+					last.CachePrefix, last.CacheSealed, len(last.Messages))
 			}
 		})
 	}

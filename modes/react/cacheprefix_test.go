@@ -11,8 +11,8 @@ import (
 	"github.com/twostep/twostep/workflow"
 )
 
-// historyHead starts the Stage 1 history section.
-const historyHead = "# Workflow history (newest first)"
+// historyHead starts the Stage 1 history's sealed section.
+const historyHead = "# Earlier steps (newest first)"
 
 // beforeHistory is every byte of a Stage 1 prompt before its history.
 func beforeHistory(t *testing.T, c scripted.Call) string {
@@ -61,6 +61,10 @@ func TestStage1PrefixIsStable(t *testing.T) {
 			}
 			if !strings.HasPrefix(c.Messages[c.CachePrefix].Content, historyHead) {
 				t.Errorf("the message after the cacheable prefix starts %.60q, not with the history", c.Messages[c.CachePrefix].Content)
+			}
+			if c.CacheSealed != 3 || !strings.HasPrefix(c.Messages[c.CacheSealed].Content, "# Latest steps (newest first)") ||
+				!strings.HasSuffix(c.Messages[c.CacheSealed-1].Content, "\n") && !strings.Contains(c.Messages[c.CacheSealed-1].Content, "# Available documents") {
+				t.Errorf("Stage 1 call: second cache mark at %d, want 3, after the documents index and before the latest section", c.CacheSealed)
 			}
 			if first1 == nil {
 				first1 = &c

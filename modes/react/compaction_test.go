@@ -87,15 +87,16 @@ func compactingMode(t testing.TB, noCompaction bool) map[workflow.ModeName]workf
 	return map[workflow.ModeName]workflow.Mode{workflow.ModeReact: react.New(b)}
 }
 
-// historyOf returns the WORKFLOW_HISTORY section of a Stage 1 prompt.
+// historyOf returns the sealed history section of a Stage 1 prompt
+// (WORKFLOW_HISTORY_SEALED): the part the history budget bounds.
 func historyOf(t *testing.T, prompt string) string {
 	t.Helper()
-	const head = "# Workflow history (newest first)\n"
+	const head = "# Earlier steps (newest first)\n"
 	i := strings.Index(prompt, head)
 	if i < 0 {
 		t.Fatalf("no history in the prompt:\n%s", prompt)
 	}
-	h, _, _ := strings.Cut(prompt[i+len(head):], "\n\n")
+	h, _, _ := strings.Cut(prompt[i+len(head):], "\n\n# Available documents")
 	return h
 }
 

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/twostep/twostep/engine"
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/engine/enginetest"
 )
 
 // switchBudget is a workflow.Budgeter spent while spent is set.

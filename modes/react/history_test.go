@@ -34,17 +34,25 @@ func TestHistoryNewestFirstAcrossRounds(t *testing.T) {
 		t.Fatalf("%d model calls, want 8", len(calls))
 	}
 	prompt := calls[6].Text() // round 2, step 2, Stage 1
-	order := []string{"R2BETA", "ROUND2PROMPT", "R1DONE", "R1ALPHA", "ROUND1PROMPT"}
-	last := -1
-	for _, marker := range order {
-		i := indexAfterUserPrompt(prompt, marker)
-		if i < 0 {
-			t.Fatalf("round 2 Stage 1 prompt lacks %s:\n%s", marker, prompt)
+	// Round 1 was sealed when round 2 started: its entries are in the
+	// sealed section, round 2's in the latest, each newest first.
+	_, history, _ := strings.Cut(prompt, "# Earlier steps (newest first)")
+	sealed, latest, _ := strings.Cut(history, "# Latest steps (newest first)")
+	for _, sec := range []struct {
+		text  string
+		order []string
+	}{{latest, []string{"R2BETA", "ROUND2PROMPT"}}, {sealed, []string{"R1DONE", "R1ALPHA", "ROUND1PROMPT"}}} {
+		last := -1
+		for _, marker := range sec.order {
+			i := strings.Index(sec.text, marker)
+			if i < 0 {
+				t.Fatalf("round 2 Stage 1 prompt lacks %s in its section:\n%s", marker, prompt)
+			}
+			if i < last {
+				t.Errorf("%s appears before the newer entries: want order %v in:\n%s", marker, sec.order, prompt)
+			}
+			last = i
 		}
-		if i < last {
-			t.Errorf("%s appears before the newer entries: want order %v in:\n%s", marker, order, prompt)
-		}
-		last = i
 	}
 	if p := calls[4].Text(); !strings.Contains(p, "ROUND2PROMPT") || !strings.Contains(p, "R1DONE") {
 		t.Errorf("round 2's first Stage 1 prompt lacks its prompt or round 1's answer")
@@ -52,21 +60,6 @@ func TestHistoryNewestFirstAcrossRounds(t *testing.T) {
 	if p := calls[5].Text(); strings.Contains(p, "ROUND2PROMPT") || strings.Contains(p, "R1DONE") {
 		t.Errorf("Stage 2 prompt carries the user prompt or history:\n%s", p)
 	}
-}
-
-// indexAfterUserPrompt finds marker in the history part of a Stage 1 prompt,
-// skipping the USER_PROMPT section where the round's prompt also appears.
-func indexAfterUserPrompt(prompt, marker string) int {
-	const h = "R2BETA" // the newest history entry starts the history
-	start := strings.Index(prompt, h)
-	if start < 0 {
-		return -1
-	}
-	i := strings.Index(prompt[start:], marker)
-	if i < 0 {
-		return -1
-	}
-	return start + i
 }
 
 // Stage 1's document references and connection are resolved server-side

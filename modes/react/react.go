@@ -138,6 +138,7 @@ func (m *Mode) selectAction(ctx context.Context, run workflow.Run, cp *workflow.
 		return fmt.Errorf("react: rendering stage 1: %w", err)
 	}
 	call.Template, call.Prompt, call.CachePrefix, call.Inputs = rendered.Template, rendered.Messages, rendered.CachePrefix, rendered.Placeholders
+	call.CacheSealed = rendered.CacheSealed
 	resp, err := run.Generate(ctx, call)
 	if resp.Truncated {
 		res = prompts.Stage1Result{Problems: []string{workflow.TruncatedProblem(resp)}}
