@@ -145,6 +145,12 @@ func (s *Server) stream(c *call, w http.ResponseWriter, wf *workflow.Workflow, r
 		case <-poll.C:
 		}
 		next, err := s.opts.Reads.Get(c.ctx, c.user, wf.ID)
+		if workflow.KindOf(err) == workflow.KindNotFound {
+			// Deleted: its task is over, and no later read finds it.
+			_ = st.send(StreamResponse{StatusUpdate: &StatusUpdate{TaskID: taskID(wf.ID, round), ContextID: wf.ID,
+				Status: TaskStatus{State: StateCanceled, Message: agentText(wf, round, "the context was deleted")}}})
+			return nil
+		}
 		if err != nil || next.Version == last {
 			continue
 		}

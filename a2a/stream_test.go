@@ -177,6 +177,37 @@ func TestCloseEndsStreams(t *testing.T) {
 	}
 }
 
+// TestStreamEndsWhenTheTaskIsDeleted: a stream whose workflow is gone
+// when it reads it again (deleted) ends with a canceled status instead of
+// polling a task that no longer exists until the client gives up.
+func TestStreamEndsWhenTheTaskIsDeleted(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, script(), nil)
+	req := message("slow", "SLOW", nil)
+	req["configuration"] = map[string]any{"returnImmediately": true}
+	got := h.task("alice", "SendMessage", req)
+	done := make(chan []a2a.StreamResponse, 1)
+	go func() {
+		done <- h.stream("alice", "SubscribeToTask", map[string]any{"id": got.ID}, func() {
+			h.gone.Store(true)
+			if _, err := h.eng.Stop(context.Background(), "alice", got.ContextID); err != nil {
+				t.Error(err)
+			}
+		})
+	}()
+	var evs []a2a.StreamResponse
+	select {
+	case evs = <-done:
+	case <-time.After(time.Minute): // a guard against a hang, not a timing assertion
+		h.a2a.Close()
+		t.Fatal("the stream of a deleted task did not end")
+	}
+	last := evs[len(evs)-1]
+	if last.StatusUpdate == nil || last.StatusUpdate.TaskID != got.ID || last.StatusUpdate.Status.State != a2a.StateCanceled {
+		t.Errorf("last event %+v, want a canceled status update", last)
+	}
+}
+
 // TestListTasks: each workflow's latest round, every round of one
 // context newest first, and the filters.
 func TestListTasks(t *testing.T) {
