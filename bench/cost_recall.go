@@ -50,7 +50,9 @@ func recallAnswer(found map[int][2]string) (context, message string) {
 		cents, _ := strconv.Atoi(strings.NewReplacer(",", "", ".", "").Replace(f[1]))
 		total += cents
 	}
-	context = "Amounts due read from the extracted invoices: " + strings.Join(lines, "; ") + "."
+	// Stage 1 adds the amounts up and hands Stage 2 the total with them,
+	// as a capable model does: every figure of the answer is in the context.
+	context = fmt.Sprintf("Amounts due read from the extracted invoices: %s. Their total: %s EUR.", strings.Join(lines, "; "), euros(total))
 	message = fmt.Sprintf("The %d invoices: %s. Total due: %s EUR.", len(lines), strings.Join(lines, "; "), euros(total))
 	return context, message
 }
