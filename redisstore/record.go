@@ -1,15 +1,21 @@
 package redisstore
 
 import (
-	"encoding/json"
 	"time"
+
+	"github.com/bytedance/sonic"
 
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/experiment"
 )
 
 // The records: the form in which the store keeps each value in Redis,
-// encoded by encoding/json and nothing else.
+// encoded by one codec, sonic's ConfigStd (github.com/bytedance/sonic):
+// encoding/json's rules (tags, Marshaler, escaping, sorted map keys,
+// errors) with a JIT-compiled codec per type; on a platform or Go release
+// sonic does not compile for, it is encoding/json itself. It decodes a
+// trace about three times as fast as encoding/json (bench/README.md, "Last
+// figures"), and a Redis step decodes the round's traces.
 //
 //	record        where                                  holds
 //	state         the json field of a workflow's :state  the workflow
@@ -156,7 +162,7 @@ func encodeDocument(d *workflow.Document) ([]byte, error) {
 // encodeRecord encodes rec, a record of the value what id: KindInvalid
 // when encoding/json refuses it (a NaN parameter, a year past 9999).
 func encodeRecord(rec any, what, id string) ([]byte, error) {
-	b, err := json.Marshal(rec)
+	b, err := sonic.ConfigStd.Marshal(rec)
 	if err != nil {
 		return nil, workflow.WrapKind(workflow.KindInvalid, err, "%s %s cannot be encoded", what, id)
 	}
@@ -198,7 +204,7 @@ func decodeDocument(b []byte, d *workflow.Document) error {
 // when b is not a record of a layout this store reads. Every layout so
 // far (0 and 1) decodes as it is.
 func decodeRecord(b []byte, rec any, at *int, what string) error {
-	if err := json.Unmarshal(b, rec); err != nil {
+	if err := sonic.ConfigStd.Unmarshal(b, rec); err != nil {
 		return workflow.WrapKind(workflow.KindInternal, err, "stored %s is corrupt", what)
 	}
 	if *at < 0 || *at > layout {
