@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/twostep/twostep/a2a"
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm/scripted"
 	"github.com/twostep/twostep/memstore"
@@ -20,7 +21,6 @@ import (
 	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/webhooks"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/engine/enginetest"
 )
 
 // echoNeedsApproval makes every call of the echo action wait for a

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/twostep/twostep/a2a"
+	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/webhooks"
 	"github.com/twostep/twostep/workflow"
-	"github.com/twostep/twostep/engine/enginetest"
 )
 
 // stream posts a streaming method and returns its events' results;

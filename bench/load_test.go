@@ -112,11 +112,7 @@ func startLoadGateway(tb testing.TB, clients int) *loadGateway {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv := &http.Server{ // as cmd/gateway's serve sets it up
-		Handler: g.API.Routes(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		BaseContext: func(net.Listener) context.Context { return log.WithContext(context.Background()) },
-	}
-	srv.RegisterOnShutdown(g.API.CloseStreams)
+	srv := g.HTTPServer(g.API.Routes(), log) // as cmd/gateway's serve sets it up
 	var rt *RoundTrips
 	if rs := workflow.StoreAs[*redisstore.Store](g.Store); rs != nil {
 		rt = &RoundTrips{}

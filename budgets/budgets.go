@@ -127,8 +127,13 @@ func (lim Limit) usage() workflow.Usage {
 
 // Spent reports whether used spends the budget: a model call of the
 // period was refused for it (Usage.Spent), or its settled tokens or
-// dollars reached it. Reservations of calls under way never spend it.
+// dollars reached it. Reservations of calls under way never spend it, and
+// a period in which nothing was used is never spent (a counter marked by
+// an earlier version, whose refusals counted reservations, reads unspent).
 func (lim Limit) Spent(used workflow.Usage) bool {
+	if used.Tokens <= 0 && used.Micros <= 0 {
+		return false
+	}
 	return used.Spent || (lim.Tokens > 0 && used.Tokens >= lim.Tokens) || (lim.USD > 0 && used.Micros >= micros(lim.USD))
 }
 

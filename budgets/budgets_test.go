@@ -105,6 +105,9 @@ func TestSmallBudgetMakesCalls(t *testing.T) {
 	if err != nil || used.Tokens != 3300 || !used.Spent {
 		t.Errorf("usage = %+v, %v; want 3300 tokens, spent", used, err)
 	}
+	if (budgets.Limit{Tokens: 2500, Period: budgets.Day}).Spent(workflow.Usage{Spent: true}) {
+		t.Error("a counter marked spent with nothing used reads spent")
+	}
 	lim.Config.Users["cy"] = budgets.Limit{Tokens: 10, Period: budgets.Day}
 	if _, err := lim.Reserve(ctx, "cy", 1<<20); err != nil {
 		t.Errorf("first call against a budget of 10 tokens: %v, want granted", err)

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"golang.org/x/sync/semaphore"
 	"os"
 	"time"
 
@@ -20,10 +21,15 @@ const (
 	// DefaultMaxQueuedPerUser bounds a user's queued rounds over all
 	// their workflows (each also holds at most workflow.MaxQueuedRounds).
 	DefaultMaxQueuedPerUser = 50
-	DefaultLeaseTTL         = 10 * time.Second
-	DefaultRecoverInterval  = time.Second
-	DefaultPollInterval     = time.Second
-	DefaultShutdownGrace    = 20 * time.Second
+	// DefaultMaxForkBytes bounds the document bytes one fork copies.
+	DefaultMaxForkBytes = 16 << 20
+	// forkBytesInFlight is how many MaxForkBytes the forks of one
+	// instance may hold in memory at once.
+	forkBytesInFlight      = 4
+	DefaultLeaseTTL        = 10 * time.Second
+	DefaultRecoverInterval = time.Second
+	DefaultPollInterval    = time.Second
+	DefaultShutdownGrace   = 20 * time.Second
 	// MaxFailuresInARow is the breaker: this many failed steps in a row end
 	// the round with status failed and stop reason failures.
 	MaxFailuresInARow = 3
@@ -57,6 +63,11 @@ type Config struct {
 	// checked before the queueing commit, so requests racing each other
 	// may pass it by the few in flight.
 	MaxQueuedPerUser int
+	// MaxForkBytes bounds the bytes of documents one fork copies (its
+	// kept messages' documents, summed from their sizes before any is
+	// read); a bigger fork is KindInvalid. The forks of one instance hold
+	// at most 4 × MaxForkBytes of documents in memory at once; more wait.
+	MaxForkBytes int64
 	// LeaseTTL is how long a claimed round stays this instance's without a
 	// renewal (at least a millisecond); leases are renewed every LeaseTTL/3
 	// while the round runs.
@@ -167,6 +178,8 @@ type Engine struct {
 	// outputs learns what each stage's replies write, for the output a
 	// call without maxTokens reserves in the budget.
 	outputs outputBounds
+	// forkBytes bounds the document bytes forks hold in memory at once.
+	forkBytes *semaphore.Weighted
 }
 
 // New returns an engine over store, model and registry running the
@@ -184,14 +197,15 @@ func New(cfg Config, store workflow.Store, model workflow.Model, registry workfl
 		return nil, err
 	}
 	e := &Engine{
-		cfg:      cfg,
-		store:    store,
-		model:    model,
-		registry: registry,
-		modes:    modes,
-		log:      cfg.Logger.With().Str("instance", cfg.InstanceID).Logger(),
-		now:      cfg.clock(),
-		changes:  cfg.Changes,
+		cfg:       cfg,
+		store:     store,
+		model:     model,
+		registry:  registry,
+		modes:     modes,
+		log:       cfg.Logger.With().Str("instance", cfg.InstanceID).Logger(),
+		now:       cfg.clock(),
+		changes:   cfg.Changes,
+		forkBytes: semaphore.NewWeighted(forkBytesInFlight * cfg.MaxForkBytes),
 	}
 	if e.changes == nil {
 		e.changes = noChanges{}
@@ -216,6 +230,9 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.Workers, DefaultWorkers)
 	def(&c.MaxRunningPerUser, DefaultMaxRunningPerUser)
 	def(&c.MaxQueuedPerUser, DefaultMaxQueuedPerUser)
+	if c.MaxForkBytes == 0 {
+		c.MaxForkBytes = DefaultMaxForkBytes
+	}
 	defDur := func(v *time.Duration, d time.Duration) {
 		if *v == 0 {
 			*v = d
@@ -239,8 +256,8 @@ func (c Config) withDefaults() (Config, error) {
 	if c.DefaultMaxSteps < 1 || c.DefaultMaxSteps > c.MaxStepsLimit {
 		errs = append(errs, errors.New("config: DefaultMaxSteps must be between 1 and MaxStepsLimit"))
 	}
-	if c.Workers < 1 || c.MaxRunningPerUser < 1 || c.MaxQueuedPerUser < 1 {
-		errs = append(errs, errors.New("config: Workers, MaxRunningPerUser and MaxQueuedPerUser must be positive"))
+	if c.Workers < 1 || c.MaxRunningPerUser < 1 || c.MaxQueuedPerUser < 1 || c.MaxForkBytes < 1 {
+		errs = append(errs, errors.New("config: Workers, MaxRunningPerUser, MaxQueuedPerUser and MaxForkBytes must be positive"))
 	}
 	if c.LeaseTTL < 0 || c.RecoverInterval < 0 || c.ReclaimInterval < 0 || c.PollInterval < 0 || c.ShutdownGrace < 0 {
 		errs = append(errs, errors.New("durations must be positive"))

@@ -245,6 +245,23 @@ func queuedUploads(q []workflow.QueuedRound) []string {
 // queuedOf counts userID's queued rounds over all their workflows,
 // reading their listing page by page.
 func (e *Engine) queuedOf(ctx context.Context, userID string) (int, error) {
+	return e.tally(ctx, userID, func(w *workflow.Workflow) int { return len(w.QueuedRounds) })
+}
+
+// runningOf counts userID's running workflows, reading their listing: a
+// check before work the store's own atomic check (Commit.RunningLimit)
+// would only refuse after it was done.
+func (e *Engine) runningOf(ctx context.Context, userID string) (int, error) {
+	return e.tally(ctx, userID, func(w *workflow.Workflow) int {
+		if w.Status == workflow.StatusRunning {
+			return 1
+		}
+		return 0
+	})
+}
+
+// tally sums count over userID's workflows, page by page.
+func (e *Engine) tally(ctx context.Context, userID string, count func(*workflow.Workflow) int) (int, error) {
 	n, cursor := 0, ""
 	for {
 		page, next, err := e.store.ListWorkflows(ctx, userID, workflow.Page{Limit: workflow.MaxPageLimit, Cursor: cursor})
@@ -252,7 +269,7 @@ func (e *Engine) queuedOf(ctx context.Context, userID string) (int, error) {
 			return 0, err
 		}
 		for _, w := range page {
-			n += len(w.QueuedRounds)
+			n += count(w)
 		}
 		if next == "" {
 			return n, nil

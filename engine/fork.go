@@ -38,8 +38,13 @@ func (p *ForkProblems) Error() string { return p.Field + ": " + strings.Join(p.L
 // steps before req.Step), with copies of their documents under the
 // fork's own keys: the fork shares no stored record with the original,
 // which Fork only reads, so deleting either leaves the other whole. The
-// messages and documents keep their ids and seqs, so every reference in
-// them (docList:<messageId>:…, docItem:<documentId>:…, a summary's
+// copy is bounded before anything is read: the documents' sizes, as the
+// messages record them, must sum to at most MaxForkBytes (else
+// KindInvalid), the user's running rounds must be under the running limit
+// (else KindTooMany; the commit checks it again, atomically), and the
+// bytes the forks of this instance hold at once are bounded too (a fork
+// waits for room; KindUnavailable when ctx ends first). The messages and
+// documents keep their ids and seqs, so every reference in them (docList:<messageId>:…, docItem:<documentId>:…, a summary's
 // compactedThrough) means the same in the fork. Traces and stats are not
 // copied: the fork's are its own, from its first call on.
 //
@@ -83,6 +88,20 @@ func (e *Engine) Fork(ctx context.Context, userID, id string, req ForkRequest) (
 		return nil, err
 	}
 	kept := messagesBefore(msgs, req.Round, req.Step)
+	size, err := e.forkSize(kept)
+	if err != nil {
+		return nil, err
+	}
+	if n, err := e.runningOf(ctx, wf.UserID); err != nil {
+		return nil, err
+	} else if n >= e.cfg.MaxRunningPerUser {
+		// The commit would refuse it: say so before any document is read.
+		return nil, workflow.Errorf(workflow.KindTooMany, "%d rounds are already running for this user (limit %d); wait for one to end", n, e.cfg.MaxRunningPerUser)
+	}
+	if err := e.forkBytes.Acquire(ctx, size); err != nil {
+		return nil, workflow.WrapKind(workflow.KindUnavailable, err, "other forks are copying documents; try again")
+	}
+	defer e.forkBytes.Release(size)
 	fork := &workflow.Workflow{
 		ID: workflow.NewID(workflow.PrefixWorkflow), UserID: wf.UserID, Mode: wf.Mode, MaxSteps: wf.MaxSteps, Title: wf.Title,
 		Round: req.Round, Step: req.Step, Status: workflow.StatusRunning, CreatedAt: e.now(), UpdatedAt: e.now(),
@@ -246,6 +265,7 @@ func (e *Engine) copyMessages(ctx context.Context, from, to string, kept []workf
 	out := make([]workflow.Message, len(kept))
 	var docs []workflow.DocumentContent
 	seen := make(map[string]bool)
+	var total int64
 	for i, m := range kept {
 		m.WorkflowID = to
 		m.Parameters = workflow.CloneParams(m.Parameters)
@@ -259,6 +279,9 @@ func (e *Engine) copyMessages(ctx context.Context, from, to string, kept []workf
 				if err != nil {
 					return nil, nil, err
 				}
+				if total += int64(len(dc.Content)); total > e.cfg.MaxForkBytes {
+					return nil, nil, tooBigToFork(total, e.cfg.MaxForkBytes) // a size the message understated
+				}
 				dc.WorkflowID = to
 				docs = append(docs, dc)
 			}
@@ -267,4 +290,32 @@ func (e *Engine) copyMessages(ctx context.Context, from, to string, kept []workf
 		out[i] = m
 	}
 	return out, docs, nil
+}
+
+// forkSize sums the sizes of the documents kept carries (each once), as
+// their messages record them, and refuses a fork whose copy would pass
+// MaxForkBytes before any document is read.
+func (e *Engine) forkSize(kept []workflow.Message) (int64, error) {
+	seen := make(map[string]bool)
+	var total int64
+	for _, m := range kept {
+		for _, d := range m.Documents {
+			if !seen[d.ID] {
+				seen[d.ID] = true
+				total += max(d.Size, 0)
+			}
+		}
+	}
+	if total > e.cfg.MaxForkBytes {
+		return 0, tooBigToFork(total, e.cfg.MaxForkBytes)
+	}
+	return total, nil
+}
+
+// tooBigToFork is the refusal of a fork that would copy total bytes of
+// documents, more than limit.
+func tooBigToFork(total, limit int64) error {
+	return workflow.Errorf(workflow.KindInvalid,
+		"the fork would copy %.1f MiB of documents, more than the %.1f MiB a fork may copy (limits.maxForkBytes); fork from a step before the large documents",
+		float64(total)/(1<<20), float64(limit)/(1<<20))
 }

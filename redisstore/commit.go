@@ -199,6 +199,12 @@ func (s *Store) applied(ctx context.Context, c workflow.Commit, wf *workflow.Wor
 	}
 	running := wf.Status == workflow.StatusRunning
 	if running {
+		if c.ExpectedVersion != 0 && prev != string(workflow.StatusRunning) && ix.addCmd != nil {
+			// It runs again: added again after the script, as a late
+			// unlistRunning of the commit before (which ended or paused the
+			// round) may have removed the entry added before it.
+			ix.addCmd = s.rdb.SAdd(ctx, ix.head.runningKey, ix.head.boxedEntry)
+		}
 		if ix.addCmd != nil && ix.addCmd.Err() == nil {
 			s.index.setRunning(wf.ID, c.Fence)
 		}

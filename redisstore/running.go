@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 
 	"github.com/redis/go-redis/v9"
 
@@ -76,8 +77,51 @@ func (s *Store) runningOf(ctx context.Context, ids, users []string, unlist func(
 }
 
 // unlistRunning removes the workflow's entry from its running-set
-// partition. (The user's running set is kept by the commit script.)
+// partition, unless the workflow runs again by then. (The user's running
+// set is kept by the commit script.)
+//
+// It runs after the commit that ended or paused the workflow, as its own
+// command (the partition is a store-wide key, in another slot than the
+// workflow's), so a later commit may have made the workflow run again in
+// between: an approval decided or expired on another instance the moment
+// the round paused. That commit added the entry before its script and
+// again after it (Commit), so removing it here would leave a running
+// workflow that the recovery scan never finds: a round with no runner when
+// its dispatch is lost (an unstarted instance's, or a failed enqueue). So
+// the entry is removed first and the status read after: a workflow that
+// runs has its entry put back. Either this read follows that commit's
+// script and puts the entry back, or that commit's second add follows
+// this removal.
 func (s *Store) unlistRunning(ctx context.Context, id, userID string) error {
 	s.index.unlisted(id)
-	return redisErr(s.rdb.SRem(ctx, s.keys.runningPart(partition(id)), ref(id, userID)).Err())
+	key, entry := s.keys.runningPart(partition(id)), ref(id, userID)
+	status, err := s.unlistThenStatus(ctx, key, entry, s.keys.user(userID).workflow(id).state)
+	if errors.Is(err, redis.Nil) || err == nil && status != string(workflow.StatusRunning) {
+		return nil
+	}
+	if err != nil {
+		return redisErr(err)
+	}
+	return redisErr(s.rdb.SAdd(ctx, key, entry).Err())
+}
+
+// unlistThenStatus removes entry from the running-set partition key and
+// then reads the status in state: one pipeline on one node (a connection
+// runs its commands in order), two requests in turn on a cluster, where
+// the keys live on different nodes and a pipeline sends to each at once.
+func (s *Store) unlistThenStatus(ctx context.Context, key, entry, state string) (string, error) {
+	if s.cluster {
+		if err := s.rdb.SRem(ctx, key, entry).Err(); err != nil {
+			return "", err
+		}
+		return s.rdb.HGet(ctx, state, "status").Result()
+	}
+	pipe := s.rdb.Pipeline()
+	srem := pipe.SRem(ctx, key, entry)
+	status := pipe.HGet(ctx, state, "status")
+	_, _ = pipe.Exec(ctx)
+	if err := srem.Err(); err != nil {
+		return "", err
+	}
+	return status.Result()
 }

@@ -145,6 +145,9 @@ type FileLimits struct {
 	// MaxQueuedPerUser bounds a user's queued rounds over all their
 	// workflows (0: engine.DefaultMaxQueuedPerUser).
 	MaxQueuedPerUser int `yaml:"maxQueuedPerUser"`
+	// MaxForkBytes bounds the document bytes one fork copies (0:
+	// engine.DefaultMaxForkBytes, 16 MiB).
+	MaxForkBytes int64 `yaml:"maxForkBytes"`
 	// Workers bounds the rounds this instance runs at once (0: 8).
 	Workers int `yaml:"workers"`
 	// ModelTimeout bounds one model call attempt (0: 120s).
@@ -351,7 +354,7 @@ func (c *Config) problems() []string {
 	if l.HistoryLayout != "" && l.HistoryLayout != string(prompts.LayoutSections) && l.HistoryLayout != string(prompts.LayoutSingle) {
 		add("limits: historyLayout must be sections or single, not %q", l.HistoryLayout)
 	}
-	if l.HistoryBudget < 0 || l.LatestBudget < 0 || l.DocumentsIndexBudget < 0 || l.MaxRunningPerUser < 0 || l.MaxQueuedPerUser < 0 ||
+	if l.HistoryBudget < 0 || l.LatestBudget < 0 || l.DocumentsIndexBudget < 0 || l.MaxRunningPerUser < 0 || l.MaxQueuedPerUser < 0 || l.MaxForkBytes < 0 ||
 		l.Workers < 0 || l.ModelTimeout < 0 ||
 		l.ModelMaxInFlight < 0 || l.TraceCap < 0 || l.Retention < 0 || l.ActionPlanTopK < 0 || l.LeaseTTL < 0 ||
 		l.DispatchPartitions < 0 || l.RecoverInterval < 0 || l.ExperimentConcurrency < 0 || l.MaxRunningExperiments < 0 ||

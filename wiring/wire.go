@@ -196,7 +196,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 	actionModel.Tracer = tracer
 	g.Engine, err = engine.New(engine.Config{
 		DefaultMaxSteps: cfg.MaxSteps, MaxStepsLimit: engine.DefaultMaxStepsLimit, Workers: l.Workers,
-		MaxRunningPerUser: l.MaxRunningPerUser, MaxQueuedPerUser: l.MaxQueuedPerUser, LeaseTTL: l.LeaseTTL, LoopRepeats: l.loopRepeats(),
+		MaxRunningPerUser: l.MaxRunningPerUser, MaxQueuedPerUser: l.MaxQueuedPerUser, MaxForkBytes: l.MaxForkBytes, LeaseTTL: l.LeaseTTL, LoopRepeats: l.loopRepeats(),
 		Dispatcher: g.Dispatcher, RecoverInterval: l.RecoverInterval,
 		Approvals: approvals, ApprovalTimeout: l.ApprovalTimeout, ShutdownGrace: l.ShutdownGrace, Logger: log.With().Str("component", "engine").Logger(),
 		Observer: g.Metrics, Changes: g.Changes, Tracer: tracer, Webhooks: hooks, Budget: budget,
