@@ -67,6 +67,9 @@ func makePlan(dt, st reflect.Type) wirePlan {
 // kindPlan makes the plan to dt from a non-nil st. The plans of the
 // parts are looked up now, so converting a value looks nothing up.
 func kindPlan(dt, st reflect.Type) wirePlan {
+	if p := scalarPlan(dt, st); p != nil {
+		return p
+	}
 	switch k := st.Kind(); {
 	case st.AssignableTo(dt):
 		return func(dst, src reflect.Value) error { dst.Set(src); return nil }
@@ -94,6 +97,29 @@ func kindPlan(dt, st reflect.Type) wirePlan {
 	default:
 		return func(reflect.Value, reflect.Value) error { return fmt.Errorf("no conversion from %s to %s", st, dt) }
 	}
+}
+
+// scalarPlan copies a string, integer, float or bool to the same kind
+// (a named string to a string): the kind's own setter, cheaper than
+// reflect's Set or Convert, which check the types on every call. Nil for
+// any other pair, and for a type with its own JSON encoding.
+func scalarPlan(dt, st reflect.Type) wirePlan {
+	if st.Kind() != dt.Kind() || st.Implements(marshalerType) {
+		return nil
+	}
+	switch st.Kind() {
+	case reflect.String:
+		return func(dst, src reflect.Value) error { dst.SetString(src.String()); return nil }
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return func(dst, src reflect.Value) error { dst.SetInt(src.Int()); return nil }
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return func(dst, src reflect.Value) error { dst.SetUint(src.Uint()); return nil }
+	case reflect.Float32, reflect.Float64:
+		return func(dst, src reflect.Value) error { dst.SetFloat(src.Float()); return nil }
+	case reflect.Bool:
+		return func(dst, src reflect.Value) error { dst.SetBool(src.Bool()); return nil }
+	}
+	return nil
 }
 
 // newPlan converts, with elem, into a new *dt.Elem(): from what src
