@@ -10,12 +10,12 @@ import (
 )
 
 // The records: the form in which the store keeps each value in Redis,
-// encoded by one codec, sonic's ConfigStd (github.com/bytedance/sonic):
-// encoding/json's rules (tags, Marshaler, escaping, sorted map keys,
-// errors) with a JIT-compiled codec per type; on a platform or Go release
-// sonic does not compile for, it is encoding/json itself. It decodes a
-// trace about three times as fast as encoding/json (bench/README.md, "Last
-// figures"), and a Redis step decodes the round's traces.
+// encoded by one codec, recordJSON: sonic (github.com/bytedance/sonic)
+// with encoding/json's rules (tags, Marshaler, escaping, sorted map keys,
+// errors) and a codec compiled per type; on a platform or Go release
+// sonic does not compile for, it is encoding/json itself. It encodes a
+// commit's records in about two thirds of encoding/json's CPU and decodes
+// them in about half (bench/README.md, "Last figures").
 //
 //	record        where                                  holds
 //	state         the json field of a workflow's :state  the workflow
