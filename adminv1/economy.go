@@ -16,6 +16,8 @@ type EconomyStep struct {
 	Stage1        EconomyTokens `json:"stage1" doc:"The step's Stage 1 calls, retries included"`
 	Stage2        EconomyTokens `json:"stage2" doc:"The step's Stage 2 calls, retries included"`
 	Stage2Skipped bool          `json:"stage2Skipped" doc:"The step made no Stage 2 call (nothing to fill, or Stage 1 failed)"`
+	Discarded     int           `json:"discarded" doc:"The step's early Stage 2 calls whose reply was not used (design §11.2); their tokens are in stage2"`
+	LatencyMs     int64         `json:"latencyMs" doc:"The step's model time measured: from the start of its first call to the end of its last (an early Stage 2 overlaps its Stage 1)"`
 }
 
 // EconomyTokens is the usage of some model calls.

@@ -41,6 +41,9 @@ type TraceView struct {
 	CachedTokens     int             `json:"cachedTokens" doc:"Prompt tokens the provider served from its prompt cache (0 when it reported none)"`
 	CacheWriteTokens int             `json:"cacheWriteTokens,omitempty" doc:"Prompt tokens the provider wrote to its cache (Anthropic); absent when none"`
 	LatencyMs        int64           `json:"latencyMs"`
+	StartedAtMs      int64           `json:"startedAtMs" doc:"When the call started, in milliseconds after the start of its round step's first model call (0 for that one)"`
+	OverlapMs        int64           `json:"overlapMs,omitempty" doc:"A Stage 2 call started while Stage 1's reply still streamed: how long the two ran side by side; absent otherwise"`
+	Discarded        bool            `json:"discarded,omitempty" doc:"Such an early Stage 2 call whose reply was not used (Stage 1's reply was rejected, or accepted with other values); its tokens count like any call's"`
 	FinishReason     string          `json:"finishReason" doc:"The provider's reason the reply ended (stop, length, end_turn, max_tokens); empty when it gave none"`
 	Retries          int             `json:"retries" doc:"Provider failures (429, 5xx, timeouts) retried before this answer"`
 	OutputMode       string          `json:"outputMode" doc:"How the call asked for a structured reply: tool (a forced tool call), json_schema (a response format with the stage's schema), json_object or text; empty on a trace that records no model call, or one stored before the field existed"`

@@ -38,6 +38,8 @@ type Stats struct {
 	PromptTokens     int `json:"promptTokens"`
 	CompletionTokens int `json:"completionTokens"`
 	Actions          int `json:"actions"`
+	// DiscardedCalls counts the early Stage 2 calls not used.
+	DiscardedCalls int `json:"discardedCalls,omitempty" doc:"Stage 2 calls started while Stage 1 still streamed whose reply was not used (design §11.2); counted in llmCalls and the tokens too; absent when none"`
 	// ByStage splits the calls and tokens by stage; never null.
 	ByStage map[string]StageStats `json:"byStage" doc:"Model calls and tokens by stage (stage1, stage2, plan, repair, compact, action); summed they equal llmCalls and the token totals"`
 }

@@ -72,6 +72,12 @@ type CostRun struct {
 // actions of the workload added, the memory store — with a model that
 // answers w's script by step number and records every request.
 func RunCostWorkload(ctx context.Context, w CostWorkload) (*CostRun, error) {
+	return runCost(ctx, w, nil)
+}
+
+// runCost is RunCostWorkload with a model that streams its replies at
+// p's pace (nil: at once).
+func runCost(ctx context.Context, w CostWorkload, p *pace) (*CostRun, error) {
 	reg, err := costRegistry()
 	if err != nil {
 		return nil, err
@@ -81,7 +87,7 @@ func RunCostWorkload(ctx context.Context, w CostWorkload) (*CostRun, error) {
 		return nil, fmt.Errorf("templates.Load: %w", err)
 	}
 	store := memstore.New()
-	m := &costModel{w: w, store: store, reg: reg, ready: make(chan struct{}), requests: map[string]string{}, lean: map[string]bool{}}
+	m := &costModel{w: w, store: store, reg: reg, ready: make(chan struct{}), requests: map[string]string{}, lean: map[string]bool{}, pace: p}
 	e, err := enginetest.NewEngine(engine.Config{InstanceID: "cost", MaxStepsLimit: max(engine.DefaultMaxStepsLimit, w.Steps())},
 		store, m, reg, map[workflow.ModeName]workflow.Mode{workflow.ModeReact: react.New(prompts.NewBuilder(set, prompts.Options{HistoryBudget: costLimits.History, LatestBudget: costLimits.Latest}))})
 	if err != nil {
@@ -191,6 +197,9 @@ type costModel struct {
 	chosen   costStep // the step Stage 1 chose last, as its reply wrote it
 	requests map[string]string
 	lean     map[string]bool
+	// pace, when set, plays each reply at the latency model's pace,
+	// streaming it to the request's Stream (latency.go).
+	pace *pace
 	// shown and needed count the references and facts Stage 1's replies
 	// took from their prompts, and those they needed.
 	shown, needed int
@@ -270,6 +279,11 @@ func (m *costModel) Generate(ctx context.Context, req workflow.ModelRequest) (wo
 		}
 	default:
 		return workflow.ModelResponse{}, workflow.Errorf(workflow.KindInvalid, "no script for stage %s", req.Stage)
+	}
+	if m.pace != nil {
+		if err := m.pace.play(ctx, req.Stage, sent, CostTokens(sent), reply, req.Stream); err != nil {
+			return workflow.ModelResponse{}, err
+		}
 	}
 	return workflow.ModelResponse{Text: reply, Model: costModelName, PromptTokens: CostTokens(sent), CompletionTokens: CostTokens(reply),
 		OutputMode: m.PlanOutput(req)}, nil

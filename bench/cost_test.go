@@ -40,7 +40,11 @@ func TestCostTable(t *testing.T) {
 				t.Errorf("%s: the %s call of step %d has no recorded request: its cache would be modelled on nothing", w.Name, tr.Stage, tr.Step)
 			}
 		}
-		rows = append(rows, MeasureCost(run))
+		row := MeasureCost(run)
+		if row.Measured, err = MeasureLatency(ctx, w); err != nil {
+			t.Fatalf("%s: measuring latency: %v", w.Name, err)
+		}
+		rows = append(rows, row)
 	}
 	if t.Failed() {
 		return

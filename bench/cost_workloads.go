@@ -131,14 +131,16 @@ func selectionJSON(s costStep, refs []string, lean bool) string {
 	// The bench's user has no connections: the tool schema the model
 	// answers has no "requiredConnection" (prompts.Stage1Output), and the
 	// strict schema has every other key, empty lists included.
+	// In the order the schema asks (DESIGN §11.2): the four keys Stage 2
+	// is rendered from first.
 	return mustJSON(struct {
-		Action                 string           `json:"action"`
 		ActionObjective        string           `json:"actionObjective"`
-		Learnings              []string         `json:"learnings"`
-		RequiredInputDocuments []string         `json:"requiredInputDocuments"`
+		Action                 string           `json:"action"`
 		ParametersContext      string           `json:"parametersContext"`
 		ParametersSchema       map[string][]any `json:"parametersSchema"`
-	}{s.action, s.objective, learnings, refs, s.context, map[string][]any{"fields": anySlice(fields)}})
+		Learnings              []string         `json:"learnings"`
+		RequiredInputDocuments []string         `json:"requiredInputDocuments"`
+	}{s.objective, s.action, s.context, map[string][]any{"fields": anySlice(fields)}, learnings, refs})
 }
 
 // docItemIn returns the docItem reference the prompt shows for the file

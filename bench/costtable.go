@@ -50,6 +50,9 @@ type CostRow struct {
 	// Stages is where the two stages' tokens go: Stage 1, Stage 2 and
 	// everything else (history compaction), with the same-model prices.
 	Stages []StageCost
+	// Measured is the latency measured with a model streaming at the
+	// latency model's pace (latency.go); zero when not measured.
+	Measured MeasuredLatency
 }
 
 // StageCost is one stage's share of a run: its calls and their usage.
@@ -134,11 +137,11 @@ func stageCosts(traces []workflow.Trace, rep economy.Report) []StageCost {
 // cache share.
 func CostTable(rows []CostRow) string {
 	var b strings.Builder
-	b.WriteString("| workload | two stages: in / cached / out | plain loop: in / cached / out | cost ratio | cost ratio, Stage 2 at a tenth | latency ratio |\n")
-	b.WriteString("|---|---|---|---:|---:|---:|\n")
+	b.WriteString("| workload | two stages: in / cached / out | plain loop: in / cached / out | cost ratio | cost ratio, Stage 2 at a tenth | latency ratio, modelled in sequence | latency ratio, measured | measured, Stage 2 twice as fast | Stage 2 started early / discarded |\n")
+	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %s | %.2f× | %.2f× | %.2f× |\n", r.Name, usage(r.Same.Totals.Tokens()), usage(r.Same.PlainLoop.Tokens()),
-			r.Same.CostRatio, r.Small.CostRatio, r.LatencyRatio())
+		fmt.Fprintf(&b, "| %s | %s | %s | %.2f× | %.2f× | %.2f× | %.2f× | %.2f× | %d / %d of %d steps |\n", r.Name, usage(r.Same.Totals.Tokens()), usage(r.Same.PlainLoop.Tokens()),
+			r.Same.CostRatio, r.Small.CostRatio, r.LatencyRatio(), r.Measured.Ratio, r.Measured.RatioFastStage2, r.Measured.Early, r.Measured.Discarded, r.Measured.Steps)
 	}
 	b.WriteString("\n| workload | model calls: two stages / plain loop | steps without Stage 2 | Stage 1 prompt: step 1 → step N | Stage 1 input cached from step 3 on | $ two stages / plain loop | references and facts shown / needed |\n")
 	b.WriteString("|---|---|---:|---|---:|---|---:|\n")

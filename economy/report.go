@@ -23,6 +23,13 @@ type Step struct {
 	Stage1        Tokens
 	Stage2        Tokens
 	Stage2Skipped bool
+	// Discarded counts the step's early Stage 2 calls whose reply was not
+	// used (DESIGN §11.2); their tokens are in Stage2.
+	Discarded int
+	// LatencyMs is the step's model time measured, not modelled: from the
+	// start of its first call to the end of its last (Trace.StartedAtMs +
+	// LatencyMs), an early Stage 2 overlapping its Stage 1.
+	LatencyMs int64
 }
 
 // Cost is a usage and, when every call it sums has a price, its cost.
@@ -173,6 +180,10 @@ func bySteps(calls []call) []Step {
 		} else {
 			s.Stage2, s.Stage2Skipped = s.Stage2.Add(c.usage), false
 		}
+		if t.Discarded {
+			s.Discarded++
+		}
+		s.LatencyMs = max(s.LatencyMs, t.StartedAtMs+t.LatencyMs)
 	}
 	for _, k := range order {
 		out = append(out, *byStep[k])

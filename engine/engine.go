@@ -3,11 +3,11 @@ package engine
 import (
 	"context"
 	"errors"
-	"golang.org/x/sync/semaphore"
 	"os"
 	"time"
 
 	"github.com/rs/zerolog"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/twostep/twostep/workflow"
 )

@@ -49,6 +49,10 @@ type roundRun struct {
 	lease *runLease
 	// stepStart is when this process started the current step.
 	stepStart time.Time
+	// firstCall is when the first model call of the round step callStep
+	// started (Trace.StartedAtMs counts from it).
+	firstCall time.Time
+	callStep  [2]int
 	// traces are the traces recorded since the run's last commit: the
 	// next commit stores them with the phase they belong to (no store
 	// write of their own), and flushTraces stores those a run ending
@@ -71,6 +75,7 @@ type roundRun struct {
 type countedCall struct {
 	stage                                        workflow.Stage
 	promptTokens, completionTokens, cachedTokens int
+	discarded                                    bool // an early Stage 2 call not used
 }
 
 // detach returns context.WithoutCancel(ctx), the one made for the last
@@ -150,58 +155,119 @@ func (r *roundRun) Generate(ctx context.Context, call workflow.ModelCall) (resp 
 		// no call is made, so none is traced.
 		return workflow.ModelResponse{}, err
 	}
-	var reserved workflow.BudgetReservation
+	early := call.Early
 	if b := r.e.cfg.Budget; b != nil {
-		var err error
-		if reserved, err = b.Reserve(ctx, r.wf.UserID, estimateTokens(call, &r.e.outputs)); err != nil {
+		var detached context.Context
+		if early != nil {
+			detached = context.WithoutCancel(ctx) // it runs beside the run's goroutine
+		} else {
+			detached = r.detach(ctx)
+		}
+		reserved, err := b.Reserve(ctx, r.wf.UserID, estimateTokens(call, &r.e.outputs))
+		if err != nil {
 			return workflow.ModelResponse{}, err // no call is made
 		}
 		defer func() {
-			b.Settle(r.detach(ctx), reserved, workflow.ModelUsage{Model: resp.Model, PromptTokens: resp.PromptTokens,
+			b.Settle(detached, reserved, workflow.ModelUsage{Model: resp.Model, PromptTokens: resp.PromptTokens,
 				CachedTokens: resp.CachedTokens, OutputTokens: resp.CompletionTokens})
 		}()
 	}
 	start := time.Now()
+	startedAt := r.callStarted(start, early == nil)
 	ctx, span := r.e.startSpan(ctx, workflow.SpanStart{
 		Kind: workflow.SpanModelCall, WorkflowID: r.wf.ID, Mode: r.wf.Mode, Round: r.wf.Round, Step: r.wf.Step,
-		Stage: call.Stage, Attempt: call.Attempt, Prompt: call.Prompt, MaxTokens: call.MaxTokens, JSON: call.JSON,
+		Stage: call.Stage, Attempt: call.Attempt, Prompt: call.Prompt, MaxTokens: call.MaxTokens, JSON: call.JSON, Early: early != nil,
 	})
-	callCtx := r.intr.begin(ctx)
-	resp, err = r.e.model.Generate(callCtx, call.Request())
-	interrupted := err != nil && ctx.Err() == nil && errors.Is(context.Cause(callCtx), errInterrupted)
-	r.intr.end()
+	callCtx := ctx
+	if early == nil { // an early call ends when the Stage 1 call it overlaps ends
+		callCtx = r.intr.begin(ctx)
+	}
+	req := call.Request()
+	deltas := r.deltasOf(call)
+	req.Stream = deltas.stream(call.Stream)
+	if req.Stream == nil && (call.Stage == workflow.StageOne || call.Stage == workflow.StageTwo) {
+		req.Stream = ignorePiece // stage calls stream (DESIGN §11.2): usage and finish from the stream
+	}
+	if early != nil {
+		early.WhenSettled(func(discarded bool, _ time.Time) { deltas.settle(discarded) })
+	}
+	resp, err = r.e.model.Generate(callCtx, req)
+	interrupted := early == nil && err != nil && ctx.Err() == nil && errors.Is(context.Cause(callCtx), errInterrupted)
+	if early == nil {
+		r.intr.end()
+	}
+	end := time.Now()
+	t := r.callTrace(call, resp, start, end)
+	t.StartedAtMs = startedAt
+	if err == nil {
+		r.e.outputs.learn(call.Stage, resp.CompletionTokens)
+	}
+	outcome, err := checkReply(ctx, call, resp, err, interrupted, &t)
+	if early == nil {
+		r.record(call.Stage, outcome, resp, t, span, err)
+		return resp, err
+	}
+	r.recordWhenSettled(early, call.Stage, outcome, resp, t, span, err, start, end)
+	return resp, err
+}
+
+// recordWhenSettled records an early call once the mode settles it, which
+// may be before or after its Generate returns (workflow.EarlyStart).
+func (r *roundRun) recordWhenSettled(early *workflow.EarlyStart, stage workflow.Stage, outcome string, resp workflow.ModelResponse,
+	t workflow.Trace, span workflow.Span, err error, start, end time.Time) {
+	early.WhenSettled(func(discarded bool, stage1End time.Time) {
+		t.OverlapMs = overlapMs(start, end, stage1End)
+		if t.Discarded = discarded; discarded {
+			outcome, err = "discarded", nil // cancelled or unused on purpose: not a failure
+		}
+		r.record(stage, outcome, resp, t, span, err)
+	})
+}
+
+// record counts, observes and traces a finished call, and ends its span.
+func (r *roundRun) record(stage workflow.Stage, outcome string, resp workflow.ModelResponse, t workflow.Trace, span workflow.Span, err error) {
+	r.counted = append(r.counted, countedCall{stage, resp.PromptTokens, resp.CompletionTokens, resp.CachedTokens, t.Discarded})
+	r.e.observer().ModelCalled(stage, outcome, resp.PromptTokens, resp.CompletionTokens)
+	span.ModelReply(resp, outcome, t.Error)
+	span.End(err)
+	r.RecordTrace(t)
+}
+
+// callTrace is the trace of a call that ran from start to end.
+func (r *roundRun) callTrace(call workflow.ModelCall, resp workflow.ModelResponse, start, end time.Time) workflow.Trace {
 	mode := resp.OutputMode
 	if mode == "" {
 		mode = workflow.OutputText
 	}
-	end := time.Now()
-	t := workflow.Trace{
+	return workflow.Trace{
 		ID: workflow.NewIDAt(workflow.PrefixTrace, end), WorkflowID: r.wf.ID, Round: r.wf.Round, Step: r.wf.Step,
 		Stage: call.Stage, Attempt: call.Attempt, Template: call.Template, Inputs: call.Inputs, Prompt: call.Prompt,
 		Response: resp.Text, Model: resp.Model, PromptTokens: resp.PromptTokens,
 		CompletionTokens: resp.CompletionTokens, CachedTokens: resp.CachedTokens, CacheWriteTokens: resp.CacheWriteTokens,
 		LatencyMs: end.Sub(start).Milliseconds(), FinishReason: resp.StopReason, Retries: resp.Retries, OutputMode: mode, CreatedAt: r.e.now(),
 	}
-	r.counted = append(r.counted, countedCall{call.Stage, resp.PromptTokens, resp.CompletionTokens, resp.CachedTokens})
-	if err == nil {
-		r.e.outputs.learn(call.Stage, resp.CompletionTokens)
-	}
-	outcome := "ok"
+}
+
+// checkReply classifies a call's outcome into t ("ok", "cancelled",
+// "error" or "rejected", running call.Check on a reply) and returns the
+// error Generate returns.
+func checkReply(ctx context.Context, call workflow.ModelCall, resp workflow.ModelResponse, err error, interrupted bool, t *workflow.Trace) (string, error) {
 	switch {
 	case err != nil && ctx.Err() != nil:
-		outcome, t.Error = "cancelled", "cancelled: "+context.Cause(ctx).Error()
-		err = ctx.Err()
+		t.Error = "cancelled: " + context.Cause(ctx).Error()
+		return "cancelled", ctx.Err()
 	case interrupted:
-		outcome, t.Error = "cancelled", "cancelled: "+errInterrupted.Error()
-		err = errInterrupted
+		t.Error = "cancelled: " + errInterrupted.Error()
+		return "cancelled", errInterrupted
 	case err != nil:
-		outcome, t.Error = "error", err.Error()
-		err = &modelError{err: err}
+		t.Error = err.Error()
+		return "error", &modelError{err: err}
 	case call.Check != nil && resp.Truncated:
-		outcome, t.Error = "rejected", workflow.TruncatedProblem(resp)
+		t.Error = workflow.TruncatedProblem(resp)
+		return "rejected", nil
 	case call.Check != nil:
 		reply := resp.Text
-		if call.FromNative != nil && mode.Native() {
+		if call.FromNative != nil && t.OutputMode.Native() {
 			reply = call.FromNative(reply)
 		}
 		t.Parsed, t.Error = call.Check(reply)
@@ -209,14 +275,10 @@ func (r *roundRun) Generate(ctx context.Context, call workflow.ModelCall) (resp 
 			t.Ungrounded = call.Ungrounded()
 		}
 		if t.Error != "" {
-			outcome = "rejected"
+			return "rejected", nil
 		}
 	}
-	r.e.observer().ModelCalled(call.Stage, outcome, resp.PromptTokens, resp.CompletionTokens)
-	span.ModelReply(resp, outcome, t.Error)
-	span.End(err)
-	r.RecordTrace(t)
-	return resp, err
+	return "ok", nil
 }
 
 // guardActionModel is the run's workflow.ModelGuard for its actions' model
@@ -252,7 +314,7 @@ func (r *roundRun) guardActionModel(ctx context.Context, req workflow.ModelReque
 func (r *roundRun) RecordActionCalls(ctx context.Context, calls []workflow.ActionModelCall) {
 	for i, c := range calls {
 		// The budget counted the call already (guardActionModel).
-		r.counted = append(r.counted, countedCall{workflow.StageAction, c.PromptTokens, c.CompletionTokens, c.CachedTokens})
+		r.counted = append(r.counted, countedCall{workflow.StageAction, c.PromptTokens, c.CompletionTokens, c.CachedTokens, false})
 		outcome := "ok"
 		switch {
 		case c.Error != "" && ctx.Err() != nil:
@@ -406,6 +468,9 @@ func (r *roundRun) commit(ctx context.Context, next *workflow.Workflow, msgs []w
 func (r *roundRun) commitShaped(ctx context.Context, next *workflow.Workflow, msgs []workflow.Message, docs []workflow.DocumentContent, shape func(*workflow.Workflow, []workflow.Message) (*workflow.Workflow, []workflow.Message)) error {
 	for _, k := range r.counted {
 		next.Stats.CountCall(k.stage, k.promptTokens, k.completionTokens, k.cachedTokens)
+		if k.discarded {
+			next.Stats.DiscardedCalls++
+		}
 	}
 	next.UpdatedAt = r.e.now()
 	for i := range msgs {

@@ -34,7 +34,17 @@
 //     json_object with the reason logged on OpenAI, OpenAI-compatible
 //     servers and Gemini (Anthropic and Ollama take it as it is), and a
 //     native request refused with HTTP 400 is sent once more without it; ModelResponse.OutputMode says
-//     which mode was used. Ollama is reached through its /v1 endpoint.
+//     which mode was used. Ollama is reached through its /v1 endpoint;
+//   - a request with a Stream is streamed (stream.go; DESIGN §11.2): SSE
+//     with stream_options.include_usage on OpenAI-compatible servers
+//     (Gemini and Ollama included), Messages API events on Anthropic;
+//     usage, cached tokens and the finish reason are read from the stream,
+//     and each piece of the reply text (or of the forced tool's argument
+//     text) is handed to Stream as it arrives. A server that answers a
+//     streamed request whole is read as one stream (no second request);
+//     one that refuses it with HTTP 400 is asked once more unstreamed, and
+//     the Model's later calls are unstreamed; an attempt that failed after
+//     its reply began to stream is retried unstreamed.
 //
 // Scripted is the one scripted model, a thread-safe stand-in for a provider
 // in the tests, the offline gateway and the demo: it replies from a list or

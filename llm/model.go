@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"errors"
+	"net/http"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -32,6 +33,9 @@ type Model struct {
 	// unmarked is set once the provider refused a call for its prompt-cache
 	// markers: every later call of this Model is sent without them.
 	unmarked atomic.Bool
+	// unstreamed is set once the server refused a streamed call that it
+	// then answered unstreamed: every later call is sent unstreamed.
+	unstreamed atomic.Bool
 }
 
 var _ workflow.Model = (*Model)(nil)
@@ -111,15 +115,23 @@ func (m *Model) Generate(ctx context.Context, req workflow.ModelRequest) (resp w
 		cache = cacheMarks{}
 	}
 	callCtx := withBodyPatch(ctx, newBodyPatch(plan.patch, cache))
+	stream, refusedStream := req.Stream != nil && !m.unstreamed.Load(), false
 	for attempt := 1; ; attempt++ {
-		out, f := m.attempt(callCtx, msgs, opts)
+		tap := m.tap(req, plan, stream)
+		out, f := m.attempt(callCtx, msgs, opts, tap)
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return workflow.ModelResponse{}, ctxErr
 		}
 		if f == nil {
+			m.streamed(ctx, req, tap, refusedStream)
 			resp := m.response(req, out, plan)
 			resp.Retries = attempt - 1
 			return resp, nil
+		}
+		if tap != nil && tap.stop() {
+			// Its pieces are out: a retry is sent unstreamed, so no
+			// piece is handed over twice (the reply is the truth).
+			stream = false
 		}
 		if refusedNative(plan, f) {
 			// Sent once more without the schema; never loops: the new
@@ -139,6 +151,12 @@ func (m *Model) Generate(ctx context.Context, req workflow.ModelRequest) (resp w
 			}
 			cache = cacheMarks{}
 			callCtx = withBodyPatch(ctx, newBodyPatch(plan.patch, cache))
+			continue
+		}
+		if stream && f.status == http.StatusBadRequest {
+			// Perhaps a server that refuses to stream: sent once more
+			// unstreamed (remembered when that one is answered).
+			stream, refusedStream = false, true
 			continue
 		}
 		if !f.retryable || attempt >= m.maxAttempts {
@@ -162,7 +180,7 @@ func (m *Model) Generate(ctx context.Context, req workflow.ModelRequest) (resp w
 
 // attempt makes one bounded call while holding an in-flight slot. It returns
 // the reply, or the classified failure.
-func (m *Model) attempt(ctx context.Context, msgs []llms.MessageContent, opts []llms.CallOption) (*llms.ContentResponse, *failure) {
+func (m *Model) attempt(ctx context.Context, msgs []llms.MessageContent, opts []llms.CallOption, tap *streamTap) (*llms.ContentResponse, *failure) {
 	select {
 	case m.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -172,7 +190,14 @@ func (m *Model) attempt(ctx context.Context, msgs []llms.MessageContent, opts []
 	actx, cancel := context.WithTimeout(ctx, m.timeout)
 	defer cancel()
 	obs := &observation{}
+	if tap != nil {
+		actx = withStreamTap(actx, tap)
+		opts = append(opts[:len(opts):len(opts)], llms.WithStreamingFunc(ignoreChunk))
+	}
 	out, err := m.client.llm.GenerateContent(withObservation(actx, obs), msgs, opts...)
+	if tap != nil {
+		tap.stop()
+	}
 	obs.mu.Lock()
 	if obs.unmarked != nil {
 		zerolog.Ctx(ctx).Warn().Str("model", m.Name()).Str("reason", obs.unmarked.Error()).

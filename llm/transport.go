@@ -76,6 +76,9 @@ func (t *observingTransport) RoundTrip(req *http.Request) (*http.Response, error
 		req = patched
 	}
 	resp, err := t.base.RoundTrip(req)
+	if tap := streamTapOf(req.Context()); tap != nil && err == nil {
+		tap.tapResponse(resp)
+	}
 	if obs == nil {
 		return resp, err
 	}

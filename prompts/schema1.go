@@ -31,7 +31,7 @@ const ReferencePattern = `^doc(List|Item):[^:]+(:.+)?$`
 const maxStrictEnumValues = 500
 
 // Stage1Output returns the native output schema of a Stage 1 reply: exactly
-// the keys of DESIGN §3, in its order, all required (strict mode); "action"
+// the keys of DESIGN §3, in the order of DESIGN §11.2, all required (strict mode); "action"
 // an enum of the offered actions; "requiredConnection" an enum of the
 // user's connection labels or null, and left out for a user without
 // connections (the parser reads an absent key as null); each "requiredInputDocuments" item a
@@ -73,9 +73,13 @@ func Stage1Output(actions []workflow.ActionSpec, conns []workflow.Connection) wo
 	// The keys' meaning is the prompt's rules (the same text in every
 	// output mode), so the schema describes only what the rules cannot:
 	// the connection choice and the null members of a field.
+	// The four keys Stage 2 is rendered from come first, so a streamed
+	// reply lets Stage 2 start before the rest is written (DESIGN §11.2).
 	members := []member{
-		{"action", object{{"type", "string"}, {"enum", names}}},
 		{"actionObjective", object{{"type", "string"}}},
+		{"action", object{{"type", "string"}, {"enum", names}}},
+		{"parametersContext", object{{"type", "string"}}},
+		{"parametersSchema", closedObject(member{"fields", object{{"type", "array"}, {"items", field}}})},
 		{"learnings", object{{"type", "array"}, {"items", object{{"type", "string"}}}}},
 		{"requiredInputDocuments", object{{"type", "array"},
 			{"items", object{{"type", "string"}, {"pattern", ReferencePattern}}}}},
@@ -83,9 +87,6 @@ func Stage1Output(actions []workflow.ActionSpec, conns []workflow.Connection) wo
 	if connection != nil {
 		members = append(members, member{"requiredConnection", connection})
 	}
-	members = append(members,
-		member{"parametersContext", object{{"type", "string"}}},
-		member{"parametersSchema", closedObject(member{"fields", object{{"type", "array"}, {"items", field}}})})
 	schema := closedObject(members...)
 	out := workflow.OutputSchema{
 		Name:        Stage1SchemaName,

@@ -50,6 +50,9 @@ const (
 	keyRetries  = attribute.Key("twostep.retries")
 	keyProblem  = attribute.Key("twostep.problem")
 	keyResumed  = attribute.Key("twostep.resumed")
+	// keyEarly marks a Stage 2 call started while Stage 1 still streamed
+	// (DESIGN §11.2); a discarded one ends with outcome "discarded".
+	keyEarly = attribute.Key("twostep.stage2.early")
 )
 
 // Span names (low cardinality; GenAI spans are "{operation} {model}").
@@ -150,6 +153,9 @@ func (t *Tracer) Start(ctx context.Context, s workflow.SpanStart) (context.Conte
 		attrs = append(attrs, keyOperation.String("chat"), keyStage.String(string(s.Stage)))
 		if s.Attempt > 0 {
 			attrs = append(attrs, keyAttempt.Int(s.Attempt))
+		}
+		if s.Early {
+			attrs = append(attrs, keyEarly.Bool(true))
 		}
 		if s.MaxTokens > 0 {
 			attrs = append(attrs, keyMaxTokens.Int(s.MaxTokens))

@@ -121,7 +121,14 @@ type FileStage2 struct {
 	// RequireGrounded is never (default), write or all: which Stage 2
 	// replies an invented value rejects (react.Grounded, DESIGN §10.4).
 	RequireGrounded string `yaml:"requireGrounded"`
+	// EarlyStart starts Stage 2 while Stage 1's reply still streams, as
+	// soon as its first four keys are complete (react.EarlyStage2, DESIGN
+	// §11.2); nil means true.
+	EarlyStart *bool `yaml:"earlyStart"`
 }
+
+// earlyStart is stage2.earlyStart with its default (true).
+func (s FileStage2) earlyStart() bool { return s.EarlyStart == nil || *s.EarlyStart }
 
 // FileLimits is the file's limits section: the HTTP limits, the engine's
 // and the store's, and (inline) those of the actions package.

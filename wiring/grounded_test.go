@@ -16,3 +16,14 @@ func TestStage2RequireGroundedIsChecked(t *testing.T) {
 		t.Errorf("requireGrounded: writes gave %v, want it refused with the settings", err)
 	}
 }
+
+func TestEarlyStartIsReadAndOnByDefault(t *testing.T) {
+	cfg, err := loadWithFile(t, "stage2: {earlyStart: false}\n")
+	if err != nil || cfg.File.Stage2.earlyStart() {
+		t.Fatalf("earlyStart: false = %v, %v; want it read", cfg.File.Stage2.EarlyStart, err)
+	}
+	cfg, err = loadWithFile(t, "stage2: {requireGrounded: never}\n")
+	if err != nil || !cfg.File.Stage2.earlyStart() {
+		t.Fatalf("no earlyStart = %v, %v; want on", cfg.File.Stage2.EarlyStart, err)
+	}
+}

@@ -201,7 +201,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 		Approvals: approvals, ApprovalTimeout: l.ApprovalTimeout, ShutdownGrace: l.ShutdownGrace, Logger: log.With().Str("component", "engine").Logger(),
 		Observer: g.Metrics, Changes: g.Changes, Tracer: tracer, Webhooks: hooks, Budget: budget,
 	}, g.Store, g.Model, g.Registry, map[workflow.ModeName]workflow.Mode{
-		workflow.ModeReact: react.New(builder, react.RequireGrounded(grounded)), workflow.ModeActionPlan: plan,
+		workflow.ModeReact: react.New(builder, react.RequireGrounded(grounded), react.EarlyStage2(cfg.File.Stage2.earlyStart())), workflow.ModeActionPlan: plan,
 	})
 	if err != nil {
 		return fmt.Errorf("engine.New: %w", err)

@@ -102,4 +102,14 @@ type ModelCall struct {
 	// of the checked reply's values that are not grounded in what the
 	// call was shown, for Trace.Ungrounded (a Stage 2 call's).
 	Ungrounded func() []string
+	// Stream, when set, is handed each piece of the reply as a streaming
+	// model writes it (ModelRequest.Stream; it must not block). The
+	// engine streams Stage 1 and Stage 2 calls whether or not it is set,
+	// for the deltas it publishes (DESIGN §11.3).
+	Stream func(chunk string)
+	// Early, when set, marks a Stage 2 call started while Stage 1's reply
+	// still streams (DESIGN §11.2); the mode settles it. Such a call may
+	// run beside the Stage 1 call on another goroutine: it is the one
+	// Generate that may overlap another, and no commit may overlap it.
+	Early *EarlyStart
 }

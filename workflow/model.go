@@ -46,9 +46,11 @@ type ModelRequest struct {
 	// Stream, when set, is called by a model that streams with each piece
 	// of the reply as it arrives, in order: the reply's text, or the
 	// native tool call's argument text (OutputTool). The pieces together
-	// are the reply's Text. It is called on the Generate goroutine, must
-	// not block and must not keep chunk past the call. A model that
-	// cannot stream never calls it.
+	// are the reply's Text. It is called from one goroutine at a time
+	// (not necessarily Generate's), never after Generate returns; it must
+	// not block. A model that cannot stream never calls it; one whose
+	// streamed attempt failed midway retries unstreamed, so the pieces
+	// may stop short of Text.
 	Stream func(chunk string)
 }
 

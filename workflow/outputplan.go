@@ -26,6 +26,6 @@ func PlannedOutput(m Model, req ModelRequest) OutputMode {
 func (call ModelCall) Request() ModelRequest {
 	return ModelRequest{
 		Messages: call.Prompt, JSON: call.JSON, MaxTokens: call.MaxTokens, Stage: call.Stage, Output: call.Output,
-		CacheKey: call.CacheKey, CachePrefix: call.CachePrefix, CacheSealed: call.CacheSealed, Facts: call.Facts,
+		CacheKey: call.CacheKey, CachePrefix: call.CachePrefix, CacheSealed: call.CacheSealed, Facts: call.Facts, Stream: call.Stream,
 	}
 }

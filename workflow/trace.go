@@ -66,6 +66,17 @@ type Trace struct {
 	// cache (Anthropic's cache_creation_input_tokens; 0 elsewhere).
 	CacheWriteTokens int   `json:"cacheWriteTokens,omitempty"`
 	LatencyMs        int64 `json:"latencyMs"`
+	// StartedAtMs is when the call started, in milliseconds after the
+	// start of its round step's first model call (0 for that one), as
+	// measured by the instance that made it (DESIGN §11.2).
+	StartedAtMs int64 `json:"startedAtMs"`
+	// OverlapMs is, for a Stage 2 call started while Stage 1's reply
+	// still streamed, how long the two ran side by side; 0 otherwise.
+	OverlapMs int64 `json:"overlapMs,omitempty"`
+	// Discarded marks such an early Stage 2 call whose reply was not
+	// used: Stage 1's reply was then rejected, or accepted with other
+	// values. Its tokens count like any call's.
+	Discarded bool `json:"discarded,omitempty"`
 	// FinishReason is the provider's own reason the reply ended ("stop",
 	// "length", "end_turn", "max_tokens"; "" when it gave none).
 	FinishReason string `json:"finishReason,omitempty"`

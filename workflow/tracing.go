@@ -70,6 +70,10 @@ type SpanStart struct {
 	Prompt    []PromptMessage
 	MaxTokens int
 	JSON      bool
+	// Early marks a Stage 2 call started while Stage 1's reply still
+	// streamed (ModelCall.Early); its span ends when the mode settles it,
+	// with outcome "discarded" when its reply was not used.
+	Early bool
 	// Action names the action of SpanAction.
 	Action string
 	// Origin is the traceparent of the request that started or resumed

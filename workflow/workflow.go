@@ -58,6 +58,9 @@ type Stats struct {
 	PromptTokens     int `json:"promptTokens"`
 	CompletionTokens int `json:"completionTokens"`
 	Actions          int `json:"actions"`
+	// DiscardedCalls counts the early Stage 2 calls whose reply was not
+	// used (DESIGN §11.2); they are counted in llmCalls and the tokens too.
+	DiscardedCalls int `json:"discardedCalls,omitempty"`
 	// ByStage splits llmCalls and tokens by the stage that made the
 	// calls (stage1, stage2, plan, repair, compact, action); the sums over
 	// its entries equal the totals above for calls counted since it exists.

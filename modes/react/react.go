@@ -42,6 +42,8 @@ type Mode struct {
 	prompts *prompts.Builder
 	// grounded is which Stage 2 replies an ungrounded value rejects.
 	grounded Grounded
+	// noEarly turns the early start of Stage 2 off (EarlyStage2).
+	noEarly bool
 }
 
 var _ workflow.Mode = (*Mode)(nil)
@@ -139,9 +141,18 @@ func (m *Mode) selectAction(ctx context.Context, run workflow.Run, cp *workflow.
 	}
 	call.Template, call.Prompt, call.CachePrefix, call.Inputs = rendered.Template, rendered.Messages, rendered.CachePrefix, rendered.Placeholders
 	call.CacheSealed = rendered.CacheSealed
+	early := m.newEarly(ctx, run)
+	if early != nil {
+		call.Stream = early.fn
+	}
 	resp, err := run.Generate(ctx, call)
 	if resp.Truncated {
 		res = prompts.Stage1Result{Problems: []string{workflow.TruncatedProblem(resp)}}
+	}
+	a, stands := early.take(err == nil && len(res.Problems) == 0, res.Selection)
+	early.release()
+	if stands {
+		return m.earlyDone(ctx, run, m.Selected(reg, res.Selection), a)
 	}
 	switch {
 	case err != nil:
@@ -207,11 +218,8 @@ func templateOutput(mode workflow.OutputMode) templates.Output {
 	return templates.TextOutput
 }
 
-// parameterize makes one Stage 2 attempt for sel. Accepted parameters are
-// persisted with phase execute — or, for workflow.complete, end the round
-// with the assistant message; a rejected reply persists the attempt and
-// its problems (phase parameterize) until the retries are spent, then the
-// step fails.
+// parameterize makes one Stage 2 attempt for the checkpoint's selection
+// (stage2Call) and commits its outcome (stage2Done).
 func (m *Mode) parameterize(ctx context.Context, run workflow.Run, cp *workflow.Checkpoint) error {
 	sel := *cp.Selection
 	reg := run.Registry()
@@ -233,15 +241,48 @@ func (m *Mode) parameterize(ctx context.Context, run workflow.Run, cp *workflow.
 		fail.Reason = rejected("Stage 2", attempt-1, problems)
 		return modes.Fail(ctx, run, fail)
 	}
+	a := m.stage2Call(ctx, run, stage2Ask{sel: sel, spec: spec, attempt: attempt, problems: problems, maxTokens: maxTokens(cp), verdict: verdict})
+	return m.stage2Done(ctx, run, cp, a)
+}
+
+// stage2Ask is what one Stage 2 attempt is made of.
+type stage2Ask struct {
+	sel       workflow.Selection
+	spec      workflow.ActionSpec
+	attempt   int
+	problems  []string // the feedback of the attempt before
+	maxTokens int
+	// verdict is the approval gate's at the intent moment: its
+	// constraints narrow the schema and judge the reply, its grant is
+	// kept for the call moment.
+	verdict workflow.Verdict
+	// early and stream are an early Stage 2 call's (early.go): its
+	// handle, and the Stream of its call.
+	early  *workflow.EarlyStart
+	stream func(string)
+}
+
+// stage2Attempt is the outcome of one Stage 2 call.
+type stage2Attempt struct {
+	ask  stage2Ask
+	resp workflow.ModelResponse
+	res  prompts.Stage2Result
+	err  error
+}
+
+// stage2Call makes one Stage 2 call for ask; it commits nothing.
+func (m *Mode) stage2Call(ctx context.Context, run workflow.Run, ask stage2Ask) stage2Attempt {
+	sel, spec, reg := ask.sel, ask.spec, run.Registry()
 	// An intent approval's constraints narrow the schema Stage 2 is shown
 	// and sent, and the reply must satisfy them (DESIGN §10.4).
-	constraints, grant := verdict.Constraints, verdict.Grant
-	in := prompts.Stage2Input{Selection: sel, Action: workflow.NarrowSpec(spec, constraints), Feedback: prompts.Feedback(problems)}
+	constraints, verdict := ask.verdict.Constraints, ask.verdict
+	in := prompts.Stage2Input{Selection: sel, Action: workflow.NarrowSpec(spec, constraints), Feedback: prompts.Feedback(ask.problems)}
+	out := stage2Attempt{ask: ask}
 	output, err := m.prompts.Stage2Output(in)
 	if err != nil {
-		return fmt.Errorf("react: rendering stage 2: %w", err)
+		out.err = fmt.Errorf("react: rendering stage 2: %w", err)
+		return out
 	}
-	var res prompts.Stage2Result
 	var ungrounded []string
 	// What Stage 2 is shown: the narrowed schema's enums and the
 	// constraints themselves count as given (DESIGN §10.4).
@@ -250,45 +291,56 @@ func (m *Mode) parameterize(ctx context.Context, run workflow.Run, cp *workflow.
 		grounding.Constraints, _ = json.Marshal(constraints)
 	}
 	call := workflow.ModelCall{
-		Stage: workflow.StageTwo, Attempt: attempt, JSON: prompts.ObjectReply(workflow.StageTwo),
-		MaxTokens: maxTokens(cp), Output: &output.Output, FromNative: output.FromNative, CacheKey: cacheKey(run, workflow.StageTwo),
-		Facts: workflow.PromptFacts{Messages: run.Messages(), Selection: &sel},
+		Stage: workflow.StageTwo, Attempt: ask.attempt, JSON: prompts.ObjectReply(workflow.StageTwo),
+		MaxTokens: ask.maxTokens, Output: &output.Output, FromNative: output.FromNative, CacheKey: cacheKey(run, workflow.StageTwo),
+		Facts: workflow.PromptFacts{Messages: run.Messages(), Selection: &sel}, Early: ask.early, Stream: ask.stream,
 		Check: func(reply string) (json.RawMessage, string) {
-			res = m.prompts.ParseStage2(reply, spec, sel.ParametersSchema.Fields, reg)
-			if res.Parameters != nil {
-				res.Problems = append(res.Problems, verdict.ConstraintProblems(res.Parameters)...)
+			out.res = m.prompts.ParseStage2(reply, spec, sel.ParametersSchema.Fields, reg)
+			if out.res.Parameters != nil {
+				out.res.Problems = append(out.res.Problems, verdict.ConstraintProblems(out.res.Parameters)...)
 			}
-			ungrounded = prompts.Ungrounded(res.Parameters, grounding)
-			if len(ungrounded) > 0 && m.grounded.rejects(effectOf(reg, spec, res.Parameters)) {
-				res.Problems = append(res.Problems, prompts.UngroundedProblems(ungrounded)...)
+			ungrounded = prompts.Ungrounded(out.res.Parameters, grounding)
+			if len(ungrounded) > 0 && m.grounded.rejects(effectOf(reg, spec, out.res.Parameters)) {
+				out.res.Problems = append(out.res.Problems, prompts.UngroundedProblems(ungrounded)...)
 			}
-			return res.Parsed, strings.Join(res.Problems, "\n")
+			return out.res.Parsed, strings.Join(out.res.Problems, "\n")
 		},
 		Ungrounded: func() []string { return ungrounded },
 	}
 	in.Output = templateOutput(run.PlannedOutput(call))
 	rendered, err := m.prompts.Stage2(in)
 	if err != nil {
-		return fmt.Errorf("react: rendering stage 2: %w", err)
+		out.err = fmt.Errorf("react: rendering stage 2: %w", err)
+		return out
 	}
 	call.Template, call.Prompt, call.CachePrefix, call.Inputs = rendered.Template, rendered.Messages, rendered.CachePrefix, rendered.Placeholders
-	resp, err := run.Generate(ctx, call)
-	if resp.Truncated {
-		res = prompts.Stage2Result{Problems: []string{workflow.TruncatedProblem(resp)}}
+	out.resp, out.err = run.Generate(ctx, call)
+	if out.resp.Truncated {
+		out.res = prompts.Stage2Result{Problems: []string{workflow.TruncatedProblem(out.resp)}}
 	}
+	return out
+}
+
+// stage2Done commits the outcome of a Stage 2 attempt made from cp:
+// accepted parameters are persisted with phase execute — or, for
+// workflow.complete, end the round; a rejected reply persists the attempt
+// and its problems (phase parameterize) until the retries are spent, then
+// the step fails.
+func (m *Mode) stage2Done(ctx context.Context, run workflow.Run, cp *workflow.Checkpoint, a stage2Attempt) error {
+	sel, grant := a.ask.sel, a.ask.verdict.Grant
 	switch {
-	case err != nil:
-		return err
-	case len(res.Problems) == 0:
-		return m.parameterized(ctx, run, sel, res.Parameters, grant)
-	case attempt <= MaxRetries:
+	case a.err != nil:
+		return a.err
+	case len(a.res.Problems) == 0:
+		return m.parameterized(ctx, run, sel, a.res.Parameters, grant)
+	case a.ask.attempt <= MaxRetries:
 		return run.Checkpoint(ctx, workflow.Checkpoint{
-			Phase: workflow.PhaseParameterize, Selection: &sel, Attempt: attempt, Feedback: res.Problems,
-			MaxTokens: retryTokens(cp, resp), Approval: grant,
+			Phase: workflow.PhaseParameterize, Selection: &sel, Attempt: a.ask.attempt, Feedback: a.res.Problems,
+			MaxTokens: retryTokens(cp, a.resp), Approval: grant,
 		})
 	}
-	fail.Reason = rejected("Stage 2", attempt, res.Problems)
-	return modes.Fail(ctx, run, fail)
+	return modes.Fail(ctx, run, modes.Failure{Action: sel.Action, Objective: sel.ActionObjective, Learnings: sel.Learnings,
+		Reason: rejected("Stage 2", a.ask.attempt, a.res.Problems)})
 }
 
 // nextAttempt returns the number of the current phase's next model call and
