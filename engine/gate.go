@@ -18,7 +18,8 @@ import (
 //  2. At the intent moment, a step of an action under the intent rule
 //     pauses for an intent approval, unless a live standing intent
 //     approval covers the action (Stage 2 then runs, and its call is
-//     judged at the call moment).
+//     judged at the call moment). A probe (Gate.Probe) only says
+//     whether it would.
 //  3. At the call moment, a call the policy holds proceeds under the
 //     grant of a standing approval that admits it (its use counted),
 //     else pauses: for an intent approval when it is a planned step (no
@@ -43,8 +44,14 @@ func (r *roundRun) Gate(ctx context.Context, g workflow.Gate) (workflow.Verdict,
 		if err != nil || standing {
 			return workflow.Verdict{}, err
 		}
+		if g.Probe {
+			return workflow.Verdict{Paused: true}, nil
+		}
 		return r.pause(ctx, g, workflow.ApprovalIntent)
 	case workflow.MomentCall:
+		if g.Probe {
+			return workflow.Verdict{}, workflow.Errorf(workflow.KindInternal, "approval gate: a probe is only taken at the intent moment")
+		}
 		if needed, _ := pol.NeedsApproval(g.Action, g.Parameters); !needed {
 			return workflow.Verdict{}, nil
 		}

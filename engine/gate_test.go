@@ -153,3 +153,45 @@ func TestGateGrantsAnApprovedIntent(t *testing.T) {
 		t.Errorf("forbidden value: %q, want one problem", got)
 	}
 }
+
+// TestGateProbe: a probe at the intent moment says whether the step
+// would pause and commits nothing; the step then proceeds.
+func TestGateProbe(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name   string
+		policy workflow.ApprovalPolicy
+		want   bool
+	}{
+		{"intent rule", intentOn{action: enginetest.Echo}, true},
+		{"no intent rule", holdEvery{}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			verdicts := make(chan workflow.Verdict, 1)
+			probe := workflow.Gate{Moment: workflow.MomentIntent, Action: enginetest.Echo, Probe: true}
+			step := func(ctx context.Context, run workflow.Run) error {
+				v, err := run.Gate(ctx, probe)
+				if err != nil {
+					return err
+				}
+				verdicts <- v
+				return gateStep(workflow.Gate{Moment: workflow.MomentCall, Action: workflow.CompleteAction}, make(chan workflow.Verdict, 1))(ctx, run)
+			}
+			e := newEngine(t, engine.Config{Approvals: tt.policy}, memstore.New(), blocking, step)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			wf, err := e.Create(ctx, engine.NewWorkflow{UserID: "alice", Prompt: "p"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			end, err := e.Wait(ctx, wf.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := <-verdicts; v.Paused != tt.want || end.Status != workflow.StatusCompleted || end.PendingApproval != nil {
+				t.Errorf("probe paused %v (want %v); then status %s, pending %v: want completed, nothing pending", v.Paused, tt.want, end.Status, end.PendingApproval)
+			}
+		})
+	}
+}

@@ -32,6 +32,10 @@ type Gate struct {
 	// Reject is the checkpoint the round goes on from after a rejection
 	// (the step after this one); nil is a fresh select.
 	Reject *Checkpoint
+	// Probe, at the intent moment only, asks without acting: nothing is
+	// committed, and Verdict.Paused says whether the step would pause
+	// (an early Stage 2 starts only when it would not).
+	Probe bool
 }
 
 // Verdict is the approval gate's answer: the round paused (the mode
