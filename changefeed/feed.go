@@ -3,7 +3,9 @@
 // requests waiting for a round, the event streams and tests of this
 // process subscribe to the workflows they watch. It knows nothing of other
 // instances: their commits reach a watcher through the store, which the
-// watcher reads now and then.
+// watcher reads now and then. DeltaFeed does the same for the deltas of
+// streaming replies (deltas.go), which redisstore carries between
+// instances.
 package changefeed
 
 import (

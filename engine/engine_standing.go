@@ -73,11 +73,11 @@ func (r *roundRun) standingFor(ctx context.Context, action string) ([]workflow.S
 	return slices.DeleteFunc(list, func(s workflow.StandingApproval) bool { return !s.Covers(action, r.wf.ID, now) }), nil
 }
 
-// HasStandingIntent reports whether a live standing approval of kind intent
-// covers a call of action in the run's workflow: a mode then lets the step
-// go on to Stage 2 without an intent pause, and the filled call runs if
-// it satisfies one (else it pauses for a call approval).
-func (r *roundRun) HasStandingIntent(ctx context.Context, action string) (bool, error) {
+// hasStandingIntent reports whether a live standing approval of kind
+// intent covers a call of action in the run's workflow: the gate then lets
+// the step go on to Stage 2 without an intent pause, and the filled call
+// runs if it satisfies one (else it pauses for a call approval).
+func (r *roundRun) hasStandingIntent(ctx context.Context, action string) (bool, error) {
 	list, err := r.standingFor(ctx, action)
 	if err != nil {
 		return false, err

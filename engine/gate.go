@@ -40,7 +40,7 @@ func (r *roundRun) Gate(ctx context.Context, g workflow.Gate) (workflow.Verdict,
 		if !r.needsIntent(g.Action) {
 			return workflow.Verdict{}, nil
 		}
-		standing, err := r.HasStandingIntent(ctx, g.Action)
+		standing, err := r.hasStandingIntent(ctx, g.Action)
 		if err != nil || standing {
 			return workflow.Verdict{}, err
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/engine"
+	"github.com/twostep/twostep/workflow"
 )
 
 type decisionInput struct {
@@ -35,35 +36,54 @@ func (s *Server) decideApproval(ctx context.Context, in *decisionInput) (*waited
 	if err := checkWorkflowID(in.ID); err != nil {
 		return nil, s.fail(ctx, "decideApproval", err)
 	}
-	d, err := DecisionOf(in.Body)
+	w, err := s.Decide(ctx, UserFrom(ctx), in.ID, in.ApprovalID, in.Body)
 	if err != nil {
 		return nil, err
 	}
-	w, err := s.engine.Decide(ctx, UserFrom(ctx), in.ID, in.ApprovalID, d)
+	return s.answerAfter(ctx, in.Prefer, w, http.StatusAccepted), nil
+}
+
+// Decide checks a decision as the approvals route does (DecisionOf) and
+// hands it to the engine: the caller-safe huma error it answers (a 422
+// listing the invalid edited parameters or constraints, the approval
+// still pending; a 409 when approvalID is not the pending approval ...)
+// is the route's. A mounted operation (AG-UI's resume) decides through it.
+func (s *Server) Decide(ctx context.Context, userID, workflowID, approvalID string, body apiv1.DecisionBody) (*workflow.Workflow, error) {
+	d, err := DecisionOf(body)
+	if err != nil {
+		return nil, err
+	}
+	w, err := s.engine.Decide(ctx, userID, workflowID, approvalID, d)
 	var pp *engine.ParameterProblems
 	if errors.As(err, &pp) {
-		details := make([]error, 0, len(pp.Lines))
-		for _, line := range pp.Lines {
-			// "parameters.<key>: ..." (forbidden or not asked for) or a
-			// schema line "/<json pointer>: ...".
-			path, msg, _ := strings.Cut(line, ": ")
-			loc := "body.parameters"
-			if pp.Body != "" {
-				loc = "body." + pp.Body
-			}
-			if p := strings.Trim(strings.TrimPrefix(path, "parameters."), "/"); p != "" {
-				loc += "." + strings.ReplaceAll(p, "/", ".")
-			}
-			details = append(details, &huma.ErrorDetail{Location: loc, Message: msg})
-		}
-		what := "the edited parameters are invalid"
-		if pp.Body == "constraints" {
-			what = "the constraints are invalid"
-		}
-		return nil, huma.Error422UnprocessableEntity(what+"; the approval is still pending", details...)
+		return nil, parameterProblems(pp)
 	}
 	if err != nil {
 		return nil, s.fail(ctx, "decideApproval", err)
 	}
-	return s.answerAfter(ctx, in.Prefer, w, http.StatusAccepted), nil
+	return w, nil
+}
+
+// parameterProblems is the 422 of edited parameters or constraints the
+// engine refused.
+func parameterProblems(pp *engine.ParameterProblems) error {
+	details := make([]error, 0, len(pp.Lines))
+	for _, line := range pp.Lines {
+		// "parameters.<key>: ..." (forbidden or not asked for) or a
+		// schema line "/<json pointer>: ...".
+		path, msg, _ := strings.Cut(line, ": ")
+		loc := "body.parameters"
+		if pp.Body != "" {
+			loc = "body." + pp.Body
+		}
+		if p := strings.Trim(strings.TrimPrefix(path, "parameters."), "/"); p != "" {
+			loc += "." + strings.ReplaceAll(p, "/", ".")
+		}
+		details = append(details, &huma.ErrorDetail{Location: loc, Message: msg})
+	}
+	what := "the edited parameters are invalid"
+	if pp.Body == "constraints" {
+		what = "the constraints are invalid"
+	}
+	return huma.Error422UnprocessableEntity(what+"; the approval is still pending", details...)
 }

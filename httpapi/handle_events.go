@@ -13,12 +13,14 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/rs/zerolog"
 
+	"github.com/twostep/twostep/apiv1"
 	"github.com/twostep/twostep/workflow"
 )
 
 type eventsInput struct {
 	WorkflowPath
 	LastEventID string `header:"Last-Event-ID" maxLength:"20" doc:"Resume after this message seq"`
+	Deltas      string `query:"deltas" enum:"all,none" doc:"none: no delta events (the pieces of an answer while it is written); all (default): send them"`
 }
 
 // eventsPage is how many messages one store read returns while streaming.
@@ -32,7 +34,10 @@ func (s *Server) registerEvents(api huma.API) {
 			"reconnecting client (Last-Event-ID) gets only what it missed. `status` events carry the workflow. " +
 			"The stream ends after the status event of a workflow that is no longer running, or after a " +
 			"`deleted` event (data `{\"id\": ...}`) when the workflow is deleted while the stream is open. A round that " +
-			"pauses for approval ends the stream with its status event and an `approval` event carrying the pending approval.",
+			"pauses for approval ends the stream with its status event and an `approval` event carrying the pending approval. " +
+			"While a stage's reply streams, `delta` events (no id, not stored) carry `{round, step, stage, field, text}`: the next piece " +
+			"of Stage 1's `actionObjective` or of the `message` of Stage 2's `workflow.complete`, from whichever instance runs the round. " +
+			"A client that reads slowly loses deltas, never a message event: the committed message is the truth. `?deltas=none` turns them off.",
 		Tags: []string{"events"}, Errors: []int{401, 404, 422},
 	}, s.workflowEvents)
 }
@@ -85,7 +90,7 @@ func (s *Server) events(ctx context.Context, in *eventsInput, op string, reads s
 		hctx.SetHeader("Cache-Control", "no-store")
 		hctx.SetHeader("X-Accel-Buffering", "no")
 		hctx.SetStatus(http.StatusOK)
-		st := &eventStream{w: hctx.BodyWriter(), after: after, writeWait: s.writeWait}
+		st := &eventStream{w: hctx.BodyWriter(), after: after, writeWait: s.writeWait, deltas: in.Deltas != "none"}
 		if err := s.stream(hctx.Context(), reads, in.ID, st); err != nil && hctx.Context().Err() == nil {
 			zerolog.Ctx(ctx).Warn().Err(err).Str("workflow", in.ID).Msg("event stream ended early")
 		}
@@ -103,10 +108,20 @@ func (s *Server) stream(ctx context.Context, reads streamReads, id string, st *e
 	defer ticker.Stop()
 	changed, cancel := s.changes.Subscribe(id)
 	defer cancel()
+	var deltas <-chan workflow.Delta
+	if st.deltas && s.deltas != nil {
+		var stop func()
+		deltas, stop = s.deltas.SubscribeDeltas(id)
+		defer stop()
+	}
 	if err := st.write("retry: 2000\n\n"); err != nil {
 		return err
 	}
 	for {
+		// Deltas already waiting precede the commit that follows them.
+		if err := drainDeltas(st, deltas); err != nil {
+			return err
+		}
 		w, err := s.sendNewMessages(ctx, reads, id, st)
 		if err != nil {
 			if workflow.KindOf(err) == workflow.KindNotFound {
@@ -130,13 +145,44 @@ func (s *Server) stream(ctx context.Context, reads streamReads, id string, st *e
 				return err
 			}
 		}
+		if done, err := s.awaitChange(ctx, st, changed, ticker.C, deltas); done || err != nil {
+			return err
+		}
+	}
+}
+
+// drainDeltas sends the deltas waiting in deltas without blocking.
+func drainDeltas(st *eventStream, deltas <-chan workflow.Delta) error {
+	for {
+		select {
+		case d := <-deltas:
+			if err := st.delta(d); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
+	}
+}
+
+// awaitChange sends the deltas that arrive until a commit is heard of or
+// the poll ticks (false: read the store again), or the stream must end
+// (true).
+func (s *Server) awaitChange(ctx context.Context, st *eventStream, changed <-chan workflow.Change, tick <-chan time.Time, deltas <-chan workflow.Delta) (bool, error) {
+	for {
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return true, ctx.Err()
 		case <-s.closing:
-			return nil
+			return true, nil
 		case <-changed:
-		case <-ticker.C:
+			return false, nil
+		case <-tick:
+			return false, nil
+		case d := <-deltas:
+			if err := st.delta(d); err != nil {
+				return true, err
+			}
 		}
 	}
 }
@@ -172,6 +218,8 @@ type eventStream struct {
 	lastWrite time.Time
 	// lastApproval is the id of the last approval event sent.
 	lastApproval string
+	// deltas is whether delta events are sent.
+	deltas bool
 	// writeWait bounds each frame's write, so a client that stops reading
 	// ends the stream instead of holding it forever.
 	writeWait time.Duration
@@ -224,6 +272,16 @@ func (st *eventStream) approval(w *workflow.Workflow) error {
 	}
 	st.lastApproval = p.ID
 	return nil
+}
+
+// delta sends a piece of a streaming reply: no id, so Last-Event-ID keeps
+// naming the last message.
+func (st *eventStream) delta(d workflow.Delta) error {
+	data, err := json.Marshal(apiv1.Delta{Round: d.Round, Step: d.Step, Stage: string(d.Stage), Field: d.Field, Text: d.Text})
+	if err != nil {
+		return err
+	}
+	return st.write("event: delta\ndata: " + string(data) + "\n\n")
 }
 
 func (st *eventStream) write(frame string) error {

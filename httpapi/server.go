@@ -133,10 +133,31 @@ type Options struct {
 	// to: requests waiting for their round (Prefer: wait) and event
 	// streams hear this instance's commits from it at once. Required.
 	Changes workflow.Changes
+	// Deltas, when set, lets event streams send the deltas of streaming
+	// replies (DESIGN §11.3); nil: no delta events.
+	Deltas DeltaSource
+	// APIMounts register operations of packages beside this one (AG-UI)
+	// on the API, after its own: they run behind the same middleware
+	// (auth, limits, tracing) and appear in the OpenAPI document.
+	APIMounts []APIMount
 	// Mounts are protocols served beside /api by packages of their own
 	// (the A2A server).
 	Mounts []Mount
 }
+
+// DeltaSource follows the deltas of a workflow's streaming replies:
+// changefeed.DeltaFeed in process, redisstore.DeltaBus across instances.
+type DeltaSource interface {
+	// SubscribeDeltas returns a channel of workflowID's deltas, bounded
+	// (a reader that falls behind loses deltas), and the function that
+	// ends the subscription.
+	SubscribeDeltas(workflowID string) (<-chan workflow.Delta, func())
+}
+
+// APIMount registers operations on the API; the Server passed along
+// offers what they share with this package (the error mapping, the
+// approvals route's checks, the streams' closing).
+type APIMount func(api huma.API, s *Server)
 
 // Server is the HTTP API. It holds no per-request state and is safe for
 // concurrent use.
@@ -171,7 +192,9 @@ type Server struct {
 	inflight *inflightGate
 	// changes tells waiting requests and event streams of this
 	// instance's commits.
-	changes workflow.Changes
+	changes   workflow.Changes
+	deltas    DeltaSource
+	apiMounts []APIMount
 	// waitPoll is how often a waiting request reads its workflow.
 	waitPoll time.Duration
 	oapi     *huma.OpenAPI
@@ -214,7 +237,7 @@ func New(opts Options) (*Server, error) {
 		limits: limits, log: opts.Logger, metrics: opts.Metrics, modelName: opts.ModelName, models: opts.Models, modelOK: opts.ModelCheck,
 		deps:    opts.Dependencies,
 		version: opts.Version, admin: opts.Admin, hooks: opts.Webhooks, usage: opts.Usage,
-		changes: opts.Changes, waitPoll: waitPoll,
+		changes: opts.Changes, deltas: opts.Deltas, apiMounts: opts.APIMounts, waitPoll: waitPoll,
 		poll: orDefault(opts.EventPoll, 250*time.Millisecond), heartbeat: orDefault(opts.Heartbeat, 15*time.Second),
 		writeWait: orDefault(opts.WriteTimeout, 2*time.Minute), tracing: opts.Tracing.middleware(),
 		idem: opts.Idempotency, mounts: opts.Mounts, userPaths: userPathsOf(opts.Mounts),
@@ -287,6 +310,9 @@ func (s *Server) buildRoutes() http.Handler {
 	s.registerEvents(api)
 	s.registerActions(api)
 	s.registerAdmin(api)
+	for _, m := range s.apiMounts {
+		m(api, s)
+	}
 	s.mountRoutes(r)
 	s.oapi = api.OpenAPI()
 	completeOpenAPI(s.oapi)

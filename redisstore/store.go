@@ -41,6 +41,10 @@
 //	                             workflows awaiting approval, scored by expiresAt (ms)
 //	twostep:approvals:indexed    set once the approval index was backfilled (approvals.go)
 //
+// The deltas of streaming replies (DESIGN §11.3) are not stored: they are
+// published on twostep:deltas:{<id>} (Pub/Sub; sharded Pub/Sub on a
+// cluster) and handed to the instance's changefeed.DeltaFeed (deltas.go).
+//
 // A ref is "<id>\x00<u>": the workflow id and its escaped user, which sorts
 // as the id does. A workflow's entries go to partition fnv32a(id) mod 16,
 // so the store-wide indexes spread over the shards; ListAll merges the

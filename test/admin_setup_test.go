@@ -17,6 +17,7 @@ import (
 	"github.com/twostep/twostep/actions"
 	"github.com/twostep/twostep/adminv1"
 	"github.com/twostep/twostep/apiv1"
+	"github.com/twostep/twostep/changefeed"
 	"github.com/twostep/twostep/engine"
 	"github.com/twostep/twostep/engine/enginetest"
 	"github.com/twostep/twostep/httpapi"
@@ -84,6 +85,9 @@ type adminEnv struct {
 	changes workflow.Changes // the change service the engine publishes to
 	model   *scripted.Model
 	script  *stageScript
+	// deltas is the gateway's delta transport (in process: the memory
+	// store's), where a test publishes the pieces of a streaming reply.
+	deltas *changefeed.DeltaFeed
 }
 
 func newAdminEnv(t *testing.T) *adminEnv {
@@ -144,7 +148,11 @@ func newAdminEnv(t *testing.T) *adminEnv {
 		cancel()
 		_ = g.Close()
 	})
-	return &adminEnv{url: hs.URL, raw: raw, engine: g.Engine, changes: g.Changes, model: model, script: script}
+	deltas, ok := g.Deltas.(*changefeed.DeltaFeed)
+	if !ok {
+		t.Fatalf("the delta transport is a %T, want the in-process feed", g.Deltas)
+	}
+	return &adminEnv{url: hs.URL, raw: raw, engine: g.Engine, changes: g.Changes, model: model, script: script, deltas: deltas}
 }
 
 // call sends a request and returns the status and body; body may be nil.

@@ -13,18 +13,18 @@ import (
 	"github.com/twostep/twostep/adminv1"
 )
 
-// streamingLLM is an OpenAI-compatible server that streams every reply
+// overlapLLM is an OpenAI-compatible server that streams every reply
 // (SSE, tool-call argument deltas when the request forces a tool, usage
 // in the last chunk). A Stage 1 reply stops after its four Stage 2 keys
 // until a Stage 2 request has arrived: the round completes only if the
 // gateway starts Stage 2 while Stage 1 still streams (missed marks a
 // wait that ran out instead of hanging).
-type streamingLLM struct {
+type overlapLLM struct {
 	stage2 chan struct{}
 	missed atomic.Bool
 }
 
-func (m *streamingLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (m *overlapLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		chatRequest
 		Stream bool              `json:"stream"`
@@ -86,7 +86,7 @@ func (m *streamingLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // overlap and the usage read from the stream.
 func TestGatewayStartsStage2WhileStage1Streams(t *testing.T) {
 	t.Parallel()
-	model := &streamingLLM{stage2: make(chan struct{}, 1)}
+	model := &overlapLLM{stage2: make(chan struct{}, 1)}
 	llmSrv := httptest.NewServer(model)
 	t.Cleanup(llmSrv.Close)
 	g := startGateway(t, nil, "OPENAI_BASE_URL="+llmSrv.URL+"/v1")

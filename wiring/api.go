@@ -8,6 +8,7 @@ import (
 
 	"github.com/twostep/twostep/actions/mcp"
 	"github.com/twostep/twostep/actions/openapi"
+	"github.com/twostep/twostep/agui"
 	"github.com/twostep/twostep/doctext"
 	"github.com/twostep/twostep/httpapi"
 	"github.com/twostep/twostep/llm"
@@ -37,6 +38,11 @@ func (g *Gateway) buildAPI(cfg Config, log zerolog.Logger, builder *prompts.Buil
 	// Idempotency-Key answers are kept beside the workflows, in the store
 	// under the redactor (they hold only what the API answered).
 	idem := workflow.StoreAs[workflow.IdempotencyStore](g.Store)
+	l := cfg.File.Limits
+	ag, err := agui.New(agui.Options{Engine: g.Engine, Threads: idem, ThreadTTL: l.Retention, MaxBodyBytes: l.HTTP.MaxBodyBytes})
+	if err != nil {
+		return fmt.Errorf("agui.New: %w", err)
+	}
 	mount, err := g.a2aMount(cfg, g.Registry, idem, log)
 	if err != nil {
 		return fmt.Errorf("a2a.New: %w", err)
@@ -52,7 +58,8 @@ func (g *Gateway) buildAPI(cfg Config, log zerolog.Logger, builder *prompts.Buil
 			CheckURL:  func(u string) error { return webhooks.CheckURL(u, cfg.File.Webhooks.AllowPrivate) },
 			NewSecret: webhooks.NewSecret,
 		},
-		Usage: usage, Changes: g.Changes, Mounts: []httpapi.Mount{mount},
+		Usage: usage, Changes: g.Changes, Deltas: g.Deltas, Mounts: []httpapi.Mount{mount},
+		APIMounts: []httpapi.APIMount{ag.Mount},
 	})
 	if err != nil {
 		return fmt.Errorf("httpapi.New: %w", err)

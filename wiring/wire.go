@@ -67,11 +67,22 @@ type Gateway struct {
 	// Changes is the change-notification service: the engine publishes
 	// its commits, the API's waiting requests and event streams (and
 	// tests) subscribe.
-	Changes    *changefeed.Feed
+	Changes *changefeed.Feed
+	// Deltas carries the deltas of streaming replies (DESIGN §11.3): in
+	// process on the memory store, over Redis Pub/Sub between instances
+	// on Redis. The engine publishes; event streams and AG-UI runs
+	// subscribe.
+	Deltas     DeltaTransport
 	closeStore func() error // releases the store's connections
 	// closeModel closes the models Wire opened (not one the caller passed
 	// in): each ends its readiness probe in flight and waits for it.
 	closeModel func() error
+}
+
+// DeltaTransport is where deltas are published and followed.
+type DeltaTransport interface {
+	workflow.Deltas
+	httpapi.DeltaSource
 }
 
 // Close closes the models the gateway opened, waiting for their readiness
@@ -116,6 +127,7 @@ func (g *Gateway) openStore(ctx context.Context, cfg Config, log zerolog.Logger)
 	l := cfg.File.Limits
 	if cfg.RedisURL == "" {
 		g.Store = memstore.New(memstore.WithTraceCap(l.TraceCap), memstore.WithRetention(l.Retention))
+		g.Deltas = changefeed.NewDeltas()
 		return nil
 	}
 	redis.SetLogger(redisLogger{log}) // go-redis has only a process-wide logger
@@ -137,7 +149,9 @@ func (g *Gateway) openStore(ctx context.Context, cfg Config, log zerolog.Logger)
 		_ = s.Close()
 		return fmt.Errorf("GATEWAY_CONFIG: limits.dispatchPartitions: %w", err)
 	}
-	g.Store, g.closeStore, g.Dispatcher = s, s.Close, d
+	bus := s.Deltas()
+	g.Store, g.Dispatcher, g.Deltas = s, d, bus
+	g.closeStore = func() error { return errors.Join(bus.Close(), s.Close()) }
 	return nil
 }
 
@@ -199,7 +213,7 @@ func (g *Gateway) build(ctx context.Context, cfg Config, log zerolog.Logger) err
 		MaxRunningPerUser: l.MaxRunningPerUser, MaxQueuedPerUser: l.MaxQueuedPerUser, MaxForkBytes: l.MaxForkBytes, LeaseTTL: l.LeaseTTL, LoopRepeats: l.loopRepeats(),
 		Dispatcher: g.Dispatcher, RecoverInterval: l.RecoverInterval,
 		Approvals: approvals, ApprovalTimeout: l.ApprovalTimeout, ShutdownGrace: l.ShutdownGrace, Logger: log.With().Str("component", "engine").Logger(),
-		Observer: g.Metrics, Changes: g.Changes, Tracer: tracer, Webhooks: hooks, Budget: budget,
+		Observer: g.Metrics, Changes: g.Changes, Deltas: g.Deltas, Tracer: tracer, Webhooks: hooks, Budget: budget,
 	}, g.Store, g.Model, g.Registry, map[workflow.ModeName]workflow.Mode{
 		workflow.ModeReact: react.New(builder, react.RequireGrounded(grounded), react.EarlyStage2(cfg.File.Stage2.earlyStart())), workflow.ModeActionPlan: plan,
 	})

@@ -156,3 +156,32 @@ func TestWorkflowImportsNoAdapter(t *testing.T) {
 		}
 	}
 }
+
+// maxGatewayLines bounds cmd/gateway's own code: it adds the subcommands,
+// listening, signals and shutdown; what assembles the process belongs in
+// wiring/ (design §2).
+const maxGatewayLines = 550
+
+// TestGatewayOnlyWires holds cmd/gateway's non-test code to
+// maxGatewayLines.
+func TestGatewayOnlyWires(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += strings.Count(string(b), "\n")
+	}
+	if total > maxGatewayLines {
+		t.Errorf("cmd/gateway has %d lines of code, over %d: move what wires the process into wiring/", total, maxGatewayLines)
+	}
+}

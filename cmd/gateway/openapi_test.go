@@ -205,6 +205,10 @@ func TestOpenAPIDescribesEveryResponse(t *testing.T) {
 		answer.Messages[1].Role != "assistant" {
 		t.Errorf("a waited create answered %s with %+v, want the completed round's two messages", waited.Header().Get("Preference-Applied"), answer)
 	}
+	agui := `{"threadId":"thread-1","runId":"run-1","messages":[{"id":"m1","role":"user","content":"Nothing to read"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}`
+	do(apiCall{name: "agui run", method: "POST", path: "/api/v1/agui", token: alice, body: agui, status: 200})
+	do(apiCall{name: "agui run without a prompt", method: "POST", path: "/api/v1/agui", token: alice,
+		body: `{"threadId":"thread-2","runId":"run-1","messages":[],"tools":[],"context":[]}`, status: 422})
 	var msgs struct {
 		Messages []struct {
 			Documents []struct{ ID string }

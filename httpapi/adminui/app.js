@@ -166,6 +166,27 @@
     if (following) following.abort();
     following = null;
     $('live').hidden = true;
+    hideStreaming();
+  }
+  // showDelta shows a stage reply's field as the model writes it (a
+  // delta event): the pieces of one round step's field appended in
+  // order, until a committed message replaces them.
+  let streamingKey = '';
+  function showDelta(d) {
+    const key = d.round + '/' + d.step + '/' + d.stage + '/' + d.field;
+    const text = $('streaming-text');
+    if (key !== streamingKey) {
+      streamingKey = key;
+      text.textContent = '';
+      $('streaming-what').textContent = 'streaming: round ' + d.round + ' step ' + d.step + ' · ' + d.stage + ' ' + d.field;
+    }
+    text.textContent += d.text;
+    $('streaming').hidden = false;
+  }
+  function hideStreaming() {
+    streamingKey = '';
+    $('streaming').hidden = true;
+    $('streaming-text').textContent = '';
   }
   async function follow(id) {
     stopFollowing();
@@ -194,10 +215,15 @@
         while ((cut = buf.indexOf('\n\n')) >= 0) {
           const frame = buf.slice(0, cut);
           buf = buf.slice(cut + 2);
-          if (/^event: (message|status|deleted|approval)$/m.test(frame)) later();
+          const delta = /^event: delta$/m.test(frame) && /^data: (.*)$/m.exec(frame);
+          if (delta) showDelta(JSON.parse(delta[1]));
+          else if (/^event: (message|status|deleted|approval)$/m.test(frame)) {
+            if (/^event: message$/m.test(frame)) hideStreaming();
+            later();
+          }
         }
       }
-      if (current === id) { live.textContent = 'live: the round ended'; await refresh(id); }
+      if (current === id) { hideStreaming(); live.textContent = 'live: the round ended'; await refresh(id); }
     } catch (err) {
       if (err.name !== 'AbortError') { live.textContent = 'live: ' + err.message; }
     }
