@@ -148,26 +148,36 @@ func (b *DeltaBus) publishLoop() {
 	}
 }
 
-// publish sends batch in one pipeline; a failure drops it (deltas are not
-// retried: the committed message follows anyway).
+// publish sends batch in one pipeline on a single Redis, and one SPUBLISH
+// after another on a cluster, where a pipeline does not keep the order of
+// commands (a cluster pipeline reordered a workflow's pieces under load);
+// a failure drops what is left of the batch (deltas are not retried: the
+// committed message follows anyway).
 func (b *DeltaBus) publish(batch []workflow.Delta) {
 	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
 	defer cancel()
+	if b.cluster {
+		for i, d := range batch {
+			if err := b.rdb.SPublish(ctx, b.channel(d.WorkflowID), b.encode(d)).Err(); err != nil {
+				b.dropped.Add(int64(len(batch) - i))
+				return
+			}
+		}
+		return
+	}
 	pipe := b.rdb.Pipeline()
 	for _, d := range batch {
-		data, err := json.Marshal(wireDelta{W: d.WorkflowID, U: d.UserID, R: d.Round, S: d.Step, G: d.Stage, F: d.Field, T: d.Text})
-		if err != nil {
-			continue
-		}
-		if b.cluster {
-			pipe.SPublish(ctx, b.channel(d.WorkflowID), data)
-		} else {
-			pipe.Publish(ctx, b.channel(d.WorkflowID), data)
-		}
+		pipe.Publish(ctx, b.channel(d.WorkflowID), b.encode(d))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		b.dropped.Add(int64(len(batch)))
 	}
+}
+
+// encode is d's message on the channel.
+func (b *DeltaBus) encode(d workflow.Delta) []byte {
+	data, _ := json.Marshal(wireDelta{W: d.WorkflowID, U: d.UserID, R: d.Round, S: d.Step, G: d.Stage, F: d.Field, T: d.Text}) // strings and ints: never fails
+	return data
 }
 
 // receive hands a message of a followed channel to the local watchers.

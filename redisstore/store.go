@@ -170,14 +170,16 @@ type Store struct {
 }
 
 // New returns a store over an existing client, which the caller keeps
-// owning (Close does not close it). It panics when opts are invalid (a key
+// owning (Close does not close it); a *redis.ClusterClient makes it a
+// cluster store (sharded Pub/Sub for deltas). It panics when opts are invalid (a key
 // prefix with braces, a negative retention): that is a programming error.
 func New(client redis.UniversalClient, opts Options) *Store {
 	o, err := opts.withDefaults()
 	if err != nil {
 		panic("redisstore.New: " + err.Error())
 	}
-	return &Store{rdb: client, opts: o, keys: keys{prefix: o.KeyPrefix}}
+	_, cluster := client.(*redis.ClusterClient)
+	return &Store{rdb: client, opts: o, keys: keys{prefix: o.KeyPrefix}, cluster: cluster}
 }
 
 // Open connects to the Redis at url and pings it: an unreachable Redis is
