@@ -179,3 +179,26 @@ func TestCancelStopsASlowRound(t *testing.T) {
 		t.Errorf("subscribing to a canceled task answered %d, want -32004", code)
 	}
 }
+
+// TestCardVariesWithWhatItsURLsComeFrom: the card's URLs come from the
+// Host and X-Forwarded-Proto the caller sent, so a shared cache may keep
+// it (public) only per those headers: one request with X-Forwarded-Proto:
+// http must not make a cache hand every client a card that sends their
+// tokens over plain HTTP.
+func TestCardVariesWithWhatItsURLsComeFrom(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, script(), nil)
+	req, _ := http.NewRequest(http.MethodGet, h.srv.URL+a2a.CardPath, nil)
+	req.Header.Set("X-Forwarded-Proto", "http")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	vary := strings.Join(resp.Header.Values("Vary"), ",")
+	for _, h := range []string{"Host", "X-Forwarded-Proto"} {
+		if !strings.Contains(vary, h) {
+			t.Errorf("Vary %q does not name %s, which the card's URLs depend on", vary, h)
+		}
+	}
+}

@@ -89,6 +89,8 @@ func (s *Server) serveCard(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "public, max-age=300")
+	// The URLs are built from these: a shared cache keeps a card per them.
+	w.Header().Set("Vary", "Host, X-Forwarded-Proto")
 	_, _ = w.Write(b)
 }
 

@@ -101,7 +101,7 @@ func pushRoute(method, path, task, sub string, body []byte) (string, json.RawMes
 		return "ListTaskPushNotificationConfigs", mustJSON(map[string]any{"taskId": task}), nil
 	case sub == "pushNotificationConfigs" && method == http.MethodPost:
 		var p map[string]any
-		if json.Unmarshal(body, &p) != nil {
+		if json.Unmarshal(body, &p) != nil || p == nil { // null decodes to a nil map
 			return "", nil, invalidParams("the body must be a TaskPushNotificationConfig object")
 		}
 		p["taskId"] = task

@@ -117,3 +117,17 @@ func TestRESTStream(t *testing.T) {
 		t.Fatalf("stream %s", b)
 	}
 }
+
+// TestRESTPushConfigBodyNotAnObject: a push config body that is JSON but
+// not an object (null, an array, a string) is a 400 INVALID_ARGUMENT, not
+// a panic.
+func TestRESTPushConfigBodyNotAnObject(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, script(), nil)
+	for _, body := range []string{`null`, `[]`, `"x"`, `{`} {
+		status, b := h.rest("alice", "POST", "/tasks/wf_x.1/pushNotificationConfigs", json.RawMessage(body))
+		if status != http.StatusBadRequest || !strings.Contains(string(b), "INVALID_ARGUMENT") {
+			t.Errorf("body %s: %d %s, want 400 INVALID_ARGUMENT", body, status, b)
+		}
+	}
+}

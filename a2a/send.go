@@ -35,7 +35,9 @@ func (s *Server) sendMessage(c *call, params json.RawMessage) (any, error) {
 		return nil, err
 	}
 	if in.Configuration == nil || !in.Configuration.ReturnImmediately {
-		wf = s.await(c, wf, round)
+		if wf, err = s.await(c, wf, round); err != nil {
+			return nil, err
+		}
 	}
 	msgs, err := s.opts.Reads.MessagesOf(c.ctx, c.user, wf, 0, 0)
 	if err != nil {

@@ -2,12 +2,14 @@ package a2a_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,10 +40,14 @@ func (echoNeedsApproval) ConstraintProblems(_, _ map[string]any) []string    { r
 // a scripted model) behind a stand-in for the gateway's auth: the bearer
 // token is the user's name.
 type harness struct {
-	t      *testing.T
-	srv    *httptest.Server
-	store  *memstore.Store
-	a2a    *a2a.Server
+	t     *testing.T
+	srv   *httptest.Server
+	store *memstore.Store
+	a2a   *a2a.Server
+	eng   *enginetest.Engine
+	// gone makes every read of a workflow answer not found, as when it
+	// was deleted (by another instance) between two reads.
+	gone   *atomic.Bool
 	pushes []string // URLs CheckPushURL saw
 }
 
@@ -79,9 +85,9 @@ func newHarness(t *testing.T, model workflow.Model, policy workflow.ApprovalPoli
 		Bodies: map[string]func(string, *workflow.Workflow) ([]byte, error){workflow.WebhookFormatA2A: a2a.PushBody}}
 	e := enginetest.StartEngine(t, cfg, store, model, enginetest.NewRegistry(),
 		map[workflow.ModeName]workflow.Mode{workflow.ModeReact: react.New(prompts.NewBuilder(set, prompts.Options{}))})
-	h := &harness{t: t, store: store}
+	h := &harness{t: t, store: store, eng: e, gone: new(atomic.Bool)}
 	h.a2a, err = a2a.New(a2a.Options{
-		Engine: e, Reads: e, Actions: enginetest.NewRegistry(), Changes: e.Changes, Idempotency: store,
+		Engine: e, Reads: goneReads{e, h.gone}, Actions: enginetest.NewRegistry(), Changes: e.Changes, Idempotency: store,
 		Limits: httpapi.Limits{MaxBodyBytes: 64 << 10, MaxPromptChars: 500}, Subscriptions: store, Version: "test",
 		CheckPushURL: func(u string) error {
 			h.pushes = append(h.pushes, u)
@@ -101,6 +107,19 @@ func newHarness(t *testing.T, model workflow.Model, policy workflow.ApprovalPoli
 	}))
 	t.Cleanup(h.srv.Close)
 	return h
+}
+
+// goneReads are the engine's reads, every Get not found once gone is set.
+type goneReads struct {
+	*enginetest.Engine
+	gone *atomic.Bool
+}
+
+func (r goneReads) Get(ctx context.Context, userID, id string) (*workflow.Workflow, error) {
+	if r.gone.Load() {
+		return nil, workflow.Errorf(workflow.KindNotFound, "workflow %q not found", id)
+	}
+	return r.Engine.Get(ctx, userID, id)
 }
 
 // rpcAnswer is a JSON-RPC response as the client reads it.

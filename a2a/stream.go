@@ -11,9 +11,10 @@ import (
 
 // await returns wf once round has settled (its status not running, or a
 // later round started), read again from the store; or the latest read
-// when the request ends or MaxWait passes first. This instance's commits
-// are heard at once (Changes), another instance's every Poll.
-func (s *Server) await(c *call, wf *workflow.Workflow, round int) *workflow.Workflow {
+// when the request ends or MaxWait passes first; task not found when the
+// workflow was deleted meanwhile. This instance's commits are heard at
+// once (Changes), another instance's every Poll.
+func (s *Server) await(c *call, wf *workflow.Workflow, round int) (*workflow.Workflow, error) {
 	changed, cancel := s.opts.Changes.Subscribe(wf.ID)
 	defer cancel()
 	poll := time.NewTicker(s.opts.Poll)
@@ -22,19 +23,23 @@ func (s *Server) await(c *call, wf *workflow.Workflow, round int) *workflow.Work
 	defer limit.Stop()
 	for {
 		if wf.Round > round || wf.Status != workflow.StatusRunning {
-			return wf
+			return wf, nil
 		}
 		select {
 		case <-c.ctx.Done():
-			return wf
+			return wf, nil
 		case <-limit.C:
-			return wf
+			return wf, nil
 		case <-s.closing:
-			return wf
+			return wf, nil
 		case <-changed:
 		case <-poll.C:
 		}
-		if next, err := s.opts.Reads.Get(c.ctx, c.user, wf.ID); err == nil {
+		next, err := s.opts.Reads.Get(c.ctx, c.user, wf.ID)
+		if workflow.KindOf(err) == workflow.KindNotFound {
+			return nil, taskNotFound(taskID(wf.ID, round))
+		}
+		if err == nil {
 			wf = next
 		}
 	}
@@ -145,6 +150,12 @@ func (s *Server) stream(c *call, w http.ResponseWriter, wf *workflow.Workflow, r
 		case <-poll.C:
 		}
 		next, err := s.opts.Reads.Get(c.ctx, c.user, wf.ID)
+		if workflow.KindOf(err) == workflow.KindNotFound {
+			// Deleted: its task is over, and no later read finds it.
+			_ = st.send(StreamResponse{StatusUpdate: &StatusUpdate{TaskID: taskID(wf.ID, round), ContextID: wf.ID,
+				Status: TaskStatus{State: StateCanceled, Message: agentText(wf, round, "the context was deleted")}}})
+			return nil
+		}
 		if err != nil || next.Version == last {
 			continue
 		}

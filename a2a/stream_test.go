@@ -177,6 +177,37 @@ func TestCloseEndsStreams(t *testing.T) {
 	}
 }
 
+// TestStreamEndsWhenTheTaskIsDeleted: a stream whose workflow is gone
+// when it reads it again (deleted) ends with a canceled status instead of
+// polling a task that no longer exists until the client gives up.
+func TestStreamEndsWhenTheTaskIsDeleted(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, script(), nil)
+	req := message("slow", "SLOW", nil)
+	req["configuration"] = map[string]any{"returnImmediately": true}
+	got := h.task("alice", "SendMessage", req)
+	done := make(chan []a2a.StreamResponse, 1)
+	go func() {
+		done <- h.stream("alice", "SubscribeToTask", map[string]any{"id": got.ID}, func() {
+			h.gone.Store(true)
+			if _, err := h.eng.Stop(context.Background(), "alice", got.ContextID); err != nil {
+				t.Error(err)
+			}
+		})
+	}()
+	var evs []a2a.StreamResponse
+	select {
+	case evs = <-done:
+	case <-time.After(time.Minute): // a guard against a hang, not a timing assertion
+		h.a2a.Close()
+		t.Fatal("the stream of a deleted task did not end")
+	}
+	last := evs[len(evs)-1]
+	if last.StatusUpdate == nil || last.StatusUpdate.TaskID != got.ID || last.StatusUpdate.Status.State != a2a.StateCanceled {
+		t.Errorf("last event %+v, want a canceled status update", last)
+	}
+}
+
 // TestListTasks: each workflow's latest round, every round of one
 // context newest first, and the filters.
 func TestListTasks(t *testing.T) {
@@ -207,5 +238,53 @@ func TestListTasks(t *testing.T) {
 	}
 	if ts := list(map[string]any{"statusTimestampAfter": "2100-01-01T00:00:00Z"}); len(ts) != 0 {
 		t.Errorf("tasks after 2100 = %+v", ts)
+	}
+}
+
+// TestBlockingSendEndsWhenTheTaskIsDeleted: a blocking SendMessage whose
+// workflow is gone when it reads it again (deleted) answers task not
+// found at once instead of waiting out MaxWait.
+func TestBlockingSendEndsWhenTheTaskIsDeleted(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, script(), nil)
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "SendMessage", "params": message("slow", "SLOW", nil)})
+	done := make(chan string, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, h.srv.URL+a2a.RPCPath, bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer alice")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		_, _ = b.ReadFrom(resp.Body)
+		done <- b.String()
+	}()
+	var id string
+	for id == "" {
+		wfs, _, err := h.eng.List(context.Background(), "alice", workflow.Page{Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(wfs) == 1 {
+			id = wfs[0].ID
+			break
+		}
+		<-time.After(time.Millisecond)
+	}
+	h.gone.Store(true)
+	if _, err := h.eng.Stop(context.Background(), "alice", id); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-done:
+		if !strings.Contains(got, `"code":-32001`) {
+			t.Errorf("answer %s, want task not found (-32001)", got)
+		}
+	case <-time.After(time.Minute): // a guard against a hang, not a timing assertion
+		h.a2a.Close()
+		t.Fatal("the blocking send of a deleted task did not answer")
 	}
 }

@@ -77,9 +77,22 @@ func recallWorkload() CostWorkload {
 		context, message := recallAnswer(found)
 		return context, message, len(found), invoiceCount
 	}
+	// Stage 1 adds up the amounts it read and hands Stage 2 the total, as
+	// a capable model does: every figure of the answer is in the context.
+	answer.derive = func(context string) string {
+		total := 0
+		for _, m := range amountIn.FindAllStringSubmatch(context, -1) {
+			cents, _ := strconv.Atoi(strings.NewReplacer(",", "", ".", "").Replace(m[1]))
+			total += cents
+		}
+		return fmt.Sprintf(" Their total: %s EUR.", euros(total))
+	}
 	w.steps = append(w.steps, answer)
 	return w
 }
+
+// amountIn finds the amounts of the recall answer's context.
+var amountIn = regexp.MustCompile(`\) ([\d,]+\.\d\d) EUR`)
 
 // formCount is the number of the many-files workload's uploads.
 const formCount = 12

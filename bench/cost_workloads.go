@@ -48,7 +48,11 @@ type costStep struct {
 	// answer, when set, writes the step's context and Stage 2 message
 	// from the prompt (an answer that needs every earlier result): it
 	// returns them and how many of the facts it needs the prompt shows.
-	answer  func(prompt string) (context, message string, shown, needed int)
+	answer func(prompt string) (context, message string, shown, needed int)
+	// derive, when set, adds to the context what Stage 1 works out from
+	// the figures it shows (a total), once they are checked against the
+	// prompt: a derived figure is not itself in the prompt.
+	derive  func(context string) string
 	context string
 	fields  []workflow.FieldSpec
 	// params are Stage 2's parameters (when Stage 2 is called).
@@ -110,6 +114,9 @@ func stage1Reply(s costStep, prompt string, uploads []workflow.DocumentContent, 
 	}
 	if len(missing) > 0 {
 		return "", shown, needed, fmt.Errorf("the prompt does not show %s", strings.Join(missing, ", "))
+	}
+	if s.derive != nil {
+		s.context += s.derive(s.context)
 	}
 	return selectionJSON(s, refs, lean), shown, needed, nil
 }

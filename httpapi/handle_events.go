@@ -275,8 +275,12 @@ func (st *eventStream) approval(w *workflow.Workflow) error {
 }
 
 // delta sends a piece of a streaming reply: no id, so Last-Event-ID keeps
-// naming the last message.
+// naming the last message. Only the fields apiv1.Delta names are sent
+// (the raw Stage 2 reply, field parameters, is AG-UI's alone).
 func (st *eventStream) delta(d workflow.Delta) error {
+	if d.Field != "actionObjective" && d.Field != "message" {
+		return nil
+	}
 	data, err := json.Marshal(apiv1.Delta{Round: d.Round, Step: d.Step, Stage: string(d.Stage), Field: d.Field, Text: d.Text})
 	if err != nil {
 		return err

@@ -126,3 +126,35 @@ func TestEventsStreamDeltas(t *testing.T) {
 		t.Error("a stream opened with ?deltas=none subscribes to deltas")
 	}
 }
+
+// TestEventsStreamOnlyTheDocumentedFields: the raw Stage 2 reply the
+// engine publishes for AG-UI's tool call arguments (field parameters) is
+// not a delta event of /api: the wire contract names actionObjective and
+// message only.
+func TestEventsStreamOnlyTheDocumentedFields(t *testing.T) {
+	t.Parallel()
+	deltas := changefeed.NewDeltas()
+	env := newTestEnv(t, func(o *Options) { o.Deltas = deltas })
+	w := testWorkflow("alice", workflow.StatusRunning)
+	env.store.put(w)
+	ts := httptest.NewServer(env.srv.Routes())
+	defer ts.Close()
+	events, closeStream := openStream(t, ts, "/api/v1/workflows/"+w.ID+"/events")
+	defer closeStream()
+	if ev := next(t, events, "message"); ev.Type != "status" {
+		t.Fatalf("first event %q, want status", ev.Type)
+	}
+	base := workflow.Delta{WorkflowID: w.ID, UserID: "alice", Round: 1, Step: 2, Stage: workflow.StageTwo}
+	raw, answer := base, base
+	raw.Field, raw.Text = "parameters", `{"message":"Hi`
+	answer.Field, answer.Text = "message", "Hi"
+	deltas.PublishDelta(raw)
+	deltas.PublishDelta(answer)
+	var d apiv1.Delta
+	if err := json.Unmarshal(next(t, events).Data, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Field != "message" || d.Text != "Hi" {
+		t.Errorf("first delta %+v, want the message piece (no parameters delta)", d)
+	}
+}

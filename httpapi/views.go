@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
@@ -26,101 +25,11 @@ import (
 // TestWireMirrorsDomain converts every mirrored type with every field set.
 func wireOf[W any](v any) W {
 	var w W
-	if err := copyWire(reflect.ValueOf(&w).Elem(), reflect.ValueOf(v)); err != nil {
+	src := reflect.ValueOf(v)
+	if err := planOf(reflect.TypeFor[W](), src.Type())(reflect.ValueOf(&w).Elem(), src); err != nil {
 		panic(fmt.Sprintf("httpapi: converting %T to %T: %v", v, w, err))
 	}
 	return w
-}
-
-var marshalerType = reflect.TypeFor[json.Marshaler]()
-
-// copyWire sets dst from src as wireOf describes.
-func copyWire(dst, src reflect.Value) error {
-	st, dt := src.Type(), dst.Type()
-	switch k := st.Kind(); {
-	case (k == reflect.Pointer || k == reflect.Map || k == reflect.Slice) && src.IsNil():
-		// dst stays nil
-	case st.AssignableTo(dt):
-		dst.Set(src)
-	case k == reflect.Pointer && dt.Kind() == reflect.Pointer:
-		p := reflect.New(dt.Elem())
-		if err := copyWire(p.Elem(), src.Elem()); err != nil {
-			return err
-		}
-		dst.Set(p)
-	case k == reflect.Pointer:
-		return copyWire(dst, src.Elem())
-	case dt.Kind() == reflect.Pointer:
-		if !src.IsZero() {
-			p := reflect.New(dt.Elem())
-			if err := copyWire(p.Elem(), src); err != nil {
-				return err
-			}
-			dst.Set(p)
-		}
-	case st.Implements(marshalerType):
-		data, err := json.Marshal(src.Interface())
-		if err != nil {
-			return err
-		}
-		return json.Unmarshal(data, dst.Addr().Interface())
-	case k == reflect.Struct && dt.Kind() == reflect.Struct:
-		return copyStruct(dst, src)
-	case k == reflect.Slice && dt.Kind() == reflect.Slice:
-		s := reflect.MakeSlice(dt, src.Len(), src.Len())
-		for i := range src.Len() {
-			if err := copyWire(s.Index(i), src.Index(i)); err != nil {
-				return fmt.Errorf("[%d]: %w", i, err)
-			}
-		}
-		dst.Set(s)
-	case k == dt.Kind() && st.ConvertibleTo(dt):
-		dst.Set(src.Convert(dt))
-	default:
-		return fmt.Errorf("no conversion from %s to %s", st, dt)
-	}
-	return nil
-}
-
-// copyStruct sets each field of dst from the field of src with the same
-// JSON name; an untagged embedded struct of dst takes its fields from src
-// too.
-func copyStruct(dst, src reflect.Value) error {
-	dt, st := dst.Type(), src.Type()
-	next := 0 // the fields are mostly in the same order: look there first
-	for i := range dt.NumField() {
-		f := dt.Field(i)
-		switch name := jsonName(f); {
-		case !f.IsExported() || name == "-":
-		case f.Anonymous && name == f.Name && f.Type.Kind() == reflect.Struct:
-			if err := copyStruct(dst.Field(i), src); err != nil {
-				return err
-			}
-		default:
-			k := fieldNamed(st, name, next)
-			if k < 0 {
-				continue // computed for the wire
-			}
-			next = k + 1
-			if err := copyWire(dst.Field(i), src.Field(k)); err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-		}
-	}
-	return nil
-}
-
-// fieldNamed is the index of t's exported field whose JSON name is name,
-// looked for from index from on, then before it; -1 for none.
-func fieldNamed(t reflect.Type, name string, from int) int {
-	n := t.NumField()
-	for i := range n {
-		k := (from + i) % n
-		if f := t.Field(k); f.IsExported() && jsonName(f) == name {
-			return k
-		}
-	}
-	return -1
 }
 
 // jsonName is the name encoding/json gives f: its tag's, else its own.

@@ -18,13 +18,20 @@ var allowedFieldTypes = []string{"string", "number", "integer", "boolean", "enum
 var itemTypes = []string{"string", "number", "integer", "boolean", "object"}
 
 // fieldTypes judges the "type" of each field a Stage 1 reply asks for,
-// against the chosen action's registered parameters (decoded once, when a
-// field needs them).
+// against the chosen action's registered parameters. The schema's
+// properties are split once, when a field needs them, and only the
+// properties a reply names are decoded: a Stage 1 reply is parsed on every
+// step, and decoding the whole schema each time cost a step about 30
+// allocations.
 type fieldTypes struct {
-	spec    workflow.ActionSpec
-	known   bool
-	params  []workflow.SchemaParam
-	decoded bool
+	spec  workflow.ActionSpec
+	known bool
+	split bool
+	props rawObject // the schema's properties as written
+	// whole is the schema decoded by encoding/json, for a schema this
+	// scanner does not split (escapes in its keys, an unusual text).
+	whole  *workflow.ActionSchema
+	params []workflow.SchemaParam
 }
 
 // newFieldTypes returns the judge for fields of spec (known false: the
@@ -33,20 +40,56 @@ func newFieldTypes(spec workflow.ActionSpec, known bool) *fieldTypes {
 	return &fieldTypes{spec: spec, known: known}
 }
 
-// registered returns the action's parameter named name, if it has one.
+// registered returns the action's parameter named name, if it has one
+// (its Required flag unset: see required).
 func (t *fieldTypes) registered(name string) (workflow.SchemaParam, bool) {
 	if t == nil || !t.known {
 		return workflow.SchemaParam{}, false
 	}
-	if !t.decoded {
-		s, _ := workflow.ReadActionSchema(t.spec.Parameters) // unreadable: no params
-		t.params, t.decoded = s.Params(), true
+	if !t.split {
+		t.splitSchema()
 	}
-	k := slices.IndexFunc(t.params, func(x workflow.SchemaParam) bool { return x.Name == name })
-	if k < 0 {
+	if t.whole != nil {
+		k := slices.IndexFunc(t.params, func(x workflow.SchemaParam) bool { return x.Name == name })
+		if k < 0 {
+			return workflow.SchemaParam{}, false
+		}
+		return t.params[k], true
+	}
+	raw, ok := t.props.get(name)
+	if !ok {
 		return workflow.SchemaParam{}, false
 	}
-	return t.params[k], true
+	return workflow.ParamOf(name, raw, false), true
+}
+
+// required reports whether the action's schema requires name.
+func (t *fieldTypes) required(name string) bool {
+	s, _ := workflow.ReadActionSchema(t.spec.Parameters) // unreadable: nothing required
+	return s.IsRequired(name)
+}
+
+// splitSchema splits the schema's properties, or decodes it whole when it
+// does not split.
+func (t *fieldTypes) splitSchema() {
+	t.split = true
+	raw := t.spec.Parameters
+	if len(raw) == 0 || isNull(raw) {
+		return
+	}
+	var top [16]rawMember
+	schema, ok := splitObject(raw, top[:])
+	if ok {
+		props, has := schema.get("properties")
+		if !has || isNull(props) {
+			return
+		}
+		if t.props, ok = splitObject(props, nil); ok {
+			return
+		}
+	}
+	s, _ := workflow.ReadActionSchema(raw) // unreadable: no params
+	t.whole, t.params, t.props = &s, s.Params(), nil
 }
 
 // judge sets f.Type (and f.Items) from the field's raw "type" and "items"
@@ -133,7 +176,7 @@ func resolveNamedFields(fields []workflow.FieldSpec, types *fieldTypes, p *probl
 				textclip.ClipRunes(f.Name, maxQuoted), types.spec.Name, strings.Join(allowedFieldTypes, "|"))
 			continue
 		}
-		f.Type, f.Required = fieldType(param.Type), param.Required
+		f.Type, f.Required = fieldType(param.Type), types.required(f.Name)
 	}
 }
 

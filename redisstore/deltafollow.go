@@ -23,6 +23,9 @@ type follow struct {
 	ps                    *redis.PubSub            // single Redis: the shared subscription
 	shards                map[string]*redis.PubSub // cluster: by workflow id
 	closed                bool
+	// readers are the goroutines reading ps and shards: close waits
+	// for them.
+	readers sync.WaitGroup
 }
 
 func newFollow(b *DeltaBus) follow {
@@ -93,7 +96,7 @@ func (f *follow) reconcile() {
 	if len(add) > 0 {
 		if f.ps == nil {
 			f.ps = f.bus.rdb.Subscribe(ctx)
-			go f.read(f.ps)
+			f.goRead(f.ps)
 		}
 		_ = f.ps.Subscribe(ctx, f.names(add)...)
 	}
@@ -110,7 +113,7 @@ func (f *follow) reconcileShards(ctx context.Context, add, drop []string) {
 		f.mu.Lock()
 		f.shards[id] = ps
 		f.mu.Unlock()
-		go f.read(ps)
+		f.goRead(ps)
 	}
 	for _, id := range drop {
 		f.mu.Lock()
@@ -129,6 +132,15 @@ func (f *follow) names(ids []string) []string {
 		out[i] = f.bus.channel(id)
 	}
 	return out
+}
+
+// goRead starts reading ps in a goroutine close waits for.
+func (f *follow) goRead(ps *redis.PubSub) {
+	f.readers.Add(1)
+	go func() {
+		defer f.readers.Done()
+		f.read(ps)
+	}()
 }
 
 // read hands ps's messages to the local watchers until ps is closed, and
@@ -162,8 +174,10 @@ func (f *follow) confirm(s *redis.Subscription) {
 	}
 }
 
-// close closes every subscription.
+// close closes every subscription and waits for their readers (once
+// loop has returned: nothing opens another).
 func (f *follow) close() error {
+	defer f.readers.Wait()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {

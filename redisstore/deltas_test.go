@@ -2,6 +2,8 @@ package redisstore_test
 
 import (
 	"context"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,5 +87,36 @@ func waitFollowing(t *testing.T, bus *redisstore.DeltaBus, workflowID string) {
 			t.Fatalf("never followed %s's deltas", workflowID)
 		case <-time.After(time.Millisecond):
 		}
+	}
+}
+
+// TestDeltaBusCloseWaitsForItsReaders: when Close returns, the goroutines
+// that read the bus's subscriptions have ended (Close owns them). Not
+// parallel: it counts the package's reader goroutines.
+func TestDeltaBusCloseWaitsForItsReaders(t *testing.T) {
+	client := realClient(t, redisURL(t))
+	before := deltaReaders()
+	bus := redisstore.New(client, redisstore.Options{KeyPrefix: uniquePrefix(t, client)}).Deltas()
+	id := workflow.NewID(workflow.PrefixWorkflow)
+	_, cancel := bus.SubscribeDeltas(id)
+	defer cancel()
+	waitFollowing(t, bus, id)
+	if err := bus.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after := deltaReaders(); after != before {
+		t.Errorf("%d delta readers run after Close, %d before the bus", after, before)
+	}
+}
+
+// deltaReaders counts the goroutines reading a delta subscription.
+func deltaReaders() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Count(string(buf[:n]), "redisstore.(*follow).read(")
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }

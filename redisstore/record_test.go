@@ -2,8 +2,10 @@ package redisstore
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twostep/twostep/workflow"
 	"github.com/twostep/twostep/workflow/experiment"
@@ -24,12 +26,29 @@ func TestRecordsKeepTheirLayoutKey(t *testing.T) {
 		"hook":         toHookRecord(workflow.WebhookDelivery{ID: "h"}),
 		"idem":         idemAnswer{Layout: layout},
 	} {
-		b, err := json.Marshal(rec)
+		b, err := encodeRecord(rec, name, "x")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !strings.HasPrefix(string(b), `{"layout":1,`) || strings.Count(string(b), `"layout":`) != 1 {
 			t.Errorf("%s record = %s: want the layout key once, then the value's fields", name, b)
+		}
+	}
+}
+
+// TestEncodeRefusesWhatJSONCannotHold: a value encoding/json refuses (a
+// NaN parameter, a time past year 9999, a raw fragment that is no JSON)
+// is KindInvalid from the record codec, never a record Redis would keep.
+func TestEncodeRefusesWhatJSONCannotHold(t *testing.T) {
+	for name, m := range map[string]*workflow.Message{
+		"NaN":      {ID: "m", Parameters: map[string]any{"x": math.NaN()}},
+		"year":     {ID: "m", CreatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
+		"not JSON": {ID: "m", Parameters: map[string]any{"x": json.RawMessage(`{"a":`)}},
+		"infinity": {ID: "m", Parameters: map[string]any{"x": math.Inf(1)}},
+	} {
+		b, err := encodeMessage(m)
+		if workflow.KindOf(err) != workflow.KindInvalid {
+			t.Errorf("%s: encodeMessage = %s, %v; want a KindInvalid error", name, b, err)
 		}
 	}
 }

@@ -266,6 +266,7 @@ func TestClientEveryRoute(t *testing.T) {
 // instance answers with the round's messages while the round runs on a
 // worker instance, for a create and for an approval-free next round.
 func TestPreferWaitAcrossInstances(t *testing.T) {
+	t.Parallel()
 	url := redisURL(t)
 	model := newFakeLLM(t)
 	api := startGatewayWith(t, model, []string{"serve", "--workers=0"}, "REDIS_URL="+url)

@@ -108,12 +108,14 @@ func TestCLIExperimentGates(t *testing.T) {
 // killed (SIGKILL) while a call hangs is finished by another instance
 // sharing the Redis once the lease expires, within a bounded time.
 func TestKilledInstancesExperimentIsFinished(t *testing.T) {
+	t.Parallel()
 	testKilledInstancesExperimentIsFinished(t, redisURL(t))
 }
 
 // TestKilledInstancesExperimentIsFinishedOnCluster is the same on the Redis
 // Cluster at REDIS_CLUSTER_URL.
 func TestKilledInstancesExperimentIsFinishedOnCluster(t *testing.T) {
+	t.Parallel()
 	testKilledInstancesExperimentIsFinished(t, clusterURL(t))
 }
 

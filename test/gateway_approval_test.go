@@ -17,6 +17,7 @@ import (
 // second instance sharing Redis, makes the POST go out exactly once, and
 // a second decision is refused.
 func TestWriteWaitsForApprovalAcrossInstances(t *testing.T) {
+	t.Parallel()
 	url := redisURL(t)
 	var posts atomic.Int32
 	crm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -24,6 +24,7 @@ import (
 // dispatch streams: while the rounds run, each one's entry is pending in
 // the consumer group, held by a different worker.
 func TestTwoWorkersShareTheRounds(t *testing.T) {
+	t.Parallel()
 	url := redisURL(t)
 	conf := filepath.Join(t.TempDir(), "gateway.yaml")
 	if err := os.WriteFile(conf, []byte("limits:\n  workers: 1\n"), 0o600); err != nil {

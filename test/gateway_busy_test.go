@@ -18,12 +18,14 @@ import (
 // identical answers; the key with another body is refused; after a
 // restart the kept answer is still replayed.
 func TestIdempotentCreateAcrossInstances(t *testing.T) {
+	t.Parallel()
 	testIdempotentCreateAcrossInstances(t, redisURL(t))
 }
 
 // TestIdempotentCreateAcrossInstancesOnCluster is the same on the Redis
 // Cluster at REDIS_CLUSTER_URL: each key is one key in its user's slot.
 func TestIdempotentCreateAcrossInstancesOnCluster(t *testing.T) {
+	t.Parallel()
 	testIdempotentCreateAcrossInstances(t, clusterURL(t))
 }
 
@@ -84,12 +86,14 @@ func testIdempotentCreateAcrossInstances(t *testing.T, url string) {
 // round whose model call hangs run in order, none lost, after the
 // instance running them is killed with SIGKILL.
 func TestEnqueuedRoundsSurviveAKill(t *testing.T) {
+	t.Parallel()
 	testEnqueuedRoundsSurviveAKill(t, redisURL(t))
 }
 
 // TestEnqueuedRoundsSurviveAKillOnCluster is the same on the Redis Cluster
 // at REDIS_CLUSTER_URL.
 func TestEnqueuedRoundsSurviveAKillOnCluster(t *testing.T) {
+	t.Parallel()
 	testEnqueuedRoundsSurviveAKill(t, clusterURL(t))
 }
 
@@ -151,6 +155,7 @@ func testEnqueuedRoundsSurviveAKill(t *testing.T, url string) {
 // Stage 1 hangs cancels that call, ends the round with no half step and
 // runs.
 func TestInterruptDuringStageOne(t *testing.T) {
+	t.Parallel()
 	url := redisURL(t)
 	model := newFakeLLM(t)
 	testInterruptDuringStageOne(t, model, startGateway(t, model, "REDIS_URL="+url))
@@ -160,6 +165,7 @@ func TestInterruptDuringStageOne(t *testing.T) {
 // the API-only instance, while the round runs on a worker instance, whose
 // status poll notices it.
 func TestInterruptFromAnAPIInstance(t *testing.T) {
+	t.Parallel()
 	url := redisURL(t)
 	model := newFakeLLM(t)
 	api := startGatewayWith(t, model, []string{"serve", "--workers=0"}, "REDIS_URL="+url)

@@ -26,6 +26,7 @@ import (
 // model server received, an API answer, a document, a trace, a Redis key
 // or value, or a log line.
 func TestEscapedSecretEchoesNeverLeak(t *testing.T) {
+	t.Parallel()
 	url := redisURL(t)
 	const secret = `conn/"MARKER"+9d41e7b2`
 	forms := redact.Forms(secret)

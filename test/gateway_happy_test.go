@@ -21,8 +21,7 @@ func TestHappyPath(t *testing.T) {
 // TestHappyPathOnCluster is TestHappyPath with the store on the Redis
 // Cluster at REDIS_CLUSTER_URL.
 func TestHappyPathOnCluster(t *testing.T) {
-	// Not parallel: gateways on one store share its dispatch streams, so
-	// another cluster test's gateway could run this test's rounds.
+	t.Parallel()
 	testHappyPath(t, "REDIS_URL="+clusterURL(t))
 }
 

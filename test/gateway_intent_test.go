@@ -218,6 +218,7 @@ func pausedIntent(t *testing.T, g *gateway, model *ticketLLM, tickets *ticketSer
 // constraint, and the retry with 2 runs once, without a second pause. On
 // Redis the decision goes to an API-only instance and a worker runs it.
 func TestIntentApprovalNarrowsStage2(t *testing.T) {
+	t.Parallel()
 	for _, store := range intentStores() {
 		t.Run(store, func(t *testing.T) {
 			g, model, tickets := intentGateways(t, store, "")
@@ -264,6 +265,7 @@ func TestIntentApprovalNarrowsStage2(t *testing.T) {
 // nor the ticket service and the next Stage 1 sees the rejection; an
 // undecided one expires (limits.approvalTimeout 2s) the same way.
 func TestIntentApprovalRejectAndExpire(t *testing.T) {
+	t.Parallel()
 	for _, store := range intentStores() {
 		t.Run(store, func(t *testing.T) {
 			g, model, tickets := intentGateways(t, store, "limits:\n  approvalTimeout: 2s\n")
@@ -319,6 +321,7 @@ func TestIntentApprovalRejectAndExpire(t *testing.T) {
 // step pauses for the intent again. On Redis the decisions go to an
 // API-only instance and a worker runs the steps.
 func TestStandingApprovalScopeWorkflow(t *testing.T) {
+	t.Parallel()
 	for _, store := range intentStores() {
 		t.Run(store, func(t *testing.T) {
 			g, model, tickets := intentGateways(t, store, "")
@@ -387,6 +390,7 @@ func TestStandingApprovalScopeWorkflow(t *testing.T) {
 // runs the step within them; standing lists the standing approval and
 // revoke deletes it.
 func TestCLIIntentApproval(t *testing.T) {
+	t.Parallel()
 	g, model, tickets := intentGateways(t, "memory", "")
 	model.script("cli", []string{"ticket"}, 4, 1)
 	_, errOut, code := cli(t, g, gwAlice, "run", "cli open a ticket")

@@ -22,8 +22,7 @@ func TestRunningLimitAcrossInstances(t *testing.T) {
 // TestRunningLimitAcrossInstancesOnCluster is the same race with the store
 // on the Redis Cluster at REDIS_CLUSTER_URL.
 func TestRunningLimitAcrossInstancesOnCluster(t *testing.T) {
-	// Not parallel: gateways on one store share its dispatch streams, so
-	// another cluster test's gateway could run this test's rounds.
+	t.Parallel()
 	testRunningLimitAcrossInstances(t, clusterURL(t))
 }
 

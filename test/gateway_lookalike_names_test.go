@@ -12,6 +12,7 @@ import (
 // forbidden, and a Stage 2 reply with a full-width "history" key is
 // rejected as a forbidden key; the admin traces say so.
 func TestLookalikeForbiddenNamesRefused(t *testing.T) {
+	t.Parallel()
 	field := func(name string) []map[string]any {
 		return []map[string]any{{"name": name, "type": "string", "description": "x", "required": true}}
 	}

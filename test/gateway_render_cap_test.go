@@ -36,6 +36,7 @@ func TestAdminRenderAmplificationRefused(t *testing.T) {
 // template (an operator's override) renders over the cap is never sent:
 // the round fails with an error that says the prompt is too large.
 func TestOversizePromptFailsTheRoundExplained(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src, err := os.ReadFile("../templates/stage1.tmpl")
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 // --workers=0) accepts rounds that a worker-only instance runs; the worker
 // serves only the probes, and starts without any token.
 func TestAPIAndWorkerInstances(t *testing.T) {
+	t.Parallel()
 	url := redisURL(t)
 	model := newFakeLLM(t)
 	api := startGatewayWith(t, model, []string{"serve", "--workers=0"}, "REDIS_URL="+url)

@@ -177,6 +177,7 @@ func TestConcurrentWorkflows(t *testing.T) {
 // call (one that outlasts limits.shutdownGrace) stays running and the next
 // gateway on the same Redis finishes it.
 func TestRestartResumesRunningRound(t *testing.T) {
+	t.Parallel()
 	url := redisURL(t)
 	model := newFakeLLM(t)
 	model.blockNext("restart1")
@@ -206,6 +207,7 @@ func TestRestartResumesRunningRound(t *testing.T) {
 // TestEventsFromAnotherInstance (Redis): a client streams events from one
 // gateway while the round runs on another sharing the store.
 func TestEventsFromAnotherInstance(t *testing.T) {
+	t.Parallel()
 	url := redisURL(t)
 	model := newFakeLLM(t)
 	g1 := startGateway(t, model, "REDIS_URL="+url)

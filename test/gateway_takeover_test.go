@@ -18,6 +18,7 @@ import (
 // step. The takeover time is printed (a figure, not an assertion: timing
 // belongs in benchmarks).
 func TestKilledInstancesRoundIsTakenOver(t *testing.T) {
+	t.Parallel()
 	testKilledInstancesRoundIsTakenOver(t, redisURL(t))
 }
 
@@ -25,6 +26,7 @@ func TestKilledInstancesRoundIsTakenOver(t *testing.T) {
 // the store on the Redis Cluster at REDIS_CLUSTER_URL: the lease and the
 // recovery scan work across shards.
 func TestKilledInstancesRoundIsTakenOverOnCluster(t *testing.T) {
+	t.Parallel()
 	testKilledInstancesRoundIsTakenOver(t, clusterURL(t))
 }
 

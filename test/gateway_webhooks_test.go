@@ -109,6 +109,7 @@ func (rc *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // delivery per subscription and event, every signature valid, and the
 // admin route lists the attempts.
 func TestWebhooksSurviveTheDeliveringInstance(t *testing.T) {
+	t.Parallel()
 	testWebhooksSurviveTheDeliveringInstance(t, redisURL(t))
 }
 
@@ -116,6 +117,7 @@ func TestWebhooksSurviveTheDeliveringInstance(t *testing.T) {
 // Redis Cluster at REDIS_CLUSTER_URL: the outbox and its index work across
 // shards.
 func TestWebhooksSurviveTheDeliveringInstanceOnCluster(t *testing.T) {
+	t.Parallel()
 	testWebhooksSurviveTheDeliveringInstance(t, clusterURL(t))
 }
 
@@ -243,6 +245,7 @@ type deliveryList struct {
 // TestWebhookPrivateAddressRefused: without webhooks.allowPrivate a
 // loopback webhook URL is refused at create with 422, and nothing is made.
 func TestWebhookPrivateAddressRefused(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, newFakeLLM(t))
 	status, _, body := g.send(t, "POST", "/api/v1/workflows", gwAlice, map[string]any{
 		"prompt": "never", "webhook": map[string]any{"url": "http://127.0.0.1:9/hook"},

@@ -64,16 +64,7 @@ func (s ActionSchema) Names() []string { return slices.Sorted(maps.Keys(s.Proper
 func (s ActionSchema) Params() []SchemaParam {
 	out := make([]SchemaParam, 0, len(s.Properties))
 	for name, raw := range s.Properties {
-		var p struct {
-			Type any   `json:"type"`
-			Enum []any `json:"enum"`
-		}
-		_ = json.Unmarshal(raw, &p) // a property that is not an object has type "any"
-		typ := schemaTypeName(p.Type)
-		if len(p.Enum) > 0 {
-			typ = "enum"
-		}
-		out = append(out, SchemaParam{Name: name, Type: typ, Required: s.IsRequired(name), Schema: raw})
+		out = append(out, ParamOf(name, raw, s.IsRequired(name)))
 	}
 	slices.SortFunc(out, func(a, b SchemaParam) int {
 		if a.Required != b.Required {
@@ -85,6 +76,22 @@ func (s ActionSchema) Params() []SchemaParam {
 		return strings.Compare(a.Name, b.Name)
 	})
 	return out
+}
+
+// ParamOf is the parameter name of an action's schema whose property
+// schema is raw: its type read from raw ("enum" when it lists values,
+// "any" when raw is not an object or names no type).
+func ParamOf(name string, raw json.RawMessage, required bool) SchemaParam {
+	var p struct {
+		Type any   `json:"type"`
+		Enum []any `json:"enum"`
+	}
+	_ = json.Unmarshal(raw, &p) // a property that is not an object has type "any"
+	typ := schemaTypeName(p.Type)
+	if len(p.Enum) > 0 {
+		typ = "enum"
+	}
+	return SchemaParam{Name: name, Type: typ, Required: required, Schema: raw}
 }
 
 // schemaTypeName renders a JSON Schema "type" (a string or a list of
