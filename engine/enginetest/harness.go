@@ -10,9 +10,24 @@ import (
 	"github.com/twostep/twostep/workflow"
 )
 
-// Config is an engine configuration with short lease, recovery and poll
-// intervals, so lease and takeover behaviour shows within a test.
+// Config is an engine configuration with short recovery and poll
+// intervals, and a lease that does not run out while the process is merely
+// starved of CPU: a round's run holds its lease as long as the test does.
+// Under heavy load (go test -race on a busy machine) a short lease runs out
+// between two renewals; the engine then rightly cancels the run and redoes
+// its step from the last checkpoint, which repeats a model call — and a
+// test counting its scripted model's calls fails. A test whose instance dies
+// and another takes the round over by the lease's expiry uses
+// TakeoverConfig.
 func Config(instance string) engine.Config {
+	c := TakeoverConfig(instance)
+	c.LeaseTTL = time.Minute
+	return c
+}
+
+// TakeoverConfig is Config with a short lease, so an instance that died
+// (see DyingStore) leaves its round to another within a test.
+func TakeoverConfig(instance string) engine.Config {
 	return engine.Config{
 		InstanceID: instance, LeaseTTL: 300 * time.Millisecond,
 		RecoverInterval: 20 * time.Millisecond, ReclaimInterval: 20 * time.Millisecond, PollInterval: 10 * time.Millisecond,

@@ -29,7 +29,7 @@ func TestCrashBeforeRepairDoesNotRepeatThePlanningCall(t *testing.T) {
 		return "", scripted.ErrBlock
 	}}
 	reg := enginetest.NewRegistry()
-	e1 := startEngine(t, testConfig("one"), dying, first, reg)
+	e1 := startEngine(t, enginetest.TakeoverConfig("one"), dying, first, reg)
 	wf := create(t, e1, "echo a", 5)
 	select {
 	case <-dying.Died():

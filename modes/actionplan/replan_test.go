@@ -173,7 +173,7 @@ func TestCrashAfterReplanResumesWithoutRepeating(t *testing.T) {
 		planJSON(step{Action: enginetest.Broken}, echo("old", "")),
 		planJSON(echo("new", ""), complete("recovered")),
 	)
-	e1 := startEngine(t, testConfig("one"), dying, first, reg)
+	e1 := startEngine(t, enginetest.TakeoverConfig("one"), dying, first, reg)
 	wf := create(t, e1, "break, then echo", 5)
 	select {
 	case <-dying.Died():

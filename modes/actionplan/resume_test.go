@@ -33,7 +33,7 @@ func TestCrashAfterPlanningResumesWithoutReplanning(t *testing.T) {
 			dying := enginetest.NewDyingStore(mem, n)
 			reg := enginetest.NewRegistry()
 			first := scripted.New(plan)
-			e1 := startEngine(t, testConfig("one"), dying, first, reg)
+			e1 := startEngine(t, enginetest.TakeoverConfig("one"), dying, first, reg)
 			wf := create(t, e1, "echo a, then b with a's output", 5)
 			select {
 			case <-dying.Died():

@@ -229,10 +229,11 @@ func TestCrashDuringCompaction(t *testing.T) {
 					dying.Kill() // the reply comes back, its commit never lands
 				}
 			}
-			// Leases of 2 s, not the harness's 300 ms: a run stalled by a
-			// loaded machine must not lose its lease and run a step again
+			// Leases of 2 s, not TakeoverConfig's 300 ms: a run stalled by
+			// a loaded machine must not lose its lease and run a step again
 			// (its idempotency key would cover that, but this test counts
-			// executions to prove the crash repeats none).
+			// executions to prove the crash repeats none), yet instance
+			// one's must expire within the test.
 			one, two := testConfig("one"), testConfig("two")
 			one.LeaseTTL, two.LeaseTTL = 2*time.Second, 2*time.Second
 			e1 := enginetest.StartEngine(t, one, dying, script.model(), reg, compactingMode(t, false))

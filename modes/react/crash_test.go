@@ -168,7 +168,7 @@ func crashTakeover(t *testing.T, newShared func(testing.TB) workflow.Store, sc c
 				}
 				return dying.Dead()
 			}
-			e1 := startEngine(t, testConfig("one"), dying, script.model(crashed), reg)
+			e1 := startEngine(t, enginetest.TakeoverConfig("one"), dying, script.model(crashed), reg)
 			wf := create(t, e1, "echo a and b", 5)
 			select {
 			case <-dying.Died():
