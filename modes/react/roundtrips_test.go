@@ -136,8 +136,16 @@ func roundTripsPerStep(t *testing.T, client redis.UniversalClient) {
 	for i := 1; i < len(marks.marks); i++ {
 		n := marks.marks[i] - marks.marks[i-1]
 		per = append(per, n)
-		if n < 1 || n > maxRoundTripsPerStep {
-			t.Errorf("step %d took %d Redis round trips, want 1 to %d: %q", i+1, n, maxRoundTripsPerStep,
+		limit := int64(maxRoundTripsPerStep)
+		if i == len(marks.marks)-1 && store.Cluster() {
+			// The round's ending takes the workflow off the running set and
+			// then reads its status, in turn: on a cluster the two keys are
+			// on different nodes, where one pipeline would send both at once
+			// and could read before it removes (a lost wake-up).
+			limit++
+		}
+		if n < 1 || n > limit {
+			t.Errorf("step %d took %d Redis round trips, want 1 to %d: %q", i+1, n, limit,
 				rt.between(marks.marks[i-1], marks.marks[i]))
 		}
 	}
