@@ -12,10 +12,8 @@ import (
 	"github.com/twostep/twostep/actions"
 	"github.com/twostep/twostep/llm"
 	"github.com/twostep/twostep/modes/react"
-	"github.com/twostep/twostep/prompts"
 	"github.com/twostep/twostep/qualify"
 	"github.com/twostep/twostep/redact"
-	"github.com/twostep/twostep/templates"
 	"github.com/twostep/twostep/workflow"
 )
 
@@ -127,19 +125,6 @@ func ParseModelRef(s string) (ModelRef, error) {
 		return ModelRef{}, workflow.Errorf(workflow.KindInvalid, "want provider/model (for example openai/gpt-4.1-nano), got %q", s)
 	}
 	return ModelRef{Provider: strings.ToLower(provider), Model: model}, nil
-}
-
-// promptBuilder is the builder over the configured templates and limits,
-// as the gateway's modes render with it.
-func (c *Config) promptBuilder() (*prompts.Builder, error) {
-	set, err := templates.Load(c.File.Templates.OverrideDir)
-	if err != nil {
-		return nil, fmt.Errorf("templates.Load: %w", err)
-	}
-	l := c.File.Limits
-	return prompts.NewBuilder(set, prompts.Options{HistoryBudget: l.HistoryBudget, LatestBudget: l.LatestBudget,
-		DocumentsIndexBudget: l.DocumentsIndexBudget, HistoryLayout: prompts.HistoryLayout(l.HistoryLayout), LoopRepeats: l.loopRepeats(),
-		NoCompaction: l.Compaction != nil && !*l.Compaction}), nil
 }
 
 // printReport writes r as text or, with asJSON, as one JSON document,
